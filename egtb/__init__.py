@@ -1,0 +1,1 @@
+"""English draughts endgame tables: rules core, builder, prober."""

@@ -1,0 +1,1 @@
+"""Engine-versus-engine tournaments for English draughts."""
