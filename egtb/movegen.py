@@ -1,0 +1,360 @@
+"""Move generation kernels over 32-bit bitboards (numba).
+
+A position in these kernels is five integers: ``bm, bk, wm, wk`` (bitboards of
+black men, black kings, white men, white kings; square ``s`` is bit ``s - 1``)
+and ``turn`` (0 = Black to move, 1 = White to move).
+
+:func:`generate_moves` writes every legal move of a position into a row of an
+``int64`` array of shape ``(MAX_MOVES, MOVE_WIDTH)``; the columns are named by
+the ``M_*`` constants. Capture is compulsory, a multi-jump runs to its end, a
+man that reaches the far row is crowned and stops, and two capture paths with
+the same start, end and captured pieces are one move (the first path found is
+kept for notation).
+
+>>> import numpy as np
+>>> from egtb.movegen import START_BM, START_WM, generate_moves, new_move_buffer
+>>> moves = new_move_buffer()
+>>> generate_moves(START_BM, 0, START_WM, 0, 0, moves)
+7
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from egtb.squares import JUMP, NEIGHBOUR
+
+#: Most legal moves a position can have (12 kings x 4 steps is 48; capture
+#: sequences of kings can branch further, so leave room).
+MAX_MOVES = 256
+#: Longest capture path: at most 12 pieces can be taken.
+MAX_JUMPS = 12
+
+M_FROM = 0  #: bit index (0-31) of the moving piece's start square
+M_TO = 1  #: bit index of its final square
+M_CAPTURED = 2  #: bitboard of the captured pieces (0 for a simple move)
+M_NJUMPS = 3  #: number of jumps (0 for a simple move)
+M_BM = 4  #: resulting black men
+M_BK = 5  #: resulting black kings
+M_WM = 6  #: resulting white men
+M_WK = 7  #: resulting white kings
+M_CROWNS = 8  #: 1 when the move crowns a man
+M_MAN = 9  #: 1 when the moving piece is a man (a crowning is a man move)
+M_PATH = 10  #: first of MAX_JUMPS columns: bit indexes of the landing squares
+MOVE_WIDTH = M_PATH + MAX_JUMPS
+
+START_BM = 0x00000FFF  #: black men on 1-12
+START_WM = 0xFFF00000  #: white men on 21-32
+BLACK_CROWN = 0xF0000000  #: row where black men crown (29-32)
+WHITE_CROWN = 0x0000000F  #: row where white men crown (1-4)
+FULL = 0xFFFFFFFF
+
+_NEIGHBOUR = NEIGHBOUR.copy()
+_JUMP = JUMP.copy()
+
+# Shift masks: bits (0-31) from which a step of +5/-3 (even rows, not the right
+# edge) or +3/-5 (odd rows, not the left edge) stays on the board.
+MASK_EVEN_INNER = 0x07070707
+MASK_ODD_INNER = 0xE0E0E0E0
+
+
+def new_move_buffer() -> np.ndarray:
+    """An empty buffer for :func:`generate_moves`."""
+    return np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    x = x & 0xFFFFFFFF
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+
+
+@njit(cache=True, inline="always")
+def _lowest_bit_index(x):
+    # index of the lowest set bit of a non-zero 32-bit value
+    return _popcount((x & -x) - 1)
+
+
+@njit(cache=True, inline="always")
+def _down(s):
+    """Squares one step toward higher numbers (Black's forward) from set s."""
+    return (
+        ((s << 4) | ((s & MASK_EVEN_INNER) << 5) | ((s & MASK_ODD_INNER) << 3))
+        & FULL
+    )
+
+
+@njit(cache=True, inline="always")
+def _up(s):
+    """Squares one step toward lower numbers (White's forward) from set s."""
+    return (s >> 4) | ((s & MASK_ODD_INNER) >> 5) | ((s & MASK_EVEN_INNER) >> 3)
+
+
+@njit(cache=True, inline="always")
+def _sides(bm, bk, wm, wk, turn):
+    """(own men, own kings, opponent pieces) for the side to move."""
+    if turn == 0:
+        return bm, bk, wm | wk
+    return wm, wk, bm | bk
+
+
+@njit(cache=True)
+def count_simple_moves(bm, bk, wm, wk, turn):
+    """Number of non-capturing moves (valid only when no capture exists)."""
+    empty = FULL & ~(bm | bk | wm | wk)
+    if turn == 0:
+        down_src = bm | bk
+        up_src = bk
+    else:
+        down_src = wk
+        up_src = wm | wk
+    n = 0
+    # count per direction so that two pieces reaching one square both count
+    n += _popcount((down_src << 4) & empty)
+    n += _popcount(((down_src & MASK_EVEN_INNER) << 5) & empty)
+    n += _popcount(((down_src & MASK_ODD_INNER) << 3) & empty)
+    n += _popcount((up_src >> 4) & empty)
+    n += _popcount(((up_src & MASK_ODD_INNER) >> 5) & empty)
+    n += _popcount(((up_src & MASK_EVEN_INNER) >> 3) & empty)
+    return n
+
+
+@njit(cache=True)
+def has_capture(bm, bk, wm, wk, turn):
+    """True when the side to move has a capture (and so must capture)."""
+    empty = FULL & ~(bm | bk | wm | wk)
+    if turn == 0:
+        down_src, up_src, opp = bm | bk, bk, wm | wk
+    else:
+        down_src, up_src, opp = wk, wm | wk, bm | bk
+    if down_src:
+        # a jump keeps its direction; split by the row parity of the source
+        e = down_src & 0x0F0F0F0F  # even rows
+        o = down_src & 0xF0F0F0F0  # odd rows
+        # down-left: even +4 then odd +3 ; odd +3 then even +4  => +7 overall
+        dl_over = ((e << 4) | ((o & MASK_ODD_INNER) << 3)) & FULL & opp
+        dl_land = (((dl_over & 0xF0F0F0F0 & MASK_ODD_INNER) << 3) | ((dl_over & 0x0F0F0F0F) << 4)) & FULL & empty
+        if dl_land:
+            return True
+        dr_over = (((e & MASK_EVEN_INNER) << 5) | (o << 4)) & FULL & opp
+        dr_land = (((dr_over & 0xF0F0F0F0) << 4) | ((dr_over & 0x0F0F0F0F & MASK_EVEN_INNER) << 5)) & FULL & empty
+        if dr_land:
+            return True
+    if up_src:
+        e = up_src & 0x0F0F0F0F
+        o = up_src & 0xF0F0F0F0
+        # up-left: odd -5 then even -4 ; even -4 then odd -5
+        ul_over = (((o & MASK_ODD_INNER) >> 5) | (e >> 4)) & opp
+        ul_land = (((ul_over & 0x0F0F0F0F) >> 4) | ((ul_over & 0xF0F0F0F0 & MASK_ODD_INNER) >> 5)) & empty
+        if ul_land:
+            return True
+        ur_over = ((o >> 4) | ((e & MASK_EVEN_INNER) >> 3)) & opp
+        ur_land = (((ur_over & 0x0F0F0F0F & MASK_EVEN_INNER) >> 3) | ((ur_over & 0xF0F0F0F0) >> 4)) & empty
+        if ur_land:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _write_result(out, n, frm, to, captured, njumps, bm, bk, wm, wk, turn, is_king):
+    """Fill row n of out with the move and the position it leads to."""
+    src = np.int64(1) << frm
+    dst = np.int64(1) << to
+    crowns = 0
+    if turn == 0:
+        if is_king:
+            bk = (bk & ~src) | dst
+        elif dst & BLACK_CROWN:
+            bm = bm & ~src
+            bk = bk | dst
+            crowns = 1
+        else:
+            bm = (bm & ~src) | dst
+        wm = wm & ~captured
+        wk = wk & ~captured
+    else:
+        if is_king:
+            wk = (wk & ~src) | dst
+        elif dst & WHITE_CROWN:
+            wm = wm & ~src
+            wk = wk | dst
+            crowns = 1
+        else:
+            wm = (wm & ~src) | dst
+        bm = bm & ~captured
+        bk = bk & ~captured
+    out[n, M_FROM] = frm
+    out[n, M_TO] = to
+    out[n, M_CAPTURED] = captured
+    out[n, M_NJUMPS] = njumps
+    out[n, M_BM] = bm
+    out[n, M_BK] = bk
+    out[n, M_WM] = wm
+    out[n, M_WK] = wk
+    out[n, M_CROWNS] = crowns
+    out[n, M_MAN] = 0 if is_king else 1
+
+
+@njit(cache=True)
+def _captures_from(frm, is_king, turn, opp, empty, bm, bk, wm, wk, out, n, stack):
+    """Append every distinct capture sequence of the piece on bit frm; return new n.
+
+    stack is a (4, MAX_JUMPS + 1) int64 scratch array for the depth-first search.
+    """
+    if is_king:
+        d_lo, d_hi = 0, 4
+    elif turn == 0:
+        d_lo, d_hi = 0, 2
+    else:
+        d_lo, d_hi = 2, 4
+    crown_row = BLACK_CROWN if turn == 0 else WHITE_CROWN
+    path = stack[0]
+    capt = stack[1]
+    next_dir = stack[2]
+    extended = stack[3]
+    empty = empty | (np.int64(1) << frm)  # the jumping piece has left its square
+    path[0] = frm
+    capt[0] = 0
+    next_dir[0] = d_lo
+    extended[0] = 0
+    depth = 0
+    while depth >= 0:
+        d = next_dir[depth]
+        if d >= d_hi:
+            if depth > 0 and extended[depth] == 0:
+                n = _record_capture(frm, path, capt[depth], depth, is_king, turn,
+                                    bm, bk, wm, wk, out, n)
+            depth -= 1
+            continue
+        next_dir[depth] = d + 1
+        s = path[depth]
+        over = _NEIGHBOUR[s, d]
+        land = _JUMP[s, d]
+        if land < 0:
+            continue
+        over_bit = np.int64(1) << over
+        land_bit = np.int64(1) << land
+        if not (opp & over_bit) or (capt[depth] & over_bit) or not (empty & land_bit):
+            continue
+        extended[depth] = 1
+        path[depth + 1] = land
+        capt[depth + 1] = capt[depth] | over_bit
+        if not is_king and (land_bit & crown_row):
+            # crowning ends the move, even in the middle of a jump sequence
+            n = _record_capture(frm, path, capt[depth + 1], depth + 1, is_king, turn,
+                                bm, bk, wm, wk, out, n)
+            continue
+        depth += 1
+        next_dir[depth] = d_lo
+        extended[depth] = 0
+    return n
+
+
+@njit(cache=True)
+def _record_capture(frm, path, captured, njumps, is_king, turn, bm, bk, wm, wk, out, n):
+    to = path[njumps]
+    for i in range(n):  # same start, end and captured pieces: one move
+        if out[i, M_FROM] == frm and out[i, M_TO] == to and out[i, M_CAPTURED] == captured:
+            return n
+    _write_result(out, n, frm, to, captured, njumps, bm, bk, wm, wk, turn, is_king)
+    for j in range(njumps):
+        out[n, M_PATH + j] = path[j + 1]
+    return n + 1
+
+
+@njit(cache=True)
+def generate_moves(bm, bk, wm, wk, turn, out):
+    """Write every legal move of the position into out; return how many.
+
+    Captures are compulsory: when any exists only captures are listed.
+    """
+    bm = np.int64(bm)
+    bk = np.int64(bk)
+    wm = np.int64(wm)
+    wk = np.int64(wk)
+    men, kings, opp = _sides(bm, bk, wm, wk, turn)
+    empty = FULL & ~(bm | bk | wm | wk)
+    n = 0
+    if has_capture(bm, bk, wm, wk, turn):
+        stack = np.empty((4, MAX_JUMPS + 1), dtype=np.int64)
+        pieces = men | kings
+        while pieces:
+            frm = _lowest_bit_index(pieces)
+            pieces &= pieces - 1
+            is_king = (kings >> frm) & 1 == 1
+            n = _captures_from(frm, is_king, turn, opp, empty, bm, bk, wm, wk, out, n, stack)
+        return n
+    pieces = men | kings
+    while pieces:
+        frm = _lowest_bit_index(pieces)
+        pieces &= pieces - 1
+        is_king = (kings >> frm) & 1 == 1
+        if is_king:
+            d_lo, d_hi = 0, 4
+        elif turn == 0:
+            d_lo, d_hi = 0, 2
+        else:
+            d_lo, d_hi = 2, 4
+        for d in range(d_lo, d_hi):
+            to = _NEIGHBOUR[frm, d]
+            if to >= 0 and (empty >> to) & 1:
+                _write_result(out, n, frm, to, 0, 0, bm, bk, wm, wk, turn, is_king)
+                n += 1
+    return n
+
+
+@njit(cache=True)
+def count_moves(bm, bk, wm, wk, turn, scratch):
+    """Number of legal moves (distinct), using scratch as a move buffer."""
+    if has_capture(bm, bk, wm, wk, turn):
+        return generate_moves(bm, bk, wm, wk, turn, scratch)
+    return count_simple_moves(bm, bk, wm, wk, turn)
+
+
+@njit(cache=True)
+def perft(bm, bk, wm, wk, turn, depth):
+    """Number of leaf positions after depth plies (distinct moves, bulk-counted)."""
+    if depth == 0:
+        return 1
+    buffers = np.zeros((depth, MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    return _perft(bm, bk, wm, wk, turn, depth, buffers)
+
+
+@njit(cache=True)
+def _perft(bm, bk, wm, wk, turn, depth, buffers):
+    level = depth - 1
+    if depth == 1:
+        return count_moves(bm, bk, wm, wk, turn, buffers[level])
+    moves = buffers[level]
+    n = generate_moves(bm, bk, wm, wk, turn, moves)
+    total = 0
+    for i in range(n):
+        total += _perft(moves[i, M_BM], moves[i, M_BK], moves[i, M_WM], moves[i, M_WK],
+                        1 - turn, depth - 1, buffers)
+    return total
+
+
+@njit(cache=True)
+def successors_batch(bm, bk, wm, wk, turn, out_offsets, out_moves):
+    """Legal moves of many positions at once (for the table builder).
+
+    Inputs are equal-length arrays; ``turn`` is one value for all. Writes the
+    moves of position i into ``out_moves[out_offsets[i]:out_offsets[i + 1]]``
+    (``out_offsets`` has length len(bm) + 1) and returns the number of rows
+    used, or -1 when ``out_moves`` is too small.
+    """
+    buf = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    row = 0
+    out_offsets[0] = 0
+    for i in range(bm.shape[0]):
+        n = generate_moves(bm[i], bk[i], wm[i], wk[i], turn, buf)
+        if row + n > out_moves.shape[0]:
+            return -1
+        out_moves[row:row + n, :] = buf[:n, :]
+        row += n
+        out_offsets[i + 1] = row
+    return row
