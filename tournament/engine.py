@@ -1,0 +1,117 @@
+"""The one interface every engine meets: given the game so far and a limit, return a move.
+
+Built-in engines, plug-ins (``package.module:Class`` or an entry point in the
+group ``draughts_tournament.engines``) and external Hub programs are all
+:class:`Engine` subclasses to the runner.
+
+>>> from egtb import Board
+>>> engine = RandomEngine(seed=1)
+>>> move = engine.play(GameState.from_board(Board()), Limit(depth=1))
+>>> move in Board().legal_moves()
+True
+"""
+
+from __future__ import annotations
+
+import abc
+import random
+from dataclasses import dataclass, field
+
+from egtb.board import Board, Move
+
+
+@dataclass(frozen=True)
+class Limit:
+    """How long an engine may think about one move; unset fields are no limit."""
+
+    time: float | None = None
+    """Seconds for this move."""
+    clock: float | None = None
+    """Seconds left on the engine's clock (base + increment control)."""
+    increment: float = 0.0
+    """Seconds added to the clock after each move."""
+    depth: int | None = None
+    """Search depth in plies."""
+    nodes: int | None = None
+    """Search nodes."""
+
+    def move_time_budget(self) -> float | None:
+        """Seconds an engine should aim to spend on this move (None: unbounded)."""
+        if self.time is not None:
+            return self.time
+        if self.clock is not None:
+            return max(0.001, self.clock / 30 + self.increment * 0.8)
+        return None
+
+
+@dataclass(frozen=True)
+class GameState:
+    """Everything an engine is told about the game: start, moves, move-rule counter."""
+
+    start_fen: str
+    """FEN of the game's first position."""
+    moves: tuple[str, ...] = ()
+    """Moves played so far in PDN notation."""
+    rule: str = "wcdf"
+    """Draw-rule preset in force."""
+    quiet_plies: int = 0
+    """Plies since the last capture or man move (as the rule counts them)."""
+
+    @classmethod
+    def from_board(cls, board: Board) -> "GameState":
+        """The state of a board that was played from its start_fen."""
+        return cls(board.start_fen, tuple(str(m) for m in board.move_stack), board.rule.name, board.quiet_plies)
+
+    def board(self) -> Board:
+        """Replay the moves into a Board."""
+        board = Board(self.start_fen, rule=self.rule)
+        for text in self.moves:
+            board.push_pdn(text)
+        return board
+
+
+class EngineError(RuntimeError):
+    """An engine crashed, answered garbage or could not be started."""
+
+
+class Engine(abc.ABC):
+    """An engine: start it, ask it for moves, close it.
+
+    Subclasses implement :meth:`play`. ``name`` is what standings and PDN show.
+    """
+
+    name: str = "engine"
+
+    def new_game(self) -> None:
+        """Called before each game (clear hash tables, restart a process...)."""
+
+    @abc.abstractmethod
+    def play(self, state: GameState, limit: Limit) -> Move | str:
+        """A move for the side to move in ``state`` (a Move or PDN text)."""
+
+    def close(self) -> None:
+        """Release processes and files."""
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class RandomEngine(Engine):
+    """Plays a uniformly random legal move (seeded, so games repeat)."""
+
+    seed: int | None = None
+    """Seed of the move choice."""
+    name: str = "random"
+    """Display name."""
+    _rng: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+
+    def play(self, state: GameState, limit: Limit) -> Move:
+        board = state.board()
+        return self._rng.choice(board.legal_moves())
