@@ -1,0 +1,220 @@
+"""Tests for tournament.stats: hand-computed Elo, LOS, pentanomial and SPRT cases."""
+
+import math
+
+import pytest
+
+from tournament.stats import (
+    Z95,
+    Pentanomial,
+    Standings,
+    elo_to_score,
+    los,
+    pentanomial_counts,
+    pentanomial_elo,
+    score_elo,
+    score_to_elo,
+    sprt,
+)
+
+
+def elo(s: float) -> float:
+    return -400 * math.log10(1 / s - 1)
+
+
+def test_equal_results_give_zero_elo_and_even_los():
+    est = score_elo(10, 10, 10)
+    assert est.elo == 0.0
+    assert est.los == 0.5
+    assert est.score == 0.5
+    assert est.samples == 30
+
+
+def test_sixty_percent_is_70_44_elo():
+    assert score_to_elo(0.6) == pytest.approx(70.44, abs=0.005)
+    assert score_elo(6, 4, 0).elo == pytest.approx(70.44, abs=0.005)
+    assert score_elo(3, 1, 6).elo == pytest.approx(70.44, abs=0.005)  # (3 + 6/2) / 10 = 0.6
+    assert elo_to_score(score_to_elo(0.6)) == pytest.approx(0.6)
+
+
+def test_score_elo_checks_its_own_score():
+    assert score_elo(2, 0, 6).score == pytest.approx(0.625)
+
+
+def test_error_bars_by_hand():
+    # W=L=D=10: per-game variance = (1/3)(1/4) + 0 + (1/3)(1/4) = 1/6.
+    se = math.sqrt((1 / 6) / 30)
+    est = score_elo(10, 10, 10)
+    assert est.elo_high == pytest.approx(elo(0.5 + Z95 * se))
+    assert est.elo_low == pytest.approx(elo(0.5 - Z95 * se))
+    assert est.error == pytest.approx((elo(0.5 + Z95 * se) - elo(0.5 - Z95 * se)) / 2)
+    assert est.error == pytest.approx(104.6, abs=0.05)
+
+
+def test_asymmetric_interval_by_hand():
+    # W=30 L=20 D=50: s=0.55, variance = .3*.45^2 + .5*.05^2 + .2*.55^2 = 0.1225.
+    est = score_elo(30, 20, 50)
+    se = math.sqrt(0.1225 / 100)
+    assert est.elo_low == pytest.approx(elo(0.55 - Z95 * se))
+    assert est.elo_high == pytest.approx(elo(0.55 + Z95 * se))
+    assert est.elo_high - est.elo > est.elo - est.elo_low
+
+
+def test_los_for_20_wins_10_losses():
+    expected = 0.5 * (1 + math.erf((20 - 10) / math.sqrt(2 * 30)))
+    assert los(20, 10) == pytest.approx(expected)
+    assert score_elo(20, 10, 7).los == pytest.approx(expected)
+    assert los(20, 10) == pytest.approx(0.9661, abs=1e-4)
+
+
+def test_nelo_by_hand():
+    # nElo = (s - 0.5) / sigma * 800 / ln 10 with sigma the per-game standard deviation.
+    est = score_elo(30, 20, 50)
+    assert est.nelo == pytest.approx(0.05 / math.sqrt(0.1225) * 800 / math.log(10))
+
+
+def test_no_games_is_nan():
+    est = score_elo(0, 0, 0)
+    assert math.isnan(est.elo) and math.isnan(est.error) and math.isnan(est.los)
+    assert est.samples == 0
+
+
+def test_all_wins_is_infinite_with_undefined_error():
+    est = score_elo(12, 0, 0)
+    assert est.elo == math.inf
+    assert math.isnan(est.error)
+    assert est.los > 0.999
+    assert score_elo(0, 5, 0).elo == -math.inf
+
+
+def test_all_draws_is_zero_plus_minus_zero():
+    est = score_elo(0, 0, 8)
+    assert est.elo == 0.0 and est.error == 0.0 and est.los == 0.5
+
+
+def test_negative_counts_rejected():
+    with pytest.raises(ValueError):
+        score_elo(-1, 0, 0)
+
+
+def test_pentanomial_counts_from_pairs():
+    pairs = [(1, 1), (1, 0.5), (0.5, 0.5), (1, 0), (0, 1), (0, 0.5), (0, 0), (0.5, 1), 2, 0.5]
+    counts = pentanomial_counts(pairs)
+    assert counts == Pentanomial(ll=1, ld=2, dd_wl=3, wd=2, ww=2)
+    assert counts.as_list() == [1, 2, 3, 2, 2]
+    assert counts.pairs == 10
+
+
+@pytest.mark.parametrize("bad", [(1, 2), (0.25, 0), 3, 0.75, (1,)])
+def test_pentanomial_counts_rejects_bad_scores(bad):
+    with pytest.raises(ValueError):
+        pentanomial_counts([bad])
+
+
+def test_pentanomial_elo_by_hand():
+    counts = [1, 2, 3, 2, 2]  # pair scores 0, .25, .5, .75, 1 (fractions of two games)
+    n = 10
+    xs = [0, 0.25, 0.5, 0.75, 1]
+    mean = sum(c * x for c, x in zip(counts, xs)) / n
+    var = sum(c * (x - mean) ** 2 for c, x in zip(counts, xs)) / n
+    se = math.sqrt(var / n)
+    est = pentanomial_elo(counts)
+    assert est.score == pytest.approx(mean)
+    assert est.elo == pytest.approx(elo(mean))
+    assert est.error == pytest.approx((elo(mean + Z95 * se) - elo(mean - Z95 * se)) / 2)
+    assert est.nelo == pytest.approx((mean - 0.5) / math.sqrt(2 * var) * 800 / math.log(10))
+    assert est.samples == 10
+
+
+def test_pentanomial_elo_edge_cases():
+    assert math.isnan(pentanomial_elo([0, 0, 0, 0, 0]).elo)
+    assert pentanomial_elo([0, 0, 0, 0, 4]).elo == math.inf
+    assert pentanomial_elo(Pentanomial(dd_wl=6)).elo == 0.0
+
+
+def test_sprt_bounds_for_five_percent():
+    result = sprt(0, 5, 0.05, 0.05, wins=10, losses=10, draws=10)
+    assert result.lower == pytest.approx(-2.944, abs=1e-3)
+    assert result.upper == pytest.approx(2.944, abs=1e-3)
+    assert result.lower == pytest.approx(math.log(0.05 / 0.95))
+
+
+def test_sprt_overwhelming_wins_accepts_h1():
+    assert sprt(0, 5, wins=300, losses=10, draws=50).decision == "H1"
+    assert sprt(0, 5, wins=100, losses=0, draws=0).decision == "H1"
+    assert sprt(0, 5, pentanomial=[0, 0, 5, 20, 100]).decision == "H1"
+    assert sprt(0, 5, wins=300, losses=10, draws=50, model="logistic").decision == "H1"
+
+
+def test_sprt_overwhelming_losses_accepts_h0():
+    assert sprt(0, 5, wins=10, losses=300, draws=50).decision == "H0"
+    assert sprt(0, 5, pentanomial=[100, 20, 5, 0, 0]).decision == "H0"
+
+
+def test_sprt_undecided_and_empty():
+    assert sprt(0, 5, wins=12, losses=10, draws=30).decision is None
+    assert sprt(0, 5).llr == 0.0
+
+
+def test_sprt_llr_by_hand_trinomial_normalized():
+    w, l, d = 60, 40, 100
+    n = w + l + d
+    s = (w + d / 2) / n
+    var = (w * (1 - s) ** 2 + d * (0.5 - s) ** 2 + l * s**2) / n
+    s0 = 0.5
+    s1 = 0.5 + 10 * math.sqrt(var) / (800 / math.log(10))
+    expected = (s1 - s0) * (2 * s - s0 - s1) / (2 * var / n)
+    assert sprt(0, 10, wins=w, losses=l, draws=d).llr == pytest.approx(expected)
+
+
+def test_sprt_llr_by_hand_pentanomial_logistic():
+    counts = [5, 20, 50, 30, 10]
+    xs = [0, 0.25, 0.5, 0.75, 1]
+    n = sum(counts)
+    s = sum(c * x for c, x in zip(counts, xs)) / n
+    var = sum(c * (x - s) ** 2 for c, x in zip(counts, xs)) / n
+    s0, s1 = elo_to_score(0), elo_to_score(5)
+    expected = (s1 - s0) * (2 * s - s0 - s1) / (2 * var / n)
+    assert sprt(0, 5, pentanomial=counts, model="logistic").llr == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    "args", [dict(elo0=5, elo1=0), dict(elo0=0, elo1=5, alpha=0), dict(elo0=0, elo1=5, model="bayes")]
+)
+def test_sprt_rejects_bad_settings(args):
+    with pytest.raises(ValueError):
+        sprt(**args)
+
+
+def test_standings_rows():
+    games = [
+        ("alpha", "beta", "1-0"),
+        ("beta", "alpha", "1/2-1/2"),
+        ("alpha", "gamma", 1),
+        ("gamma", "beta", "0-1"),
+        ("gamma", "alpha", "*"),
+    ]
+    rows = Standings.from_games(games).rows()
+    assert [r.engine for r in rows] == ["alpha", "beta", "gamma"]
+    alpha, beta, gamma = rows
+    assert (alpha.games, alpha.wins, alpha.losses, alpha.draws) == (3, 2, 0, 1)
+    assert alpha.score == 2.5 and alpha.score_percent == pytest.approx(250 / 3)
+    assert (beta.wins, beta.losses, beta.draws) == (1, 1, 1)
+    assert beta.elo.elo == 0.0 and beta.elo.los == 0.5
+    assert gamma.score == 0.0 and gamma.elo.elo == -math.inf
+
+
+def test_standings_rejects_bad_results():
+    table = Standings()
+    with pytest.raises(ValueError):
+        table.add_game("a", "b", "2-1")
+    with pytest.raises(ValueError):
+        table.add_game("a", "a", "1-0")
+
+
+def test_standings_table_text():
+    text = Standings.from_games([("a", "bee", "1-0"), ("bee", "a", "1/2-1/2")] * 5).format_table()
+    lines = text.splitlines()
+    assert lines[0].split() == ["Rank", "Engine", "Games", "W", "L", "D", "Score", "Score%", "Elo", "+/-", "LOS%"]
+    assert lines[1].split()[:8] == ["1", "a", "10", "5", "0", "5", "7.5", "75.0"]
+    assert lines[2].split()[:2] == ["2", "bee"]

@@ -1,0 +1,276 @@
+"""Opening suites: the balloted openings of English draughts and user opening files.
+
+Tournaments play each opening twice with colours reversed. The suites shipped in
+``data/openings/`` are the traditional ballots:
+
+- ``"3-move"``: the ACF three-move deck, 156 openings (ACF numbers 1-174; the 18
+  others are barred as unsound and live in ``3move_barred.txt``).
+- ``"2-move"``: the two-move restriction, 43 openings (49 two-move sequences exist;
+  6 are barred and live in ``2move_barred.txt``).
+
+Each data line reads ``number | moves | name | FEN``, for example::
+
+    005 | 9-13 22-18 6-9 | Dreaded Edinburgh | W:W18,21,...:B1,2,...
+
+Example:
+    >>> deck = load_ballots("3-move")
+    >>> len(deck), deck[0].moves
+    (156, ('9-13', '21-17', '5-9'))
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "BALLOT_KINDS",
+    "DATA_DIR",
+    "Opening",
+    "is_valid_fen",
+    "is_valid_move",
+    "load_ballots",
+    "load_openings_file",
+]
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "openings"
+"""Directory holding the shipped ballot files."""
+
+BALLOT_KINDS: dict[str, tuple[str, str]] = {
+    "3-move": ("3move.txt", "3move_barred.txt"),
+    "2-move": ("2move.txt", "2move_barred.txt"),
+}
+"""Ballot kind -> (file of the playable deck, file of the barred openings)."""
+
+_SQUARE = r"(?:3[0-2]|[12][0-9]|[1-9])"
+_MOVE_RE = re.compile(rf"^{_SQUARE}(?:-{_SQUARE}|(?:x{_SQUARE})+)$")
+_FEN_SQUARE_RE = re.compile(rf"^K?{_SQUARE}(?:-{_SQUARE})?$")
+_MOVE_NUMBER_RE = re.compile(r"^\d+\.(?:\.\.)?$")
+_RESULTS = {"1-0", "0-1", "1/2-1/2", "*", "2-0", "0-2", "1-1"}
+_TAG_RE = re.compile(r'^\[\s*(\w+)\s+"([^"]*)"\s*\]$')
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A start position for a game: moves from the initial position, a FEN, or both."""
+
+    name: str
+    """Human-readable label, e.g. ``"ACF 005 Dreaded Edinburgh"``."""
+    moves: tuple[str, ...] = ()
+    """Moves from the standard start in PDN notation (Black first), e.g. ``("9-14", "22-17")``."""
+    fen: str | None = None
+    """PDN FEN of the position to start from (after ``moves`` when both are given)."""
+    number: int | None = None
+    """Ballot number (ACF number for 3-move ballots), None for user openings."""
+    barred: bool = False
+    """True for ballots barred from the tournament deck."""
+
+
+def is_valid_move(text: str) -> bool:
+    """Tell whether ``text`` is a well-formed PDN move on squares 1-32.
+
+    >>> is_valid_move("11-15"), is_valid_move("9x18x27"), is_valid_move("33-29")
+    (True, True, False)
+    """
+    return _MOVE_RE.match(text) is not None
+
+
+def is_valid_fen(text: str) -> bool:
+    """Tell whether ``text`` is a well-formed PDN FEN for English draughts.
+
+    Squares must lie in 1-32, each at most once; ``K`` marks kings, ranges such as
+    ``1-12`` are accepted.
+
+    >>> is_valid_fen("B:W18,24,K27:B12,16,K22"), is_valid_fen("B:W18:W19")
+    (True, False)
+    """
+    parts = text.strip().rstrip(".").split(":")
+    if len(parts) != 3 or parts[0] not in ("B", "W"):
+        return False
+    colours = [p[:1] for p in parts[1:]]
+    if sorted(colours) != ["B", "W"]:
+        return False
+    seen: set[int] = set()
+    for part in parts[1:]:
+        body = part[1:]
+        for item in filter(None, body.split(",")):
+            if not _FEN_SQUARE_RE.match(item):
+                return False
+            lo, _, hi = item.lstrip("K").partition("-")
+            squares = range(int(lo), int(hi or lo) + 1)
+            if not squares or seen.intersection(squares):
+                return False
+            seen.update(squares)
+    return True
+
+
+def load_ballots(
+    kind: str = "3-move", *, include_barred: bool = False, directory: Path | str | None = None
+) -> list[Opening]:
+    """Load a shipped ballot deck, in ballot-number order.
+
+    Args:
+        kind: ``"3-move"`` (ACF deck, 156 openings) or ``"2-move"`` (43 openings).
+        include_barred: also return the barred openings (18 and 6), flagged ``barred``.
+        directory: read the files from here instead of ``data/openings/``.
+
+    >>> len(load_ballots("2-move")), len(load_ballots("2-move", include_barred=True))
+    (43, 49)
+    """
+    if kind not in BALLOT_KINDS:
+        raise ValueError(f"unknown ballot kind {kind!r}; expected one of {sorted(BALLOT_KINDS)}")
+    folder = Path(directory) if directory is not None else DATA_DIR
+    deck_file, barred_file = BALLOT_KINDS[kind]
+    openings = _read_ballot_file(folder / deck_file, barred=False)
+    if include_barred:
+        openings += _read_ballot_file(folder / barred_file, barred=True)
+        openings.sort(key=lambda o: o.number or 0)
+    return openings
+
+
+def _read_ballot_file(path: Path, *, barred: bool) -> list[Opening]:
+    """Parse one ``number | moves | name | FEN`` ballot file."""
+    openings = []
+    for lineno, line in _content_lines(path):
+        fields = [f.strip() for f in line.split("|")]
+        if len(fields) != 4 or not fields[0].isdigit():
+            raise ValueError(f"{path}:{lineno}: expected 'number | moves | name | FEN', got {line!r}")
+        number, moves_text, name, fen = fields
+        moves = tuple(moves_text.split())
+        _check_moves(moves, path, lineno)
+        if not is_valid_fen(fen):
+            raise ValueError(f"{path}:{lineno}: malformed FEN {fen!r}")
+        label = f"ACF {int(number):03d}" if len(number) == 3 else f"2-move {int(number):02d}"
+        full_name = f"{label} {name}" if name else label
+        openings.append(Opening(full_name, moves, fen, number=int(number), barred=barred))
+    return openings
+
+
+def load_openings_file(path: Path | str) -> list[Opening]:
+    """Read a user's opening file: one FEN or one move list per line, or PDN games.
+
+    Line format: blank lines and lines starting with ``#`` or ``;`` are skipped; a
+    line is either a FEN (``B:W21-32:B1-12``, optionally inside ``[FEN "..."]``)
+    or a move list (``1. 9-14 22-17 2. 11-15``). A file containing PDN tag lines
+    is read as PDN games instead: each game gives its ``FEN`` tag (if any) and its
+    moves (comments, variations and the result are dropped; a comment must close
+    on the line it opens). This is a simple reader; the full PDN parser may
+    replace it.
+
+    Raises:
+        ValueError: naming the file and line number of a malformed line.
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
+    ...     _ = fh.write("9-14 22-17 11-15\\nB:W18,24,K27:B12,16,K22\\n")
+    >>> [o.moves or o.fen for o in load_openings_file(fh.name)]
+    [('9-14', '22-17', '11-15'), 'B:W18,24,K27:B12,16,K22']
+    >>> os.unlink(fh.name)
+    """
+    path = Path(path)
+    lines = list(_content_lines(path))
+    if any(line.startswith("[") and not _is_fen_tag_only(line) for _, line in lines):
+        return _read_pdn_games(path, lines)
+    openings = []
+    for lineno, line in lines:
+        fen = _fen_from_line(line)
+        if fen is not None:
+            if not is_valid_fen(fen):
+                raise ValueError(f"{path}:{lineno}: malformed FEN {fen!r}")
+            openings.append(Opening(f"{path.name}:{lineno}", (), fen))
+        else:
+            moves = _parse_movetext(line, path, lineno)
+            openings.append(Opening(f"{path.name}:{lineno}", moves, None))
+    return openings
+
+
+def _content_lines(path: Path) -> list[tuple[int, str]]:
+    """Return (line number, stripped text) of the non-blank, non-comment lines."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read opening file: {exc}") from exc
+    result = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line and not line.startswith(("#", ";")):
+            result.append((lineno, line))
+    return result
+
+
+def _is_fen_tag_only(line: str) -> bool:
+    """Tell whether a line is a lone ``[FEN "..."]`` tag (a FEN-per-line file)."""
+    match = _TAG_RE.match(line)
+    return match is not None and match.group(1).upper() == "FEN"
+
+
+def _fen_from_line(line: str) -> str | None:
+    """Return the FEN on a line (bare or in a FEN tag), or None for a move list."""
+    match = _TAG_RE.match(line)
+    if match is not None:
+        return match.group(2).strip()
+    if line[:2] in ("B:", "W:"):
+        return line
+    return None
+
+
+def _parse_movetext(text: str, path: Path, lineno: int, *, allow_empty: bool = False) -> tuple[str, ...]:
+    """Extract the moves of a PDN move text: numbers, results and comments dropped."""
+    text = re.sub(r"\{[^}]*\}|\([^)]*\)", " ", text)
+    moves = []
+    for token in text.split():
+        if _MOVE_NUMBER_RE.match(token) or token in _RESULTS:
+            continue
+        token = re.sub(r"^\d+\.+", "", token).rstrip("!?*+")
+        if token:
+            moves.append(token)
+    if not moves and not allow_empty:
+        raise ValueError(f"{path}:{lineno}: no moves and no FEN in {text!r}")
+    _check_moves(tuple(moves), path, lineno)
+    return tuple(moves)
+
+
+def _check_moves(moves: tuple[str, ...], path: Path, lineno: int) -> None:
+    """Raise ValueError naming the file and line for the first malformed move."""
+    for move in moves:
+        if not is_valid_move(move):
+            raise ValueError(f"{path}:{lineno}: malformed move {move!r}")
+
+
+def _read_pdn_games(path: Path, lines: list[tuple[int, str]]) -> list[Opening]:
+    """Read PDN games: tag section, then move text; a new tag after moves starts a game."""
+    openings: list[Opening] = []
+    tags: dict[str, str] = {}
+    movetext: list[tuple[int, str]] = []
+    start = 0
+
+    def finish() -> None:
+        fen = tags.get("FEN")
+        if fen is not None and not is_valid_fen(fen):
+            raise ValueError(f"{path}:{start}: malformed FEN tag {fen!r}")
+        moves = tuple(
+            move for n, text in movetext for move in _parse_movetext(text, path, n, allow_empty=True)
+        )
+        if fen is None and not moves:
+            raise ValueError(f"{path}:{start}: game has neither moves nor a FEN tag")
+        name = tags.get("Event") or f"{path.name}:{start}"
+        openings.append(Opening(name, moves, fen))
+
+    for lineno, line in lines:
+        if line.startswith("["):
+            match = _TAG_RE.match(line)
+            if match is None:
+                raise ValueError(f"{path}:{lineno}: malformed PDN tag {line!r}")
+            if movetext or not tags:
+                if movetext or tags:
+                    finish()
+                tags, movetext, start = {}, [], lineno
+            tags[match.group(1)] = match.group(2)
+        else:
+            if not tags and not movetext:
+                start = lineno
+            movetext.append((lineno, line))
+    if tags or movetext:
+        finish()
+    return openings
