@@ -1,0 +1,46 @@
+# Two commands for a new user: `make run` and `make test`. Both set everything up.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+EGTB_DIR ?= data/egtb
+PIECES ?= 5
+JOBS ?=
+
+.PHONY: run test test-slow bench tables demo setup clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## run: build the tables up to $(PIECES) pieces (skips complete ones), then a demo match
+run: tables demo
+
+tables: $(STAMP)
+	$(BIN)/egtb build --pieces $(PIECES) --out $(EGTB_DIR) $(if $(JOBS),--jobs $(JOBS))
+	$(BIN)/egtb stats --dir $(EGTB_DIR)
+
+demo: $(STAMP)
+	$(BIN)/tournament run --engine easy --engine medium --openings 3-move --games 8 \
+		--depth 4 --tables $(EGTB_DIR) --adjudicate-pieces $(PIECES) --out runs/demo
+
+## test: the default suite (slow checks are marked and run by test-slow)
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_movegen.py
+	$(BIN)/python bench/bench_build.py
+	$(BIN)/python bench/bench_probe.py
+	$(BIN)/python bench/bench_search.py
+	$(BIN)/python bench/bench_tournament.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
