@@ -288,7 +288,9 @@ class Board:
         return move
 
     def pop(self) -> Move:
-        """Take back the last move and return it."""
+        """Take back the last move and return it (IndexError when none was played)."""
+        if not self._undo:
+            raise IndexError(f"pop from a board with no moves played ({self.fen()})")
         key = self.key()
         self._seen[key] -= 1
         if not self._seen[key]:

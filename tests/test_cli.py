@@ -1,0 +1,115 @@
+"""Tests for egtb.cli: perft, moves, error reporting and optional subcommand modules."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+
+import pytest
+
+from egtb import cli
+from egtb.board import Board
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_perft_prints_the_leaf_count(capsys):
+    assert run(capsys, "perft", "--depth", "5") == (0, "7361\n", "")
+
+
+def test_perft_from_a_fen(capsys):
+    status, out, _ = run(capsys, "perft", "--depth", "1", "--fen", "B:W14,15,22,23:BK10")
+    assert (status, out) == (0, "1\n")
+
+
+def test_perft_divide(capsys):
+    status, out, _ = run(capsys, "perft", "--depth", "3", "--divide")
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == 8
+    counts = dict(line.split(": ") for line in lines)
+    assert counts["total"] == "302"
+    assert sum(int(v) for k, v in counts.items() if k != "total") == 302
+    assert counts["9-13"] == "48" and counts["11-16"] == "47"
+
+
+def test_perft_divide_lists_captures_in_pdn(capsys):
+    _, out, _ = run(capsys, "perft", "--depth", "2", "--divide", "--fen", "B:W14,23,32:B9")
+    assert out.splitlines() == ["9x18x27: 1", "total: 1"]
+
+
+def test_perft_rejects_negative_depth(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["perft", "--depth", "-1"])
+    assert exc.value.code == 2
+    assert "depth must be 0 or more" in capsys.readouterr().err
+
+
+def test_moves_prints_move_and_resulting_fen(capsys):
+    status, out, _ = run(capsys, "moves", "B:W26,27:B22,9")
+    assert status == 0
+    assert out.splitlines() == ["22x31 W:W27:B9,K31"]
+
+
+def test_moves_from_start(capsys):
+    _, out, _ = run(capsys, "moves", Board().fen())
+    lines = out.splitlines()
+    assert len(lines) == 7
+    move, fen = lines[0].split(" ")
+    board = Board()
+    board.push_pdn(move)
+    assert board.fen() == fen
+
+
+def test_moves_of_a_lost_position_prints_nothing(capsys):
+    assert run(capsys, "moves", "B:W5,6,10:B1") == (0, "", "")
+
+
+@pytest.mark.parametrize("fen, fault", [
+    ("B:W33:B1", "unknown square 33"),
+    ("B:W10:B10", "two pieces on square 10"),
+    ("Q:W10:B1", "side to move"),
+    ("nonsense", "field"),
+])
+def test_malformed_fen_exits_2_with_the_fault(capsys, fen, fault):
+    status, out, err = run(capsys, "moves", fen)
+    assert status == 2 and out == ""
+    assert fault in err and "Traceback" not in err
+
+
+def test_console_script_reports_without_traceback():
+    result = subprocess.run([sys.executable, "-m", "egtb.cli", "moves", "B:W10:B10"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "two pieces on square 10" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_missing_command_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([])
+    assert exc.value.code == 2
+
+
+def test_optional_modules_register_subcommands(monkeypatch, capsys):
+    fake = types.ModuleType("egtb.fakecli")
+
+    def register(subparsers):
+        parser = subparsers.add_parser("hello")
+        parser.set_defaults(func=lambda args: print("hi") or 3)
+
+    fake.register = register
+    monkeypatch.setitem(sys.modules, "egtb.fakecli", fake)
+    monkeypatch.setattr(cli, "PLUGIN_MODULES", ("egtb.fakecli", "egtb.no_such_cli_module"))
+    assert run(capsys, "hello") == (3, "hi\n", "")
+
+
+def test_a_broken_optional_module_is_not_hidden(monkeypatch, tmp_path):
+    (tmp_path / "brokencli_for_test.py").write_text("import no_such_dependency_xyz\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(cli, "PLUGIN_MODULES", ("brokencli_for_test",))
+    with pytest.raises(ModuleNotFoundError, match="no_such_dependency_xyz"):
+        cli.build_parser()

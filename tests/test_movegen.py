@@ -1,0 +1,229 @@
+"""Tests for egtb.movegen: perft against published numbers, legal moves against pydraughts.
+
+pydraughts (a test-only dependency, an independent implementation) is the
+oracle: its English board uses the same square numbers and FEN as we do, lists
+a capture as its steps plus the captured squares, and lists every capture path
+(so two paths removing the same pieces appear twice; we compare sets).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from egtb.board import Board
+from egtb.movegen import (
+    M_BK, M_BM, M_WK, M_WM, START_BM, START_WM, count_moves, generate_moves, new_move_buffer,
+    perft, successors_batch,
+)
+from egtb.notation import Placement, format_fen
+
+draughts = pytest.importorskip("draughts")
+
+#: Published perft from the start, depths 1-10 (DESIGN.md).
+PUBLISHED_PERFT = [7, 49, 302, 1469, 7361, 36768, 179740, 845931, 3963680, 18391564]
+DEFAULT_POSITIONS = 3_000
+SLOW_POSITIONS = 20_000
+
+MoveKey = tuple[int, int, frozenset[int]]
+
+
+# --- oracle -----------------------------------------------------------------
+
+
+def oracle_moves(fen: str) -> set[MoveKey]:
+    """pydraughts' legal moves of fen as (start, end, captured squares)."""
+    board = draughts.Board(variant="english", fen=fen)
+    steps, captures = board._legal_moves_board()
+    return {(move[0][0], move[-1][1], frozenset(c for c in captured if c is not None))
+            for move, captured in zip(steps, captures)}
+
+
+def our_moves(fen: str) -> list[MoveKey]:
+    return [(m.start, m.end, m.captured) for m in Board(fen).legal_moves()]
+
+
+def oracle_perft(board, depth: int) -> int:
+    """perft by pydraughts, counting duplicate capture paths once."""
+    if depth == 0:
+        return 1
+    distinct = {}
+    for move in board.legal_moves():
+        distinct.setdefault((move.steps_move[0], move.steps_move[-1], frozenset(move.captures)), move)
+    if depth == 1:
+        return len(distinct)
+    total = 0
+    for move in distinct.values():
+        board.push(move)
+        total += oracle_perft(board, depth - 1)
+        board.pop()
+    return total
+
+
+# --- positions --------------------------------------------------------------
+
+
+def played_positions(count: int, seed: int) -> list[str]:
+    """FENs met in random games from the start (men, captures, then kings)."""
+    rng = random.Random(seed)
+    fens: list[str] = []
+    board = Board()
+    while len(fens) < count:
+        if board.is_game_over() or len(board.move_stack) >= 200:
+            board = Board()
+        fens.append(board.fen())
+        board.push(rng.choice(board.legal_moves()))
+    return fens
+
+
+def placed_positions(count: int, seed: int) -> list[str]:
+    """FENs of random placements: 1-12 pieces a side, any share of kings, either side to move."""
+    rng = random.Random(seed)
+    return [_random_placement(rng) for _ in range(count)]
+
+
+def _random_placement(rng: random.Random) -> str:
+    squares = rng.sample(range(1, 33), 32)
+    n_black, n_white = rng.randint(1, 12), rng.randint(1, 12)
+    king_share = rng.random()
+    bits = [0, 0, 0, 0]  # bm, bk, wm, wk
+    for i, square in enumerate(squares[:n_black + n_white]):
+        black = i < n_black
+        on_crown_row = square >= 29 if black else square <= 4
+        king = on_crown_row or rng.random() < king_share
+        bits[(0 if black else 2) + int(king)] |= 1 << (square - 1)
+    return format_fen(Placement(*bits, rng.randint(0, 1)))
+
+
+def mixed_positions(count: int, seed: int) -> list[str]:
+    half = count // 2
+    return played_positions(half, seed) + placed_positions(count - half, seed + 1)
+
+
+def compare_with_oracle(fens: list[str]) -> dict[str, int]:
+    """Assert our moves equal pydraughts' on every FEN; return what the positions covered."""
+    seen = {"captures": 0, "multi-jumps": 0, "crownings": 0, "king moves": 0, "no move": 0}
+    for fen in fens:
+        ours = our_moves(fen)
+        assert len(set(ours)) == len(ours), f"duplicate moves in {fen}"
+        expected = oracle_moves(fen)
+        assert set(ours) == expected, f"{fen}: extra {set(ours) - expected}, missing {expected - set(ours)}"
+        _tally(seen, Board(fen), ours)
+    return seen
+
+
+def _tally(seen: dict[str, int], board: Board, moves: list[MoveKey]) -> None:
+    seen["no move"] += not moves
+    seen["captures"] += any(captured for _, _, captured in moves)
+    seen["multi-jumps"] += any(len(captured) > 1 for _, _, captured in moves)
+    crown = {"b": range(29, 33), "w": range(1, 5)}
+    seen["crownings"] += any(board.piece_at(s) in crown and e in crown[board.piece_at(s)] for s, e, _ in moves)
+    seen["king moves"] += any(board.piece_at(s) in ("B", "W") for s, _, _ in moves)
+
+
+# --- perft ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("depth, expected", list(enumerate(PUBLISHED_PERFT[:8], start=1)))
+def test_perft_from_start_matches_published(depth, expected):
+    assert perft(START_BM, 0, START_WM, 0, 0, depth) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("depth", [9, 10])
+def test_perft_from_start_deep(depth):
+    assert perft(START_BM, 0, START_WM, 0, 0, depth) == PUBLISHED_PERFT[depth - 1]
+
+
+def test_perft_depth_zero_is_one():
+    assert perft(START_BM, 0, START_WM, 0, 0, 0) == 1
+
+
+def test_perft_divide_from_start_matches_pydraughts():
+    board = Board()
+    oracle = draughts.Board(variant="english")
+    by_move = {move.steps_move[0] * 100 + move.steps_move[-1]: move for move in oracle.legal_moves()}
+    total = 0
+    for move in board.legal_moves():
+        board.push(move)
+        count = perft(*board.key(), 3)
+        board.pop()
+        oracle.push(by_move[move.start * 100 + move.end])
+        assert count == oracle_perft(oracle, 3), str(move)
+        oracle.pop()
+        total += count
+    assert total == PUBLISHED_PERFT[3]
+
+
+@pytest.mark.parametrize("fen, depth", [
+    ("B:W14,15,22,23:BK10", 3),  # the king loop: one move, two paths
+    ("W:WK1,K3,18,19:B14,K22,K27", 3),
+    ("B:W18,19,25,26,K31:B10,11,14,K23", 3),
+])
+def test_perft_of_positions_matches_pydraughts(fen, depth):
+    board = Board(fen)
+    assert perft(*board.key(), depth) == oracle_perft(draughts.Board(variant="english", fen=fen), depth)
+
+
+# --- legal moves against pydraughts ----------------------------------------
+
+
+def test_legal_moves_match_pydraughts():
+    seen = compare_with_oracle(mixed_positions(DEFAULT_POSITIONS, seed=2024))
+    assert all(seen[kind] > 20 for kind in ("captures", "multi-jumps", "crownings", "king moves")), seen
+
+
+@pytest.mark.slow
+def test_legal_moves_match_pydraughts_many():
+    seen = compare_with_oracle(mixed_positions(SLOW_POSITIONS, seed=7))
+    assert all(seen[kind] > 200 for kind in ("captures", "multi-jumps", "crownings", "king moves")), seen
+
+
+def test_resulting_positions_match_pydraughts():
+    """The position after each move (crowning included) equals pydraughts'."""
+    for fen in mixed_positions(200, seed=99):
+        board = Board(fen)
+        oracle = draughts.Board(variant="english", fen=fen)
+        by_key = {(m.steps_move[0], m.steps_move[-1], frozenset(m.captures)): m for m in oracle.legal_moves()}
+        for move in board.legal_moves():
+            board.push(move)
+            oracle.push(by_key[(move.start, move.end, move.captured)])
+            assert Board(oracle.fen).key() == board.key(), f"{fen} {move}"
+            oracle.pop()
+            board.pop()
+
+
+# --- kernels ----------------------------------------------------------------
+
+
+def test_count_moves_equals_generated_moves():
+    scratch, out = new_move_buffer(), new_move_buffer()
+    for fen in mixed_positions(500, seed=5):
+        key = Board(fen).key()
+        assert count_moves(*key, scratch) == generate_moves(*key, out)
+
+
+def test_successors_batch_matches_one_at_a_time():
+    keys = [Board(fen).key() for fen in placed_positions(200, seed=3)]
+    keys = [key for key in keys if key[4] == 0]
+    columns = [np.array([key[i] for key in keys], dtype=np.int64) for i in range(4)]
+    offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+    rows = np.zeros((len(keys) * 64, new_move_buffer().shape[1]), dtype=np.int64)
+    used = successors_batch(*columns, 0, offsets, rows)
+    assert used == offsets[-1]
+    buffer = new_move_buffer()
+    for i, key in enumerate(keys):
+        n = generate_moves(*key, buffer)
+        batch = rows[offsets[i]:offsets[i + 1]]
+        assert n == len(batch)
+        assert np.array_equal(batch[:, [M_BM, M_BK, M_WM, M_WK]], buffer[:n, [M_BM, M_BK, M_WM, M_WK]])
+
+
+def test_successors_batch_reports_a_small_buffer():
+    bm = np.array([START_BM], dtype=np.int64)
+    zeros = np.zeros(1, dtype=np.int64)
+    wm = np.array([START_WM], dtype=np.int64)
+    offsets = np.zeros(2, dtype=np.int64)
+    assert successors_batch(bm, zeros, wm, zeros, 0, offsets, np.zeros((3, new_move_buffer().shape[1]), np.int64)) == -1
