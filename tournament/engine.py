@@ -74,6 +74,10 @@ class EngineError(RuntimeError):
     """An engine crashed, answered garbage or could not be started."""
 
 
+class EngineTimeoutError(EngineError, TimeoutError):
+    """An engine did not answer within its time (plus the margin)."""
+
+
 class Engine(abc.ABC):
     """An engine: start it, ask it for moves, close it.
 

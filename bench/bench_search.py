@@ -1,0 +1,105 @@
+"""Benchmark of the alpha-beta searcher: nodes per second, and its score in short matches.
+
+Run: ``.venv/bin/python bench/bench_search.py [--games 10] [--depth 14]``. Prints
+two tables: the searcher's speed from a few positions at a fixed depth, and
+the scores of easy / medium / hard against the random mover, of medium
+against easy and of hard against medium (each opening played twice with colours reversed; games longer
+than --max-plies are scored as draws).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from egtb import BLACK, Board
+from tournament.engine import Engine, GameState, Limit
+from tournament.engines import make_engine
+from tournament.search import _Tables, search_position
+
+POSITIONS = {
+    "start": None,
+    "opening (11-15 23-19 8-11 22-17)": "W:W17,19,21,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,9,10,11,12,15",
+    "middlegame (20 pieces)": "B:W17,19,20,21,22,23,25,28,29,32:B1,2,6,7,8,9,10,12,13,16",
+    "late middlegame (11 pieces)": "B:W13,14,20,28,29:B6,7,8,12,18,22",
+    "kings endgame (10 pieces)": "B:WK1,K5,9,20:B7,11,15,K23,K26,K32",
+}
+
+
+def bench_speed(depth: int) -> None:
+    """Print nodes, seconds and nodes per second of one fixed-depth search per position."""
+    search_position(Board(), 2, tables=_Tables(20))  # compile / load the kernel first
+    print(f"\nSearch speed at depth {depth} (fresh hash table each):")
+    print(f"{'position':34} {'nodes':>10} {'seconds':>8} {'nodes/s':>11}")
+    total_nodes = total_seconds = 0.0
+    for name, fen in POSITIONS.items():
+        board = Board(fen)
+        started = time.perf_counter()
+        _, _, nodes, _ = search_position(board, depth, tables=_Tables(20))
+        seconds = time.perf_counter() - started
+        total_nodes += nodes
+        total_seconds += seconds
+        print(f"{name:34} {nodes:>10,} {seconds:>8.3f} {nodes / seconds:>11,.0f}")
+    print(f"{'total':34} {int(total_nodes):>10,} {total_seconds:>8.3f} {total_nodes / total_seconds:>11,.0f}")
+
+
+def play_game(black: Engine, white: Engine, opening: list[str], max_plies: int) -> float:
+    """Black's score (1, 0.5, 0) in one game from an opening."""
+    board = Board()
+    for text in opening:
+        board.push_pdn(text)
+    for engine in (black, white):
+        engine.new_game()
+    while (outcome := board.outcome()) is None:
+        if len(board.move_stack) >= max_plies:
+            return 0.5
+        engine = black if board.turn == BLACK else white
+        board.push(engine.play(GameState.from_board(board), Limit()))
+    return 0.5 if outcome.winner is None else float(outcome.winner == BLACK)
+
+
+def match(first: str, second: str, games: int, max_plies: int, seed: int) -> tuple[int, int, int, float]:
+    """(wins, draws, losses, seconds) of ``first`` against ``second``, colours alternating."""
+    rng = random.Random(seed)
+    wins = draws = losses = 0
+    started = time.perf_counter()
+    for pair in range((games + 1) // 2):
+        opening = _random_opening(rng, 3)
+        a = make_engine(first, seed=seed + pair)
+        b = make_engine(second, seed=seed + 1000 + pair)
+        for a_is_black in (True, False):
+            if wins + draws + losses >= games:
+                break
+            black, white = (a, b) if a_is_black else (b, a)
+            score = play_game(black, white, opening, max_plies)
+            mine = score if a_is_black else 1 - score
+            wins, draws, losses = wins + (mine == 1), draws + (mine == 0.5), losses + (mine == 0)
+    return wins, draws, losses, time.perf_counter() - started
+
+
+def _random_opening(rng: random.Random, plies: int) -> list[str]:
+    board = Board()
+    for _ in range(plies):
+        board.push(rng.choice(board.legal_moves()))
+    return [str(m) for m in board.move_stack]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=10, help="games per match")
+    parser.add_argument("--depth", type=int, default=14, help="depth of the speed test")
+    parser.add_argument("--max-plies", type=int, default=200, help="longer games are draws")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    bench_speed(args.depth)
+    print(f"\nMatches ({args.games} games each, 3-ply random openings played with both colours):")
+    print(f"{'match':22} {'W':>3} {'D':>3} {'L':>3} {'score':>7} {'seconds':>8}")
+    for first, second in [("easy", "random"), ("medium", "random"), ("hard", "random"), ("medium", "easy"), ("hard", "medium")]:
+        w, d, l, seconds = match(first, second, args.games, args.max_plies, args.seed)
+        score = (w + d / 2) / max(1, w + d + l)
+        print(f"{first + ' vs ' + second:22} {w:>3} {d:>3} {l:>3} {score:>7.0%} {seconds:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Tests of the Hub protocol: encodings (checked against pydraughts), client, server, faults."""
+
+from __future__ import annotations
+
+import io
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from egtb import Board
+from tournament.engine import EngineError, GameState, Limit, RandomEngine
+from tournament.hub import (
+    EngineTimeoutError, HubEngine, hub_move, hub_position, parse_hub_move, parse_hub_position, serve,
+)
+
+draughts = pytest.importorskip("draughts")
+
+FAKES = Path(__file__).parent / "fake_engines"
+SERVER = [sys.executable, "-m", "tournament.hub"]
+
+
+def _fake(name: str, *args: str) -> list[str]:
+    return [sys.executable, str(FAKES / f"{name}.py"), *args]
+
+
+def _random_boards(count: int, seed: int = 3) -> list[Board]:
+    rng = random.Random(seed)
+    boards = [Board("B:W18,24,K27:B12,16,K22"), Board("W:WK5,K13:B26,K28")]
+    while len(boards) < count:
+        board = Board()
+        for _ in range(rng.randrange(1, 50)):
+            if board.is_game_over():
+                break
+            board.push(rng.choice(board.legal_moves()))
+        if not board.is_game_over():
+            boards.append(board)
+    return boards
+
+
+@pytest.mark.parametrize("board", _random_boards(12))
+def test_encodings_agree_with_pydraughts(board: Board) -> None:
+    theirs = draughts.Board("english", board.fen())
+    assert hub_position(board) == theirs._game.initial_hub_fen
+    assert parse_hub_position(hub_position(board)).key() == board.key()
+    assert {hub_move(m) for m in board.legal_moves()} == {m.hub_move for m in theirs.legal_moves()}
+    for move in board.legal_moves():
+        assert parse_hub_move(hub_move(move), board) == move
+        assert parse_hub_move(str(move), board) == move  # a PDN path is accepted too
+
+
+def test_parse_hub_move_rejects_garbage_and_illegal_moves() -> None:
+    for text in ["banana", "1-", "11-15-19x", "40-44", "22-17", "11x15"]:
+        with pytest.raises(ValueError):
+            parse_hub_move(text, Board())
+    with pytest.raises(ValueError):
+        parse_hub_position("Wbbbb")
+
+
+def test_server_answers_in_process() -> None:
+    commands = "\n".join([
+        "hub", "init", "new-game", "pos pos=Wbbbbbbbbbbbbeeeeeeeewwwwwwwwwwww moves=\"11-15 23-19\"",
+        "level depth=1", "go think", "pos pos=nonsense", "ping", "quit", "hub",
+    ])
+    out = io.StringIO()
+    serve(RandomEngine(seed=1), io.StringIO(commands + "\n"), out)
+    lines = out.getvalue().splitlines()
+    assert lines[:3] == ['id name="random" version=0.1 author="draughts-egtb"',
+                         'param name=variant value=english type=enum values="english"', "wait"]
+    assert lines[3] == "ready"
+    board = Board()
+    board.push_pdn("11-15")
+    board.push_pdn("23-19")
+    assert lines[4].startswith("done move=")
+    parse_hub_move(lines[4].split("=", 1)[1], board)
+    assert lines[5].startswith("error message=") and lines[6] == "pong" and len(lines) == 7
+
+
+def test_our_client_drives_our_server() -> None:
+    with HubEngine([*SERVER, "depth=2"]) as engine:
+        assert engine.name == "depth:2"
+        engine.new_game()
+        board = Board()
+        for _ in range(6):
+            move = engine.play(GameState.from_board(board), Limit(depth=2, time=5))
+            board.push(move)
+        assert len(board.move_stack) == 6
+    assert not engine.alive()
+
+
+def test_pydraughts_client_drives_our_server() -> None:
+    from draughts.engine import HubEngine as TheirHubEngine, Limit as TheirLimit
+
+    # pydraughts resolves symlinks in the program path (which would leave the venv): start via env
+    engine = TheirHubEngine([shutil.which("env"), *SERVER, "depth=3"])
+    try:
+        engine.init()
+        assert engine.variants == {"english"}
+        board = draughts.Board("english")
+        for _ in range(8):
+            result = engine.play(board, TheirLimit(depth=3), ponder=False)
+            assert result.move.pdn_move in [m.pdn_move for m in board.legal_moves()]
+            board.push(result.move)
+    finally:
+        engine.quit()
+        engine.kill_process()
+
+
+def test_client_sends_start_and_moves_and_reads_the_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "log"
+    monkeypatch.setenv("FAKE_HUB_LOG", str(log))
+    board = Board("B:W18,24,K27:B12,16,K22")
+    board.push_pdn("22x15")
+    with HubEngine(_fake("scripted", "24-20"), options={"variant": "english"}) as engine:
+        assert engine.id["name"] == "scripted"
+        move = engine.play(GameState.from_board(board), Limit(time=1.5))
+        assert str(move) == "24-20" and engine.last_info["depth"] == "1"
+    sent = log.read_text().splitlines()
+    assert sent[:3] == ["hub", "set-param name=variant value=english", "init"]
+    assert sent[3:6] == ['pos pos=WeeeeeBeebeWeeebeweeeweeeeeeeeeee moves="22x15x18"', "level move-time=1.5", "go think"]
+
+
+def test_crash_is_an_engine_error_and_new_game_restarts() -> None:
+    engine = HubEngine(_fake("crashing"))
+    with pytest.raises(EngineError, match="crashed") as caught:
+        engine.play(GameState.from_board(Board()), Limit(time=5))
+    assert not isinstance(caught.value, EngineTimeoutError)
+    assert "exit code 3" in str(caught.value) and not engine.alive()
+    with pytest.raises(EngineError):
+        engine.play(GameState.from_board(Board()), Limit(time=5))
+    engine.new_game()
+    assert engine.alive()
+    engine.close()
+
+
+@pytest.mark.parametrize("fake, text", [("garbage", "banana"), ("illegal", "22-17")])
+def test_bad_answers_are_engine_errors(fake: str, text: str) -> None:
+    with HubEngine(_fake(fake)) as engine:
+        with pytest.raises(EngineError, match=text) as caught:
+            engine.play(GameState.from_board(Board()), Limit(time=5))
+        assert not isinstance(caught.value, EngineTimeoutError)
+
+
+def test_no_answer_in_time_is_a_timeout() -> None:
+    engine = HubEngine(_fake("sleeping"), time_margin=0.2)
+    started = time.monotonic()
+    with pytest.raises(EngineTimeoutError, match="in time"):
+        engine.play(GameState.from_board(Board()), Limit(time=0.2))
+    assert time.monotonic() - started < 2
+    assert not engine.alive()  # killed; the next new_game starts it again
+    engine.new_game()
+    assert engine.alive()
+    engine.close()
+
+
+def test_a_missing_program_is_an_engine_error(tmp_path: Path) -> None:
+    with pytest.raises(EngineError, match="cannot start"):
+        HubEngine([str(tmp_path / "no-such-engine")])
+    with pytest.raises(EngineError, match="crashed"):
+        HubEngine([sys.executable, "-c", "pass"])

@@ -1,0 +1,158 @@
+"""Tests of the alpha-beta searcher: kernel scores, limits, randomness, table probing."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from egtb import Board, Move
+from egtb.movegen import generate_moves, new_move_buffer
+from tournament.engine import GameState, Limit, RandomEngine
+from tournament.search import (
+    MATE, SearchEngine, _history_keys, _Tables, evaluate, search_position,
+)
+
+
+def _random_positions(count: int, *, seed: int = 7, plies: int = 30) -> list[Board]:
+    """Boards reached by random play (still going), for property tests."""
+    rng = random.Random(seed)
+    boards = []
+    while len(boards) < count:
+        board = Board()
+        for _ in range(rng.randrange(4, plies)):
+            if board.is_game_over():
+                break
+            board.push(rng.choice(board.legal_moves()))
+        if not board.is_game_over():
+            boards.append(board)
+    return boards
+
+
+def _mirror(bits: int) -> int:
+    """Square s -> 33 - s on a bitboard."""
+    return int(f"{bits:032b}"[::-1], 2)
+
+
+def _reference(board: Board, depth: int, ply: int = 0) -> int:
+    """Plain negamax with the kernel's conventions (captures extend past depth 0)."""
+    moves = board.legal_moves()
+    if not moves:
+        return -(MATE - ply)
+    if depth <= 0 and not moves[0].is_capture:
+        return int(evaluate(*board.key()))
+    best = -10**9
+    for move in moves:
+        board.push(move)
+        best = max(best, -_reference(board, depth - 1, ply + 1))
+        board.pop()
+    return best
+
+
+@pytest.mark.parametrize("board", _random_positions(6))
+def test_evaluation_is_colour_symmetric(board: Board) -> None:
+    bm, bk, wm, wk, turn = board.key()
+    mirrored = (_mirror(wm), _mirror(wk), _mirror(bm), _mirror(bk), 1 - turn)
+    assert evaluate(bm, bk, wm, wk, turn) == evaluate(*mirrored)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 4])
+def test_alpha_beta_matches_plain_negamax(depth: int) -> None:
+    tables = _Tables(14)
+    for board in [Board(), *_random_positions(4, seed=depth)]:
+        score, best, _, aborted = search_position(board, depth, tables=tables)
+        assert not aborted
+        assert score == _reference(board, depth)
+        board.push(board.legal_moves()[best])
+        assert -_reference(board, depth - 1, 1) == score
+
+
+def test_scores_wins_and_losses_by_distance() -> None:
+    assert search_position(Board("B:W5,6,10:B1"), 3)[0] == -MATE  # no legal move: lost now
+    assert search_position(Board("B:W18:BK14"), 3)[0] == MATE - 1  # takes the last piece
+
+
+def test_finds_the_only_winning_capture() -> None:
+    board = Board("B:W18,27:BK14,K9")  # 14x23 then ...; any other move loses the king chance
+    score, best, _, _ = search_position(board, 6)
+    assert board.legal_moves()[best].is_capture and score > 0
+
+
+def test_history_keys_cover_king_moves_since_the_last_man_move() -> None:
+    board = Board("B:WK32:BK1,5")
+    for text in ["5-9", "32-27", "1-6", "27-32", "6-1"]:
+        board.push_pdn(text)
+    assert len(_history_keys(board)) == 4  # the man move 5-9 cuts the history
+
+
+def test_node_limit_and_time_limit_are_respected() -> None:
+    engine = SearchEngine(depth=40)
+    engine.play(GameState.from_board(Board()), Limit(nodes=20_000))
+    assert engine.last_info is not None and engine.last_info.nodes <= 20_000
+    timed = SearchEngine(time=0.2)
+    started = time.perf_counter()
+    timed.play(GameState.from_board(Board()), Limit())
+    assert time.perf_counter() - started < 0.6
+    assert timed.last_info is not None and timed.last_info.depth >= 4
+
+
+def test_easy_is_seeded() -> None:
+    def game(seed: int) -> list[str]:
+        engine, board, played = SearchEngine(depth=2, noise=60, seed=seed), Board(), []
+        for _ in range(16):
+            move = engine.play(GameState.from_board(board), Limit())
+            board.push(move)
+            played.append(str(move))
+        return played
+
+    assert game(1) == game(1)
+    assert len({tuple(game(s)) for s in range(4)}) > 1
+
+
+def test_plays_a_full_game_against_random() -> None:
+    engine, opponent, board = SearchEngine(depth=4), RandomEngine(seed=2), Board()
+    while board.outcome() is None and len(board.move_stack) < 300:
+        player = engine if board.turn == 0 else opponent
+        board.push(player.play(GameState.from_board(board), Limit()))
+    assert board.outcome() is not None and board.outcome().winner != 1
+
+
+class _FakeTablebase:
+    """Answers best_moves with one fixed move in positions of at most two pieces."""
+
+    max_pieces = 2
+
+    def __init__(self, move_text: str) -> None:
+        self.move_text = move_text
+        self.probed = 0
+
+    def best_moves(self, board: Board) -> list[tuple[Move, str, int]]:
+        self.probed += 1
+        if board.fen() == "B:WK32:BK1":
+            raise KeyError("missing table")
+        return [(Move.from_pdn(self.move_text, board), "draw", 0)]
+
+
+def test_probes_tables_within_their_piece_count() -> None:
+    tb = _FakeTablebase("1-6")
+    engine = SearchEngine(depth=3, tablebase=tb)
+    assert engine.play(GameState("B:WK29:BK1"), Limit()) == Move.from_pdn("1-6", Board("B:WK29:BK1"))
+    assert engine.last_info is not None and engine.last_info.source == "tables"
+    engine.play(GameState("B:WK32:BK1"), Limit())  # missing table: searches instead
+    assert engine.last_info.source == "search"
+    engine.play(GameState("B:WK29,K30:BK1"), Limit())  # three pieces: never probed
+    assert tb.probed == 2
+
+
+def test_plays_the_real_tables_best_move(tmp_path) -> None:
+    cli = pytest.importorskip("egtb.cli")
+    probe = pytest.importorskip("egtb.probe")
+    assert cli.main(["build", "--pieces", "3", "--out", str(tmp_path)]) == 0
+    engine = SearchEngine(depth=4, tables_dir=tmp_path)
+    for fen in ["B:WK32:BK1,K10", "W:WK32:BK1,K10", "B:W18:B5,K1"]:
+        move = engine.play(GameState(fen), Limit())
+        assert engine.last_info.source == "tables"
+        best = probe.Tablebase(tmp_path).best_moves(fen)
+        assert move == best[0].move
+    engine.close()

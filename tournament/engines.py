@@ -1,0 +1,155 @@
+"""Engine registry: turn a short spec string into an Engine.
+
+Specs:
+
+- ``random``: the random mover.
+- ``easy``, ``medium``, ``hard``: the alpha-beta searcher at a named strength.
+- ``depth=N``, ``time=S`` (and combinations such as ``depth=8,time=0.5``;
+  ``noise=C`` adds root-score noise): the searcher with those settings.
+- ``perfect``: the perfect-play table engine (needs ``tables_dir``).
+- ``package.module:Class``: a plug-in class (or factory) imported by path.
+- ``entrypoint:NAME``: a plug-in registered in the entry-point group
+  ``draughts_tournament.engines``.
+- ``hub:COMMAND ARGS...``: an external program speaking the Hub protocol.
+
+Plug-in classes are called with the keyword arguments ``seed`` and
+``tables_dir`` when their signature accepts them.
+
+>>> engine = make_engine("depth=3")
+>>> engine.depth
+3
+>>> make_engine("random", seed=1).name
+'random'
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+import shlex
+from pathlib import Path
+from typing import Any, Callable
+
+from tournament.engine import Engine, RandomEngine
+from tournament.search import STRENGTHS, SearchEngine
+
+__all__ = ["ENTRY_POINT_GROUP", "make_engine", "load_plugin", "builtin_specs"]
+
+#: Entry-point group where third-party packages register engine classes.
+ENTRY_POINT_GROUP = "draughts_tournament.engines"
+
+_SEARCH_KEYS = {"depth": int, "time": float, "noise": int}
+
+
+def builtin_specs() -> list[str]:
+    """Names of the built-in engines (besides ``depth=N`` and ``time=S``).
+
+    >>> builtin_specs()
+    ['random', 'easy', 'medium', 'hard', 'perfect']
+    """
+    return ["random", *STRENGTHS, "perfect"]
+
+
+def make_engine(spec: str, *, tables_dir: str | Path | None = None, seed: int | None = None) -> Engine:
+    """The Engine named by ``spec`` (see the module docstring); ValueError if unknown.
+
+    >>> make_engine("medium").depth
+    6
+    """
+    spec = spec.strip()
+    if spec == "random":
+        return RandomEngine(seed=seed)
+    if spec in STRENGTHS:
+        return SearchEngine(**STRENGTHS[spec], seed=seed, tables_dir=tables_dir, name=spec)
+    if spec == "perfect":
+        return _make_perfect(tables_dir, seed)
+    if spec.startswith("hub:"):
+        from tournament.hub import HubEngine
+        command = shlex.split(spec[len("hub:"):])
+        if not command:
+            raise ValueError("hub: needs a command, e.g. 'hub:./scan hub'")
+        return HubEngine(command)
+    if spec.startswith("entrypoint:"):
+        return _instantiate(_load_entry_point(spec[len("entrypoint:"):]), spec, seed, tables_dir)
+    if "=" in spec and ":" not in spec:
+        return SearchEngine(**_parse_search_options(spec), seed=seed, tables_dir=tables_dir, name=spec)
+    if ":" in spec:
+        return _instantiate(load_plugin(spec), spec, seed, tables_dir)
+    raise ValueError(f"unknown engine {spec!r}; use one of {', '.join(builtin_specs())}, depth=N, time=S, "
+                     "package.module:Class, entrypoint:NAME or hub:COMMAND")
+
+
+def _parse_search_options(spec: str) -> dict[str, Any]:
+    """``depth=8,time=0.5`` -> {"depth": 8, "time": 0.5}."""
+    options: dict[str, Any] = {}
+    for part in spec.split(","):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in _SEARCH_KEYS:
+            raise ValueError(f"engine {spec!r}: unknown option {key!r} (known: {', '.join(_SEARCH_KEYS)})")
+        try:
+            options[key] = _SEARCH_KEYS[key](value)
+        except ValueError:
+            raise ValueError(f"engine {spec!r}: {key} needs a number, got {value!r}") from None
+    return options
+
+
+def load_plugin(path: str) -> Callable[..., Engine]:
+    """The class (or factory) named by ``package.module:Name`` (``Name`` may be dotted).
+
+    >>> load_plugin("tournament.engine:RandomEngine").__name__
+    'RandomEngine'
+    """
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"plug-in {path!r} must look like package.module:Class")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"plug-in {path!r}: cannot import {module_name!r}: {error}") from error
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise ValueError(f"plug-in {path!r}: {module_name!r} has no {attribute!r}") from None
+    return target
+
+
+def _load_entry_point(name: str) -> Callable[..., Engine]:
+    """The object registered as ``name`` in the engines entry-point group."""
+    found = [ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
+    if not found:
+        known = sorted(ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+        raise ValueError(f"no engine {name!r} in entry-point group {ENTRY_POINT_GROUP!r} "
+                         f"(registered: {', '.join(known) or 'none'})")
+    return found[0].load()
+
+
+def _instantiate(factory: Callable[..., Any], spec: str, seed: int | None,
+                 tables_dir: str | Path | None) -> Engine:
+    """Call a plug-in class or factory with the options its signature accepts."""
+    if not callable(factory):
+        raise ValueError(f"plug-in {spec!r} is not a class or function")
+    offered = {"seed": seed, "tables_dir": tables_dir}
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    kwargs = {k: v for k, v in offered.items() if takes_any or k in parameters}
+    engine = factory(**kwargs)
+    if not isinstance(engine, Engine):
+        raise ValueError(f"plug-in {spec!r} made a {type(engine).__name__}, not a tournament.engine.Engine")
+    return engine
+
+
+def _make_perfect(tables_dir: str | Path | None, seed: int | None) -> Engine:
+    """The perfect-play engine of the probe issue, when it exists."""
+    if tables_dir is None:
+        raise ValueError("engine 'perfect' needs a tables directory")
+    try:
+        from tournament.perfect import PerfectEngine  # type: ignore[import-not-found]
+    except ImportError:
+        raise ValueError("engine 'perfect' is not available yet (tournament.perfect is missing)") from None
+    return _instantiate(PerfectEngine, "perfect", seed, tables_dir)

@@ -1,0 +1,574 @@
+"""Alpha-beta searcher for English draughts: a numba kernel and the SearchEngine.
+
+The kernel (:func:`negamax`) is a negamax alpha-beta search with principal
+variation windows, a transposition table of numpy arrays keyed by Zobrist
+hashes (fixed-seed keys, so searches repeat), move ordering (table move,
+captures, two killers per ply, history), a capture extension (a side that must
+capture is never evaluated statically; captures are searched to their end),
+draws by repetition along the path and by the move rule, and a node budget:
+when ``stats[S_NODES]`` reaches ``stats[S_MAX_NODES]`` the search stops and
+sets ``stats[S_ABORTED]``.
+
+:class:`SearchEngine` wraps it in iterative deepening: between iterations it
+reads the clock in Python and gives the next iteration a node budget that fits
+the time left, so one deep iteration cannot overrun by much.
+
+>>> from egtb import Board
+>>> from tournament.engine import GameState, Limit
+>>> engine = SearchEngine(depth=4)
+>>> move = engine.play(GameState.from_board(Board()), Limit())
+>>> move in Board().legal_moves()
+True
+>>> engine.last_info.depth
+4
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from egtb.board import DRAW_RULES, Board, Move
+from egtb.movegen import (
+    M_BK, M_BM, M_CAPTURED, M_CROWNS, M_FROM, M_MAN, M_TO, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
+    count_simple_moves, generate_moves,
+)
+from tournament.engine import Engine, GameState, Limit
+
+__all__ = ["SearchEngine", "SearchInfo", "STRENGTHS", "MATE", "search_position", "evaluate"]
+
+# --- constants ----------------------------------------------------------------
+
+MAX_PLY = 96  #: deepest ply the kernel reaches (capture extensions included)
+MAX_DEPTH = 60  #: deepest nominal iteration
+INF = 32000  #: bigger than any score
+MATE = 30000  #: score of a win at the root; a win in n plies scores MATE - n
+MATE_BOUND = MATE - 1000  #: scores beyond this are wins or losses
+MIN_NPS_ESTIMATE = 1e5  #: floor of the speed estimate that turns seconds into node budgets
+HISTORY_SIZE = 128  #: game positions (since the last irreversible move) seen by the kernel
+
+MAN_VALUE = 100  #: material value of a man
+KING_VALUE = 140  #: material value of a king
+BACK_RANK_GUARD = 6  #: bonus per man still on its own back rank
+BRIDGE_BONUS = 6  #: extra bonus for the two bridge squares (1 and 3; 30 and 32)
+CENTRE_MAN = 4  #: bonus per man on the four centre squares
+CENTRE_KING = 8  #: bonus per king on the central eight squares
+MOBILITY = 2  #: bonus per simple move more than the opponent
+TRADE_SCALE = 48  #: a material lead earns lead * (24 - pieces) / TRADE_SCALE more
+
+# stats array slots
+S_NODES = 0  #: nodes visited
+S_MAX_NODES = 1  #: node budget of this search
+S_ABORTED = 2  #: 1 when the budget ran out
+S_BEST = 3  #: index of the best root move in the root move buffer
+S_SELDEPTH = 4  #: deepest ply reached
+STATS_SIZE = 5
+
+# transposition table columns and bound kinds
+T_KEY, T_MOVE, T_SCORE, T_DEPTH, T_FLAG = 0, 1, 2, 3, 4
+TT_COLUMNS = 5
+FLAG_EXACT, FLAG_LOWER, FLAG_UPPER = 1, 2, 3
+DEFAULT_TT_BITS = 20  #: 2**20 entries, 40 MB
+
+NO_MOVE = -1
+
+# squares as bit masks (square s is bit s - 1)
+BLACK_BACK = 0x0000000F  #: squares 1-4
+WHITE_BACK = 0xF0000000  #: squares 29-32
+BLACK_BRIDGE = (1 << 0) | (1 << 2)  #: squares 1 and 3
+WHITE_BRIDGE = (1 << 29) | (1 << 31)  #: squares 30 and 32
+CENTRE4 = (1 << 13) | (1 << 14) | (1 << 17) | (1 << 18)  #: squares 14, 15, 18, 19
+CENTRE8 = CENTRE4 | (1 << 9) | (1 << 10) | (1 << 21) | (1 << 22)  #: plus 10, 11, 22, 23
+
+#: bonus of a man by how many rows it has advanced (row 7 is the crowning row)
+ADVANCE = np.array([0, 0, 1, 2, 4, 7, 10, 0], dtype=np.int64)
+
+
+def _zobrist_table(seed: int = 20240611) -> np.ndarray:
+    """Fixed-seed random keys: rows bm, bk, wm, wk by square; [4, 0] is the side key."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(-(2**63), 2**63 - 1, size=(5, 32), dtype=np.int64)
+
+
+ZOBRIST = _zobrist_table()
+
+
+# --- kernel -------------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    x = x & 0xFFFFFFFF
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+
+
+@njit(cache=True)
+def zobrist_hash(bm, bk, wm, wk, turn, zob):
+    """Zobrist key of a position (int64, xor of one key per piece and the side)."""
+    h = np.int64(0)
+    boards = (np.int64(bm), np.int64(bk), np.int64(wm), np.int64(wk))
+    for kind in range(4):
+        b = np.int64(boards[kind])
+        while b:
+            low = b & -b
+            h ^= zob[kind, _popcount(low - 1)]
+            b ^= low
+    if turn:
+        h ^= zob[4, 0]
+    return h
+
+
+@njit(cache=True)
+def _advancement(men, black):
+    total = 0
+    while men:
+        low = men & -men
+        row = _popcount(low - 1) >> 2
+        total += ADVANCE[row] if black else ADVANCE[7 - row]
+        men ^= low
+    return total
+
+
+@njit(cache=True)
+def evaluate(bm, bk, wm, wk, turn):
+    """Static score for the side to move, in hundredths of a man.
+
+    Material (men 100, kings 140), a bonus for trading down when ahead, men
+    guarding their back rank (while the opponent still has men to crown),
+    advancement, centre control and a cheap mobility count.
+    """
+    nbm, nbk, nwm, nwk = _popcount(bm), _popcount(bk), _popcount(wm), _popcount(wk)
+    black = nbm * MAN_VALUE + nbk * KING_VALUE
+    white = nwm * MAN_VALUE + nwk * KING_VALUE
+    score = black - white
+    pieces = nbm + nbk + nwm + nwk
+    lead = abs(black - white) * (24 - pieces) // TRADE_SCALE  # rounded the same way for both colours
+    score += lead if black > white else -lead
+    if wm:
+        score += BACK_RANK_GUARD * _popcount(bm & BLACK_BACK) + BRIDGE_BONUS * _popcount(bm & BLACK_BRIDGE)
+    if bm:
+        score -= BACK_RANK_GUARD * _popcount(wm & WHITE_BACK) + BRIDGE_BONUS * _popcount(wm & WHITE_BRIDGE)
+    score += _advancement(bm, True) - _advancement(wm, False)
+    score += CENTRE_MAN * (_popcount(bm & CENTRE4) - _popcount(wm & CENTRE4))
+    score += CENTRE_KING * (_popcount(bk & CENTRE8) - _popcount(wk & CENTRE8))
+    score += MOBILITY * (count_simple_moves(bm, bk, wm, wk, 0) - count_simple_moves(bm, bk, wm, wk, 1))
+    return score if turn == 0 else -score
+
+
+@njit(cache=True, inline="always")
+def _move_key(moves, i):
+    """A move as one integer: from, to and the captured pieces."""
+    return moves[i, M_FROM] | (moves[i, M_TO] << 5) | (moves[i, M_CAPTURED] << 10)
+
+
+@njit(cache=True)
+def _order(moves, n, scores, tt_move, killers, history, ply):
+    """Fill scores[:n] with the ordering priority of each move."""
+    for i in range(n):
+        key = _move_key(moves, i)
+        if key == tt_move:
+            s = np.int64(1) << 50
+        elif moves[i, M_CAPTURED]:
+            s = (np.int64(1) << 40) + _popcount(moves[i, M_CAPTURED]) * 1000 + moves[i, M_CROWNS] * 100
+        elif key == killers[ply, 0]:
+            s = np.int64(1) << 39
+        elif key == killers[ply, 1]:
+            s = (np.int64(1) << 39) - 1
+        else:
+            s = history[moves[i, M_FROM], moves[i, M_TO]] + moves[i, M_CROWNS] * (np.int64(1) << 38)
+        scores[i] = s
+
+
+@njit(cache=True, inline="always")
+def _pick(scores, n, start, order):
+    """Index (into the move buffer) of the best not yet tried move."""
+    best = start
+    for j in range(start + 1, n):
+        if scores[order[j]] > scores[order[best]]:
+            best = j
+    order[start], order[best] = order[best], order[start]
+    return order[start]
+
+
+@njit(cache=True)
+def _is_repetition(path, pidx, h, rev):
+    """Whether h occurred at an earlier ply of the game or search with the same side to move."""
+    j = pidx - 4
+    while j >= 0 and pidx - j <= rev:
+        if path[j] == h:
+            return True
+        j -= 2
+    return False
+
+
+@njit(cache=True)
+def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
+            rule_limit, man_resets, moves, scores, orders, tt, killers, history, path, zob, stats):
+    """Score of a position for the side to move, searched ``depth`` plies (plus captures).
+
+    ``quiet`` counts plies toward the move rule (``rule_limit``; ``man_resets``
+    says whether a man move resets it), ``rev`` the plies since the last
+    irreversible move; ``path[:pidx]`` holds the keys of earlier positions.
+    At ply 0 the index of the best root move goes to ``stats[S_BEST]``.
+    """
+    stats[S_NODES] += 1
+    if stats[S_NODES] >= stats[S_MAX_NODES]:
+        stats[S_ABORTED] = 1
+    if stats[S_ABORTED]:
+        return 0
+    if ply > stats[S_SELDEPTH]:
+        stats[S_SELDEPTH] = ply
+    h = zobrist_hash(bm, bk, wm, wk, turn, zob)
+    path[pidx] = h
+    if ply > 0 and _is_repetition(path, pidx, h, rev):
+        return 0
+    mv = moves[ply]
+    n = generate_moves(bm, bk, wm, wk, turn, mv)
+    if n == 0:
+        return -(MATE - ply)
+    if ply > 0 and quiet >= rule_limit:
+        return 0
+    capturing = mv[0, M_CAPTURED] != 0
+    if ply >= MAX_PLY - 1 or (depth <= 0 and not capturing):
+        return evaluate(bm, bk, wm, wk, turn)
+    if depth < 0:
+        depth = 0
+    # transposition table
+    slot = h & (tt.shape[0] - 1)
+    tt_move = NO_MOVE
+    if tt[slot, T_KEY] == h:
+        tt_move = tt[slot, T_MOVE]
+        if ply > 0 and tt[slot, T_DEPTH] >= depth:
+            s = tt[slot, T_SCORE]
+            if s > MATE_BOUND:
+                s -= ply
+            elif s < -MATE_BOUND:
+                s += ply
+            flag = tt[slot, T_FLAG]
+            if flag == FLAG_EXACT or (flag == FLAG_LOWER and s >= beta) or (flag == FLAG_UPPER and s <= alpha):
+                return s
+    sc = scores[ply]
+    order = orders[ply]
+    _order(mv, n, sc, tt_move, killers, history, ply)
+    for i in range(n):
+        order[i] = i
+    alpha0 = alpha
+    best = -INF
+    best_i = 0
+    for k in range(n):
+        i = _pick(sc, n, k, order)
+        captured = mv[i, M_CAPTURED]
+        man = mv[i, M_MAN]
+        new_rev = 0 if (captured or man) else rev + 1
+        new_quiet = 0 if (captured or mv[i, M_CROWNS] or (man_resets and man)) else quiet + 1
+        child_depth = depth - 1
+        if k == 0:
+            s = -negamax(mv[i, M_BM], mv[i, M_BK], mv[i, M_WM], mv[i, M_WK], 1 - turn, child_depth, -beta, -alpha,
+                         ply + 1, new_quiet, new_rev, pidx + 1, rule_limit, man_resets,
+                         moves, scores, orders, tt, killers, history, path, zob, stats)
+        else:
+            s = -negamax(mv[i, M_BM], mv[i, M_BK], mv[i, M_WM], mv[i, M_WK], 1 - turn, child_depth, -alpha - 1, -alpha,
+                         ply + 1, new_quiet, new_rev, pidx + 1, rule_limit, man_resets,
+                         moves, scores, orders, tt, killers, history, path, zob, stats)
+            if alpha < s < beta and not stats[S_ABORTED]:
+                s = -negamax(mv[i, M_BM], mv[i, M_BK], mv[i, M_WM], mv[i, M_WK], 1 - turn, child_depth, -beta, -alpha,
+                             ply + 1, new_quiet, new_rev, pidx + 1, rule_limit, man_resets,
+                             moves, scores, orders, tt, killers, history, path, zob, stats)
+        if stats[S_ABORTED]:
+            return 0
+        if s > best:
+            best = s
+            best_i = i
+            if s > alpha:
+                alpha = s
+                if s >= beta:
+                    if not captured:
+                        key = _move_key(mv, i)
+                        if killers[ply, 0] != key:
+                            killers[ply, 1] = killers[ply, 0]
+                            killers[ply, 0] = key
+                        history[mv[i, M_FROM], mv[i, M_TO]] += depth * depth
+                    break
+    if ply == 0:
+        stats[S_BEST] = best_i
+    stored = best
+    if stored > MATE_BOUND:
+        stored += ply
+    elif stored < -MATE_BOUND:
+        stored -= ply
+    if best <= alpha0:
+        flag = FLAG_UPPER
+    elif best >= beta:
+        flag = FLAG_LOWER
+    else:
+        flag = FLAG_EXACT
+    if tt[slot, T_KEY] != h or depth >= tt[slot, T_DEPTH] or flag == FLAG_EXACT:
+        tt[slot, T_KEY] = h
+        tt[slot, T_MOVE] = _move_key(mv, best_i)
+        tt[slot, T_SCORE] = stored
+        tt[slot, T_DEPTH] = depth
+        tt[slot, T_FLAG] = flag
+    return best
+
+
+# --- Python side ----------------------------------------------------------------
+
+class _Tables:
+    """The kernel's scratch arrays and transposition table, reused between moves."""
+
+    def __init__(self, tt_bits: int) -> None:
+        self.moves = np.zeros((MAX_PLY, MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+        self.scores = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
+        self.orders = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
+        self.tt = np.zeros((1 << tt_bits, TT_COLUMNS), dtype=np.int64)
+        self.killers = np.full((MAX_PLY, 2), NO_MOVE, dtype=np.int64)
+        self.history = np.zeros((32, 32), dtype=np.int64)
+        self.path = np.zeros(HISTORY_SIZE + MAX_PLY + 1, dtype=np.int64)
+        self.stats = np.zeros(STATS_SIZE, dtype=np.int64)
+
+    def clear(self) -> None:
+        """Forget everything learned (a new game)."""
+        self.tt[:] = 0
+        self.killers[:] = NO_MOVE
+        self.history[:] = 0
+
+
+@dataclass(frozen=True)
+class SearchInfo:
+    """What the last search found."""
+
+    depth: int
+    """Deepest completed iteration."""
+    score: int
+    """Score for the side to move (hundredths of a man; beyond MATE - 1000 a win)."""
+    nodes: int
+    """Nodes searched over all iterations."""
+    seconds: float
+    """Wall time of the search."""
+    move: str
+    """The chosen move."""
+    source: str = "search"
+    """"search", "tables" (endgame tables) or "forced" (one legal move)."""
+
+    @property
+    def nps(self) -> float:
+        """Nodes per second."""
+        return self.nodes / self.seconds if self.seconds > 0 else 0.0
+
+
+def _history_keys(board: Board) -> list[int]:
+    """Zobrist keys of the game positions since the last irreversible move, oldest first."""
+    keys: list[int] = []
+    replay = board.copy()
+    count = 0
+    while replay.move_stack and count < HISTORY_SIZE - 1:
+        move = replay.pop()
+        if move.is_capture or replay.piece_at(move.start) in ("b", "w"):
+            break
+        keys.append(int(zobrist_hash(*replay.key(), ZOBRIST)))
+        count += 1
+    keys.reverse()
+    return keys
+
+
+def _row_move(board: Board, row: np.ndarray) -> Move:
+    """The legal Move of ``board`` that a kernel row describes."""
+    start, end, captured = int(row[M_FROM]) + 1, int(row[M_TO]) + 1, int(row[M_CAPTURED])
+    for move in board.legal_moves():
+        bits = sum(1 << (s - 1) for s in move.captured)
+        if move.start == start and move.end == end and bits == captured:
+            return move
+    raise AssertionError(f"kernel move {start}-{end} not legal in {board.fen()}")
+
+
+_local = threading.local()
+
+
+def _default_tables() -> _Tables:
+    """Scratch arrays for searches that bring none (one set per thread, reused)."""
+    if not hasattr(_local, "tables"):
+        _local.tables = _Tables(16)
+    return _local.tables
+
+
+def search_position(board: Board, depth: int, *, tables: _Tables | None = None,
+                    max_nodes: int = 2**62, alpha: int = -INF, beta: int = INF) -> tuple[int, int, int, bool]:
+    """One fixed-depth search: (score, best move index, nodes, aborted).
+
+    The best move index refers to ``board.legal_moves()`` order (the kernel's order).
+
+    >>> score, best, nodes, aborted = search_position(Board("B:W32:B1,K28"), 4)
+    >>> score > 0, aborted
+    (True, False)
+    """
+    tables = tables or _default_tables()
+    history = _history_keys(board)
+    tables.path[:len(history)] = history
+    stats = tables.stats
+    stats[:] = 0
+    stats[S_MAX_NODES] = max_nodes
+    rev = len(history)
+    score = negamax(board.black_men, board.black_kings, board.white_men, board.white_kings, board.turn,
+                    depth, alpha, beta, 0, board.quiet_plies, rev, len(history),
+                    board.rule.limit_plies, board.rule.man_move_resets,
+                    tables.moves, tables.scores, tables.orders, tables.tt, tables.killers,
+                    tables.history, tables.path, ZOBRIST, stats)
+    return int(score), int(stats[S_BEST]), int(stats[S_NODES]), bool(stats[S_ABORTED])
+
+
+#: Named strengths: keyword arguments of SearchEngine.
+STRENGTHS: dict[str, dict[str, Any]] = {
+    "easy": {"depth": 2, "noise": 60},
+    "medium": {"depth": 6},
+    "hard": {"depth": 10, "time": 5.0},
+}
+
+
+class SearchEngine(Engine):
+    """Iterative-deepening alpha-beta engine, optionally probing endgame tables.
+
+    ``depth`` caps the iterations, ``time`` the seconds per move (the game's
+    Limit can lower both, and adds a node cap); ``noise`` (centi-men) adds
+    seeded random noise to the scores of root moves, which makes a weak,
+    varied player; ``tables_dir`` (or a ready ``tablebase`` object) makes it
+    play table moves in positions the tables cover.
+
+    >>> engine = SearchEngine(depth=2, noise=60, seed=3)
+    >>> from egtb import Board
+    >>> engine.play(GameState.from_board(Board()), Limit()) in Board().legal_moves()
+    True
+    """
+
+    def __init__(self, *, depth: int | None = None, time: float | None = None, noise: int = 0,
+                 seed: int | None = None, tables_dir: str | Path | None = None,
+                 tablebase: Any = None, tt_bits: int = DEFAULT_TT_BITS, name: str | None = None) -> None:
+        if depth is None and time is None:
+            depth = STRENGTHS["medium"]["depth"]
+        self.depth = depth
+        self.time = time
+        self.noise = noise
+        self.seed = seed
+        self.name = name or (f"search(depth={depth})" if time is None else f"search(time={time})")
+        self._rng = random.Random(seed)
+        self._tables = _Tables(tt_bits)
+        self._tablebase = tablebase if tablebase is not None else _open_tablebase(tables_dir)
+        self.last_info: SearchInfo | None = None
+        search_position(Board("B:W32:B1"), 1, tables=self._tables)  # load the compiled kernel now
+
+    def new_game(self) -> None:
+        self._tables.clear()
+        self._rng = random.Random(self.seed)
+
+    def close(self) -> None:
+        tb, self._tablebase = self._tablebase, None
+        if tb is not None and hasattr(tb, "close"):
+            tb.close()
+
+    def play(self, state: GameState, limit: Limit) -> Move:
+        return self.choose(state.board(), limit)
+
+    def choose(self, board: Board, limit: Limit = Limit()) -> Move:
+        """The move to play in ``board`` under ``limit``; fills ``last_info``."""
+        started = time.perf_counter()
+        legal = board.legal_moves()
+        if not legal:
+            raise ValueError(f"no legal move in {board.fen()}")
+        table_move = self.probe_tables(board)
+        if table_move is not None:
+            self.last_info = SearchInfo(0, 0, 0, time.perf_counter() - started, str(table_move), "tables")
+            return table_move
+        if len(legal) == 1:
+            self.last_info = SearchInfo(0, 0, 0, time.perf_counter() - started, str(legal[0]), "forced")
+            return legal[0]
+        if self.noise:
+            return self._choose_noisy(board, legal, started)
+        return self._iterate(board, limit, started)
+
+    def _budget(self, limit: Limit) -> tuple[int, float | None, int | None]:
+        """(max depth, seconds or None, nodes or None) from the engine's and the game's limits."""
+        depth = min(d for d in (self.depth, limit.depth, MAX_DEPTH) if d is not None)
+        times = [t for t in (self.time, limit.move_time_budget()) if t is not None]
+        return depth, (min(times) if times else None), limit.nodes
+
+    def _iterate(self, board: Board, limit: Limit, started: float) -> Move:
+        """Iterative deepening under the depth, time and node limits."""
+        max_depth, seconds, node_cap = self._budget(limit)
+        deadline = None if seconds is None else started + seconds
+        legal = board.legal_moves()
+        best, score, done, total = legal[0], 0, 0, 0
+        nps = 1e6  # until an iteration big enough to measure
+        for depth in range(1, max_depth + 1):
+            budget = 2**62 if node_cap is None else max(1, node_cap - total)
+            if deadline is not None:
+                left = deadline - time.perf_counter()
+                if depth > 1 and left <= 0:
+                    break
+                budget = min(budget, max(1000, int(left * nps)))
+            t0 = time.perf_counter()
+            s, index, nodes, aborted = search_position(board, depth, tables=self._tables, max_nodes=budget)
+            total += nodes
+            elapsed = time.perf_counter() - t0
+            if nodes >= 5000 and elapsed > 0:
+                nps = max(MIN_NPS_ESTIMATE, nodes / elapsed)
+            if aborted:
+                break
+            best, score, done = legal[index], s, depth
+            if abs(s) > MATE_BOUND and MATE - abs(s) <= depth:
+                break  # a forced result inside the horizon: deeper search adds nothing
+            if node_cap is not None and total >= node_cap:
+                break
+        self.last_info = SearchInfo(done, score, total, time.perf_counter() - started, str(best))
+        return best
+
+    def _choose_noisy(self, board: Board, legal: list[Move], started: float) -> Move:
+        """Score every root move with a full window, add seeded noise, take the best."""
+        depth = max(1, self.depth or 1)
+        best, best_value, total = legal[0], -float("inf"), 0
+        for move in legal:
+            board.push(move)
+            s, _, nodes, _ = search_position(board, depth - 1, tables=self._tables)
+            board.pop()
+            total += nodes
+            value = -s + self._rng.gauss(0, self.noise)
+            if value > best_value:
+                best, best_value = move, value
+        self.last_info = SearchInfo(depth, int(best_value), total, time.perf_counter() - started, str(best))
+        return best
+
+    def probe_tables(self, board: Board) -> Move | None:
+        """The best table move of ``board``, or None without tables or outside them."""
+        tb = self._tablebase
+        if tb is None:
+            return None
+        max_pieces = getattr(tb, "max_pieces", None)
+        if max_pieces is not None and board.piece_count() > max_pieces:
+            return None
+        try:
+            ranked = tb.best_moves(board)
+        except (KeyError, LookupError):  # MissingTableError is a KeyError
+            return None
+        if not ranked:
+            return None
+        first = ranked[0]
+        move = getattr(first, "move", first[0] if isinstance(first, tuple) else first)
+        return move if isinstance(move, Move) else Move.from_pdn(str(move), board)
+
+
+def _open_tablebase(tables_dir: str | Path | None) -> Any:
+    """egtb.probe.Tablebase on a directory, or None (no directory or no prober yet)."""
+    if tables_dir is None:
+        return None
+    try:
+        from egtb.probe import Tablebase  # written by the probe issue
+    except ImportError:
+        return None
+    return Tablebase(tables_dir)
