@@ -1,0 +1,147 @@
+"""Tests of tournament.adjudicate with a fake tablebase (no table files needed)."""
+
+from __future__ import annotations
+
+from egtb.board import BLACK, WHITE, Board
+from tournament.adjudicate import (
+    DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, TablebaseAdjudicator, build_adjudicators, probe_wld,
+)
+from tournament.engine import RandomEngine
+from tournament.game import GameTermination, play_game
+
+
+class FakeTablebase:
+    """Knows every position with at most ``pieces`` pieces: the side with more pieces wins, else a draw."""
+
+    def __init__(self, pieces: int = 3) -> None:
+        self.max_pieces = pieces
+        self.probes = 0
+
+    def probe_wld(self, board: Board) -> int:
+        self.probes += 1
+        if board.piece_count() > self.max_pieces:
+            raise KeyError(f"no table for {board.fen()}")
+        own, other = _counts(board)
+        return (own > other) - (own < other)
+
+
+class GetOnlyTablebase:
+    def get_wld(self, board: Board, default: int | None = None) -> int | None:
+        return default
+
+
+def _counts(board: Board) -> tuple[int, int]:
+    black = bin(board.black_men | board.black_kings).count("1")
+    white = bin(board.white_men | board.white_kings).count("1")
+    return (black, white) if board.turn == BLACK else (white, black)
+
+
+def test_probe_adapter() -> None:
+    assert probe_wld(FakeTablebase(), Board("B:W30:BK1,K2")) == 1
+    assert probe_wld(FakeTablebase(), Board()) is None
+    assert probe_wld(GetOnlyTablebase(), Board("B:W30:B1")) is None
+
+
+def test_table_value_is_seen_from_the_side_to_move() -> None:
+    adj = TablebaseAdjudicator(FakeTablebase(), max_pieces=3)
+    adj.update(Board("W:WK30:BK1,K2"))  # White to move, one piece against two: loses
+    verdict = adj.adjudicatable()
+    assert verdict.winner == BLACK and verdict.termination is GameTermination.ADJUDICATION
+    assert verdict.reason == "tablebase: Black wins (3 pieces, White to move)"
+    adj.reset()
+    assert adj.adjudicatable() is None
+    adj.update(Board("B:WK30:BK1"))
+    assert adj.adjudicatable().winner is None and "draw" in adj.adjudicatable().reason
+
+
+def test_too_many_pieces_are_not_probed() -> None:
+    table = FakeTablebase(pieces=32)
+    adj = TablebaseAdjudicator(table, max_pieces=4)
+    adj.update(Board())
+    assert adj.adjudicatable() is None and table.probes == 0
+
+
+def test_game_adjudicated_as_soon_as_the_table_has_the_position() -> None:
+    table = FakeTablebase(pieces=4)
+    start = "B:W25,26,27:BK1,K2"  # 5 pieces: played on until the first capture
+    result = play_game(RandomEngine(seed=1), RandomEngine(seed=2), start_fen=start,
+                       adjudicators=build_adjudicators(tablebase=table))
+    board = Board(start)
+    for text in result.moves:
+        board.push_pdn(text)
+    assert result.termination is GameTermination.ADJUDICATION
+    assert board.piece_count() == 4 and board.copy().pop().is_capture
+    own, other = _counts(board)
+    expected = None if own == other else (board.turn if own > other else 1 - board.turn)
+    assert result.winner == expected
+
+
+def test_game_over_by_rules_beats_the_table() -> None:
+    result = play_game(RandomEngine(seed=1), RandomEngine(seed=2), start_fen="B:W5,6,10:B1",
+                       adjudicators=build_adjudicators(tablebase=FakeTablebase(pieces=4)))
+    assert result.termination is GameTermination.NORMAL and result.reason == "Black has no legal move"
+
+
+def test_start_position_in_the_table_ends_at_once() -> None:
+    result = play_game(RandomEngine(seed=1), RandomEngine(seed=2), start_fen="B:WK30:BK1,K5",
+                       adjudicators=[TablebaseAdjudicator(FakeTablebase(), max_pieces=3)])
+    assert (result.plies, result.winner, result.termination) == (0, BLACK, GameTermination.ADJUDICATION)
+
+
+def test_max_length() -> None:
+    result = play_game(RandomEngine(seed=1), RandomEngine(seed=2), adjudicators=[MaxLengthAdjudicator(max_plies=10)])
+    assert (result.plies, result.winner, result.termination) == (10, None, GameTermination.MAX_LENGTH)
+
+
+def test_max_length_counts_opening_moves() -> None:
+    result = play_game(RandomEngine(seed=1), RandomEngine(seed=2), opening_moves=("9-13", "21-17", "5-9"),
+                       adjudicators=[MaxLengthAdjudicator(max_plies=3)])
+    assert result.plies == 3 and result.termination is GameTermination.MAX_LENGTH
+
+
+def test_material_adjudicator_needs_a_lasting_lead() -> None:
+    adj = MaterialAdjudicator(margin=2, plies=2)
+    adj.update(Board("B:W30:B1,2,3"))
+    assert adj.adjudicatable() is None
+    adj.update(Board("W:W30:B1,2,3"))
+    assert adj.adjudicatable().winner == BLACK
+    adj.update(Board("B:W30,31:B1,2,3"))
+    assert adj.adjudicatable() is None
+
+
+def test_draw_adjudicator() -> None:
+    adj = DrawAdjudicator(after=0, plies=2)
+    adj.update(Board("B:WK30:BK1"))
+    adj.update(Board("W:WK30:BK5"))
+    assert adj.adjudicatable().winner is None
+    adj.update(Board("B:WK30:BK5,K6"))
+    assert adj.adjudicatable() is None
+
+
+def test_order_tables_first() -> None:
+    adjudicators = build_adjudicators(tablebase=FakeTablebase(), max_plies=100, heuristics=True)
+    assert isinstance(adjudicators[0], TablebaseAdjudicator) and adjudicators[0].max_pieces == 3
+    assert isinstance(adjudicators[-1], MaxLengthAdjudicator)
+    assert build_adjudicators(tablebase=FakeTablebase(), max_pieces=2)[0].max_pieces == 2
+    assert WHITE == 1
+
+
+def test_real_tables_up_to_three_pieces(tmp_path) -> None:
+    import pytest
+
+    cli = pytest.importorskip("egtb.cli")
+    probe = pytest.importorskip("egtb.probe")
+    assert cli.main(["build", "-n", "3", "--quiet", "--jobs", "1", "--dir", str(tmp_path)]) in (0, None)
+    table = probe.Tablebase(tmp_path)
+    start = "B:W25,26:BK1,K2"  # 4 pieces: adjudicated at the first capture
+    result = play_game(RandomEngine(seed=4), RandomEngine(seed=5), start_fen=start,
+                       adjudicators=build_adjudicators(tablebase=table, max_pieces=3))
+    board = Board(start)
+    for text in result.moves:
+        board.push_pdn(text)
+    if result.termination is GameTermination.ADJUDICATION:
+        value = table.probe_wld(board)
+        assert result.winner == (None if value == 0 else board.turn if value > 0 else 1 - board.turn)
+        assert board.piece_count() == 3
+    else:
+        assert board.outcome() is not None

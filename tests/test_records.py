@@ -1,0 +1,79 @@
+"""Tests of tournament.records: JSON lines, PDN tags, standings and pentanomial counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from egtb.board import BLACK, WHITE
+from egtb.notation import START_FEN
+from egtb.pdn import read_games
+from tournament.game import GameResult, GameTermination
+from tournament.records import (
+    GameRecord, game_to_pdn, head_to_head, pair_counts, standings_text, summarize, write_pdn,
+)
+
+
+def _record(index: int, black: str, white: str, winner: int | None, *, pair: str | None = None,
+            termination: GameTermination = GameTermination.NORMAL, fen: str = START_FEN,
+            moves: tuple[str, ...] = ("11-15",)) -> GameRecord:
+    result = GameResult(winner, termination, "reason text", moves=moves, start_fen=fen)
+    return GameRecord(f"g{index}", index, 1, pair or f"p{index // 2}", "ACF 001", black, white, index, result)
+
+
+def test_json_round_trip() -> None:
+    record = _record(0, "a", "b", BLACK, termination=GameTermination.TIME_FORFEIT)
+    assert GameRecord.from_json(record.to_json()) == record
+    assert "\n" not in record.to_json()
+
+
+def test_pdn_tags_and_black_wins_is_1_0() -> None:
+    text = game_to_pdn(_record(2, "alpha", "beta", BLACK, termination=GameTermination.ILLEGAL_MOVE), event="E")
+    (game,) = read_games(text)
+    assert game.result == "1-0"
+    assert game.headers["Event"] == "E" and game.headers["Round"] == "1.3"
+    assert (game.headers["Black"], game.headers["White"]) == ("alpha", "beta")
+    assert game.headers["Termination"] == "illegal move" and game.headers["TerminationDetails"] == "reason text"
+    assert '[GameType "21"]' in text and "FEN" not in text
+    assert read_games(game_to_pdn(_record(1, "a", "b", WHITE)))[0].result == "0-1"
+    assert read_games(game_to_pdn(_record(1, "a", "b", None)))[0].result == "1/2-1/2"
+
+
+def test_fen_tag_for_a_non_standard_start() -> None:
+    text = game_to_pdn(_record(0, "a", "b", WHITE, fen="W:W18:B14", moves=("18x9",)))
+    assert '[FEN "W:W18:B14"]' in text
+    assert read_games(text)[0].fen == "W:W18:B14"
+
+
+def test_write_pdn_orders_by_schedule(tmp_path: Path) -> None:
+    path = write_pdn([_record(1, "b", "a", None), _record(0, "a", "b", BLACK)], tmp_path / "g.pdn")
+    assert [g.headers["GameId"] for g in read_games(path.read_text())] == ["g0", "g1"]
+    assert not (tmp_path / "g.pdn.tmp").exists()
+
+
+def test_pentanomial_over_colour_reversed_pairs() -> None:
+    records = [
+        _record(0, "a", "b", BLACK), _record(1, "b", "a", WHITE),   # a wins both: WW
+        _record(2, "a", "b", BLACK), _record(3, "b", "a", BLACK),   # win + loss: DD/WL
+        _record(4, "a", "b", None), _record(5, "b", "a", None),     # two draws: DD/WL
+        _record(6, "a", "b", WHITE), _record(7, "b", "a", None),    # loss + draw: LD
+        _record(8, "a", "b", BLACK),                                # unpaired: not counted
+    ]
+    assert pair_counts(records, "a").as_list() == [0, 1, 2, 0, 1]
+    assert pair_counts(records, "b").as_list() == [1, 0, 2, 1, 0]
+    match = head_to_head(records, "a", "b")
+    assert (match["wins"], match["losses"], match["draws"]) == (4, 2, 3)
+    assert match["pentanomial"] == [0, 1, 2, 0, 1]
+
+
+def test_standings_and_summary() -> None:
+    records = [_record(0, "a", "b", BLACK), _record(1, "b", "a", None),
+               _record(2, "a", "c", WHITE), _record(3, "c", "a", BLACK)]
+    text = standings_text(records, players=["a", "b", "c"])
+    assert text.splitlines()[0].endswith("Pairs [LL LD DD/WL WD WW]")
+    assert "a vs b: 2 games, +1 -0 =1" in text and "b vs c" not in text
+    summary = summarize(records, players=["a", "b", "c"], settings={"seed": 1})
+    json.dumps(summary)  # JSON-ready: no NaN, no infinities
+    assert summary["games"] == 4 and summary["terminations"] == {"normal": 4}
+    rows = {row["engine"]: row for row in summary["standings"]}
+    assert rows["c"]["score"] == 2.0 and rows["a"]["pentanomial"] == [1, 0, 0, 1, 0]

@@ -1,0 +1,287 @@
+"""Tests of tournament.runner: schedule, full tournaments, faults, resume, SPRT, table adjudication."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import draughts
+import pytest
+
+from egtb.board import BLACK, WHITE, Board, Move
+from egtb.pdn import read_games
+from tournament import adjudicate
+from tournament.engine import Engine, EngineError, GameState, Limit, RandomEngine
+from tournament.game import GameTermination
+from tournament.openings import Opening, load_ballots
+from tournament.records import pair_counts
+from tournament.runner import (
+    GameSettings, Player, SprtSettings, gauntlet, load_records, play_job, player_labels, round_robin,
+    run_tournament, schedule,
+)
+
+OPENINGS = load_ballots("3-move")[:4]
+
+
+# --- fake engines, built by the workers from "test_runner:Class" specs ----------------
+
+
+class IllegalEngine(Engine):
+    """Plays a backward man move: never legal."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "illegal"
+
+    def play(self, state: GameState, limit: Limit) -> str:
+        return "22-26" if state.board().turn == WHITE else "11-7"
+
+
+class SleepyEngine(RandomEngine):
+    """Sleeps past any short move time."""
+
+    def play(self, state: GameState, limit: Limit) -> Move:
+        time.sleep(0.25)
+        return super().play(state, limit)
+
+
+class CrashEngine(Engine):
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "crash"
+
+    def play(self, state: GameState, limit: Limit) -> Move:
+        raise EngineError("engine process died")
+
+
+class GarbageEngine(Engine):
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "garbage"
+
+    def play(self, state: GameState, limit: Limit) -> str:
+        return "?? no idea"
+
+
+class BrokenStartEngine(Engine):
+    def __init__(self, seed: int | None = None) -> None:
+        raise EngineError("cannot start")
+
+    def play(self, state: GameState, limit: Limit) -> Move:  # pragma: no cover
+        raise AssertionError
+
+
+# --- schedule ------------------------------------------------------------------------
+
+
+def test_pairings() -> None:
+    assert list(round_robin(4)) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    assert list(gauntlet(4)) == [(0, 1), (0, 2), (0, 3)]
+
+
+def test_schedule_plays_each_opening_twice_with_colours_reversed() -> None:
+    players = [Player(label, "random") for label in ("a", "b", "c")]
+    jobs = schedule(players, OPENINGS, rounds=2, seed=3)
+    assert len(jobs) == 2 * len(OPENINGS) * 3 * 2
+    assert len({j.game_id for j in jobs}) == len(jobs) and [j.index for j in jobs] == list(range(len(jobs)))
+    by_pair: dict[str, list] = {}
+    for job in jobs:
+        by_pair.setdefault(job.pair_id, []).append(job)
+    for first, second in by_pair.values():
+        assert (first.black, first.white) == (second.white, second.black) and first.opening == second.opening
+    assert jobs == schedule(players, OPENINGS, rounds=2, seed=3)
+    assert [j.seed for j in jobs] != [j.seed for j in schedule(players, OPENINGS, rounds=2, seed=4)]
+
+
+def test_schedule_games_cycles_openings() -> None:
+    players = [Player("a", "random"), Player("b", "random")]
+    jobs = schedule(players, OPENINGS, games=11)
+    assert len(jobs) == 11 and jobs[-1].round == 2 and jobs[8].opening == OPENINGS[0]
+
+
+def test_labels_are_unique() -> None:
+    assert player_labels(["random", "random", "random"]) == ["random", "random#2", "random#3"]
+
+
+# --- a full tournament, checked against pydraughts and the rules ---------------------
+
+
+def _pydraughts_push(board: draughts.Board, text: str) -> None:
+    """Play our move text on a pydraughts board, checking it is one of its legal moves."""
+    path = [int(s) for s in text.replace("x", "-").split("-")]
+    legal = board.legal_moves()
+    match = [m for m in legal if m.steps_move == path]
+    match = match or [m for m in legal if m.steps_move[0] == path[0] and m.steps_move[-1] == path[-1]]
+    assert match, f"pydraughts rejects {text} in {board.fen}"
+    board.push(match[0])
+
+
+def test_full_tournament_replays_with_pydraughts(tmp_path: Path) -> None:
+    result = run_tournament(["random", "depth=1"], out_dir=tmp_path, openings=OPENINGS, concurrency=2,
+                            seed=1, progress=False, settings=GameSettings(max_plies=300))
+    assert len(result.records) == result.scheduled == 8 and result.complete
+    games = read_games(result.pdn_path.read_text())
+    assert len(games) == 8
+    for game, record in zip(games, result.records):
+        assert game.headers["Black"] == record.black and game.result == record.result.result
+        assert game.headers["Termination"] == record.result.termination.value
+        pyd = draughts.Board(variant="english", fen=game.fen)
+        ours = Board(game.fen)
+        for text in game.moves:
+            _pydraughts_push(pyd, text)
+            ours.push_pdn(text)
+        if record.result.termination is GameTermination.NORMAL:
+            assert ours.outcome() is not None and ours.outcome().result() == game.result
+            if game.result != "1/2-1/2":
+                expected = draughts.BLACK if game.result == "1-0" else draughts.WHITE
+                assert pyd.is_over() and pyd.winner() == expected
+        else:
+            assert ours.outcome() is None
+    totals = {row["engine"]: row["score"] for row in json.loads(result.summary_path.read_text())["standings"]}
+    assert totals["random"] + totals["depth=1"] == 8
+    assert sum(pair_counts(result.records, "random").as_list()) == 4
+
+
+@pytest.mark.parametrize("fault,termination,text", [
+    ("test_runner:IllegalEngine", GameTermination.ILLEGAL_MOVE, "illegal move"),
+    ("test_runner:SleepyEngine", GameTermination.TIME_FORFEIT, "lost on time"),
+    ("test_runner:CrashEngine", GameTermination.CRASH, "crashed: EngineError: engine process died"),
+    ("test_runner:GarbageEngine", GameTermination.CRASH, "answered garbage"),
+    ("test_runner:BrokenStartEngine", GameTermination.CRASH, "could not be started"),
+])
+def test_faulty_engine_loses_and_the_tournament_goes_on(tmp_path: Path, fault: str, termination: GameTermination,
+                                                         text: str) -> None:
+    settings = GameSettings(limit=Limit(time=0.05), time_margin=0.05)
+    result = run_tournament(["random", fault], out_dir=tmp_path, openings=OPENINGS[:2], concurrency=2,
+                            settings=settings, progress=False)
+    assert len(result.records) == 4
+    for record in result.records:
+        faulty_colour = BLACK if record.black == fault else WHITE
+        assert record.result.termination is termination, record.result.reason
+        assert record.result.winner == 1 - faulty_colour and text in record.result.reason
+    rows = {row["engine"]: row for row in json.loads(result.summary_path.read_text())["standings"]}
+    assert (rows["random"]["wins"], rows[fault]["losses"]) == (4, 4)
+
+
+# --- resume -------------------------------------------------------------------------
+
+
+def _totals(records: list) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(r.game_id, r.result.result, r.result.moves) for r in records]
+
+
+def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> None:
+    kwargs = dict(openings=OPENINGS, rounds=1, seed=7, progress=False)
+    full = run_tournament(["random", "random", "random"], out_dir=tmp_path / "full", concurrency=2, **kwargs)
+    part = run_tournament(["random", "random", "random"], out_dir=tmp_path / "part", concurrency=2, stop_after=5,
+                          **kwargs)
+    assert len(part.records) == 5 and not part.complete
+    with open(tmp_path / "part" / "games.jsonl", "a") as handle:  # a kill in the middle of a write
+        handle.write('{"game_id": "r1-o003-1v2-b", "index": 23, "rou')
+    resumed = run_tournament(["random", "random", "random"], out_dir=tmp_path / "part", concurrency=1, **kwargs)
+    assert resumed.complete and _totals(resumed.records) == _totals(full.records)
+    assert resumed.standings == full.standings
+    assert (tmp_path / "part" / "games.pdn").read_text() == (tmp_path / "full" / "games.pdn").read_text()
+    again = run_tournament(["random", "random", "random"], out_dir=tmp_path / "part", concurrency=2, **kwargs)
+    assert _totals(again.records) == _totals(full.records)
+    lines = (tmp_path / "part" / "games.jsonl").read_text().splitlines()
+    assert len(lines) == 24 and all(json.loads(line) for line in lines)
+
+
+def test_load_records_drops_a_half_written_line(tmp_path: Path) -> None:
+    run = run_tournament(["random", "random"], out_dir=tmp_path, games=2, progress=False, concurrency=1)
+    path = tmp_path / "games.jsonl"
+    good = path.read_bytes()
+    path.write_bytes(good + good[:30])
+    assert len(load_records(path)) == 2 and path.read_bytes() == good
+    path.write_bytes(good.replace(b'"round"', b'"rou', 1))
+    with pytest.raises(ValueError, match="games.jsonl:1"):
+        load_records(path)
+    assert len(run.records) == 2
+
+
+def test_other_settings_refuse_to_resume(tmp_path: Path) -> None:
+    run_tournament(["random", "random"], out_dir=tmp_path, games=2, progress=False, concurrency=1)
+    with pytest.raises(ValueError, match="other settings"):
+        run_tournament(["random", "random"], out_dir=tmp_path, games=2, seed=9, progress=False, concurrency=1)
+
+
+# --- SPRT, tables, gauntlet ------------------------------------------------------------
+
+
+def test_sprt_stops_a_decided_match(tmp_path: Path) -> None:
+    result = run_tournament(["depth=2", "test_runner:IllegalEngine"], out_dir=tmp_path, games=200,
+                            openings=OPENINGS, concurrency=1, progress=False,
+                            sprt_settings=SprtSettings(0, 10, 0.05, 0.05))
+    assert result.sprt is not None and result.sprt.decision == "H1"
+    assert len(result.records) < 200 and result.complete
+    assert "SPRT" in result.standings
+
+
+class FakeTablebase:
+    max_pieces = 24
+
+    def get_wld(self, board: Board, default: int | None = None) -> int | None:
+        return 0  # every position is a draw
+
+
+def test_table_adjudication_in_a_tournament(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    monkeypatch.setitem(adjudicate._TABLEBASES, str(tables.resolve()), FakeTablebase())
+    settings = GameSettings(tables_dir=str(tables), adjudicate_pieces=20)
+    result = run_tournament(["random", "random"], out_dir=tmp_path / "run", openings=OPENINGS[:2], concurrency=1,
+                            settings=settings, progress=False)
+    for record in result.records:
+        assert record.result.termination is GameTermination.ADJUDICATION and record.result.result == "1/2-1/2"
+        board = Board(record.result.start_fen)
+        for text in record.result.moves:
+            board.push_pdn(text)
+        assert board.piece_count() <= 20
+        board.pop()
+        assert board.piece_count() > 20  # adjudicated as soon as the table had the position
+
+
+def test_gauntlet_pairs_the_first_engine_only(tmp_path: Path) -> None:
+    result = run_tournament(["random", "random", "random"], out_dir=tmp_path, gauntlet_mode=True, games=8,
+                            progress=False, concurrency=1)
+    assert all("random" in (r.black, r.white) for r in result.records)
+
+
+def test_play_job_from_a_fen_opening() -> None:
+    job = schedule([Player("a", "random"), Player("b", "random")], [Opening("fen", (), "W:W18:B14")])[0]
+    record = play_job(job, GameSettings())
+    assert record.result.moves == ("18x9",) and record.result.result == "0-1" and record.opening == "fen"
+
+
+class SlowRandomEngine(RandomEngine):
+    """A random mover that takes a few milliseconds per move."""
+
+    def play(self, state: GameState, limit: Limit) -> Move:
+        time.sleep(0.003)
+        return super().play(state, limit)
+
+
+def test_killed_process_resumes_to_the_same_totals(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    specs = ["random", "test_runner:SlowRandomEngine"]
+    argv = [sys.executable, "-m", "tournament.cli", "run", "--engine", specs[0], "--engine", specs[1],
+            "--openings", "2-move", "--games", "24", "--concurrency", "2", "--seed", "5", "--no-progress",
+            "--out", str(tmp_path / "killed")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]))
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    records = tmp_path / "killed" / "games.jsonl"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not records.exists() or records.read_text().count("\n") < 3):
+        time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    interrupted = len(load_records(records))
+    assert 3 <= interrupted < 24
+    kwargs = dict(openings=load_ballots("2-move"), games=24, seed=5, progress=False, concurrency=2)
+    resumed = run_tournament(specs, out_dir=tmp_path / "killed", **kwargs)
+    full = run_tournament(specs, out_dir=tmp_path / "full", **kwargs)
+    assert _totals(resumed.records) == _totals(full.records) and resumed.standings == full.standings

@@ -1,0 +1,63 @@
+"""Tests of the `tournament` command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from egtb.board import Board
+from egtb.pdn import read_games
+from tournament.cli import main, parse_time_control
+from tournament.engine import Limit
+
+
+def test_time_controls() -> None:
+    assert parse_time_control("0.1") == Limit(time=0.1)
+    assert parse_time_control("10+0.1") == Limit(clock=10.0, increment=0.1)
+
+
+def test_run_prints_standings_and_pdn_path_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    argv = ["run", "--engine", "random", "--engine", "depth=1", "--openings", "2-move", "--games", "6",
+            "--concurrency", "2", "--tc", "1", "--max-plies", "200", "--out", str(tmp_path), "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "Rank  Engine" in out and f"PDN: {tmp_path / 'games.pdn'}" in out and "6/6 games" in out
+    assert len(read_games(tmp_path / "games.pdn")) == 6
+    settings = json.loads((tmp_path / "settings.json").read_text())
+    assert settings["game"]["limit"]["time"] == 1.0 and settings["engines"] == ["random", "depth=1"]
+    before = (tmp_path / "games.jsonl").read_text()
+    assert main(argv) == 0
+    assert (tmp_path / "games.jsonl").read_text() == before  # nothing left to play
+
+
+def test_openings_file_and_gauntlet(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    openings = tmp_path / "openings.txt"
+    openings.write_text("W:W18,K30:B14,K1\n9-14 22-17 11-15\n")
+    argv = ["run", "--engine", "random", "--engine", "random", "--engine", "random", "--gauntlet",
+            "--openings", str(openings), "--rule", "forty-plies", "--concurrency", "1", "--out",
+            str(tmp_path / "run"), "--no-progress", "--seed", "3"]
+    assert main(argv) == 0
+    games = read_games(tmp_path / "run" / "games.pdn")
+    assert len(games) == 2 * 2 * 2
+    assert Board(games[0].fen).fen() == Board("W:W18,K30:B14,K1").fen() and games[4].moves[:3] == ["9-14", "22-17", "11-15"]
+    assert "random#2 vs random#3" not in capsys.readouterr().out
+
+
+def test_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["run", "--engine", "random", "--out", str(tmp_path)]) == 2
+    assert main(["run", "--engine", "random", "--engine", "nonsense", "--games", "2", "--concurrency", "1",
+                 "--out", str(tmp_path / "x"), "--no-progress"]) == 0  # an engine that cannot start loses
+    assert main(["run", "--engine", "random", "--engine", "random", "--openings", "nofile",
+                 "--out", str(tmp_path / "y")]) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_hub_engine_delegates(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hub\ninit\nquit\n"))
+    assert main(["hub-engine", "random", "--seed", "1"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "ready"

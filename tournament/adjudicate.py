@@ -1,0 +1,274 @@
+"""Adjudicators: one small tracker per rule that may end a game early.
+
+Each tracker has ``reset()`` (a game starts), ``update(board)`` (called on the
+start position and after every ply) and ``adjudicatable()`` (the verdict, or
+None while the game goes on). The game asks them in order, so put
+:class:`TablebaseAdjudicator` first: it is exact. The heuristics
+(:class:`MaterialAdjudicator`, :class:`DrawAdjudicator`) and the length cap
+(:class:`MaxLengthAdjudicator`) follow.
+
+>>> from egtb.board import Board
+>>> cap = MaxLengthAdjudicator(max_plies=2)
+>>> board = Board()
+>>> cap.update(board); cap.adjudicatable() is None
+True
+>>> board.push_pdn("11-15"); board.push_pdn("23-19"); cap.update(board)
+Move.from_pdn('11-15')
+Move.from_pdn('23-19')
+>>> cap.adjudicatable().reason
+'game reached the maximum length of 2 plies'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from egtb.board import BLACK, WHITE, Board, Color
+from tournament.game import GameTermination, color_name
+
+__all__ = [
+    "Adjudication",
+    "Adjudicator",
+    "DrawAdjudicator",
+    "MaterialAdjudicator",
+    "MaxLengthAdjudicator",
+    "TablebaseAdjudicator",
+    "build_adjudicators",
+    "open_tablebase",
+    "probe_wld",
+]
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """An adjudicator's verdict."""
+
+    winner: Color | None
+    """BLACK, WHITE or None for a draw."""
+    termination: GameTermination
+    """ADJUDICATION, or MAX_LENGTH for the length cap."""
+    reason: str
+    """Human-readable reason for the record."""
+
+
+class Adjudicator(Protocol):
+    """What the game loop needs from an adjudicator."""
+
+    def reset(self) -> None:
+        """Forget the previous game."""
+
+    def update(self, board: Board) -> None:
+        """Look at the position after the latest ply."""
+
+    def adjudicatable(self) -> Adjudication | None:
+        """The verdict, or None while the game goes on."""
+
+
+def probe_wld(tablebase: Any, board: Board) -> int | None:
+    """The table's value for the side to move (+1 win, 0 draw, -1 loss), None when missing.
+
+    Works with any object offering ``get_wld(board, default=None)`` or a
+    ``probe_wld(board)`` that raises KeyError for a missing table.
+
+    >>> class Fake:
+    ...     def probe_wld(self, board): raise KeyError("no table")
+    >>> probe_wld(Fake(), Board()) is None
+    True
+    """
+    getter = getattr(tablebase, "get_wld", None)
+    if getter is not None:
+        return getter(board, default=None)
+    try:
+        return tablebase.probe_wld(board)
+    except KeyError:
+        return None
+
+
+class TablebaseAdjudicator:
+    """Ends the game with the table's result once few enough pieces remain (exact).
+
+    The table gives the perfect-play value for the side to move; the game is
+    scored as that value. A position whose table is missing is skipped.
+
+    >>> class AlwaysWin:
+    ...     def get_wld(self, board, default=None): return 1
+    >>> adj = TablebaseAdjudicator(AlwaysWin(), max_pieces=2)
+    >>> adj.update(Board("W:W9:B1")); adj.adjudicatable().reason
+    'tablebase: White wins (2 pieces, White to move)'
+    """
+
+    def __init__(self, tablebase: Any, *, max_pieces: int) -> None:
+        self.tablebase = tablebase
+        self.max_pieces = max_pieces
+        self._verdict: Adjudication | None = None
+
+    def reset(self) -> None:
+        self._verdict = None
+
+    def update(self, board: Board) -> None:
+        pieces = board.piece_count()
+        if self._verdict is not None or pieces > self.max_pieces:
+            return
+        value = probe_wld(self.tablebase, board)
+        if value is None:
+            return
+        self._verdict = _table_verdict(value, board.turn, pieces)
+
+    def adjudicatable(self) -> Adjudication | None:
+        return self._verdict
+
+
+def _table_verdict(value: int, turn: Color, pieces: int) -> Adjudication:
+    """The Adjudication for a table value seen from the side to move."""
+    where = f"({pieces} pieces, {color_name(turn)} to move)"
+    if value == 0:
+        return Adjudication(None, GameTermination.ADJUDICATION, f"tablebase: draw {where}")
+    winner = turn if value > 0 else 1 - turn
+    return Adjudication(winner, GameTermination.ADJUDICATION, f"tablebase: {color_name(winner)} wins {where}")
+
+
+class MaxLengthAdjudicator:
+    """Draws the game once it has ``max_plies`` moves (the opening's included)."""
+
+    def __init__(self, *, max_plies: int) -> None:
+        if max_plies < 1:
+            raise ValueError(f"max_plies must be positive, got {max_plies}")
+        self.max_plies = max_plies
+        self._plies = 0
+
+    def reset(self) -> None:
+        self._plies = 0
+
+    def update(self, board: Board) -> None:
+        self._plies = len(board.move_stack)
+
+    def adjudicatable(self) -> Adjudication | None:
+        if self._plies < self.max_plies:
+            return None
+        return Adjudication(None, GameTermination.MAX_LENGTH,
+                            f"game reached the maximum length of {self.max_plies} plies")
+
+
+def _material(board: Board, color: Color) -> float:
+    """Men count 1, kings 1.5."""
+    men, kings = ((board.black_men, board.black_kings) if color == BLACK else (board.white_men, board.white_kings))
+    return bin(men).count("1") + 1.5 * bin(kings).count("1")
+
+
+class MaterialAdjudicator:
+    """Heuristic resignation: a side down ``margin`` material for ``plies`` plies in a row loses.
+
+    Men count 1 and kings 1.5.
+
+    >>> adj = MaterialAdjudicator(margin=3, plies=1)
+    >>> adj.update(Board("B:W30:B1,2,3,4")); adj.adjudicatable().winner
+    0
+    """
+
+    def __init__(self, *, margin: float = 3.0, plies: int = 10) -> None:
+        self.margin = margin
+        self.plies = plies
+        self._leader: Color | None = None
+        self._count = 0
+
+    def reset(self) -> None:
+        self._leader, self._count = None, 0
+
+    def update(self, board: Board) -> None:
+        diff = _material(board, BLACK) - _material(board, WHITE)
+        leader = BLACK if diff >= self.margin else WHITE if -diff >= self.margin else None
+        self._count = self._count + 1 if leader is not None and leader == self._leader else int(leader is not None)
+        self._leader = leader
+
+    def adjudicatable(self) -> Adjudication | None:
+        if self._leader is None or self._count < self.plies:
+            return None
+        return Adjudication(self._leader, GameTermination.ADJUDICATION,
+                            f"material: {color_name(self._leader)} ahead by {self.margin} or more for {self.plies} plies")
+
+
+class DrawAdjudicator:
+    """Heuristic draw: from ply ``after`` on, equal material unchanged for ``plies`` plies in a row.
+
+    >>> adj = DrawAdjudicator(after=0, plies=1)
+    >>> adj.update(Board("B:WK30:BK1")); adj.adjudicatable().reason
+    'draw: equal material unchanged for 1 plies'
+    """
+
+    def __init__(self, *, after: int = 60, plies: int = 20) -> None:
+        self.after = after
+        self.plies = plies
+        self._last: tuple[int, int, int, int] | None = None
+        self._count = 0
+
+    def reset(self) -> None:
+        self._last, self._count = None, 0
+
+    def update(self, board: Board) -> None:
+        counts = tuple(bin(b).count("1") for b in (board.black_men, board.black_kings,
+                                                   board.white_men, board.white_kings))
+        equal = _material(board, BLACK) == _material(board, WHITE) and len(board.move_stack) >= self.after
+        self._count = self._count + 1 if equal and counts == self._last else int(equal)
+        self._last = counts
+
+    def adjudicatable(self) -> Adjudication | None:
+        if self._count < self.plies:
+            return None
+        return Adjudication(None, GameTermination.ADJUDICATION,
+                            f"draw: equal material unchanged for {self.plies} plies")
+
+
+def _table_max_pieces(tablebase: Any) -> int:
+    """The most pieces the tablebase covers (its ``max_pieces``), else 32."""
+    value = getattr(tablebase, "max_pieces", None)
+    if callable(value):
+        value = value()
+    return int(value) if value else 32
+
+
+_TABLEBASES: dict[str, Any] = {}
+"""Tablebases opened in this process, by directory (opened once per worker)."""
+
+
+def open_tablebase(directory: str | Path) -> Any:
+    """An egtb.probe.Tablebase for a directory, opened once per process.
+
+    Raises ValueError when the probe module is not available.
+    """
+    key = str(Path(directory).resolve())
+    if key not in _TABLEBASES:
+        try:
+            from egtb.probe import Tablebase
+        except ImportError as exc:
+            raise ValueError(f"cannot adjudicate with tables in {directory}: egtb.probe unavailable ({exc})") from exc
+        _TABLEBASES[key] = Tablebase(directory)
+    return _TABLEBASES[key]
+
+
+def build_adjudicators(
+    *,
+    tablebase: Any = None,
+    max_pieces: int | None = None,
+    max_plies: int | None = None,
+    heuristics: bool = False,
+) -> list[Adjudicator]:
+    """The adjudicators of a game in the order they are asked: tables, heuristics, length cap.
+
+    ``max_pieces`` defaults to the tablebase's ``max_pieces`` attribute (else 32:
+    every position whose table exists).
+
+    >>> [type(a).__name__ for a in build_adjudicators(max_plies=200, heuristics=True)]
+    ['MaterialAdjudicator', 'DrawAdjudicator', 'MaxLengthAdjudicator']
+    """
+    adjudicators: list[Adjudicator] = []
+    if tablebase is not None:
+        pieces = max_pieces if max_pieces is not None else _table_max_pieces(tablebase)
+        adjudicators.append(TablebaseAdjudicator(tablebase, max_pieces=pieces))
+    if heuristics:
+        adjudicators += [MaterialAdjudicator(), DrawAdjudicator()]
+    if max_plies is not None:
+        adjudicators.append(MaxLengthAdjudicator(max_plies=max_plies))
+    return adjudicators
+

@@ -1,0 +1,144 @@
+"""Command line: ``tournament run`` plays a match, ``tournament hub-engine`` serves an engine.
+
+Example::
+
+    tournament run --engine easy --engine medium --openings 3-move --rounds 1 \\
+        --tc 0.1 --tables data/tables --adjudicate-pieces 5 --out runs/demo
+
+A second start of the same command resumes the run: only the missing games are
+played. It prints the standings and the path of the PDN file.
+
+>>> parse_time_control("10+0.1")
+Limit(time=None, clock=10.0, increment=0.1, depth=None, nodes=None)
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from egtb.board import DRAW_RULES
+from tournament.engine import Limit
+from tournament.game import DEFAULT_TIME_MARGIN
+from tournament.openings import BALLOT_KINDS, Opening, load_ballots, load_openings_file
+from tournament.runner import GameSettings, SprtSettings, run_tournament
+
+__all__ = ["build_parser", "main", "parse_time_control"]
+
+
+def parse_time_control(text: str) -> Limit:
+    """``"0.1"`` is 0.1 s per move; ``"10+0.1"`` a 10 s clock with a 0.1 s increment.
+
+    >>> parse_time_control("0.25")
+    Limit(time=0.25, clock=None, increment=0.0, depth=None, nodes=None)
+    """
+    try:
+        if "+" in text:
+            base, increment = text.split("+", 1)
+            return Limit(clock=float(base), increment=float(increment))
+        return Limit(time=float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"time control {text!r}: expected SECONDS or BASE+INCREMENT") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``tournament`` command."""
+    parser = argparse.ArgumentParser(prog="tournament", description="English draughts engine tournaments.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_run(commands.add_parser("run", help="play a round-robin or gauntlet match (resumable)"))
+    hub = commands.add_parser("hub-engine", help="serve an engine over the Hub protocol on stdin/stdout",
+                              add_help=False)
+    hub.add_argument("hub_args", nargs=argparse.REMAINDER, help="SPEC [--tables DIR] [--seed N]")
+    return parser
+
+
+def _add_run(run: argparse.ArgumentParser) -> None:
+    run.add_argument("--engine", action="append", required=True, metavar="SPEC",
+                     help="engine spec (random, easy, medium, hard, depth=N, time=S, perfect, module:Class, "
+                          "hub:CMD); give two or more")
+    run.add_argument("--gauntlet", action="store_true", help="first engine against each other one")
+    run.add_argument("--openings", default="3-move", help="3-move, 2-move, start or a FILE of FENs/moves/PDN")
+    run.add_argument("--include-barred", action="store_true", help="add the barred ballots")
+    count = run.add_mutually_exclusive_group()
+    count.add_argument("--rounds", type=int, default=1, help="times through the openings (default 1)")
+    count.add_argument("--games", type=int, help="play exactly N games (openings cycled)")
+    run.add_argument("--concurrency", type=int, default=os.cpu_count() or 1, help="worker processes")
+    limit = run.add_mutually_exclusive_group()
+    limit.add_argument("--tc", type=parse_time_control, help="seconds per move (0.1) or clock (10+0.1)")
+    limit.add_argument("--depth", type=int, help="fixed search depth per move")
+    run.add_argument("--timemargin", type=float, default=DEFAULT_TIME_MARGIN,
+                     help=f"seconds an engine may overrun before forfeiting (default {DEFAULT_TIME_MARGIN})")
+    run.add_argument("--rule", choices=sorted(DRAW_RULES), default="wcdf", help="draw-rule preset")
+    run.add_argument("--tables", help="endgame table directory: adjudication and probing engines")
+    run.add_argument("--adjudicate-pieces", type=int, help="adjudicate by the tables at N pieces or fewer")
+    run.add_argument("--max-plies", type=int, help="draw a game that reaches N plies")
+    run.add_argument("--heuristics", action="store_true", help="also adjudicate by material (resign/draw)")
+    run.add_argument("--sprt", type=SprtSettings.parse, metavar="ELO0,ELO1,ALPHA,BETA",
+                     help="stop a two-engine match when the SPRT decides")
+    run.add_argument("--out", default="runs/tournament", help="run directory (resumed when it exists)")
+    run.add_argument("--seed", type=int, default=0, help="run seed (game seeds derive from it)")
+    run.add_argument("--event", default="tournament", help="PDN Event tag")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _openings(name: str, include_barred: bool) -> list[Opening]:
+    """Ballots by name, the standard start, or a user file."""
+    if name in BALLOT_KINDS:
+        return load_ballots(name, include_barred=include_barred)
+    if name == "start":
+        return [Opening("start", (), None)]
+    if not Path(name).exists():
+        raise ValueError(f"--openings {name!r}: not {', '.join(BALLOT_KINDS)}, 'start' or an existing file")
+    return load_openings_file(name)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if len(args.engine) < 2:
+        raise ValueError("give at least two --engine options")
+    limit = args.tc or (Limit(depth=args.depth) if args.depth else Limit())
+    settings = GameSettings(rule=args.rule, limit=limit, time_margin=args.timemargin, tables_dir=args.tables,
+                            adjudicate_pieces=args.adjudicate_pieces, max_plies=args.max_plies,
+                            heuristics=args.heuristics)
+    result = run_tournament(
+        args.engine, out_dir=args.out, openings=_openings(args.openings, args.include_barred),
+        gauntlet_mode=args.gauntlet, rounds=args.rounds, games=args.games, concurrency=args.concurrency,
+        settings=settings, seed=args.seed, sprt_settings=args.sprt, event=args.event,
+        progress=not args.no_progress,
+    )
+    print(result.standings)
+    print(f"\n{len(result.records)}/{result.scheduled} games; PDN: {result.pdn_path}")
+    print(f"summary: {result.summary_path}")
+    return 0
+
+
+def _hub_engine(hub_args: Sequence[str]) -> int:
+    """Delegate ``tournament hub-engine ...`` to tournament.hub.main."""
+    try:
+        from tournament.hub import main as hub_main
+    except ImportError:
+        raise ValueError("hub-engine is not available: tournament.hub is missing") from None
+    return hub_main(list(hub_args))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tournament`` command; returns the exit status.
+
+    >>> main(["run", "--engine", "random", "--engine", "random"])  # doctest: +SKIP
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(processName)s %(name)s: %(message)s")
+    try:
+        if argv[:1] == ["hub-engine"]:
+            return _hub_engine(argv[1:])
+        return _run(build_parser().parse_args(argv))
+    except (ValueError, OSError) as exc:
+        print(f"tournament: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,391 @@
+"""Play one game between two engines and say how it ended.
+
+A game ends by the rules (no piece, no move, the move rule, repetition), by an
+adjudicator (tables first, then the optional heuristics and the length cap) or
+by an engine fault: an illegal move, a time forfeit, a crash or a garbage
+answer. Every end is a :class:`GameResult` with a winner, a
+:class:`GameTermination` kind and a human-readable reason.
+
+>>> from tournament.engine import RandomEngine
+>>> result = play_game(RandomEngine(seed=1), RandomEngine(seed=2))
+>>> result.termination.value, result.result in ("1-0", "0-1", "1/2-1/2")
+('normal', True)
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from egtb.board import BLACK, WHITE, Board, Color, Move
+from egtb.notation import START_FEN
+from tournament.engine import Engine, GameState, Limit
+
+if TYPE_CHECKING:
+    from tournament.adjudicate import Adjudicator
+
+__all__ = [
+    "DEFAULT_TIME_MARGIN",
+    "GameResult",
+    "GameTermination",
+    "color_name",
+    "play_game",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIME_MARGIN = 0.1
+"""Seconds an engine may overrun its move time or clock before it forfeits."""
+
+_HUNG_GRACE = 1.0
+"""Extra seconds the runner waits for an in-process engine before abandoning it."""
+
+
+class GameTermination(str, enum.Enum):
+    """The kind of a game's end, as written in the PDN Termination tag."""
+
+    NORMAL = "normal"
+    """By the rules: no piece, no move, the move rule, repetition."""
+    ADJUDICATION = "adjudication"
+    """By an adjudicator (the endgame tables or a heuristic)."""
+    ILLEGAL_MOVE = "illegal move"
+    """The engine to move played a move that is not legal."""
+    TIME_FORFEIT = "time forfeit"
+    """The engine to move overran its time (or never answered)."""
+    CRASH = "crash"
+    """The engine raised, died or answered garbage."""
+    MAX_LENGTH = "max length"
+    """The game reached the configured maximum length (a draw)."""
+
+
+def color_name(color: Color) -> str:
+    """'Black' or 'White'.
+
+    >>> color_name(BLACK), color_name(WHITE)
+    ('Black', 'White')
+    """
+    return "Black" if color == BLACK else "White"
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """How one game went and how it ended.
+
+    >>> r = GameResult(winner=BLACK, termination=GameTermination.NORMAL, reason="White has no legal move")
+    >>> r.result, GameResult.from_dict(r.to_dict()) == r
+    ('1-0', True)
+    """
+
+    winner: Color | None
+    """BLACK, WHITE, or None for a draw."""
+    termination: GameTermination
+    """The kind of end."""
+    reason: str
+    """Human-readable reason, e.g. "White (random) played an illegal move 11-16"."""
+    moves: tuple[str, ...] = ()
+    """Every move of the game in PDN notation, the opening's included."""
+    start_fen: str = START_FEN
+    """FEN of the game's first position."""
+    opening_plies: int = 0
+    """How many of ``moves`` came from the opening rather than the engines."""
+    time_used: tuple[float, float] = (0.0, 0.0)
+    """Seconds Black and White spent thinking."""
+    rule: str = "wcdf"
+    """Draw-rule preset the game was played under."""
+
+    @property
+    def result(self) -> str:
+        """PDN result: "1-0" when Black won, "0-1" when White won, "1/2-1/2"."""
+        if self.winner is None:
+            return "1/2-1/2"
+        return "1-0" if self.winner == BLACK else "0-1"
+
+    @property
+    def plies(self) -> int:
+        """Number of moves (plies) in the game."""
+        return len(self.moves)
+
+    @property
+    def is_fault(self) -> bool:
+        """Whether an engine fault decided the game."""
+        return self.termination in (GameTermination.ILLEGAL_MOVE, GameTermination.TIME_FORFEIT, GameTermination.CRASH)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (see :meth:`from_dict`)."""
+        return {
+            "winner": self.winner, "termination": self.termination.value, "reason": self.reason,
+            "moves": list(self.moves), "start_fen": self.start_fen, "opening_plies": self.opening_plies,
+            "time_used": list(self.time_used), "rule": self.rule,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "GameResult":
+        """The GameResult that :meth:`to_dict` wrote."""
+        return cls(
+            winner=data["winner"], termination=GameTermination(data["termination"]), reason=data["reason"],
+            moves=tuple(data["moves"]), start_fen=data["start_fen"], opening_plies=data["opening_plies"],
+            time_used=tuple(data["time_used"]), rule=data["rule"],
+        )
+
+
+@dataclass(frozen=True)
+class _LiveState(GameState):
+    """A GameState that hands out copies of a snapshot of the game's board instead of replaying it."""
+
+    live_board: Board | None = field(default=None, compare=False, repr=False)
+    """Snapshot of the game's board when the state was made (never given out itself)."""
+
+    def board(self) -> Board:
+        return self.live_board.copy() if self.live_board is not None else super().board()
+
+
+class _EngineFault(Exception):
+    """An engine fault: the side at fault loses with this termination and reason."""
+
+    def __init__(self, termination: GameTermination, reason: str) -> None:
+        super().__init__(reason)
+        self.termination = termination
+        self.reason = reason
+
+
+@dataclass
+class _Clock:
+    """One side's thinking time: a per-move limit, a base+increment clock or neither."""
+
+    limit: Limit
+    margin: float
+    remaining: float | None = None
+    used: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.remaining = self.limit.clock
+
+    def move_limit(self) -> Limit:
+        """The Limit to give the engine for its next move."""
+        if self.remaining is None:
+            return self.limit
+        return Limit(clock=max(self.remaining, 0.0), increment=self.limit.increment,
+                     depth=self.limit.depth, nodes=self.limit.nodes)
+
+    def allowance(self) -> float | None:
+        """Seconds the next move may take before the engine forfeits (None: no limit)."""
+        if self.remaining is not None:
+            return self.remaining + self.margin
+        if self.limit.time is not None:
+            return self.limit.time + self.margin
+        return None
+
+    def charge(self, elapsed: float) -> None:
+        """Account for a move that took ``elapsed`` seconds."""
+        self.used += elapsed
+        if self.remaining is not None:
+            self.remaining += self.limit.increment - elapsed
+
+
+def play_game(
+    black: Engine,
+    white: Engine,
+    *,
+    start_fen: str | None = None,
+    opening_moves: Sequence[str] = (),
+    rule: str = "wcdf",
+    limit: Limit | None = None,
+    white_limit: Limit | None = None,
+    time_margin: float = DEFAULT_TIME_MARGIN,
+    adjudicators: Sequence[Adjudicator] = (),
+    names: tuple[str, str] | None = None,
+) -> GameResult:
+    """Play one game, ``black`` moving first, and return how it ended.
+
+    Args:
+        black, white: the engines (``new_game`` is called on both first).
+        start_fen: first position (default: the standard start).
+        opening_moves: moves played from ``start_fen`` before the engines take over.
+        rule: draw-rule preset ("wcdf", "crowning", "forty-plies").
+        limit: each move's Limit for Black (and White unless ``white_limit``).
+            ``time`` is per move; ``clock``/``increment`` a base+increment clock.
+        time_margin: seconds an engine may overrun before it forfeits.
+        adjudicators: trackers asked in order after every ply (tables first).
+        names: labels of Black and White in reasons (default: the engines' ``name``).
+
+    Engine faults never raise: they end the game with the faulty side losing.
+
+    >>> from tournament.engine import RandomEngine
+    >>> r = play_game(RandomEngine(seed=3), RandomEngine(seed=4), start_fen="B:W6:BK1")
+    >>> r.result, r.reason
+    ('1-0', 'White has no pieces')
+    """
+    board = Board(start_fen, rule=rule)
+    texts = [str(board.push_pdn(text)) for text in opening_moves]
+    limit = limit or Limit()
+    clocks = (_Clock(limit, time_margin), _Clock(white_limit or limit, time_margin))
+    engines = (black, white)
+    labels = names or (_name_of(black), _name_of(white))
+    for adjudicator in adjudicators:
+        adjudicator.reset()
+    ended = _new_games(engines, labels)
+    while ended is None:
+        ended = _end_by_rules_or_adjudication(board, adjudicators)
+        if ended is None:
+            ended = _play_one_ply(board, texts, engines, clocks, labels)
+    winner, termination, reason = ended
+    return GameResult(
+        winner=winner, termination=termination, reason=reason,
+        moves=tuple(texts), start_fen=board.start_fen,
+        opening_plies=len(opening_moves), time_used=(clocks[0].used, clocks[1].used), rule=rule,
+    )
+
+
+_Ending = tuple[Color | None, GameTermination, str]
+
+
+def _new_games(engines: tuple[Engine, Engine], labels: tuple[str, str]) -> _Ending | None:
+    """Tell both engines a game starts; a crash there loses the game."""
+    for color, engine in enumerate(engines):
+        try:
+            engine.new_game()
+        except Exception as exc:  # noqa: BLE001 - any failure of a plug-in is a crash
+            return 1 - color, GameTermination.CRASH, f"{_who(labels, color)} crashed at game start: {_describe(exc)}"
+    return None
+
+
+def _end_by_rules_or_adjudication(board: Board, adjudicators: Sequence[Adjudicator]) -> _Ending | None:
+    """The end of the game in this position, by the rules first, then the adjudicators."""
+    outcome = board.outcome()
+    if outcome is not None:
+        return outcome.winner, GameTermination.NORMAL, _rules_reason(board, outcome)
+    for adjudicator in adjudicators:
+        adjudicator.update(board)
+    for adjudicator in adjudicators:
+        verdict = adjudicator.adjudicatable()
+        if verdict is not None:
+            return verdict.winner, verdict.termination, verdict.reason
+    return None
+
+
+def _rules_reason(board: Board, outcome: Any) -> str:
+    """Reason text for an end by the rules."""
+    from egtb.board import Termination
+
+    loser = color_name(board.turn)
+    if outcome.termination == Termination.NO_PIECES:
+        return f"{loser} has no pieces"
+    if outcome.termination == Termination.NO_MOVES:
+        return f"{loser} has no legal move"
+    if outcome.termination == Termination.MOVE_RULE:
+        return f"draw by the move rule ({board.rule.name}: {board.rule.limit_plies} quiet plies)"
+    return "draw by threefold repetition"
+
+
+def _play_one_ply(board: Board, texts: list[str], engines: tuple[Engine, Engine], clocks: tuple[_Clock, _Clock],
+                  labels: tuple[str, str]) -> _Ending | None:
+    """Ask the engine to move for one move and play it (its text added to ``texts``); a fault ends the game."""
+    color = board.turn
+    engine, clock, who = engines[color], clocks[color], _who(labels, color)
+    state = _LiveState(board.start_fen, tuple(texts), board.rule.name, board.quiet_plies, live_board=board.copy())
+    try:
+        answer = _timed_answer(engine, state, clock, who)
+        move = _legal_move(answer, board, who)
+    except _EngineFault as fault:
+        logger.info("%s", fault.reason)
+        return 1 - color, fault.termination, fault.reason
+    board.push(move)
+    texts.append(str(board.move_stack[-1]))
+    return None
+
+
+def _timed_answer(engine: Engine, state: GameState, clock: _Clock, who: str) -> Any:
+    """The engine's answer, charged to its clock; faults raise _EngineFault."""
+    allowance = clock.allowance()
+    move_limit = clock.move_limit()
+    started = time.perf_counter()
+    try:
+        answer = _call_with_deadline(lambda: engine.play(state, move_limit), allowance)
+    except TimeoutError as exc:
+        clock.charge(time.perf_counter() - started)
+        raise _EngineFault(GameTermination.TIME_FORFEIT, f"{who} did not answer in time: "
+                                                         f"{_describe(exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - plug-ins may raise anything
+        raise _EngineFault(GameTermination.CRASH, f"{who} crashed: {_describe(exc)}") from None
+    elapsed = time.perf_counter() - started
+    clock.charge(elapsed)
+    if allowance is not None and elapsed > allowance:
+        raise _EngineFault(GameTermination.TIME_FORFEIT,
+                           f"{who} lost on time: {elapsed:.3f}s for a move, {allowance:.3f}s allowed")
+    return answer
+
+
+class _Hung(TimeoutError):
+    """An in-process engine did not return before its deadline."""
+
+
+def _call_with_deadline(call: Callable[[], Any], allowance: float | None) -> Any:
+    """call() directly when there is no time limit, else in a daemon thread abandoned on overrun."""
+    if allowance is None:
+        return call()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True, name="engine-move")
+    thread.start()
+    thread.join(allowance + _HUNG_GRACE)
+    if thread.is_alive():
+        raise _Hung(f"no answer after {allowance + _HUNG_GRACE:.3f}s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _legal_move(answer: Any, board: Board, who: str) -> Move:
+    """The legal move the engine's answer names; an illegal or garbled answer raises _EngineFault."""
+    if isinstance(answer, Move):
+        if board.is_legal(answer):
+            return answer
+        raise _EngineFault(GameTermination.ILLEGAL_MOVE, f"{who} played an illegal move {answer} in {board.fen()}")
+    if not isinstance(answer, str) or not _looks_like_move(answer):
+        raise _EngineFault(GameTermination.CRASH, f"{who} answered garbage {_short(answer)} in {board.fen()}")
+    try:
+        return Move.from_pdn(answer.strip(), board)
+    except ValueError:
+        raise _EngineFault(GameTermination.ILLEGAL_MOVE,
+                           f"{who} played an illegal move {answer.strip()} in {board.fen()}") from None
+
+
+def _looks_like_move(text: str) -> bool:
+    """Whether text is shaped like PDN move notation ("11-15", "9x18x27")."""
+    from tournament.openings import is_valid_move
+
+    return is_valid_move(text.strip())
+
+
+def _name_of(engine: Engine) -> str:
+    """The engine's display name."""
+    return str(getattr(engine, "name", None) or type(engine).__name__)
+
+
+def _who(labels: tuple[str, str], color: Color) -> str:
+    """'Black (name)' for reasons."""
+    return f"{color_name(color)} ({labels[color]})"
+
+
+def _describe(exc: BaseException) -> str:
+    """'ExceptionType: message' in one line."""
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _short(value: Any, width: int = 40) -> str:
+    """repr(value) cut to ``width`` characters."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+

@@ -1,0 +1,244 @@
+"""What a tournament leaves behind: game records, PDN, a JSON summary and standings.
+
+A :class:`GameRecord` is one finished game with its place in the schedule; the
+runner appends each as a JSON line the moment it ends. From the records come
+the PDN file (``[GameType "21"]``, a FEN tag for a non-standard start, Event,
+Round, Black, White, Result with "1-0" meaning Black won, Termination), the
+JSON summary and the standings table with Elo, error bars, LOS and pentanomial
+counts over the colour-reversed pairs.
+
+>>> from tournament.game import GameResult, GameTermination
+>>> a = GameRecord("g1", 0, 1, "p0", "start", "alpha", "beta", 7,
+...                GameResult(0, GameTermination.NORMAL, "White has no legal move"))
+>>> b = GameRecord("g2", 1, 1, "p0", "start", "beta", "alpha", 8,
+...                GameResult(None, GameTermination.NORMAL, "draw by threefold repetition"))
+>>> pair_counts([a, b], "alpha", "beta").as_list()
+[0, 0, 0, 1, 0]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from egtb.pdn import Game, write_game
+from tournament.game import GameResult
+from tournament.stats import Pentanomial, Standings, pentanomial_counts, pentanomial_elo, score_elo
+
+__all__ = [
+    "GameRecord",
+    "game_to_pdn",
+    "head_to_head",
+    "pair_counts",
+    "standings_text",
+    "summarize",
+    "write_atomic",
+    "write_pdn",
+]
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game of a tournament, with its place in the schedule."""
+
+    game_id: str
+    """Deterministic id, the same every time the same command runs."""
+    index: int
+    """Position in the schedule (0-based)."""
+    round: int
+    """Round number (1-based): one pass over the openings."""
+    pair_id: str
+    """Id shared by the two colour-reversed games of one opening and pairing."""
+    opening: str
+    """Opening name."""
+    black: str
+    """Player label of the engine that moved first."""
+    white: str
+    """Player label of the other engine."""
+    seed: int
+    """Seed the engines of this game were built with."""
+    result: GameResult
+    """How the game went."""
+
+    @property
+    def black_score(self) -> float:
+        """Black's points: 1, 0.5 or 0."""
+        return {"1-0": 1.0, "0-1": 0.0}.get(self.result.result, 0.5)
+
+    def score_of(self, player: str) -> float:
+        """The points ``player`` scored in this game."""
+        if player == self.black:
+            return self.black_score
+        if player == self.white:
+            return 1.0 - self.black_score
+        raise ValueError(f"{player!r} did not play game {self.game_id}")
+
+    def to_json(self) -> str:
+        """One JSON line (no newline)."""
+        data = {k: getattr(self, k) for k in ("game_id", "index", "round", "pair_id", "opening", "black", "white",
+                                              "seed")}
+        data["result"] = self.result.to_dict()
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, line: str) -> "GameRecord":
+        """The record :meth:`to_json` wrote (ValueError/KeyError when it is not one)."""
+        data = json.loads(line)
+        data["result"] = GameResult.from_dict(data["result"])
+        return cls(**data)
+
+
+def game_to_pdn(record: GameRecord, *, event: str = "tournament") -> str:
+    """The PDN text of one game.
+
+    >>> from tournament.game import GameResult, GameTermination
+    >>> r = GameRecord("g1", 0, 1, "p0", "x", "a", "b", 1,
+    ...                GameResult(1, GameTermination.CRASH, "Black (a) crashed", moves=()))
+    >>> print(game_to_pdn(r, event="demo").splitlines()[:3])
+    ['[Event "demo"]', '[Round "1.1"]', '[Black "a"]']
+    """
+    result = record.result
+    headers = {
+        "Event": event,
+        "Round": f"{record.round}.{record.index + 1}",
+        "Black": record.black,
+        "White": record.white,
+        "Opening": record.opening,
+        "Termination": result.termination.value,
+        "TerminationDetails": result.reason,
+        "PlyCount": str(result.plies),
+        "GameId": record.game_id,
+    }
+    return write_game(Game(headers=headers, fen=result.start_fen, moves=list(result.moves), result=result.result))
+
+
+def write_atomic(path: str | Path, text: str) -> Path:
+    """Write text to a temporary file beside ``path`` and rename it (never half-written)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def write_pdn(records: Iterable[GameRecord], path: str | Path, *, event: str = "tournament") -> Path:
+    """Write every game, in schedule order, to one PDN file."""
+    ordered = sorted(records, key=lambda r: r.index)
+    return write_atomic(path, "\n".join(game_to_pdn(r, event=event) for r in ordered))
+
+
+def _pairs_of(records: Iterable[GameRecord]) -> dict[str, list[GameRecord]]:
+    """Records grouped by pair id."""
+    pairs: dict[str, list[GameRecord]] = defaultdict(list)
+    for record in records:
+        pairs[record.pair_id].append(record)
+    return pairs
+
+
+def pair_counts(records: Iterable[GameRecord], player: str, opponent: str | None = None) -> Pentanomial:
+    """Pentanomial counts of ``player`` over its complete colour-reversed pairs (against ``opponent`` only if given)."""
+    totals = []
+    for games in _pairs_of(records).values():
+        if len(games) != 2 or player not in (games[0].black, games[0].white):
+            continue
+        if opponent is not None and opponent not in (games[0].black, games[0].white):
+            continue
+        totals.append(tuple(g.score_of(player) for g in games))
+    return pentanomial_counts(totals)
+
+
+def head_to_head(records: Sequence[GameRecord], a: str, b: str) -> dict[str, Any]:
+    """W/L/D, Elo and pentanomial statistics of ``a`` against ``b``."""
+    games = [r for r in records if {r.black, r.white} == {a, b}]
+    scores = [r.score_of(a) for r in games]
+    wins, losses = scores.count(1.0), scores.count(0.0)
+    draws = len(scores) - wins - losses
+    trinomial = score_elo(wins, losses, draws)
+    penta = pair_counts(games, a, b)
+    pent = pentanomial_elo(penta)
+    return {
+        "engine": a, "opponent": b, "games": len(games), "wins": wins, "losses": losses, "draws": draws,
+        "elo": _num(trinomial.elo), "elo_error": _num(trinomial.error), "los": _num(trinomial.los),
+        "pentanomial": penta.as_list(), "pentanomial_elo": _num(pent.elo),
+        "pentanomial_elo_error": _num(pent.error), "pentanomial_los": _num(pent.los),
+    }
+
+
+def _num(value: float) -> float | str | None:
+    """A float for JSON: NaN becomes None, infinities the strings "inf"/"-inf"."""
+    if math.isnan(value):
+        return None
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def _standings(records: Iterable[GameRecord]) -> Standings:
+    return Standings.from_games((r.black, r.white, r.result.result) for r in records)
+
+
+def summarize(records: Sequence[GameRecord], *, players: Sequence[str], settings: dict[str, Any] | None = None,
+              sprt: Any = None) -> dict[str, Any]:
+    """The JSON summary: settings, per-engine standings, head-to-head results, terminations."""
+    rows = []
+    for row in _standings(records).rows():
+        est = row.elo
+        rows.append({
+            "engine": row.engine, "games": row.games, "wins": row.wins, "losses": row.losses, "draws": row.draws,
+            "score": row.score, "elo": _num(est.elo), "elo_error": _num(est.error), "los": _num(est.los),
+            "pentanomial": pair_counts(records, row.engine).as_list(),
+        })
+    terminations: dict[str, int] = defaultdict(int)
+    for record in records:
+        terminations[record.result.termination.value] += 1
+    return {
+        "settings": settings or {},
+        "games": len(records),
+        "standings": rows,
+        "head_to_head": [head_to_head(records, a, b) for i, a in enumerate(players) for b in players[i + 1:]],
+        "terminations": dict(sorted(terminations.items())),
+        "sprt": None if sprt is None else str(sprt),
+    }
+
+
+def standings_text(records: Sequence[GameRecord], *, players: Sequence[str] = ()) -> str:
+    """The standings table, then one head-to-head line per pairing of ``players``.
+
+    >>> from tournament.game import GameResult, GameTermination
+    >>> g = lambda i, b, w, winner: GameRecord(f"g{i}", i, 1, f"p{i // 2}", "o", b, w, i,
+    ...                                        GameResult(winner, GameTermination.NORMAL, "r"))
+    >>> print(standings_text([g(0, "a", "b", 0), g(1, "b", "a", None)], players=["a", "b"]))
+    Rank  Engine  Games  W  L  D  Score  Score%    Elo    +/-   LOS%  Pairs [LL LD DD/WL WD WW]
+       1  a           2  1  0  1    1.5    75.0  190.8    inf   84.1  [0, 0, 0, 1, 0]
+       2  b           2  0  1  1    0.5    25.0  -190.8    inf   15.9  [0, 1, 0, 0, 0]
+    <BLANKLINE>
+    a vs b: 2 games, +1 -0 =1, Elo 190.8 +/- inf, LOS 84.1%, pairs [0, 0, 0, 1, 0], pentanomial Elo 190.8 +/- 0.0
+    """
+    table = _standings(records).format_table().splitlines()
+    lines = [table[0] + "  Pairs [LL LD DD/WL WD WW]"]
+    for line, row in zip(table[1:], _standings(records).rows()):
+        lines.append(f"{line}  {pair_counts(records, row.engine)}")
+    matchups = [head_to_head(records, a, b) for i, a in enumerate(players) for b in players[i + 1:]]
+    if matchups:
+        lines.append("")
+        lines += [_head_to_head_line(m) for m in matchups if m["games"]]
+    return "\n".join(lines)
+
+
+def _head_to_head_line(m: dict[str, Any]) -> str:
+    def fmt(value: Any) -> str:
+        return "nan" if value is None else value if isinstance(value, str) else f"{value:.1f}"
+
+    los = "nan" if m["los"] is None else f"{100 * m['los']:.1f}%"
+    return (f"{m['engine']} vs {m['opponent']}: {m['games']} games, +{m['wins']} -{m['losses']} ={m['draws']}, "
+            f"Elo {fmt(m['elo'])} +/- {fmt(m['elo_error'])}, LOS {los}, pairs {m['pentanomial']}, "
+            f"pentanomial Elo {fmt(m['pentanomial_elo'])} +/- {fmt(m['pentanomial_elo_error'])}")

@@ -1,0 +1,574 @@
+"""Schedule and run a tournament: pairings, openings, a process pool, resumable records.
+
+The schedule is deterministic: for each round, each opening, each pairing, two
+games with colours reversed (a *pair*). Every game has an id and a seed that
+depend only on the command's settings, so a run that was interrupted is resumed
+by starting the same command again: the finished games are read back from
+``games.jsonl`` in the run directory and only the missing ones are played.
+Each finished game is appended to that file at once (flush + fsync); a
+half-written last line left by a kill is dropped and the game replayed.
+
+Engines are built inside the workers from their specs, a fresh instance for
+every game, so an engine that faulted is restarted for its next game.
+
+>>> import tempfile
+>>> out = tempfile.mkdtemp()
+>>> result = run_tournament(["random", "random"], out_dir=out, games=4, concurrency=1, progress=False)
+>>> len(result.records), [p for p in result.players]
+(4, ['random', 'random#2'])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from egtb.board import Board
+from egtb.notation import START_FEN
+from tournament.adjudicate import build_adjudicators, open_tablebase
+from tournament.engine import Engine, Limit
+from tournament.game import DEFAULT_TIME_MARGIN, GameResult, GameTermination, color_name, play_game
+from tournament.openings import Opening
+from tournament.records import GameRecord, standings_text, summarize, write_atomic, write_pdn
+from tournament.stats import SprtResult, sprt
+
+__all__ = [
+    "GameJob",
+    "GameSettings",
+    "SprtSettings",
+    "TournamentResult",
+    "derive_seed",
+    "gauntlet",
+    "load_records",
+    "opening_start",
+    "play_job",
+    "player_labels",
+    "round_robin",
+    "run_tournament",
+    "schedule",
+]
+
+logger = logging.getLogger(__name__)
+
+RECORDS_FILE = "games.jsonl"
+SETTINGS_FILE = "settings.json"
+PDN_FILE = "games.pdn"
+SUMMARY_FILE = "summary.json"
+STANDINGS_FILE = "standings.txt"
+
+STANDARD_START = Opening("start", (), None)
+"""The opening used when none is given: the standard start position."""
+
+
+# --- pairings and schedule ---------------------------------------------------
+
+
+def round_robin(count: int) -> Iterator[tuple[int, int]]:
+    """Every pairing of ``count`` players once, as (i, j) with i < j.
+
+    >>> list(round_robin(3))
+    [(0, 1), (0, 2), (1, 2)]
+    """
+    for i in range(count):
+        for j in range(i + 1, count):
+            yield i, j
+
+
+def gauntlet(count: int) -> Iterator[tuple[int, int]]:
+    """Player 0 against each of the others.
+
+    >>> list(gauntlet(3))
+    [(0, 1), (0, 2)]
+    """
+    for j in range(1, count):
+        yield 0, j
+
+
+def player_labels(specs: Sequence[str]) -> list[str]:
+    """Display labels of the engines: the spec, with ``#2``, ``#3``... for repeats.
+
+    >>> player_labels(["random", "easy", "random"])
+    ['random', 'easy', 'random#2']
+    """
+    labels, seen = [], {}
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        labels.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+    return labels
+
+
+def derive_seed(*parts: object) -> int:
+    """A 32-bit seed from any values, the same in every process and run.
+
+    >>> derive_seed(1, "g1") == derive_seed(1, "g1") != derive_seed(2, "g1")
+    True
+    """
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+@dataclass(frozen=True)
+class Player:
+    """A participant: its label in the records and the spec that builds its engine."""
+
+    label: str
+    """Name in standings and PDN."""
+    spec: str
+    """Engine spec given to tournament.engines.make_engine."""
+
+
+@dataclass(frozen=True)
+class GameJob:
+    """One scheduled game."""
+
+    game_id: str
+    """Deterministic id, e.g. ``r1-o005-0v1-b``."""
+    index: int
+    """Position in the schedule."""
+    round: int
+    """Round (1-based)."""
+    pair_id: str
+    """Shared by the two colour-reversed games."""
+    opening: Opening
+    """Start of the game."""
+    black: Player
+    """Moves first."""
+    white: Player
+    """Moves second."""
+    seed: int
+    """Seed for both engines of the game."""
+
+
+def schedule(
+    players: Sequence[Player],
+    openings: Sequence[Opening] = (STANDARD_START,),
+    *,
+    pairing: Callable[[int], Iterator[tuple[int, int]]] = round_robin,
+    rounds: int = 1,
+    games: int | None = None,
+    seed: int = 0,
+) -> list[GameJob]:
+    """The games to play, in order: rounds x openings x pairings x both colours.
+
+    With ``games`` the openings are cycled (round after round) until that many
+    games are scheduled; otherwise all openings are played ``rounds`` times.
+
+    >>> ps = [Player("a", "random"), Player("b", "random")]
+    >>> [(j.game_id, j.black.label) for j in schedule(ps, rounds=1)]
+    [('r1-o000-0v1-a', 'a'), ('r1-o000-0v1-b', 'b')]
+    >>> len(schedule(ps, games=5))
+    5
+    """
+    if len(players) < 2:
+        raise ValueError(f"a tournament needs at least two engines, got {len(players)}")
+    if not openings:
+        raise ValueError("no openings to play")
+    return list(_iterate_jobs(players, openings, pairing, rounds, games, seed))
+
+
+def _iterate_jobs(players: Sequence[Player], openings: Sequence[Opening], pairing: Callable[[int], Iterator[tuple[int, int]]],
+                  rounds: int, games: int | None, seed: int) -> Iterator[GameJob]:
+    """Generate the jobs of :func:`schedule`."""
+    index, round_number = 0, 0
+    while games is not None or round_number < rounds:
+        round_number += 1
+        for o, opening in enumerate(openings):
+            for a, b in pairing(len(players)):
+                pair_id = f"r{round_number}-o{o:03d}-{a}v{b}"
+                for leg, (black, white) in (("a", (a, b)), ("b", (b, a))):
+                    if games is not None and index >= games:
+                        return
+                    game_id = f"{pair_id}-{leg}"
+                    yield GameJob(game_id, index, round_number, pair_id, opening, players[black], players[white],
+                                  derive_seed(seed, game_id))
+                    index += 1
+
+
+def opening_start(opening: Opening) -> tuple[str, tuple[str, ...]]:
+    """Start FEN and moves to play for an opening.
+
+    Ballots give the moves from the standard start (their FEN is the position
+    after them); a user FEN with moves plays the moves from that FEN.
+
+    >>> from tournament.openings import load_ballots
+    >>> opening_start(load_ballots("3-move")[0])
+    ('B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12', ('9-13', '21-17', '5-9'))
+    >>> opening_start(Opening("mine", ("18x9",), "W:W18:B14"))
+    ('W:W18:B14', ('18x9',))
+    """
+    if not opening.moves:
+        return (opening.fen or START_FEN), ()
+    if opening.fen is None or _replays_to(START_FEN, opening.moves, opening.fen):
+        return START_FEN, tuple(opening.moves)
+    return opening.fen, tuple(opening.moves)
+
+
+def _replays_to(start: str, moves: Sequence[str], fen: str) -> bool:
+    """Whether playing moves from start gives the position fen (False when not legal or unparsable)."""
+    try:
+        board = Board(start)
+        for text in moves:
+            board.push_pdn(text)
+        return board.fen() == Board(fen).fen()
+    except ValueError:
+        return False
+
+
+# --- playing one game -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GameSettings:
+    """How each game is played (the same for every game of the run)."""
+
+    rule: str = "wcdf"
+    """Draw-rule preset."""
+    limit: Limit = field(default_factory=Limit)
+    """Thinking limit per move (time per move, clock + increment, depth or nodes)."""
+    time_margin: float = DEFAULT_TIME_MARGIN
+    """Seconds an engine may overrun before it forfeits."""
+    tables_dir: str | None = None
+    """Endgame tables for adjudication and for engines that probe them."""
+    adjudicate_pieces: int | None = None
+    """Adjudicate by the tables at this many pieces or fewer (default: all the tables have)."""
+    max_plies: int | None = None
+    """Draw a game that reaches this many plies."""
+    heuristics: bool = False
+    """Also use the heuristic material and draw adjudicators."""
+
+
+def _make_engine(player: Player, settings: GameSettings, seed: int) -> Engine:
+    """Build an engine in this process from its spec."""
+    from tournament.engines import make_engine
+
+    return make_engine(player.spec, tables_dir=settings.tables_dir, seed=seed)
+
+
+def play_job(job: GameJob, settings: GameSettings) -> GameRecord:
+    """Build both engines, play the game, close them; faults become results, never exceptions."""
+    start_fen, moves = opening_start(job.opening)
+    engines: list[Engine] = []
+    try:
+        for color, player in enumerate((job.black, job.white)):
+            try:
+                engines.append(_make_engine(player, settings, derive_seed(job.seed, color)))
+            except Exception as exc:  # noqa: BLE001 - a plug-in that cannot start loses
+                result = GameResult(1 - color, GameTermination.CRASH,
+                                    f"{color_name(color)} ({player.label}) could not be started: {exc}",
+                                    start_fen=start_fen, rule=settings.rule)
+                return _record(job, result)
+        result = play_game(engines[0], engines[1], start_fen=start_fen, opening_moves=moves, rule=settings.rule,
+                           limit=settings.limit, time_margin=settings.time_margin,
+                           adjudicators=_adjudicators(settings), names=(job.black.label, job.white.label))
+        return _record(job, result)
+    finally:
+        for engine in engines:
+            _close_quietly(engine)
+
+
+def _record(job: GameJob, result: GameResult) -> GameRecord:
+    return GameRecord(job.game_id, job.index, job.round, job.pair_id, job.opening.name, job.black.label,
+                      job.white.label, job.seed, result)
+
+
+def _adjudicators(settings: GameSettings) -> list[Any]:
+    tablebase = open_tablebase(settings.tables_dir) if settings.tables_dir else None
+    return build_adjudicators(tablebase=tablebase, max_pieces=settings.adjudicate_pieces,
+                              max_plies=settings.max_plies, heuristics=settings.heuristics)
+
+
+def _close_quietly(engine: Engine) -> None:
+    try:
+        engine.close()
+    except Exception:  # noqa: BLE001 - a crashed engine may fail to close; the game is over
+        logger.debug("closing %r failed", engine, exc_info=True)
+
+
+def _play_job_star(args: tuple[GameJob, GameSettings]) -> GameRecord:
+    """Pool entry point."""
+    return play_job(*args)
+
+
+# --- the records file ---------------------------------------------------------
+
+
+def load_records(path: str | Path) -> list[GameRecord]:
+    """The records of a games.jsonl file; a half-written last line is cut off the file.
+
+    A broken line elsewhere raises ValueError naming the file and line.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    complete, tail = lines[:-1], lines[-1]
+    records = []
+    for number, line in enumerate(complete, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(GameRecord.from_json(line.decode()))
+        except (ValueError, KeyError, TypeError) as exc:
+            if number == len(complete) and not tail:
+                return _truncate(path, data, len(data) - len(line) - 1, records)
+            raise ValueError(f"{path}:{number}: broken game record: {exc}") from None
+    if tail:
+        return _truncate(path, data, len(data) - len(tail), records)
+    return records
+
+
+def _truncate(path: Path, data: bytes, size: int, records: list[GameRecord]) -> list[GameRecord]:
+    """Cut a half-written line off the end of the records file."""
+    logger.warning("%s: dropping a half-written last record (%d bytes); that game is replayed", path,
+                   len(data) - size)
+    with open(path, "r+b") as handle:
+        handle.truncate(size)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return records
+
+
+class _RecordLog:
+    """Appends records to games.jsonl, each flushed and fsynced at once."""
+
+    def __init__(self, path: Path) -> None:
+        self._handle = open(path, "a", encoding="utf-8")
+
+    def append(self, record: GameRecord) -> None:
+        self._handle.write(record.to_json() + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+# --- the tournament -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SprtSettings:
+    """An SPRT on the first engine against the second: stop when decided."""
+
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    @classmethod
+    def parse(cls, text: str) -> "SprtSettings":
+        """From ``"elo0,elo1,alpha,beta"`` (alpha and beta optional).
+
+        >>> SprtSettings.parse("0,10,0.05,0.1")
+        SprtSettings(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.1)
+        """
+        values = [float(v) for v in text.split(",")]
+        if not 2 <= len(values) <= 4:
+            raise ValueError(f"SPRT needs elo0,elo1[,alpha[,beta]], got {text!r}")
+        return cls(*values)
+
+    def test(self, records: Sequence[GameRecord], a: str, b: str) -> SprtResult:
+        """The SPRT on a's pentanomial counts against b."""
+        from tournament.records import pair_counts
+
+        return sprt(self.elo0, self.elo1, self.alpha, self.beta, pentanomial=pair_counts(records, a, b))
+
+
+@dataclass
+class TournamentResult:
+    """What a run produced."""
+
+    players: list[str]
+    """Player labels in the order given."""
+    records: list[GameRecord]
+    """Every finished game (earlier runs' included), in schedule order."""
+    scheduled: int
+    """Games in the full schedule."""
+    out_dir: Path
+    """Run directory."""
+    pdn_path: Path
+    """PDN file of every game."""
+    summary_path: Path
+    """JSON summary."""
+    standings: str
+    """The printed standings table."""
+    sprt: SprtResult | None = None
+    """SPRT state at the end, when one was asked for."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether every scheduled game was played (or the SPRT stopped the match)."""
+        return len(self.records) == self.scheduled or (self.sprt is not None and self.sprt.decision is not None)
+
+
+def run_tournament(
+    specs: Sequence[str],
+    *,
+    out_dir: str | Path,
+    openings: Sequence[Opening] | None = None,
+    gauntlet_mode: bool = False,
+    rounds: int = 1,
+    games: int | None = None,
+    concurrency: int | None = None,
+    settings: GameSettings | None = None,
+    seed: int = 0,
+    sprt_settings: SprtSettings | None = None,
+    event: str = "tournament",
+    progress: bool = True,
+    stop_after: int | None = None,
+) -> TournamentResult:
+    """Play (or resume) a tournament and write its records into ``out_dir``.
+
+    Args:
+        specs: engine specs (tournament.engines), the first is the gauntlet's champion.
+        out_dir: run directory: games.jsonl, settings.json, games.pdn, summary.json, standings.txt.
+        openings: start positions (default: the standard start), each played with both colours.
+        gauntlet_mode: pair the first engine with each other one instead of round-robin.
+        rounds, games: all openings ``rounds`` times, or exactly ``games`` games.
+        concurrency: worker processes (default: os.cpu_count(); 1 plays in this process).
+        settings: how games are played (rule, limits, adjudication).
+        seed: run seed; game seeds derive from it and the game id.
+        sprt_settings: stop a two-engine match once the SPRT decides.
+        stop_after: stop after this many new games (a test hook that simulates an interruption).
+
+    Raises ValueError when ``out_dir`` holds a run with other settings.
+    """
+    settings = settings or GameSettings()
+    players = [Player(label, spec) for label, spec in zip(player_labels(specs), specs)]
+    openings = list(openings) if openings else [STANDARD_START]
+    jobs = schedule(players, openings, pairing=gauntlet if gauntlet_mode else round_robin, rounds=rounds,
+                    games=games, seed=seed)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _check_settings(out, _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
+    if settings.tables_dir:
+        open_tablebase(settings.tables_dir)  # fail early, in the parent, on a bad directory
+    records = load_records(out / RECORDS_FILE)
+    done = {r.game_id for r in records}
+    todo = [job for job in jobs if job.game_id not in done]
+    labels = [p.label for p in players]
+    records += _play_missing(todo, settings, out, labels, records, concurrency=concurrency, progress=progress,
+                             sprt_settings=sprt_settings, stop_after=stop_after, scheduled=len(jobs))
+    return _finish(out, labels, records, len(jobs), event, sprt_settings,
+                   _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
+
+
+def _settings_dict(players: Sequence[Player], openings: Sequence[Opening], gauntlet_mode: bool, rounds: int,
+                   games: int | None, seed: int, settings: GameSettings, sprt_settings: SprtSettings | None) -> dict:
+    """The settings that define the schedule and the games, as JSON data."""
+    game = asdict(settings)
+    game["limit"] = asdict(settings.limit)
+    return {
+        "engines": [p.spec for p in players], "openings": [[o.name, list(o.moves), o.fen] for o in openings],
+        "gauntlet": gauntlet_mode, "rounds": None if games is not None else rounds, "games": games, "seed": seed,
+        "game": game, "sprt": None if sprt_settings is None else asdict(sprt_settings),
+    }
+
+
+def _check_settings(out: Path, wanted: dict) -> None:
+    """Write settings.json on a new run; refuse to resume a run made with other settings."""
+    path = out / SETTINGS_FILE
+    if path.exists():
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if stored != json.loads(json.dumps(wanted)):
+            changed = sorted(k for k in wanted if stored.get(k) != json.loads(json.dumps(wanted[k])))
+            raise ValueError(f"{out} holds a run with other settings ({', '.join(changed)}); "
+                             "use another --out directory or the same options")
+        return
+    if (out / RECORDS_FILE).exists():
+        raise ValueError(f"{out} holds {RECORDS_FILE} without {SETTINGS_FILE}; use another --out directory")
+    write_atomic(path, json.dumps(wanted, indent=2) + "\n")
+
+
+def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels: list[str],
+                  previous: list[GameRecord], *, concurrency: int | None, progress: bool,
+                  sprt_settings: SprtSettings | None, stop_after: int | None, scheduled: int) -> list[GameRecord]:
+    """Play the missing games, appending each to the records file as it ends."""
+    new: list[GameRecord] = []
+    if not todo or _sprt_decided(sprt_settings, previous, labels):
+        return new
+    log = _RecordLog(out / RECORDS_FILE)
+    bar = _progress_bar(scheduled, scheduled - len(todo), progress)
+    workers = min(concurrency or os.cpu_count() or 1, len(todo))
+    results = _results(todo, settings, workers)
+    try:
+        for record in results:
+            log.append(record)
+            new.append(record)
+            bar.update(1)
+            bar.set_postfix_str(_running_score(previous + new, labels), refresh=False)
+            if (stop_after is not None and len(new) >= stop_after) or \
+                    _sprt_decided(sprt_settings, previous + new, labels):
+                break
+    finally:
+        results.close()
+        bar.close()
+        log.close()
+    return new
+
+
+def _results(todo: list[GameJob], settings: GameSettings, workers: int) -> Iterator[GameRecord]:
+    """Finished games, from this process (one worker) or a pool; the pool dies when the caller stops."""
+    if workers <= 1:
+        for job in todo:
+            yield play_job(job, settings)
+        return
+    import multiprocessing_logging
+
+    multiprocessing_logging.install_mp_handler()
+    pool = multiprocessing.get_context("fork").Pool(workers)
+    try:
+        yield from pool.imap_unordered(_play_job_star, [(job, settings) for job in todo], chunksize=1)
+    finally:
+        pool.terminate()
+        pool.join()
+        multiprocessing_logging.uninstall_mp_handler()
+
+
+def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, disable=not enabled, unit="game", dynamic_ncols=True)
+
+
+def _running_score(records: Sequence[GameRecord], labels: list[str]) -> str:
+    """'a 3.5 - 2.5 b' for two engines, else the leader's points."""
+    points = {label: 0.0 for label in labels}
+    for record in records:
+        points[record.black] += record.black_score
+        points[record.white] += 1.0 - record.black_score
+    if len(labels) == 2:
+        a, b = labels
+        return f"{a} {points[a]:g} - {points[b]:g} {b}"
+    leader = max(labels, key=lambda label: points[label])
+    return f"leader {leader} {points[leader]:g}"
+
+
+def _sprt_decided(sprt_settings: SprtSettings | None, records: Sequence[GameRecord], labels: list[str]) -> bool:
+    if sprt_settings is None or len(labels) != 2:
+        return False
+    return sprt_settings.test(records, labels[0], labels[1]).decision is not None
+
+
+def _finish(out: Path, labels: list[str], records: list[GameRecord], scheduled: int, event: str,
+            sprt_settings: SprtSettings | None, settings: dict) -> TournamentResult:
+    """Write the PDN, the summary and the standings; return the result."""
+    records = sorted(records, key=lambda r: r.index)
+    state = sprt_settings.test(records, labels[0], labels[1]) if sprt_settings and len(labels) == 2 else None
+    pdn_path = write_pdn(records, out / PDN_FILE, event=event)
+    summary = summarize(records, players=labels, settings=settings, sprt=state)
+    summary.update(scheduled=scheduled, complete=len(records) == scheduled)
+    summary_path = write_atomic(out / SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
+    table = standings_text(records, players=labels)
+    if state is not None:
+        table += f"\nSPRT {state}"
+    write_atomic(out / STANDINGS_FILE, table + "\n")
+    return TournamentResult(labels, records, scheduled, out, pdn_path, summary_path, table, state)
