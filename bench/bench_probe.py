@@ -1,0 +1,169 @@
+"""Benchmark the prober: single probes from Python, batch probes, memory of loaded tables.
+
+Prints figures, never asserts. Tables come from ``--dir`` (default $EGTB_DIR or
+data/egtb); when it holds none, tables up to ``--build`` pieces are built into a
+temporary directory first, and the output says so.
+
+    .venv/bin/python bench/bench_probe.py --dir data/egtb
+
+Targets (issue 4): 100,000 single probes per second, 10 million batch probes
+per second; memory with every table up to 5 pieces loaded is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from egtb import storage
+from egtb.board import Board
+from egtb.index import unrank_positions
+from egtb.material import Material, count_positions
+from egtb.notation import Placement, format_fen
+from egtb.probe import Tablebase
+
+SINGLE_TARGET = 100_000
+BATCH_TARGET = 10_000_000
+
+
+def rss_bytes() -> int:
+    """Resident set size of this process (Linux /proc)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def random_positions(materials: list[Material], n: int, *, seed: int = 1) -> tuple[np.ndarray, ...]:
+    """n random positions (bm, bk, wm, wk, turn arrays) over the materials, shuffled."""
+    rng = np.random.default_rng(seed)
+    per = np.bincount(rng.integers(0, len(materials), n), minlength=len(materials))
+    parts = [_positions_of(m, k, rng) for m, k in zip(materials, per) if k]
+    arrays = [np.concatenate(a) for a in zip(*parts)]
+    order = rng.permutation(n)
+    bm, bk, wm, wk = (a[order] for a in arrays)
+    turn = rng.integers(0, 2, n)
+    white = turn == 1  # White to move: mirror each position so the probe normalises it back
+    for a, b in ((bm, wm), (bk, wk)):
+        a_w, b_w = _mirror_array(b[white]), _mirror_array(a[white])
+        a[white], b[white] = a_w, b_w
+    return bm, bk, wm, wk, turn
+
+
+def _positions_of(material: Material, k: int, rng: np.random.Generator) -> list[np.ndarray]:
+    indices = rng.integers(0, count_positions(material), k).astype(np.int64)
+    out = [np.empty(k, dtype=np.int64) for _ in range(4)]
+    unrank_positions(indices, material.black_men, material.black_kings,
+                     material.white_men, material.white_kings, *out)
+    return out
+
+
+#: REVERSED_BYTE[b] is the byte b with its bits in reverse order.
+REVERSED_BYTE = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.int64)
+
+
+def _mirror_array(bits: np.ndarray) -> np.ndarray:
+    """Bit reversal of 32-bit values (square s -> 33 - s)."""
+    out = np.zeros_like(bits)
+    for k in range(4):
+        out |= REVERSED_BYTE[(bits >> (8 * k)) & 0xFF] << (8 * (3 - k))
+    return out
+
+
+def bench_single(tb: Tablebase, boards: list[Board], *, seconds: float = 2.0) -> float:
+    """Single probes per second through probe_wld(Board)."""
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for board in boards:
+            tb.probe_wld(board)
+        done += len(boards)
+    return done / (time.perf_counter() - start)
+
+
+def bench_fen(tb: Tablebase, fens: list[str]) -> float:
+    """Probes per second when each position comes as a FEN string."""
+    start = time.perf_counter()
+    for fen in fens:
+        tb.probe_wld(fen)
+    return len(fens) / (time.perf_counter() - start)
+
+
+def bench_batch(tb: Tablebase, arrays: tuple[np.ndarray, ...], *, repeats: int = 3) -> float:
+    """Batch probes per second (best of ``repeats``)."""
+    tb.probe_batch(*(a[:1000] for a in arrays))  # compile and load
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        tb.probe_batch(*arrays)
+        best = min(best, time.perf_counter() - start)
+    return len(arrays[0]) / best
+
+
+def boards_of(arrays: tuple[np.ndarray, ...], n: int) -> list[Board]:
+    return [Board(format_fen(Placement(*(int(a[i]) for a in arrays)))) for i in range(n)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", default=None, help="table directory (default $EGTB_DIR or data/egtb)")
+    parser.add_argument("--build", type=int, default=3, help="pieces to build when --dir has no tables")
+    parser.add_argument("--batch", type=int, default=10_000_000, help="positions per batch")
+    args = parser.parse_args()
+    directory = Path(args.dir) if args.dir else storage.default_dir()
+    note = ""
+    if not Tablebase(directory).materials():
+        from egtb.build import build
+        directory = Path(tempfile.mkdtemp(prefix="bench_probe_"))
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+        build(args.build, directory=directory, progress=False)
+        note = f"(no tables found; built up to {args.build} pieces into {directory}, removed at exit)"
+    tb = Tablebase(directory, max_open=1 << 20)
+    materials = tb.materials()
+    pieces = max(m.pieces for m in materials)
+    rss_before = rss_bytes()
+    start = time.perf_counter()
+    for material in materials:
+        tb.load(material)
+    load_seconds = time.perf_counter() - start
+    rss_after = rss_bytes()
+    arrays = random_positions(materials, args.batch)
+    boards = boards_of(arrays, 20_000)
+    tb.probe_wld(boards[0])
+    single = bench_single(tb, boards)
+    fen_rate = bench_fen(tb, [b.fen() for b in boards])
+    batch = bench_batch(tb, arrays)
+    report(directory, note, materials, pieces, tb, rss_before, rss_after, load_seconds,
+           single, fen_rate, batch, args.batch)
+
+
+def report(directory, note, materials, pieces, tb, rss_before, rss_after, load_seconds,
+           single, fen_rate, batch, batch_size) -> None:
+    positions = sum(count_positions(m) for m in materials)
+    print(f"tables: {directory} {note}")
+    print(f"  {len(materials)} materials, up to {pieces} pieces (complete up to {tb.max_pieces}),"
+          f" {positions:,} positions; loaded in {load_seconds:.1f} s")
+    print(f"{'measure':<34}{'figure':>16}{'target':>14}{'ratio':>8}")
+    rows = [
+        ("single probes/s (Board)", single, SINGLE_TARGET),
+        ("single probes/s (FEN string)", fen_rate, None),
+        (f"batch probes/s ({batch_size:,} positions)", batch, BATCH_TARGET),
+    ]
+    for name, value, target in rows:
+        ratio = f"{value / target:.2f}x" if target else "-"
+        print(f"{name:<34}{value:>16,.0f}{(f'{target:,}' if target else '-'):>14}{ratio:>8}")
+    print(f"{'table arrays in memory (MB)':<34}{tb.loaded_bytes / 1e6:>16,.1f}")
+    print(f"{'RSS before loading (MB)':<34}{rss_before / 1e6:>16,.1f}")
+    print(f"{'RSS with all tables loaded (MB)':<34}{rss_after / 1e6:>16,.1f}")
+    print(f"{'bytes per position in memory':<34}{tb.loaded_bytes / max(positions, 1):>16,.2f}")
+    if pieces < 5:
+        print(f"note: only tables up to {pieces} pieces were available, not 5")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+"""Tests of egtb.probe: golden values, agreement with the stored arrays, best moves, errors."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from egtb import storage
+from egtb.board import Board
+from egtb.build import build
+from egtb.index import global_unrank
+from egtb.material import Material, all_materials, count_positions, mirror
+from egtb.notation import Placement, format_fen
+from egtb.probe import (MissingTableError, _move_order, MoveValue, ProbeResult, Tablebase, TableError,
+                        VALUE_NAMES)
+from egtb.solve import DRAW, LOSS, WIN
+
+GOLDEN_DIR = Path(__file__).resolve().parent.parent / "data" / "golden"
+#: Ours (table values, some worked by hand) and the builder's (forward search).
+GOLDEN_FILES = ("probe_golden.txt", "positions.txt")
+NAME_OF_CODE = {WIN: "win", DRAW: "draw", LOSS: "loss"}
+MAX_PIECES = 4
+
+
+@pytest.fixture(scope="session")
+def tables_dir(tmp_path_factory) -> Path:
+    """Every table up to 4 pieces, built once per session."""
+    directory = tmp_path_factory.mktemp("probe_tables")
+    build(MAX_PIECES, directory=directory, jobs=2, progress=False)
+    return directory
+
+
+@pytest.fixture()
+def tb(tables_dir) -> Tablebase:
+    with Tablebase(tables_dir) as tablebase:
+        yield tablebase
+
+
+def fen_of(material: Material, index: int, *, white_to_move: bool = False) -> str:
+    """FEN of a stored position; with white_to_move, its colour-mirrored twin."""
+    bm, bk, wm, wk = global_unrank(material, index)
+    if white_to_move:
+        return format_fen(Placement(mirror(wm), mirror(wk), mirror(bm), mirror(bk), 1))
+    return format_fen(Placement(bm, bk, wm, wk, 0))
+
+
+def read_golden() -> list[tuple[str, str, int]]:
+    """(FEN, value, DTW) of every line of the golden files that exist."""
+    rows = []
+    lines = [line for name in GOLDEN_FILES if (GOLDEN_DIR / name).exists()
+             for line in (GOLDEN_DIR / name).read_text().splitlines()]
+    for line in lines:
+        if line.strip() and not line.startswith("#"):
+            fen, value, dtw = line.split("#")[0].split()[:3]
+            rows.append((fen, value, int(dtw)))
+    return rows
+
+
+# --- golden -------------------------------------------------------------------
+
+def test_golden_file_has_positions():
+    assert len(read_golden()) >= 100
+
+
+@pytest.mark.parametrize("fen, value, dtw", read_golden())
+def test_golden(tb, fen, value, dtw):
+    if Board(fen).piece_count() > MAX_PIECES:
+        pytest.skip(f"{fen} has more than {MAX_PIECES} pieces")
+    assert tb.probe(fen) == ProbeResult(value, dtw)
+    assert tb.probe_wld(Board(fen)) == {"win": 1, "draw": 0, "loss": -1}[value]
+    assert tb.probe_dtw(fen) == dtw
+
+
+# --- agreement with the stored arrays ----------------------------------------
+
+@pytest.mark.parametrize("material", all_materials(2) + [Material.parse("2k-1k"),
+                                                         Material.parse("1m-1m1k")],
+                         ids=str)
+def test_every_position_through_fen_matches_table(tb, tables_dir, material):
+    data = storage.open_table(storage.table_path(tables_dir, material))
+    white = random.Random(material.name)
+    for index in range(count_positions(material)):
+        fen = fen_of(material, index, white_to_move=white.random() < 0.5)
+        result = tb.probe(Board(fen))
+        assert result.value == NAME_OF_CODE[int(data.wld[index])], fen
+        assert result.dtw == (int(data.dtw[index]) if data.wld[index] != DRAW else 0), fen
+
+
+@pytest.mark.parametrize("material", all_materials(3), ids=str)
+def test_batch_matches_table_for_every_position(tb, tables_dir, material):
+    data = storage.open_table(storage.table_path(tables_dir, material))
+    n = count_positions(material)
+    boards = np.array([global_unrank(material, i) for i in range(n)], dtype=np.int64)
+    wld, dtw = tb.probe_batch(*boards.T, 0)
+    expected = np.array([{WIN: 1, DRAW: 0, LOSS: -1}[c] for c in range(1, 4)])[data.wld - 1]
+    assert np.array_equal(wld, expected)
+    assert np.array_equal(dtw[wld != 0], data.dtw[wld != 0])
+    assert not dtw[wld == 0].any()
+
+
+def test_batch_agrees_with_single_probes_both_sides(tb):
+    rng = random.Random(7)
+    fens = []
+    for _ in range(400):
+        material = rng.choice(all_materials(MAX_PIECES))
+        index = rng.randrange(count_positions(material))
+        fens.append(fen_of(material, index, white_to_move=rng.random() < 0.5))
+    boards = [Board(f) for f in fens]
+    arrays = [np.array([getattr(b, a) for b in boards]) for a in
+              ("black_men", "black_kings", "white_men", "white_kings", "turn")]
+    wld, dtw = tb.probe_batch(*arrays)
+    for fen, w, d in zip(fens, wld.tolist(), dtw.tolist()):
+        assert (tb.probe_wld(fen), tb.probe_dtw(fen)) == (w, d), fen
+
+
+def test_batch_terminal_and_invalid(tb):
+    one = np.array([1 << 4])
+    zero = np.array([0])
+    wld, dtw = tb.probe_batch(one, zero, zero, zero, 1)  # White to move has no pieces
+    assert (wld.tolist(), dtw.tolist()) == ([-1], [0])
+    wld, dtw = tb.probe_batch(one, zero, zero, zero, 0)  # only Black: one move wins
+    assert (wld.tolist(), dtw.tolist()) == ([1], [1])
+    with pytest.raises(ValueError, match="invalid position at 0"):
+        tb.probe_batch(one, one, zero, zero, 0)  # man and king on one square
+    with pytest.raises(ValueError, match="invalid position"):
+        tb.probe_batch(np.array([1 << 30]), zero, np.array([1]), zero, 0)  # black man on 31
+
+
+# --- best moves ----------------------------------------------------------------
+
+def expected_from_moves(moves: list[MoveValue]) -> ProbeResult:
+    """The value a position must have, given the values of its moves."""
+    wins = [m.dtw for m in moves if m.value == "win"]
+    if wins:
+        return ProbeResult("win", min(wins) + 1)
+    if any(m.value == "draw" for m in moves):
+        return ProbeResult("draw", 0)
+    return ProbeResult("loss", max((m.dtw for m in moves), default=-1) + 1)
+
+
+def test_best_moves_agree_with_successors(tb):
+    rng = random.Random(11)
+    for material in all_materials(MAX_PIECES):
+        for _ in range(15):
+            fen = fen_of(material, rng.randrange(count_positions(material)),
+                         white_to_move=rng.random() < 0.5)
+            board = Board(fen)
+            moves = tb.best_moves(board)
+            assert {m.move for m in moves} == set(board.legal_moves())
+            assert tb.probe(board) == expected_from_moves(moves), fen
+            for mv in moves:
+                board.push(mv.move)
+                after = tb.probe(board)
+                board.pop()
+                assert mv.dtw == after.dtw
+                assert VALUE_NAMES[-after.wld] == mv.value
+
+
+def test_best_moves_order():
+    order = {"win": 0, "draw": 1, "loss": 2}
+    moves = [MoveValue(None, "loss", 3), MoveValue(None, "win", 5), MoveValue(None, "draw", 0),
+             MoveValue(None, "win", 1), MoveValue(None, "loss", 9)]
+    ranked = sorted(moves, key=_move_order)
+    assert [(m.value, m.dtw) for m in ranked] == [("win", 1), ("win", 5), ("draw", 0),
+                                                  ("loss", 9), ("loss", 3)]
+    assert all(order[a.value] <= order[b.value] for a, b in zip(ranked, ranked[1:]))
+
+
+def test_best_moves_of_a_known_win(tb):
+    moves = tb.best_moves("W:W18:B5")
+    assert [(str(m.move), m.value, m.dtw) for m in moves] == [("18-14", "win", 2),
+                                                             ("18-15", "draw", 0)]
+
+
+# --- terminal positions, errors, cache ------------------------------------------
+
+def test_terminal_positions_need_no_table(tmp_path):
+    tb = Tablebase(tmp_path)
+    assert tb.probe("B:W5,6,10:B1") == ProbeResult("loss", 0)  # no legal move
+    assert tb.probe("W:W5:B1,2") == ProbeResult("loss", 0)
+    assert tb.probe("W:B1,2:W") == ProbeResult("loss", 0)  # no pieces
+    assert tb.best_moves("B:W5,6,10:B1") == []
+
+
+def test_missing_table(tables_dir, tmp_path):
+    for material in all_materials(2):
+        shutil.copy(storage.table_path(tables_dir, material), tmp_path)
+    tb = Tablebase(tmp_path)
+    assert tb.max_pieces == 2
+    assert tb.probe_wld("B:WK10:BK1") == 0
+    with pytest.raises(MissingTableError) as info:
+        tb.probe("B:WK10,K14:BK1")
+    assert isinstance(info.value, KeyError)
+    assert "1k-2k" in str(info.value) and str(tmp_path) in str(info.value)
+    assert tb.get_wld("B:WK10,K14:BK1") is None
+    assert tb.get_wld("B:WK10,K14:BK1", default=7) == 7
+    assert tb.get_wld("B:WK10:BK1", default=7) == 0
+    assert tb.get_dtw("B:WK10,K14:BK1", default=-1) == -1
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate"])
+def test_damaged_file_names_it(tables_dir, tmp_path, damage):
+    name = "1k-2k.h5"
+    shutil.copy(tables_dir / name, tmp_path / name)
+    raw = bytearray((tmp_path / name).read_bytes())
+    if damage == "flip":
+        with h5py.File(tmp_path / name, "r") as f:
+            chunk = f["dtw"].id.get_chunk_info(0)
+        for k in range(chunk.byte_offset, chunk.byte_offset + min(chunk.size, 64)):
+            raw[k] ^= 0xFF
+    else:
+        raw = raw[:len(raw) // 2]
+    (tmp_path / name).write_bytes(bytes(raw))
+    with pytest.raises(TableError, match=str(tmp_path / name).replace("\\", "\\\\")):
+        Tablebase(tmp_path).probe("B:WK10,K14:BK1")
+
+
+def test_bad_inputs(tb):
+    with pytest.raises(ValueError, match="FEN"):
+        tb.probe("no fen here")
+    with pytest.raises(TypeError):
+        tb.probe(42)
+
+
+def test_lru_cache_bounds(tables_dir):
+    tb = Tablebase(tables_dir, max_open=2)
+    for fen in ("B:WK10:BK1", "B:W18:B5", "B:WK10,K14:BK1", "B:W18,K3:B5"):
+        tb.probe(fen)
+    assert [m.name for m in tb.loaded_materials] == ["1k-2k", "1m-1m1k"]
+    small = Tablebase(tables_dir, memory_limit_bytes=1)
+    small.probe("B:WK10:BK1")
+    small.probe("B:WK10,K14:BK1")
+    assert [m.name for m in small.loaded_materials] == ["1k-2k"]
+    with small:
+        pass
+    assert small.loaded_bytes == 0 and small.loaded_materials == []
+
+
+def test_max_pieces_and_materials(tb):
+    assert tb.max_pieces == MAX_PIECES
+    assert len(tb.materials()) == len(all_materials(MAX_PIECES))
+    tb.load("1k-1k")
+    assert [m.name for m in tb.loaded_materials] == ["1k-1k"]
+
+
+def test_default_directory_from_environment(tables_dir, monkeypatch):
+    monkeypatch.setenv(storage.ENV_DIR, str(tables_dir))
+    assert Tablebase().directory == Path(tables_dir)

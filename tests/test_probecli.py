@@ -1,0 +1,89 @@
+"""Tests of ``egtb probe``: text and JSON output, stdin, malformed lines, exit status."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from egtb import storage
+from egtb.build import build
+from egtb.cli import main
+from egtb.material import all_materials
+
+WIN_FEN = "W:W18:B5"  # 18-14 5-9 14x5: win in 3
+NO_MOVE_FEN = "B:W5,6,10:B1"
+
+
+@pytest.fixture(scope="session")
+def tables_dir(tmp_path_factory) -> Path:
+    """Every table up to 3 pieces."""
+    directory = tmp_path_factory.mktemp("probecli_tables")
+    build(3, directory=directory, jobs=2, progress=False)
+    return directory
+
+
+def run(argv: list[str], capsys, monkeypatch, stdin: str | None = None) -> tuple[int, str, str]:
+    if stdin is not None:
+        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    status = main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_text_mode(tables_dir, capsys, monkeypatch):
+    status, out, err = run(["probe", "--dir", str(tables_dir), WIN_FEN], capsys, monkeypatch)
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == f"{WIN_FEN}  win  dtw 3"
+    assert lines[1].split() == ["18-14", "win", "dtw", "2"]
+    assert lines[2].split() == ["18-15", "draw", "dtw", "0"]
+
+
+def test_json_mode_arguments(tables_dir, capsys, monkeypatch):
+    status, out, _ = run(["probe", "--dir", str(tables_dir), "--json", WIN_FEN, NO_MOVE_FEN],
+                         capsys, monkeypatch)
+    assert status == 0
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert first == {"fen": WIN_FEN, "value": "win", "dtw": 3,
+                     "moves": [{"move": "18-14", "value": "win", "dtw": 2},
+                               {"move": "18-15", "value": "draw", "dtw": 0}]}
+    assert second == {"fen": NO_MOVE_FEN, "value": "loss", "dtw": 0, "moves": []}
+
+
+def test_stdin_with_malformed_line_json(tables_dir, capsys, monkeypatch):
+    stdin = f"{WIN_FEN}\n\n# comment\nB:W99:B1\nB:WK10:BK1\n"
+    status, out, _ = run(["probe", "--dir", str(tables_dir), "--json"], capsys, monkeypatch, stdin)
+    assert status == 1
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["fen"] for r in records] == [WIN_FEN, "B:W99:B1", "B:WK10:BK1"]
+    assert "error" in records[1] and "99" in records[1]["error"]
+    assert records[2]["value"] == "draw"
+
+
+def test_malformed_line_text_goes_to_stderr(tables_dir, capsys, monkeypatch):
+    status, out, err = run(["probe", "--dir", str(tables_dir), "garbage", WIN_FEN],
+                           capsys, monkeypatch)
+    assert status == 1
+    assert "garbage" in err
+    assert out.startswith(f"{WIN_FEN}  win")
+
+
+def test_missing_table_fails_the_line(tables_dir, tmp_path, capsys, monkeypatch):
+    for material in all_materials(2):
+        shutil.copy(storage.table_path(tables_dir, material), tmp_path)
+    status, out, err = run(["probe", "--dir", str(tmp_path), "--json", "B:WK10,K14:BK1",
+                            "B:WK10:BK1"], capsys, monkeypatch)
+    assert status == 1
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert "1k-2k" in first["error"] and str(tmp_path) in first["error"]
+    assert second["value"] == "draw"
+
+
+def test_default_directory_from_environment(tables_dir, capsys, monkeypatch):
+    monkeypatch.setenv(storage.ENV_DIR, str(tables_dir))
+    status, out, _ = run(["probe", "--json", WIN_FEN], capsys, monkeypatch)
+    assert status == 0 and json.loads(out)["dtw"] == 3
