@@ -1,0 +1,87 @@
+"""Time and memory of building the tables (prints figures, asserts nothing).
+
+Usage:
+    .venv/bin/python bench/bench_build.py [--pieces 5] [--jobs 2] [--dir DIR]
+    .venv/bin/python bench/bench_build.py --six-pairs 3 --dir DIR   # after --pieces 5
+
+``--six-pairs K`` then builds the first K six-piece material pairs of the plan
+(the kings-only ones come first: the largest units, so the worst memory) and
+extrapolates the time of all 2.4 billion six-piece positions.
+
+>>> peak_mb() > 0
+True
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+from egtb import build as builder
+from egtb.stats import PUBLISHED_POSITIONS
+
+
+def peak_mb() -> float:
+    """Peak resident memory (MB) of this process and of its largest child."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return (own + children) / 1024
+
+
+def bench_all(max_pieces: int, *, directory: Path, jobs: int) -> None:
+    """Build everything up to max_pieces and print the figures."""
+    start = time.perf_counter()
+    cpu0 = _cpu()
+    report = builder.build(max_pieces, directory=directory, jobs=jobs, progress=False)
+    wall = time.perf_counter() - start
+    cpu = _cpu() - cpu0
+    print(f"up to {max_pieces} pieces, {jobs} jobs: {len(report.built)} tables, "
+          f"{report.positions:,} positions in {wall:.1f}s wall, {cpu:.1f}s CPU; "
+          f"{report.positions / max(wall, 1e-9) / jobs:,.0f} positions/s per core; "
+          f"peak memory (parent + largest worker) {peak_mb():.0f} MB")
+
+
+def bench_six(count: int, *, directory: Path, jobs: int) -> None:
+    """Build the first `count` six-piece pairs (needs five pieces) and extrapolate."""
+    pairs = [p for p in builder.plan_pairs(6) if p.materials[0].pieces == 6][:count]
+    start = time.perf_counter()
+    done = 0
+    for pair in pairs:
+        t = time.perf_counter()
+        result = builder.build_pair(directory, pair, builder.dependency_materials(pair))
+        done += result["positions"]
+        print(f"  {pair.key}: {result['positions']:,} positions, {result['units']} units, "
+              f"{time.perf_counter() - t:.1f}s, peak {peak_mb():.0f} MB")
+    seconds = time.perf_counter() - start
+    rate = done / seconds
+    total = PUBLISHED_POSITIONS[6]
+    print(f"six pieces: {done:,} positions in {seconds:.1f}s ({rate:,.0f}/s on one core); "
+          f"all {total:,} would take about {total / rate / jobs / 60:.0f} min on {jobs} cores")
+
+
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Benchmark the table builder.")
+    parser.add_argument("--pieces", type=int, default=5)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--dir", type=Path, default=None,
+                        help="table directory (default: a fresh temporary one)")
+    parser.add_argument("--six-pairs", type=int, default=0,
+                        help="then build this many six-piece pairs and extrapolate")
+    args = parser.parse_args()
+    directory = args.dir or Path(tempfile.mkdtemp(prefix="egtb-bench-"))
+    bench_all(args.pieces, directory=directory, jobs=args.jobs)
+    if args.six_pairs:
+        bench_six(args.six_pairs, directory=directory, jobs=args.jobs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,444 @@
+"""Table builder: dependency graph of material pairs, retrograde solving, parallel driver.
+
+Phases, in the order they run for one material pair {M, mirror(M)}:
+
+1. :func:`plan_pairs` - every pair up to N pieces and the pairs it depends on
+   (captures lead to fewer pieces, crownings to one man fewer);
+2. :func:`load_dependencies` - the finished tables the pair's exits look up;
+3. :func:`solve_pair` - the numba retrograde over the pair's units
+   (:mod:`egtb.solve`), in decreasing potential of the men configuration;
+4. :func:`summarise` - counts and max DTW;
+5. :func:`write_pair` - one HDF5 file per material (:mod:`egtb.storage`).
+
+:func:`build` runs the pairs in a process pool as their dependencies complete,
+skipping materials whose files are already complete.
+
+>>> [str(m) for m in plan_pairs(2)[0].materials]
+['1k-1k']
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import signal
+import time
+from collections import OrderedDict
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+from egtb import solve, storage
+from egtb.index import global_unrank, slice_unit_size
+from egtb.material import Material, all_materials, count_positions
+from egtb.notation import Placement, format_fen
+
+log = logging.getLogger("egtb.build")
+
+#: Rule presets a build may be asked for (the DTW itself ignores the move rule).
+RULE_PRESETS = ("wcdf", "crowning", "forty-plies")
+DEFAULT_RULES = "wcdf"
+#: Bytes of loaded dependency tables a worker keeps between pairs.
+CACHE_BYTES = 1 << 30
+LOG_NAME = "build.log"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A material and its mirror (one material when symmetric), solved together."""
+
+    materials: tuple[Material, ...]
+    """M (the smaller of the two) and mirror(M), or just M when symmetric."""
+    depends: frozenset = field(default_factory=frozenset)
+    """Keys (names of the first material) of the pairs this one needs."""
+
+    @property
+    def key(self) -> str:
+        """Name of the first material, identifying the pair."""
+        return self.materials[0].name
+
+    @property
+    def positions(self) -> int:
+        """Positions of all materials of the pair."""
+        return sum(count_positions(m) for m in self.materials)
+
+
+def pair_of(material: Material) -> tuple[Material, ...]:
+    """The materials of a pair, smaller first.
+
+    >>> [m.name for m in pair_of(Material.parse("1k-1m"))]
+    ['1k-1m', '1m-1k']
+    """
+    mirrored = material.mirrored()
+    return (material,) if mirrored == material else tuple(sorted((material, mirrored)))
+
+
+def successor_materials(material: Material) -> set[Material]:
+    """Materials (normalised, both colours present) Black's moves can lead to outside the pair.
+
+    >>> sorted(m.name for m in successor_materials(Material.parse("1m1k-1k")))
+    ['1k-2k']
+    """
+    out = set()
+    bm, bk, wm, wk = material.black_men, material.black_kings, material.white_men, \
+        material.white_kings
+    movers = [(bm, bk)] + ([(bm - 1, bk + 1)] if bm else [])
+    for nbm, nbk in movers:
+        for nwm in range(wm + 1):
+            for nwk in range(wk + 1):
+                if nwm + nwk == 0 or (nbm, nbk, nwm, nwk) == (bm, bk, wm, wk):
+                    continue
+                out.add(Material(nwm, nwk, nbm, nbk))
+    return out - set(pair_of(material))
+
+
+def plan_pairs(max_pieces: int, *, min_pieces: int = 2) -> list[Pair]:
+    """Every pair with min..max pieces with its dependencies, in a valid solving order.
+
+    >>> [p.key for p in plan_pairs(2)]
+    ['1k-1k', '1k-1m', '1m-1m']
+    """
+    keys = {}
+    for material in all_materials(max_pieces, min_pieces=2):
+        keys.setdefault(pair_of(material)[0].name, pair_of(material))
+    pairs = []
+    for key, materials in keys.items():
+        if materials[0].pieces < min_pieces:
+            continue
+        deps = {pair_of(s)[0].name for m in materials for s in successor_materials(m)}
+        pairs.append(Pair(materials, frozenset(deps)))
+    return sorted(pairs, key=lambda p: (p.materials[0].pieces, p.materials[0].men, p.key))
+
+
+# ------------------------------------------------------------------ one pair
+
+_CACHE: OrderedDict = OrderedDict()
+
+
+def load_table_cached(directory: Path, material: Material) -> tuple[np.ndarray, np.ndarray]:
+    """(wld, dtw) of a finished table, kept in a per-process LRU cache."""
+    key = (str(directory), material)
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    wld, dtw = storage.load_material(directory, material)
+    _CACHE[key] = (wld, dtw)
+    while sum(w.nbytes + d.nbytes for w, d in _CACHE.values()) > CACHE_BYTES and len(_CACHE) > 1:
+        _CACHE.popitem(last=False)
+    return wld, dtw
+
+
+@dataclass
+class FlatTables:
+    """Tables concatenated for the kernels: offsets by material code, values, DTW."""
+
+    offsets: np.ndarray
+    wld: np.ndarray
+    dtw: np.ndarray
+
+    def slice_of(self, material: Material) -> slice:
+        """The positions of a loaded material in the flat arrays."""
+        start = int(self.offsets[code_of(material)])
+        return slice(start, start + count_positions(material))
+
+
+def code_of(material: Material) -> int:
+    """Material code used by the kernels' offset table."""
+    return int(solve.material_code(material.black_men, material.black_kings,
+                                   material.white_men, material.white_kings))
+
+
+def load_dependencies(directory: Path, solved: list[Material],
+                      fresh: tuple[Material, ...]) -> FlatTables:
+    """Flat arrays holding the `solved` tables (read from disk) and room for `fresh` ones."""
+    materials = list(solved) + list(fresh)
+    total = sum(count_positions(m) for m in materials)
+    offsets = np.full(solve.NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
+    wld = np.zeros(total, dtype=np.uint8)
+    dtw = np.zeros(total, dtype=np.uint16)
+    start = 0
+    for material in materials:
+        offsets[code_of(material)] = start
+        start += count_positions(material)
+    tables = FlatTables(offsets, wld, dtw)
+    for material in solved:
+        part = tables.slice_of(material)
+        wld[part], dtw[part] = load_table_cached(directory, material)
+    return tables
+
+
+def solve_pair(materials: tuple[Material, ...], tables: FlatTables) -> int:
+    """Solve every unit of a pair into `tables`; return the number of units."""
+    first, last = materials[0], materials[-1]
+    counts = np.array([[m.black_men, m.black_kings, m.white_men, m.white_kings]
+                       for m in (first, last)], dtype=np.int64)
+    configs = solve.order_units(first.black_men, first.white_men, len(materials) == 1)
+    halves = 1 if (len(materials) == 1 and first.men == 0) else 2
+    scratch = solve.Scratch(slice_unit_size(first), halves=halves,
+                            kings=(first.black_kings, first.white_kings))
+    status = solve.solve_units(counts, configs, tables.offsets, tables.wld, tables.dtw,
+                               *scratch.arrays())
+    if status != solve.OK:
+        raise RuntimeError(f"solving {'/'.join(m.name for m in materials)} failed "
+                           f"with kernel status {status}")
+    return len(configs)
+
+
+def summarise(material: Material, wld: np.ndarray, dtw: np.ndarray) -> dict:
+    """Counts, max DTW and a FEN reaching it, as file attributes."""
+    counts = np.bincount(wld, minlength=4)
+    worst = int(np.argmax(dtw)) if len(dtw) else 0
+    return {
+        "wins": int(counts[solve.WIN]),
+        "losses": int(counts[solve.LOSS]),
+        "draws": int(counts[solve.DRAW]),
+        "max_dtw": int(dtw[worst]) if len(dtw) else 0,
+        "max_dtw_fen": fen_of(material, worst),
+    }
+
+
+def fen_of(material: Material, index: int) -> str:
+    """FEN (Black to move) of a position index of a material.
+
+    >>> fen_of(Material.parse("1k-1k"), 0)
+    'B:WK2:BK1'
+    """
+    bm, bk, wm, wk = global_unrank(material, index)
+    return format_fen(Placement(bm, bk, wm, wk, 0))
+
+
+def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTables,
+               *, rules: str, seconds: float) -> list[dict]:
+    """Write one file per material of a solved pair; return their summaries."""
+    summaries = []
+    for material in materials:
+        part = tables.slice_of(material)
+        wld, dtw = tables.wld[part], tables.dtw[part]
+        summary = summarise(material, wld, dtw)
+        attrs = dict(summary, rule_preset=rules, build_seconds=round(seconds, 3))
+        storage.write_table(storage.table_path(directory, material), material, wld, dtw,
+                            attrs=attrs)
+        summaries.append(dict(summary, material=material.name, positions=len(wld)))
+    return summaries
+
+
+def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
+               rules: str = DEFAULT_RULES) -> dict:
+    """Load, solve and write one pair (runs in a worker); return a report."""
+    start = time.perf_counter()
+    tables = load_dependencies(directory, dependencies, pair.materials)
+    loaded = time.perf_counter()
+    units = solve_pair(pair.materials, tables)
+    solved = time.perf_counter()
+    summaries = write_pair(directory, pair.materials, tables, rules=rules,
+                           seconds=solved - start)
+    seconds = time.perf_counter() - start
+    log.info("solved %s: %d units, %d positions in %.2fs (load %.2fs, solve %.2fs, "
+             "write %.2fs)", pair.key, units, pair.positions, seconds, loaded - start,
+             solved - loaded, seconds - (solved - start))
+    return {"key": pair.key, "units": units, "positions": pair.positions,
+            "seconds": seconds, "tables": summaries}
+
+
+def dependency_materials(pair: Pair) -> list[Material]:
+    """Sorted materials whose tables a pair's exits look up."""
+    found = set()
+    for material in pair.materials:
+        found |= successor_materials(material)
+    return sorted(found, key=lambda m: (m.pieces, m.name))
+
+
+# ------------------------------------------------------------------ driver
+
+@dataclass
+class BuildReport:
+    """What a call to :func:`build` did."""
+
+    built: list[str] = field(default_factory=list)
+    """Materials written by this run."""
+    skipped: list[str] = field(default_factory=list)
+    """Materials already complete."""
+    rebuilt: list[str] = field(default_factory=list)
+    """Materials whose files were broken and were rebuilt."""
+    seconds: float = 0.0
+    """Wall time."""
+    positions: int = 0
+    """Positions solved by this run."""
+
+
+def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: int | None = None,
+          rules: str = DEFAULT_RULES, min_pieces: int = 2, progress: bool = True) -> BuildReport:
+    """Build every table with min..max pieces into a directory; skip complete ones.
+
+    >>> build(2, directory=tmp_path, jobs=1, progress=False).positions  # doctest: +SKIP
+    3488
+    """
+    if rules not in RULE_PRESETS:
+        raise ValueError(f"unknown rule preset {rules!r}; choose one of {RULE_PRESETS}")
+    directory = Path(directory or storage.default_dir())
+    directory.mkdir(parents=True, exist_ok=True)
+    jobs = jobs or os.cpu_count() or 1
+    handler = _start_logging(directory)
+    try:
+        return _run(plan_pairs(max_pieces), directory, jobs=jobs, rules=rules,
+                    min_pieces=min_pieces, progress=progress)
+    finally:
+        _stop_logging(handler)
+
+
+def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str, min_pieces: int,
+         progress: bool) -> BuildReport:
+    report = BuildReport()
+    start = time.perf_counter()
+    for tmp in storage.remove_temporaries(directory):
+        log.warning("removed unfinished file %s", tmp)
+    done = find_complete(pairs, directory, report)
+    todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= min_pieces]
+    missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
+    if missing:
+        raise RuntimeError(f"tables needed but not built: {sorted(missing)}")
+    log.info("building %d pairs (%d positions) with %d jobs into %s", len(todo),
+             sum(p.positions for p in todo), jobs, directory)
+    bars = _Progress(todo, enabled=progress)
+    for result in _execute(todo, done, directory, jobs=jobs, rules=rules):
+        bars.update(result)
+        report.built += [t["material"] for t in result["tables"]]
+        report.positions += result["positions"]
+    bars.close()
+    report.seconds = time.perf_counter() - start
+    log.info("build finished: %d tables in %.1fs", len(report.built), report.seconds)
+    return report
+
+
+def find_complete(pairs: list[Pair], directory: Path, report: BuildReport) -> set[str]:
+    """Keys of pairs whose files all pass the checksum; broken files are reported and removed."""
+    done = set()
+    for pair in pairs:
+        complete = True
+        for material in pair.materials:
+            path = storage.table_path(directory, material)
+            if not path.exists():
+                complete = False
+                continue
+            try:
+                storage.open_table(path)
+            except storage.TableError as exc:
+                log.warning("%s; rebuilding it", exc)
+                report.rebuilt.append(material.name)
+                path.unlink()
+                complete = False
+        if complete:
+            done.add(pair.key)
+            report.skipped += [m.name for m in pair.materials]
+    return done
+
+
+def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int, rules: str):
+    """Yield the report of each pair as it completes, running ready pairs in parallel."""
+    pending = {p.key: p for p in todo}
+    done = set(done)
+    if jobs == 1:
+        for pair in todo:  # already in dependency order
+            yield build_pair(directory, pair, dependency_materials(pair), rules=rules)
+        return
+    _warm_up()
+    context = get_context("fork")
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,
+                               initializer=_die_with_parent)
+    try:
+        running = {}
+        while pending or running:
+            for pair in _ready(pending, done, running):
+                future = pool.submit(build_pair, directory, pair, dependency_materials(pair),
+                                     rules=rules)
+                running[future] = pair.key
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                key = running.pop(future)
+                result = future.result()
+                done.add(key)
+                yield result
+    except BaseException:
+        _kill_workers(pool)  # Ctrl-C or a failed pair: stop now, complete files stay
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's worker processes (their unfinished files are temporaries)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
+
+
+def _ready(pending: dict, done: set[str], running: dict) -> list[Pair]:
+    """Pending pairs whose dependencies are done, largest first; removed from pending."""
+    ready = [p for p in pending.values() if p.depends <= done]
+    ready.sort(key=lambda p: (-p.positions, p.key))
+    for p in ready:
+        del pending[p.key]
+    return ready
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker when the parent dies (no orphan keeps writing)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+
+
+def _warm_up() -> None:
+    """Compile the kernels in the parent so forked workers do not each compile them."""
+    pair = plan_pairs(2)[0]
+    tables = load_dependencies(Path("."), [], pair.materials)
+    solve_pair(pair.materials, tables)
+
+
+class _Progress:
+    """Two tqdm bars: units (pairs' units) and positions, with ETA."""
+
+    def __init__(self, todo: list[Pair], *, enabled: bool) -> None:
+        from tqdm import tqdm
+        self.positions = tqdm(total=sum(p.positions for p in todo), unit="pos",
+                              unit_scale=True, desc="positions", disable=not enabled)
+        self.pairs = tqdm(total=len(todo), unit="pair", desc="materials", disable=not enabled)
+        self.units = 0
+
+    def update(self, result: dict) -> None:
+        self.units += result["units"]
+        self.positions.update(result["positions"])
+        self.pairs.set_postfix(units=self.units, last=result["key"])
+        self.pairs.update(1)
+
+    def close(self) -> None:
+        self.pairs.close()
+        self.positions.close()
+
+
+def _start_logging(directory: Path) -> logging.Handler:
+    handler = logging.FileHandler(directory / LOG_NAME)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(processName)s %(levelname)s "
+                                           "%(message)s"))
+    logger = logging.getLogger("egtb")
+    logger.addHandler(handler)
+    if logger.level == logging.NOTSET or logger.level > logging.INFO:
+        logger.setLevel(logging.INFO)
+    import multiprocessing_logging
+    multiprocessing_logging.install_mp_handler(logger)
+    return handler
+
+
+def _stop_logging(handler: logging.Handler) -> None:
+    logger = logging.getLogger("egtb")
+    for h in list(logger.handlers):
+        if h is handler or getattr(h, "sub_handler", None) is handler:
+            logger.removeHandler(h)
+            h.close()
+    handler.close()

@@ -1,0 +1,394 @@
+"""Retrograde solver kernels (numba) for one material pair {M, mirror(M)}.
+
+Values are stored for Black to move. A material pair is cut into units, one per
+men configuration ``c`` of M together with ``mirror(c)`` in mirror(M): king
+moves stay inside a unit, man moves go to a unit whose potential
+:func:`config_potential` is one higher (solved earlier, since units run in
+decreasing potential), captures and crownings leave the pair (solved earlier,
+in other materials).
+
+All tables a kernel needs live in two flat arrays (``wld``: value codes, ``dtw``:
+plies to the end) with a per-material offset table indexed by
+:func:`material_code`; the pair being solved is part of them and is filled in
+place.
+
+Value codes (win/loss/draw for the side to move):
+
+>>> UNKNOWN, DRAW, WIN, LOSS
+(0, 1, 2, 3)
+>>> int(material_code(1, 0, 0, 1))
+4097
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from egtb.index import BINOM, popcount, rank_kings, rank_men, unit_size, unrank_men, unrank_unit
+from egtb.material import mirror_bb
+from egtb.movegen import (M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
+                          generate_moves)
+
+UNKNOWN = 0  #: not solved yet (never stored in a finished table)
+DRAW = 1  #: neither side can force a win
+WIN = 2  #: the side to move wins
+LOSS = 3  #: the side to move loses
+
+#: Material codes are base-16 digits (black men, black kings, white men, white kings).
+CODE_BASE = 16
+NUM_CODES = CODE_BASE ** 4
+#: Offset of a material not loaded in the flat arrays.
+NOT_LOADED = -1
+#: Deepest DTW the bucket queue handles (far beyond any table up to 8 pieces).
+MAX_DEPTH = 4096
+#: "No win found through an exit" marker.
+NO_WIN = np.int32(2 ** 30)
+
+#: Kernel status codes.
+OK = 0
+ERR_MISSING_TABLE = 1  #: a successor's material is not loaded
+ERR_UNSOLVED_SUCCESSOR = 2  #: a successor outside the unit is still UNKNOWN
+ERR_TOO_DEEP = 3  #: a DTW above MAX_DEPTH
+
+
+@njit(cache=True, inline="always")
+def material_code(n_bm, n_bk, n_wm, n_wk):
+    """Index of a material in the offset table (base-16 digits)."""
+    return ((n_bm * CODE_BASE + n_bk) * CODE_BASE + n_wm) * CODE_BASE + n_wk
+
+
+@njit(cache=True)
+def position_index(bm, bk, wm, wk):
+    """Index of a Black-to-move position inside its material's table.
+
+    Counts come from the bitboards: index = men_config * unit_size + king_index.
+    """
+    n_bm, n_bk, n_wm, n_wk = popcount(bm), popcount(bk), popcount(wm), popcount(wk)
+    men = rank_men(bm, wm, n_bm, n_wm)
+    kings = rank_kings(bk, wk, np.int64(bm) | np.int64(wm), n_bk, n_wk)
+    return men * unit_size(n_bm, n_bk, n_wm, n_wk) + kings
+
+
+@njit(cache=True)
+def flat_index(bm, bk, wm, wk, offsets):
+    """Index in the flat arrays of a Black-to-move position, or -1 when not loaded."""
+    code = material_code(popcount(bm), popcount(bk), popcount(wm), popcount(wk))
+    base = offsets[code]
+    if base < 0:
+        return np.int64(-1)
+    return base + position_index(bm, bk, wm, wk)
+
+
+@njit(cache=True)
+def successor_value(bm, bk, wm, wk, offsets, wld, dtw):
+    """(value, dtw, status) of the position after Black's move (White to move).
+
+    The successor is mirrored to Black to move first; a side left without
+    pieces has lost in 0.
+    """
+    nbm = np.int64(mirror_bb(wm))
+    nbk = np.int64(mirror_bb(wk))
+    nwm = np.int64(mirror_bb(bm))
+    nwk = np.int64(mirror_bb(bk))
+    if nbm == 0 and nbk == 0:
+        return LOSS, 0, OK
+    i = flat_index(nbm, nbk, nwm, nwk, offsets)
+    if i < 0:
+        return UNKNOWN, 0, ERR_MISSING_TABLE
+    v = wld[i]
+    if v == UNKNOWN:
+        return UNKNOWN, 0, ERR_UNSOLVED_SUCCESSOR
+    return v, np.int64(dtw[i]), OK
+
+
+@njit(cache=True)
+def config_potential(bm, wm):
+    """Sum of rows of black men plus sum of (7 - row) of white men; +1 per man move."""
+    p = 0
+    for s in range(32):
+        if (bm >> s) & 1:
+            p += s // 4
+        if (wm >> s) & 1:
+            p += 7 - s // 4
+    return p
+
+
+@njit(cache=True)
+def order_units(n_bm, n_wm, symmetric):
+    """Men-configuration indices of M to solve, by decreasing potential.
+
+    For a symmetric material only one of (c, mirror c) is kept (the smaller index).
+    Ties keep index order, so the order is deterministic.
+    """
+    count = 0
+    n_configs = _men_config_total(n_bm, n_wm)
+    keep = np.zeros(n_configs, dtype=np.bool_)
+    potential = np.zeros(n_configs, dtype=np.int64)
+    for c in range(n_configs):
+        bm, wm = unrank_men(c, n_bm, n_wm)
+        potential[c] = config_potential(np.int64(bm), np.int64(wm))
+        keep[c] = True
+        if symmetric:
+            mc = rank_men(mirror_bb(wm), mirror_bb(bm), n_bm, n_wm)
+            keep[c] = c <= mc
+        if keep[c]:
+            count += 1
+    order = np.argsort(-potential, kind="mergesort")
+    out = np.empty(count, dtype=np.int64)
+    j = 0
+    for c in order:
+        if keep[c]:
+            out[j] = c
+            j += 1
+    return out
+
+
+@njit(cache=True)
+def _men_config_total(n_bm, n_wm):
+    # black men on 1-28 (4 of them black-only), white men on 5-32
+    total = 0
+    for shared in range(n_bm + 1):
+        total += BINOM[4, n_bm - shared] * BINOM[24, shared] * BINOM[28 - shared, n_wm]
+    return total
+
+
+class Scratch:
+    """Work arrays for one pair, sized for its largest unit (allocated once).
+
+    ``halves`` is 1 when every unit is a single men configuration (a symmetric
+    material without men); ``kings`` are the black and white king counts of M,
+    which bound the king steps (4 per king) of the two halves.
+    """
+
+    def __init__(self, unit: int, *, halves: int, kings: tuple[int, int]) -> None:
+        n = halves * unit
+        edges = 4 * unit * (kings[0] + (kings[1] if halves == 2 else 0))
+        self.bk = np.zeros(n, dtype=np.int64)
+        self.wk = np.zeros(n, dtype=np.int64)
+        self.succ_start = np.zeros(n + 1, dtype=np.int64)
+        self.succ = np.zeros(edges, dtype=np.int32)
+        self.pred_start = np.zeros(n + 1, dtype=np.int64)
+        self.pred = np.zeros(edges, dtype=np.int32)
+        self.node = np.zeros((n, 5), dtype=np.int32)
+        self.entries = np.zeros((ENTRIES_PER_NODE * n + 1, 2), dtype=np.int32)
+
+    def arrays(self) -> tuple:
+        """The arrays in the order :func:`solve_units` takes them."""
+        return (self.bk, self.wk, self.succ_start, self.succ, self.pred_start, self.pred,
+                self.node, self.entries)
+
+
+#: Bucket entries per node: an exit seed, one in-unit win and one loss at most.
+ENTRIES_PER_NODE = 3
+
+
+# Columns of the per-node table.
+N_REMAINING = 0  #: in-unit successors not yet known to win for the opponent
+N_EXIT_WIN = 1  #: shortest win through an exit (NO_WIN when none)
+N_EXIT_DRAW = 2  #: 1 when an exit is a draw
+N_LOSS_DEPTH = 3  #: longest loss over the successors known so far
+N_MOVES = 4  #: number of legal moves
+
+# Columns of a bucket-queue entry: node * 2 + (1 for a loss), next entry.
+E_NODE_KIND = 0
+E_NEXT = 1
+
+
+@njit(cache=True)
+def solve_units(counts, configs, offsets, wld, dtw, bk_arr, wk_arr, succ_start, succ,
+                pred_start, pred, node, entries):
+    """Solve the units of a material pair, in the order of `configs`; return a status.
+
+    counts: int64 (2, 4): material M and mirror(M) (equal rows when symmetric).
+    configs: men-configuration indices of M (see :func:`order_units`).
+    """
+    symmetric = True
+    for j in range(4):
+        if counts[0, j] != counts[1, j]:
+            symmetric = False
+    code_a = material_code(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
+    code_b = material_code(counts[1, 0], counts[1, 1], counts[1, 2], counts[1, 3])
+    size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    heads = np.full(MAX_DEPTH + 2, -1, dtype=np.int64)
+    men = np.zeros((2, 2), dtype=np.int64)
+    base = np.zeros(2, dtype=np.int64)
+    for u in range(configs.shape[0]):
+        ca = configs[u]
+        bm_a, wm_a = unrank_men(ca, counts[0, 0], counts[0, 2])
+        men[0, 0], men[0, 1] = bm_a, wm_a
+        men[1, 0], men[1, 1] = mirror_bb(wm_a), mirror_bb(bm_a)
+        cb = rank_men(men[1, 0], men[1, 1], counts[1, 0], counts[1, 2])
+        halves = 1 if (symmetric and cb == ca) else 2
+        base[0] = offsets[code_a] + ca * size
+        base[1] = offsets[code_b] + cb * size
+        n = halves * size
+        for h in range(halves):
+            unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
+                        bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
+        status = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw,
+                               moves, succ_start, succ, node)
+        if status != OK:
+            return status
+        invert_edges(n, succ_start, succ, pred_start, pred)
+        status = propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw)
+        if status != OK:
+            return status
+    return OK
+
+
+@njit(cache=True)
+def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, moves,
+                  succ_start, succ, node):
+    """Generate every node's moves once: in-unit edges to `succ`, exits summarised in `node`."""
+    e = 0
+    n = halves * size
+    for i in range(n):
+        h = i // size
+        other = (1 - h) if halves == 2 else h
+        bm, wm = men[h, 0], men[h, 1]
+        bk, wk = bk_arr[i], wk_arr[i]
+        nmoves = generate_moves(bm, bk, wm, wk, 0, moves)
+        succ_start[i] = e
+        node[i, N_EXIT_WIN] = NO_WIN
+        node[i, N_EXIT_DRAW] = 0
+        node[i, N_LOSS_DEPTH] = 0
+        node[i, N_MOVES] = nmoves
+        for m in range(nmoves):
+            if moves[m, M_CAPTURED] == 0 and moves[m, M_MAN] == 0:
+                # a king step: the mirrored successor is in the other half of the unit
+                sk_b = np.int64(mirror_bb(moves[m, M_WK]))
+                sk_w = np.int64(mirror_bb(moves[m, M_BK]))
+                k = rank_kings(sk_b, sk_w, men[other, 0] | men[other, 1],
+                               counts[other, 1], counts[other, 3])
+                succ[e] = other * size + k
+                e += 1
+                continue
+            v, d, status = successor_value(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM],
+                                           moves[m, M_WK], offsets, wld, dtw)
+            if status != OK:
+                return status
+            record_exit(node, i, v, d)
+        node[i, N_REMAINING] = e - succ_start[i]
+    succ_start[n] = e
+    return OK
+
+
+@njit(cache=True, inline="always")
+def record_exit(node, i, v, d):
+    """Fold the value of one exit (for the opponent, to move there) into node i."""
+    if v == LOSS:
+        node[i, N_EXIT_WIN] = min(node[i, N_EXIT_WIN], d + 1)
+    elif v == WIN:
+        node[i, N_LOSS_DEPTH] = max(node[i, N_LOSS_DEPTH], d + 1)
+    else:
+        node[i, N_EXIT_DRAW] = 1
+
+
+@njit(cache=True)
+def invert_edges(n, succ_start, succ, pred_start, pred):
+    """Predecessor lists (CSR) from successor lists."""
+    pred_start[:n + 1] = 0
+    for e in range(succ_start[n]):
+        pred_start[succ[e] + 1] += 1
+    for i in range(n):
+        pred_start[i + 1] += pred_start[i]
+    fill = pred_start[:n].copy()
+    for i in range(n):
+        for e in range(succ_start[i], succ_start[i + 1]):
+            t = succ[e]
+            pred[fill[t]] = i
+            fill[t] += 1
+
+
+@njit(cache=True, inline="always")
+def _push(entries, heads, count, node_id, kind, depth):
+    entries[count, E_NODE_KIND] = node_id * 2 + (1 if kind == LOSS else 0)
+    entries[count, E_NEXT] = heads[depth]
+    heads[depth] = count
+    return count + 1
+
+
+@njit(cache=True, inline="always")
+def _loss_ready(node, i):
+    """All moves of node i known to lose (every successor wins for the opponent)."""
+    return (node[i, N_REMAINING] == 0 and node[i, N_EXIT_WIN] == NO_WIN
+            and node[i, N_EXIT_DRAW] == 0)
+
+
+@njit(cache=True)
+def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw):
+    """Bucket-queue retrograde over one unit; writes WIN/LOSS/DRAW and DTW to the tables.
+
+    Depth d resolves wins in d plies (the shortest) and losses in d plies (the
+    longest), in increasing d; what is never reached is a draw.
+    """
+    heads[:] = -1
+    count = 0
+    top = 0
+    for i in range(n):
+        if node[i, N_MOVES] == 0:
+            count = _push(entries, heads, count, i, LOSS, 0)  # no move: lost in 0
+        elif node[i, N_EXIT_WIN] != NO_WIN:
+            d = node[i, N_EXIT_WIN]
+            if d > MAX_DEPTH:
+                return ERR_TOO_DEEP
+            count = _push(entries, heads, count, i, WIN, d)
+            top = max(top, d)
+        elif _loss_ready(node, i):
+            d = node[i, N_LOSS_DEPTH]
+            if d > MAX_DEPTH:
+                return ERR_TOO_DEEP
+            count = _push(entries, heads, count, i, LOSS, d)
+            top = max(top, d)
+    resolved = np.zeros(n, dtype=np.int8)  # value code, set when known (a win may shorten)
+    processed = np.zeros(n, dtype=np.bool_)  # predecessors already told
+    depth = np.zeros(n, dtype=np.int32)
+    d = 0
+    while d <= top:
+        x = heads[d]
+        heads[d] = -1
+        while x >= 0:
+            i = entries[x, E_NODE_KIND] >> 1
+            kind = LOSS if entries[x, E_NODE_KIND] & 1 else WIN
+            x = entries[x, E_NEXT]
+            if processed[i]:
+                continue
+            if resolved[i] == 0 or (kind == WIN and resolved[i] == WIN and d < depth[i]):
+                resolved[i] = kind
+                depth[i] = d
+            elif resolved[i] != kind or depth[i] != d:
+                continue  # a stale exit seed: a shorter win was found in the unit
+            processed[i] = True
+            if d + 1 > MAX_DEPTH:
+                return ERR_TOO_DEEP
+            for e in range(pred_start[i], pred_start[i + 1]):
+                p = pred[e]
+                if resolved[p] != 0:
+                    continue
+                if kind == LOSS:
+                    # first losing successor found (depths rise): the shortest win
+                    resolved[p] = WIN
+                    depth[p] = d + 1
+                    count = _push(entries, heads, count, p, WIN, d + 1)
+                    top = max(top, d + 1)
+                else:
+                    node[p, N_REMAINING] -= 1
+                    node[p, N_LOSS_DEPTH] = max(node[p, N_LOSS_DEPTH], d + 1)
+                    if _loss_ready(node, p):
+                        ld = node[p, N_LOSS_DEPTH]
+                        if ld > MAX_DEPTH:
+                            return ERR_TOO_DEEP
+                        count = _push(entries, heads, count, p, LOSS, ld)
+                        top = max(top, ld)
+        d += 1
+    for i in range(n):
+        g = base[i // size] + i % size
+        if resolved[i] == 0:
+            wld[g] = DRAW
+            dtw[g] = 0
+        else:
+            wld[g] = resolved[i]
+            dtw[g] = depth[i]
+    return OK

@@ -1,0 +1,240 @@
+"""HDF5 table files: one file per material, written once, read with checks.
+
+A file ``<material name>.h5`` holds two datasets over the material's positions
+(Black to move, in index order, see :mod:`egtb.index`):
+
+- ``wld``: value codes (:data:`egtb.solve.DRAW`, ``WIN``, ``LOSS``) packed four
+  per byte, position ``i`` in bits ``2 * (i % 4)`` of byte ``i // 4``;
+- ``dtw``: plies to the end under perfect play, ``uint8`` or ``uint16``.
+
+Attributes carry the format version, material, rule preset, counts, max DTW
+with a FEN reaching it, a CRC32 checksum of the raw dataset bytes, build time and
+builder version. Files are written to ``<name>.h5.<pid>.tmp`` and renamed when
+complete, so a reader never sees a partial file. docs/table-format.md has the
+details.
+
+>>> table_path("data/egtb", Material.parse("1k-1k")).name
+'1k-1k.h5'
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from egtb.material import Material
+
+FORMAT_VERSION = 1
+BUILDER_VERSION = "egtb-build 1"
+#: Distance rule of the stored DTW (no move rule counted).
+DTW_RULES = "none"
+SUFFIX = ".h5"
+#: Temporary files are ``<name>.h5.<pid>.tmp`` (one per writing process).
+TMP_GLOB = "*.h5.*.tmp"
+#: Environment variable naming the default table directory.
+ENV_DIR = "EGTB_DIR"
+DEFAULT_DIR = Path("data/egtb")
+#: HDF5 compression filter and chunk size (elements) of both datasets.
+COMPRESSION = "gzip"
+COMPRESSION_LEVEL = 4
+CHUNK = 1 << 18
+#: Positions per packed byte.
+PER_BYTE = 4
+
+
+class TableError(Exception):
+    """A table file is missing a part, truncated, foreign or corrupted."""
+
+
+@dataclass
+class TableData:
+    """The contents of one table file."""
+
+    material: Material
+    """Material of the table (Black to move)."""
+    wld: np.ndarray
+    """Value code per position (uint8, unpacked)."""
+    dtw: np.ndarray
+    """Plies to the end per position (uint8 or uint16)."""
+    attrs: dict = field(default_factory=dict)
+    """File attributes (counts, max DTW, checksum, build time...)."""
+
+
+def default_dir() -> Path:
+    """Table directory: $EGTB_DIR if set, else data/egtb.
+
+    >>> isinstance(default_dir(), Path)
+    True
+    """
+    return Path(os.environ.get(ENV_DIR) or DEFAULT_DIR)
+
+
+def table_path(directory: os.PathLike | str, material: Material) -> Path:
+    """The file of a material in a table directory."""
+    return Path(directory) / f"{material.name}{SUFFIX}"
+
+
+def pack_wld(wld: np.ndarray) -> np.ndarray:
+    """Pack value codes (0-3) four per byte.
+
+    >>> pack_wld(np.array([1, 2, 3, 1, 2], dtype=np.uint8)).tolist()
+    [121, 2]
+    """
+    padded = np.zeros(-(-len(wld) // PER_BYTE) * PER_BYTE, dtype=np.uint8)
+    padded[:len(wld)] = wld
+    q = padded.reshape(-1, PER_BYTE)
+    return (q[:, 0] | (q[:, 1] << 2) | (q[:, 2] << 4) | (q[:, 3] << 6)).astype(np.uint8)
+
+
+def unpack_wld(packed: np.ndarray, count: int) -> np.ndarray:
+    """Inverse of :func:`pack_wld`.
+
+    >>> unpack_wld(np.array([121, 2], dtype=np.uint8), 5).tolist()
+    [1, 2, 3, 1, 2]
+    """
+    out = np.empty((len(packed), PER_BYTE), dtype=np.uint8)
+    for j in range(PER_BYTE):
+        out[:, j] = (packed >> (2 * j)) & 3
+    return out.reshape(-1)[:count]
+
+
+def checksum(packed: np.ndarray, dtw: np.ndarray) -> int:
+    """CRC32 of the raw bytes of the packed values followed by the DTW array."""
+    crc = zlib.crc32(np.ascontiguousarray(packed).view(np.uint8))
+    return zlib.crc32(np.ascontiguousarray(dtw).view(np.uint8), crc)
+
+
+def narrow_dtw(dtw: np.ndarray) -> np.ndarray:
+    """DTW as uint8 when it fits, else uint16 (little-endian)."""
+    if len(dtw) == 0 or int(dtw.max()) < 256:
+        return dtw.astype(np.uint8)
+    return dtw.astype("<u2")
+
+
+def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
+                dtw: np.ndarray, *, attrs: dict | None = None) -> Path:
+    """Write a table atomically (temporary name, then rename); return its path.
+
+    ``attrs`` adds attributes (counts, rule preset, ...); computed ones (checksum,
+    material, positions, format) take precedence.
+    """
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    packed = pack_wld(wld)
+    dtw_stored = narrow_dtw(dtw)
+    with h5py.File(tmp, "w") as f:
+        _write_dataset(f, "wld", packed)
+        _write_dataset(f, "dtw", dtw_stored)
+        f.attrs.update(attrs or {})
+        f.attrs.update(_base_attrs(material, len(wld), packed, dtw_stored))  # computed win
+        f.flush()
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def _write_dataset(f: h5py.File, name: str, data: np.ndarray) -> None:
+    chunk = (min(CHUNK, len(data)),) if len(data) else None
+    f.create_dataset(name, data=data, chunks=chunk, compression=COMPRESSION,
+                     compression_opts=COMPRESSION_LEVEL, shuffle=data.itemsize > 1)
+
+
+def _base_attrs(material: Material, count: int, packed: np.ndarray,
+                dtw: np.ndarray) -> dict:
+    return {
+        "format": "egtb-draughts-english",
+        "format_version": FORMAT_VERSION,
+        "builder_version": BUILDER_VERSION,
+        "material": material.name,
+        "material_counts": np.array([material.black_men, material.black_kings,
+                                     material.white_men, material.white_kings], dtype=np.int64),
+        "positions": count,
+        "dtw_rules": DTW_RULES,
+        "checksum_crc32": checksum(packed, dtw),
+        "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def open_table(path: os.PathLike | str, *, check: bool = True) -> TableData:
+    """Read a table file, verifying its format and (with ``check``) its checksum.
+
+    Raises :class:`TableError` naming the file when it is missing, truncated,
+    foreign or corrupted.
+    """
+    path = Path(path)
+    try:
+        with h5py.File(path, "r") as f:
+            attrs = dict(f.attrs)
+            _check_header(path, attrs)
+            packed = f["wld"][...]
+            dtw = f["dtw"][...]
+    except TableError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    count = int(attrs["positions"])
+    if len(packed) != -(-count // PER_BYTE) or len(dtw) != count:
+        raise TableError(f"{path}: dataset sizes do not match {count} positions")
+    if check and checksum(packed, dtw) != int(attrs["checksum_crc32"]):
+        raise TableError(f"{path}: checksum mismatch (file corrupted)")
+    material = Material.parse(str(attrs["material"]))
+    return TableData(material, unpack_wld(packed, count), dtw, attrs)
+
+
+def _check_header(path: Path, attrs: dict) -> None:
+    if attrs.get("format") != "egtb-draughts-english":
+        raise TableError(f"{path}: not an English draughts table file")
+    if int(attrs.get("format_version", -1)) != FORMAT_VERSION:
+        raise TableError(f"{path}: format version {attrs.get('format_version')} "
+                         f"is not {FORMAT_VERSION}")
+
+
+def read_attrs(path: os.PathLike | str) -> dict:
+    """Attributes of a table file without reading its data."""
+    try:
+        with h5py.File(path, "r") as f:
+            attrs = dict(f.attrs)
+    except OSError as exc:
+        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    _check_header(Path(path), attrs)
+    return attrs
+
+
+def load_material(directory: os.PathLike | str, material: Material
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(wld unpacked uint8, dtw) of a material's table in a directory.
+
+    Raises FileNotFoundError when the table is absent, TableError when broken.
+    """
+    path = table_path(directory, material)
+    if not path.exists():
+        raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
+    data = open_table(path)
+    return data.wld, data.dtw
+
+
+def is_complete(directory: os.PathLike | str, material: Material) -> bool:
+    """True when the material's file exists and passes the checksum."""
+    path = table_path(directory, material)
+    if not path.exists():
+        return False
+    try:
+        open_table(path)
+    except TableError:
+        return False
+    return True
+
+
+def remove_temporaries(directory: os.PathLike | str) -> list[Path]:
+    """Delete leftover ``*.h5.<pid>.tmp`` files of an interrupted build; return them."""
+    removed = sorted(Path(directory).glob(TMP_GLOB))
+    for p in removed:
+        p.unlink(missing_ok=True)
+    return removed

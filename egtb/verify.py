@@ -1,0 +1,304 @@
+"""Independent check of built tables: every stored value against its successors.
+
+This code shares nothing with the solver but the move generator and the index:
+for every position of a table it generates the moves, mirrors each successor
+to Black to move, looks its value up in the stored tables and checks
+
+- no legal move: LOSS in 0;
+- WIN in d: some successor is a LOSS in d - 1, none is a LOSS in fewer;
+- LOSS in d: every successor is a WIN, the longest in exactly d - 1;
+- DRAW: no successor is a LOSS, at least one is a DRAW, DTW 0.
+
+A successor whose side to move has no piece left is a LOSS in 0.
+
+>>> ERROR_NAMES[ERR_WIN_DEPTH]
+'win depth does not match the fastest losing successor'
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from egtb import storage
+from egtb.index import (popcount, rank_kings, rank_men, unit_size, unrank_kings,
+                        unrank_men)
+from egtb.material import Material, count_positions
+from egtb.movegen import M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
+from egtb.notation import Placement, format_fen
+
+# Value codes as stored (see docs/table-format.md); repeated here on purpose.
+V_DRAW = 1
+V_WIN = 2
+V_LOSS = 3
+V_NONE = 0
+
+#: Error codes of the check kernel.
+ERR_NO_MOVE_NOT_LOST = 1
+ERR_WIN_DEPTH = 2
+ERR_LOSS_NOT_ALL_WINS = 3
+ERR_LOSS_DEPTH = 4
+ERR_DRAW_HAS_WIN = 5
+ERR_DRAW_NO_DRAW = 6
+ERR_BAD_CODE = 7
+ERR_MISSING_SUCCESSOR = 8
+ERR_WIN_WITHOUT_LOSING_SUCCESSOR = 9
+ERROR_NAMES = {
+    ERR_NO_MOVE_NOT_LOST: "no legal move but not a loss in 0",
+    ERR_WIN_DEPTH: "win depth does not match the fastest losing successor",
+    ERR_LOSS_NOT_ALL_WINS: "loss but some successor is not a win for the opponent",
+    ERR_LOSS_DEPTH: "loss depth is not 1 + the longest successor win",
+    ERR_DRAW_HAS_WIN: "draw but a successor loses for the opponent",
+    ERR_DRAW_NO_DRAW: "draw but no successor is a draw (or DTW not 0)",
+    ERR_BAD_CODE: "value code is not DRAW, WIN or LOSS",
+    ERR_MISSING_SUCCESSOR: "a successor's table is not loaded",
+    ERR_WIN_WITHOUT_LOSING_SUCCESSOR: "win but no successor loses for the opponent",
+}
+#: Errors remembered per table.
+MAX_REPORTED = 20
+_BASE = 16
+
+
+@njit(cache=True)
+def _code(n_bm, n_bk, n_wm, n_wk):
+    return ((n_bm * _BASE + n_bk) * _BASE + n_wm) * _BASE + n_wk
+
+
+@njit(cache=True)
+def _reverse(x):
+    x = np.int64(x) & 0xFFFFFFFF
+    r = np.int64(0)
+    for i in range(32):
+        if (x >> i) & 1:
+            r |= np.int64(1) << (31 - i)
+    return r
+
+
+@njit(cache=True)
+def _lookup(bm, bk, wm, wk, offsets, wld, dtw):
+    """(value, dtw) of the position after Black's move, seen by White (to move)."""
+    sbm, sbk, swm, swk = _reverse(wm), _reverse(wk), _reverse(bm), _reverse(bk)
+    if sbm == 0 and sbk == 0:
+        return V_LOSS, 0
+    n_bm, n_bk, n_wm, n_wk = popcount(sbm), popcount(sbk), popcount(swm), popcount(swk)
+    base = offsets[_code(n_bm, n_bk, n_wm, n_wk)]
+    if base < 0:
+        return V_NONE, 0
+    index = (rank_men(sbm, swm, n_bm, n_wm) * unit_size(n_bm, n_bk, n_wm, n_wk)
+             + rank_kings(sbk, swk, sbm | swm, n_bk, n_wk))
+    return wld[base + index], np.int64(dtw[base + index])
+
+
+@njit(cache=True)
+def check_positions(counts, start, stop, base, offsets, wld, dtw, errors):
+    """Check positions start..stop of a material; fill errors (index, code); return the count."""
+    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
+    size = unit_size(n_bm, n_bk, n_wm, n_wk)
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    found = 0
+    for i in range(start, stop):
+        bm, wm = unrank_men(i // size, n_bm, n_wm)
+        bk, wk = unrank_kings(i % size, np.int64(bm) | np.int64(wm), n_bk, n_wk)
+        code = _check_one(bm, bk, wm, wk, wld[base + i], np.int64(dtw[base + i]),
+                          offsets, wld, dtw, moves)
+        if code != 0:
+            if found < errors.shape[0]:
+                errors[found, 0] = i
+                errors[found, 1] = code
+            found += 1
+    return found
+
+
+@njit(cache=True)
+def _check_one(bm, bk, wm, wk, value, depth, offsets, wld, dtw, moves):
+    n = generate_moves(bm, bk, wm, wk, 0, moves)
+    if value != V_WIN and value != V_LOSS and value != V_DRAW:
+        return ERR_BAD_CODE
+    if n == 0:
+        return 0 if (value == V_LOSS and depth == 0) else ERR_NO_MOVE_NOT_LOST
+    fastest_loss = 1 << 30
+    longest_win = -1
+    draws = 0
+    non_wins = 0
+    for m in range(n):
+        v, d = _lookup(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK],
+                       offsets, wld, dtw)
+        if v == V_NONE:
+            return ERR_MISSING_SUCCESSOR
+        if v == V_LOSS:
+            fastest_loss = min(fastest_loss, d)
+            non_wins += 1
+        elif v == V_WIN:
+            longest_win = max(longest_win, d)
+        else:
+            draws += 1
+            non_wins += 1
+    if value == V_WIN:
+        if fastest_loss == 1 << 30:
+            return ERR_WIN_WITHOUT_LOSING_SUCCESSOR
+        return 0 if fastest_loss == depth - 1 else ERR_WIN_DEPTH
+    if value == V_LOSS:
+        if non_wins:
+            return ERR_LOSS_NOT_ALL_WINS
+        return 0 if longest_win == depth - 1 else ERR_LOSS_DEPTH
+    if fastest_loss != 1 << 30:
+        return ERR_DRAW_HAS_WIN
+    return 0 if (draws > 0 and depth == 0) else ERR_DRAW_NO_DRAW
+
+
+@dataclass
+class VerifyReport:
+    """Outcome of :func:`verify_directory`."""
+
+    checked: int = 0
+    """Positions checked."""
+    tables: int = 0
+    """Tables checked."""
+    errors: int = 0
+    """Positions failing a check (or broken/missing files, counted once each)."""
+    messages: list[str] = field(default_factory=list)
+    """The first offending positions (FEN and reason) and file problems."""
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing failed."""
+        return self.errors == 0 and self.tables > 0
+
+
+def needed_materials(material: Material) -> list[Material]:
+    """The material itself, its mirror and every material a move can lead to.
+
+    >>> [m.name for m in needed_materials(Material.parse("1k-1k"))]
+    ['1k-1k']
+    """
+    found = {material, material.mirrored()}
+    bm, bk, wm, wk = material.black_men, material.black_kings, material.white_men, \
+        material.white_kings
+    for nbm, nbk in [(bm, bk)] + ([(bm - 1, bk + 1)] if bm else []):
+        for nwm in range(wm + 1):
+            for nwk in range(wk + 1):
+                if nwm + nwk:
+                    found.add(Material(nwm, nwk, nbm, nbk))
+    return sorted(found)
+
+
+def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20,
+                    cache: dict | None = None) -> tuple[int, list[str]]:
+    """Check one table; return (number of bad positions, first messages)."""
+    cache = {} if cache is None else cache
+    materials = needed_materials(material)
+    offsets = np.full(_BASE ** 4, -1, dtype=np.int64)
+    parts, start = [], 0
+    for m in materials:
+        key = (str(directory), m)
+        if key not in cache:
+            cache[key] = storage.load_material(directory, m)
+        offsets[_code(m.black_men, m.black_kings, m.white_men, m.white_kings)] = start
+        parts.append(cache[key])
+        start += count_positions(m)
+    wld = np.concatenate([p[0] for p in parts])
+    dtw = np.concatenate([p[1].astype(np.uint16) for p in parts])
+    counts = np.array([material.black_men, material.black_kings, material.white_men,
+                       material.white_kings], dtype=np.int64)
+    base = offsets[_code(*counts)]
+    errors = np.zeros((MAX_REPORTED, 2), dtype=np.int64)
+    total = count_positions(material)
+    bad = 0
+    messages: list[str] = []
+    for lo in range(0, total, chunk):
+        found = check_positions(counts, lo, min(lo + chunk, total), base, offsets, wld, dtw,
+                                errors)
+        messages += _describe(material, errors[:min(found, MAX_REPORTED)], wld, dtw, base)
+        bad += found
+    return bad, messages[:MAX_REPORTED]
+
+
+def _describe(material: Material, errors: np.ndarray, wld: np.ndarray, dtw: np.ndarray,
+              base: int) -> list[str]:
+    from egtb.index import global_unrank
+    names = {V_WIN: "win", V_LOSS: "loss", V_DRAW: "draw"}
+    out = []
+    for index, code in errors:
+        bm, bk, wm, wk = global_unrank(material, int(index))
+        fen = format_fen(Placement(bm, bk, wm, wk, 0))
+        stored = f"{names.get(int(wld[base + index]), '?')} {int(dtw[base + index])}"
+        out.append(f"{fen} ({material.name} #{index}, stored {stored}): {ERROR_NAMES[code]}")
+    return out
+
+
+def verify_directory(directory: os.PathLike | str | None = None, *,
+                     materials: list[Material] | None = None, jobs: int = 1,
+                     progress: bool = False) -> VerifyReport:
+    """Check every table of a directory (or the given materials) with `jobs` processes.
+
+    >>> verify_directory("/nonexistent").ok
+    False
+    """
+    from tqdm import tqdm
+    directory = Path(directory or storage.default_dir())
+    if materials is None:
+        materials = stored_materials(directory) if directory.is_dir() else []
+    report = VerifyReport()
+    _WORKER_CACHE.clear()  # tables may have changed since the last call; workers fork empty
+    bar = tqdm(total=sum(count_positions(m) for m in materials), unit="pos", unit_scale=True,
+               desc="verify", disable=not progress)
+    for material, bad, messages in _results(directory, materials, jobs=jobs):
+        report.tables += 1
+        report.checked += count_positions(material)
+        report.errors += bad
+        report.messages += messages[:max(0, MAX_REPORTED - len(report.messages))]
+        bar.update(count_positions(material))
+    bar.close()
+    _WORKER_CACHE.clear()
+    return report
+
+
+#: Tables loaded by the process checking materials, keyed by (directory, material).
+_WORKER_CACHE: dict = {}
+
+
+def _check_material(directory: Path, material: Material) -> tuple[Material, int, list[str]]:
+    """Check one material, reporting broken or missing files as errors."""
+    try:
+        bad, messages = verify_material(directory, material, cache=_WORKER_CACHE)
+    except (storage.TableError, FileNotFoundError) as exc:
+        bad, messages = 1, [str(exc)]
+    _trim(_WORKER_CACHE, material)
+    return material, bad, messages
+
+
+def _results(directory: Path, materials: list[Material], *, jobs: int):
+    """(material, errors, messages) of each material, in the given order."""
+    if jobs <= 1 or len(materials) <= 1:
+        for material in materials:
+            yield _check_material(directory, material)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
+        yield from pool.map(_check_material, [directory] * len(materials), materials)
+
+
+def _trim(cache: dict, done: Material) -> None:
+    """Forget the cached tables when they take more than CACHE_BYTES."""
+    if sum(w.nbytes + d.nbytes for w, d in cache.values()) > CACHE_BYTES:
+        cache.clear()
+
+
+#: Bytes of tables verify keeps loaded between materials.
+CACHE_BYTES = 2 << 30
+
+
+def stored_materials(directory: os.PathLike | str) -> list[Material]:
+    """Materials with a table file in a directory, by piece count then name."""
+    found = []
+    for path in Path(directory).glob(f"*{storage.SUFFIX}"):
+        try:
+            found.append(Material.parse(path.name[:-len(storage.SUFFIX)]))
+        except ValueError:
+            continue
+    return sorted(found, key=lambda m: (m.pieces, m.name))

@@ -1,0 +1,152 @@
+"""Tests of the table builder: counts, golden values, parallel determinism, resume, kills."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from egtb import build as builder
+from egtb import solve, storage
+from egtb.index import global_rank
+from egtb.material import Material, all_materials, count_positions, normalise
+from egtb.notation import parse_fen
+from egtb.stats import PUBLISHED_POSITIONS, directory_stats
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden" / "positions.txt"
+VALUE_NAMES = {"win": solve.WIN, "loss": solve.LOSS, "draw": solve.DRAW}
+
+
+@pytest.fixture(scope="module")
+def tables4(tmp_path_factory) -> Path:
+    """Every table up to 4 pieces, built with two workers."""
+    directory = tmp_path_factory.mktemp("egtb4")
+    builder.build(4, directory=directory, jobs=2, progress=False)
+    return directory
+
+
+def crcs(directory: Path, *, max_pieces: int = 4) -> dict[str, int]:
+    """Content checksum of every table up to max_pieces in a directory."""
+    return {m.name: int(storage.read_attrs(storage.table_path(directory, m))["checksum_crc32"])
+            for m in all_materials(max_pieces)}
+
+
+def probe(directory: Path, fen: str) -> tuple[int, int]:
+    """(value code, DTW) of a FEN from the built files (colour-normalised)."""
+    p = parse_fen(fen)
+    bm, bk, wm, wk = normalise(p.black_men, p.black_kings, p.white_men, p.white_kings, p.turn)
+    material = Material(bm.bit_count(), bk.bit_count(), wm.bit_count(), wk.bit_count())
+    wld, dtw = storage.load_material(directory, material)
+    i = global_rank(material, bm, bk, wm, wk)
+    return int(wld[i]), int(dtw[i])
+
+
+def test_plan_is_a_dag_in_order():
+    seen = set()
+    for pair in builder.plan_pairs(5):
+        assert pair.depends <= seen, pair.key
+        seen.add(pair.key)
+    assert sum(p.positions for p in builder.plan_pairs(5, min_pieces=5)) == PUBLISHED_POSITIONS[5]
+
+
+def test_counts_match_published(tables4):
+    _, totals = directory_stats(tables4)
+    assert {t.pieces: t.positions for t in totals} == {n: PUBLISHED_POSITIONS[n] for n in (2, 3, 4)}
+    for t in totals:
+        assert t.wins + t.losses + t.draws == t.positions
+
+
+def test_golden_positions(tables4):
+    lines = [line.split() for line in GOLDEN.read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert len(lines) >= 50
+    for fen, value, dtw in lines:
+        assert probe(tables4, fen) == (VALUE_NAMES[value], int(dtw)), fen
+
+
+@pytest.mark.parametrize("fen, expected", [
+    ("B:W8,11:B4", (solve.LOSS, 0)),  # no legal move: lost in 0
+    ("B:W10:BK6", (solve.WIN, 1)),  # captures the last piece
+    ("B:WK32:BK1", (solve.DRAW, 0)),  # lone king against lone king
+])
+def test_classics(tables4, fen, expected):
+    assert probe(tables4, fen) == expected
+
+
+def test_two_kings_beat_one_far_away(tables4):
+    assert probe(tables4, "B:WK16:BK1,K2")[0] == solve.WIN
+    assert probe(tables4, "W:WK16:BK1,K2")[0] == solve.LOSS
+
+
+def test_worker_count_does_not_change_files(tables4, tmp_path):
+    builder.build(3, directory=tmp_path, jobs=1, progress=False)
+    assert crcs(tmp_path, max_pieces=3) == crcs(tables4, max_pieces=3)
+
+
+def test_rerun_skips_complete_and_rebuilds_corrupted(tables4, tmp_path):
+    for m in all_materials(3):
+        src = storage.table_path(tables4, m)
+        storage.table_path(tmp_path, m).write_bytes(src.read_bytes())
+    victim = storage.table_path(tmp_path, Material.parse("2k-1k"))
+    victim.write_bytes(victim.read_bytes()[:-500])  # truncated
+    report = builder.build(3, directory=tmp_path, jobs=1, progress=False)
+    assert report.rebuilt == ["2k-1k"]
+    assert set(report.built) == {"2k-1k", "1k-2k"}
+    assert crcs(tmp_path, max_pieces=3) == crcs(tables4, max_pieces=3)
+    again = builder.build(3, directory=tmp_path, jobs=1, progress=False)
+    assert again.built == [] and len(again.skipped) == len(all_materials(3))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM])
+def test_killed_build_resumes_to_identical_files(tables4, tmp_path, sig):
+    command = [sys.executable, "-m", "egtb.cli", "build", "--pieces", "4", "--jobs", "2",
+               "--quiet", "--dir", str(tmp_path)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("*.h5"))) < 20 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(sig)
+    assert process.wait(timeout=60) != 0
+    written = len(list(tmp_path.glob("*.h5")))
+    assert written < len(all_materials(4)), "the build finished before it could be killed"
+    for path in tmp_path.glob("*.h5"):
+        storage.open_table(path)  # every complete file is valid
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert not list(tmp_path.glob(storage.TMP_GLOB))
+    assert crcs(tmp_path) == crcs(tables4)
+    for m in (Material.parse("2k-2k"), Material.parse("1m1k-2m")):
+        a, b = storage.load_material(tmp_path, m), storage.load_material(tables4, m)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+def test_log_file_has_worker_records(tables4):
+    text = (tables4 / builder.LOG_NAME).read_text()
+    assert "ForkProcess" in text and "solved 2k-2k" in text
+
+
+def test_fen_of_max_dtw_position_is_in_its_material(tables4):
+    attrs = storage.read_attrs(storage.table_path(tables4, Material.parse("2k-1k")))
+    assert probe(tables4, str(attrs["max_dtw_fen"])) == (solve.WIN, int(attrs["max_dtw"]))
+
+
+def test_position_index_kernel_matches_global_rank():
+    m = Material.parse("1m1k-1m")
+    for i in (0, 17, count_positions(m) - 1):
+        bm, bk, wm, wk = builder.global_unrank(m, i)
+        assert solve.position_index(bm, bk, wm, wk) == i == global_rank(m, bm, bk, wm, wk)
+
+
+@pytest.mark.slow
+def test_five_pieces_counts_and_verify(tmp_path):
+    from egtb.verify import verify_directory
+    builder.build(5, directory=tmp_path, progress=False)
+    _, totals = directory_stats(tmp_path)
+    assert {t.pieces: t.positions for t in totals} == {n: PUBLISHED_POSITIONS[n] for n in range(2, 6)}
+    report = verify_directory(tmp_path, jobs=os.cpu_count() or 1)
+    assert report.ok, report.messages

@@ -1,0 +1,92 @@
+"""Tests of the HDF5 table format: round trip, atomic writes, broken files detected."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+from egtb import storage
+from egtb.material import Material, count_positions
+
+M = Material.parse("1k-1m")
+
+
+def sample(n: int, *, deep: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    wld = rng.integers(1, 4, n).astype(np.uint8)
+    dtw = rng.integers(0, 400 if deep else 200, n).astype(np.uint16)
+    return wld, dtw
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 868, 100_003])
+def test_pack_round_trip(n):
+    wld, _ = sample(n)
+    assert np.array_equal(storage.unpack_wld(storage.pack_wld(wld), n), wld)
+
+
+@pytest.mark.parametrize("deep", [False, True])
+def test_write_read_round_trip(tmp_path, deep):
+    wld, dtw = sample(count_positions(M), deep=deep)
+    path = storage.write_table(storage.table_path(tmp_path, M), M, wld, dtw,
+                               attrs={"wins": 1, "rule_preset": "wcdf"})
+    data = storage.open_table(path)
+    assert data.material == M and data.attrs["rule_preset"] == "wcdf"
+    assert np.array_equal(data.wld, wld) and np.array_equal(data.dtw, dtw)
+    assert data.dtw.dtype == (np.uint16 if deep else np.uint8)
+    assert not list(tmp_path.glob(storage.TMP_GLOB))
+    got = storage.load_material(tmp_path, M)
+    assert np.array_equal(got[0], wld)
+
+
+def test_missing_table(tmp_path):
+    with pytest.raises(FileNotFoundError, match="1k-1m"):
+        storage.load_material(tmp_path, M)
+    assert not storage.is_complete(tmp_path, M)
+
+
+def write_sample(tmp_path):
+    wld, dtw = sample(count_positions(M))
+    return storage.write_table(storage.table_path(tmp_path, M), M, wld, dtw)
+
+
+def test_truncated_file_is_detected(tmp_path):
+    path = write_sample(tmp_path)
+    path.write_bytes(path.read_bytes()[:1000])
+    with pytest.raises(storage.TableError, match=str(path.name)):
+        storage.open_table(path)
+    assert not storage.is_complete(tmp_path, M)
+
+
+def test_changed_values_fail_the_checksum(tmp_path):
+    path = write_sample(tmp_path)
+    with h5py.File(path, "r+") as f:
+        f["dtw"][3] = f["dtw"][3] + 1
+    with pytest.raises(storage.TableError, match="checksum"):
+        storage.open_table(path)
+    storage.open_table(path, check=False)
+
+
+def test_foreign_file_is_rejected(tmp_path):
+    path = tmp_path / "1k-1m.h5"
+    with h5py.File(path, "w") as f:
+        f["x"] = np.arange(3)
+    with pytest.raises(storage.TableError, match="not an English draughts table"):
+        storage.open_table(path)
+    (tmp_path / "2k-1k.h5").write_text("not hdf5")
+    with pytest.raises(storage.TableError, match="2k-1k.h5"):
+        storage.open_table(tmp_path / "2k-1k.h5")
+
+
+def test_temporaries_are_removed(tmp_path):
+    leftover = tmp_path / "1k-1m.h5.1234.tmp"
+    leftover.write_bytes(b"partial")
+    assert storage.remove_temporaries(tmp_path) == [leftover]
+    assert not leftover.exists()
+
+
+def test_default_dir_from_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv(storage.ENV_DIR, str(tmp_path))
+    assert storage.default_dir() == tmp_path
+    monkeypatch.delenv(storage.ENV_DIR)
+    assert storage.default_dir() == storage.DEFAULT_DIR

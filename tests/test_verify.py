@@ -1,0 +1,77 @@
+"""Tests of the independent table checker and the build/stats/verify commands."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from egtb import build as builder
+from egtb import solve, storage
+from egtb.cli import main
+from egtb.material import Material
+from egtb.verify import verify_directory
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("egtb")
+    assert main(["build", "--pieces", "4", "--jobs", "2", "--quiet", "--dir", str(directory)]) == 0
+    return directory
+
+
+def test_verify_passes_up_to_four_pieces(tables, capsys):
+    assert main(["verify", "--quiet", "--dir", str(tables)]) == 0
+    assert "verified 41 tables, 6408836 positions: OK" in capsys.readouterr().out
+
+
+def tamper(directory, name: str, index: int, *, value: int | None = None, delta: int = 0):
+    material = Material.parse(name)
+    wld, dtw = storage.load_material(directory, material)
+    wld, dtw = wld.copy(), dtw.astype(np.uint16)
+    wld[index] = wld[index] if value is None else value
+    dtw[index] += delta
+    storage.write_table(storage.table_path(directory, material), material, wld, dtw,
+                        attrs=dict(storage.read_attrs(storage.table_path(directory, material))))
+
+
+@pytest.mark.parametrize("change", [{"delta": 1}, {"value": solve.DRAW}])
+def test_verify_reports_a_wrong_value(tables, tmp_path, capsys, change):
+    for path in tables.glob("*.h5"):
+        if Material.parse(path.stem).pieces <= 3:
+            (tmp_path / path.name).write_bytes(path.read_bytes())
+    wld, _ = storage.load_material(tmp_path, Material.parse("2k-1k"))
+    index = int(np.flatnonzero(wld == solve.WIN)[5])
+    tamper(tmp_path, "2k-1k", index, **change)
+    report = verify_directory(tmp_path, materials=[Material.parse("2k-1k")])
+    assert not report.ok and report.errors >= 1
+    assert any("2k-1k #%d" % index in m for m in report.messages)
+    assert main(["verify", "--quiet", "--dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("B:W") and "ERRORS" in out
+
+
+def test_verify_empty_directory_fails(tmp_path):
+    assert main(["verify", "--quiet", "--dir", str(tmp_path)]) == 1
+
+
+def test_stats_json(tables, capsys):
+    assert main(["stats", "--json", "--dir", str(tables)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    pieces = {p["pieces"]: p for p in data["pieces"]}
+    assert all(p["positions"] == p["published"] for p in pieces.values())
+    one = next(m for m in data["materials"] if m["material"] == "2k-1k")
+    assert one["wins"] + one["losses"] + one["draws"] == one["positions"] == 14880
+    assert one["bits_per_position"] > 0 and one["max_dtw_fen"].startswith("B:")
+
+
+def test_stats_text(tables, capsys):
+    assert main(["stats", "--dir", str(tables)]) == 0
+    assert "4 pieces: 6209316 positions matches the published 6209316" in capsys.readouterr().out
+
+
+def test_build_command_skips_complete(tables, capsys):
+    assert main(["build", "--pieces", "4", "--quiet", "--dir", str(tables)]) == 0
+    assert "built 0 tables" in capsys.readouterr().out
+    assert (tables / builder.LOG_NAME).exists()
