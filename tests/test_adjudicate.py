@@ -145,3 +145,44 @@ def test_real_tables_up_to_three_pieces(tmp_path) -> None:
         assert board.piece_count() == 3
     else:
         assert board.outcome() is not None
+
+
+class DistanceTablebase(FakeTablebase):
+    """FakeTablebase that also reports a fixed distance to the end."""
+
+    def __init__(self, dtw: int) -> None:
+        super().__init__()
+        self.dtw = dtw
+
+    def get_dtw(self, board: Board, default: int | None = None) -> int:
+        return self.dtw
+
+
+def _quiet_board(fen: str, *, quiet_plies: int, rule: str = "wcdf") -> Board:
+    return Board(fen, rule=rule, quiet_plies=quiet_plies)
+
+
+def test_win_is_scored_only_when_it_fits_in_the_move_rule() -> None:
+    fen = "B:WK30:BK1,K2"  # Black to move wins (two pieces against one)
+    fits = TablebaseAdjudicator(DistanceTablebase(dtw=20), max_pieces=3)
+    fits.update(_quiet_board(fen, quiet_plies=60))  # 80 - 60 = 20 plies left: the win fits exactly
+    assert fits.adjudicatable().winner == BLACK
+    too_long = TablebaseAdjudicator(DistanceTablebase(dtw=21), max_pieces=3)
+    too_long.update(_quiet_board(fen, quiet_plies=60))  # one ply too many: the rule may draw it
+    assert too_long.adjudicatable() is None
+    too_long.update(_quiet_board(fen, quiet_plies=0))  # later, after a reset, it fits again
+    assert too_long.adjudicatable().winner == BLACK
+
+
+def test_forty_plies_preset_tightens_the_window() -> None:
+    adj = TablebaseAdjudicator(DistanceTablebase(dtw=41), max_pieces=3)
+    adj.update(_quiet_board("B:WK30:BK1,K2", quiet_plies=0, rule="forty-plies"))
+    assert adj.adjudicatable() is None
+    adj.update(_quiet_board("B:WK30:BK1,K2", quiet_plies=0, rule="wcdf"))
+    assert adj.adjudicatable().winner == BLACK
+
+
+def test_table_draw_is_scored_whatever_the_count() -> None:
+    adj = TablebaseAdjudicator(DistanceTablebase(dtw=500), max_pieces=3)
+    adj.update(_quiet_board("B:WK30:BK1", quiet_plies=79))
+    assert adj.adjudicatable().winner is None

@@ -37,6 +37,7 @@ __all__ = [
     "TablebaseAdjudicator",
     "build_adjudicators",
     "open_tablebase",
+    "probe_dtw",
     "probe_wld",
 ]
 
@@ -86,11 +87,27 @@ def probe_wld(tablebase: Any, board: Board) -> int | None:
         return None
 
 
+def probe_dtw(tablebase: Any, board: Board) -> int | None:
+    """The table's distance to the end in plies, None when missing or not offered.
+
+    >>> class NoDistance:
+    ...     def get_wld(self, board, default=None): return 1
+    >>> probe_dtw(NoDistance(), Board()) is None
+    True
+    """
+    getter = getattr(tablebase, "get_dtw", None)
+    return None if getter is None else getter(board, default=None)
+
+
 class TablebaseAdjudicator:
     """Ends the game with the table's result once few enough pieces remain (exact).
 
-    The table gives the perfect-play value for the side to move; the game is
-    scored as that value. A position whose table is missing is skipped.
+    The table gives the perfect-play value for the side to move. A draw is
+    scored at once (the move rule only turns wins into draws). A win is scored
+    only when the table's distance to the end fits in the quiet plies the move
+    rule still allows, so the winner can really finish it; until then the game
+    goes on and the check is repeated after every ply. A position whose table
+    is missing is skipped; a table object without distances is trusted as is.
 
     >>> class AlwaysWin:
     ...     def get_wld(self, board, default=None): return 1
@@ -114,6 +131,10 @@ class TablebaseAdjudicator:
         value = probe_wld(self.tablebase, board)
         if value is None:
             return
+        if value != 0:
+            dtw = probe_dtw(self.tablebase, board)
+            if dtw is not None and dtw > board.rule.limit_plies - board.quiet_plies:
+                return  # the move rule may still save the game: play on
         self._verdict = _table_verdict(value, board.turn, pieces)
 
     def adjudicatable(self) -> Adjudication | None:
