@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from egtb import movegen
 from egtb.movegen import (
     M_BK, M_BM, M_CAPTURED, M_CROWNS, M_FROM, M_MAN, M_NJUMPS, M_PATH, M_TO, M_WK, M_WM,
     generate_moves, new_move_buffer,

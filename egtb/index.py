@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from egtb.movegen import popcount
 from egtb.material import (BLACK_ONLY_MEN_SQUARES, MAX_PER_SIDE, NUM_SHARED, SHARED_MEN_SQUARES,
                            WHITE_MEN_SQUARES, Material, count_men_configs,
                            men_configs_with_shared)
@@ -65,16 +66,6 @@ for _i in range(32):
     DEBRUIJN_INDEX[(((1 << _i) * DEBRUIJN) & 0xFFFFFFFF) >> 27] = _i
 
 MASK32 = 0xFFFFFFFF
-
-
-@njit(cache=True, inline="always")
-def popcount(x):
-    """Number of set bits of a 32-bit value (int64 arithmetic)."""
-    x = np.int64(x) & MASK32
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return ((x * 0x01010101) & MASK32) >> 24
 
 
 @njit(cache=True, inline="always")

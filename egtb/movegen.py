@@ -65,8 +65,9 @@ def new_move_buffer() -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _popcount(x):
-    x = x & 0xFFFFFFFF
+def popcount(x):
+    """Number of set bits of a 32-bit bitboard."""
+    x = np.int64(x) & 0xFFFFFFFF
     x = x - ((x >> 1) & 0x55555555)
     x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
     x = (x + (x >> 4)) & 0x0F0F0F0F
@@ -76,7 +77,7 @@ def _popcount(x):
 @njit(cache=True, inline="always")
 def _lowest_bit_index(x):
     # index of the lowest set bit of a non-zero 32-bit value
-    return _popcount((x & -x) - 1)
+    return popcount((x & -x) - 1)
 
 
 @njit(cache=True, inline="always")
@@ -114,12 +115,12 @@ def count_simple_moves(bm, bk, wm, wk, turn):
         up_src = wm | wk
     n = 0
     # count per direction so that two pieces reaching one square both count
-    n += _popcount((down_src << 4) & empty)
-    n += _popcount(((down_src & MASK_EVEN_INNER) << 5) & empty)
-    n += _popcount(((down_src & MASK_ODD_INNER) << 3) & empty)
-    n += _popcount((up_src >> 4) & empty)
-    n += _popcount(((up_src & MASK_ODD_INNER) >> 5) & empty)
-    n += _popcount(((up_src & MASK_EVEN_INNER) >> 3) & empty)
+    n += popcount((down_src << 4) & empty)
+    n += popcount(((down_src & MASK_EVEN_INNER) << 5) & empty)
+    n += popcount(((down_src & MASK_ODD_INNER) << 3) & empty)
+    n += popcount((up_src >> 4) & empty)
+    n += popcount(((up_src & MASK_ODD_INNER) >> 5) & empty)
+    n += popcount(((up_src & MASK_EVEN_INNER) >> 3) & empty)
     return n
 
 

@@ -8,7 +8,6 @@ import time
 import pytest
 
 from egtb import Board, Move
-from egtb.movegen import generate_moves, new_move_buffer
 from tournament.engine import GameState, Limit, RandomEngine
 from tournament.search import (
     MATE, SearchEngine, _history_keys, _Tables, evaluate, search_position,

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from egtb.board import BLACK, WHITE, Board, Color, Move
+from egtb.board import BLACK, Board, Color, Move
 from egtb.notation import START_FEN
 from tournament.engine import Engine, GameState, Limit
 

@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from egtb.board import DRAW_RULES, Board, Move
+from egtb.board import Board, Move
 from egtb.movegen import (
     M_BK, M_BM, M_CAPTURED, M_CROWNS, M_FROM, M_MAN, M_TO, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
-    count_simple_moves, generate_moves,
+    count_simple_moves, generate_moves, popcount,
 )
 from tournament.engine import Engine, GameState, Limit
 
@@ -102,15 +102,6 @@ ZOBRIST = _zobrist_table()
 
 # --- kernel -------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
-def _popcount(x):
-    x = x & 0xFFFFFFFF
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
-
-
 @njit(cache=True)
 def zobrist_hash(bm, bk, wm, wk, turn, zob):
     """Zobrist key of a position (int64, xor of one key per piece and the side)."""
@@ -120,7 +111,7 @@ def zobrist_hash(bm, bk, wm, wk, turn, zob):
         b = np.int64(boards[kind])
         while b:
             low = b & -b
-            h ^= zob[kind, _popcount(low - 1)]
+            h ^= zob[kind, popcount(low - 1)]
             b ^= low
     if turn:
         h ^= zob[4, 0]
@@ -132,7 +123,7 @@ def _advancement(men, black):
     total = 0
     while men:
         low = men & -men
-        row = _popcount(low - 1) >> 2
+        row = popcount(low - 1) >> 2
         total += ADVANCE[row] if black else ADVANCE[7 - row]
         men ^= low
     return total
@@ -146,7 +137,7 @@ def evaluate(bm, bk, wm, wk, turn):
     guarding their back rank (while the opponent still has men to crown),
     advancement, centre control and a cheap mobility count.
     """
-    nbm, nbk, nwm, nwk = _popcount(bm), _popcount(bk), _popcount(wm), _popcount(wk)
+    nbm, nbk, nwm, nwk = popcount(bm), popcount(bk), popcount(wm), popcount(wk)
     black = nbm * MAN_VALUE + nbk * KING_VALUE
     white = nwm * MAN_VALUE + nwk * KING_VALUE
     score = black - white
@@ -154,12 +145,12 @@ def evaluate(bm, bk, wm, wk, turn):
     lead = abs(black - white) * (24 - pieces) // TRADE_SCALE  # rounded the same way for both colours
     score += lead if black > white else -lead
     if wm:
-        score += BACK_RANK_GUARD * _popcount(bm & BLACK_BACK) + BRIDGE_BONUS * _popcount(bm & BLACK_BRIDGE)
+        score += BACK_RANK_GUARD * popcount(bm & BLACK_BACK) + BRIDGE_BONUS * popcount(bm & BLACK_BRIDGE)
     if bm:
-        score -= BACK_RANK_GUARD * _popcount(wm & WHITE_BACK) + BRIDGE_BONUS * _popcount(wm & WHITE_BRIDGE)
+        score -= BACK_RANK_GUARD * popcount(wm & WHITE_BACK) + BRIDGE_BONUS * popcount(wm & WHITE_BRIDGE)
     score += _advancement(bm, True) - _advancement(wm, False)
-    score += CENTRE_MAN * (_popcount(bm & CENTRE4) - _popcount(wm & CENTRE4))
-    score += CENTRE_KING * (_popcount(bk & CENTRE8) - _popcount(wk & CENTRE8))
+    score += CENTRE_MAN * (popcount(bm & CENTRE4) - popcount(wm & CENTRE4))
+    score += CENTRE_KING * (popcount(bk & CENTRE8) - popcount(wk & CENTRE8))
     score += MOBILITY * (count_simple_moves(bm, bk, wm, wk, 0) - count_simple_moves(bm, bk, wm, wk, 1))
     return score if turn == 0 else -score
 
@@ -178,7 +169,7 @@ def _order(moves, n, scores, tt_move, killers, history, ply):
         if key == tt_move:
             s = np.int64(1) << 50
         elif moves[i, M_CAPTURED]:
-            s = (np.int64(1) << 40) + _popcount(moves[i, M_CAPTURED]) * 1000 + moves[i, M_CROWNS] * 100
+            s = (np.int64(1) << 40) + popcount(moves[i, M_CAPTURED]) * 1000 + moves[i, M_CROWNS] * 100
         elif key == killers[ply, 0]:
             s = np.int64(1) << 39
         elif key == killers[ply, 1]:
