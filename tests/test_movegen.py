@@ -24,8 +24,7 @@ draughts = pytest.importorskip("draughts")
 
 #: Published perft from the start, depths 1-10 (DESIGN.md).
 PUBLISHED_PERFT = [7, 49, 302, 1469, 7361, 36768, 179740, 845931, 3963680, 18391564]
-DEFAULT_POSITIONS = 3_000
-SLOW_POSITIONS = 20_000
+ORACLE_POSITIONS = 20_000  # the floor; pydraughts needs about 2 ms a position
 
 MoveKey = tuple[int, int, frozenset[int]]
 
@@ -171,13 +170,7 @@ def test_perft_of_positions_matches_pydraughts(fen, depth):
 
 
 def test_legal_moves_match_pydraughts():
-    seen = compare_with_oracle(mixed_positions(DEFAULT_POSITIONS, seed=2024))
-    assert all(seen[kind] > 20 for kind in ("captures", "multi-jumps", "crownings", "king moves")), seen
-
-
-@pytest.mark.slow
-def test_legal_moves_match_pydraughts_many():
-    seen = compare_with_oracle(mixed_positions(SLOW_POSITIONS, seed=7))
+    seen = compare_with_oracle(mixed_positions(ORACLE_POSITIONS, seed=7))
     assert all(seen[kind] > 200 for kind in ("captures", "multi-jumps", "crownings", "king moves")), seen
 
 
