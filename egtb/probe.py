@@ -97,7 +97,9 @@ class MoveValue:
     value: str
     """'win', 'draw' or 'loss' for the mover after playing it."""
     dtw: int
-    """DTW of the position the move leads to (the position's own DTW is this + 1)."""
+    """Plies to the end of the game when this move is played, then perfect play
+    (the DTW of the position it leads to, plus one); 0 for a draw. The best
+    move's ``dtw`` equals the position's own DTW."""
 
 
 # ------------------------------------------------------------------ kernels
@@ -465,7 +467,8 @@ class Tablebase:
         """Every legal move with its value for the mover, best first.
 
         Wins come first, shortest DTW first; then draws; then losses, longest
-        DTW first. A move's ``dtw`` is that of the position it leads to.
+        DTW first. A move's ``dtw`` counts the plies from the current position,
+        this move included, so the best move's equals ``probe(board).dtw``.
 
         >>> Tablebase("/nonexistent").best_moves("B:W5,6,10:B1")
         []
@@ -481,7 +484,7 @@ class Tablebase:
             wld, dtw = self._probe_key(board.key())
         finally:
             board.pop()
-        return MoveValue(move, VALUE_NAMES[-wld], dtw)
+        return MoveValue(move, VALUE_NAMES[-wld], 0 if wld == 0 else dtw + 1)
 
     # --- batches -----------------------------------------------------------
 

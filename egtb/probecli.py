@@ -4,7 +4,7 @@ FENs come as arguments or, without any, one per line on standard input (blank
 lines and ``#`` comments are skipped). Text mode prints one block per FEN::
 
     W:WK10,K14:BK1  win  dtw 15
-      14-9   win   dtw 14
+      14-9   win   dtw 15
       ...
 
 ``--json`` prints one JSON object per input line with the keys ``fen``,
@@ -99,9 +99,9 @@ def format_text(record: dict) -> str:
     """Text block of one answer: a header line, then one line per move.
 
     >>> print(format_text({"fen": "B:W9:BK1", "value": "win", "dtw": 3,
-    ...                    "moves": [{"move": "1-5", "value": "win", "dtw": 2}]}), end="")
+    ...                    "moves": [{"move": "1-5", "value": "win", "dtw": 3}]}), end="")
     B:W9:BK1  win  dtw 3
-      1-5       win   dtw 2
+      1-5       win   dtw 3
     """
     lines = [f"{record['fen']}  {record['value']}  dtw {record['dtw']}"]
     lines += [f"  {m['move']:<9} {m['value']:<5} dtw {m['dtw']}" for m in record["moves"]]

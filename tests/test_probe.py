@@ -137,10 +137,10 @@ def expected_from_moves(moves: list[MoveValue]) -> ProbeResult:
     """The value a position must have, given the values of its moves."""
     wins = [m.dtw for m in moves if m.value == "win"]
     if wins:
-        return ProbeResult("win", min(wins) + 1)
+        return ProbeResult("win", min(wins))
     if any(m.value == "draw" for m in moves):
         return ProbeResult("draw", 0)
-    return ProbeResult("loss", max((m.dtw for m in moves), default=-1) + 1)
+    return ProbeResult("loss", max((m.dtw for m in moves), default=0))
 
 
 def test_best_moves_agree_with_successors(tb):
@@ -157,7 +157,7 @@ def test_best_moves_agree_with_successors(tb):
                 board.push(mv.move)
                 after = tb.probe(board)
                 board.pop()
-                assert mv.dtw == after.dtw
+                assert mv.dtw == (after.dtw + 1 if after.value != "draw" else 0)
                 assert VALUE_NAMES[-after.wld] == mv.value
 
 
@@ -173,7 +173,7 @@ def test_best_moves_order():
 
 def test_best_moves_of_a_known_win(tb):
     moves = tb.best_moves("W:W18:B5")
-    assert [(str(m.move), m.value, m.dtw) for m in moves] == [("18-14", "win", 2),
+    assert [(str(m.move), m.value, m.dtw) for m in moves] == [("18-14", "win", 3),
                                                              ("18-15", "draw", 0)]
 
 

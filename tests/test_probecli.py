@@ -39,7 +39,7 @@ def test_text_mode(tables_dir, capsys, monkeypatch):
     assert status == 0 and err == ""
     lines = out.splitlines()
     assert lines[0] == f"{WIN_FEN}  win  dtw 3"
-    assert lines[1].split() == ["18-14", "win", "dtw", "2"]
+    assert lines[1].split() == ["18-14", "win", "dtw", "3"]
     assert lines[2].split() == ["18-15", "draw", "dtw", "0"]
 
 
@@ -49,7 +49,7 @@ def test_json_mode_arguments(tables_dir, capsys, monkeypatch):
     assert status == 0
     first, second = (json.loads(line) for line in out.splitlines())
     assert first == {"fen": WIN_FEN, "value": "win", "dtw": 3,
-                     "moves": [{"move": "18-14", "value": "win", "dtw": 2},
+                     "moves": [{"move": "18-14", "value": "win", "dtw": 3},
                                {"move": "18-15", "value": "draw", "dtw": 0}]}
     assert second == {"fen": NO_MOVE_FEN, "value": "loss", "dtw": 0, "moves": []}
 

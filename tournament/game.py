@@ -66,7 +66,7 @@ class GameTermination(str, enum.Enum):
 def color_name(color: Color) -> str:
     """'Black' or 'White'.
 
-    >>> color_name(BLACK), color_name(WHITE)
+    >>> color_name(0), color_name(1)
     ('Black', 'White')
     """
     return "Black" if color == BLACK else "White"
