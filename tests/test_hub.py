@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from egtb import Board
-from tournament.engine import EngineError, GameState, Limit, RandomEngine
+from tournament.engine import EngineError, GameState, IllegalMoveError, Limit, RandomEngine
 from tournament.hub import (
     EngineTimeoutError, HubEngine, hub_move, hub_position, parse_hub_move, parse_hub_position, serve,
 )
@@ -136,12 +136,13 @@ def test_crash_is_an_engine_error_and_new_game_restarts() -> None:
     engine.close()
 
 
-@pytest.mark.parametrize("fake, text", [("garbage", "banana"), ("illegal", "22-17")])
-def test_bad_answers_are_engine_errors(fake: str, text: str) -> None:
+@pytest.mark.parametrize("fake, text, illegal", [("garbage", "banana", False), ("illegal", "22-17", True)])
+def test_bad_answers_are_engine_errors(fake: str, text: str, illegal: bool) -> None:
     with HubEngine(_fake(fake)) as engine:
         with pytest.raises(EngineError, match=text) as caught:
             engine.play(GameState.from_board(Board()), Limit(time=5))
         assert not isinstance(caught.value, EngineTimeoutError)
+        assert isinstance(caught.value, IllegalMoveError) == illegal
 
 
 def test_no_answer_in_time_is_a_timeout() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -285,3 +286,26 @@ def test_killed_process_resumes_to_the_same_totals(tmp_path: Path) -> None:
     resumed = run_tournament(specs, out_dir=tmp_path / "killed", **kwargs)
     full = run_tournament(specs, out_dir=tmp_path / "full", **kwargs)
     assert _totals(resumed.records) == _totals(full.records) and resumed.standings == full.standings
+
+
+FAKE_HUB_ENGINES = Path(__file__).parent / "fake_engines"
+
+
+@pytest.mark.parametrize("script,termination,text", [
+    ("illegal.py", GameTermination.ILLEGAL_MOVE, "illegal"),
+    ("sleeping.py", GameTermination.TIME_FORFEIT, "time"),
+    ("crashing.py", GameTermination.CRASH, "crashed"),
+    ("garbage.py", GameTermination.CRASH, "garbage"),
+])
+def test_faulty_external_engine_loses_and_the_tournament_goes_on(tmp_path: Path, script: str,
+                                                                  termination: GameTermination, text: str) -> None:
+    spec = f"hub:{sys.executable} {FAKE_HUB_ENGINES / script}"
+    settings = GameSettings(limit=Limit(time=0.05), time_margin=0.05)
+    result = run_tournament(["random", spec], out_dir=tmp_path, openings=OPENINGS[:2], concurrency=2,
+                            settings=settings, progress=False)
+    assert len(result.records) == 4
+    for record in result.records:
+        faulty_colour = BLACK if record.black == spec else WHITE
+        assert record.result.termination is termination, record.result.reason
+        assert record.result.winner == 1 - faulty_colour
+        assert text in record.result.reason.lower(), record.result.reason

@@ -74,6 +74,10 @@ class EngineError(RuntimeError):
     """An engine crashed, answered garbage or could not be started."""
 
 
+class IllegalMoveError(EngineError):
+    """An engine named a well-formed move that is not legal in the position."""
+
+
 class EngineTimeoutError(EngineError, TimeoutError):
     """An engine did not answer within its time (plus the margin)."""
 

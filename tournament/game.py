@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from egtb.board import BLACK, Board, Color, Move
 from egtb.notation import START_FEN
-from tournament.engine import Engine, GameState, Limit
+from tournament.engine import Engine, GameState, IllegalMoveError, Limit
 
 if TYPE_CHECKING:
     from tournament.adjudicate import Adjudicator
@@ -310,6 +310,8 @@ def _timed_answer(engine: Engine, state: GameState, clock: _Clock, who: str) -> 
         clock.charge(time.perf_counter() - started)
         raise _EngineFault(GameTermination.TIME_FORFEIT, f"{who} did not answer in time: "
                                                          f"{_describe(exc)}") from None
+    except IllegalMoveError as exc:
+        raise _EngineFault(GameTermination.ILLEGAL_MOVE, f"{who} played an illegal move: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - plug-ins may raise anything
         raise _EngineFault(GameTermination.CRASH, f"{who} crashed: {_describe(exc)}") from None
     elapsed = time.perf_counter() - started

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import IO, Sequence
 
 from egtb.board import BLACK, Board, Move
-from tournament.engine import Engine, EngineError, EngineTimeoutError, GameState, Limit
+from tournament.engine import Engine, EngineError, EngineTimeoutError, GameState, IllegalMoveError, Limit
 
 __all__ = [
     "EngineTimeoutError", "HubEngine", "hub_move", "hub_position", "main", "parse_hub_move",
@@ -139,6 +139,10 @@ def parse_hub_move(text: str, board: Board) -> Move:
     if matches:
         raise ValueError(f"move {text!r} is ambiguous in {board.fen()}: {', '.join(map(hub_move, matches))}")
     raise ValueError(f"move {text!r} is not legal in {board.fen()}")
+
+
+#: Well-formed hub move text: squares 1-32 joined by '-' or 'x' (legal or not).
+_HUB_MOVE = re.compile(r"^(?:[1-9]|[12][0-9]|3[0-2])(?:-(?:[1-9]|[12][0-9]|3[0-2])|(?:x(?:[1-9]|[12][0-9]|3[0-2]))+)$")
 
 
 def parse_fields(text: str) -> dict[str, str]:
@@ -344,7 +348,8 @@ class HubEngine(Engine):
                 try:
                     return parse_hub_move(text, board)
                 except ValueError as error:
-                    raise EngineError(f"engine {self.name!r} answered 'done move={text}': {error}") from None
+                    fault = IllegalMoveError if _HUB_MOVE.match(text.strip().strip('"')) else EngineError
+                    raise fault(f"engine {self.name!r} answered 'done move={text}': {error}") from None
             if command == "info":
                 self.last_info = fields
             elif command == "error":
