@@ -66,6 +66,8 @@ def _register_verify(subparsers) -> None:
     p.add_argument("--jobs", "-j", type=int, default=None,
                    help="worker processes (default: number of cores)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-reference", action="store_true",
+                   help="skip the comparison with the reference figures in data/reference")
     _add_dir(p)
     p.set_defaults(func=run_verify)
 
@@ -116,4 +118,19 @@ def run_verify(args: argparse.Namespace) -> int:
         return EXIT_ERRORS
     status = "OK" if report.ok else f"{report.errors} ERRORS"
     print(f"verified {report.tables} tables, {report.checked} positions: {status}")
-    return 0 if report.ok else EXIT_ERRORS
+    differing = [] if args.no_reference else _compare_reference(directory)
+    return 0 if report.ok and not differing else EXIT_ERRORS
+
+
+def _compare_reference(directory: Path) -> list[str]:
+    """Print and return the tables whose figures differ from data/reference."""
+    from egtb.reference import compare_with_reference, load_reference
+    from egtb.verify import stored_materials
+    reference = load_reference()
+    materials = stored_materials(directory)
+    differing = compare_with_reference(directory, materials, reference=reference)
+    for message in differing:
+        print(message)
+    listed = sum(m.name in reference for m in materials)
+    print(f"reference: {listed - len(differing)} of {listed} listed tables identical")
+    return differing

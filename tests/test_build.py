@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from egtb import solve, storage
 from egtb.index import global_rank
 from egtb.material import Material, all_materials, count_positions, normalise
 from egtb.notation import parse_fen
+from egtb.reference import compare_with_reference, load_reference
 from egtb.stats import PUBLISHED_POSITIONS, directory_stats
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden" / "positions.txt"
@@ -150,3 +152,46 @@ def test_five_pieces_counts_and_verify(tmp_path):
     assert {t.pieces: t.positions for t in totals} == {n: PUBLISHED_POSITIONS[n] for n in range(2, 6)}
     report = verify_directory(tmp_path, jobs=os.cpu_count() or 1)
     assert report.ok, report.messages
+
+
+def test_tables_match_the_reference_figures(tables4):
+    materials = all_materials(4)
+    reference = load_reference()
+    assert all(m.name in reference for m in materials)
+    assert compare_with_reference(tables4, materials, reference=reference) == []
+
+
+def test_reference_comparison_names_a_differing_table(tables4):
+    reference = load_reference()
+    entry = reference["2k-1k"]
+    reference["2k-1k"] = dataclasses.replace(entry, checksum_crc32=entry.checksum_crc32 ^ 1)
+    problems = compare_with_reference(tables4, all_materials(4), reference=reference)
+    assert len(problems) == 1 and "2k-1k.h5" in problems[0] and "checksum_crc32" in problems[0]
+
+
+def test_reference_file_covers_six_pieces_with_published_totals():
+    reference = load_reference()
+    for pieces in range(2, 7):
+        total = sum(e.positions for name, e in reference.items() if Material.parse(name).pieces == pieces)
+        assert total == PUBLISHED_POSITIONS[pieces]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_progress_counters_reach_every_position_and_unit(tmp_path, jobs):
+    pairs = builder.plan_pairs(3)
+    seen = []
+    results = list(builder._execute(pairs, set(), tmp_path, jobs=jobs, rules="wcdf",
+                                    on_progress=lambda positions, units: seen.append((positions, units))))
+    assert seen[-1] == (sum(p.positions for p in pairs), sum(r["units"] for r in results))
+    assert seen == sorted(seen)  # counters only rise
+
+
+def test_solve_pair_counts_a_single_unit_in_full(tables4):
+    pair = builder.Pair(builder.pair_of(Material.parse("2k-2k")))  # one unit of 215,760
+    tables = builder.load_dependencies(tables4, builder.dependency_materials(pair),
+                                       pair.materials)
+    counters = np.array([5, 1], dtype=np.int64)  # counting on from earlier pairs
+    assert builder.solve_pair(pair.materials, tables, counters) == 1
+    assert counters.tolist() == [5 + pair.positions, 2]
+    part = tables.slice_of(pair.materials[0])
+    assert np.array_equal(tables.wld[part], storage.load_material(tables4, pair.materials[0])[0])

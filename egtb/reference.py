@@ -1,0 +1,80 @@
+"""Reference figures of finished tables, kept in the repository.
+
+``data/reference/tables.tsv`` lists, for every material up to 6 pieces, the
+counts of wins, losses and draws, the longest DTW and the CRC-32 checksum of a
+table built and verified by this project. A table built anywhere else must
+match them exactly: the build is deterministic whatever the worker count.
+
+>>> reference = load_reference()
+>>> reference["2k-1k"].wins > reference["2k-1k"].losses
+True
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from egtb import storage
+from egtb.material import Material
+
+#: The reference file shipped with the project.
+REFERENCE_PATH = Path(__file__).resolve().parent.parent / "data" / "reference" / "tables.tsv"
+_FIELDS = ("positions", "wins", "losses", "draws", "max_dtw", "checksum_crc32")
+
+
+@dataclass(frozen=True)
+class ReferenceEntry:
+    """Figures of one finished table."""
+
+    positions: int
+    """Positions in the table."""
+    wins: int
+    """Positions won by the side to move."""
+    losses: int
+    """Positions lost by the side to move."""
+    draws: int
+    """Drawn positions."""
+    max_dtw: int
+    """Longest distance to win, in plies."""
+    checksum_crc32: int
+    """CRC-32 of the stored datasets (docs/table-format.md)."""
+
+
+def load_reference(path: os.PathLike | str = REFERENCE_PATH) -> dict[str, ReferenceEntry]:
+    """Reference entries by material name; ValueError names a malformed line."""
+    entries = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, *values = line.split("\t")
+        if len(values) != len(_FIELDS):
+            raise ValueError(f"{path}:{number}: expected {len(_FIELDS) + 1} tab-separated fields")
+        try:
+            entries[Material.parse(name).name] = ReferenceEntry(*(int(v) for v in values))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: {exc}") from None
+    return entries
+
+
+def compare_with_reference(directory: os.PathLike | str, materials: list[Material], *,
+                           reference: dict[str, ReferenceEntry] | None = None) -> list[str]:
+    """One message per table whose figures differ from the reference (none: all agree).
+
+    Materials the reference does not list are skipped.
+    """
+    reference = load_reference() if reference is None else reference
+    problems = []
+    for material in materials:
+        expected = reference.get(material.name)
+        if expected is None:
+            continue
+        path = storage.table_path(directory, material)
+        attrs = storage.read_attrs(path)
+        found = ReferenceEntry(*(int(attrs[name]) for name in _FIELDS))
+        if found != expected:
+            differ = [f"{name} {getattr(found, name)} (reference {getattr(expected, name)})"
+                      for name in _FIELDS if getattr(found, name) != getattr(expected, name)]
+            problems.append(f"{path}: differs from the reference: {', '.join(differ)}")
+    return problems
