@@ -6,12 +6,16 @@ Phases, in the order they run for one material pair {M, mirror(M)}:
    (captures lead to fewer pieces, crownings to one man fewer);
 2. :func:`load_dependencies` - the finished tables the pair's exits look up;
 3. :func:`solve_pair` - the numba retrograde over the pair's units
-   (:mod:`egtb.solve`), in decreasing potential of the men configuration;
+   (:mod:`egtb.solve`), in decreasing potential of the men configuration; the
+   kernel keeps a worker's progress counters (positions, units) up to date in
+   shared memory as it goes, even inside a unit;
 4. :func:`summarise` - counts and max DTW;
 5. :func:`write_pair` - one HDF5 file per material (:mod:`egtb.storage`).
 
 :func:`build` runs the pairs in a process pool as their dependencies complete,
-skipping materials whose files are already complete.
+skipping materials whose files are already complete. While it waits for them
+it reads the workers' counters about twice a second to move the positions bar
+(with its ETA) and the units count.
 
 >>> [str(m) for m in plan_pairs(2)[0].materials]
 ['1k-1k']
@@ -171,8 +175,15 @@ def load_dependencies(directory: Path, solved: list[Material],
     return tables
 
 
-def solve_pair(materials: tuple[Material, ...], tables: FlatTables) -> int:
-    """Solve every unit of a pair into `tables`; return the number of units."""
+def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
+               progress: np.ndarray | None = None) -> int:
+    """Solve every unit of a pair into `tables`; return the number of units.
+
+    `progress` (int64 counters, positions then units, see :func:`egtb.solve.solve_units`)
+    is raised by the pair's positions and units, in part while the kernel runs.
+    """
+    if progress is None:
+        progress = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
     first, last = materials[0], materials[-1]
     counts = np.array([[m.black_men, m.black_kings, m.white_men, m.white_kings]
                        for m in (first, last)], dtype=np.int64)
@@ -181,7 +192,7 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables) -> int:
     scratch = solve.Scratch(slice_unit_size(first), halves=halves,
                             kings=(first.black_kings, first.white_kings))
     status = solve.solve_units(counts, configs, tables.offsets, tables.wld, tables.dtw,
-                               *scratch.arrays())
+                               *scratch.arrays(), progress)
     if status != solve.OK:
         raise RuntimeError(f"solving {'/'.join(m.name for m in materials)} failed "
                            f"with kernel status {status}")
@@ -227,12 +238,15 @@ def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTab
 
 
 def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
-               rules: str = DEFAULT_RULES) -> dict:
-    """Load, solve and write one pair (runs in a worker); return a report."""
+               rules: str = DEFAULT_RULES, progress: np.ndarray | None = None) -> dict:
+    """Load, solve and write one pair (runs in a worker); return a report.
+
+    `progress`: counters raised while solving (see :func:`solve_pair`).
+    """
     start = time.perf_counter()
     tables = load_dependencies(directory, dependencies, pair.materials)
     loaded = time.perf_counter()
-    units = solve_pair(pair.materials, tables)
+    units = solve_pair(pair.materials, tables, progress)
     solved = time.perf_counter()
     summaries = write_pair(directory, pair.materials, tables, rules=rules,
                            seconds=solved - start)
@@ -304,7 +318,8 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str, min_piece
     log.info("building %d pairs (%d positions) with %d jobs into %s", len(todo),
              sum(p.positions for p in todo), jobs, directory)
     bars = _Progress(todo, enabled=progress)
-    for result in _execute(todo, done, directory, jobs=jobs, rules=rules):
+    for result in _execute(todo, done, directory, jobs=jobs, rules=rules,
+                           on_progress=bars.advance):
         bars.update(result)
         report.built += [t["material"] for t in result["tables"]]
         report.positions += result["positions"]
@@ -337,26 +352,39 @@ def find_complete(pairs: list[Pair], directory: Path, report: BuildReport) -> se
     return done
 
 
-def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int, rules: str):
-    """Yield the report of each pair as it completes, running ready pairs in parallel."""
+def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int, rules: str,
+             on_progress=None):
+    """Yield the report of each pair as it completes, running ready pairs in parallel.
+
+    `on_progress(positions, units)` is called with the totals solved so far by
+    this run: with several jobs about every :data:`POLL_SECONDS` while pairs are
+    being solved (from the workers' shared counters), with one job after each pair.
+    """
     pending = {p.key: p for p in todo}
     done = set(done)
+    on_progress = on_progress or (lambda positions, units: None)
     if jobs == 1:
+        counters = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
         for pair in todo:  # already in dependency order
-            yield build_pair(directory, pair, dependency_materials(pair), rules=rules)
+            result = build_pair(directory, pair, dependency_materials(pair), rules=rules,
+                                progress=counters)
+            on_progress(int(counters[solve.P_POSITIONS]), int(counters[solve.P_UNITS]))
+            yield result
         return
     _warm_up()
     context = get_context("fork")
+    counters = _SharedCounters(context, jobs)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,
-                               initializer=_die_with_parent)
+                               initializer=_init_worker, initargs=(counters,))
     try:
         running = {}
         while pending or running:
             for pair in _ready(pending, done, running):
-                future = pool.submit(build_pair, directory, pair, dependency_materials(pair),
-                                     rules=rules)
+                future = pool.submit(_build_in_worker, directory, pair,
+                                     dependency_materials(pair), rules)
                 running[future] = pair.key
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            finished, _ = wait(running, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            on_progress(*counters.totals())
             for future in finished:
                 key = running.pop(future)
                 result = future.result()
@@ -367,6 +395,55 @@ def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int, ru
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+#: Seconds between two readings of the workers' progress counters.
+POLL_SECONDS = 0.5
+
+
+class _SharedCounters:
+    """Progress counters of the workers: one slot (positions, units) per worker.
+
+    Each worker only writes its own slot (from the kernel, no lock); the parent
+    sums the slots. Created before the pool, inherited by the forked workers.
+    """
+
+    def __init__(self, context, slots: int) -> None:
+        self.slots = slots
+        self.array = context.RawArray("q", slots * solve.PROGRESS_SIZE)
+        self.next_slot = context.Value("i", 0)
+
+    def claim(self) -> np.ndarray:
+        """A worker's own counters (a private array if every slot is taken)."""
+        with self.next_slot.get_lock():
+            slot = self.next_slot.value
+            self.next_slot.value += 1
+        if slot >= self.slots:
+            return np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
+        size = solve.PROGRESS_SIZE
+        return np.frombuffer(self.array, dtype=np.int64)[slot * size:(slot + 1) * size]
+
+    def totals(self) -> tuple[int, int]:
+        """(positions, units) summed over the workers."""
+        values = np.frombuffer(self.array, dtype=np.int64).reshape(self.slots, -1).sum(axis=0)
+        return int(values[solve.P_POSITIONS]), int(values[solve.P_UNITS])
+
+
+#: This worker's progress counters (set by :func:`_init_worker`).
+_WORKER_PROGRESS: np.ndarray | None = None
+
+
+def _init_worker(counters: _SharedCounters) -> None:
+    """Pool initializer: die with the parent, take a slot of the progress counters."""
+    global _WORKER_PROGRESS
+    _die_with_parent()
+    _WORKER_PROGRESS = counters.claim()
+
+
+def _build_in_worker(directory: Path, pair: Pair, dependencies: list[Material],
+                     rules: str) -> dict:
+    """:func:`build_pair` counting into this worker's shared progress counters."""
+    return build_pair(directory, pair, dependencies, rules=rules, progress=_WORKER_PROGRESS)
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
@@ -402,20 +479,40 @@ def _warm_up() -> None:
 
 
 class _Progress:
-    """Two tqdm bars: units (pairs' units) and positions, with ETA."""
+    """Two tqdm bars with ETA: positions (with the units count), and material pairs.
+
+    The positions bar moves while pairs are being solved (:meth:`advance`); it
+    never goes back and never falls behind the pairs already finished.
+    """
 
     def __init__(self, todo: list[Pair], *, enabled: bool) -> None:
         from tqdm import tqdm
-        self.positions = tqdm(total=sum(p.positions for p in todo), unit="pos",
-                              unit_scale=True, desc="positions", disable=not enabled)
+        self.total = sum(p.positions for p in todo)
+        self.positions = tqdm(total=self.total, unit="pos", unit_scale=True, desc="positions",
+                              disable=not enabled)
         self.pairs = tqdm(total=len(todo), unit="pair", desc="materials", disable=not enabled)
         self.units = 0
+        self.finished = 0
+        """Positions of the pairs finished."""
+
+    def advance(self, positions: int, units: int) -> None:
+        """Show the totals solved so far (finished pairs and the running ones in part)."""
+        self._show(positions)
+        if units > self.units:
+            self.units = units
+            self.positions.set_postfix(units=f"{units:,}")
 
     def update(self, result: dict) -> None:
-        self.units += result["units"]
-        self.positions.update(result["positions"])
-        self.pairs.set_postfix(units=self.units, last=result["key"])
+        """A pair finished."""
+        self.finished += result["positions"]
+        self._show(self.finished)
+        self.pairs.set_postfix(last=result["key"])
         self.pairs.update(1)
+
+    def _show(self, positions: int) -> None:
+        step = min(positions, self.total) - self.positions.n
+        if step > 0:
+            self.positions.update(step)
 
     def close(self) -> None:
         self.pairs.close()

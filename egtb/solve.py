@@ -45,6 +45,13 @@ MAX_DEPTH = 4096
 #: "No win found through an exit" marker.
 NO_WIN = np.int32(2 ** 30)
 
+#: Progress counters a kernel keeps up to date (see :func:`solve_units`).
+P_POSITIONS = 0  #: positions solved, counting the unit being solved in part
+P_UNITS = 1  #: units finished
+PROGRESS_SIZE = 2
+#: Nodes between two progress writes inside a unit (a power of two).
+PROGRESS_STEP = 1 << 15
+
 #: Kernel status codes.
 OK = 0
 ERR_MISSING_TABLE = 1  #: a successor's material is not loaded
@@ -197,11 +204,16 @@ E_NEXT = 1
 
 @njit(cache=True)
 def solve_units(counts, configs, offsets, wld, dtw, bk_arr, wk_arr, succ_start, succ,
-                pred_start, pred, node, entries):
+                pred_start, pred, node, entries, progress):
     """Solve the units of a material pair, in the order of `configs`; return a status.
 
     counts: int64 (2, 4): material M and mirror(M) (equal rows when symmetric).
     configs: men-configuration indices of M (see :func:`order_units`).
+    progress: int64 counters (:data:`P_POSITIONS`, :data:`P_UNITS`), only ever
+    raised: each finished unit adds its positions and 1, and a unit being solved
+    is counted in part as it goes (move generation half of its positions, edge
+    inversion an eighth, propagation the rest), so that another process reading
+    them (shared memory) sees even a single big unit advance.
     """
     symmetric = True
     for j in range(4):
@@ -215,6 +227,7 @@ def solve_units(counts, configs, offsets, wld, dtw, bk_arr, wk_arr, succ_start, 
     men = np.zeros((2, 2), dtype=np.int64)
     base = np.zeros(2, dtype=np.int64)
     for u in range(configs.shape[0]):
+        start = progress[P_POSITIONS]
         ca = configs[u]
         bm_a, wm_a = unrank_men(ca, counts[0, 0], counts[0, 2])
         men[0, 0], men[0, 1] = bm_a, wm_a
@@ -228,23 +241,34 @@ def solve_units(counts, configs, offsets, wld, dtw, bk_arr, wk_arr, succ_start, 
             unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         status = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw,
-                               moves, succ_start, succ, node)
+                               moves, succ_start, succ, node, progress)
         if status != OK:
             return status
+        progress[P_POSITIONS] = start + n // 2
         invert_edges(n, succ_start, succ, pred_start, pred)
-        status = propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw)
+        progress[P_POSITIONS] = start + n // 2 + n // 8
+        status = propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw,
+                           progress)
         if status != OK:
             return status
+        progress[P_POSITIONS] = start + n
+        progress[P_UNITS] += 1
     return OK
 
 
 @njit(cache=True)
 def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, moves,
-                  succ_start, succ, node):
-    """Generate every node's moves once: in-unit edges to `succ`, exits summarised in `node`."""
+                  succ_start, succ, node, progress):
+    """Generate every node's moves once: in-unit edges to `succ`, exits summarised in `node`.
+
+    Counts half a position in `progress` per node (every :data:`PROGRESS_STEP` nodes).
+    """
     e = 0
     n = halves * size
+    start = progress[P_POSITIONS]
     for i in range(n):
+        if i & (PROGRESS_STEP - 1) == 0:
+            progress[P_POSITIONS] = start + i // 2
         h = i // size
         other = (1 - h) if halves == 2 else h
         bm, wm = men[h, 0], men[h, 1]
@@ -318,11 +342,12 @@ def _loss_ready(node, i):
 
 
 @njit(cache=True)
-def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw):
+def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, progress):
     """Bucket-queue retrograde over one unit; writes WIN/LOSS/DRAW and DTW to the tables.
 
     Depth d resolves wins in d plies (the shortest) and losses in d plies (the
-    longest), in increasing d; what is never reached is a draw.
+    longest), in increasing d; what is never reached is a draw. Counts 3/8 of
+    a position in `progress` per node resolved (every :data:`PROGRESS_STEP`).
     """
     heads[:] = -1
     count = 0
@@ -345,6 +370,8 @@ def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw):
     resolved = np.zeros(n, dtype=np.int8)  # value code, set when known (a win may shorten)
     processed = np.zeros(n, dtype=np.bool_)  # predecessors already told
     depth = np.zeros(n, dtype=np.int32)
+    start = progress[P_POSITIONS]
+    done = 0
     d = 0
     while d <= top:
         x = heads[d]
@@ -361,6 +388,9 @@ def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw):
             elif resolved[i] != kind or depth[i] != d:
                 continue  # a stale exit seed: a shorter win was found in the unit
             processed[i] = True
+            done += 1
+            if done & (PROGRESS_STEP - 1) == 0:
+                progress[P_POSITIONS] = start + done * 3 // 8
             if d + 1 > MAX_DEPTH:
                 return ERR_TOO_DEEP
             for e in range(pred_start[i], pred_start[i + 1]):

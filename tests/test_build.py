@@ -180,8 +180,12 @@ def test_reference_file_covers_six_pieces_with_published_totals():
 def test_progress_counters_reach_every_position_and_unit(tmp_path, jobs):
     pairs = builder.plan_pairs(3)
     seen = []
+
+    def record(positions, units):
+        seen.append((positions, units))
+
     results = list(builder._execute(pairs, set(), tmp_path, jobs=jobs, rules="wcdf",
-                                    on_progress=lambda positions, units: seen.append((positions, units))))
+                                    on_progress=record))
     assert seen[-1] == (sum(p.positions for p in pairs), sum(r["units"] for r in results))
     assert seen == sorted(seen)  # counters only rise
 
