@@ -25,8 +25,8 @@ tables: $(STAMP)
 	$(BIN)/egtb stats --dir $(EGTB_DIR)
 
 demo: $(STAMP)
-	$(BIN)/tournament run --engine easy --engine medium --openings 3-move --games 8 \
-		--depth 4 --tables $(EGTB_DIR) --adjudicate-pieces $(PIECES) --out runs/demo
+	$(BIN)/tournament run --engine medium --engine hard --openings 3-move --games 12 \
+		--tc 0.05 --tables $(EGTB_DIR) --adjudicate-pieces $(PIECES) --out runs/demo
 
 ## test: the default suite (slow checks are marked and run by test-slow)
 test: $(STAMP)

@@ -167,6 +167,7 @@ def test_win_is_scored_only_when_it_fits_in_the_move_rule() -> None:
     fits = TablebaseAdjudicator(DistanceTablebase(dtw=20), max_pieces=3)
     fits.update(_quiet_board(fen, quiet_plies=60))  # 80 - 60 = 20 plies left: the win fits exactly
     assert fits.adjudicatable().winner == BLACK
+    assert fits.adjudicatable().reason == "tablebase: Black wins in 20 plies (3 pieces, Black to move)"
     too_long = TablebaseAdjudicator(DistanceTablebase(dtw=21), max_pieces=3)
     too_long.update(_quiet_board(fen, quiet_plies=60))  # one ply too many: the rule may draw it
     assert too_long.adjudicatable() is None

@@ -131,23 +131,26 @@ class TablebaseAdjudicator:
         value = probe_wld(self.tablebase, board)
         if value is None:
             return
+        dtw = None
         if value != 0:
             dtw = probe_dtw(self.tablebase, board)
             if dtw is not None and dtw > board.rule.limit_plies - board.quiet_plies:
                 return  # the move rule may still save the game: play on
-        self._verdict = _table_verdict(value, board.turn, pieces)
+        self._verdict = _table_verdict(value, board.turn, pieces, dtw)
 
     def adjudicatable(self) -> Adjudication | None:
         return self._verdict
 
 
-def _table_verdict(value: int, turn: Color, pieces: int) -> Adjudication:
+def _table_verdict(value: int, turn: Color, pieces: int, dtw: int | None = None) -> Adjudication:
     """The Adjudication for a table value seen from the side to move."""
     where = f"({pieces} pieces, {color_name(turn)} to move)"
     if value == 0:
         return Adjudication(None, GameTermination.ADJUDICATION, f"tablebase: draw {where}")
     winner = turn if value > 0 else 1 - turn
-    return Adjudication(winner, GameTermination.ADJUDICATION, f"tablebase: {color_name(winner)} wins {where}")
+    within = "" if dtw is None else f" in {dtw} plies"
+    return Adjudication(winner, GameTermination.ADJUDICATION,
+                        f"tablebase: {color_name(winner)} wins{within} {where}")
 
 
 class MaxLengthAdjudicator:
