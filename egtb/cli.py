@@ -1,9 +1,11 @@
-"""The ``egtb`` command line: ``perft`` and ``moves`` here; other modules add more.
+"""The ``egtb`` command line: ``perft`` and ``moves`` here; the table commands
+(``build``, ``stats``, ``verify``) come from :mod:`egtb.tablecli` and ``probe``
+from :mod:`egtb.probecli`.
 
-Each optional module in ``PLUGIN_MODULES`` that exists provides
-``register(subparsers)``, adding its subcommands; a subcommand sets
-``func(args) -> int | None`` with ``set_defaults``. A ValueError raised by a
-subcommand is reported on stderr (exit status 2), without a traceback.
+Each of those modules provides ``register(subparsers)``, adding its
+subcommands; a subcommand sets ``func(args) -> int | None`` with
+``set_defaults``. A ValueError raised by a subcommand is reported on stderr
+(exit status 2), without a traceback.
 
 >>> main(["perft", "--depth", "3"])
 302
@@ -13,17 +15,15 @@ subcommand is reported on stderr (exit status 2), without a traceback.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from typing import Sequence
 
+from egtb import probecli, tablecli
 from egtb.board import Board
 from egtb.movegen import perft
 
-__all__ = ["PLUGIN_MODULES", "build_parser", "main"]
+__all__ = ["build_parser", "main"]
 
-#: Modules that add subcommands when they are installed.
-PLUGIN_MODULES = ("egtb.tablecli", "egtb.probecli")
 EXIT_USAGE = 2
 
 
@@ -50,21 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _register_perft(subparsers)
     _register_moves(subparsers)
-    for name in PLUGIN_MODULES:
-        module = _import_optional(name)
-        if module is not None:
-            module.register(subparsers)
+    tablecli.register(subparsers)
+    probecli.register(subparsers)
     return parser
-
-
-def _import_optional(name: str):
-    """The module called name, or None when it does not exist (other import errors propagate)."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise
-        return None
 
 
 # --- perft ------------------------------------------------------------------
