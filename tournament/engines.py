@@ -145,11 +145,8 @@ def _instantiate(factory: Callable[..., Any], spec: str, seed: int | None,
 
 
 def _make_perfect(tables_dir: str | Path | None, seed: int | None) -> Engine:
-    """The perfect-play engine of the probe issue, when it exists."""
+    """The perfect-play table engine (imported here: it loads the prober and h5py)."""
     if tables_dir is None:
-        raise ValueError("engine 'perfect' needs a tables directory")
-    try:
-        from tournament.perfect import PerfectEngine  # type: ignore[import-not-found]
-    except ImportError:
-        raise ValueError("engine 'perfect' is not available yet (tournament.perfect is missing)") from None
+        raise ValueError("engine 'perfect' needs a tables directory (--tables DIR)")
+    from tournament.perfect import PerfectEngine
     return _instantiate(PerfectEngine, "perfect", seed, tables_dir)
