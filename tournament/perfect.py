@@ -20,11 +20,7 @@ from egtb.board import Board, Move
 from egtb.movegen import count_simple_moves
 from egtb.probe import MissingTableError, MoveValue, Tablebase
 from tournament.engine import Engine, EngineError, GameState, Limit
-
-try:  # the tie-break search; a material/mobility count stands in without it
-    from tournament.search import search_position
-except ImportError:  # pragma: no cover - search.py is optional
-    search_position = None
+from tournament.search import search_position
 
 __all__ = ["PerfectEngine"]
 
@@ -37,7 +33,7 @@ class PerfectEngine(Engine):
     """Plays perfectly wherever the endgame tables of ``tables_dir`` reach.
 
     ``fallback`` (any Engine) plays positions outside the tables; without it a
-    ``draw_depth``-ply search does. ``tablebase`` may pass an open Tablebase
+    ``draw_depth``-ply search does (a material and mobility count at depth 1). ``tablebase`` may pass an open Tablebase
     instead of a directory.
 
     >>> import tempfile
@@ -108,7 +104,7 @@ class PerfectEngine(Engine):
         """Score for the mover of the position after ``move``."""
         board.push(move)
         try:
-            if search_position is not None and self.draw_depth > 1:
+            if self.draw_depth > 1:
                 return -search_position(board, self.draw_depth - 1)[0]
             return -_material_mobility(board)
         finally:
