@@ -141,12 +141,24 @@ def test_full_tournament_replays_with_pydraughts(tmp_path: Path) -> None:
     assert sum(pair_counts(result.records, "random").as_list()) == 4
 
 
+FAKE_HUB_ENGINES = Path(__file__).parent / "fake_engines"
+
+
+def _hub(script: str) -> str:
+    """Spec of a fake external Hub engine from tests/fake_engines."""
+    return f"hub:{sys.executable} {FAKE_HUB_ENGINES / script}"
+
+
 @pytest.mark.parametrize("fault,termination,text", [
     ("test_runner:IllegalEngine", GameTermination.ILLEGAL_MOVE, "illegal move"),
     ("test_runner:SleepyEngine", GameTermination.TIME_FORFEIT, "lost on time"),
     ("test_runner:CrashEngine", GameTermination.CRASH, "crashed: EngineError: engine process died"),
     ("test_runner:GarbageEngine", GameTermination.CRASH, "answered garbage"),
     ("test_runner:BrokenStartEngine", GameTermination.CRASH, "could not be started"),
+    (_hub("illegal.py"), GameTermination.ILLEGAL_MOVE, "illegal move"),
+    (_hub("sleeping.py"), GameTermination.TIME_FORFEIT, "did not answer in time"),
+    (_hub("crashing.py"), GameTermination.CRASH, "crashed"),
+    (_hub("garbage.py"), GameTermination.CRASH, "answered 'done move=banana'"),
 ])
 def test_faulty_engine_loses_and_the_tournament_goes_on(tmp_path: Path, fault: str, termination: GameTermination,
                                                          text: str) -> None:
@@ -287,25 +299,3 @@ def test_killed_process_resumes_to_the_same_totals(tmp_path: Path) -> None:
     full = run_tournament(specs, out_dir=tmp_path / "full", **kwargs)
     assert _totals(resumed.records) == _totals(full.records) and resumed.standings == full.standings
 
-
-FAKE_HUB_ENGINES = Path(__file__).parent / "fake_engines"
-
-
-@pytest.mark.parametrize("script,termination,text", [
-    ("illegal.py", GameTermination.ILLEGAL_MOVE, "illegal"),
-    ("sleeping.py", GameTermination.TIME_FORFEIT, "time"),
-    ("crashing.py", GameTermination.CRASH, "crashed"),
-    ("garbage.py", GameTermination.CRASH, "garbage"),
-])
-def test_faulty_external_engine_loses_and_the_tournament_goes_on(tmp_path: Path, script: str,
-                                                                  termination: GameTermination, text: str) -> None:
-    spec = f"hub:{sys.executable} {FAKE_HUB_ENGINES / script}"
-    settings = GameSettings(limit=Limit(time=0.05), time_margin=0.05)
-    result = run_tournament(["random", spec], out_dir=tmp_path, openings=OPENINGS[:2], concurrency=2,
-                            settings=settings, progress=False)
-    assert len(result.records) == 4
-    for record in result.records:
-        faulty_colour = BLACK if record.black == spec else WHITE
-        assert record.result.termination is termination, record.result.reason
-        assert record.result.winner == 1 - faulty_colour
-        assert text in record.result.reason.lower(), record.result.reason
