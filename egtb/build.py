@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from egtb import solve, storage
-from egtb.index import global_unrank, slice_unit_size
+from egtb.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
 from egtb.material import Material, all_materials, count_positions
 from egtb.notation import Placement, format_fen
 
@@ -146,14 +146,8 @@ class FlatTables:
 
     def slice_of(self, material: Material) -> slice:
         """The positions of a loaded material in the flat arrays."""
-        start = int(self.offsets[code_of(material)])
+        start = int(self.offsets[code_of_material(material)])
         return slice(start, start + count_positions(material))
-
-
-def code_of(material: Material) -> int:
-    """Material code used by the kernels' offset table."""
-    return int(solve.material_code(material.black_men, material.black_kings,
-                                   material.white_men, material.white_kings))
 
 
 def load_dependencies(directory: Path, solved: list[Material],
@@ -161,12 +155,12 @@ def load_dependencies(directory: Path, solved: list[Material],
     """Flat arrays holding the `solved` tables (read from disk) and room for `fresh` ones."""
     materials = list(solved) + list(fresh)
     total = sum(count_positions(m) for m in materials)
-    offsets = np.full(solve.NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
+    offsets = np.full(NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
     wld = np.zeros(total, dtype=np.uint8)
     dtw = np.zeros(total, dtype=np.uint16)
     start = 0
     for material in materials:
-        offsets[code_of(material)] = start
+        offsets[code_of_material(material)] = start
         start += count_positions(material)
     tables = FlatTables(offsets, wld, dtw)
     for material in solved:

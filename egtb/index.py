@@ -235,6 +235,30 @@ def unrank_unit(n_bk, n_wk, bm, wm, out_bk, out_wk):
             cb = _next_combination(cb)
 
 
+#: Material codes are base-16 digits (black men, black kings, white men, white
+#: kings): the index of a material in the kernels' per-material tables.
+CODE_BASE = 16
+NUM_CODES = CODE_BASE ** 4
+
+
+@njit(cache=True, inline="always")
+def material_code(n_bm, n_bk, n_wm, n_wk):
+    """Code of the material with these piece counts (base-16 digits)."""
+    return ((n_bm * CODE_BASE + n_bk) * CODE_BASE + n_wm) * CODE_BASE + n_wk
+
+
+@njit(cache=True)
+def position_index(bm, bk, wm, wk):
+    """Global index of a Black-to-move position inside its material's table.
+
+    The counts come from the bitboards: index = men_index * unit_size + king_index.
+    """
+    n_bm, n_bk, n_wm, n_wk = popcount(bm), popcount(bk), popcount(wm), popcount(wk)
+    men = rank_men(bm, wm, n_bm, n_wm)
+    kings = rank_kings(bk, wk, np.int64(bm) | np.int64(wm), n_bk, n_wk)
+    return men * unit_size(n_bm, n_bk, n_wm, n_wk) + kings
+
+
 @njit(cache=True)
 def rank_positions(bm, bk, wm, wk, n_bm, n_bk, n_wm, n_wk, out):
     """Fill out[i] with the global index (within the slice) of position i of the arrays."""
@@ -263,6 +287,27 @@ def unrank_positions(indices, n_bm, n_bk, n_wm, n_wk, out_bm, out_bk, out_wm, ou
 
 
 # ---------------------------------------------------------------- Python level
+
+def code_of_material(material: Material) -> int:
+    """The material code of a Material.
+
+    >>> code_of_material(Material(1, 0, 0, 1))
+    4097
+    """
+    return int(material_code(*_counts(material)))
+
+
+def material_of_code(code: int) -> Material:
+    """Inverse of :func:`code_of_material`.
+
+    >>> material_of_code(4097).name
+    '1m-1k'
+    """
+    code, n_wk = divmod(code, CODE_BASE)
+    code, n_wm = divmod(code, CODE_BASE)
+    n_bm, n_bk = divmod(code, CODE_BASE)
+    return Material(n_bm, n_bk, n_wm, n_wk)
+
 
 def _counts(material: Material) -> tuple[int, int, int, int]:
     return (material.black_men, material.black_kings,

@@ -29,7 +29,7 @@ from numba.extending import intrinsic
 
 from egtb import storage
 from egtb.board import Board, Move
-from egtb.index import popcount, rank_kings, rank_men, unit_size
+from egtb.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
 from egtb.material import Material, all_materials, mirror_bb
 from egtb.movegen import count_simple_moves, has_capture
 from egtb.solve import DRAW, LOSS, WIN
@@ -53,9 +53,6 @@ WDL_OF_CODE = np.full(4, INVALID_WDL, dtype=np.int8)
 WDL_OF_CODE[WIN], WDL_OF_CODE[DRAW], WDL_OF_CODE[LOSS] = WDL_WIN, WDL_DRAW, WDL_LOSS
 _WDL_OF_CODE = tuple(int(v) for v in WDL_OF_CODE)
 
-#: Material codes are base-16 digits (black men, black kings, white men, white kings).
-CODE_BASE = 16
-NUM_CODES = CODE_BASE ** 4
 #: Special codes of :func:`locate` for positions no table holds.
 CODE_INVALID = -1  #: overlapping pieces, men on their crowning row, > 12 a side, bad turn
 CODE_NO_PIECES = -2  #: the side to move has no pieces: lost, DTW 0
@@ -104,12 +101,6 @@ class MoveValue:
 
 # ------------------------------------------------------------------ kernels
 
-@njit(cache=True, inline="always")
-def material_code(n_bm, n_bk, n_wm, n_wk):
-    """Index of a material among NUM_CODES (base-16 digits)."""
-    return ((n_bm * CODE_BASE + n_bk) * CODE_BASE + n_wm) * CODE_BASE + n_wk
-
-
 @njit(cache=True)
 def locate(bm, bk, wm, wk, turn):
     """(material code, index) of a position after colour normalisation.
@@ -128,9 +119,7 @@ def locate(bm, bk, wm, wk, turn):
         return CODE_NO_PIECES, np.int64(0)
     if n_wm + n_wk == 0:
         return CODE_NO_OPPONENT, np.int64(0)
-    men = rank_men(bm, wm, n_bm, n_wm)
-    kings = rank_kings(bk, wk, bm | wm, n_bk, n_wk)
-    return material_code(n_bm, n_bk, n_wm, n_wk), men * unit_size(n_bm, n_bk, n_wm, n_wk) + kings
+    return material_code(n_bm, n_bk, n_wm, n_wk), position_index(bm, bk, wm, wk)
 
 
 @njit(cache=True, inline="always")
@@ -230,24 +219,6 @@ def fill_terminal(bm, bk, wm, wk, turn, codes, out_wld, out_dtw):
                 out_wld[i], out_dtw[i] = WDL_WIN, 1
             else:
                 out_wld[i], out_dtw[i] = WDL_LOSS, 0
-
-
-def material_of_code(code: int) -> Material:
-    """The material of a code from :func:`locate`.
-
-    >>> material_of_code(int(material_code(1, 0, 0, 1))).name
-    '1m-1k'
-    """
-    code, n_wk = divmod(code, CODE_BASE)
-    code, n_wm = divmod(code, CODE_BASE)
-    n_bm, n_bk = divmod(code, CODE_BASE)
-    return Material(n_bm, n_bk, n_wm, n_wk)
-
-
-def code_of_material(material: Material) -> int:
-    """Inverse of :func:`material_of_code`."""
-    return int(material_code(material.black_men, material.black_kings,
-                             material.white_men, material.white_kings))
 
 
 # ------------------------------------------------------------------ tables

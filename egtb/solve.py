@@ -9,7 +9,7 @@ in other materials).
 
 All tables a kernel needs live in two flat arrays (``wld``: value codes, ``dtw``:
 plies to the end) with a per-material offset table indexed by
-:func:`material_code`; the pair being solved is part of them and is filled in
+:func:`egtb.index.material_code`; the pair being solved is part of them and is filled in
 place.
 
 Value codes (win/loss/draw for the side to move):
@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.index import BINOM, popcount, rank_kings, rank_men, unit_size, unrank_men, unrank_unit
+from egtb.index import (BINOM, material_code, popcount, position_index, rank_kings, rank_men,
+                        unit_size, unrank_men, unrank_unit)
 from egtb.material import mirror_bb
 from egtb.movegen import (M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
                           generate_moves)
@@ -35,9 +36,6 @@ DRAW = 1  #: neither side can force a win
 WIN = 2  #: the side to move wins
 LOSS = 3  #: the side to move loses
 
-#: Material codes are base-16 digits (black men, black kings, white men, white kings).
-CODE_BASE = 16
-NUM_CODES = CODE_BASE ** 4
 #: Offset of a material not loaded in the flat arrays.
 NOT_LOADED = -1
 #: Deepest DTW the bucket queue handles (far beyond any table up to 8 pieces).
@@ -57,24 +55,6 @@ OK = 0
 ERR_MISSING_TABLE = 1  #: a successor's material is not loaded
 ERR_UNSOLVED_SUCCESSOR = 2  #: a successor outside the unit is still UNKNOWN
 ERR_TOO_DEEP = 3  #: a DTW above MAX_DEPTH
-
-
-@njit(cache=True, inline="always")
-def material_code(n_bm, n_bk, n_wm, n_wk):
-    """Index of a material in the offset table (base-16 digits)."""
-    return ((n_bm * CODE_BASE + n_bk) * CODE_BASE + n_wm) * CODE_BASE + n_wk
-
-
-@njit(cache=True)
-def position_index(bm, bk, wm, wk):
-    """Index of a Black-to-move position inside its material's table.
-
-    Counts come from the bitboards: index = men_config * unit_size + king_index.
-    """
-    n_bm, n_bk, n_wm, n_wk = popcount(bm), popcount(bk), popcount(wm), popcount(wk)
-    men = rank_men(bm, wm, n_bm, n_wm)
-    kings = rank_kings(bk, wk, np.int64(bm) | np.int64(wm), n_bk, n_wk)
-    return men * unit_size(n_bm, n_bk, n_wm, n_wk) + kings
 
 
 @njit(cache=True)

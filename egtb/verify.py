@@ -25,9 +25,9 @@ import numpy as np
 from numba import njit
 
 from egtb import storage
-from egtb.index import (popcount, rank_kings, rank_men, unit_size, unrank_kings,
-                        unrank_men)
-from egtb.material import Material, count_positions
+from egtb.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
+                        unit_size, unrank_kings, unrank_men)
+from egtb.material import Material, count_positions, mirror_bb
 from egtb.movegen import M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
 from egtb.notation import Placement, format_fen
 
@@ -60,37 +60,20 @@ ERROR_NAMES = {
 }
 #: Errors remembered per table.
 MAX_REPORTED = 20
-_BASE = 16
-
-
-@njit(cache=True)
-def _code(n_bm, n_bk, n_wm, n_wk):
-    return ((n_bm * _BASE + n_bk) * _BASE + n_wm) * _BASE + n_wk
-
-
-@njit(cache=True)
-def _reverse(x):
-    x = np.int64(x) & 0xFFFFFFFF
-    r = np.int64(0)
-    for i in range(32):
-        if (x >> i) & 1:
-            r |= np.int64(1) << (31 - i)
-    return r
 
 
 @njit(cache=True)
 def _lookup(bm, bk, wm, wk, offsets, wld, dtw):
     """(value, dtw) of the position after Black's move, seen by White (to move)."""
-    sbm, sbk, swm, swk = _reverse(wm), _reverse(wk), _reverse(bm), _reverse(bk)
+    sbm, sbk = np.int64(mirror_bb(wm)), np.int64(mirror_bb(wk))
+    swm, swk = np.int64(mirror_bb(bm)), np.int64(mirror_bb(bk))
     if sbm == 0 and sbk == 0:
         return V_LOSS, 0
-    n_bm, n_bk, n_wm, n_wk = popcount(sbm), popcount(sbk), popcount(swm), popcount(swk)
-    base = offsets[_code(n_bm, n_bk, n_wm, n_wk)]
+    base = offsets[material_code(popcount(sbm), popcount(sbk), popcount(swm), popcount(swk))]
     if base < 0:
         return V_NONE, 0
-    index = (rank_men(sbm, swm, n_bm, n_wm) * unit_size(n_bm, n_bk, n_wm, n_wk)
-             + rank_kings(sbk, swk, sbm | swm, n_bk, n_wk))
-    return wld[base + index], np.int64(dtw[base + index])
+    index = base + position_index(sbm, sbk, swm, swk)
+    return wld[index], np.int64(dtw[index])
 
 
 @njit(cache=True)
@@ -191,20 +174,20 @@ def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20
     """Check one table; return (number of bad positions, first messages)."""
     cache = {} if cache is None else cache
     materials = needed_materials(material)
-    offsets = np.full(_BASE ** 4, -1, dtype=np.int64)
+    offsets = np.full(NUM_CODES, -1, dtype=np.int64)
     parts, start = [], 0
     for m in materials:
         key = (str(directory), m)
         if key not in cache:
             cache[key] = storage.load_material(directory, m)
-        offsets[_code(m.black_men, m.black_kings, m.white_men, m.white_kings)] = start
+        offsets[code_of_material(m)] = start
         parts.append(cache[key])
         start += count_positions(m)
     wld = np.concatenate([p[0] for p in parts])
     dtw = np.concatenate([p[1].astype(np.uint16) for p in parts])
     counts = np.array([material.black_men, material.black_kings, material.white_men,
                        material.white_kings], dtype=np.int64)
-    base = offsets[_code(*counts)]
+    base = offsets[code_of_material(material)]
     errors = np.zeros((MAX_REPORTED, 2), dtype=np.int64)
     total = count_positions(material)
     bad = 0

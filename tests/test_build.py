@@ -15,7 +15,7 @@ import pytest
 
 from egtb import build as builder
 from egtb import solve, storage
-from egtb.index import global_rank
+from egtb.index import global_rank, position_index
 from egtb.material import Material, all_materials, count_positions, normalise
 from egtb.notation import parse_fen
 from egtb.reference import compare_with_reference, load_reference
@@ -141,7 +141,7 @@ def test_position_index_kernel_matches_global_rank():
     m = Material.parse("1m1k-1m")
     for i in (0, 17, count_positions(m) - 1):
         bm, bk, wm, wk = builder.global_unrank(m, i)
-        assert solve.position_index(bm, bk, wm, wk) == i == global_rank(m, bm, bk, wm, wk)
+        assert position_index(bm, bk, wm, wk) == i == global_rank(m, bm, bk, wm, wk)
 
 
 @pytest.mark.slow
