@@ -25,6 +25,9 @@ START_FEN = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
 
 _ITEM = re.compile(r"^(K?)(\d+)(?:-(\d+))?$")
 _MOVE = re.compile(r"^\d{1,2}(?:[-x]\d{1,2})+$")
+_SQUARE = r"(?:3[0-2]|[12][0-9]|[1-9])"
+#: A move written on squares 1-32: "a-b" or "axbx...", legal or not.
+_MOVE_SHAPE = re.compile(rf"^{_SQUARE}(?:-{_SQUARE}|(?:x{_SQUARE})+)$")
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,15 @@ def format_fen(placement: Placement) -> str:
 def _format_piece_list(men: int, kings: int) -> str:
     items = [(square, "") for square in squares_of(men)] + [(square, "K") for square in squares_of(kings)]
     return ",".join(f"{mark}{square}" for square, mark in sorted(items))
+
+
+def is_move_text(text: str) -> bool:
+    """Whether text is shaped like a PDN move on squares 1-32 (legal or not).
+
+    >>> is_move_text("11-15"), is_move_text("9x18x27"), is_move_text("33-29"), is_move_text("9-13-17")
+    (True, True, False, False)
+    """
+    return _MOVE_SHAPE.match(text) is not None
 
 
 def parse_move_text(text: str) -> tuple[tuple[int, ...], bool]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from egtb.board import BLACK, Board, Color, Move
-from egtb.notation import START_FEN
+from egtb.notation import START_FEN, is_move_text
 from tournament.engine import Engine, GameState, IllegalMoveError, Limit
 
 if TYPE_CHECKING:
@@ -365,9 +365,7 @@ def _legal_move(answer: Any, board: Board, who: str) -> Move:
 
 def _looks_like_move(text: str) -> bool:
     """Whether text is shaped like PDN move notation ("11-15", "9x18x27")."""
-    from tournament.openings import is_valid_move
-
-    return is_valid_move(text.strip())
+    return is_move_text(text.strip())
 
 
 def _name_of(engine: Engine) -> str:

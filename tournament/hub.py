@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import IO, Sequence
 
 from egtb.board import BLACK, Board, Move
+from egtb.notation import is_move_text
 from tournament.engine import Engine, EngineError, EngineTimeoutError, GameState, IllegalMoveError, Limit
 
 __all__ = [
@@ -139,10 +140,6 @@ def parse_hub_move(text: str, board: Board) -> Move:
     if matches:
         raise ValueError(f"move {text!r} is ambiguous in {board.fen()}: {', '.join(map(hub_move, matches))}")
     raise ValueError(f"move {text!r} is not legal in {board.fen()}")
-
-
-#: Well-formed hub move text: squares 1-32 joined by '-' or 'x' (legal or not).
-_HUB_MOVE = re.compile(r"^(?:[1-9]|[12][0-9]|3[0-2])(?:-(?:[1-9]|[12][0-9]|3[0-2])|(?:x(?:[1-9]|[12][0-9]|3[0-2]))+)$")
 
 
 def parse_fields(text: str) -> dict[str, str]:
@@ -348,7 +345,7 @@ class HubEngine(Engine):
                 try:
                     return parse_hub_move(text, board)
                 except ValueError as error:
-                    fault = IllegalMoveError if _HUB_MOVE.match(text.strip().strip('"')) else EngineError
+                    fault = IllegalMoveError if is_move_text(text.strip().strip('"')) else EngineError
                     raise fault(f"engine {self.name!r} answered 'done move={text}': {error}") from None
             if command == "info":
                 self.last_info = fields

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from egtb.notation import is_move_text, parse_fen
+
 __all__ = [
     "BALLOT_KINDS",
     "DATA_DIR",
@@ -43,9 +45,6 @@ BALLOT_KINDS: dict[str, tuple[str, str]] = {
 }
 """Ballot kind -> (file of the playable deck, file of the barred openings)."""
 
-_SQUARE = r"(?:3[0-2]|[12][0-9]|[1-9])"
-_MOVE_RE = re.compile(rf"^{_SQUARE}(?:-{_SQUARE}|(?:x{_SQUARE})+)$")
-_FEN_SQUARE_RE = re.compile(rf"^K?{_SQUARE}(?:-{_SQUARE})?$")
 _MOVE_NUMBER_RE = re.compile(r"^\d+\.(?:\.\.)?$")
 _RESULTS = {"1-0", "0-1", "1/2-1/2", "*", "2-0", "0-2", "1-1"}
 _TAG_RE = re.compile(r'^\[\s*(\w+)\s+"([^"]*)"\s*\]$')
@@ -73,35 +72,19 @@ def is_valid_move(text: str) -> bool:
     >>> is_valid_move("11-15"), is_valid_move("9x18x27"), is_valid_move("33-29")
     (True, True, False)
     """
-    return _MOVE_RE.match(text) is not None
+    return is_move_text(text)
 
 
 def is_valid_fen(text: str) -> bool:
-    """Tell whether ``text`` is a well-formed PDN FEN for English draughts.
-
-    Squares must lie in 1-32, each at most once; ``K`` marks kings, ranges such as
-    ``1-12`` are accepted.
+    """Tell whether ``text`` is a PDN FEN the rules core accepts as a position.
 
     >>> is_valid_fen("B:W18,24,K27:B12,16,K22"), is_valid_fen("B:W18:W19")
     (True, False)
     """
-    parts = text.strip().rstrip(".").split(":")
-    if len(parts) != 3 or parts[0] not in ("B", "W"):
+    try:
+        parse_fen(text)
+    except ValueError:
         return False
-    colours = [p[:1] for p in parts[1:]]
-    if sorted(colours) != ["B", "W"]:
-        return False
-    seen: set[int] = set()
-    for part in parts[1:]:
-        body = part[1:]
-        for item in filter(None, body.split(",")):
-            if not _FEN_SQUARE_RE.match(item):
-                return False
-            lo, _, hi = item.lstrip("K").partition("-")
-            squares = range(int(lo), int(hi or lo) + 1)
-            if not squares or seen.intersection(squares):
-                return False
-            seen.update(squares)
     return True
 
 
