@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from egtb import build as builder
-from egtb.stats import PUBLISHED_POSITIONS
+from egtb.tables import build as builder
+from egtb.tables.stats import PUBLISHED_POSITIONS
 
 
 def peak_mb() -> float:

@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from egtb.board import Board
-from egtb.movegen import (
+from egtb.rules.board import Board
+from egtb.rules.movegen import (
     MOVE_WIDTH, START_BM, START_WM, generate_moves, new_move_buffer, perft, successors_batch,
 )
 
@@ -138,7 +138,7 @@ def main() -> None:
         expected = PUBLISHED.get(depth)
         check = "-" if expected is None else ("ok" if expected == leaves else f"expected {expected:,}")
         perft_rows.append((depth, f"{leaves:,}", f"{seconds:.2f}", f"{leaves / seconds / 1e6:.1f}", check))
-    print_table("perft from the start, one core (egtb.movegen)",
+    print_table("perft from the start, one core (egtb.rules.movegen)",
                 ("depth", "leaves", "seconds", "Mleaves/s", "published"), perft_rows)
     print(f"perft(10) target < {TARGET_PERFT10_S} s: {float(perft_rows[0][2]):.2f} s")
 

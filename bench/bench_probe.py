@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb import storage
-from egtb.board import Board
-from egtb.index import unrank_positions
-from egtb.material import Material, count_positions
-from egtb.notation import Placement, format_fen
+from egtb.tables import storage
+from egtb.rules.board import Board
+from egtb.tables.index import unrank_positions
+from egtb.tables.material import Material, count_positions
+from egtb.rules.notation import Placement, format_fen
 from egtb.probe import Tablebase
 
 SINGLE_TARGET = 100_000
@@ -118,7 +118,7 @@ def main() -> None:
     directory = Path(args.dir) if args.dir else storage.default_dir()
     note = ""
     if not Tablebase(directory).materials():
-        from egtb.build import build
+        from egtb.tables.build import build
         directory = Path(tempfile.mkdtemp(prefix="bench_probe_"))
         atexit.register(shutil.rmtree, directory, ignore_errors=True)
         build(args.build, directory=directory, progress=False)

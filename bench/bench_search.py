@@ -14,9 +14,9 @@ import random
 import time
 
 from egtb import BLACK, Board
-from tournament.engine import Engine, GameState, Limit
-from tournament.engines import make_engine
-from tournament.search import _Tables, search_position
+from tournament.engines.base import Engine, GameState, Limit
+from tournament.engines.registry import make_engine
+from tournament.engines.search import _Tables, search_position
 
 POSITIONS = {
     "start": None,

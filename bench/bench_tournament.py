@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from tournament.openings import load_ballots
-from tournament.runner import run_tournament
+from tournament.schedule import run_tournament
 
 
 def bench_ours(games: int, concurrency: int) -> float:

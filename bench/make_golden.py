@@ -19,8 +19,8 @@ import argparse
 import random
 from pathlib import Path
 
-from egtb.movegen import M_BK, M_BM, M_WK, M_WM, generate_moves, new_move_buffer
-from egtb.notation import Placement, format_fen, parse_fen
+from egtb.rules.movegen import M_BK, M_BM, M_WK, M_WM, generate_moves, new_move_buffer
+from egtb.rules.notation import Placement, format_fen, parse_fen
 
 SEED = 20240601
 #: (black men, black kings, white men, white kings) of the random roots.

@@ -8,7 +8,7 @@
 True
 """
 
-from egtb.board import BLACK, DRAW_RULES, WHITE, Board, DrawRule, Move, Outcome, Termination
+from egtb.rules.board import BLACK, DRAW_RULES, WHITE, Board, DrawRule, Move, Outcome, Termination
 
 __all__ = [
     "BLACK", "DRAW_RULES", "WHITE", "Board", "DrawRule", "MissingTableError", "Move", "Outcome",

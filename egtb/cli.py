@@ -19,8 +19,8 @@ import sys
 from typing import Sequence
 
 from egtb import probecli, tablecli
-from egtb.board import Board
-from egtb.movegen import perft
+from egtb.rules.board import Board
+from egtb.rules.movegen import perft
 
 __all__ = ["build_parser", "main"]
 

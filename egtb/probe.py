@@ -1,10 +1,10 @@
 """Probe endgame tables: value and DTW of a position, best moves, batches.
 
 A :class:`Tablebase` opens a directory of table files written by the builder
-(one ``<material>.h5`` per material, see :mod:`egtb.storage`), loads tables
+(one ``<material>.h5`` per material, see :mod:`egtb.tables.storage`), loads tables
 lazily and keeps a bounded LRU cache of them. A position is colour-normalised
 (mirrored when White is to move), its material picks the table and
-:mod:`egtb.index` gives its place in it.
+:mod:`egtb.tables.index` gives its place in it.
 
 Values are for the side to move: ``+1`` win, ``0`` draw, ``-1`` loss. DTW is
 the number of plies to the end of the game under perfect play (the winner
@@ -27,13 +27,13 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from egtb import storage
-from egtb.board import Board, Move
-from egtb.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
-from egtb.material import Material, all_materials, mirror_bb
-from egtb.movegen import count_simple_moves, has_capture
-from egtb.solve import DRAW, LOSS, WIN
-from egtb.storage import TableError
+from egtb.tables import storage
+from egtb.rules.board import Board, Move
+from egtb.tables.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
+from egtb.tables.material import Material, all_materials, mirror_bb
+from egtb.rules.movegen import count_simple_moves, has_capture
+from egtb.tables.solve import DRAW, LOSS, WIN
+from egtb.tables.storage import TableError
 
 __all__ = [
     "MissingTableError", "MoveValue", "ProbeResult", "Tablebase", "TableError",

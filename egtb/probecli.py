@@ -26,7 +26,7 @@ import json
 import sys
 from typing import Iterable, Iterator, TextIO
 
-from egtb.board import Board
+from egtb.rules.board import Board
 from egtb.probe import MissingTableError, MoveValue, TableError, Tablebase
 
 __all__ = ["probe_lines", "register", "run_probe"]

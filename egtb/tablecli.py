@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from egtb import storage
+from egtb.tables import storage
 
 DEFAULT_PIECES = 5
 EXIT_ERRORS = 1
@@ -36,7 +36,7 @@ def _add_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def _register_build(subparsers) -> None:
-    from egtb.build import DEFAULT_RULES, RULE_PRESETS
+    from egtb.tables.build import DEFAULT_RULES, RULE_PRESETS
     p = subparsers.add_parser("build", help="build endgame tables up to N pieces",
                               description="Build every table with up to N pieces, skipping "
                                           "complete files (resumable).")
@@ -67,14 +67,14 @@ def _register_verify(subparsers) -> None:
                    help="worker processes (default: number of cores)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--no-reference", action="store_true",
-                   help="skip the comparison with the reference figures in data/reference")
+                   help="skip the comparison with the reference figures in egtb/data/reference")
     _add_dir(p)
     p.set_defaults(func=run_verify)
 
 
 def run_build(args: argparse.Namespace) -> int:
     """Handler of ``egtb build``."""
-    from egtb.build import build
+    from egtb.tables.build import build
     if args.pieces < 2:
         raise ValueError(f"--pieces must be at least 2, not {args.pieces}")
     _log_warnings_to_console()
@@ -101,13 +101,13 @@ def _log_warnings_to_console() -> None:
 
 def run_stats(args: argparse.Namespace) -> int:
     """Handler of ``egtb stats``."""
-    from egtb.stats import print_stats
+    from egtb.tables.stats import print_stats
     return print_stats(args.dir or storage.default_dir(), as_json=args.json)
 
 
 def run_verify(args: argparse.Namespace) -> int:
     """Handler of ``egtb verify``: exit status 1 on any error."""
-    from egtb.verify import verify_directory
+    from egtb.tables.verify import verify_directory
     directory = args.dir or storage.default_dir()
     report = verify_directory(directory, jobs=args.jobs or os.cpu_count() or 1,
                               progress=not args.quiet)
@@ -123,9 +123,9 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _compare_reference(directory: Path) -> list[str]:
-    """Print and return the tables whose figures differ from data/reference."""
-    from egtb.reference import compare_with_reference, load_reference
-    from egtb.verify import stored_materials
+    """Print and return the tables whose figures differ from egtb/data/reference."""
+    from egtb.tables.reference import compare_with_reference, load_reference
+    from egtb.tables.verify import stored_materials
     reference = load_reference()
     materials = stored_materials(directory)
     differing = compare_with_reference(directory, materials, reference=reference)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from egtb.board import BLACK, WHITE, Board
+from egtb.rules.board import BLACK, WHITE, Board
 from tournament.adjudicate import (
     DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, TablebaseAdjudicator, build_adjudicators, probe_wld,
 )
-from tournament.engine import RandomEngine
-from tournament.game import GameTermination, play_game
+from tournament.engines.random import RandomEngine
+from tournament.game import play_game
+from tournament.result import GameTermination
 
 
 class FakeTablebase:

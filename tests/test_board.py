@@ -1,4 +1,4 @@
-"""Tests for egtb.board: one hand-made case per rule, draw rules, repetition, push/pop."""
+"""Tests for egtb.rules.board: one hand-made case per rule, draw rules, repetition, push/pop."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from egtb.board import BLACK, DRAW_RULES, WHITE, Board, Move, Outcome, Termination
+from egtb.rules.board import BLACK, DRAW_RULES, WHITE, Board, Move, Outcome, Termination
 
 
 def moves_of(board: Board) -> set[str]:

@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egtb import build as builder
-from egtb import solve, storage
-from egtb.index import global_rank, position_index
-from egtb.material import Material, all_materials, count_positions, normalise
-from egtb.notation import parse_fen
-from egtb.reference import compare_with_reference, load_reference
-from egtb.stats import PUBLISHED_POSITIONS, directory_stats
+from egtb.tables import build as builder
+from egtb.tables import solve, storage
+from egtb.tables.index import global_rank, position_index
+from egtb.tables.material import Material, all_materials, count_positions, normalise
+from egtb.rules.notation import parse_fen
+from egtb.tables.reference import compare_with_reference, load_reference
+from egtb.tables.stats import PUBLISHED_POSITIONS, directory_stats
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden" / "positions.txt"
 VALUE_NAMES = {"win": solve.WIN, "loss": solve.LOSS, "draw": solve.DRAW}
@@ -146,7 +146,7 @@ def test_position_index_kernel_matches_global_rank():
 
 @pytest.mark.slow
 def test_five_pieces_counts_and_verify(tmp_path):
-    from egtb.verify import verify_directory
+    from egtb.tables.verify import verify_directory
     builder.build(5, directory=tmp_path, progress=False)
     _, totals = directory_stats(tmp_path)
     assert {t.pieces: t.positions for t in totals} == {n: PUBLISHED_POSITIONS[n] for n in range(2, 6)}

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from egtb import cli
-from egtb.board import Board
+from egtb.rules.board import Board
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from egtb import Board, Move
-from tournament.engine import Engine, GameState, Limit, RandomEngine
-from tournament.engines import ENTRY_POINT_GROUP, make_engine
-from tournament.hub import HubEngine
-from tournament.search import SearchEngine
+from tournament.engines.base import Engine, GameState, Limit
+from tournament.engines.random import RandomEngine
+from tournament.engines.registry import ENTRY_POINT_GROUP, make_engine
+from tournament.engines.hub import HubEngine
+from tournament.engines.search import SearchEngine
 
 
 class FirstMoveEngine(Engine):

@@ -6,10 +6,12 @@ import time
 
 import pytest
 
-from egtb.board import BLACK, WHITE, Board, Move
-from egtb.notation import START_FEN
-from tournament.engine import Engine, EngineError, GameState, Limit, RandomEngine
-from tournament.game import GameResult, GameTermination, play_game
+from egtb.rules.board import BLACK, WHITE, Board, Move
+from egtb.rules.notation import START_FEN
+from tournament.engines.base import Engine, EngineError, GameState, Limit
+from tournament.engines.random import RandomEngine
+from tournament.game import play_game
+from tournament.result import GameResult, GameTermination
 
 
 class IllegalEngine(Engine):

@@ -12,15 +12,16 @@ from pathlib import Path
 import pytest
 
 from egtb import Board
-from tournament.engine import EngineError, GameState, IllegalMoveError, Limit, RandomEngine
-from tournament.hub import (
+from tournament.engines.base import EngineError, GameState, IllegalMoveError, Limit
+from tournament.engines.random import RandomEngine
+from tournament.engines.hub import (
     EngineTimeoutError, HubEngine, hub_move, hub_position, parse_hub_move, parse_hub_position, serve,
 )
 
 draughts = pytest.importorskip("draughts")
 
 FAKES = Path(__file__).parent / "fake_engines"
-SERVER = [sys.executable, "-m", "tournament.hub"]
+SERVER = [sys.executable, "-m", "tournament.cli", "hub-engine"]
 
 
 def _fake(name: str, *args: str) -> list[str]:

@@ -1,14 +1,14 @@
-"""Tests for egtb.material: slices, counts, colour normalisation."""
+"""Tests for egtb.tables.material: slices, counts, colour normalisation."""
 
 from itertools import combinations
 
 import numpy as np
 import pytest
 
-from egtb.material import (Material, all_materials, count_men_configs, count_placements,
+from egtb.tables.material import (Material, all_materials, count_men_configs, count_placements,
                            count_positions, material_of, mirror, mirror_bb, normalise,
                            normalise_bb)
-from egtb.squares import BLACK, WHITE
+from egtb.rules.squares import BLACK, WHITE
 
 ALL_PLACEMENTS = [120, 6972, 261224, 7092774, 148688232, 2503611964, 34779531480]
 BOTH_COLOURS = [3488, 196032, 6209316, 139450808, 2426085676]

@@ -1,4 +1,4 @@
-"""Tests for egtb.movegen: perft against published numbers, legal moves against pydraughts.
+"""Tests for egtb.rules.movegen: perft against published numbers, legal moves against pydraughts.
 
 pydraughts (a test-only dependency, an independent implementation) is the
 oracle: its English board uses the same square numbers and FEN as we do, lists
@@ -13,12 +13,12 @@ import random
 import numpy as np
 import pytest
 
-from egtb.board import Board
-from egtb.movegen import (
+from egtb.rules.board import Board
+from egtb.rules.movegen import (
     M_BK, M_BM, M_WK, M_WM, START_BM, START_WM, count_moves, generate_moves, new_move_buffer,
     perft, successors_batch,
 )
-from egtb.notation import Placement, format_fen
+from egtb.rules.notation import Placement, format_fen
 
 draughts = pytest.importorskip("draughts")
 

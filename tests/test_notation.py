@@ -1,12 +1,12 @@
-"""Tests for egtb.notation: FEN in and out, move text."""
+"""Tests for egtb.rules.notation: FEN in and out, move text."""
 
 from __future__ import annotations
 
 import pytest
 
-from egtb.board import Board
-from egtb.notation import START_FEN, Placement, format_fen, parse_fen, parse_move_text
-from egtb.squares import BLACK, WHITE, bitboard_of
+from egtb.rules.board import Board
+from egtb.rules.notation import START_FEN, Placement, format_fen, parse_fen, parse_move_text
+from egtb.rules.squares import BLACK, WHITE, bitboard_of
 
 
 def test_start_fen_round_trips():

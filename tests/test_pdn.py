@@ -1,4 +1,4 @@
-"""Tests for egtb.pdn: writing, reading, round trips, and replay by pydraughts."""
+"""Tests for egtb.rules.pdn: writing, reading, round trips, and replay by pydraughts."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from egtb.board import Board, Move
-from egtb.notation import parse_fen
-from egtb.pdn import Game, game_from_board, read_games, write_game
+from egtb.rules.board import Board, Move
+from egtb.rules.notation import parse_fen
+from egtb.rules.pdn import Game, game_from_board, read_games, write_game
 
 draughts = pytest.importorskip("draughts")
 

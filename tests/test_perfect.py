@@ -1,4 +1,4 @@
-"""Tests of tournament.perfect.PerfectEngine against random defenders."""
+"""Tests of tournament.engines.perfect.PerfectEngine against random defenders."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from egtb.board import Board, Move
-from egtb.build import build
-from egtb.index import global_unrank
-from egtb.material import Material, count_positions
-from egtb.notation import Placement, format_fen
+from egtb.rules.board import Board, Move
+from egtb.tables.build import build
+from egtb.tables.index import global_unrank
+from egtb.tables.material import Material, count_positions
+from egtb.rules.notation import Placement, format_fen
 from egtb.probe import Tablebase
-from tournament.engine import Engine, GameState, Limit, RandomEngine
-from tournament.perfect import PerfectEngine
+from tournament.engines.base import Engine, GameState, Limit
+from tournament.engines.random import RandomEngine
+from tournament.engines.perfect import PerfectEngine
 
 
 @pytest.fixture(scope="session")

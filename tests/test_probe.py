@@ -10,15 +10,15 @@ import h5py
 import numpy as np
 import pytest
 
-from egtb import storage
-from egtb.board import Board
-from egtb.build import build
-from egtb.index import global_unrank
-from egtb.material import Material, all_materials, count_positions, mirror
-from egtb.notation import Placement, format_fen
+from egtb.tables import storage
+from egtb.rules.board import Board
+from egtb.tables.build import build
+from egtb.tables.index import global_unrank
+from egtb.tables.material import Material, all_materials, count_positions, mirror
+from egtb.rules.notation import Placement, format_fen
 from egtb.probe import (MissingTableError, _move_order, MoveValue, ProbeResult, Tablebase, TableError,
                         VALUE_NAMES)
-from egtb.solve import DRAW, LOSS, WIN
+from egtb.tables.solve import DRAW, LOSS, WIN
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "data" / "golden"
 #: Ours (table values, some worked by hand) and the builder's (forward search).

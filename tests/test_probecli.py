@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from egtb import storage
-from egtb.build import build
+from egtb.tables import storage
+from egtb.tables.build import build
 from egtb.cli import main
-from egtb.material import all_materials
+from egtb.tables.material import all_materials
 
 WIN_FEN = "W:W18:B5"  # 18-14 5-9 14x5: win in 3
 NO_MOVE_FEN = "B:W5,6,10:B1"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from egtb.board import BLACK, WHITE
-from egtb.notation import START_FEN
-from egtb.pdn import read_games
-from tournament.game import GameResult, GameTermination
+from egtb.rules.board import BLACK, WHITE
+from egtb.rules.notation import START_FEN
+from egtb.rules.pdn import read_games
+from tournament.result import GameResult, GameTermination
 from tournament.records import (
     GameRecord, game_to_pdn, head_to_head, pair_counts, standings_text, summarize, write_pdn,
 )

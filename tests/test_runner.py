@@ -1,4 +1,4 @@
-"""Tests of tournament.runner: schedule, full tournaments, faults, resume, SPRT, table adjudication."""
+"""Tests of tournament.schedule: schedule, full tournaments, faults, resume, SPRT, table adjudication."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ from pathlib import Path
 import draughts
 import pytest
 
-from egtb.board import BLACK, WHITE, Board, Move
-from egtb.pdn import read_games
+from egtb.rules.board import BLACK, WHITE, Board, Move
+from egtb.rules.pdn import read_games
 from tournament import adjudicate
-from tournament.engine import Engine, EngineError, GameState, Limit, RandomEngine
-from tournament.game import GameTermination
+from tournament.engines.base import Engine, EngineError, GameState, Limit
+from tournament.engines.random import RandomEngine
+from tournament.result import GameTermination
 from tournament.openings import Opening, load_ballots
 from tournament.records import pair_counts
-from tournament.runner import (
+from tournament.schedule import (
     GameSettings, Player, SprtSettings, gauntlet, load_records, play_job, player_labels, round_robin,
     run_tournament, schedule,
 )

@@ -8,8 +8,9 @@ import time
 import pytest
 
 from egtb import Board, Move
-from tournament.engine import GameState, Limit, RandomEngine
-from tournament.search import (
+from tournament.engines.base import GameState, Limit
+from tournament.engines.random import RandomEngine
+from tournament.engines.search import (
     MATE, SearchEngine, _history_keys, _Tables, evaluate, search_position,
 )
 

@@ -6,8 +6,8 @@ import h5py
 import numpy as np
 import pytest
 
-from egtb import storage
-from egtb.material import Material, count_positions
+from egtb.tables import storage
+from egtb.tables.material import Material, count_positions
 
 M = Material.parse("1k-1m")
 

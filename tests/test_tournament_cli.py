@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from egtb.board import Board
-from egtb.pdn import read_games
+from egtb.rules.board import Board
+from egtb.rules.pdn import read_games
 from tournament.cli import main, parse_time_control
-from tournament.engine import Limit
+from tournament.engines.base import Limit
 
 
 def test_time_controls() -> None:

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from egtb import build as builder
-from egtb import solve, storage
+from egtb.tables import build as builder
+from egtb.tables import solve, storage
 from egtb.cli import main
-from egtb.material import Material
-from egtb.verify import verify_directory
+from egtb.tables.material import Material
+from egtb.tables.verify import verify_directory
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ None while the game goes on). The game asks them in order, so put
 (:class:`MaterialAdjudicator`, :class:`DrawAdjudicator`) and the length cap
 (:class:`MaxLengthAdjudicator`) follow.
 
->>> from egtb.board import Board
+>>> from egtb.rules.board import Board
 >>> cap = MaxLengthAdjudicator(max_plies=2)
 >>> board = Board()
 >>> cap.update(board); cap.adjudicatable() is None
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from egtb.board import BLACK, WHITE, Board, Color
-from tournament.game import GameTermination, color_name
+from egtb.rules.board import BLACK, WHITE, Board, Color
+from tournament.result import Adjudication, GameTermination, color_name
 
 __all__ = [
     "Adjudication",
@@ -40,18 +40,6 @@ __all__ = [
     "probe_dtw",
     "probe_wld",
 ]
-
-
-@dataclass(frozen=True)
-class Adjudication:
-    """An adjudicator's verdict."""
-
-    winner: Color | None
-    """BLACK, WHITE or None for a draw."""
-    termination: GameTermination
-    """ADJUDICATION, or MAX_LENGTH for the length cap."""
-    reason: str
-    """Human-readable reason for the record."""
 
 
 class Adjudicator(Protocol):

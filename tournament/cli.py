@@ -21,11 +21,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from egtb.board import DRAW_RULES
-from tournament.engine import Limit
+from egtb.rules.board import DRAW_RULES
+from tournament.engines.base import Limit
+from tournament.engines.hub import serve
+from tournament.engines.registry import make_engine
 from tournament.game import DEFAULT_TIME_MARGIN
 from tournament.openings import BALLOT_KINDS, Opening, load_ballots, load_openings_file
-from tournament.runner import GameSettings, SprtSettings, run_tournament
+from tournament.schedule import GameSettings, SprtSettings, run_tournament
 
 __all__ = ["build_parser", "main", "parse_time_control"]
 
@@ -50,10 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tournament", description="English draughts engine tournaments.")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_run(commands.add_parser("run", help="play a round-robin or gauntlet match (resumable)"))
-    hub = commands.add_parser("hub-engine", help="serve an engine over the Hub protocol on stdin/stdout",
-                              add_help=False)
-    hub.add_argument("hub_args", nargs=argparse.REMAINDER, help="SPEC [--tables DIR] [--seed N]")
+    _add_hub_engine(commands.add_parser("hub-engine", help="serve an engine over the Hub protocol on stdin/stdout"))
     return parser
+
+
+def _add_hub_engine(hub: argparse.ArgumentParser) -> None:
+    hub.add_argument("spec", help="engine spec: random, easy, medium, hard, depth=N, time=S, module:Class ...")
+    hub.add_argument("--tables", default=None, help="endgame table directory")
+    hub.add_argument("--seed", type=int, default=None, help="seed of the engine's randomness")
+    hub.set_defaults(func=_hub_engine)
 
 
 def _add_run(run: argparse.ArgumentParser) -> None:
@@ -83,6 +90,7 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--seed", type=int, default=0, help="run seed (game seeds derive from it)")
     run.add_argument("--event", default="tournament", help="PDN Event tag")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(func=_run)
 
 
 def _openings(name: str, include_barred: bool) -> list[Opening]:
@@ -115,13 +123,11 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hub_engine(hub_args: Sequence[str]) -> int:
-    """Delegate ``tournament hub-engine ...`` to tournament.hub.main."""
-    try:
-        from tournament.hub import main as hub_main
-    except ImportError:
-        raise ValueError("hub-engine is not available: tournament.hub is missing") from None
-    return hub_main(list(hub_args))
+def _hub_engine(args: argparse.Namespace) -> int:
+    """Serve a built-in or plug-in engine over Hub on stdin/stdout until ``quit``."""
+    with make_engine(args.spec, tables_dir=args.tables, seed=args.seed) as engine:
+        serve(engine)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -132,9 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(processName)s %(name)s: %(message)s")
     try:
-        if argv[:1] == ["hub-engine"]:
-            return _hub_engine(argv[1:])
-        return _run(build_parser().parse_args(argv))
+        args = build_parser().parse_args(argv)
+        return args.func(args)
     except (ValueError, OSError) as exc:
         print(f"tournament: error: {exc}", file=sys.stderr)
         return 2

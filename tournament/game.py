@@ -6,7 +6,7 @@ by an engine fault: an illegal move, a time forfeit, a crash or a garbage
 answer. Every end is a :class:`GameResult` with a winner, a
 :class:`GameTermination` kind and a human-readable reason.
 
->>> from tournament.engine import RandomEngine
+>>> from tournament.engines.random import RandomEngine
 >>> result = play_game(RandomEngine(seed=1), RandomEngine(seed=2))
 >>> result.termination.value, result.result in ("1-0", "0-1", "1/2-1/2")
 ('normal', True)
@@ -20,22 +20,15 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from egtb.board import BLACK, Board, Color, Move
-from egtb.notation import START_FEN, is_move_text
-from tournament.engine import Engine, GameState, IllegalMoveError, Limit
+from egtb.rules.board import BLACK, Board, Color, Move
+from egtb.rules.notation import START_FEN, is_move_text
+from tournament.adjudicate import Adjudicator
+from tournament.engines.base import Engine, GameState, IllegalMoveError, Limit
+from tournament.result import GameResult, GameTermination, color_name
 
-if TYPE_CHECKING:
-    from tournament.adjudicate import Adjudicator
-
-__all__ = [
-    "DEFAULT_TIME_MARGIN",
-    "GameResult",
-    "GameTermination",
-    "color_name",
-    "play_game",
-]
+__all__ = ["DEFAULT_TIME_MARGIN", "play_game"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,93 +37,6 @@ DEFAULT_TIME_MARGIN = 0.1
 
 _HUNG_GRACE = 1.0
 """Extra seconds the runner waits for an in-process engine before abandoning it."""
-
-
-class GameTermination(str, enum.Enum):
-    """The kind of a game's end, as written in the PDN Termination tag."""
-
-    NORMAL = "normal"
-    """By the rules: no piece, no move, the move rule, repetition."""
-    ADJUDICATION = "adjudication"
-    """By an adjudicator (the endgame tables or a heuristic)."""
-    ILLEGAL_MOVE = "illegal move"
-    """The engine to move played a move that is not legal."""
-    TIME_FORFEIT = "time forfeit"
-    """The engine to move overran its time (or never answered)."""
-    CRASH = "crash"
-    """The engine raised, died or answered garbage."""
-    MAX_LENGTH = "max length"
-    """The game reached the configured maximum length (a draw)."""
-
-
-def color_name(color: Color) -> str:
-    """'Black' or 'White'.
-
-    >>> color_name(0), color_name(1)
-    ('Black', 'White')
-    """
-    return "Black" if color == BLACK else "White"
-
-
-@dataclass(frozen=True)
-class GameResult:
-    """How one game went and how it ended.
-
-    >>> r = GameResult(winner=BLACK, termination=GameTermination.NORMAL, reason="White has no legal move")
-    >>> r.result, GameResult.from_dict(r.to_dict()) == r
-    ('1-0', True)
-    """
-
-    winner: Color | None
-    """BLACK, WHITE, or None for a draw."""
-    termination: GameTermination
-    """The kind of end."""
-    reason: str
-    """Human-readable reason, e.g. "White (random) played an illegal move 11-16"."""
-    moves: tuple[str, ...] = ()
-    """Every move of the game in PDN notation, the opening's included."""
-    start_fen: str = START_FEN
-    """FEN of the game's first position."""
-    opening_plies: int = 0
-    """How many of ``moves`` came from the opening rather than the engines."""
-    time_used: tuple[float, float] = (0.0, 0.0)
-    """Seconds Black and White spent thinking."""
-    rule: str = "wcdf"
-    """Draw-rule preset the game was played under."""
-
-    @property
-    def result(self) -> str:
-        """PDN result: "1-0" when Black won, "0-1" when White won, "1/2-1/2"."""
-        if self.winner is None:
-            return "1/2-1/2"
-        return "1-0" if self.winner == BLACK else "0-1"
-
-    @property
-    def plies(self) -> int:
-        """Number of moves (plies) in the game."""
-        return len(self.moves)
-
-    @property
-    def is_fault(self) -> bool:
-        """Whether an engine fault decided the game."""
-        return self.termination in (GameTermination.ILLEGAL_MOVE, GameTermination.TIME_FORFEIT, GameTermination.CRASH)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (see :meth:`from_dict`)."""
-        return {
-            "winner": self.winner, "termination": self.termination.value, "reason": self.reason,
-            "moves": list(self.moves), "start_fen": self.start_fen, "opening_plies": self.opening_plies,
-            "time_used": list(self.time_used), "rule": self.rule,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "GameResult":
-        """The GameResult that :meth:`to_dict` wrote."""
-        return cls(
-            winner=data["winner"], termination=GameTermination(data["termination"]), reason=data["reason"],
-            moves=tuple(data["moves"]), start_fen=data["start_fen"], opening_plies=data["opening_plies"],
-            time_used=tuple(data["time_used"]), rule=data["rule"],
-        )
 
 
 @dataclass(frozen=True)
@@ -215,7 +121,7 @@ def play_game(
 
     Engine faults never raise: they end the game with the faulty side losing.
 
-    >>> from tournament.engine import RandomEngine
+    >>> from tournament.engines.random import RandomEngine
     >>> r = play_game(RandomEngine(seed=3), RandomEngine(seed=4), start_fen="B:W6:BK1")
     >>> r.result, r.reason
     ('1-0', 'White has no pieces')
@@ -270,7 +176,7 @@ def _end_by_rules_or_adjudication(board: Board, adjudicators: Sequence[Adjudicat
 
 def _rules_reason(board: Board, outcome: Any) -> str:
     """Reason text for an end by the rules."""
-    from egtb.board import Termination
+    from egtb.rules.board import Termination
 
     loser = color_name(board.turn)
     if outcome.termination == Termination.NO_PIECES:

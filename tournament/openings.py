@@ -1,7 +1,7 @@
 """Opening suites: the balloted openings of English draughts and user opening files.
 
 Tournaments play each opening twice with colours reversed. The suites shipped in
-``data/openings/`` are the traditional ballots:
+``tournament/data/openings/`` (package data) are the traditional ballots:
 
 - ``"3-move"``: the ACF three-move deck, 156 openings (ACF numbers 1-174; the 18
   others are barred as unsound and live in ``3move_barred.txt``).
@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
-from egtb.notation import is_move_text, parse_fen
+from egtb.rules.notation import is_move_text, parse_fen
 
 __all__ = [
     "BALLOT_KINDS",
@@ -36,7 +37,7 @@ __all__ = [
     "load_openings_file",
 ]
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "openings"
+DATA_DIR = Path(str(resources.files("tournament").joinpath("data", "openings")))
 """Directory holding the shipped ballot files."""
 
 BALLOT_KINDS: dict[str, tuple[str, str]] = {
@@ -96,7 +97,7 @@ def load_ballots(
     Args:
         kind: ``"3-move"`` (ACF deck, 156 openings) or ``"2-move"`` (43 openings).
         include_barred: also return the barred openings (18 and 6), flagged ``barred``.
-        directory: read the files from here instead of ``data/openings/``.
+        directory: read the files from here instead of ``tournament/data/openings/`` (package data).
 
     >>> len(load_ballots("2-move")), len(load_ballots("2-move", include_barred=True))
     (43, 49)

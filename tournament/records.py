@@ -7,7 +7,7 @@ Round, Black, White, Result with "1-0" meaning Black won, Termination), the
 JSON summary and the standings table with Elo, error bars, LOS and pentanomial
 counts over the colour-reversed pairs.
 
->>> from tournament.game import GameResult, GameTermination
+>>> from tournament.result import GameResult, GameTermination
 >>> a = GameRecord("g1", 0, 1, "p0", "start", "alpha", "beta", 7,
 ...                GameResult(0, GameTermination.NORMAL, "White has no legal move"))
 >>> b = GameRecord("g2", 1, 1, "p0", "start", "beta", "alpha", 8,
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from egtb.pdn import Game, write_game
-from tournament.game import GameResult
+from egtb.rules.pdn import Game, write_game
+from tournament.result import GameResult
 from tournament.stats import Pentanomial, Standings, pentanomial_counts, pentanomial_elo, score_elo
 
 __all__ = [
@@ -97,7 +97,7 @@ class GameRecord:
 def game_to_pdn(record: GameRecord, *, event: str = "tournament") -> str:
     """The PDN text of one game.
 
-    >>> from tournament.game import GameResult, GameTermination
+    >>> from tournament.result import GameResult, GameTermination
     >>> r = GameRecord("g1", 0, 1, "p0", "x", "a", "b", 1,
     ...                GameResult(1, GameTermination.CRASH, "Black (a) crashed", moves=()))
     >>> print(game_to_pdn(r, event="demo").splitlines()[:3])
@@ -213,7 +213,7 @@ def summarize(records: Sequence[GameRecord], *, players: Sequence[str], settings
 def standings_text(records: Sequence[GameRecord], *, players: Sequence[str] = ()) -> str:
     """The standings table, then one head-to-head line per pairing of ``players``.
 
-    >>> from tournament.game import GameResult, GameTermination
+    >>> from tournament.result import GameResult, GameTermination
     >>> g = lambda i, b, w, winner: GameRecord(f"g{i}", i, 1, f"p{i // 2}", "o", b, w, i,
     ...                                        GameResult(winner, GameTermination.NORMAL, "r"))
     >>> print(standings_text([g(0, "a", "b", 0), g(1, "b", "a", None)], players=["a", "b"]))

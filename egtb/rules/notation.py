@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from egtb.squares import BLACK, WHITE, bitboard_of, squares_of
+from egtb.rules.squares import BLACK, WHITE, bitboard_of, squares_of
 
 MAX_PIECES_PER_SIDE = 12
 BLACK_MAN_FORBIDDEN = range(29, 33)  # Black men crown on 29-32

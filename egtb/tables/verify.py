@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb import storage
-from egtb.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
+from egtb.tables import storage
+from egtb.tables.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
                         unit_size, unrank_kings, unrank_men)
-from egtb.material import Material, count_positions, mirror_bb
-from egtb.movegen import M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
-from egtb.notation import Placement, format_fen
+from egtb.tables.material import Material, count_positions, mirror_bb
+from egtb.rules.movegen import M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
+from egtb.rules.notation import Placement, format_fen
 
 # Value codes as stored (see docs/table-format.md); repeated here on purpose.
 V_DRAW = 1
@@ -202,7 +202,7 @@ def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20
 
 def _describe(material: Material, errors: np.ndarray, wld: np.ndarray, dtw: np.ndarray,
               base: int) -> list[str]:
-    from egtb.index import global_unrank
+    from egtb.tables.index import global_unrank
     names = {V_WIN: "win", V_LOSS: "loss", V_DRAW: "draw"}
     out = []
     for index, code in errors:

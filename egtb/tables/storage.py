@@ -1,9 +1,9 @@
 """HDF5 table files: one file per material, written once, read with checks.
 
 A file ``<material name>.h5`` holds two datasets over the material's positions
-(Black to move, in index order, see :mod:`egtb.index`):
+(Black to move, in index order, see :mod:`egtb.tables.index`):
 
-- ``wld``: value codes (:data:`egtb.solve.DRAW`, ``WIN``, ``LOSS``) packed four
+- ``wld``: value codes (:data:`egtb.tables.solve.DRAW`, ``WIN``, ``LOSS``) packed four
   per byte, position ``i`` in bits ``2 * (i % 4)`` of byte ``i // 4``;
 - ``dtw``: plies to the end under perfect play, ``uint8`` or ``uint16``.
 
@@ -28,7 +28,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from egtb.material import Material
+from egtb.tables.material import Material
 
 FORMAT_VERSION = 1
 BUILDER_VERSION = "egtb-build 1"

@@ -30,11 +30,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from egtb.board import Board
-from egtb.notation import START_FEN
+from egtb.rules.board import Board
+from egtb.rules.notation import START_FEN
 from tournament.adjudicate import build_adjudicators, open_tablebase
-from tournament.engine import Engine, Limit
-from tournament.game import DEFAULT_TIME_MARGIN, GameResult, GameTermination, color_name, play_game
+from tournament.engines.base import Engine, Limit
+from tournament.game import DEFAULT_TIME_MARGIN, play_game
+from tournament.result import GameResult, GameTermination, color_name
 from tournament.openings import Opening
 from tournament.records import GameRecord, standings_text, summarize, write_atomic, write_pdn
 from tournament.stats import SprtResult, sprt
@@ -121,7 +122,7 @@ class Player:
     label: str
     """Name in standings and PDN."""
     spec: str
-    """Engine spec given to tournament.engines.make_engine."""
+    """Engine spec given to tournament.engines.registry.make_engine."""
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,7 @@ class GameSettings:
 
 def _make_engine(player: Player, settings: GameSettings, seed: int) -> Engine:
     """Build an engine in this process from its spec."""
-    from tournament.engines import make_engine
+    from tournament.engines.registry import make_engine
 
     return make_engine(player.spec, tables_dir=settings.tables_dir, seed=seed)
 
@@ -428,7 +429,7 @@ def run_tournament(
     """Play (or resume) a tournament and write its records into ``out_dir``.
 
     Args:
-        specs: engine specs (tournament.engines), the first is the gauntlet's champion.
+        specs: engine specs (tournament.engines.registry), the first is the gauntlet's champion.
         out_dir: run directory: games.jsonl, settings.json, games.pdn, summary.json, standings.txt.
         openings: start positions (default: the standard start), each played with both colours.
         gauntlet_mode: pair the first engine with each other one instead of round-robin.

@@ -12,7 +12,7 @@ the same start, end and captured pieces are one move (the first path found is
 kept for notation).
 
 >>> import numpy as np
->>> from egtb.movegen import START_BM, START_WM, generate_moves, new_move_buffer
+>>> from egtb.rules.movegen import START_BM, START_WM, generate_moves, new_move_buffer
 >>> moves = new_move_buffer()
 >>> generate_moves(START_BM, 0, START_WM, 0, 0, moves)
 7
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.squares import JUMP, NEIGHBOUR
+from egtb.rules.squares import JUMP, NEIGHBOUR
 
 #: Most legal moves a position can have (12 kings x 4 steps is 48; capture
 #: sequences of kings can branch further, so leave room).

@@ -6,11 +6,11 @@ Phases, in the order they run for one material pair {M, mirror(M)}:
    (captures lead to fewer pieces, crownings to one man fewer);
 2. :func:`load_dependencies` - the finished tables the pair's exits look up;
 3. :func:`solve_pair` - the numba retrograde over the pair's units
-   (:mod:`egtb.solve`), in decreasing potential of the men configuration; the
+   (:mod:`egtb.tables.solve`), in decreasing potential of the men configuration; the
    kernel keeps a worker's progress counters (positions, units) up to date in
    shared memory as it goes, even inside a unit;
 4. :func:`summarise` - counts and max DTW;
-5. :func:`write_pair` - one HDF5 file per material (:mod:`egtb.storage`).
+5. :func:`write_pair` - one HDF5 file per material (:mod:`egtb.tables.storage`).
 
 :func:`build` runs the pairs in a process pool as their dependencies complete,
 skipping materials whose files are already complete. While it waits for them
@@ -36,12 +36,12 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb import solve, storage
-from egtb.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
-from egtb.material import Material, all_materials, count_positions
-from egtb.notation import Placement, format_fen
+from egtb.tables import solve, storage
+from egtb.tables.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
+from egtb.tables.material import Material, all_materials, count_positions
+from egtb.rules.notation import Placement, format_fen
 
-log = logging.getLogger("egtb.build")
+log = logging.getLogger("egtb.tables.build")
 
 #: Rule presets a build may be asked for (the DTW itself ignores the move rule).
 RULE_PRESETS = ("wcdf", "crowning", "forty-plies")
@@ -173,7 +173,7 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
                progress: np.ndarray | None = None) -> int:
     """Solve every unit of a pair into `tables`; return the number of units.
 
-    `progress` (int64 counters, positions then units, see :func:`egtb.solve.solve_units`)
+    `progress` (int64 counters, positions then units, see :func:`egtb.tables.solve.solve_units`)
     is raised by the pair's positions and units, in part while the kernel runs.
     """
     if progress is None:

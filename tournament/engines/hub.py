@@ -1,9 +1,9 @@
 """The Hub protocol (Scan's, as pydraughts adapts it to English draughts).
 
 Both sides are here: :class:`HubEngine` runs an external program and is an
-:class:`~tournament.engine.Engine` to the runner; :func:`serve` makes any of
+:class:`~tournament.engines.base.Engine` to the runner; :func:`serve` makes any of
 our engines answer Hub commands on standard input and output
-(``tournament hub-engine SPEC`` or ``python -m tournament.hub SPEC``).
+(``tournament hub-engine SPEC`` or ``python -m tournament.cli hub-engine SPEC``).
 docs/hub-protocol.md lists the messages.
 
 Positions travel in pydraughts' English encoding: the side to move, then one
@@ -26,7 +26,6 @@ Move.from_pdn('22x15')
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import queue
@@ -40,9 +39,9 @@ from collections import deque
 from pathlib import Path
 from typing import IO, Sequence
 
-from egtb.board import BLACK, Board, Move
-from egtb.notation import is_move_text
-from tournament.engine import Engine, EngineError, EngineTimeoutError, GameState, IllegalMoveError, Limit
+from egtb.rules.board import BLACK, Board, Move
+from egtb.rules.notation import is_move_text
+from tournament.engines.base import Engine, EngineError, EngineTimeoutError, GameState, IllegalMoveError, Limit
 
 __all__ = [
     "EngineTimeoutError", "HubEngine", "hub_move", "hub_position", "main", "parse_hub_move",
@@ -218,7 +217,7 @@ class HubEngine(Engine):
 
     >>> import sys
     >>> from egtb import Board
-    >>> with HubEngine([sys.executable, "-m", "tournament.hub", "depth=2"]) as engine:
+    >>> with HubEngine([sys.executable, "-m", "tournament.cli", "hub-engine", "depth=2"]) as engine:
     ...     engine.play(GameState.from_board(Board()), Limit(depth=2)) in Board().legal_moves()
     True
     """
@@ -457,7 +456,7 @@ def serve(engine: Engine, stdin: IO[str] | None = None, stdout: IO[str] | None =
     """Answer Hub commands from ``stdin`` on ``stdout`` with ``engine`` until ``quit`` or end of input.
 
     >>> import io
-    >>> from tournament.engine import RandomEngine
+    >>> from tournament.engines.random import RandomEngine
     >>> out = io.StringIO()
     >>> serve(RandomEngine(seed=1), io.StringIO("hub\\ninit\\nquit\\n"), out)
     >>> out.getvalue().splitlines()[-2:]
@@ -471,21 +470,3 @@ def serve(engine: Engine, stdin: IO[str] | None = None, stdout: IO[str] | None =
                 break
         except ValueError as error:  # a bad position or move: tell the GUI, keep going
             server.say(f'error message="{str(error).replace(chr(34), chr(39))}"')
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``tournament hub-engine SPEC [--tables DIR] [--seed N]``: serve a built-in engine over Hub."""
-    from tournament.engines import make_engine
-
-    parser = argparse.ArgumentParser(prog="tournament hub-engine", description=main.__doc__)
-    parser.add_argument("spec", help="engine spec: random, easy, medium, hard, depth=N, time=S, module:Class ...")
-    parser.add_argument("--tables", default=None, help="endgame table directory")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the engine's randomness")
-    args = parser.parse_args(argv)
-    with make_engine(args.spec, tables_dir=args.tables, seed=args.seed) as engine:
-        serve(engine)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

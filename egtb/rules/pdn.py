@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass, field
 from typing import IO, Iterator
 
-from egtb.board import BLACK, Board
-from egtb.notation import START_FEN, format_fen, parse_fen
+from egtb.rules.board import BLACK, Board
+from egtb.rules.notation import START_FEN, format_fen, parse_fen
 
 __all__ = ["Game", "RESULTS", "game_from_board", "read_games", "write_game"]
 

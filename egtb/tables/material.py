@@ -22,7 +22,7 @@ from math import comb
 import numpy as np
 from numba import njit
 
-from egtb.squares import BLACK, WHITE
+from egtb.rules.squares import BLACK, WHITE
 
 #: Squares a black man may stand on (1-28) and a white man (5-32).
 BLACK_MEN_SQUARES = 0x0FFFFFFF

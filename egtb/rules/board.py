@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from egtb.movegen import (
+from egtb.rules.movegen import (
     M_BK, M_BM, M_CAPTURED, M_CROWNS, M_FROM, M_MAN, M_NJUMPS, M_PATH, M_TO, M_WK, M_WM,
     generate_moves, new_move_buffer,
 )
-from egtb.notation import START_FEN, Placement, format_fen, parse_fen, parse_move_text
-from egtb.squares import BLACK, WHITE, Square, coords_to_square, square_to_coords
+from egtb.rules.notation import START_FEN, Placement, format_fen, parse_fen, parse_move_text
+from egtb.rules.squares import BLACK, WHITE, Square, coords_to_square, square_to_coords
 
 Color = int  # BLACK (0) or WHITE (1)
 

@@ -14,7 +14,7 @@ reads the clock in Python and gives the next iteration a node budget that fits
 the time left, so one deep iteration cannot overrun by much.
 
 >>> from egtb import Board
->>> from tournament.engine import GameState, Limit
+>>> from tournament.engines.base import GameState, Limit
 >>> engine = SearchEngine(depth=4)
 >>> move = engine.play(GameState.from_board(Board()), Limit())
 >>> move in Board().legal_moves()
@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from egtb.board import Board, Move
-from egtb.movegen import (
+from egtb.rules.board import Board, Move
+from egtb.rules.movegen import (
     M_BK, M_BM, M_CAPTURED, M_CROWNS, M_FROM, M_MAN, M_TO, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
     count_simple_moves, generate_moves, popcount,
 )
-from tournament.engine import Engine, GameState, Limit
+from tournament.engines.base import Engine, GameState, Limit
 
 __all__ = ["SearchEngine", "SearchInfo", "STRENGTHS", "MATE", "search_position", "evaluate"]
 

@@ -9,7 +9,7 @@ in other materials).
 
 All tables a kernel needs live in two flat arrays (``wld``: value codes, ``dtw``:
 plies to the end) with a per-material offset table indexed by
-:func:`egtb.index.material_code`; the pair being solved is part of them and is filled in
+:func:`egtb.tables.index.material_code`; the pair being solved is part of them and is filled in
 place.
 
 Value codes (win/loss/draw for the side to move):
@@ -25,10 +25,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.index import (BINOM, material_code, popcount, position_index, rank_kings, rank_men,
+from egtb.tables.index import (BINOM, material_code, popcount, position_index, rank_kings, rank_men,
                         unit_size, unrank_men, unrank_unit)
-from egtb.material import mirror_bb
-from egtb.movegen import (M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
+from egtb.tables.material import mirror_bb
+from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
                           generate_moves)
 
 UNKNOWN = 0  #: not solved yet (never stored in a finished table)

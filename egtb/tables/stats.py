@@ -14,8 +14,8 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from egtb import storage
-from egtb.material import Material
+from egtb.tables import storage
+from egtb.tables.material import Material
 
 #: Positions with both colours present, one side to move (checkers proof tables).
 PUBLISHED_POSITIONS = {2: 3488, 3: 196032, 4: 6209316, 5: 139450808, 6: 2426085676}
@@ -76,7 +76,7 @@ def material_stats(path: os.PathLike | str) -> TableStats:
 
 def directory_stats(directory: os.PathLike | str) -> tuple[list[TableStats], list[TableStats]]:
     """(per material, per piece count) figures of every table in a directory."""
-    from egtb.verify import stored_materials
+    from egtb.tables.verify import stored_materials
     tables = [material_stats(storage.table_path(directory, m))
               for m in stored_materials(directory)]
     totals: dict[int, TableStats] = {}

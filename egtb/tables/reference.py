@@ -1,6 +1,6 @@
 """Reference figures of finished tables, kept in the repository.
 
-``data/reference/tables.tsv`` lists, for every material up to 6 pieces, the
+``egtb/data/reference/tables.tsv`` (package data) lists, for every material up to 6 pieces, the
 counts of wins, losses and draws, the longest DTW and the CRC-32 checksum of a
 table built and verified by this project. A table built anywhere else must
 match them exactly: the build is deterministic whatever the worker count.
@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
-from egtb import storage
-from egtb.material import Material
+from egtb.tables import storage
+from egtb.tables.material import Material
 
 #: The reference file shipped with the project.
-REFERENCE_PATH = Path(__file__).resolve().parent.parent / "data" / "reference" / "tables.tsv"
+REFERENCE_PATH = Path(str(resources.files("egtb").joinpath("data", "reference", "tables.tsv")))
 _FIELDS = ("positions", "wins", "losses", "draws", "max_dtw", "checksum_crc32")
 
 

@@ -24,7 +24,7 @@ n_wm) + white_rank, white men ranked among squares 5-32 not holding a black man.
 All kernels take and return bitboards as integers holding 32 bits (square s is
 bit s - 1); scalar kernels return uint32 bitboards and int64 indices.
 
->>> from egtb.material import Material
+>>> from egtb.tables.material import Material
 >>> m = Material(1, 1, 0, 1)
 >>> position_rank(m, bm=1, bk=2, wm=0, wk=4)
 (0, 0)
@@ -37,8 +37,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.movegen import popcount
-from egtb.material import (BLACK_ONLY_MEN_SQUARES, MAX_PER_SIDE, NUM_SHARED, SHARED_MEN_SQUARES,
+from egtb.rules.movegen import popcount
+from egtb.tables.material import (BLACK_ONLY_MEN_SQUARES, MAX_PER_SIDE, NUM_SHARED, SHARED_MEN_SQUARES,
                            WHITE_MEN_SQUARES, Material, count_men_configs,
                            men_configs_with_shared)
 

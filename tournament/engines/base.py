@@ -5,8 +5,8 @@ group ``draughts_tournament.engines``) and external Hub programs are all
 :class:`Engine` subclasses to the runner.
 
 >>> from egtb import Board
->>> engine = RandomEngine(seed=1)
->>> move = engine.play(GameState.from_board(Board()), Limit(depth=1))
+>>> from tournament.engines.random import RandomEngine
+>>> move = RandomEngine(seed=1).play(GameState.from_board(Board()), Limit(depth=1))
 >>> move in Board().legal_moves()
 True
 """
@@ -14,10 +14,9 @@ True
 from __future__ import annotations
 
 import abc
-import random
 from dataclasses import dataclass, field
 
-from egtb.board import Board, Move
+from egtb.rules.board import Board, Move
 
 
 @dataclass(frozen=True)
@@ -105,21 +104,3 @@ class Engine(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-@dataclass
-class RandomEngine(Engine):
-    """Plays a uniformly random legal move (seeded, so games repeat)."""
-
-    seed: int | None = None
-    """Seed of the move choice."""
-    name: str = "random"
-    """Display name."""
-    _rng: random.Random = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self._rng = random.Random(self.seed)
-
-    def play(self, state: GameState, limit: Limit) -> Move:
-        board = state.board()
-        return self._rng.choice(board.legal_moves())

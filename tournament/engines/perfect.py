@@ -2,7 +2,7 @@
 
 In a position the tables cover, :class:`PerfectEngine` keeps the best value:
 it wins by the shortest DTW, loses by the longest, and among drawing moves
-plays the one a short alpha-beta search (:mod:`tournament.search`) scores
+plays the one a short alpha-beta search (:mod:`tournament.engines.search`) scores
 highest, so that the opponent still has chances to go wrong. Outside the tables
 it asks its fallback engine, or, without one, plays the short search's choice.
 
@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from egtb.board import Board, Move
-from egtb.movegen import count_simple_moves
+from egtb.rules.board import Board, Move
+from egtb.rules.movegen import count_simple_moves
 from egtb.probe import MissingTableError, MoveValue, Tablebase
-from tournament.engine import Engine, EngineError, GameState, Limit
-from tournament.search import search_position
+from tournament.engines.base import Engine, EngineError, GameState, Limit
+from tournament.engines.search import search_position
 
 __all__ = ["PerfectEngine"]
 

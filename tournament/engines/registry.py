@@ -31,8 +31,9 @@ import shlex
 from pathlib import Path
 from typing import Any, Callable
 
-from tournament.engine import Engine, RandomEngine
-from tournament.search import STRENGTHS, SearchEngine
+from tournament.engines.base import Engine
+from tournament.engines.random import RandomEngine
+from tournament.engines.search import STRENGTHS, SearchEngine
 
 __all__ = ["ENTRY_POINT_GROUP", "make_engine", "load_plugin", "builtin_specs"]
 
@@ -65,7 +66,7 @@ def make_engine(spec: str, *, tables_dir: str | Path | None = None, seed: int | 
     if spec == "perfect":
         return _make_perfect(tables_dir, seed)
     if spec.startswith("hub:"):
-        from tournament.hub import HubEngine
+        from tournament.engines.hub import HubEngine
         command = shlex.split(spec[len("hub:"):])
         if not command:
             raise ValueError("hub: needs a command, e.g. 'hub:./scan hub'")
@@ -98,7 +99,7 @@ def _parse_search_options(spec: str) -> dict[str, Any]:
 def load_plugin(path: str) -> Callable[..., Engine]:
     """The class (or factory) named by ``package.module:Name`` (``Name`` may be dotted).
 
-    >>> load_plugin("tournament.engine:RandomEngine").__name__
+    >>> load_plugin("tournament.engines.random:RandomEngine").__name__
     'RandomEngine'
     """
     module_name, _, attribute = path.partition(":")
@@ -140,7 +141,7 @@ def _instantiate(factory: Callable[..., Any], spec: str, seed: int | None,
     kwargs = {k: v for k, v in offered.items() if takes_any or k in parameters}
     engine = factory(**kwargs)
     if not isinstance(engine, Engine):
-        raise ValueError(f"plug-in {spec!r} made a {type(engine).__name__}, not a tournament.engine.Engine")
+        raise ValueError(f"plug-in {spec!r} made a {type(engine).__name__}, not a tournament.engines.base.Engine")
     return engine
 
 
@@ -148,5 +149,5 @@ def _make_perfect(tables_dir: str | Path | None, seed: int | None) -> Engine:
     """The perfect-play table engine (imported here: it loads the prober and h5py)."""
     if tables_dir is None:
         raise ValueError("engine 'perfect' needs a tables directory (--tables DIR)")
-    from tournament.perfect import PerfectEngine
+    from tournament.engines.perfect import PerfectEngine
     return _instantiate(PerfectEngine, "perfect", seed, tables_dir)

@@ -1,0 +1,1 @@
+"""The rules core: squares, move generation, Board/Move, FEN and PDN notation, PDN games."""
