@@ -77,11 +77,11 @@ def _mirror_array(bits: np.ndarray) -> np.ndarray:
 
 
 def bench_single(tb: Tablebase, boards: list[Board], *, seconds: float = 2.0) -> float:
-    """Single probes per second through probe_wld(Board)."""
+    """Single probes per second through probe_wdl(Board)."""
     done, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         for board in boards:
-            tb.probe_wld(board)
+            tb.probe_wdl(board)
         done += len(boards)
     return done / (time.perf_counter() - start)
 
@@ -90,7 +90,7 @@ def bench_fen(tb: Tablebase, fens: list[str]) -> float:
     """Probes per second when each position comes as a FEN string."""
     start = time.perf_counter()
     for fen in fens:
-        tb.probe_wld(fen)
+        tb.probe_wdl(fen)
     return len(fens) / (time.perf_counter() - start)
 
 
@@ -134,7 +134,7 @@ def main() -> None:
     rss_after = rss_bytes()
     arrays = random_positions(materials, args.batch)
     boards = boards_of(arrays, 20_000)
-    tb.probe_wld(boards[0])
+    tb.probe_wdl(boards[0])
     single = bench_single(tb, boards)
     fen_rate = bench_fen(tb, [b.fen() for b in boards])
     batch = bench_batch(tb, arrays)

@@ -8,14 +8,22 @@
 True
 """
 
+from egtb.errors import (AmbiguousMoveError, EgtbError, IllegalMoveError, InvalidFenError, InvalidMoveError,
+                         MissingTableError, SolverError, TableError)
 from egtb.rules.board import BLACK, DRAW_RULES, WHITE, Board, DrawRule, Move, Outcome, Termination
+from egtb.tables.material import Material
+from egtb.tables.values import Category, Wdl
+
+__version__ = "0.2.0"
 
 __all__ = [
-    "BLACK", "DRAW_RULES", "WHITE", "Board", "DrawRule", "MissingTableError", "Move", "Outcome",
-    "Tablebase", "Termination",
+    "AmbiguousMoveError", "BLACK", "Board", "Category", "DRAW_RULES", "DrawRule", "EgtbError",
+    "IllegalMoveError", "InvalidFenError", "InvalidMoveError", "Material", "MissingTableError", "Move",
+    "Outcome", "ProbeResult", "SolverError", "TableError", "Tablebase", "Termination", "WHITE", "Wdl",
+    "__version__",
 ]
 
-_LAZY = {"Tablebase": "egtb.probe", "MissingTableError": "egtb.probe"}
+_LAZY = {"Tablebase": "egtb.probe", "ProbeResult": "egtb.probe"}
 
 
 def __getattr__(name: str):

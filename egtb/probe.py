@@ -18,6 +18,7 @@ ProbeResult(value='win', dtw=...)
 from __future__ import annotations
 
 import os
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,25 +33,19 @@ from egtb.rules.board import Board, Move
 from egtb.tables.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
 from egtb.tables.material import Material, all_materials, mirror_bb
 from egtb.rules.movegen import count_simple_moves, has_capture
-from egtb.tables.solve import DRAW, LOSS, WIN
-from egtb.tables.storage import TableError
+from egtb.errors import MissingTableError, TableError
+from egtb.tables.values import WDL_OF_CODE, Wdl
 
 __all__ = [
-    "MissingTableError", "MoveValue", "ProbeResult", "Tablebase", "TableError",
-    "VALUE_NAMES", "WDL_DRAW", "WDL_LOSS", "WDL_WIN",
+    "MissingTableError", "MoveValue", "ProbeResult", "Tablebase", "TableError", "Wdl",
+    "WDL_DRAW", "WDL_LOSS", "WDL_WIN",
 ]
 
-WDL_WIN = 1  #: the side to move wins
-WDL_DRAW = 0  #: neither side can force a win
-WDL_LOSS = -1  #: the side to move loses
-#: Name of each WDL value, as the CLI and JSON print it.
-VALUE_NAMES = {WDL_WIN: "win", WDL_DRAW: "draw", WDL_LOSS: "loss"}
-
-#: WDL value (for the side to move) of each stored value code; UNKNOWN maps to
-#: INVALID_WDL because a finished table never holds it.
-INVALID_WDL = -2
-WDL_OF_CODE = np.full(4, INVALID_WDL, dtype=np.int8)
-WDL_OF_CODE[WIN], WDL_OF_CODE[DRAW], WDL_OF_CODE[LOSS] = WDL_WIN, WDL_DRAW, WDL_LOSS
+WDL_WIN = int(Wdl.WIN)  #: the side to move wins (for kernels)
+WDL_DRAW = int(Wdl.DRAW)  #: neither side can force a win
+WDL_LOSS = int(Wdl.LOSS)  #: the side to move loses
+#: What the batch kernel writes for an unsolved position (UNKNOWN is never stored).
+INVALID_WDL = int(WDL_OF_CODE[0])
 _WDL_OF_CODE = tuple(int(v) for v in WDL_OF_CODE)
 
 #: Special codes of :func:`locate` for positions no table holds.
@@ -66,10 +61,6 @@ _MASK32 = 0xFFFFFFFF
 DEFAULT_MAX_OPEN = 512
 
 
-class MissingTableError(KeyError):
-    """No table of this material in the directory (a KeyError, as in python-chess)."""
-
-
 @dataclass(frozen=True)
 class ProbeResult:
     """Perfect-play value and distance of a position for the side to move."""
@@ -80,9 +71,15 @@ class ProbeResult:
     """Plies to the end of the game under perfect play (0 for a draw)."""
 
     @property
-    def wld(self) -> int:
-        """+1 win, 0 draw, -1 loss."""
-        return {"win": WDL_WIN, "draw": WDL_DRAW, "loss": WDL_LOSS}[self.value]
+    def wdl(self) -> Wdl:
+        """Wdl.WIN (+1), Wdl.DRAW (0) or Wdl.LOSS (-1)."""
+        return Wdl.parse(self.value)
+
+    @property
+    def wld(self) -> Wdl:
+        """Deprecated spelling of :attr:`wdl` (kept for one release)."""
+        warnings.warn("ProbeResult.wld is deprecated; use wdl", DeprecationWarning, stacklevel=2)
+        return self.wdl
 
 
 @dataclass(frozen=True)
@@ -249,7 +246,7 @@ class Tablebase:
     being probed always stays).
 
     >>> with Tablebase("data/egtb") as tb:                    # doctest: +SKIP
-    ...     tb.probe_wld("B:WK10:BK1"), tb.probe_dtw("B:WK10:BK1")
+    ...     tb.probe_wdl("B:WK10:BK1"), tb.probe_dtw("B:WK10:BK1")
     (0, 0)
     """
 
@@ -329,7 +326,7 @@ class Tablebase:
         >>> Tablebase("/nonexistent").load("1k-1k")
         Traceback (most recent call last):
         ...
-        egtb.probe.MissingTableError: 'no table for material 1k-1k in /nonexistent (1k-1k.h5 is missing)'
+        egtb.errors.MissingTableError: no table for material 1k-1k in /nonexistent (1k-1k.h5 is missing)
         """
         if isinstance(material, str):
             material = Material.parse(material)
@@ -371,15 +368,20 @@ class Tablebase:
 
     # --- single probes -----------------------------------------------------
 
-    def probe_wld(self, board: PositionLike) -> int:
-        """+1 win, 0 draw, -1 loss for the side to move.
+    def probe_wdl(self, board: PositionLike) -> Wdl:
+        """Wdl.WIN (+1), Wdl.DRAW (0) or Wdl.LOSS (-1) for the side to move.
 
         Raises MissingTableError when the material has no table.
 
-        >>> Tablebase("/nonexistent").probe_wld("B:W5,6,10:B1")   # no legal move
-        -1
+        >>> Tablebase("/nonexistent").probe_wdl("B:W5,6,10:B1")   # no legal move
+        <Wdl.LOSS: -1>
         """
-        return self._probe_key(_key_of(board))[0]
+        return Wdl(self._probe_key(_key_of(board))[0])
+
+    def probe_wld(self, board: PositionLike) -> int:
+        """Deprecated spelling of :meth:`probe_wdl` (kept for one release)."""
+        warnings.warn("probe_wld is deprecated; use probe_wdl", DeprecationWarning, stacklevel=2)
+        return self.probe_wdl(board)
 
     def probe_dtw(self, board: PositionLike) -> int:
         """Plies to the end under perfect play (0 for a draw or a finished game).
@@ -395,19 +397,24 @@ class Tablebase:
         >>> Tablebase("/nonexistent").probe("W:W5:B1,2")
         ProbeResult(value='loss', dtw=0)
         """
-        wld, dtw = self._probe_key(_key_of(board))
-        return ProbeResult(VALUE_NAMES[wld], dtw)
+        wdl, dtw = self._probe_key(_key_of(board))
+        return ProbeResult(str(Wdl(wdl)), dtw)
 
-    def get_wld(self, board: PositionLike, default: int | None = None) -> int | None:
-        """Like :meth:`probe_wld`, but ``default`` when the table is missing.
+    def get_wdl(self, board: PositionLike, default: int | None = None) -> Wdl | int | None:
+        """Like :meth:`probe_wdl`, but ``default`` when the table is missing.
 
-        >>> Tablebase("/nonexistent").get_wld("B:WK10:BK1", default=9)
+        >>> Tablebase("/nonexistent").get_wdl("B:WK10:BK1", default=9)
         9
         """
         try:
-            return self.probe_wld(board)
+            return self.probe_wdl(board)
         except MissingTableError:
             return default
+
+    def get_wld(self, board: PositionLike, default: int | None = None) -> Wdl | int | None:
+        """Deprecated spelling of :meth:`get_wdl` (kept for one release)."""
+        warnings.warn("get_wld is deprecated; use get_wdl", DeprecationWarning, stacklevel=2)
+        return self.get_wdl(board, default)
 
     def get_dtw(self, board: PositionLike, default: int | None = None) -> int | None:
         """Like :meth:`probe_dtw`, but ``default`` when the table is missing."""
@@ -455,7 +462,7 @@ class Tablebase:
             wld, dtw = self._probe_key(board.key())
         finally:
             board.pop()
-        return MoveValue(move, VALUE_NAMES[-wld], 0 if wld == 0 else dtw + 1)
+        return MoveValue(move, str(Wdl(-wld)), 0 if wld == 0 else dtw + 1)
 
     # --- batches -----------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from egtb.rules.board import BLACK, WHITE, Board
 from tournament.adjudicate import (
-    DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, TablebaseAdjudicator, build_adjudicators, probe_wld,
+    DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, TablebaseAdjudicator, build_adjudicators, probe_wdl,
 )
 from tournament.engines.random import RandomEngine
 from tournament.game import play_game
@@ -18,7 +18,7 @@ class FakeTablebase:
         self.max_pieces = pieces
         self.probes = 0
 
-    def probe_wld(self, board: Board) -> int:
+    def probe_wdl(self, board: Board) -> int:
         self.probes += 1
         if board.piece_count() > self.max_pieces:
             raise KeyError(f"no table for {board.fen()}")
@@ -27,7 +27,7 @@ class FakeTablebase:
 
 
 class GetOnlyTablebase:
-    def get_wld(self, board: Board, default: int | None = None) -> int | None:
+    def get_wdl(self, board: Board, default: int | None = None) -> int | None:
         return default
 
 
@@ -38,9 +38,9 @@ def _counts(board: Board) -> tuple[int, int]:
 
 
 def test_probe_adapter() -> None:
-    assert probe_wld(FakeTablebase(), Board("B:W30:BK1,K2")) == 1
-    assert probe_wld(FakeTablebase(), Board()) is None
-    assert probe_wld(GetOnlyTablebase(), Board("B:W30:B1")) is None
+    assert probe_wdl(FakeTablebase(), Board("B:W30:BK1,K2")) == 1
+    assert probe_wdl(FakeTablebase(), Board()) is None
+    assert probe_wdl(GetOnlyTablebase(), Board("B:W30:B1")) is None
 
 
 def test_table_value_is_seen_from_the_side_to_move() -> None:
@@ -141,7 +141,7 @@ def test_real_tables_up_to_three_pieces(tmp_path) -> None:
     for text in result.moves:
         board.push_pdn(text)
     if result.termination is GameTermination.ADJUDICATION:
-        value = table.probe_wld(board)
+        value = table.probe_wdl(board)
         assert result.winner == (None if value == 0 else board.turn if value > 0 else 1 - board.turn)
         assert board.piece_count() == 3
     else:

@@ -15,6 +15,7 @@ import pytest
 
 from egtb.tables import build as builder
 from egtb.tables import solve, storage
+from egtb.tables.values import DRAW, LOSS, WIN
 from egtb.tables.index import global_rank, position_index
 from egtb.tables.material import Material, all_materials, count_positions, normalise
 from egtb.rules.notation import parse_fen
@@ -22,7 +23,7 @@ from egtb.tables.reference import compare_with_reference, load_reference
 from egtb.tables.stats import PUBLISHED_POSITIONS, directory_stats
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden" / "positions.txt"
-VALUE_NAMES = {"win": solve.WIN, "loss": solve.LOSS, "draw": solve.DRAW}
+CODE_OF_NAME = {"win": WIN, "loss": LOSS, "draw": DRAW}
 
 
 @pytest.fixture(scope="module")
@@ -69,21 +70,21 @@ def test_golden_positions(tables4):
              if line.strip() and not line.startswith("#")]
     assert len(lines) >= 50
     for fen, value, dtw in lines:
-        assert probe(tables4, fen) == (VALUE_NAMES[value], int(dtw)), fen
+        assert probe(tables4, fen) == (CODE_OF_NAME[value], int(dtw)), fen
 
 
 @pytest.mark.parametrize("fen, expected", [
-    ("B:W8,11:B4", (solve.LOSS, 0)),  # no legal move: lost in 0
-    ("B:W10:BK6", (solve.WIN, 1)),  # captures the last piece
-    ("B:WK32:BK1", (solve.DRAW, 0)),  # lone king against lone king
+    ("B:W8,11:B4", (LOSS, 0)),  # no legal move: lost in 0
+    ("B:W10:BK6", (WIN, 1)),  # captures the last piece
+    ("B:WK32:BK1", (DRAW, 0)),  # lone king against lone king
 ])
 def test_classics(tables4, fen, expected):
     assert probe(tables4, fen) == expected
 
 
 def test_two_kings_beat_one_far_away(tables4):
-    assert probe(tables4, "B:WK16:BK1,K2")[0] == solve.WIN
-    assert probe(tables4, "W:WK16:BK1,K2")[0] == solve.LOSS
+    assert probe(tables4, "B:WK16:BK1,K2")[0] == WIN
+    assert probe(tables4, "W:WK16:BK1,K2")[0] == LOSS
 
 
 def test_worker_count_does_not_change_files(tables4, tmp_path):
@@ -134,7 +135,7 @@ def test_log_file_has_worker_records(tables4):
 
 def test_fen_of_max_dtw_position_is_in_its_material(tables4):
     attrs = storage.read_attrs(storage.table_path(tables4, Material.parse("2k-1k")))
-    assert probe(tables4, str(attrs["max_dtw_fen"])) == (solve.WIN, int(attrs["max_dtw"]))
+    assert probe(tables4, str(attrs["max_dtw_fen"])) == (WIN, int(attrs["max_dtw"]))
 
 
 def test_position_index_kernel_matches_global_rank():

@@ -16,9 +16,8 @@ from egtb.tables.build import build
 from egtb.tables.index import global_unrank
 from egtb.tables.material import Material, all_materials, count_positions, mirror
 from egtb.rules.notation import Placement, format_fen
-from egtb.probe import (MissingTableError, _move_order, MoveValue, ProbeResult, Tablebase, TableError,
-                        VALUE_NAMES)
-from egtb.tables.solve import DRAW, LOSS, WIN
+from egtb.probe import MissingTableError, _move_order, MoveValue, ProbeResult, Tablebase, TableError
+from egtb.tables.values import DRAW, LOSS, WIN, Wdl
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "data" / "golden"
 #: Ours (table values, some worked by hand) and the builder's (forward search).
@@ -72,7 +71,7 @@ def test_golden(tb, fen, value, dtw):
     if Board(fen).piece_count() > MAX_PIECES:
         pytest.skip(f"{fen} has more than {MAX_PIECES} pieces")
     assert tb.probe(fen) == ProbeResult(value, dtw)
-    assert tb.probe_wld(Board(fen)) == {"win": 1, "draw": 0, "loss": -1}[value]
+    assert tb.probe_wdl(Board(fen)) == {"win": 1, "draw": 0, "loss": -1}[value]
     assert tb.probe_dtw(fen) == dtw
 
 
@@ -115,7 +114,7 @@ def test_batch_agrees_with_single_probes_both_sides(tb):
               ("black_men", "black_kings", "white_men", "white_kings", "turn")]
     wld, dtw = tb.probe_batch(*arrays)
     for fen, w, d in zip(fens, wld.tolist(), dtw.tolist()):
-        assert (tb.probe_wld(fen), tb.probe_dtw(fen)) == (w, d), fen
+        assert (tb.probe_wdl(fen), tb.probe_dtw(fen)) == (w, d), fen
 
 
 def test_batch_terminal_and_invalid(tb):
@@ -158,7 +157,7 @@ def test_best_moves_agree_with_successors(tb):
                 after = tb.probe(board)
                 board.pop()
                 assert mv.dtw == (after.dtw + 1 if after.value != "draw" else 0)
-                assert VALUE_NAMES[-after.wld] == mv.value
+                assert str(Wdl(-after.wdl)) == mv.value
 
 
 def test_best_moves_order():
@@ -192,14 +191,14 @@ def test_missing_table(tables_dir, tmp_path):
         shutil.copy(storage.table_path(tables_dir, material), tmp_path)
     tb = Tablebase(tmp_path)
     assert tb.max_pieces == 2
-    assert tb.probe_wld("B:WK10:BK1") == 0
+    assert tb.probe_wdl("B:WK10:BK1") == 0
     with pytest.raises(MissingTableError) as info:
         tb.probe("B:WK10,K14:BK1")
     assert isinstance(info.value, KeyError)
     assert "1k-2k" in str(info.value) and str(tmp_path) in str(info.value)
-    assert tb.get_wld("B:WK10,K14:BK1") is None
-    assert tb.get_wld("B:WK10,K14:BK1", default=7) == 7
-    assert tb.get_wld("B:WK10:BK1", default=7) == 0
+    assert tb.get_wdl("B:WK10,K14:BK1") is None
+    assert tb.get_wdl("B:WK10,K14:BK1", default=7) == 7
+    assert tb.get_wdl("B:WK10:BK1", default=7) == 0
     assert tb.get_dtw("B:WK10,K14:BK1", default=-1) == -1
 
 

@@ -233,7 +233,7 @@ def test_sprt_stops_a_decided_match(tmp_path: Path) -> None:
 class FakeTablebase:
     max_pieces = 24
 
-    def get_wld(self, board: Board, default: int | None = None) -> int | None:
+    def get_wdl(self, board: Board, default: int | None = None) -> int | None:
         return 0  # every position is a draw
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from egtb.tables import build as builder
 from egtb.tables import solve, storage
+from egtb.tables.values import DRAW, LOSS, WIN
 from egtb.cli import main
 from egtb.tables.material import Material
 from egtb.tables.verify import verify_directory
@@ -38,13 +39,13 @@ def tamper(directory, name: str, index: int, *, value: int | None = None, delta:
                         attrs=dict(storage.read_attrs(storage.table_path(directory, material))))
 
 
-@pytest.mark.parametrize("change", [{"delta": 1}, {"value": solve.DRAW}])
+@pytest.mark.parametrize("change", [{"delta": 1}, {"value": DRAW}])
 def test_verify_reports_a_wrong_value(tables, tmp_path, capsys, change):
     for path in tables.glob("*.h5"):
         if Material.parse(path.stem).pieces <= 3:
             (tmp_path / path.name).write_bytes(path.read_bytes())
     wld, _ = storage.load_material(tmp_path, Material.parse("2k-1k"))
-    index = int(np.flatnonzero(wld == solve.WIN)[5])
+    index = int(np.flatnonzero(wld == WIN)[5])
     tamper(tmp_path, "2k-1k", index, **change)
     report = verify_directory(tmp_path, materials=[Material.parse("2k-1k")])
     assert not report.ok and report.errors >= 1

@@ -38,7 +38,7 @@ __all__ = [
     "build_adjudicators",
     "open_tablebase",
     "probe_dtw",
-    "probe_wld",
+    "probe_wdl",
 ]
 
 
@@ -55,22 +55,22 @@ class Adjudicator(Protocol):
         """The verdict, or None while the game goes on."""
 
 
-def probe_wld(tablebase: Any, board: Board) -> int | None:
+def probe_wdl(tablebase: Any, board: Board) -> int | None:
     """The table's value for the side to move (+1 win, 0 draw, -1 loss), None when missing.
 
-    Works with any object offering ``get_wld(board, default=None)`` or a
-    ``probe_wld(board)`` that raises KeyError for a missing table.
+    Works with any object offering ``get_wdl(board, default=None)`` or a
+    ``probe_wdl(board)`` that raises KeyError for a missing table.
 
     >>> class Fake:
-    ...     def probe_wld(self, board): raise KeyError("no table")
-    >>> probe_wld(Fake(), Board()) is None
+    ...     def probe_wdl(self, board): raise KeyError("no table")
+    >>> probe_wdl(Fake(), Board()) is None
     True
     """
-    getter = getattr(tablebase, "get_wld", None)
+    getter = getattr(tablebase, "get_wdl", None)
     if getter is not None:
         return getter(board, default=None)
     try:
-        return tablebase.probe_wld(board)
+        return tablebase.probe_wdl(board)
     except KeyError:
         return None
 
@@ -79,7 +79,7 @@ def probe_dtw(tablebase: Any, board: Board) -> int | None:
     """The table's distance to the end in plies, None when missing or not offered.
 
     >>> class NoDistance:
-    ...     def get_wld(self, board, default=None): return 1
+    ...     def get_wdl(self, board, default=None): return 1
     >>> probe_dtw(NoDistance(), Board()) is None
     True
     """
@@ -98,7 +98,7 @@ class TablebaseAdjudicator:
     is missing is skipped; a table object without distances is trusted as is.
 
     >>> class AlwaysWin:
-    ...     def get_wld(self, board, default=None): return 1
+    ...     def get_wdl(self, board, default=None): return 1
     >>> adj = TablebaseAdjudicator(AlwaysWin(), max_pieces=2)
     >>> adj.update(Board("W:W9:B1")); adj.adjudicatable().reason
     'tablebase: White wins (2 pieces, White to move)'
@@ -116,7 +116,7 @@ class TablebaseAdjudicator:
         pieces = board.piece_count()
         if self._verdict is not None or pieces > self.max_pieces:
             return
-        value = probe_wld(self.tablebase, board)
+        value = probe_wdl(self.tablebase, board)
         if value is None:
             return
         dtw = None

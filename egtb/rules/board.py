@@ -23,6 +23,7 @@ from egtb.rules.movegen import (
 )
 from egtb.rules.notation import START_FEN, Placement, format_fen, parse_fen, parse_move_text
 from egtb.rules.squares import BLACK, WHITE, Square, coords_to_square, square_to_coords
+from egtb.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError
 
 Color = int  # BLACK (0) or WHITE (1)
 
@@ -145,10 +146,10 @@ class Move:
         else:
             matches = [m for m in legal if m.start == squares[0] and m.end == squares[-1] and m.is_capture == is_capture]
         if not matches:
-            raise ValueError(f"move {text!r} is not legal in {board.fen()}")
+            raise IllegalMoveError(f"move {text!r} is not legal in {board.fen()}")
         if len(matches) > 1:
             options = ", ".join(str(m) for m in matches)
-            raise ValueError(f"move {text!r} is ambiguous in {board.fen()}: {options}")
+            raise AmbiguousMoveError(f"move {text!r} is ambiguous in {board.fen()}: {options}")
         return matches[0]
 
 
@@ -158,7 +159,7 @@ def _captured_along(squares: tuple[Square, ...], text: str) -> frozenset[Square]
     for a, b in zip(squares, squares[1:]):
         (ra, ca), (rb, cb) = square_to_coords(a), square_to_coords(b)
         if abs(ra - rb) != 2 or abs(ca - cb) != 2:
-            raise ValueError(f"move {text!r}: {a}x{b} is not a jump")
+            raise InvalidMoveError(f"move {text!r}: {a}x{b} is not a jump")
         captured.add(coords_to_square((ra + rb) // 2, (ca + cb) // 2))
     return frozenset(captured)
 
@@ -268,7 +269,7 @@ class Board:
         try:
             index = self._cache_moves.index(move)
         except ValueError:
-            raise ValueError(f"illegal move {move} in {self.fen()}") from None
+            raise IllegalMoveError(f"illegal move {move} in {self.fen()}") from None
         row = rows[index]
         self._undo.append(_Undo(move, self.key(), self.quiet_plies))
         self.move_stack.append(self._cache_moves[index])

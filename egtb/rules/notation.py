@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from egtb.rules.squares import BLACK, WHITE, bitboard_of, squares_of
+from egtb.errors import InvalidFenError, InvalidMoveError
 
 MAX_PIECES_PER_SIDE = 12
 BLACK_MAN_FORBIDDEN = range(29, 33)  # Black men crown on 29-32
@@ -58,19 +59,19 @@ def parse_fen(fen: str) -> Placement:
         text = text[:-1]
     fields = text.split(":")
     if len(fields) != 3:
-        raise ValueError(f"FEN {fen!r}: expected 'side:colour list:colour list', got {len(fields)} field(s)")
+        raise InvalidFenError(f"FEN {fen!r}: expected 'side:colour list:colour list', got {len(fields)} field(s)")
     side = fields[0].strip().upper()
     if side not in ("B", "W"):
-        raise ValueError(f"FEN {fen!r}: side to move must be 'B' or 'W', not {fields[0]!r}")
+        raise InvalidFenError(f"FEN {fen!r}: side to move must be 'B' or 'W', not {fields[0]!r}")
     lists: dict[str, tuple[int, int]] = {}
     occupied: dict[int, str] = {}
     for field in fields[1:]:
         field = field.strip()
         colour = field[:1].upper()
         if colour not in ("B", "W"):
-            raise ValueError(f"FEN {fen!r}: piece list {field!r} must start with 'B' or 'W'")
+            raise InvalidFenError(f"FEN {fen!r}: piece list {field!r} must start with 'B' or 'W'")
         if colour in lists:
-            raise ValueError(f"FEN {fen!r}: colour {colour} listed twice")
+            raise InvalidFenError(f"FEN {fen!r}: colour {colour} listed twice")
         lists[colour] = _parse_piece_list(fen, colour, field[1:], occupied)
     black_men, black_kings = lists["B"]
     white_men, white_kings = lists["W"]
@@ -85,27 +86,27 @@ def _parse_piece_list(fen: str, colour: str, text: str, occupied: dict[int, str]
     for item in items:
         match = _ITEM.match(item.upper())
         if not match:
-            raise ValueError(f"FEN {fen!r}: cannot read {item!r} in the {colour} list")
+            raise InvalidFenError(f"FEN {fen!r}: cannot read {item!r} in the {colour} list")
         is_king, first, last = match.group(1) == "K", int(match.group(2)), match.group(3)
         for square in range(first, int(last) + 1 if last else first + 1):
             _check_square(fen, colour, square, is_king, occupied)
             (kings if is_king else men).append(square)
         if last and int(last) < first:
-            raise ValueError(f"FEN {fen!r}: empty range {item!r}")
+            raise InvalidFenError(f"FEN {fen!r}: empty range {item!r}")
     if len(men) + len(kings) > MAX_PIECES_PER_SIDE:
-        raise ValueError(f"FEN {fen!r}: {colour} has {len(men) + len(kings)} pieces, more than {MAX_PIECES_PER_SIDE}")
+        raise InvalidFenError(f"FEN {fen!r}: {colour} has {len(men) + len(kings)} pieces, more than {MAX_PIECES_PER_SIDE}")
     return bitboard_of(men), bitboard_of(kings)
 
 
 def _check_square(fen: str, colour: str, square: int, is_king: bool, occupied: dict[int, str]) -> None:
     if not 1 <= square <= 32:
-        raise ValueError(f"FEN {fen!r}: unknown square {square} (squares are 1-32)")
+        raise InvalidFenError(f"FEN {fen!r}: unknown square {square} (squares are 1-32)")
     if square in occupied:
-        raise ValueError(f"FEN {fen!r}: two pieces on square {square}")
+        raise InvalidFenError(f"FEN {fen!r}: two pieces on square {square}")
     occupied[square] = colour
     forbidden = BLACK_MAN_FORBIDDEN if colour == "B" else WHITE_MAN_FORBIDDEN
     if not is_king and square in forbidden:
-        raise ValueError(f"FEN {fen!r}: a {'black' if colour == 'B' else 'white'} man on square {square}, its own crowning row")
+        raise InvalidFenError(f"FEN {fen!r}: a {'black' if colour == 'B' else 'white'} man on square {square}, its own crowning row")
 
 
 def format_fen(placement: Placement) -> str:
@@ -142,14 +143,14 @@ def parse_move_text(text: str) -> tuple[tuple[int, ...], bool]:
     """
     cleaned = text.strip()
     if not _MOVE.match(cleaned):
-        raise ValueError(f"move {text!r}: not PDN move notation like '11-15' or '9x18x27'")
+        raise InvalidMoveError(f"move {text!r}: not PDN move notation like '11-15' or '9x18x27'")
     is_capture = "x" in cleaned
     if is_capture and "-" in cleaned:
-        raise ValueError(f"move {text!r}: mixes '-' and 'x'")
+        raise InvalidMoveError(f"move {text!r}: mixes '-' and 'x'")
     squares = tuple(int(part) for part in re.split(r"[-x]", cleaned))
     for square in squares:
         if not 1 <= square <= 32:
-            raise ValueError(f"move {text!r}: unknown square {square} (squares are 1-32)")
+            raise InvalidMoveError(f"move {text!r}: unknown square {square} (squares are 1-32)")
     if not is_capture and len(squares) != 2:
-        raise ValueError(f"move {text!r}: a simple move names two squares")
+        raise InvalidMoveError(f"move {text!r}: a simple move names two squares")
     return squares, is_capture

@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from egtb.errors import MissingTableError, SolverError
+from egtb.tables.values import DRAW, LOSS, WIN
 from egtb.tables import solve, storage
 from egtb.tables.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
 from egtb.tables.material import Material, all_materials, count_positions
@@ -188,8 +190,8 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
     status = solve.solve_units(counts, configs, tables.offsets, tables.wld, tables.dtw,
                                *scratch.arrays(), progress)
     if status != solve.OK:
-        raise RuntimeError(f"solving {'/'.join(m.name for m in materials)} failed "
-                           f"with kernel status {status}")
+        raise SolverError(f"solving {'/'.join(m.name for m in materials)} failed: "
+                          f"{solve.STATUS_NAMES.get(status, f'kernel status {status}')}")
     return len(configs)
 
 
@@ -198,9 +200,9 @@ def summarise(material: Material, wld: np.ndarray, dtw: np.ndarray) -> dict:
     counts = np.bincount(wld, minlength=4)
     worst = int(np.argmax(dtw)) if len(dtw) else 0
     return {
-        "wins": int(counts[solve.WIN]),
-        "losses": int(counts[solve.LOSS]),
-        "draws": int(counts[solve.DRAW]),
+        "wins": int(counts[WIN]),
+        "losses": int(counts[LOSS]),
+        "draws": int(counts[DRAW]),
         "max_dtw": int(dtw[worst]) if len(dtw) else 0,
         "max_dtw_fen": fen_of(material, worst),
     }
@@ -308,7 +310,7 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str, min_piece
     todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= min_pieces]
     missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
     if missing:
-        raise RuntimeError(f"tables needed but not built: {sorted(missing)}")
+        raise MissingTableError(f"tables needed but not built: {sorted(missing)}")
     log.info("building %d pairs (%d positions) with %d jobs into %s", len(todo),
              sum(p.positions for p in todo), jobs, directory)
     bars = _Progress(todo, enabled=progress)

@@ -28,13 +28,10 @@ from numba import njit
 from egtb.tables.index import (BINOM, material_code, popcount, position_index, rank_kings, rank_men,
                         unit_size, unrank_men, unrank_unit)
 from egtb.tables.material import mirror_bb
+from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN
 from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
                           generate_moves)
 
-UNKNOWN = 0  #: not solved yet (never stored in a finished table)
-DRAW = 1  #: neither side can force a win
-WIN = 2  #: the side to move wins
-LOSS = 3  #: the side to move loses
 
 #: Offset of a material not loaded in the flat arrays.
 NOT_LOADED = -1
@@ -55,6 +52,12 @@ OK = 0
 ERR_MISSING_TABLE = 1  #: a successor's material is not loaded
 ERR_UNSOLVED_SUCCESSOR = 2  #: a successor outside the unit is still UNKNOWN
 ERR_TOO_DEEP = 3  #: a DTW above MAX_DEPTH
+#: What each failing status means, for error messages.
+STATUS_NAMES = {
+    ERR_MISSING_TABLE: "a successor's material is not loaded",
+    ERR_UNSOLVED_SUCCESSOR: "a successor outside the unit is still unsolved",
+    ERR_TOO_DEEP: f"a distance above the solver's limit of {MAX_DEPTH} plies",
+}
 
 
 @njit(cache=True)

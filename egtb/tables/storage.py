@@ -3,7 +3,7 @@
 A file ``<material name>.h5`` holds two datasets over the material's positions
 (Black to move, in index order, see :mod:`egtb.tables.index`):
 
-- ``wld``: value codes (:data:`egtb.tables.solve.DRAW`, ``WIN``, ``LOSS``) packed four
+- ``wld``: value codes (:data:`egtb.tables.values.DRAW`, ``WIN``, ``LOSS``) packed four
   per byte, position ``i`` in bits ``2 * (i % 4)`` of byte ``i // 4``;
 - ``dtw``: plies to the end under perfect play, ``uint8`` or ``uint16``.
 
@@ -28,6 +28,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from egtb.errors import TableError
 from egtb.tables.material import Material
 
 FORMAT_VERSION = 1
@@ -46,10 +47,6 @@ COMPRESSION_LEVEL = 4
 CHUNK = 1 << 18
 #: Positions per packed byte.
 PER_BYTE = 4
-
-
-class TableError(Exception):
-    """A table file is missing a part, truncated, foreign or corrupted."""
 
 
 @dataclass

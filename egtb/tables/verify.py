@@ -27,15 +27,10 @@ from numba import njit
 from egtb.tables import storage
 from egtb.tables.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
                         unit_size, unrank_kings, unrank_men)
+from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN, Wdl
 from egtb.tables.material import Material, count_positions, mirror_bb
 from egtb.rules.movegen import M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
 from egtb.rules.notation import Placement, format_fen
-
-# Value codes as stored (see docs/table-format.md); repeated here on purpose.
-V_DRAW = 1
-V_WIN = 2
-V_LOSS = 3
-V_NONE = 0
 
 #: Error codes of the check kernel.
 ERR_NO_MOVE_NOT_LOST = 1
@@ -68,10 +63,10 @@ def _lookup(bm, bk, wm, wk, offsets, wld, dtw):
     sbm, sbk = np.int64(mirror_bb(wm)), np.int64(mirror_bb(wk))
     swm, swk = np.int64(mirror_bb(bm)), np.int64(mirror_bb(bk))
     if sbm == 0 and sbk == 0:
-        return V_LOSS, 0
+        return LOSS, 0
     base = offsets[material_code(popcount(sbm), popcount(sbk), popcount(swm), popcount(swk))]
     if base < 0:
-        return V_NONE, 0
+        return UNKNOWN, 0
     index = base + position_index(sbm, sbk, swm, swk)
     return wld[index], np.int64(dtw[index])
 
@@ -99,10 +94,10 @@ def check_positions(counts, start, stop, base, offsets, wld, dtw, errors):
 @njit(cache=True)
 def _check_one(bm, bk, wm, wk, value, depth, offsets, wld, dtw, moves):
     n = generate_moves(bm, bk, wm, wk, 0, moves)
-    if value != V_WIN and value != V_LOSS and value != V_DRAW:
+    if value != WIN and value != LOSS and value != DRAW:
         return ERR_BAD_CODE
     if n == 0:
-        return 0 if (value == V_LOSS and depth == 0) else ERR_NO_MOVE_NOT_LOST
+        return 0 if (value == LOSS and depth == 0) else ERR_NO_MOVE_NOT_LOST
     fastest_loss = 1 << 30
     longest_win = -1
     draws = 0
@@ -110,21 +105,21 @@ def _check_one(bm, bk, wm, wk, value, depth, offsets, wld, dtw, moves):
     for m in range(n):
         v, d = _lookup(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK],
                        offsets, wld, dtw)
-        if v == V_NONE:
+        if v == UNKNOWN:
             return ERR_MISSING_SUCCESSOR
-        if v == V_LOSS:
+        if v == LOSS:
             fastest_loss = min(fastest_loss, d)
             non_wins += 1
-        elif v == V_WIN:
+        elif v == WIN:
             longest_win = max(longest_win, d)
         else:
             draws += 1
             non_wins += 1
-    if value == V_WIN:
+    if value == WIN:
         if fastest_loss == 1 << 30:
             return ERR_WIN_WITHOUT_LOSING_SUCCESSOR
         return 0 if fastest_loss == depth - 1 else ERR_WIN_DEPTH
-    if value == V_LOSS:
+    if value == LOSS:
         if non_wins:
             return ERR_LOSS_NOT_ALL_WINS
         return 0 if longest_win == depth - 1 else ERR_LOSS_DEPTH
@@ -200,15 +195,21 @@ def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20
     return bad, messages[:MAX_REPORTED]
 
 
+def _code_name(code: int) -> str:
+    try:
+        return str(Wdl.of_code(code))
+    except ValueError:
+        return f"code {code}"
+
+
 def _describe(material: Material, errors: np.ndarray, wld: np.ndarray, dtw: np.ndarray,
               base: int) -> list[str]:
     from egtb.tables.index import global_unrank
-    names = {V_WIN: "win", V_LOSS: "loss", V_DRAW: "draw"}
     out = []
     for index, code in errors:
         bm, bk, wm, wk = global_unrank(material, int(index))
         fen = format_fen(Placement(bm, bk, wm, wk, 0))
-        stored = f"{names.get(int(wld[base + index]), '?')} {int(dtw[base + index])}"
+        stored = f"{_code_name(int(wld[base + index]))} {int(dtw[base + index])}"
         out.append(f"{fen} ({material.name} #{index}, stored {stored}): {ERROR_NAMES[code]}")
     return out
 

@@ -1,0 +1,53 @@
+"""One exception family for the whole package.
+
+Every error raised on purpose by :mod:`egtb` is an :class:`EgtbError`; each
+also subclasses the builtin a caller would naturally catch: bad notation is a
+``ValueError``, a missing table a ``KeyError`` (as in python-chess).
+
+>>> issubclass(MissingTableError, KeyError), issubclass(InvalidFenError, ValueError)
+(True, True)
+>>> issubclass(MissingTableError, EgtbError) and issubclass(SolverError, TableError)
+True
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AmbiguousMoveError", "EgtbError", "IllegalMoveError", "InvalidFenError", "InvalidMoveError",
+    "MissingTableError", "SolverError", "TableError",
+]
+
+
+class EgtbError(Exception):
+    """Root of every error the egtb package raises on purpose."""
+
+
+class TableError(EgtbError):
+    """A table file is damaged, foreign or inconsistent (the message names the file)."""
+
+
+class MissingTableError(TableError, KeyError):
+    """No table of this material in the directory (a KeyError, as in python-chess)."""
+
+    def __str__(self) -> str:  # KeyError would print the repr of its argument
+        return str(self.args[0]) if self.args else "missing table"
+
+
+class SolverError(TableError):
+    """A solver kernel failed; the message names the material and what failed."""
+
+
+class InvalidFenError(EgtbError, ValueError):
+    """A FEN that does not describe a position (the message quotes it)."""
+
+
+class InvalidMoveError(EgtbError, ValueError):
+    """Move text that is not a move in PDN notation."""
+
+
+class IllegalMoveError(EgtbError, ValueError):
+    """A well-formed move that is not legal in the position."""
+
+
+class AmbiguousMoveError(EgtbError, ValueError):
+    """Move text that matches more than one legal move (e.g. a capture given by its ends only)."""
