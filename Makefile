@@ -21,8 +21,8 @@ $(STAMP): pyproject.toml
 run: tables demo
 
 tables: $(STAMP)
-	$(BIN)/egtb build --pieces $(PIECES) --out $(EGTB_DIR) $(if $(JOBS),--jobs $(JOBS))
-	$(BIN)/egtb stats --dir $(EGTB_DIR)
+	$(BIN)/egtb build --pieces $(PIECES) --tables $(EGTB_DIR) $(if $(JOBS),--jobs $(JOBS))
+	$(BIN)/egtb stats --tables $(EGTB_DIR)
 
 demo: $(STAMP)
 	$(BIN)/tournament run --engine medium --engine hard --openings 3-move --games 12 \

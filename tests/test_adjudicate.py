@@ -132,7 +132,7 @@ def test_real_tables_up_to_three_pieces(tmp_path) -> None:
 
     cli = pytest.importorskip("egtb.cli")
     probe = pytest.importorskip("egtb.probe")
-    assert cli.main(["build", "-n", "3", "--quiet", "--jobs", "1", "--dir", str(tmp_path)]) in (0, None)
+    assert cli.main(["build", "-n", "3", "--quiet", "--jobs", "1", "--tables", str(tmp_path)]) in (0, None)
     table = probe.Tablebase(tmp_path)
     start = "B:W25,26:BK1,K2"  # 4 pieces: adjudicated at the first capture
     result = play_game(RandomEngine(seed=4), RandomEngine(seed=5), start_fen=start,

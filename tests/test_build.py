@@ -109,7 +109,7 @@ def test_rerun_skips_complete_and_rebuilds_corrupted(tables4, tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM])
 def test_killed_build_resumes_to_identical_files(tables4, tmp_path, sig):
     command = [sys.executable, "-m", "egtb.cli", "build", "--pieces", "4", "--jobs", "2",
-               "--quiet", "--dir", str(tmp_path)]
+               "--quiet", "--tables", str(tmp_path)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while len(list(tmp_path.glob("*.h5"))) < 20 and time.monotonic() < deadline:

@@ -96,3 +96,36 @@ def test_missing_command_is_a_usage_error(capsys):
 def test_every_subcommand_is_registered():
     commands = cli.build_parser()._subparsers._group_actions[0].choices
     assert set(commands) == {"perft", "moves", "build", "stats", "verify", "probe"}
+
+
+def test_every_printing_subcommand_speaks_json(capsys, tmp_path):
+    import json
+    assert cli.main(["perft", "--depth", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["leaves"] == 49
+    assert cli.main(["moves", "--json", "B:W14,23:B9"]) == 0
+    assert json.loads(capsys.readouterr().out)["moves"] == [{"move": "9x18x27", "fen": "W:W:B27"}]
+    assert cli.main(["build", "--pieces", "2", "--jobs", "1", "--quiet", "--json", "--tables", str(tmp_path)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["positions"] == 3488 and len(summary["built"]) == 4
+    assert cli.main(["verify", "--quiet", "--json", "--tables", str(tmp_path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and report["positions"] == 3488 and report["reference_listed"] == 4
+
+
+def test_old_directory_flags_still_work_as_hidden_aliases(capsys, tmp_path):
+    assert cli.main(["build", "--pieces", "2", "--jobs", "1", "--quiet", "--out", str(tmp_path)]) == 0
+    assert cli.main(["stats", "--dir", str(tmp_path)]) == 0
+    assert "3488" in capsys.readouterr().out
+    assert "--dir" not in cli.build_parser().format_help()
+
+
+def test_a_missing_table_directory_is_bad_input(capsys, tmp_path):
+    for command in (["stats"], ["verify", "--quiet"], ["probe", "B:WK10:BK1"]):
+        assert cli.main([*command, "--tables", str(tmp_path / "no-such-dir")]) == cli.EXIT_USAGE
+        assert "no-such-dir" in capsys.readouterr().err
+
+
+def test_help_documents_the_exit_codes(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["verify", "--help"])
+    assert "130 interrupted" in " ".join(capsys.readouterr().out.split())

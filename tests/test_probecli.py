@@ -35,7 +35,7 @@ def run(argv: list[str], capsys, monkeypatch, stdin: str | None = None) -> tuple
 
 
 def test_text_mode(tables_dir, capsys, monkeypatch):
-    status, out, err = run(["probe", "--dir", str(tables_dir), WIN_FEN], capsys, monkeypatch)
+    status, out, err = run(["probe", "--tables", str(tables_dir), WIN_FEN], capsys, monkeypatch)
     assert status == 0 and err == ""
     lines = out.splitlines()
     assert lines[0] == f"{WIN_FEN}  win  dtw 3"
@@ -44,7 +44,7 @@ def test_text_mode(tables_dir, capsys, monkeypatch):
 
 
 def test_json_mode_arguments(tables_dir, capsys, monkeypatch):
-    status, out, _ = run(["probe", "--dir", str(tables_dir), "--json", WIN_FEN, NO_MOVE_FEN],
+    status, out, _ = run(["probe", "--tables", str(tables_dir), "--json", WIN_FEN, NO_MOVE_FEN],
                          capsys, monkeypatch)
     assert status == 0
     first, second = (json.loads(line) for line in out.splitlines())
@@ -56,7 +56,7 @@ def test_json_mode_arguments(tables_dir, capsys, monkeypatch):
 
 def test_stdin_with_malformed_line_json(tables_dir, capsys, monkeypatch):
     stdin = f"{WIN_FEN}\n\n# comment\nB:W99:B1\nB:WK10:BK1\n"
-    status, out, _ = run(["probe", "--dir", str(tables_dir), "--json"], capsys, monkeypatch, stdin)
+    status, out, _ = run(["probe", "--tables", str(tables_dir), "--json"], capsys, monkeypatch, stdin)
     assert status == 1
     records = [json.loads(line) for line in out.splitlines()]
     assert [r["fen"] for r in records] == [WIN_FEN, "B:W99:B1", "B:WK10:BK1"]
@@ -65,7 +65,7 @@ def test_stdin_with_malformed_line_json(tables_dir, capsys, monkeypatch):
 
 
 def test_malformed_line_text_goes_to_stderr(tables_dir, capsys, monkeypatch):
-    status, out, err = run(["probe", "--dir", str(tables_dir), "garbage", WIN_FEN],
+    status, out, err = run(["probe", "--tables", str(tables_dir), "garbage", WIN_FEN],
                            capsys, monkeypatch)
     assert status == 1
     assert "garbage" in err
@@ -75,7 +75,7 @@ def test_malformed_line_text_goes_to_stderr(tables_dir, capsys, monkeypatch):
 def test_missing_table_fails_the_line(tables_dir, tmp_path, capsys, monkeypatch):
     for material in all_materials(2):
         shutil.copy(storage.table_path(tables_dir, material), tmp_path)
-    status, out, err = run(["probe", "--dir", str(tmp_path), "--json", "B:WK10,K14:BK1",
+    status, out, err = run(["probe", "--tables", str(tmp_path), "--json", "B:WK10,K14:BK1",
                             "B:WK10:BK1"], capsys, monkeypatch)
     assert status == 1
     first, second = (json.loads(line) for line in out.splitlines())

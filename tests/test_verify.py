@@ -18,12 +18,12 @@ from egtb.tables.verify import verify_directory
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     directory = tmp_path_factory.mktemp("egtb")
-    assert main(["build", "--pieces", "4", "--jobs", "2", "--quiet", "--dir", str(directory)]) == 0
+    assert main(["build", "--pieces", "4", "--jobs", "2", "--quiet", "--tables", str(directory)]) == 0
     return directory
 
 
 def test_verify_passes_up_to_four_pieces(tables, capsys):
-    assert main(["verify", "--quiet", "--dir", str(tables)]) == 0
+    assert main(["verify", "--quiet", "--tables", str(tables)]) == 0
     out = capsys.readouterr().out
     assert "verified 41 tables, 6408836 positions: OK" in out
     assert "reference: 41 of 41 listed tables identical" in out
@@ -50,17 +50,17 @@ def test_verify_reports_a_wrong_value(tables, tmp_path, capsys, change):
     report = verify_directory(tmp_path, materials=[Material.parse("2k-1k")])
     assert not report.ok and report.errors >= 1
     assert any("2k-1k #%d" % index in m for m in report.messages)
-    assert main(["verify", "--quiet", "--dir", str(tmp_path)]) == 1
+    assert main(["verify", "--quiet", "--tables", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert out.startswith("B:W") and "ERRORS" in out
 
 
 def test_verify_empty_directory_fails(tmp_path):
-    assert main(["verify", "--quiet", "--dir", str(tmp_path)]) == 1
+    assert main(["verify", "--quiet", "--tables", str(tmp_path)]) == 1
 
 
 def test_stats_json(tables, capsys):
-    assert main(["stats", "--json", "--dir", str(tables)]) == 0
+    assert main(["stats", "--json", "--tables", str(tables)]) == 0
     data = json.loads(capsys.readouterr().out)
     pieces = {p["pieces"]: p for p in data["pieces"]}
     assert all(p["positions"] == p["published"] for p in pieces.values())
@@ -70,11 +70,11 @@ def test_stats_json(tables, capsys):
 
 
 def test_stats_text(tables, capsys):
-    assert main(["stats", "--dir", str(tables)]) == 0
+    assert main(["stats", "--tables", str(tables)]) == 0
     assert "4 pieces: 6209316 positions matches the published 6209316" in capsys.readouterr().out
 
 
 def test_build_command_skips_complete(tables, capsys):
-    assert main(["build", "--pieces", "4", "--quiet", "--dir", str(tables)]) == 0
+    assert main(["build", "--pieces", "4", "--quiet", "--tables", str(tables)]) == 0
     assert "built 0 tables" in capsys.readouterr().out
     assert (tables / builder.LOG_NAME).exists()

@@ -109,13 +109,3 @@ def stats_json(tables: list[TableStats], totals: list[TableStats]) -> str:
                        "pieces": [dict(t.as_dict(),
                                        published=PUBLISHED_POSITIONS.get(t.pieces))
                                   for t in totals]}, indent=2)
-
-
-def print_stats(directory: Path, *, as_json: bool = False) -> int:
-    """Print the statistics of a directory; return an exit status."""
-    if not Path(directory).is_dir():
-        print(f"no table directory {directory}")
-        return 1
-    tables, totals = directory_stats(directory)
-    print(stats_json(tables, totals) if as_json else format_stats(tables, totals))
-    return 0
