@@ -297,9 +297,8 @@ def run_verify(args: argparse.Namespace) -> int:
 def _compare_reference(directory: Path) -> tuple[list[str], int]:
     """(messages about tables whose figures differ from the shipped reference, tables listed there)."""
     from egtb.tables.reference import compare_with_reference, load_reference
-    from egtb.tables.verify import stored_materials
     reference = load_reference()
-    materials = stored_materials(directory)
+    materials = storage.stored_materials(directory)
     differing = compare_with_reference(directory, materials, reference=reference)
     return differing, sum(m.name in reference for m in materials)
 

@@ -30,6 +30,7 @@ from numba.extending import intrinsic
 
 from egtb.tables import storage
 from egtb.rules.board import Board, Move
+from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
 from egtb.tables.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
 from egtb.tables.material import Material, all_materials, mirror_bb
 from egtb.rules.movegen import count_simple_moves, has_capture
@@ -52,11 +53,6 @@ _WDL_OF_CODE = tuple(int(v) for v in WDL_OF_CODE)
 CODE_INVALID = -1  #: overlapping pieces, men on their crowning row, > 12 a side, bad turn
 CODE_NO_PIECES = -2  #: the side to move has no pieces: lost, DTW 0
 CODE_NO_OPPONENT = -3  #: only the side to move has pieces (the opponent already lost)
-#: Squares black men may stand on (1-28) and white men (5-32).
-_BLACK_MEN_OK = 0x0FFFFFFF
-_WHITE_MEN_OK = 0xFFFFFFF0
-_MAX_PER_SIDE = 12
-_MASK32 = 0xFFFFFFFF
 #: Tables kept in memory by default.
 DEFAULT_MAX_OPEN = 512
 
@@ -122,13 +118,13 @@ def locate(bm, bk, wm, wk, turn):
 @njit(cache=True, inline="always")
 def _valid(bm, bk, wm, wk, turn):
     """Whether the bitboards form a position some table could hold."""
-    if (bm | bk | wm | wk) & ~np.int64(_MASK32) or (turn != 0 and turn != 1):
+    if (bm | bk | wm | wk) & ~np.int64(ALL_SQUARES) or (turn != 0 and turn != 1):
         return False
     if bm & bk or bm & wm or bm & wk or bk & wm or bk & wk or wm & wk:
         return False
-    if bm & ~np.int64(_BLACK_MEN_OK) or wm & ~np.int64(_WHITE_MEN_OK):
+    if bm & ~np.int64(BLACK_MEN_SQUARES) or wm & ~np.int64(WHITE_MEN_SQUARES):
         return False
-    return popcount(bm | bk) <= _MAX_PER_SIDE and popcount(wm | wk) <= _MAX_PER_SIDE
+    return popcount(bm | bk) <= MAX_PER_SIDE and popcount(wm | wk) <= MAX_PER_SIDE
 
 
 @njit(cache=True)
@@ -293,13 +289,7 @@ class Tablebase:
 
     def _scan(self) -> list[Material]:
         """Materials of the table files in the directory (read from their names)."""
-        found = []
-        for path in self.directory.glob(f"*{storage.SUFFIX}"):
-            try:
-                found.append(Material.parse(path.name[:-len(storage.SUFFIX)]))
-            except ValueError:
-                continue
-        return sorted(found, key=lambda m: (m.pieces, m.name))
+        return storage.stored_materials(self.directory)
 
     @property
     def max_pieces(self) -> int:

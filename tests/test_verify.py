@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from egtb.tables import build as builder
-from egtb.tables import solve, storage
-from egtb.tables.values import DRAW, LOSS, WIN
+from egtb.tables import storage
+from egtb.tables.values import DRAW, WIN
 from egtb.cli import main
 from egtb.tables.material import Material
 from egtb.tables.verify import verify_directory

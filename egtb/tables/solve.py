@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.tables.index import (BINOM, material_code, popcount, position_index, rank_kings, rank_men,
+from egtb.tables.index import (material_code, men_config_total, popcount, position_index, rank_kings, rank_men,
                         unit_size, unrank_men, unrank_unit)
 from egtb.tables.material import mirror_bb
 from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN
@@ -112,7 +112,7 @@ def order_units(n_bm, n_wm, symmetric):
     Ties keep index order, so the order is deterministic.
     """
     count = 0
-    n_configs = _men_config_total(n_bm, n_wm)
+    n_configs = men_config_total(n_bm, n_wm)
     keep = np.zeros(n_configs, dtype=np.bool_)
     potential = np.zeros(n_configs, dtype=np.int64)
     for c in range(n_configs):
@@ -132,15 +132,6 @@ def order_units(n_bm, n_wm, symmetric):
             out[j] = c
             j += 1
     return out
-
-
-@njit(cache=True)
-def _men_config_total(n_bm, n_wm):
-    # black men on 1-28 (4 of them black-only), white men on 5-32
-    total = 0
-    for shared in range(n_bm + 1):
-        total += BINOM[4, n_bm - shared] * BINOM[24, shared] * BINOM[28 - shared, n_wm]
-    return total
 
 
 class Scratch:

@@ -217,16 +217,22 @@ def load_material(directory: os.PathLike | str, material: Material
     return data.wld, data.dtw
 
 
-def is_complete(directory: os.PathLike | str, material: Material) -> bool:
-    """True when the material's file exists and passes the checksum."""
-    path = table_path(directory, material)
-    if not path.exists():
-        return False
-    try:
-        open_table(path)
-    except TableError:
-        return False
-    return True
+def stored_materials(directory: os.PathLike | str) -> list[Material]:
+    """Materials with a table file in a directory (read from the names), by piece count then name.
+
+    The one directory listing of the package: the builder, the verifier, the
+    statistics and the prober all ask it.
+
+    >>> stored_materials("/nonexistent")
+    []
+    """
+    found = []
+    for path in Path(directory).glob(f"*{SUFFIX}"):
+        try:
+            found.append(Material.parse(path.name[:-len(SUFFIX)]))
+        except ValueError:
+            continue
+    return sorted(found, key=lambda m: (m.pieces, m.name))
 
 
 def remove_temporaries(directory: os.PathLike | str) -> list[Path]:

@@ -225,7 +225,7 @@ def verify_directory(directory: os.PathLike | str | None = None, *,
     from tqdm import tqdm
     directory = Path(directory or storage.default_dir())
     if materials is None:
-        materials = stored_materials(directory) if directory.is_dir() else []
+        materials = storage.stored_materials(directory)
     report = VerifyReport()
     _WORKER_CACHE.clear()  # tables may have changed since the last call; workers fork empty
     bar = tqdm(total=sum(count_positions(m) for m in materials), unit="pos", unit_scale=True,
@@ -277,12 +277,3 @@ def _trim(cache: dict, done: Material) -> None:
 CACHE_BYTES = 2 << 30
 
 
-def stored_materials(directory: os.PathLike | str) -> list[Material]:
-    """Materials with a table file in a directory, by piece count then name."""
-    found = []
-    for path in Path(directory).glob(f"*{storage.SUFFIX}"):
-        try:
-            found.append(Material.parse(path.name[:-len(storage.SUFFIX)]))
-        except ValueError:
-            continue
-    return sorted(found, key=lambda m: (m.pieces, m.name))

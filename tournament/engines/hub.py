@@ -44,7 +44,7 @@ from egtb.rules.notation import is_move_text
 from tournament.engines.base import Engine, EngineError, EngineTimeoutError, GameState, IllegalMoveError, Limit
 
 __all__ = [
-    "EngineTimeoutError", "HubEngine", "hub_move", "hub_position", "main", "parse_hub_move",
+    "EngineTimeoutError", "HubEngine", "hub_move", "hub_position", "parse_hub_move",
     "parse_hub_position", "serve",
 ]
 
