@@ -33,7 +33,7 @@ from typing import Any
 from egtb.rules.board import Board
 from egtb.rules.notation import START_FEN
 from tournament.adjudicate import build_adjudicators, open_tablebase
-from tournament.engines.base import Engine, Limit
+from tournament.engines.base import Engine, EngineSetupError, Limit
 from tournament.game import DEFAULT_TIME_MARGIN, play_game
 from tournament.result import GameResult, GameTermination, color_name
 from tournament.openings import Opening
@@ -43,6 +43,7 @@ from tournament.stats import SprtResult, sprt
 __all__ = [
     "GameJob",
     "GameSettings",
+    "check_engines",
     "SprtSettings",
     "TournamentResult",
     "derive_seed",
@@ -252,6 +253,19 @@ def _make_engine(player: Player, settings: GameSettings, seed: int) -> Engine:
     return make_engine(player.spec, tables_dir=settings.tables_dir, seed=seed)
 
 
+def check_engines(players: Sequence[Player], settings: GameSettings) -> None:
+    """Build and close each engine once, here, before any game: a bad spec raises EngineSetupError naming it.
+
+    An engine that starts here but fails later still loses its games (see :func:`play_job`).
+    """
+    for player in players:
+        try:
+            engine = _make_engine(player, settings, seed=0)
+        except Exception as exc:  # noqa: BLE001 - whatever a plug-in raises, the setup is bad
+            raise EngineSetupError(f"engine {player.spec!r} ({player.label}) cannot be started: {exc}") from None
+        _close_quietly(engine)
+
+
 def play_job(job: GameJob, settings: GameSettings) -> GameRecord:
     """Build both engines, play the game, close them; faults become results, never exceptions."""
     start_fen, moves = opening_start(job.opening)
@@ -440,18 +454,21 @@ def run_tournament(
         sprt_settings: stop a two-engine match once the SPRT decides.
         stop_after: stop after this many new games (a test hook that simulates an interruption).
 
-    Raises ValueError when ``out_dir`` holds a run with other settings.
+    Raises ValueError when ``out_dir`` holds a run with other settings or the table directory
+    does not exist, and EngineSetupError (a ValueError) when an engine cannot be started;
+    all before the first game.
     """
     settings = settings or GameSettings()
     players = [Player(label, spec) for label, spec in zip(player_labels(specs), specs)]
     openings = list(openings) if openings else [STANDARD_START]
     jobs = schedule(players, openings, pairing=gauntlet if gauntlet_mode else round_robin, rounds=rounds,
                     games=games, seed=seed)
+    if settings.tables_dir:
+        open_tablebase(settings.tables_dir)  # fail early, in the parent, on a bad directory
+    check_engines(players, settings)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _check_settings(out, _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
-    if settings.tables_dir:
-        open_tablebase(settings.tables_dir)  # fail early, in the parent, on a bad directory
     records = load_records(out / RECORDS_FILE)
     done = {r.game_id for r in records}
     todo = [job for job in jobs if job.game_id not in done]

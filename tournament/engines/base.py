@@ -73,6 +73,10 @@ class EngineError(RuntimeError):
     """An engine crashed, answered garbage or could not be started."""
 
 
+class EngineSetupError(EngineError, ValueError):
+    """An engine cannot be built from its spec or settings: found before the first game."""
+
+
 class IllegalMoveError(EngineError):
     """An engine named a well-formed move that is not legal in the position."""
 
