@@ -9,7 +9,7 @@ A second start of the same command resumes the run: only the missing games are
 played. It prints the standings and the path of the PDN file.
 
 >>> parse_time_control("10+0.1")
-Limit(time=None, clock=10.0, increment=0.1, depth=None, nodes=None)
+Limit(time=None, clock=10.0, increment=0.1, depth=None, nodes=None, moves=None)
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from egtb.cli import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from egtb.rules.board import DRAW_RULES
+from tournament.engines import config
 from tournament.engines.base import Limit
 from tournament.engines.hub import serve
 from tournament.engines.registry import make_engine
@@ -34,18 +35,15 @@ __all__ = ["build_parser", "main", "parse_time_control"]
 
 
 def parse_time_control(text: str) -> Limit:
-    """``"0.1"`` is 0.1 s per move; ``"10+0.1"`` a 10 s clock with a 0.1 s increment.
+    """``"0.1"`` is 0.1 s per move; ``"10+0.1"`` a 10 s clock with a 0.1 s increment; ``"40/120"`` 40 moves in 120 s.
 
     >>> parse_time_control("0.25")
-    Limit(time=0.25, clock=None, increment=0.0, depth=None, nodes=None)
+    Limit(time=0.25, clock=None, increment=0.0, depth=None, nodes=None, moves=None)
     """
     try:
-        if "+" in text:
-            base, increment = text.split("+", 1)
-            return Limit(clock=float(base), increment=float(increment))
-        return Limit(time=float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"time control {text!r}: expected SECONDS or BASE+INCREMENT") from None
+        return config.parse_time_control(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,9 +66,12 @@ def _add_hub_engine(hub: argparse.ArgumentParser) -> None:
 
 
 def _add_run(run: argparse.ArgumentParser) -> None:
-    run.add_argument("--engine", action="append", required=True, metavar="SPEC",
+    run.add_argument("--engine", action="append", required=True, metavar="SPEC|SETTINGS",
                      help="engine spec (random, easy, medium, hard, depth=N, time=S, perfect, module:Class, "
-                          "hub:CMD); give two or more")
+                          "hub:CMD) or settings 'name=N spec=SPEC tc=TC depth=N nodes=N option.NAME=VALUE "
+                          "tables=DIR'; give two or more")
+    run.add_argument("--each", action="append", default=[], metavar="SETTINGS",
+                     help="settings every engine starts from, e.g. 'tc=10+0.1 option.Hash=64'")
     run.add_argument("--gauntlet", action="store_true", help="first engine against each other one")
     run.add_argument("--openings", default="3-move", help="3-move, 2-move, start or a FILE of FENs/moves/PDN")
     run.add_argument("--include-barred", action="store_true", help="add the barred ballots")
@@ -81,7 +82,8 @@ def _add_run(run: argparse.ArgumentParser) -> None:
                      help="games played at once, each in its own worker process (default: number of cores)")
     run.add_argument("--concurrency", dest="jobs", type=int, help=argparse.SUPPRESS)
     limit = run.add_mutually_exclusive_group()
-    limit.add_argument("--tc", type=parse_time_control, help="seconds per move (0.1) or clock (10+0.1)")
+    limit.add_argument("--tc", type=parse_time_control,
+                       help="seconds per move (0.1), clock (10+0.1) or moves per period (40/120)")
     limit.add_argument("--depth", type=int, help="fixed search depth per move")
     run.add_argument("--timemargin", type=float, default=DEFAULT_TIME_MARGIN,
                      help=f"seconds an engine may overrun before forfeiting (default {DEFAULT_TIME_MARGIN})")
@@ -120,8 +122,13 @@ def _run(args: argparse.Namespace) -> int:
     settings = GameSettings(rule=args.rule, limit=limit, time_margin=args.timemargin, tables_dir=args.tables,
                             adjudicate_pieces=args.adjudicate_pieces, max_plies=args.max_plies,
                             heuristics=args.heuristics)
+    each: dict = {}
+    for text in args.each:
+        extra = config.parse_settings(text)
+        each = {**each, **extra, "options": {**each.get("options", {}), **extra.get("options", {})}}
+    engines = [config.parse_engine(text, each=each) for text in args.engine]
     result = run_tournament(
-        args.engine, out_dir=args.out, openings=_openings(args.openings, args.include_barred),
+        engines, out_dir=args.out, openings=_openings(args.openings, args.include_barred),
         gauntlet_mode=args.gauntlet, rounds=args.rounds, games=args.games, concurrency=args.jobs,
         settings=settings, seed=args.seed, sprt_settings=args.sprt, event=args.event,
         progress=not args.quiet,

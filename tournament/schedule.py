@@ -34,6 +34,7 @@ from egtb.rules.board import Board
 from egtb.rules.notation import START_FEN
 from tournament.adjudicate import build_adjudicators, open_tablebase
 from tournament.engines.base import Engine, EngineSetupError, Limit
+from tournament.engines.config import EngineConfig
 from tournament.game import DEFAULT_TIME_MARGIN, play_game
 from tournament.result import GameResult, GameTermination, color_name
 from tournament.openings import Opening
@@ -49,6 +50,7 @@ __all__ = [
     "derive_seed",
     "gauntlet",
     "load_records",
+    "make_players",
     "opening_start",
     "play_job",
     "player_labels",
@@ -118,12 +120,33 @@ def derive_seed(*parts: object) -> int:
 
 @dataclass(frozen=True)
 class Player:
-    """A participant: its label in the records and the spec that builds its engine."""
+    """A participant: its label in the records and the spec (and settings) that build its engine."""
 
     label: str
     """Name in standings and PDN."""
     spec: str
     """Engine spec given to tournament.engines.registry.make_engine."""
+    config: EngineConfig | None = None
+    """Its own time control, options and tables (None: the spec alone)."""
+
+    def engine_config(self) -> EngineConfig:
+        """The settings of this player's engine."""
+        return self.config or EngineConfig(self.spec)
+
+
+def make_players(engines: Sequence[str | EngineConfig]) -> list[Player]:
+    """Players from specs or engine settings; labels from the names, else the specs (``#2`` for repeats).
+
+    >>> [p.label for p in make_players(["easy", EngineConfig("easy", name="odds", tc="0.5"), "easy"])]
+    ['easy', 'odds', 'easy#2']
+    """
+    configs = [e if isinstance(e, EngineConfig) else EngineConfig(e) for e in engines]
+    names = [c.name for c in configs if c.name]
+    for name in names:
+        if names.count(name) > 1:
+            raise EngineSetupError(f"two engines are named {name!r}; give each its own name=")
+    labels = player_labels([c.label for c in configs])
+    return [Player(label, c.spec, c) for label, c in zip(labels, configs)]
 
 
 @dataclass(frozen=True)
@@ -247,10 +270,12 @@ class GameSettings:
 
 
 def _make_engine(player: Player, settings: GameSettings, seed: int) -> Engine:
-    """Build an engine in this process from its spec."""
+    """Build an engine in this process from its spec and settings."""
     from tournament.engines.registry import make_engine
 
-    return make_engine(player.spec, tables_dir=settings.tables_dir, seed=seed)
+    config = player.engine_config()
+    return make_engine(config.spec, tables_dir=config.tables or settings.tables_dir, seed=seed,
+                       options=config.option_kwargs())
 
 
 def check_engines(players: Sequence[Player], settings: GameSettings) -> None:
@@ -280,7 +305,8 @@ def play_job(job: GameJob, settings: GameSettings) -> GameRecord:
                                     start_fen=start_fen, rule=settings.rule)
                 return _record(job, result)
         result = play_game(engines[0], engines[1], start_fen=start_fen, opening_moves=moves, rule=settings.rule,
-                           limit=settings.limit, time_margin=settings.time_margin,
+                           limit=job.black.engine_config().limit(settings.limit),
+                           white_limit=job.white.engine_config().limit(settings.limit), time_margin=settings.time_margin,
                            adjudicators=_adjudicators(settings), names=(job.black.label, job.white.label))
         return _record(job, result)
     finally:
@@ -425,7 +451,7 @@ class TournamentResult:
 
 
 def run_tournament(
-    specs: Sequence[str],
+    specs: Sequence[str | EngineConfig],
     *,
     out_dir: str | Path,
     openings: Sequence[Opening] | None = None,
@@ -443,7 +469,8 @@ def run_tournament(
     """Play (or resume) a tournament and write its records into ``out_dir``.
 
     Args:
-        specs: engine specs (tournament.engines.registry), the first is the gauntlet's champion.
+        specs: engine specs (tournament.engines.registry) or EngineConfig settings (own name, time
+            control, options, tables); the first is the gauntlet's champion.
         out_dir: run directory: games.jsonl, settings.json, games.pdn, summary.json, standings.txt.
         openings: start positions (default: the standard start), each played with both colours.
         gauntlet_mode: pair the first engine with each other one instead of round-robin.
@@ -459,7 +486,7 @@ def run_tournament(
     all before the first game.
     """
     settings = settings or GameSettings()
-    players = [Player(label, spec) for label, spec in zip(player_labels(specs), specs)]
+    players = make_players(specs)
     openings = list(openings) if openings else [STANDARD_START]
     jobs = schedule(players, openings, pairing=gauntlet if gauntlet_mode else round_robin, rounds=rounds,
                     games=games, seed=seed)
@@ -485,7 +512,7 @@ def _settings_dict(players: Sequence[Player], openings: Sequence[Opening], gaunt
     game = asdict(settings)
     game["limit"] = asdict(settings.limit)
     return {
-        "engines": [p.spec for p in players], "openings": [[o.name, list(o.moves), o.fen] for o in openings],
+        "engines": [p.engine_config().to_json() for p in players], "openings": [[o.name, list(o.moves), o.fen] for o in openings],
         "gauntlet": gauntlet_mode, "rounds": None if games is not None else rounds, "games": games, "seed": seed,
         "game": game, "sprt": None if sprt_settings is None else asdict(sprt_settings),
     }

@@ -33,13 +33,21 @@ class Limit:
     """Search depth in plies."""
     nodes: int | None = None
     """Search nodes."""
+    moves: int | None = None
+    """Moves per period of a ``40/120`` control: the clock gets its base again after that many
+    moves. In the Limit of one move: the moves left to make before the refill."""
 
     def move_time_budget(self) -> float | None:
-        """Seconds an engine should aim to spend on this move (None: unbounded)."""
+        """Seconds an engine should aim to spend on this move (None: unbounded).
+
+        >>> Limit(clock=60.0, moves=10).move_time_budget()
+        6.0
+        """
         if self.time is not None:
             return self.time
         if self.clock is not None:
-            return max(0.001, self.clock / 30 + self.increment * 0.8)
+            share = min(30, self.moves) if self.moves else 30
+            return max(0.001, self.clock / share + self.increment * 0.8)
         return None
 
 
