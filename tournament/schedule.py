@@ -8,8 +8,9 @@ by starting the same command again: the finished games are read back from
 Each finished game is appended to that file at once (flush + fsync); a
 half-written last line left by a kill is dropped and the game replayed.
 
-Engines are built inside the workers from their specs, a fresh instance for
-every game, so an engine that faulted is restarted for its next game.
+Engines are built inside the workers from their specs: in-process engines
+afresh for every game; external engines once per worker, reused for every game
+and restarted only after a fault (:mod:`tournament.engines.pool`).
 
 >>> import tempfile
 >>> out = tempfile.mkdtemp()
@@ -35,6 +36,7 @@ from egtb.rules.notation import START_FEN
 from tournament.adjudicate import build_adjudicators, open_tablebase
 from tournament.engines.base import Engine, EngineSetupError, Limit
 from tournament.engines.config import EngineConfig
+from tournament.engines.pool import close_worker_pool, worker_pool
 from tournament.game import DEFAULT_TIME_MARGIN, play_game
 from tournament.result import GameResult, GameTermination, color_name
 from tournament.openings import Opening
@@ -291,27 +293,43 @@ def check_engines(players: Sequence[Player], settings: GameSettings) -> None:
         _close_quietly(engine)
 
 
-def play_job(job: GameJob, settings: GameSettings) -> GameRecord:
-    """Build both engines, play the game, close them; faults become results, never exceptions."""
+def play_job(job: GameJob, settings: GameSettings, *, reuse_engines: bool = True) -> GameRecord:
+    """Get both engines, play the game, give them back; faults become results, never exceptions.
+
+    External engines are kept between games in this process's pool and restarted only
+    after a fault (:mod:`tournament.engines.pool`); ``reuse_engines=False`` starts them
+    for every game.
+    """
     start_fen, moves = opening_start(job.opening)
-    engines: list[Engine] = []
+    pool = worker_pool(reuse=reuse_engines)
+    engines: list[tuple[Any, Engine]] = []
+    result: GameResult | None = None
     try:
         for color, player in enumerate((job.black, job.white)):
+            key = _pool_key(player)
             try:
-                engines.append(_make_engine(player, settings, derive_seed(job.seed, color)))
+                engines.append((key, pool.acquire(key, lambda: _make_engine(player, settings,
+                                                                            derive_seed(job.seed, color)))))
             except Exception as exc:  # noqa: BLE001 - a plug-in that cannot start loses
                 result = GameResult(1 - color, GameTermination.CRASH,
                                     f"{color_name(color)} ({player.label}) could not be started: {exc}",
                                     start_fen=start_fen, rule=settings.rule)
                 return _record(job, result)
-        result = play_game(engines[0], engines[1], start_fen=start_fen, opening_moves=moves, rule=settings.rule,
+        result = play_game(engines[0][1], engines[1][1], start_fen=start_fen, opening_moves=moves, rule=settings.rule,
                            limit=job.black.engine_config().limit(settings.limit),
                            white_limit=job.white.engine_config().limit(settings.limit), time_margin=settings.time_margin,
                            adjudicators=_adjudicators(settings), names=(job.black.label, job.white.label))
         return _record(job, result)
     finally:
-        for engine in engines:
-            _close_quietly(engine)
+        for color, (key, engine) in enumerate(engines):
+            faulted = result is not None and result.is_fault and result.winner == 1 - color
+            pool.release(key, engine, fault=result.termination if faulted else None,
+                         reason=result.reason if faulted else "")
+
+
+def _pool_key(player: Player) -> tuple[str, str]:
+    """The key of a player's kept engine: its label and everything that builds it."""
+    return player.label, repr(player.engine_config())
 
 
 def _record(job: GameJob, result: GameResult) -> GameRecord:
@@ -332,9 +350,17 @@ def _close_quietly(engine: Engine) -> None:
         logger.debug("closing %r failed", engine, exc_info=True)
 
 
-def _play_job_star(args: tuple[GameJob, GameSettings]) -> GameRecord:
+def _play_job_star(args: tuple[GameJob, GameSettings, bool]) -> GameRecord:
     """Pool entry point."""
-    return play_job(*args)
+    job, settings, reuse = args
+    return play_job(job, settings, reuse_engines=reuse)
+
+
+def _init_worker() -> None:
+    """Pool initializer: close this worker's kept engines when it exits normally."""
+    from multiprocessing.util import Finalize
+
+    Finalize(None, close_worker_pool, exitpriority=10)
 
 
 # --- the records file ---------------------------------------------------------
@@ -465,6 +491,7 @@ def run_tournament(
     event: str = "tournament",
     progress: bool = True,
     stop_after: int | None = None,
+    reuse_engines: bool = True,
 ) -> TournamentResult:
     """Play (or resume) a tournament and write its records into ``out_dir``.
 
@@ -480,6 +507,7 @@ def run_tournament(
         seed: run seed; game seeds derive from it and the game id.
         sprt_settings: stop a two-engine match once the SPRT decides.
         stop_after: stop after this many new games (a test hook that simulates an interruption).
+        reuse_engines: keep external engines running between games (False: start them for every game).
 
     Raises ValueError when ``out_dir`` holds a run with other settings or the table directory
     does not exist, and EngineSetupError (a ValueError) when an engine cannot be started;
@@ -501,7 +529,8 @@ def run_tournament(
     todo = [job for job in jobs if job.game_id not in done]
     labels = [p.label for p in players]
     records += _play_missing(todo, settings, out, labels, records, concurrency=concurrency, progress=progress,
-                             sprt_settings=sprt_settings, stop_after=stop_after, scheduled=len(jobs))
+                             sprt_settings=sprt_settings, stop_after=stop_after, scheduled=len(jobs),
+                             reuse_engines=reuse_engines)
     return _finish(out, labels, records, len(jobs), event, sprt_settings,
                    _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
 
@@ -535,7 +564,8 @@ def _check_settings(out: Path, wanted: dict) -> None:
 
 def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels: list[str],
                   previous: list[GameRecord], *, concurrency: int | None, progress: bool,
-                  sprt_settings: SprtSettings | None, stop_after: int | None, scheduled: int) -> list[GameRecord]:
+                  sprt_settings: SprtSettings | None, stop_after: int | None, scheduled: int,
+                  reuse_engines: bool = True) -> list[GameRecord]:
     """Play the missing games, appending each to the records file as it ends."""
     new: list[GameRecord] = []
     if not todo or _sprt_decided(sprt_settings, previous, labels):
@@ -543,7 +573,7 @@ def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels
     log = _RecordLog(out / RECORDS_FILE)
     bar = _progress_bar(scheduled, scheduled - len(todo), progress)
     workers = min(concurrency or os.cpu_count() or 1, len(todo))
-    results = _results(todo, settings, workers)
+    results = _results(todo, settings, workers, reuse_engines)
     try:
         for record in results:
             log.append(record)
@@ -560,20 +590,29 @@ def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels
     return new
 
 
-def _results(todo: list[GameJob], settings: GameSettings, workers: int) -> Iterator[GameRecord]:
+def _results(todo: list[GameJob], settings: GameSettings, workers: int,
+             reuse_engines: bool = True) -> Iterator[GameRecord]:
     """Finished games, from this process (one worker) or a pool; the pool dies when the caller stops."""
     if workers <= 1:
-        for job in todo:
-            yield play_job(job, settings)
+        try:
+            for job in todo:
+                yield play_job(job, settings, reuse_engines=reuse_engines)
+        finally:
+            close_worker_pool()
         return
     import multiprocessing_logging
 
     multiprocessing_logging.install_mp_handler()
-    pool = multiprocessing.get_context("fork").Pool(workers)
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker)
+    finished = False
     try:
-        yield from pool.imap_unordered(_play_job_star, [(job, settings) for job in todo], chunksize=1)
+        yield from pool.imap_unordered(_play_job_star, [(job, settings, reuse_engines) for job in todo], chunksize=1)
+        finished = True
     finally:
-        pool.terminate()
+        if finished:
+            pool.close()  # workers exit normally: their kept engines are told to quit
+        else:
+            pool.terminate()
         pool.join()
         multiprocessing_logging.uninstall_mp_handler()
 

@@ -100,6 +100,8 @@ class Engine(abc.ABC):
     """
 
     name: str = "engine"
+    persistent: bool = False
+    """Whether the runner keeps it between games (external processes: costly to start)."""
 
     def new_game(self) -> None:
         """Called before each game (clear hash tables, restart a process...)."""

@@ -222,6 +222,8 @@ class HubEngine(Engine):
     True
     """
 
+    persistent = True
+
     def __init__(self, command: Sequence[str] | str, *, name: str | None = None, cwd: str | Path | None = None,
                  options: dict[str, str] | None = None, handshake_timeout: float = HANDSHAKE_TIMEOUT,
                  time_margin: float = TIME_MARGIN) -> None:
