@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from egtb.rules.board import BLACK, WHITE, Board
+from egtb import cli
+from egtb.probe import Tablebase
+from egtb.rules.board import BLACK, Board
 from tournament.adjudicate import (
     DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, TablebaseAdjudicator, build_adjudicators, probe_wdl,
 )
@@ -124,28 +126,24 @@ def test_order_tables_first() -> None:
     assert isinstance(adjudicators[0], TablebaseAdjudicator) and adjudicators[0].max_pieces == 3
     assert isinstance(adjudicators[-1], MaxLengthAdjudicator)
     assert build_adjudicators(tablebase=FakeTablebase(), max_pieces=2)[0].max_pieces == 2
-    assert WHITE == 1
 
 
 def test_real_tables_up_to_three_pieces(tmp_path) -> None:
-    import pytest
-
-    cli = pytest.importorskip("egtb.cli")
-    probe = pytest.importorskip("egtb.probe")
-    assert cli.main(["build", "-n", "3", "--quiet", "--jobs", "1", "--tables", str(tmp_path)]) in (0, None)
-    table = probe.Tablebase(tmp_path)
-    start = "B:W25,26:BK1,K2"  # 4 pieces: adjudicated at the first capture
+    assert cli.main(["build", "-n", "3", "--quiet", "--jobs", "1", "--tables", str(tmp_path)]) == 0
+    table = Tablebase(tmp_path)
+    start = "B:W25,26:BK1,K2"  # 4 pieces: adjudicated at the first capture (the seeds make it come)
     result = play_game(RandomEngine(seed=4), RandomEngine(seed=5), start_fen=start,
                        adjudicators=build_adjudicators(tablebase=table, max_pieces=3))
     board = Board(start)
     for text in result.moves:
         board.push_pdn(text)
-    if result.termination is GameTermination.ADJUDICATION:
-        value = table.probe_wdl(board)
-        assert result.winner == (None if value == 0 else board.turn if value > 0 else 1 - board.turn)
-        assert board.piece_count() == 3
-    else:
-        assert board.outcome() is not None
+    assert result.termination is GameTermination.ADJUDICATION
+    assert board.piece_count() == 3 and board.copy().pop().is_capture
+    value = table.probe_wdl(board)
+    assert value != 0 and result.winner == (board.turn if value > 0 else 1 - board.turn)
+    at_once = play_game(RandomEngine(seed=1), RandomEngine(seed=2), start_fen="W:WK30:BK1,K2",
+                        adjudicators=build_adjudicators(tablebase=table))
+    assert (at_once.plies, at_once.winner) == (0, BLACK)  # two kings against one win
 
 
 class DistanceTablebase(FakeTablebase):

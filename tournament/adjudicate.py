@@ -247,8 +247,10 @@ _TABLEBASES: dict[str, Any] = {}
 def open_tablebase(directory: str | Path) -> Any:
     """An egtb.probe.Tablebase for a directory, opened once per process.
 
-    Raises ValueError when the probe module is not available.
+    Raises ValueError when the directory does not exist or the probe module is not available.
     """
+    if not Path(directory).is_dir():
+        raise ValueError(f"table directory {str(directory)!r} does not exist (--tables)")
     key = str(Path(directory).resolve())
     if key not in _TABLEBASES:
         try:
