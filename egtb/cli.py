@@ -201,12 +201,23 @@ def _register_build(subparsers) -> None:
     p.add_argument("--min-pieces", type=int, default=2,
                    help="smallest piece count to build (smaller ones must exist)")
     _add_jobs(p)
-    p.add_argument("--rules", choices=RULE_PRESETS, default=DEFAULT_RULES,
-                   help="move-rule preset recorded in the metadata")
+    p.add_argument("--rules", type=_rule_list, default=DEFAULT_RULES,
+                   help=f"rule layers to build: a comma list of {', '.join(RULE_PRESETS)}, "
+                        f"'all' or 'none' (default {DEFAULT_RULES})")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_json(p)
     add_tables_option(p)
     p.set_defaults(func=run_build)
+
+
+def _rule_list(text: str) -> str:
+    """argparse type of ``--rules``: checks the preset names, keeps the text."""
+    from egtb.tables.rule_layer import parse_presets
+    try:
+        parse_presets(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _register_stats(subparsers) -> None:
