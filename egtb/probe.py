@@ -312,6 +312,16 @@ def _int8_ptr(typingctx, address):
     return sig, codegen
 
 
+@intrinsic
+def _int64_ptr(typingctx, address):
+    """The int64 ``address`` as an int64 pointer (the array must outlive its use)."""
+    sig = types.CPointer(types.int64)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return sig, codegen
+
+
 @njit(cache=True, inline="always")
 def _read_layer(row, index):
     """(category, dtz) at ``index`` of the layer a lookup row points to."""
@@ -322,12 +332,13 @@ def _read_layer(row, index):
 
 
 @njit(cache=True)
-def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows):
+def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
     """(status, outcome, category, dtz, code) of one position under a rule from ``counter``.
 
-    ``rows[code]`` describes the loaded layer of each material code (columns
-    COL_*; a zero address: not loaded, status STATUS_NOT_LOADED with ``code``
-    for the caller to load it and ask again).
+    ``rows_at`` is the address of the (NUM_CODES, ROW_WIDTH) int64 lookup rows
+    of the loaded layers (columns COL_*; a zero address: not loaded, status
+    STATUS_NOT_LOADED with ``code`` for the caller to load it and ask again).
+    All arguments are integers, so that a call from Python costs the least.
     """
     code, index = locate(bm, bk, wm, wk, turn)
     if code == CODE_INVALID:
@@ -335,7 +346,7 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows):
     if code < 0:
         category, dtz = terminal_rule(code, bm, bk, wm, wk, turn)
     else:
-        row = rows[code]
+        row = _int64_ptr(rows_at + code * ROW_WIDTH * 8)
         if row[COL_CATEGORY_AT] == 0:
             return STATUS_NOT_LOADED, 0, 0, 0, code
         if index >= row[COL_SIZE]:
@@ -444,6 +455,7 @@ class Tablebase:
         self._loaded_bytes = 0
         #: Per preset, the lookup rows of the loaded layers for :func:`probe_rule_one`.
         self._rows = {name: np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64) for name in DRAW_RULES}
+        self._rows_at = {name: rows.ctypes.data for name, rows in self._rows.items()}
         self._listing: tuple[float, list[Material]] | None = None
 
     # --- lifecycle ---------------------------------------------------------
@@ -622,6 +634,16 @@ class Tablebase:
         >>> Tablebase("/nonexistent").probe_outcome(Board("W:W5:B1,2", rule="forty-plies", quiet_plies=40))
         <Wdl.LOSS: -1>
         """
+        if rule is None and counter is None and type(board) is Board:  # the hot path: a Board as it is
+            draw_rule, count = board.rule, board.quiet_plies
+            if 0 <= count <= draw_rule.limit_plies:
+                status, outcome, _, _, code = probe_rule_one(
+                    board.black_men, board.black_kings, board.white_men, board.white_kings, board.turn,
+                    count, draw_rule.limit_plies, self._rows_at[draw_rule.name])
+                if status == STATUS_OK:
+                    if code >= 0:
+                        self._tables.move_to_end(code)
+                    return _WDL_OF[outcome + 2]
         draw_rule, count = _rule_and_counter(board, rule, counter)
         return _WDL_OF[self._probe_rule_key(_key_of(board), draw_rule, count)[0] + 2]
 
@@ -697,8 +719,8 @@ class Tablebase:
     def _probe_rule_key(self, key: tuple[int, int, int, int, int], rule: DrawRule,
                         counter: int) -> tuple[int, int, int]:
         """(outcome, category, dtz) of a position under ``rule`` from a checked ``counter``."""
-        rows = self._rows[rule.name]
-        status, outcome, category, dtz, code = probe_rule_one(*key, counter, rule.limit_plies, rows)
+        status, outcome, category, dtz, code = probe_rule_one(*key, counter, rule.limit_plies,
+                                                              self._rows_at[rule.name])
         if status == STATUS_OK:
             if code >= 0:
                 self._tables.move_to_end(code)
