@@ -332,3 +332,34 @@ def test_cli_counter_beyond_the_limit_is_bad_usage(tables_dir, capsys):
     assert main(["probe", "--tables", str(tables_dir), "--rule", "forty-plies", "--counter", "41",
                  "B:WK29:BK22,K27"]) == 2
     assert "41" in capsys.readouterr().err
+
+
+# --- cache, keywords, the limit ---------------------------------------------
+
+def test_evicted_tables_are_reloaded_under_the_rule(tables_dir, tb):
+    small = Tablebase(tables_dir, max_open=1)
+    fens = ["B:WK29:BK22,K27", "W:W18:B5", "B:WK10,K14:BK1", "B:W18,K3:B5"] * 3
+    for k, fen in enumerate(fens):
+        board = Board(fen, quiet_plies=k)
+        assert small.probe_outcome(board) == tb.probe_outcome(board)
+        assert small.probe(board) == tb.probe(board)
+        assert len(small.loaded_materials) == 1
+    small.close()
+    assert small.probe_outcome(Board(fens[0])) == tb.probe_outcome(Board(fens[0]))
+    batch = small.probe_batch_rule(*(np.array([v]) for v in Board(fens[2]).key()[:4]), 1, 79)
+    assert int(batch[0][0]) == int(tb.probe_outcome(fens[2], counter=79))
+
+
+def test_keywords_override_the_board(tb):
+    board = Board("B:WK29:BK22,K27", rule="forty-plies", quiet_plies=39)
+    assert tb.probe(board, rule="wcdf", counter=0) == tb.probe("B:WK29:BK22,K27")
+    assert tb.probe(board).rule == "forty-plies" and tb.probe(board).counter == 39
+    assert tb.probe_outcome(board, counter=0) == tb.probe_outcome("B:WK29:BK22,K27", rule="forty-plies")
+    assert tb.get_outcome(board, default=9) == tb.probe_outcome(board)
+
+
+def test_every_move_draws_at_the_limit(tb):
+    board = Board("B:WK29:BK22,K27", quiet_plies=80)
+    moves = tb.best_moves(board)
+    assert moves and all(m.outcome is Wdl.DRAW for m in moves)
+    assert tb.probe(board).outcome is Wdl.DRAW and tb.probe(board).value == "win"
