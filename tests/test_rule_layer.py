@@ -357,3 +357,26 @@ def test_layer_arrays_survive_a_round_trip(tmp_path):
     assert storage.open_table(path, rules=False).rules == {}
     with pytest.raises(storage.TableError, match="no rule layer 'wcdf'"):
         storage.open_table(path, rules=("wcdf",))
+
+
+def test_verify_finds_a_wrong_rule_layer(tables3, tmp_path):
+    import shutil
+    from egtb.tables.verify import verify_directory
+    for path in tables3.glob("*.h5"):
+        if Material.parse(path.stem).pieces <= 3:
+            shutil.copy(path, tmp_path / path.name)
+    material = Material.parse("2k-1k")
+    path = storage.table_path(tmp_path, material)
+    assert verify_directory(tmp_path, materials=[material]).ok
+    data = storage.open_table(path)
+    layers = dict(data.rules)
+    forty = layers["forty-plies"]
+    dtz = forty.dtz.copy()
+    i = int(np.flatnonzero(forty.category == Category.WIN)[0])
+    dtz[i] += 2  # still a win within the limit, but not the fastest
+    layers["forty-plies"] = storage.RuleLayer(forty.category, dtz, forty.attrs)
+    attrs = {k: v for k, v in data.attrs.items() if k != "checksum_crc32"}
+    storage.write_table(path, material, data.wld, data.dtw, attrs=attrs, rules=layers)
+    report = verify_directory(tmp_path, materials=[material])
+    assert report.errors >= 1
+    assert any("forty-plies" in m and "rule layer: DTZ" in m for m in report.messages)
