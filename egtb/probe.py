@@ -325,8 +325,10 @@ def _int64_ptr(typingctx, address):
 
 @njit(cache=True, inline="always")
 def _read_layer(row, index):
-    """(category, dtz) at ``index`` of the layer a lookup row points to."""
+    """(category, dtz) at ``index`` of the layer a lookup row points to (a draw's DTZ is 0, not read)."""
     category = np.int64(_int8_ptr(row[COL_CATEGORY_AT])[index])
+    if category == CAT_DRAW:
+        return category, np.int64(0)
     if row[COL_DTZ_WIDE]:
         return category, np.int64(_uint16_ptr(row[COL_DTZ_AT])[index])
     return category, np.int64(_uint8_ptr(row[COL_DTZ_AT])[index])
