@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.rules.perft import perft  # noqa: F401  (the fast kernel, re-exported)
+from egtb.rules.perft import lowest_bit64, perft, popcount64  # perft: the fast kernel, re-exported
 from egtb.rules.squares import JUMP, NEIGHBOUR
 
 #: Most legal moves a position can have (12 kings x 4 steps is 48; capture
@@ -67,18 +67,14 @@ def new_move_buffer() -> np.ndarray:
 
 @njit(cache=True, inline="always")
 def popcount(x):
-    """Number of set bits of a 32-bit bitboard."""
-    x = np.int64(x) & 0xFFFFFFFF
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+    """Number of set bits of a 32-bit bitboard (the CPU's popcount instruction)."""
+    return popcount64(np.int64(x) & 0xFFFFFFFF)
 
 
 @njit(cache=True, inline="always")
 def _lowest_bit_index(x):
     # index of the lowest set bit of a non-zero 32-bit value
-    return popcount((x & -x) - 1)
+    return lowest_bit64(np.int64(x))
 
 
 @njit(cache=True, inline="always")

@@ -33,8 +33,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["START_BM", "START_WM", "HASH_ENTRY_BYTES", "new_hash_table", "perft", "perft_hashed",
-           "popcount64"]
+__all__ = ["START_BM", "START_WM", "HASH_ENTRY_BYTES", "lowest_bit64", "new_hash_table", "perft",
+           "perft_hashed", "popcount64"]
 
 START_BM = 0x00000FFF  #: black men on 1-12
 START_WM = 0xFFF00000  #: white men on 21-32
@@ -75,6 +75,20 @@ def popcount64(typingctx, x):
     def codegen(context, builder, signature, args):
         value = context.cast(builder, args[0], signature.args[0], types.int64)
         return builder.ctpop(value)
+
+    return sig, codegen
+
+
+@intrinsic
+def lowest_bit64(typingctx, x):
+    """Index of the lowest set bit of a non-zero value (the CPU's count-trailing-zeros)."""
+    if not isinstance(x, types.Integer):
+        return None
+    sig = types.int64(x)
+
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[0], signature.args[0], types.int64)
+        return builder.cttz(value, ir.Constant(ir.IntType(1), 1))
 
     return sig, codegen
 
