@@ -189,7 +189,8 @@ def main() -> None:
     directory = args.tables or Path(tempfile.mkdtemp(prefix="egtb-profile-"))
     start = time.perf_counter()
     builder.build(args.pieces, directory=directory, jobs=args.jobs, progress=False)
-    print(f"tables up to {args.pieces} pieces in {directory} ({time.perf_counter() - start:.1f} s wall)")
+    print(f"tables up to {args.pieces} pieces built or found complete in {directory} "
+          f"({time.perf_counter() - start:.1f} s wall)")
     pair = pick_pair(args.pieces, args.pair)
     phases = profile_pair(directory, pair)
     total = sum(seconds for _, seconds in phases)

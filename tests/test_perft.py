@@ -135,3 +135,12 @@ def test_perft_from_start_deep(depth):
 def test_hashed_perft_deep():
     table = new_hash_table(megabytes=64)
     assert perft_hashed(START_BM, 0, START_WM, 0, 0, 12, table) == PUBLISHED[12]
+
+
+@pytest.mark.slow
+def test_hashed_perft_depth_13():
+    """1766564893: the distinct-move count in Rein Halbersma's DCTL perft tests, and what our
+    plain (unhashed) perft(13) gave once (docs/performance.md); Aart Bik's 1766623630
+    counts duplicate capture paths."""
+    table = new_hash_table(megabytes=256)
+    assert perft_hashed(START_BM, 0, START_WM, 0, 0, 13, table) == 1766564893

@@ -290,33 +290,31 @@ def _count_moves(pm, pk, om, ok, turn, scratch):
     king_jumpers = (_jumpers_down(pk, opp, empty) | _jumpers_up(pk, opp, empty)) if pk else 0
     if (land1 | land2 | king_jumpers) == 0:
         return _count_steps(pm, pk, empty, turn)
-    n = 0
-    if land1 | land2:
-        n = _count_man_captures(land1, land2, opp, empty, turn, scratch)
+    # A man continues forward only, so whether it can jump again depends on its
+    # landing square alone: landings with no continuation (or on the crowning
+    # row) are one move each, counted in bulk.
+    if turn == 0:
+        cont = _jumpers_down((land1 | land2) & ~BLACK_CROWN, opp, empty)
+    else:
+        cont = _jumpers_up((land1 | land2) & ~WHITE_CROWN, opp, empty)
+    n = popcount64(land1 & ~cont) + popcount64(land2 & ~cont)
+    if cont:
+        n += _count_man_captures(land1 & cont, land2 & cont, opp, empty, turn, scratch)
     if king_jumpers:
         n += _captures(pm, pk, opp, empty, king_jumpers, turn, scratch)
     return n
 
 
 @njit(cache=True)
-def _count_man_captures(land1, land2, opp, empty, turn, scratch):
-    """Number of capture sequences of men, given where their first jumps land.
+def _count_man_captures(multi1, multi2, opp, empty, turn, scratch):
+    """Number of capture sequences of men whose first jumps land on multi1/multi2 and continue.
 
-    land1/land2: landing squares of the first jumps (down-left/down-right for
-    Black, up-left/up-right for White). A man continues forward only, so
-    whether it can jump again depends on its landing square alone (the piece
-    it took and the square it left are behind it): the landings with no
-    continuation, or on the crowning row, are one move each, counted in bulk.
+    multi1/multi2: landing squares of first jumps (down-left/down-right for
+    Black, up-left/up-right for White) from which a man can jump again.
     """
-    if turn == 0:
-        cont = _jumpers_down((land1 | land2) & ~BLACK_CROWN, opp, empty)
-    else:
-        cont = _jumpers_up((land1 | land2) & ~WHITE_CROWN, opp, empty)
-    n = popcount64(land1 & ~cont) + popcount64(land2 & ~cont)
-    if cont == 0:
-        return n
+    n = 0
     for direction in range(2):
-        multi = (land1 if direction == 0 else land2) & cont
+        multi = multi1 if direction == 0 else multi2
         while multi:
             land = multi & -multi
             multi ^= land
@@ -375,7 +373,7 @@ def _put(out, n, pm, pk, om, ok):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _children(pm, pk, om, ok, turn, out, base, scratch):
     """Write the position after each distinct legal move into out (copy-make); return how many.
 
