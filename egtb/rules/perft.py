@@ -47,10 +47,9 @@ ODD_ROWS = 0xF0F0F0F0  #: rows 1, 3, 5, 7 (squares in columns 0, 2, 4, 6)
 EVEN_NOT_RIGHT = 0x07070707  #: even rows without the right edge: step +5 / -3
 ODD_NOT_LEFT = 0xE0E0E0E0  #: odd rows without the left edge: step +3 / -5
 
-#: Capture rows kept per ply: (from bit, to bit, captured bitboard).
-CAPTURE_ROWS = 128
-#: Deepest perft the scratch buffers are sized for.
-MAX_PERFT_DEPTH = 64
+#: Capture rows of the scratch array: (from bit, to bit, captured bitboard); as
+#: many as movegen.MAX_MOVES, far above any position's distinct captures.
+CAPTURE_ROWS = 256
 C_FROM = 0
 C_TO = 1
 C_CAPTURED = 2
@@ -492,10 +491,6 @@ def _perft(pm, pk, om, ok, turn, depth, children, scratch):
                             depth - 1,
                             children, scratch)
     return total
-
-
-def _side_relative(bm, bk, wm, wk, turn):
-    return (bm, bk, wm, wk) if turn == 0 else (wm, wk, bm, bk)
 
 
 @njit(cache=True)
