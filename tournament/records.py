@@ -28,14 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from egtb.rules.pdn import Game, write_game
-from tournament.result import GameResult
+from tournament.result import GameResult, GameTermination
 from tournament.stats import EloEstimate, Pentanomial, Standings, pentanomial_counts, pentanomial_elo, score_elo
 
 __all__ = [
     "GameRecord",
     "game_to_pdn",
+    "clock_text",
     "elo_fields",
     "head_to_head",
+    "move_comments",
     "pair_counts",
     "standings_text",
     "summarize",
@@ -116,7 +118,41 @@ def game_to_pdn(record: GameRecord, *, event: str = "tournament") -> str:
         "PlyCount": str(result.plies),
         "GameId": record.game_id,
     }
-    return write_game(Game(headers=headers, fen=result.start_fen, moves=list(result.moves), result=result.result))
+    return write_game(Game(headers=headers, fen=result.start_fen, moves=list(result.moves), result=result.result,
+                           comments=move_comments(result)))
+
+
+def move_comments(result: GameResult) -> list[str]:
+    """A PDN comment per move: the clock left (``[%clock 0:00:59.5]``, as PGN viewers read it), the
+    time the move took (``[%emt 0:00:00.4]``) and the engine's score in men (``[%eval 0.25]``).
+
+    >>> r = GameResult(None, GameTermination.NORMAL, "", moves=("11-15", "23-19", "8-11"), opening_plies=1,
+    ...                move_times=(0.42, 1.0), clocks=(59.5, None), scores=(25, None))
+    >>> move_comments(r)
+    ['', '[%clock 0:00:59.5] [%emt 0:00:00.4] [%eval 0.25]', '[%emt 0:00:01.0]']
+    """
+    comments = [""] * result.opening_plies
+    for i, elapsed in enumerate(result.move_times):
+        parts = []
+        if i < len(result.clocks) and result.clocks[i] is not None:
+            parts.append(f"[%clock {clock_text(result.clocks[i])}]")
+        parts.append(f"[%emt {clock_text(elapsed)}]")
+        if i < len(result.scores) and result.scores[i] is not None:
+            parts.append(f"[%eval {result.scores[i] / 100:.2f}]")
+        comments.append(" ".join(parts))
+    return comments
+
+
+def clock_text(seconds: float) -> str:
+    """``H:MM:SS.s`` as the ``%clock`` convention writes it (a negative clock reads as 0).
+
+    >>> clock_text(59.54), clock_text(3725.0), clock_text(-0.2)
+    ('0:00:59.5', '1:02:05.0', '0:00:00.0')
+    """
+    tenths = max(0, round(seconds * 10))
+    hours, rest = divmod(tenths, 36000)
+    minutes, rest = divmod(rest, 600)
+    return f"{hours}:{minutes:02d}:{rest // 10:02d}.{rest % 10}"
 
 
 def write_atomic(path: str | Path, text: str) -> Path:

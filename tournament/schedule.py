@@ -356,13 +356,6 @@ def _play_job_star(args: tuple[GameJob, GameSettings, bool]) -> GameRecord:
     return play_job(job, settings, reuse_engines=reuse)
 
 
-def _init_worker() -> None:
-    """Pool initializer: close this worker's kept engines when it exits normally."""
-    from multiprocessing.util import Finalize
-
-    Finalize(None, close_worker_pool, exitpriority=10)
-
-
 # --- the records file ---------------------------------------------------------
 
 
@@ -603,16 +596,12 @@ def _results(todo: list[GameJob], settings: GameSettings, workers: int,
     import multiprocessing_logging
 
     multiprocessing_logging.install_mp_handler()
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker)
-    finished = False
+    pool = multiprocessing.get_context("fork").Pool(workers)
     try:
         yield from pool.imap_unordered(_play_job_star, [(job, settings, reuse_engines) for job in todo], chunksize=1)
-        finished = True
     finally:
-        if finished:
-            pool.close()  # workers exit normally: their kept engines are told to quit
-        else:
-            pool.terminate()
+        # The workers die at once; an external engine a worker kept reads the end of its input and quits.
+        pool.terminate()
         pool.join()
         multiprocessing_logging.uninstall_mp_handler()
 

@@ -355,6 +355,13 @@ class HubEngine(Engine):
             else:
                 logger.warning("%s: unexpected line during search: %s %s", self.name, command, fields)
 
+    def reported_score(self) -> int | None:
+        """The ``score`` of the last ``info`` line (in men, as Scan sends it) in hundredths, else None."""
+        try:
+            return round(float(self.last_info["score"]) * 100)
+        except (KeyError, ValueError):
+            return None
+
     def _send_position(self, state: GameState) -> None:
         """``pos pos=<start> moves="<moves>"``: the game's start and its moves in hub notation."""
         board = Board(state.start_fen, rule=state.rule)
@@ -436,7 +443,13 @@ class _Server:
         elif command == "level":
             self.limit = _limit_from_level(fields)
         elif command == "go":
-            self.say(f"done move={hub_move(self.think())}")
+            move = self.think()
+            info = getattr(self.engine, "last_info", None)
+            score = self.engine.reported_score()
+            if score is not None:
+                depth = getattr(info, "depth", 0)
+                self.say(f"info depth={depth} score={score / 100:.2f}")
+            self.say(f"done move={hub_move(move)}")
         elif command == "quit":
             return False
         elif command in ("set-param", "stop", "ponder-hit", ""):

@@ -493,6 +493,11 @@ class SearchEngine(Engine):
     def play(self, state: GameState, limit: Limit) -> Move:
         return self.choose(state.board(), limit)
 
+    def reported_score(self) -> int | None:
+        """The last search's score (None after a table move or a forced move)."""
+        info = self.last_info
+        return None if info is None or info.source != "search" else int(info.score)
+
     def choose(self, board: Board, limit: Limit = Limit()) -> Move:
         """The move to play in ``board`` under ``limit``; fills ``last_info``."""
         started = time.perf_counter()
