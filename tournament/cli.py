@@ -73,6 +73,8 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--each", action="append", default=[], metavar="SETTINGS",
                      help="settings every engine starts from, e.g. 'tc=10+0.1 option.Hash=64'")
     run.add_argument("--gauntlet", action="store_true", help="first engine against each other one")
+    run.add_argument("--anchor", metavar="NAME",
+                     help="with 3+ engines, rate this engine 0 (default: the average rating is 0)")
     run.add_argument("--openings", default="3-move", help="3-move, 2-move, start or a FILE of FENs/moves/PDN")
     run.add_argument("--include-barred", action="store_true", help="add the barred ballots")
     count = run.add_mutually_exclusive_group()
@@ -131,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
         engines, out_dir=args.out, openings=_openings(args.openings, args.include_barred),
         gauntlet_mode=args.gauntlet, rounds=args.rounds, games=args.games, concurrency=args.jobs,
         settings=settings, seed=args.seed, sprt_settings=args.sprt, event=args.event,
-        progress=not args.quiet,
+        progress=not args.quiet, anchor=args.anchor,
     )
     if args.json:
         print(result.summary_path.read_text(encoding="utf-8"), end="")

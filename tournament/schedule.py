@@ -485,6 +485,7 @@ def run_tournament(
     progress: bool = True,
     stop_after: int | None = None,
     reuse_engines: bool = True,
+    anchor: str | None = None,
 ) -> TournamentResult:
     """Play (or resume) a tournament and write its records into ``out_dir``.
 
@@ -501,6 +502,7 @@ def run_tournament(
         sprt_settings: stop a two-engine match once the SPRT decides.
         stop_after: stop after this many new games (a test hook that simulates an interruption).
         reuse_engines: keep external engines running between games (False: start them for every game).
+        anchor: with three or more engines, the engine rated 0 (default: the average is 0).
 
     Raises ValueError when ``out_dir`` holds a run with other settings or the table directory
     does not exist, and EngineSetupError (a ValueError) when an engine cannot be started;
@@ -514,6 +516,8 @@ def run_tournament(
     if settings.tables_dir:
         open_tablebase(settings.tables_dir)  # fail early, in the parent, on a bad directory
     check_engines(players, settings)
+    if anchor is not None and anchor not in [p.label for p in players]:
+        raise ValueError(f"anchor {anchor!r} is not one of the engines ({', '.join(p.label for p in players)})")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _check_settings(out, _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
@@ -525,7 +529,8 @@ def run_tournament(
                              sprt_settings=sprt_settings, stop_after=stop_after, scheduled=len(jobs),
                              reuse_engines=reuse_engines)
     return _finish(out, labels, records, len(jobs), event, sprt_settings,
-                   _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
+                   _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings),
+                   anchor=anchor)
 
 
 def _settings_dict(players: Sequence[Player], openings: Sequence[Opening], gauntlet_mode: bool, rounds: int,
@@ -632,15 +637,15 @@ def _sprt_decided(sprt_settings: SprtSettings | None, records: Sequence[GameReco
 
 
 def _finish(out: Path, labels: list[str], records: list[GameRecord], scheduled: int, event: str,
-            sprt_settings: SprtSettings | None, settings: dict) -> TournamentResult:
+            sprt_settings: SprtSettings | None, settings: dict, *, anchor: str | None = None) -> TournamentResult:
     """Write the PDN, the summary and the standings; return the result."""
     records = sorted(records, key=lambda r: r.index)
     state = sprt_settings.test(records, labels[0], labels[1]) if sprt_settings and len(labels) == 2 else None
     pdn_path = write_pdn(records, out / PDN_FILE, event=event)
-    summary = summarize(records, players=labels, settings=settings, sprt=state)
+    summary = summarize(records, players=labels, settings=settings, sprt=state, anchor=anchor)
     summary.update(scheduled=scheduled, complete=len(records) == scheduled)
     summary_path = write_atomic(out / SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
-    table = standings_text(records, players=labels)
+    table = standings_text(records, players=labels, anchor=anchor)
     if state is not None:
         table += f"\nSPRT {state}"
     write_atomic(out / STANDINGS_FILE, table + "\n")
