@@ -28,7 +28,9 @@ from tournament.engines.base import Limit
 from tournament.engines.hub import serve
 from tournament.engines.registry import make_engine
 from tournament.game import DEFAULT_TIME_MARGIN
-from tournament.openings import BALLOT_KINDS, Opening, load_ballots, load_openings_file
+from tournament.openings import (
+    BALLOT_KINDS, OPENING_ORDERS, Opening, load_ballots, load_openings_file, order_openings,
+)
 from tournament.schedule import GameSettings, SprtSettings, run_tournament
 
 __all__ = ["build_parser", "main", "parse_time_control"]
@@ -75,8 +77,13 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--gauntlet", action="store_true", help="first engine against each other one")
     run.add_argument("--anchor", metavar="NAME",
                      help="with 3+ engines, rate this engine 0 (default: the average rating is 0)")
-    run.add_argument("--openings", default="3-move", help="3-move, 2-move, start or a FILE of FENs/moves/PDN")
+    run.add_argument("--openings", default="3-move",
+                     help="3-move, 2-move, start or a FILE of FENs, move lines or PDN games")
     run.add_argument("--include-barred", action="store_true", help="add the barred ballots")
+    run.add_argument("--openings-order", choices=OPENING_ORDERS, default="sequential",
+                     help="walk the suite in file order or shuffled by --seed (default sequential)")
+    run.add_argument("--openings-start", type=int, default=1, metavar="N",
+                     help="begin with opening N of that order (1-based, default 1)")
     count = run.add_mutually_exclusive_group()
     count.add_argument("--rounds", type=int, default=1, help="times through the openings (default 1)")
     count.add_argument("--games", type=int, help="play exactly N games (openings cycled)")
@@ -130,7 +137,9 @@ def _run(args: argparse.Namespace) -> int:
         each = {**each, **extra, "options": {**each.get("options", {}), **extra.get("options", {})}}
     engines = [config.parse_engine(text, each=each) for text in args.engine]
     result = run_tournament(
-        engines, out_dir=args.out, openings=_openings(args.openings, args.include_barred),
+        engines, out_dir=args.out,
+        openings=order_openings(_openings(args.openings, args.include_barred), order=args.openings_order,
+                                start=args.openings_start, seed=args.seed),
         gauntlet_mode=args.gauntlet, rounds=args.rounds, games=args.games, concurrency=args.jobs,
         settings=settings, seed=args.seed, sprt_settings=args.sprt, event=args.event,
         progress=not args.quiet, anchor=args.anchor,
