@@ -23,6 +23,7 @@ from pathlib import Path
 
 from egtb.cli import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from egtb.rules.board import DRAW_RULES
+from tournament.adjudicate import ResignRule, ScoreDrawRule
 from tournament.engines import config
 from tournament.engines.base import Limit
 from tournament.engines.hub import serve
@@ -101,6 +102,12 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--adjudicate-pieces", type=int, help="adjudicate by the tables at N pieces or fewer")
     run.add_argument("--max-plies", type=int, help="draw a game that reaches N plies")
     run.add_argument("--heuristics", action="store_true", help="also adjudicate by material (resign/draw)")
+    run.add_argument("--draw-adjudication", nargs="+", metavar="KEY=VALUE",
+                     help="draw when both engines' scores stay within score=S (hundredths of a man) for "
+                          "movecount=M moves each, from movenumber=N on")
+    run.add_argument("--resign-adjudication", nargs="+", metavar="KEY=VALUE",
+                     help="an engine whose score is -S or worse (score=S) for movecount=M moves loses; "
+                          "twosided=true: its opponent must agree")
     run.add_argument("--sprt", type=SprtSettings.parse, metavar="ELO0,ELO1,ALPHA,BETA",
                      help="stop a two-engine match when the SPRT decides")
     run.add_argument("--out", default="runs/tournament",
@@ -130,7 +137,11 @@ def _run(args: argparse.Namespace) -> int:
     limit = args.tc or (Limit(depth=args.depth) if args.depth else Limit())
     settings = GameSettings(rule=args.rule, limit=limit, time_margin=args.timemargin, tables_dir=args.tables,
                             adjudicate_pieces=args.adjudicate_pieces, max_plies=args.max_plies,
-                            heuristics=args.heuristics)
+                            heuristics=args.heuristics,
+                            draw_adjudication=ScoreDrawRule.parse(args.draw_adjudication)
+                            if args.draw_adjudication else None,
+                            resign_adjudication=ResignRule.parse(args.resign_adjudication)
+                            if args.resign_adjudication else None)
     each: dict = {}
     for text in args.each:
         extra = config.parse_settings(text)

@@ -144,7 +144,7 @@ def play_game(
     while ended is None:
         ended = _end_by_rules_or_adjudication(board, adjudicators)
         if ended is None:
-            ended = _play_one_ply(board, texts, engines, clocks, labels, log)
+            ended = _play_one_ply(board, texts, engines, clocks, labels, log, adjudicators)
     winner, termination, reason = ended
     return GameResult(
         winner=winner, termination=termination, reason=reason,
@@ -225,7 +225,7 @@ def _rules_reason(board: Board, outcome: Any) -> str:
 
 
 def _play_one_ply(board: Board, texts: list[str], engines: tuple[Engine, Engine], clocks: tuple[_Clock, _Clock],
-                  labels: tuple[str, str], log: _MoveLog) -> _Ending | None:
+                  labels: tuple[str, str], log: _MoveLog, adjudicators: Sequence[Adjudicator] = ()) -> _Ending | None:
     """Ask the engine to move for one move and play it (its text added to ``texts``); a fault ends the game."""
     color = board.turn
     engine, clock, who = engines[color], clocks[color], _who(labels, color)
@@ -238,6 +238,10 @@ def _play_one_ply(board: Board, texts: list[str], engines: tuple[Engine, Engine]
         logger.info("%s", fault.reason)
         return 1 - color, fault.termination, fault.reason
     log.add(clock.used - used_before, clock, engine)
+    for adjudicator in adjudicators:
+        record = getattr(adjudicator, "record_score", None)
+        if record is not None:
+            record(color, log.scores[-1])
     board.push(move)
     texts.append(str(board.move_stack[-1]))
     return None

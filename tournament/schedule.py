@@ -33,7 +33,7 @@ from typing import Any
 
 from egtb.rules.board import Board
 from egtb.rules.notation import START_FEN
-from tournament.adjudicate import build_adjudicators, open_tablebase
+from tournament.adjudicate import ResignRule, ScoreDrawRule, build_adjudicators, open_tablebase
 from tournament.engines.base import Engine, EngineSetupError, Limit
 from tournament.engines.config import EngineConfig
 from tournament.engines.pool import close_worker_pool, worker_pool
@@ -269,6 +269,10 @@ class GameSettings:
     """Draw a game that reaches this many plies."""
     heuristics: bool = False
     """Also use the heuristic material and draw adjudicators."""
+    draw_adjudication: ScoreDrawRule | None = None
+    """Draw by the engines' scores (cutechess's -draw)."""
+    resign_adjudication: ResignRule | None = None
+    """Resignation by the engines' scores (cutechess's -resign)."""
 
 
 def _make_engine(player: Player, settings: GameSettings, seed: int) -> Engine:
@@ -340,7 +344,8 @@ def _record(job: GameJob, result: GameResult) -> GameRecord:
 def _adjudicators(settings: GameSettings) -> list[Any]:
     tablebase = open_tablebase(settings.tables_dir) if settings.tables_dir else None
     return build_adjudicators(tablebase=tablebase, max_pieces=settings.adjudicate_pieces,
-                              max_plies=settings.max_plies, heuristics=settings.heuristics)
+                              max_plies=settings.max_plies, heuristics=settings.heuristics,
+                              draw_rule=settings.draw_adjudication, resign_rule=settings.resign_adjudication)
 
 
 def _close_quietly(engine: Engine) -> None:
@@ -537,7 +542,10 @@ def _settings_dict(players: Sequence[Player], openings: Sequence[Opening], gaunt
                    games: int | None, seed: int, settings: GameSettings, sprt_settings: SprtSettings | None) -> dict:
     """The settings that define the schedule and the games, as JSON data."""
     game = asdict(settings)
-    game["limit"] = asdict(settings.limit)
+    game["limit"] = {k: v for k, v in asdict(settings.limit).items() if k != "moves" or v is not None}
+    for later in ("draw_adjudication", "resign_adjudication"):  # absent unless used: older runs still resume
+        if game[later] is None:
+            del game[later]
     return {
         "engines": [p.engine_config().to_json() for p in players], "openings": [[o.name, list(o.moves), o.fen] for o in openings],
         "gauntlet": gauntlet_mode, "rounds": None if games is not None else rounds, "games": games, "seed": seed,
