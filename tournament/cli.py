@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_hub_engine(hub: argparse.ArgumentParser) -> None:
-    hub.add_argument("spec", help="engine spec: random, easy, medium, hard, depth=N, time=S, module:Class ...")
+    hub.add_argument("spec", help="engine spec: random, easy, medium, hard, depth=N, time=S, module:Class, "
+                                  "cblib:LIBRARY.so (a CheckerBoard engine loaded in this process) ...")
     hub.add_argument("--tables", default=None, help="endgame table directory")
     hub.add_argument("--seed", type=int, default=None, help="seed of the engine's randomness")
     hub.set_defaults(func=_hub_engine)
@@ -71,7 +72,7 @@ def _add_hub_engine(hub: argparse.ArgumentParser) -> None:
 def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--engine", action="append", required=True, metavar="SPEC|SETTINGS",
                      help="engine spec (random, easy, medium, hard, depth=N, time=S, perfect, module:Class, "
-                          "hub:CMD) or settings 'name=N spec=SPEC tc=TC depth=N nodes=N option.NAME=VALUE "
+                          "hub:CMD, cb:LIBRARY.so) or settings 'name=N spec=SPEC tc=TC depth=N nodes=N option.NAME=VALUE "
                           "tables=DIR'; give two or more")
     run.add_argument("--each", action="append", default=[], metavar="SETTINGS",
                      help="settings every engine starts from, e.g. 'tc=10+0.1 option.Hash=64'")
