@@ -9,7 +9,8 @@ from egtb.probe import Tablebase
 from egtb.rules.board import BLACK, WHITE, Board
 from egtb.tables.values import Category
 from tournament.adjudicate import (
-    DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, TablebaseAdjudicator, build_adjudicators, probe_wdl,
+    DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, ResignAdjudicator, ResignRule, ScoreDrawAdjudicator,
+    ScoreDrawRule, TablebaseAdjudicator, build_adjudicators, probe_wdl,
 )
 from tournament.engines.random import RandomEngine
 from tournament.game import play_game
@@ -209,3 +210,59 @@ def test_missing_rule_layer_plays_on() -> None:
     adj = TablebaseAdjudicator(NoLayer(Category.WIN, dtz=3), max_pieces=3)
     adj.update(Board("B:WK30:BK1,K2"))
     assert adj.adjudicatable() is None
+
+
+# --- score adjudication (cutechess's -draw and -resign) ------------------------------
+
+
+class ScoredRandom(RandomEngine):
+    """A random mover that reports the same score with every move."""
+
+    def __init__(self, seed: int, score: int | None) -> None:
+        super().__init__(seed=seed)
+        self.score = score
+
+    def reported_score(self) -> int | None:
+        return self.score
+
+
+def test_score_draw_after_the_move_number_and_count() -> None:
+    rule = ScoreDrawRule(movenumber=5, movecount=2, score=10)
+    result = play_game(ScoredRandom(1, 5), ScoredRandom(2, -10), adjudicators=build_adjudicators(draw_rule=rule))
+    assert (result.termination, result.winner) == (GameTermination.ADJUDICATION, None)
+    assert result.plies == 8  # move 5 starts at ply 8; both had scored within 0.10 for 2 moves by then
+    assert result.reason == "draw adjudication: both engines scored within 0.10 for 2 moves"
+    wide = play_game(ScoredRandom(1, 5), ScoredRandom(2, -11), adjudicators=[ScoreDrawAdjudicator(rule),
+                                                                              MaxLengthAdjudicator(max_plies=30)])
+    assert wide.termination is GameTermination.MAX_LENGTH  # White's -0.11 is outside the window
+
+
+def test_resign_when_an_engine_sees_itself_lost() -> None:
+    rule = ResignRule(movecount=3, score=500)
+    result = play_game(ScoredRandom(1, -500), ScoredRandom(2, None), adjudicators=build_adjudicators(resign_rule=rule))
+    assert (result.termination, result.winner, result.plies) == (GameTermination.ADJUDICATION, WHITE, 5)
+    assert result.reason == "resign adjudication: Black scored -5.00 or worse for 3 moves"
+    assert result.scores[0::2] == (-500,) * 3
+    two_sided = ResignRule(movecount=3, score=500, twosided=True)
+    agreed = play_game(ScoredRandom(1, -600), ScoredRandom(2, 600),
+                       adjudicators=build_adjudicators(resign_rule=two_sided))
+    assert (agreed.winner, agreed.plies) == (WHITE, 6)  # after White's third winning score too
+    disputed = play_game(ScoredRandom(1, -600), ScoredRandom(2, None),
+                         adjudicators=build_adjudicators(resign_rule=two_sided, max_plies=20))
+    assert disputed.termination is GameTermination.MAX_LENGTH
+
+
+def test_tables_come_before_the_scores() -> None:
+    order = build_adjudicators(tablebase=FakeTablebase(), draw_rule=ScoreDrawRule(), resign_rule=ResignRule(),
+                               max_plies=10)
+    assert [type(a).__name__ for a in order] == ["TablebaseAdjudicator", "ResignAdjudicator",
+                                                 "ScoreDrawAdjudicator", "MaxLengthAdjudicator"]
+
+
+def test_rules_parse_and_reject_bad_tokens() -> None:
+    import pytest
+
+    assert ScoreDrawRule.parse(["score=5"]) == ScoreDrawRule(score=5)
+    for bad in (["colour=1"], ["movecount=x"], ["movecount=-1"], ["movecount"]):
+        with pytest.raises(ValueError, match="--resign-adjudication"):
+            ResignRule.parse(bad)

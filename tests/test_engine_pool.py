@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from pathlib import Path
@@ -78,3 +79,17 @@ def test_pool_keeps_persistent_engines_and_drops_them_after_a_fault() -> None:
     pool.release("x", second, fault=None)
     pool.close()
     assert len(pool) == 0 and Persistent.closed == 2
+
+
+def test_a_plug_in_a_built_in_and_an_external_engine_play_a_round_robin_with_a_crosstable(tmp_path: Path) -> None:
+    external = f"hub:{sys.executable} {FAKES / 'crash_in_game.py'} 0"
+    result = run_tournament(["tournament.engines.random:RandomEngine", "depth=1", external],
+                            out_dir=tmp_path / "run", games=6, concurrency=1, settings=SHORT, progress=False,
+                            anchor="depth=1")
+    assert len(result.records) == 6 and not any(r.result.is_fault for r in result.records)
+    assert "Ratings: maximum likelihood over all games, 95% intervals, anchored at depth=1 = 0." in result.standings
+    headers = [line for line in result.standings.splitlines() if "Games  Score" in line]
+    assert len(headers) == 1 and all(name in headers[0] for name in result.players)  # the crosstable's columns
+    summary = json.loads(result.summary_path.read_text())
+    assert {r["engine"] for r in summary["ratings"]} == set(result.players)
+    assert sum(c["games"] for row in summary["crosstable"].values() for c in row.values()) == 12

@@ -179,3 +179,25 @@ def test_moves_per_period_refill_the_clock() -> None:
     single = play_game(SleepyEngine(delay=0.05), RandomEngine(seed=2), limit=Limit(clock=0.3),
                        time_margin=0.05, adjudicators=[MaxLengthAdjudicator(max_plies=20)])
     assert single.termination is GameTermination.TIME_FORFEIT and single.winner == WHITE
+
+
+def test_each_move_records_its_time_clock_and_score() -> None:
+    from tournament.engines.search import SearchEngine
+
+    result = play_game(SearchEngine(depth=2), RandomEngine(seed=2), limit=Limit(clock=30.0, increment=0.5),
+                       opening_moves=("11-15",), adjudicators=[MaxLengthAdjudicator(max_plies=9)])
+    engine_plies = result.plies - result.opening_plies
+    assert len(result.move_times) == len(result.clocks) == len(result.scores) == engine_plies == 8
+    black_clocks = result.clocks[1::2]  # White moved first after the opening: Black's are the odd ones
+    for before, after, spent in zip(black_clocks, black_clocks[1:], result.move_times[3::2]):
+        assert after == pytest.approx(before + 0.5 - spent, abs=2e-3)
+    assert all(isinstance(s, int) for s in result.scores[1::2] if s is not None)
+    assert result.scores[0::2] == (None,) * 4  # the random mover reports no score
+    assert result.final_clocks == (result.clocks[-1], result.clocks[-2])
+
+
+def test_a_time_forfeit_records_the_clock() -> None:
+    result = play_game(SleepyEngine(delay=0.03), RandomEngine(seed=2), limit=Limit(clock=0.2, increment=0.0),
+                       time_margin=0.0)
+    assert result.termination is GameTermination.TIME_FORFEIT
+    assert result.final_clocks[BLACK] < 0 <= result.final_clocks[WHITE]

@@ -150,3 +150,12 @@ def test_a_missing_program_is_an_engine_error(tmp_path: Path) -> None:
         HubEngine([str(tmp_path / "no-such-engine")])
     with pytest.raises(EngineError, match="crashed"):
         HubEngine([sys.executable, "-c", "pass"])
+
+
+def test_our_server_reports_the_search_score_and_the_client_reads_it() -> None:
+    with HubEngine(SERVER + ["depth=3"]) as engine:
+        engine.play(GameState.from_board(Board("B:W32:B1,K28")), Limit(depth=3))
+        assert engine.last_info.get("depth") == "3" and engine.reported_score() > 100  # a man ahead
+    with HubEngine(SERVER + ["random"]) as engine:
+        engine.play(GameState.from_board(Board()), Limit())
+        assert engine.reported_score() is None  # the random mover has no opinion

@@ -6,6 +6,7 @@ import pytest
 
 from egtb.rules.pdn import PdnError
 from tournament.openings import (
+    order_openings,
     Opening,
     is_valid_fen,
     is_valid_move,
@@ -157,3 +158,16 @@ def test_pdn_file_errors_and_names_come_from_the_pdn_reader(tmp_path):
         load_openings_file(path)
     path.write_text('[Event "a"]\n1. 11-15 *\n\n[GameType "21"]\n1. 9-13 *\n')
     assert [o.name for o in load_openings_file(path)] == ["a", "games.pdn:4"]
+
+
+def test_order_and_start_as_testers_use_them():
+    deck = load_ballots("3-move")
+    assert order_openings(deck, start=5)[0] == deck[4] and order_openings(deck, start=5)[-1] == deck[3]
+    shuffled = order_openings(deck, order="random", seed=7)
+    assert sorted(o.name for o in shuffled) == sorted(o.name for o in deck) and shuffled != deck
+    assert order_openings(deck, order="random", seed=7) == shuffled != order_openings(deck, order="random", seed=8)
+    assert order_openings(deck, order="random", seed=7, start=3)[0] == shuffled[2]
+    with pytest.raises(ValueError, match="openings 1 to 156"):
+        order_openings(deck, start=157)
+    with pytest.raises(ValueError, match="opening order"):
+        order_openings(deck, order="backwards")

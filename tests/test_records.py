@@ -90,3 +90,22 @@ def test_a_whitewash_summary_is_strict_json_with_a_bound() -> None:
     assert round(match["elo_low"], 1) == 218.9
     printed = standings_text(records, players=["a", "b"])
     assert "inf" not in printed and "nan" not in printed and "Elo > +218.9 +/- -" in printed
+
+
+def test_clocks_go_into_the_jsonl_and_the_pdn() -> None:
+    result = GameResult(BLACK, GameTermination.TIME_FORFEIT, "White lost on time",
+                        moves=("11-15", "23-19", "8-11"), move_times=(0.5, 1.25, 0.05), clocks=(59.5, 58.75, 59.45),
+                        scores=(12, None, -3000), final_clocks=(59.45, -0.1))
+    record = GameRecord("g1", 0, 1, "p0", "x", "a", "b", 1, result)
+    line = json.loads(record.to_json())
+    assert line["result"]["clocks"] == [59.5, 58.75, 59.45] and line["result"]["final_clocks"] == [59.45, -0.1]
+    assert GameRecord.from_json(record.to_json()) == record
+    text = game_to_pdn(record)
+    flat = " ".join(text.split())
+    assert "11-15 {[%clock 0:00:59.5] [%emt 0:00:00.5] [%eval 0.12]}" in text
+    assert "23-19 {[%clock 0:00:58.8] [%emt 0:00:01.2]}" in flat and "[%eval -30.00]" in flat
+    assert read_games(text)[0].moves == ["11-15", "23-19", "8-11"]  # readers skip the comments
+    old = json.loads(record.to_json())
+    for key in ("move_times", "clocks", "scores", "final_clocks"):
+        del old["result"][key]
+    assert GameRecord.from_json(json.dumps(old)).result.clocks == ()  # records written before still read

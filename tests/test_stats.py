@@ -9,6 +9,7 @@ from tournament.stats import (
     Pentanomial,
     Standings,
     elo_to_score,
+    fit_ratings,
     los,
     pentanomial_counts,
     pentanomial_elo,
@@ -241,3 +242,48 @@ def test_standings_of_a_whitewash_have_no_inf_or_nan():
 def test_one_sided_error_when_the_interval_leaves_the_scale():
     est = score_elo(1, 0, 1)  # the upper end of the score interval is above 1
     assert math.isinf(est.elo_high) and est.finite_error == pytest.approx(est.elo - est.elo_low)
+
+
+# --- maximum-likelihood ratings (hand-computed cases) ----------------------------------
+
+_SD_PER_GAME = 400 / math.log(10)  # 1 / (d expected score / d Elo) at p (1 - p) = 1
+
+
+def test_two_engines_fit_is_the_score_formula():
+    # 3 of 4: the expected score 0.75 puts them 400 log10(3) apart; Fisher information 4 * 0.75 * 0.25
+    ratings = {r.engine: r for r in fit_ratings([("a", "b", 1)] * 3 + [("b", "a", 1)])}
+    assert ratings["a"].elo - ratings["b"].elo == pytest.approx(400 * math.log10(3))
+    assert ratings["a"].elo == pytest.approx(-ratings["b"].elo)  # the average is 0
+    sd_difference = _SD_PER_GAME / math.sqrt(4 * 0.75 * 0.25)
+    assert ratings["a"].error == pytest.approx(Z95 * sd_difference / 2)
+    assert ratings["a"].score == 3 and ratings["b"].games == 4
+
+
+def test_a_chain_adds_up_and_its_errors_add_in_quadrature():
+    games = [("a", "b", 1)] * 3 + [("a", "b", 0)] + [("b", "c", 1)] * 3 + [("b", "c", 0)]
+    ratings = {r.engine: r for r in fit_ratings(games, anchor="c")}
+    link = 400 * math.log10(3)
+    assert (ratings["b"].elo, ratings["a"].elo, ratings["c"].elo) == pytest.approx((link, 2 * link, 0.0))
+    link_error = Z95 * _SD_PER_GAME / math.sqrt(4 * 0.75 * 0.25)
+    assert ratings["b"].error == pytest.approx(link_error)
+    assert ratings["a"].error == pytest.approx(link_error * math.sqrt(2))
+    assert ratings["c"].error == 0
+
+
+def test_equal_results_give_equal_ratings_and_draws_count_half():
+    games = [("a", "b", 0.5), ("b", "c", 0.5), ("c", "a", 0.5), ("a", "b", 1), ("b", "a", 1)]
+    assert all(abs(r.elo) < 1e-6 for r in fit_ratings(games))
+
+
+def test_a_perfect_score_gets_one_virtual_draw_per_pairing():
+    # 4-0 plus one virtual draw: 5 of 6, so 400 log10(5) apart
+    ratings = {r.engine: r for r in fit_ratings([("a", "b", 1)] * 4 + [("b", "c", 0.5)] * 2)}
+    assert ratings["a"].elo - ratings["b"].elo == pytest.approx(400 * math.log10(5))
+    assert all(math.isfinite(r.elo) and math.isfinite(r.error) for r in ratings.values())
+    with pytest.raises(ValueError, match="anchor 'z'"):
+        fit_ratings([("a", "b", 1)], anchor="z")
+
+
+def test_a_short_perfect_run_gives_a_weak_bound_of_the_right_side():
+    # 2 wins of 2: p >= 0.05 ** 0.5 = 0.2236, so only Elo > -216.2 is known with 95% confidence
+    assert score_elo(2, 0, 0).elo_text() == "> -216.2" and score_elo(0, 2, 0).elo_text() == "< +216.2"

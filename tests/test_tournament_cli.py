@@ -91,3 +91,29 @@ def test_hub_engine_delegates(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Ca
     monkeypatch.setattr(sys, "stdin", io.StringIO("hub\ninit\nquit\n"))
     assert main(["hub-engine", "random", "--seed", "1"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "ready"
+
+
+def test_openings_order_and_start_pick_the_first_pair(tmp_path: Path) -> None:
+    from tournament.openings import load_ballots, order_openings
+
+    argv = ["run", "--engine", "random", "--engine", "random", "--games", "2", "--jobs", "1", "--quiet",
+            "--max-plies", "10", "--openings", "3-move", "--openings-order", "random", "--openings-start", "2",
+            "--seed", "4", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    expected = order_openings(load_ballots("3-move"), order="random", seed=4)[1]
+    games = read_games(tmp_path / "games.pdn")
+    assert [g.headers["Opening"] for g in games] == [expected.name] * 2  # one opening, both colours
+    assert games[0].moves[:3] == list(expected.moves) == games[1].moves[:3]
+
+
+def test_score_adjudication_options(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    argv = ["run", "--engine", "depth=2", "--engine", "depth=1", "--games", "2", "--jobs", "1", "--quiet",
+            "--resign-adjudication", "movecount=1", "score=1", "--draw-adjudication", "movenumber=1", "movecount=50",
+            "score=0", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    settings = json.loads((tmp_path / "settings.json").read_text())["game"]
+    assert settings["resign_adjudication"] == {"movecount": 1, "score": 1, "twosided": False}
+    records = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert all(r["result"]["termination"] == "adjudication" for r in records)
+    assert all(r["result"]["reason"].startswith(("resign adjudication", "draw adjudication")) for r in records)
+    assert main(argv[:-1] + [str(tmp_path / "bad"), "--resign-adjudication", "often=1"]) == 2

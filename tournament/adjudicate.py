@@ -21,6 +21,7 @@ Move.from_pdn('23-19')
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,6 +35,10 @@ __all__ = [
     "DrawAdjudicator",
     "MaterialAdjudicator",
     "MaxLengthAdjudicator",
+    "ResignAdjudicator",
+    "ResignRule",
+    "ScoreDrawAdjudicator",
+    "ScoreDrawRule",
     "TablebaseAdjudicator",
     "build_adjudicators",
     "open_tablebase",
@@ -302,14 +307,142 @@ def open_tablebase(directory: str | Path) -> Any:
     return _TABLEBASES[key]
 
 
+@dataclass(frozen=True)
+class ScoreDrawRule:
+    """cutechess's ``-draw movenumber=N movecount=M score=S``: a draw once both engines have
+    reported scores within S for M consecutive moves each, from move N on."""
+
+    movenumber: int = 0
+    """First move number (1 = the first move of the game) at which a draw may be given."""
+    movecount: int = 10
+    """Consecutive moves of each engine that must all be within the score."""
+    score: int = 0
+    """Largest absolute score, in hundredths of a man."""
+
+    @classmethod
+    def parse(cls, tokens: Sequence[str]) -> "ScoreDrawRule":
+        """From ``["movenumber=40", "movecount=8", "score=10"]``.
+
+        >>> ScoreDrawRule.parse(["movenumber=40", "movecount=8", "score=10"])
+        ScoreDrawRule(movenumber=40, movecount=8, score=10)
+        """
+        return cls(**_rule_fields(tokens, {"movenumber": int, "movecount": int, "score": int}, "--draw-adjudication"))
+
+
+@dataclass(frozen=True)
+class ResignRule:
+    """cutechess's ``-resign movecount=M score=S twosided=BOOL``: an engine whose own score was
+    S or more below zero for M consecutive moves loses (twosided: and its opponent's was S or
+    more above zero for as many)."""
+
+    movecount: int = 3
+    """Consecutive moves of the losing engine at or below -score."""
+    score: int = 500
+    """Threshold in hundredths of a man."""
+    twosided: bool = False
+    """Whether the winner's scores must agree."""
+
+    @classmethod
+    def parse(cls, tokens: Sequence[str]) -> "ResignRule":
+        """From ``["movecount=3", "score=400", "twosided=true"]``.
+
+        >>> ResignRule.parse(["movecount=3", "score=400", "twosided=true"])
+        ResignRule(movecount=3, score=400, twosided=True)
+        """
+        return cls(**_rule_fields(tokens, {"movecount": int, "score": int, "twosided": _boolean},
+                                  "--resign-adjudication"))
+
+
+def _boolean(text: str) -> bool:
+    if text.lower() in ("true", "yes", "1", "on"):
+        return True
+    if text.lower() in ("false", "no", "0", "off"):
+        return False
+    raise ValueError(text)
+
+
+def _rule_fields(tokens: Sequence[str], kinds: dict[str, Any], option: str) -> dict[str, Any]:
+    """``key=value`` tokens checked against ``kinds``; ValueError naming the option and the token."""
+    fields: dict[str, Any] = {}
+    for token in tokens:
+        key, equals, value = token.partition("=")
+        if not equals or key not in kinds:
+            raise ValueError(f"{option}: {token!r} is not one of {', '.join(k + '=' for k in kinds)}")
+        try:
+            fields[key] = kinds[key](value)
+        except ValueError:
+            raise ValueError(f"{option}: bad value in {token!r}") from None
+        if isinstance(fields[key], int) and not isinstance(fields[key], bool) and fields[key] < 0:
+            raise ValueError(f"{option}: {token!r} must not be negative")
+    return fields
+
+
+class ScoreDrawAdjudicator:
+    """Draw by the engines' scores (see :class:`ScoreDrawRule`); told each score by the game loop."""
+
+    def __init__(self, rule: ScoreDrawRule) -> None:
+        self.rule = rule
+        self.reset()
+
+    def reset(self) -> None:
+        self._streak = [0, 0]
+        self._ply = 0
+
+    def update(self, board: Board) -> None:
+        self._ply = len(board.move_stack)
+
+    def record_score(self, color: Color, score: int | None) -> None:
+        """The score ``color``'s engine gave with its move (None: none, which breaks the streak)."""
+        self._streak[color] = self._streak[color] + 1 if score is not None and abs(score) <= self.rule.score else 0
+
+    def adjudicatable(self) -> Adjudication | None:
+        move_number = self._ply // 2 + 1
+        if move_number >= self.rule.movenumber and min(self._streak) >= max(1, self.rule.movecount):
+            return Adjudication(None, GameTermination.ADJUDICATION,
+                                f"draw adjudication: both engines scored within {self.rule.score / 100:.2f} "
+                                f"for {self.rule.movecount} moves")
+        return None
+
+
+class ResignAdjudicator:
+    """Resignation by the engines' scores (see :class:`ResignRule`); told each score by the game loop."""
+
+    def __init__(self, rule: ResignRule) -> None:
+        self.rule = rule
+        self.reset()
+
+    def reset(self) -> None:
+        self._losing = [0, 0]
+        self._winning = [0, 0]
+
+    def update(self, board: Board) -> None:
+        pass
+
+    def record_score(self, color: Color, score: int | None) -> None:
+        """The score ``color``'s engine gave with its move (None: none, which breaks its streaks)."""
+        self._losing[color] = self._losing[color] + 1 if score is not None and score <= -self.rule.score else 0
+        self._winning[color] = self._winning[color] + 1 if score is not None and score >= self.rule.score else 0
+
+    def adjudicatable(self) -> Adjudication | None:
+        count = max(1, self.rule.movecount)
+        for loser in (BLACK, WHITE):
+            if self._losing[loser] >= count and (not self.rule.twosided or self._winning[1 - loser] >= count):
+                return Adjudication(1 - loser, GameTermination.ADJUDICATION,
+                                    f"resign adjudication: {color_name(loser)} scored {-self.rule.score / 100:.2f} "
+                                    f"or worse for {self.rule.movecount} moves")
+        return None
+
+
 def build_adjudicators(
     *,
     tablebase: Any = None,
     max_pieces: int | None = None,
     max_plies: int | None = None,
     heuristics: bool = False,
+    draw_rule: ScoreDrawRule | None = None,
+    resign_rule: ResignRule | None = None,
 ) -> list[Adjudicator]:
-    """The adjudicators of a game in the order they are asked: tables, heuristics, length cap.
+    """The adjudicators of a game in the order they are asked: tables, heuristics, scores, length cap.
 
     ``max_pieces`` defaults to the tablebase's ``max_pieces`` attribute (else 32:
     every position whose table exists).
@@ -323,6 +456,10 @@ def build_adjudicators(
         adjudicators.append(TablebaseAdjudicator(tablebase, max_pieces=pieces))
     if heuristics:
         adjudicators += [MaterialAdjudicator(), DrawAdjudicator()]
+    if resign_rule is not None:
+        adjudicators.append(ResignAdjudicator(resign_rule))
+    if draw_rule is not None:
+        adjudicators.append(ScoreDrawAdjudicator(draw_rule))
     if max_plies is not None:
         adjudicators.append(MaxLengthAdjudicator(max_plies=max_plies))
     return adjudicators

@@ -23,12 +23,15 @@ from pathlib import Path
 
 from egtb.cli import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from egtb.rules.board import DRAW_RULES
+from tournament.adjudicate import ResignRule, ScoreDrawRule
 from tournament.engines import config
 from tournament.engines.base import Limit
 from tournament.engines.hub import serve
 from tournament.engines.registry import make_engine
 from tournament.game import DEFAULT_TIME_MARGIN
-from tournament.openings import BALLOT_KINDS, Opening, load_ballots, load_openings_file
+from tournament.openings import (
+    BALLOT_KINDS, OPENING_ORDERS, Opening, load_ballots, load_openings_file, order_openings,
+)
 from tournament.schedule import GameSettings, SprtSettings, run_tournament
 
 __all__ = ["build_parser", "main", "parse_time_control"]
@@ -59,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_hub_engine(hub: argparse.ArgumentParser) -> None:
-    hub.add_argument("spec", help="engine spec: random, easy, medium, hard, depth=N, time=S, module:Class ...")
+    hub.add_argument("spec", help="engine spec: random, easy, medium, hard, depth=N, time=S, module:Class, "
+                                  "cblib:LIBRARY.so (a CheckerBoard engine loaded in this process) ...")
     hub.add_argument("--tables", default=None, help="endgame table directory")
     hub.add_argument("--seed", type=int, default=None, help="seed of the engine's randomness")
     hub.set_defaults(func=_hub_engine)
@@ -68,13 +72,20 @@ def _add_hub_engine(hub: argparse.ArgumentParser) -> None:
 def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--engine", action="append", required=True, metavar="SPEC|SETTINGS",
                      help="engine spec (random, easy, medium, hard, depth=N, time=S, perfect, module:Class, "
-                          "hub:CMD) or settings 'name=N spec=SPEC tc=TC depth=N nodes=N option.NAME=VALUE "
+                          "hub:CMD, cb:LIBRARY.so) or settings 'name=N spec=SPEC tc=TC depth=N nodes=N option.NAME=VALUE "
                           "tables=DIR'; give two or more")
     run.add_argument("--each", action="append", default=[], metavar="SETTINGS",
                      help="settings every engine starts from, e.g. 'tc=10+0.1 option.Hash=64'")
     run.add_argument("--gauntlet", action="store_true", help="first engine against each other one")
-    run.add_argument("--openings", default="3-move", help="3-move, 2-move, start or a FILE of FENs/moves/PDN")
+    run.add_argument("--anchor", metavar="NAME",
+                     help="with 3+ engines, rate this engine 0 (default: the average rating is 0)")
+    run.add_argument("--openings", default="3-move",
+                     help="3-move, 2-move, start or a FILE of FENs, move lines or PDN games")
     run.add_argument("--include-barred", action="store_true", help="add the barred ballots")
+    run.add_argument("--openings-order", choices=OPENING_ORDERS, default="sequential",
+                     help="walk the suite in file order or shuffled by --seed (default sequential)")
+    run.add_argument("--openings-start", type=int, default=1, metavar="N",
+                     help="begin with opening N of that order (1-based, default 1)")
     count = run.add_mutually_exclusive_group()
     count.add_argument("--rounds", type=int, default=1, help="times through the openings (default 1)")
     count.add_argument("--games", type=int, help="play exactly N games (openings cycled)")
@@ -92,6 +103,12 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--adjudicate-pieces", type=int, help="adjudicate by the tables at N pieces or fewer")
     run.add_argument("--max-plies", type=int, help="draw a game that reaches N plies")
     run.add_argument("--heuristics", action="store_true", help="also adjudicate by material (resign/draw)")
+    run.add_argument("--draw-adjudication", nargs="+", metavar="KEY=VALUE",
+                     help="draw when both engines' scores stay within score=S (hundredths of a man) for "
+                          "movecount=M moves each, from movenumber=N on")
+    run.add_argument("--resign-adjudication", nargs="+", metavar="KEY=VALUE",
+                     help="an engine whose score is -S or worse (score=S) for movecount=M moves loses; "
+                          "twosided=true: its opponent must agree")
     run.add_argument("--sprt", type=SprtSettings.parse, metavar="ELO0,ELO1,ALPHA,BETA",
                      help="stop a two-engine match when the SPRT decides")
     run.add_argument("--out", default="runs/tournament",
@@ -121,17 +138,23 @@ def _run(args: argparse.Namespace) -> int:
     limit = args.tc or (Limit(depth=args.depth) if args.depth else Limit())
     settings = GameSettings(rule=args.rule, limit=limit, time_margin=args.timemargin, tables_dir=args.tables,
                             adjudicate_pieces=args.adjudicate_pieces, max_plies=args.max_plies,
-                            heuristics=args.heuristics)
+                            heuristics=args.heuristics,
+                            draw_adjudication=ScoreDrawRule.parse(args.draw_adjudication)
+                            if args.draw_adjudication else None,
+                            resign_adjudication=ResignRule.parse(args.resign_adjudication)
+                            if args.resign_adjudication else None)
     each: dict = {}
     for text in args.each:
         extra = config.parse_settings(text)
         each = {**each, **extra, "options": {**each.get("options", {}), **extra.get("options", {})}}
     engines = [config.parse_engine(text, each=each) for text in args.engine]
     result = run_tournament(
-        engines, out_dir=args.out, openings=_openings(args.openings, args.include_barred),
+        engines, out_dir=args.out,
+        openings=order_openings(_openings(args.openings, args.include_barred), order=args.openings_order,
+                                start=args.openings_start, seed=args.seed),
         gauntlet_mode=args.gauntlet, rounds=args.rounds, games=args.games, concurrency=args.jobs,
         settings=settings, seed=args.seed, sprt_settings=args.sprt, event=args.event,
-        progress=not args.quiet,
+        progress=not args.quiet, anchor=args.anchor,
     )
     if args.json:
         print(result.summary_path.read_text(encoding="utf-8"), end="")

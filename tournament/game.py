@@ -139,17 +139,48 @@ def play_game(
     labels = names or (_name_of(black), _name_of(white))
     for adjudicator in adjudicators:
         adjudicator.reset()
+    log = _MoveLog()
     ended = _new_games(engines, labels)
     while ended is None:
         ended = _end_by_rules_or_adjudication(board, adjudicators)
         if ended is None:
-            ended = _play_one_ply(board, texts, engines, clocks, labels)
+            ended = _play_one_ply(board, texts, engines, clocks, labels, log, adjudicators)
     winner, termination, reason = ended
     return GameResult(
         winner=winner, termination=termination, reason=reason,
         moves=tuple(texts), start_fen=board.start_fen,
         opening_plies=len(opening_moves), time_used=(clocks[0].used, clocks[1].used), rule=rule,
+        move_times=tuple(log.times), clocks=tuple(log.clocks), scores=tuple(log.scores),
+        final_clocks=(_rounded(clocks[0].remaining), _rounded(clocks[1].remaining)),
     )
+
+
+@dataclass
+class _MoveLog:
+    """What each engine move cost and what the engine said about it."""
+
+    times: list[float] = field(default_factory=list)
+    clocks: list[float | None] = field(default_factory=list)
+    scores: list[int | None] = field(default_factory=list)
+
+    def add(self, elapsed: float, clock: "_Clock", engine: Engine) -> None:
+        self.times.append(round(elapsed, 4))
+        self.clocks.append(_rounded(clock.remaining))
+        self.scores.append(_reported_score(engine))
+
+
+def _rounded(seconds: float | None) -> float | None:
+    """Seconds to 0.1 ms for the records (None stays None)."""
+    return None if seconds is None else round(seconds, 4)
+
+
+def _reported_score(engine: Engine) -> int | None:
+    """The engine's score for its last move; a plug-in without the method, or a failing one, reports none."""
+    try:
+        score = getattr(engine, "reported_score", lambda: None)()
+        return None if score is None else int(score)
+    except Exception:  # noqa: BLE001 - a score is a courtesy, never a fault
+        return None
 
 
 _Ending = tuple[Color | None, GameTermination, str]
@@ -194,17 +225,23 @@ def _rules_reason(board: Board, outcome: Any) -> str:
 
 
 def _play_one_ply(board: Board, texts: list[str], engines: tuple[Engine, Engine], clocks: tuple[_Clock, _Clock],
-                  labels: tuple[str, str]) -> _Ending | None:
+                  labels: tuple[str, str], log: _MoveLog, adjudicators: Sequence[Adjudicator] = ()) -> _Ending | None:
     """Ask the engine to move for one move and play it (its text added to ``texts``); a fault ends the game."""
     color = board.turn
     engine, clock, who = engines[color], clocks[color], _who(labels, color)
     state = _LiveState(board.start_fen, tuple(texts), board.rule.name, board.quiet_plies, live_board=board.copy())
+    used_before = clock.used
     try:
         answer = _timed_answer(engine, state, clock, who)
         move = _legal_move(answer, board, who)
     except _EngineFault as fault:
         logger.info("%s", fault.reason)
         return 1 - color, fault.termination, fault.reason
+    log.add(clock.used - used_before, clock, engine)
+    for adjudicator in adjudicators:
+        record = getattr(adjudicator, "record_score", None)
+        if record is not None:
+            record(color, log.scores[-1])
     board.push(move)
     texts.append(str(board.move_stack[-1]))
     return None

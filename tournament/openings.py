@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -31,6 +32,8 @@ from egtb.rules.pdn import PdnError, read_games
 
 __all__ = [
     "BALLOT_KINDS",
+    "OPENING_ORDERS",
+    "order_openings",
     "DATA_DIR",
     "Opening",
     "is_valid_fen",
@@ -129,6 +132,36 @@ def _read_ballot_file(path: Path, *, barred: bool) -> list[Opening]:
         full_name = f"{label} {name}" if name else label
         openings.append(Opening(full_name, moves, fen, number=int(number), barred=barred))
     return openings
+
+
+OPENING_ORDERS = ("sequential", "random")
+"""How a run walks its opening suite."""
+
+
+def order_openings(openings: Sequence[Opening], *, order: str = "sequential", start: int = 1,
+                   seed: int = 0) -> list[Opening]:
+    """The suite in playing order: from opening ``start`` (1-based, wrapping round), or shuffled by ``seed``.
+
+    As cutechess-cli's ``-openings order=random start=N``: the shuffle is fixed by the run
+    seed, so a resumed run plays the same order; ``start`` counts in the resulting order.
+
+    >>> deck = [Opening(str(i)) for i in range(1, 6)]
+    >>> [o.name for o in order_openings(deck, start=4)]
+    ['4', '5', '1', '2', '3']
+    >>> shuffled = [o.name for o in order_openings(deck, order="random", seed=1)]
+    >>> shuffled == [o.name for o in order_openings(deck, order="random", seed=1)], sorted(shuffled)
+    (True, ['1', '2', '3', '4', '5'])
+    """
+    if order not in OPENING_ORDERS:
+        raise ValueError(f"opening order {order!r}: expected one of {', '.join(OPENING_ORDERS)}")
+    ordered = list(openings)
+    if not ordered:
+        return ordered
+    if not 1 <= start <= len(ordered):
+        raise ValueError(f"--openings-start {start}: the suite has openings 1 to {len(ordered)}")
+    if order == "random":
+        random.Random(f"openings:{seed}").shuffle(ordered)
+    return ordered[start - 1:] + ordered[:start - 1]
 
 
 def load_openings_file(path: Path | str) -> list[Opening]:

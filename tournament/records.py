@@ -28,15 +28,22 @@ from pathlib import Path
 from typing import Any
 
 from egtb.rules.pdn import Game, write_game
-from tournament.result import GameResult
-from tournament.stats import EloEstimate, Pentanomial, Standings, pentanomial_counts, pentanomial_elo, score_elo
+from tournament.result import GameResult, GameTermination
+from tournament.stats import (
+    EloEstimate, Pentanomial, Rating, Standings, fit_ratings, pentanomial_counts, pentanomial_elo, score_elo,
+)
 
 __all__ = [
     "GameRecord",
     "game_to_pdn",
+    "clock_text",
+    "crosstable",
     "elo_fields",
     "head_to_head",
+    "move_comments",
     "pair_counts",
+    "ratings",
+    "ratings_text",
     "standings_text",
     "summarize",
     "write_atomic",
@@ -116,7 +123,41 @@ def game_to_pdn(record: GameRecord, *, event: str = "tournament") -> str:
         "PlyCount": str(result.plies),
         "GameId": record.game_id,
     }
-    return write_game(Game(headers=headers, fen=result.start_fen, moves=list(result.moves), result=result.result))
+    return write_game(Game(headers=headers, fen=result.start_fen, moves=list(result.moves), result=result.result,
+                           comments=move_comments(result)))
+
+
+def move_comments(result: GameResult) -> list[str]:
+    """A PDN comment per move: the clock left (``[%clock 0:00:59.5]``, as PGN viewers read it), the
+    time the move took (``[%emt 0:00:00.4]``) and the engine's score in men (``[%eval 0.25]``).
+
+    >>> r = GameResult(None, GameTermination.NORMAL, "", moves=("11-15", "23-19", "8-11"), opening_plies=1,
+    ...                move_times=(0.42, 1.0), clocks=(59.5, None), scores=(25, None))
+    >>> move_comments(r)
+    ['', '[%clock 0:00:59.5] [%emt 0:00:00.4] [%eval 0.25]', '[%emt 0:00:01.0]']
+    """
+    comments = [""] * result.opening_plies
+    for i, elapsed in enumerate(result.move_times):
+        parts = []
+        if i < len(result.clocks) and result.clocks[i] is not None:
+            parts.append(f"[%clock {clock_text(result.clocks[i])}]")
+        parts.append(f"[%emt {clock_text(elapsed)}]")
+        if i < len(result.scores) and result.scores[i] is not None:
+            parts.append(f"[%eval {result.scores[i] / 100:.2f}]")
+        comments.append(" ".join(parts))
+    return comments
+
+
+def clock_text(seconds: float) -> str:
+    """``H:MM:SS.s`` as the ``%clock`` convention writes it (a negative clock reads as 0).
+
+    >>> clock_text(59.54), clock_text(3725.0), clock_text(-0.2)
+    ('0:00:59.5', '1:02:05.0', '0:00:00.0')
+    """
+    tenths = max(0, round(seconds * 10))
+    hours, rest = divmod(tenths, 36000)
+    minutes, rest = divmod(rest, 600)
+    return f"{hours}:{minutes:02d}:{rest // 10:02d}.{rest % 10}"
 
 
 def write_atomic(path: str | Path, text: str) -> Path:
@@ -201,7 +242,7 @@ def _standings(records: Iterable[GameRecord]) -> Standings:
 
 
 def summarize(records: Sequence[GameRecord], *, players: Sequence[str], settings: dict[str, Any] | None = None,
-              sprt: Any = None) -> dict[str, Any]:
+              sprt: Any = None, anchor: str | None = None) -> dict[str, Any]:
     """The JSON summary: settings, per-engine standings, head-to-head results, terminations."""
     rows = []
     for row in _standings(records).rows():
@@ -219,11 +260,76 @@ def summarize(records: Sequence[GameRecord], *, players: Sequence[str], settings
         "head_to_head": [head_to_head(records, a, b) for i, a in enumerate(players) for b in players[i + 1:]],
         "terminations": dict(sorted(terminations.items())),
         "sprt": None if sprt is None else str(sprt),
+        **(_ratings_fields(records, players, anchor) if len(players) >= 3 and records else {}),
     }
 
 
-def standings_text(records: Sequence[GameRecord], *, players: Sequence[str] = ()) -> str:
-    """The standings table, then one head-to-head line per pairing of ``players``.
+def _ratings_fields(records: Sequence[GameRecord], players: Sequence[str], anchor: str | None) -> dict[str, Any]:
+    """The ratings and the crosstable as JSON fields."""
+    return {
+        "ratings": [{"engine": r.engine, "elo": r.elo, "elo_error": r.error, "games": r.games, "score": r.score}
+                    for r in ratings(records, anchor=anchor)],
+        "ratings_anchor": anchor,
+        "crosstable": {me: {other: {"points": cell[0], "games": cell[1]} for other, cell in row.items()}
+                       for me, row in crosstable(records, players).items()},
+    }
+
+
+def ratings(records: Sequence[GameRecord], *, anchor: str | None = None) -> list[Rating]:
+    """Maximum-likelihood ratings over every game (see :func:`tournament.stats.fit_ratings`)."""
+    return fit_ratings(((r.black, r.white, r.black_score) for r in records), anchor=anchor)
+
+
+def crosstable(records: Sequence[GameRecord], players: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+    """``{engine: {opponent: [points, games]}}`` over every pairing that met."""
+    table: dict[str, dict[str, list[float]]] = {p: {} for p in players}
+    for record in records:
+        for me, other in ((record.black, record.white), (record.white, record.black)):
+            cell = table.setdefault(me, {}).setdefault(other, [0.0, 0])
+            cell[0] += record.score_of(me)
+            cell[1] += 1
+    return table
+
+
+def ratings_text(records: Sequence[GameRecord], *, players: Sequence[str], anchor: str | None = None) -> str:
+    """The crosstable (points/games against each opponent) beside the maximum-likelihood ratings.
+
+    >>> from tournament.result import GameResult, GameTermination
+    >>> g = lambda i, b, w, winner: GameRecord(f"g{i}", i, 1, f"p{i}", "o", b, w, i,
+    ...                                        GameResult(winner, GameTermination.NORMAL, "r"))
+    >>> games = [g(0, "a", "b", 0), g(1, "b", "a", 0), g(2, "a", "c", None), g(3, "b", "c", 0)]
+    >>> print(ratings_text(games, players=["a", "b", "c"], anchor="c"))
+    Rank  Engine     Elo    +/-  Games  Score      b      a      c
+       1  b       +229.9  611.6      3    2.0      -  1.0/2  1.0/1
+       2  a       +155.8  593.6      3    1.5  1.0/2      -  0.5/1
+       3  c         +0.0    0.0      2    0.5  0.0/1  0.5/1      -
+    <BLANKLINE>
+    Ratings: maximum likelihood over all games, 95% intervals, anchored at c = 0.
+    """
+    rows = ratings(records, anchor=anchor)
+    table = crosstable(records, players)
+    order = [r.engine for r in rows]
+    width = max([len("Engine")] + [len(name) for name in order])
+    cell_width = max([5] + [len(name) for name in order])
+    header = (f"{'Rank':>4}  {'Engine':<{width}}  {'Elo':>6}  {'+/-':>5}  {'Games':>5}  {'Score':>5}  "
+              + "  ".join(f"{name:>{cell_width}}" for name in order))
+    lines = [header]
+    for rank, row in enumerate(rows, start=1):
+        cells = []
+        for other in order:
+            cell = table.get(row.engine, {}).get(other)
+            text = "-" if other == row.engine or cell is None else f"{cell[0]:.1f}/{cell[1]}"
+            cells.append(f"{text:>{cell_width}}")
+        lines.append(f"{rank:>4}  {row.engine:<{width}}  {row.elo:>+6.1f}  {row.error:>5.1f}  {row.games:>5}  "
+                     f"{row.score:>5.1f}  " + "  ".join(cells))
+    where = f"anchored at {anchor} = 0" if anchor else "the average is 0"
+    lines += ["", f"Ratings: maximum likelihood over all games, 95% intervals, {where}."]
+    return "\n".join(lines)
+
+
+def standings_text(records: Sequence[GameRecord], *, players: Sequence[str] = (), anchor: str | None = None) -> str:
+    """The standings table, then one head-to-head line per pairing of ``players``; with three or
+    more players also the crosstable and the maximum-likelihood ratings (:func:`ratings_text`).
 
     >>> from tournament.result import GameResult, GameTermination
     >>> g = lambda i, b, w, winner: GameRecord(f"g{i}", i, 1, f"p{i // 2}", "o", b, w, i,
@@ -243,6 +349,8 @@ def standings_text(records: Sequence[GameRecord], *, players: Sequence[str] = ()
     if matchups:
         lines.append("")
         lines += [_head_to_head_line(m) for m in matchups if m["games"]]
+    if len(players) >= 3 and records:
+        lines += ["", ratings_text(records, players=players, anchor=anchor)]
     return "\n".join(lines)
 
 

@@ -70,6 +70,14 @@ class GameResult:
     """Seconds Black and White spent thinking."""
     rule: str = "wcdf"
     """Draw-rule preset the game was played under."""
+    move_times: tuple[float, ...] = ()
+    """Seconds each engine move took, in order (the moves after the opening)."""
+    clocks: tuple[float | None, ...] = ()
+    """Clock left to the mover after each engine move (None without a clock)."""
+    scores: tuple[int | None, ...] = ()
+    """Score each engine reported with its move, hundredths of a man for the mover (None: none)."""
+    final_clocks: tuple[float | None, float | None] = (None, None)
+    """Black's and White's clocks at the end; below zero for a side that lost on time."""
 
     @property
     def result(self) -> str:
@@ -93,16 +101,19 @@ class GameResult:
         return {
             "winner": self.winner, "termination": self.termination.value, "reason": self.reason,
             "moves": list(self.moves), "start_fen": self.start_fen, "opening_plies": self.opening_plies,
-            "time_used": list(self.time_used), "rule": self.rule,
+            "time_used": list(self.time_used), "rule": self.rule, "move_times": list(self.move_times),
+            "clocks": list(self.clocks), "scores": list(self.scores), "final_clocks": list(self.final_clocks),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "GameResult":
-        """The GameResult that :meth:`to_dict` wrote."""
+        """The GameResult that :meth:`to_dict` wrote (records written before clocks were kept read too)."""
         return cls(
             winner=data["winner"], termination=GameTermination(data["termination"]), reason=data["reason"],
             moves=tuple(data["moves"]), start_fen=data["start_fen"], opening_plies=data["opening_plies"],
             time_used=tuple(data["time_used"]), rule=data["rule"],
+            move_times=tuple(data.get("move_times", ())), clocks=tuple(data.get("clocks", ())),
+            scores=tuple(data.get("scores", ())), final_clocks=tuple(data.get("final_clocks", (None, None))),
         )
 
 

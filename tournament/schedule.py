@@ -33,7 +33,7 @@ from typing import Any
 
 from egtb.rules.board import Board
 from egtb.rules.notation import START_FEN
-from tournament.adjudicate import build_adjudicators, open_tablebase
+from tournament.adjudicate import ResignRule, ScoreDrawRule, build_adjudicators, open_tablebase
 from tournament.engines.base import Engine, EngineSetupError, Limit
 from tournament.engines.config import EngineConfig
 from tournament.engines.pool import close_worker_pool, worker_pool
@@ -269,6 +269,10 @@ class GameSettings:
     """Draw a game that reaches this many plies."""
     heuristics: bool = False
     """Also use the heuristic material and draw adjudicators."""
+    draw_adjudication: ScoreDrawRule | None = None
+    """Draw by the engines' scores (cutechess's -draw)."""
+    resign_adjudication: ResignRule | None = None
+    """Resignation by the engines' scores (cutechess's -resign)."""
 
 
 def _make_engine(player: Player, settings: GameSettings, seed: int) -> Engine:
@@ -340,7 +344,8 @@ def _record(job: GameJob, result: GameResult) -> GameRecord:
 def _adjudicators(settings: GameSettings) -> list[Any]:
     tablebase = open_tablebase(settings.tables_dir) if settings.tables_dir else None
     return build_adjudicators(tablebase=tablebase, max_pieces=settings.adjudicate_pieces,
-                              max_plies=settings.max_plies, heuristics=settings.heuristics)
+                              max_plies=settings.max_plies, heuristics=settings.heuristics,
+                              draw_rule=settings.draw_adjudication, resign_rule=settings.resign_adjudication)
 
 
 def _close_quietly(engine: Engine) -> None:
@@ -354,13 +359,6 @@ def _play_job_star(args: tuple[GameJob, GameSettings, bool]) -> GameRecord:
     """Pool entry point."""
     job, settings, reuse = args
     return play_job(job, settings, reuse_engines=reuse)
-
-
-def _init_worker() -> None:
-    """Pool initializer: close this worker's kept engines when it exits normally."""
-    from multiprocessing.util import Finalize
-
-    Finalize(None, close_worker_pool, exitpriority=10)
 
 
 # --- the records file ---------------------------------------------------------
@@ -492,6 +490,7 @@ def run_tournament(
     progress: bool = True,
     stop_after: int | None = None,
     reuse_engines: bool = True,
+    anchor: str | None = None,
 ) -> TournamentResult:
     """Play (or resume) a tournament and write its records into ``out_dir``.
 
@@ -508,6 +507,7 @@ def run_tournament(
         sprt_settings: stop a two-engine match once the SPRT decides.
         stop_after: stop after this many new games (a test hook that simulates an interruption).
         reuse_engines: keep external engines running between games (False: start them for every game).
+        anchor: with three or more engines, the engine rated 0 (default: the average is 0).
 
     Raises ValueError when ``out_dir`` holds a run with other settings or the table directory
     does not exist, and EngineSetupError (a ValueError) when an engine cannot be started;
@@ -521,6 +521,8 @@ def run_tournament(
     if settings.tables_dir:
         open_tablebase(settings.tables_dir)  # fail early, in the parent, on a bad directory
     check_engines(players, settings)
+    if anchor is not None and anchor not in [p.label for p in players]:
+        raise ValueError(f"anchor {anchor!r} is not one of the engines ({', '.join(p.label for p in players)})")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _check_settings(out, _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
@@ -532,14 +534,18 @@ def run_tournament(
                              sprt_settings=sprt_settings, stop_after=stop_after, scheduled=len(jobs),
                              reuse_engines=reuse_engines)
     return _finish(out, labels, records, len(jobs), event, sprt_settings,
-                   _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
+                   _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings),
+                   anchor=anchor)
 
 
 def _settings_dict(players: Sequence[Player], openings: Sequence[Opening], gauntlet_mode: bool, rounds: int,
                    games: int | None, seed: int, settings: GameSettings, sprt_settings: SprtSettings | None) -> dict:
     """The settings that define the schedule and the games, as JSON data."""
     game = asdict(settings)
-    game["limit"] = asdict(settings.limit)
+    game["limit"] = {k: v for k, v in asdict(settings.limit).items() if k != "moves" or v is not None}
+    for later in ("draw_adjudication", "resign_adjudication"):  # absent unless used: older runs still resume
+        if game[later] is None:
+            del game[later]
     return {
         "engines": [p.engine_config().to_json() for p in players], "openings": [[o.name, list(o.moves), o.fen] for o in openings],
         "gauntlet": gauntlet_mode, "rounds": None if games is not None else rounds, "games": games, "seed": seed,
@@ -603,16 +609,12 @@ def _results(todo: list[GameJob], settings: GameSettings, workers: int,
     import multiprocessing_logging
 
     multiprocessing_logging.install_mp_handler()
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker)
-    finished = False
+    pool = multiprocessing.get_context("fork").Pool(workers)
     try:
         yield from pool.imap_unordered(_play_job_star, [(job, settings, reuse_engines) for job in todo], chunksize=1)
-        finished = True
     finally:
-        if finished:
-            pool.close()  # workers exit normally: their kept engines are told to quit
-        else:
-            pool.terminate()
+        # The workers die at once; an external engine a worker kept reads the end of its input and quits.
+        pool.terminate()
         pool.join()
         multiprocessing_logging.uninstall_mp_handler()
 
@@ -643,15 +645,15 @@ def _sprt_decided(sprt_settings: SprtSettings | None, records: Sequence[GameReco
 
 
 def _finish(out: Path, labels: list[str], records: list[GameRecord], scheduled: int, event: str,
-            sprt_settings: SprtSettings | None, settings: dict) -> TournamentResult:
+            sprt_settings: SprtSettings | None, settings: dict, *, anchor: str | None = None) -> TournamentResult:
     """Write the PDN, the summary and the standings; return the result."""
     records = sorted(records, key=lambda r: r.index)
     state = sprt_settings.test(records, labels[0], labels[1]) if sprt_settings and len(labels) == 2 else None
     pdn_path = write_pdn(records, out / PDN_FILE, event=event)
-    summary = summarize(records, players=labels, settings=settings, sprt=state)
+    summary = summarize(records, players=labels, settings=settings, sprt=state, anchor=anchor)
     summary.update(scheduled=scheduled, complete=len(records) == scheduled)
     summary_path = write_atomic(out / SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
-    table = standings_text(records, players=labels)
+    table = standings_text(records, players=labels, anchor=anchor)
     if state is not None:
         table += f"\nSPRT {state}"
     write_atomic(out / STANDINGS_FILE, table + "\n")

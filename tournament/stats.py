@@ -25,10 +25,12 @@ __all__ = [
     "Z95",
     "EloEstimate",
     "Pentanomial",
+    "Rating",
     "SprtResult",
     "Standings",
     "StandingsRow",
     "elo_to_score",
+    "fit_ratings",
     "los",
     "pentanomial_counts",
     "perfect_score_bound",
@@ -186,7 +188,7 @@ def _estimate(score: float, variance: float, samples: int, los_value: float, gam
     bound = math.nan
     if math.isinf(elo):
         elo_low = elo_high = error = math.nan
-        bound = math.copysign(perfect_score_bound(samples), elo)
+        bound = perfect_score_bound(samples) if elo > 0 else -perfect_score_bound(samples)
     else:
         error = (elo_high - elo_low) / 2.0
     sigma = math.sqrt(game_var)
@@ -552,3 +554,123 @@ def _percent(fraction: float) -> str:
 def _nan_to(value: float, default: float) -> float:
     """Replace NaN by ``default`` (for sorting)."""
     return default if math.isnan(value) else value
+
+
+# --- ratings for three or more engines ------------------------------------------------
+
+_ELO_SLOPE = math.log(10.0) / 400.0
+"""d(expected score)/d(Elo) = _ELO_SLOPE * p * (1 - p) on the logistic scale."""
+
+
+@dataclass(frozen=True)
+class Rating:
+    """One engine's rating from a maximum-likelihood fit over all games."""
+
+    engine: str
+    """Engine name."""
+    elo: float
+    """Rating, relative to the anchor (an engine at 0, or the average at 0)."""
+    error: float
+    """Half-width of its 95% interval (0 for the anchor engine)."""
+    games: int
+    """Games it played."""
+    score: float
+    """Points it scored."""
+
+    def __str__(self) -> str:
+        return f"{self.engine} {self.elo:+.1f} +/- {self.error:.1f}"
+
+
+def fit_ratings(games: Iterable[tuple[str, str, float]], *, anchor: str | None = None,
+                prior_draws: float = 0.0, iterations: int = 100) -> list[Rating]:
+    """Maximum-likelihood logistic ratings (Ordo / BayesElo style) from ``(a, b, a's score)`` games.
+
+    Each game's expected score is 1 / (1 + 10 ** ((r_b - r_a) / 400)); the fit makes
+    every engine's expected points equal its points (Newton's method). Draws count half.
+    ``anchor`` fixes that engine at 0 (default: the average is 0). 95% intervals come from
+    the inverse Fisher information. An engine with every game won or lost has no finite
+    maximum: ``prior_draws`` virtual draws per pairing that met keep it finite (given
+    automatically, 1 per pairing, when needed). Returned by rating, best first.
+
+    >>> ratings = fit_ratings([("a", "b", 1), ("a", "b", 1), ("a", "b", 1), ("a", "b", 0)])
+    >>> [(r.engine, round(r.elo, 2)) for r in ratings]   # 3/4: 400 log10(3) = 190.85 apart
+    [('a', 95.42), ('b', -95.42)]
+    """
+    import numpy as np
+
+    games = list(games)
+    names = sorted({name for a, b, _ in games for name in (a, b)})
+    if anchor is not None and anchor not in names:
+        raise ValueError(f"anchor {anchor!r} played no game (engines: {', '.join(names)})")
+    index = {name: i for i, name in enumerate(names)}
+    n = len(names)
+    count = np.zeros((n, n))
+    points = np.zeros((n, n))
+    for a, b, score in games:
+        i, j = index[a], index[b]
+        count[i, j] += 1
+        count[j, i] += 1
+        points[i, j] += score
+        points[j, i] += 1 - score
+    played, scored = count.sum(axis=1), points.sum(axis=1)
+    if prior_draws == 0 and np.any((scored == 0) | (scored == played)):
+        prior_draws = 1.0
+    met = count > 0
+    count_fit = count + 2 * prior_draws * met
+    points_fit = points + prior_draws * met
+    ratings = np.zeros(n)
+    for _ in range(iterations):
+        expected, weights = _expectations(ratings, count_fit)
+        gradient = (points_fit - expected).sum(axis=1)
+        hessian = _fisher(weights)
+        step = _solve_anchored(hessian, gradient, None if anchor is None else index[anchor]) / _ELO_SLOPE
+        ratings += step
+        if np.max(np.abs(step)) < 1e-9:
+            break
+    ratings -= ratings[index[anchor]] if anchor is not None else ratings.mean()
+    _, weights = _expectations(ratings, count_fit)
+    errors = Z95 * np.sqrt(np.maximum(np.diag(_covariance(_fisher(weights), None if anchor is None
+                                                               else index[anchor])), 0.0)) / _ELO_SLOPE
+    rows = [Rating(name, float(ratings[i]), float(errors[i]), int(played[i]), float(scored[i]))
+            for i, name in enumerate(names)]
+    return sorted(rows, key=lambda r: (-r.elo, r.engine))
+
+
+def _expectations(ratings, count):
+    """(expected points of i against j, count * p * (1 - p)) for the current ratings."""
+    import numpy as np
+
+    diff = ratings[:, None] - ratings[None, :]
+    p = 1.0 / (1.0 + 10.0 ** (-diff / 400.0))
+    return count * p, count * p * (1 - p)
+
+
+def _fisher(weights):
+    """Fisher information (in units of the logistic slope squared): Laplacian of the weights."""
+    import numpy as np
+
+    return np.diag(weights.sum(axis=1)) - weights
+
+
+def _solve_anchored(hessian, gradient, anchor):
+    """Newton step with the anchor fixed (or, with None, the minimum-norm step: the average stays)."""
+    import numpy as np
+
+    if anchor is None:
+        return np.linalg.pinv(hessian) @ gradient
+    keep = [i for i in range(len(gradient)) if i != anchor]
+    step = np.zeros(len(gradient))
+    step[keep] = np.linalg.solve(hessian[np.ix_(keep, keep)], gradient[keep])
+    return step
+
+
+def _covariance(hessian, anchor):
+    """Covariance of the ratings: pseudo-inverse (average fixed) or inverse without the anchor."""
+    import numpy as np
+
+    if anchor is None:
+        return np.linalg.pinv(hessian)
+    keep = [i for i in range(len(hessian)) if i != anchor]
+    cov = np.zeros_like(hessian)
+    cov[np.ix_(keep, keep)] = np.linalg.inv(hessian[np.ix_(keep, keep)])
+    return cov

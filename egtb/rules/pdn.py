@@ -90,6 +90,8 @@ class Game:
     """"1-0" (Black won), "0-1" (White won), "1/2-1/2" or "*"."""
     line: int = field(default=0, compare=False, repr=False)
     """Line (1-based) where the game starts in the text it was read from (0: not read)."""
+    comments: list[str] = field(default_factory=list, compare=False, repr=False)
+    """Comment written after each move (``""``: none), e.g. ``"[%clock 0:00:59.5]"``; not read back."""
 
     def name(self) -> str:
         """A short description for messages: event, round and players when known.
@@ -162,7 +164,7 @@ def _check_result(result: str) -> None:
 
 
 def write_game(game: Game) -> str:
-    """The PDN text of a game: tags, a blank line, the movetext, a blank line.
+    """The PDN text of a game: tags, a blank line, the movetext (with the moves' comments), a blank line.
 
     >>> print(write_game(Game(fen="W:W18:B14", moves=["18x9"], result="0-1")))
     [GameType "21"]
@@ -206,6 +208,8 @@ def _movetext_tokens(game: Game) -> Iterator[str]:
         elif index == 0:
             yield f"{number}..."
         yield move
+        if index < len(game.comments) and game.comments[index]:
+            yield "{" + game.comments[index].replace("}", ")") + "}"
         if turn != BLACK:
             number += 1
         turn = 1 - turn

@@ -110,6 +110,11 @@ class Engine(abc.ABC):
     def play(self, state: GameState, limit: Limit) -> Move | str:
         """A move for the side to move in ``state`` (a Move or PDN text)."""
 
+    def reported_score(self) -> int | None:
+        """The score the engine gave with its last move: hundredths of a man for the side that moved
+        (beyond +-29000 a win or a loss), None when it reported none."""
+        return None
+
     def close(self) -> None:
         """Release processes and files."""
 

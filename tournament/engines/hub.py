@@ -355,6 +355,13 @@ class HubEngine(Engine):
             else:
                 logger.warning("%s: unexpected line during search: %s %s", self.name, command, fields)
 
+    def reported_score(self) -> int | None:
+        """The ``score`` of the last ``info`` line (in men, as Scan sends it) in hundredths, else None."""
+        try:
+            return round(float(self.last_info["score"]) * 100)
+        except (KeyError, ValueError):
+            return None
+
     def _send_position(self, state: GameState) -> None:
         """``pos pos=<start> moves="<moves>"``: the game's start and its moves in hub notation."""
         board = Board(state.start_fen, rule=state.rule)
@@ -426,6 +433,7 @@ class _Server:
             self.say('param name=variant value=english type=enum values="english"')
             self.say("wait")
         elif command == "init":
+            Board().legal_moves()  # load the compiled move generator now, not on the clock of the first move
             self.say("ready")
         elif command == "ping":
             self.say("pong")
@@ -436,10 +444,20 @@ class _Server:
         elif command == "level":
             self.limit = _limit_from_level(fields)
         elif command == "go":
-            self.say(f"done move={hub_move(self.think())}")
+            answer = self.engine.play(GameState.from_board(self.board), self.limit)
+            info = getattr(self.engine, "last_info", None)
+            score = self.engine.reported_score()
+            if score is not None:
+                depth = getattr(info, "depth", 0)
+                self.say(f"info depth={depth} score={score / 100:.2f}")
+            self.say(f"done move={self.answer_text(answer)}")
         elif command == "quit":
             return False
-        elif command in ("set-param", "stop", "ponder-hit", ""):
+        elif command == "set-param":
+            setter = getattr(self.engine, "set_option", None)
+            if setter is not None and "name" in fields:
+                setter(fields["name"], fields.get("value", ""))
+        elif command in ("stop", "ponder-hit", ""):
             pass  # accepted; the search is synchronous, so stop and ponder-hit have nothing to do
         else:
             self.say(f'error message="unknown command {command}"')
@@ -451,9 +469,14 @@ class _Server:
             board.push(parse_hub_move(text, board))
         self.board = board
 
-    def think(self) -> Move:
-        answer = self.engine.play(GameState.from_board(self.board), self.limit)
-        return answer if isinstance(answer, Move) else Move.from_pdn(answer, self.board)
+    def answer_text(self, answer: Move | str) -> str:
+        """The engine's move in hub notation; text that names no legal move is passed on for the client to judge."""
+        if isinstance(answer, Move):
+            return hub_move(answer)
+        try:
+            return hub_move(Move.from_pdn(answer, self.board))
+        except ValueError:
+            return str(answer).strip().replace(" ", "") or "none"
 
 
 def serve(engine: Engine, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:

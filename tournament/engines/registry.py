@@ -11,6 +11,9 @@ Specs:
 - ``entrypoint:NAME``: a plug-in registered in the entry-point group
   ``draughts_tournament.engines``.
 - ``hub:COMMAND ARGS...``: an external program speaking the Hub protocol.
+- ``cb:PATH``: a CheckerBoard engine library (``getmove``/``enginecommand``), loaded
+  in its own process (``cblib:PATH`` loads it in this one; see
+  :mod:`tournament.engines.checkerboard`).
 
 Plug-in classes are called with the keyword arguments ``seed`` and
 ``tables_dir`` when their signature accepts them, and with the engine's
@@ -83,6 +86,11 @@ def make_engine(spec: str, *, tables_dir: str | Path | None = None, seed: int | 
         if not command:
             raise ValueError("hub: needs a command, e.g. 'hub:./scan hub'")
         return HubEngine(command, options={k: _option_text(v) for k, v in options.items()})
+    if spec.startswith("cb:"):
+        return _make_checkerboard(spec[len("cb:"):], options)
+    if spec.startswith("cblib:"):
+        from tournament.engines.checkerboard import CheckerBoardLibrary
+        return CheckerBoardLibrary(spec[len("cblib:"):], options=options)
     if spec.startswith("entrypoint:"):
         return _instantiate(_load_entry_point(spec[len("entrypoint:"):]), spec, seed, tables_dir, options)
     if "=" in spec and ":" not in spec:
@@ -182,6 +190,17 @@ def _instantiate(factory: Callable[..., Any], spec: str, seed: int | None,
     if not isinstance(engine, Engine):
         raise ValueError(f"plug-in {spec!r} made a {type(engine).__name__}, not a tournament.engines.base.Engine")
     return engine
+
+
+def _make_checkerboard(path: str, options: dict[str, Any]) -> Engine:
+    """A CheckerBoard library served by its own ``tournament hub-engine cblib:PATH`` process."""
+    import sys
+
+    from tournament.engines.hub import HubEngine
+    if not path or not Path(path).is_file():
+        raise ValueError(f"cb:{path}: no such engine library (give cb:PATH to a .so, or a .dll where it loads)")
+    command = [sys.executable, "-m", "tournament.cli", "hub-engine", f"cblib:{Path(path).resolve()}"]
+    return HubEngine(command, options={k: _option_text(v) for k, v in options.items()})
 
 
 def _make_perfect(tables_dir: str | Path | None, seed: int | None) -> Engine:

@@ -302,7 +302,8 @@ def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
         return 0
     if ply >= MAX_PLY - 1 or (depth <= 0 and mv[0, M_CAPTURED] == 0):
         return evaluate(bm, bk, wm, wk, turn)
-    depth = max(depth, 0)
+    if depth < 0:
+        depth = 0
     slot = h & (tt.shape[0] - 1)
     tt_move, settled, s = _probe_tt(tt, slot, h, depth, alpha, beta, ply)
     if settled:
@@ -327,10 +328,11 @@ def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
             return 0
         if s > best:
             best, best_i = s, i
-            alpha = max(alpha, s)
-            if s >= beta:
-                _remember_cutoff(mv, i, ply, depth, killers, history)
-                break
+            if s > alpha:
+                alpha = s
+                if s >= beta:
+                    _remember_cutoff(mv, i, ply, depth, killers, history)
+                    break
     if ply == 0:
         stats[S_BEST] = best_i
     _store_tt(tt, slot, h, _move_key(mv, best_i), best, alpha0, beta, depth, ply)
@@ -492,6 +494,11 @@ class SearchEngine(Engine):
 
     def play(self, state: GameState, limit: Limit) -> Move:
         return self.choose(state.board(), limit)
+
+    def reported_score(self) -> int | None:
+        """The last search's score (None after a table move or a forced move)."""
+        info = self.last_info
+        return None if info is None or info.source != "search" else int(info.score)
 
     def choose(self, board: Board, limit: Limit = Limit()) -> Move:
         """The move to play in ``board`` under ``limit``; fills ``last_info``."""

@@ -1,0 +1,129 @@
+/* A tiny engine with CheckerBoard's engine API (getmove / enginecommand / islegal), for the tests.
+ *
+ * Board: int board[8][8] indexed [x][y]; square 1 is (6, 0), Black (moves first) starts on
+ * rows y = 0..2 and moves towards y = 7. It plays the first legal move it generates, or a random
+ * one with "set mode random"; "set mode crash" makes getmove crash, "set mode illegal" makes it
+ * move a man backwards, "set mode same" returns the board unchanged.
+ * Build: cc -shared -fPIC -o tiny_cb.so tiny_cb.c
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CB_WHITE 1
+#define CB_BLACK 2
+#define CB_MAN 4
+#define CB_KING 8
+#define CB_DRAW 0
+#define CB_WIN 1
+#define CB_LOSS 2
+#define CB_UNKNOWN 3
+
+struct coor { int x; int y; };
+struct CBmove {
+    int jumps, newpiece, oldpiece;
+    struct coor from, to;
+    struct coor path[12];
+    struct coor del[12];
+    int delpiece[12];
+};
+
+static char mode[64] = "first";
+static unsigned seed = 12345;
+static int games = 0;
+
+typedef struct { int b[8][8]; } Pos;
+static Pos found[256];
+static int nfound;
+
+static int on(int x, int y) { return x >= 0 && x < 8 && y >= 0 && y < 8; }
+static int crown_row(int color) { return color == CB_BLACK ? 7 : 0; }
+
+static void add(const Pos *p) { if (nfound < 256) found[nfound++] = *p; }
+
+static void jumps(Pos *p, int x, int y, int color, int *any) {
+    int piece = p->b[x][y], king = piece & CB_KING, dirs[4][2] = {{1,1},{-1,1},{1,-1},{-1,-1}}, more = 0;
+    int forward = color == CB_BLACK ? 1 : -1;
+    for (int d = 0; d < 4; d++) {
+        int dx = dirs[d][0], dy = dirs[d][1];
+        if (!king && dy != forward) continue;
+        int mx = x + dx, my = y + dy, tx = x + 2 * dx, ty = y + 2 * dy;
+        if (!on(tx, ty) || !p->b[mx][my] || (p->b[mx][my] & color) || p->b[tx][ty]) continue;
+        Pos q = *p;
+        q.b[tx][ty] = piece; q.b[x][y] = 0; q.b[mx][my] = 0;
+        more = 1; *any = 1;
+        if (!king && ty == crown_row(color)) { q.b[tx][ty] = color | CB_KING; add(&q); continue; }
+        int before = nfound, dummy = 0;
+        jumps(&q, tx, ty, color, &dummy);
+        if (nfound == before) add(&q);
+    }
+    (void)more;
+}
+
+static void generate(int board[8][8], int color) {
+    Pos p; int any = 0;
+    memcpy(p.b, board, sizeof p.b);
+    nfound = 0;
+    for (int x = 0; x < 8; x++) for (int y = 0; y < 8; y++)
+        if (p.b[x][y] & color) jumps(&p, x, y, color, &any);
+    if (any) return;
+    int forward = color == CB_BLACK ? 1 : -1;
+    for (int x = 0; x < 8; x++) for (int y = 0; y < 8; y++) {
+        int piece = p.b[x][y];
+        if (!(piece & color)) continue;
+        for (int dx = -1; dx <= 1; dx += 2) for (int dy = -1; dy <= 1; dy += 2) {
+            if (!(piece & CB_KING) && dy != forward) continue;
+            if (!on(x + dx, y + dy) || p.b[x + dx][y + dy]) continue;
+            Pos q = p;
+            q.b[x + dx][y + dy] = (!(piece & CB_KING) && y + dy == crown_row(color)) ? (color | CB_KING) : piece;
+            q.b[x][y] = 0;
+            add(&q);
+        }
+    }
+}
+
+int getmove(int board[8][8], int color, double maxtime, char str[1024], int *playnow, int info, int moreinfo,
+            struct CBmove *move) {
+    (void)maxtime; (void)playnow; (void)moreinfo; (void)move;
+    if (info & 1) games++;
+    if (strcmp(mode, "crash") == 0) { volatile int *nowhere = NULL; *nowhere = 1; }
+    if (strcmp(mode, "same") == 0) { strcpy(str, "thinking about nothing"); return CB_UNKNOWN; }
+    if (strcmp(mode, "illegal") == 0) {
+        for (int x = 0; x < 8; x++) for (int y = 0; y < 8; y++)
+            if ((board[x][y] & color) && (board[x][y] & CB_MAN)) {
+                int back = color == CB_BLACK ? -1 : 1;
+                for (int dx = -1; dx <= 1; dx += 2)
+                    if (on(x + dx, y + back) && !board[x + dx][y + back]) {
+                        board[x + dx][y + back] = board[x][y]; board[x][y] = 0;
+                        return CB_UNKNOWN;
+                    }
+            }
+    }
+    generate(board, color);
+    if (nfound == 0) return CB_LOSS;
+    int pick = 0;
+    if (strcmp(mode, "random") == 0) { seed = seed * 1103515245u + 12345u; pick = (seed >> 16) % nfound; }
+    memcpy(board, found[pick].b, sizeof found[pick].b);
+    snprintf(str, 1024, "tiny: %d moves, game %d", nfound, games);
+    return nfound == 1 ? CB_WIN : CB_UNKNOWN;
+}
+
+int enginecommand(char command[256], char reply[1024]) {
+    char name[64], value[64];
+    if (strcmp(command, "name") == 0) { strcpy(reply, "Tiny CB"); return 1; }
+    if (strcmp(command, "about") == 0) { strcpy(reply, "a test engine"); return 1; }
+    if (strcmp(command, "get gametype") == 0) { strcpy(reply, "21"); return 1; }
+    if (strcmp(command, "get protocolversion") == 0) { strcpy(reply, "2"); return 1; }
+    if (sscanf(command, "set %63s %63s", name, value) == 2) {
+        if (strcmp(name, "mode") == 0) { strcpy(mode, value); strcpy(reply, "ok"); return 1; }
+        if (strcmp(name, "seed") == 0) { seed = (unsigned)atoi(value); strcpy(reply, "ok"); return 1; }
+        strcpy(reply, "?"); return 0;
+    }
+    strcpy(reply, "?");
+    return 0;
+}
+
+int islegal(int board[8][8], int color, int from, int to, struct CBmove *move) {
+    (void)board; (void)color; (void)from; (void)to; (void)move;
+    return 0;
+}
