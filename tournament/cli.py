@@ -90,6 +90,8 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--seed", type=int, default=0, help="run seed (game seeds derive from it)")
     run.add_argument("--event", default="tournament", help="PDN Event tag")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from egtb.cluster import add_scheduler_options
+    add_scheduler_options(run)  # --scheduler / --scheduler-file: play the games on a Dask cluster
     run.set_defaults(func=_run)
 
 
@@ -115,12 +117,18 @@ def _run(args: argparse.Namespace) -> int:
         args.engine, out_dir=args.out, openings=_openings(args.openings, args.include_barred),
         gauntlet_mode=args.gauntlet, rounds=args.rounds, games=args.games, concurrency=args.concurrency,
         settings=settings, seed=args.seed, sprt_settings=args.sprt, event=args.event,
-        progress=not args.no_progress,
+        progress=not args.no_progress, executor=_game_executor(args),
     )
     print(result.standings)
     print(f"\n{len(result.records)}/{result.scheduled} games; PDN: {result.pdn_path}")
     print(f"summary: {result.summary_path}")
     return 0
+
+
+def _game_executor(args: argparse.Namespace):
+    """None (the local pool) or the Dask cluster given by --scheduler / --scheduler-file."""
+    from tournament.distributed import make_game_executor
+    return make_game_executor(scheduler=args.scheduler, scheduler_file=args.scheduler_file)
 
 
 def _hub_engine(args: argparse.Namespace) -> int:

@@ -425,6 +425,7 @@ def run_tournament(
     event: str = "tournament",
     progress: bool = True,
     stop_after: int | None = None,
+    executor: Any = None,
 ) -> TournamentResult:
     """Play (or resume) a tournament and write its records into ``out_dir``.
 
@@ -439,6 +440,9 @@ def run_tournament(
         seed: run seed; game seeds derive from it and the game id.
         sprt_settings: stop a two-engine match once the SPRT decides.
         stop_after: stop after this many new games (a test hook that simulates an interruption).
+        executor: where the games run: None is the local pool of ``concurrency`` processes, else an
+            object whose ``play(jobs, settings)`` yields finished records, such as
+            tournament.distributed.DaskGames (a Dask cluster).
 
     Raises ValueError when ``out_dir`` holds a run with other settings.
     """
@@ -457,7 +461,8 @@ def run_tournament(
     todo = [job for job in jobs if job.game_id not in done]
     labels = [p.label for p in players]
     records += _play_missing(todo, settings, out, labels, records, concurrency=concurrency, progress=progress,
-                             sprt_settings=sprt_settings, stop_after=stop_after, scheduled=len(jobs))
+                             sprt_settings=sprt_settings, stop_after=stop_after, scheduled=len(jobs),
+                             executor=executor)
     return _finish(out, labels, records, len(jobs), event, sprt_settings,
                    _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
 
@@ -491,7 +496,8 @@ def _check_settings(out: Path, wanted: dict) -> None:
 
 def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels: list[str],
                   previous: list[GameRecord], *, concurrency: int | None, progress: bool,
-                  sprt_settings: SprtSettings | None, stop_after: int | None, scheduled: int) -> list[GameRecord]:
+                  sprt_settings: SprtSettings | None, stop_after: int | None, scheduled: int,
+                  executor: Any = None) -> list[GameRecord]:
     """Play the missing games, appending each to the records file as it ends."""
     new: list[GameRecord] = []
     if not todo or _sprt_decided(sprt_settings, previous, labels):
@@ -499,7 +505,7 @@ def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels
     log = _RecordLog(out / RECORDS_FILE)
     bar = _progress_bar(scheduled, scheduled - len(todo), progress)
     workers = min(concurrency or os.cpu_count() or 1, len(todo))
-    results = _results(todo, settings, workers)
+    results = _results(todo, settings, workers) if executor is None else executor.play(todo, settings)
     try:
         for record in results:
             log.append(record)
