@@ -245,7 +245,6 @@ def test_bad_cluster_setup_fails_before_any_work(tmp_path):
     assert not list(tmp_path.glob("*.h5"))
 
 
-@pytest.mark.slow
 def test_worker_killed_mid_build_still_gives_identical_files(cluster, local4, tmp_path):
     copy_tables(local4, tmp_path, max_pieces=3)
     done = {}

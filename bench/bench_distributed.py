@@ -1,0 +1,102 @@
+"""Dask cluster against the local pool, measured in the same run (prints figures, asserts nothing).
+
+Usage:
+    .venv/bin/python bench/bench_distributed.py [--pieces 5] [--games 400] [--workers 2]
+
+1. Builds every table up to ``--pieces`` with the local pool (``--workers`` processes)
+   and then on a ``LocalCluster`` of ``--workers`` single-threaded worker processes;
+   prints both wall times, their ratio (target: Dask within 1.3x) and the
+   scheduling overhead: the round trip of an empty task submitted when the
+   previous one returned (what a pair waits between becoming ready and starting),
+   and the workers' idle time per pair against the local pool's.
+2. Plays ``--games`` random-mover games with the local pool and on the same
+   cluster; prints games/s of both.
+
+Needs Dask: ``pip install .[distributed]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from egtb.tables import build as builder
+from egtb.tables.executor import DaskExecutor
+from tournament.distributed import DaskGames
+from tournament.schedule import run_tournament
+
+EMPTY_TASKS = 200
+
+
+def noop() -> None:
+    """An empty task."""
+
+
+def round_trip_ms(client) -> float:
+    """Median milliseconds to submit an empty task and get its result back."""
+    times = []
+    for _ in range(EMPTY_TASKS):
+        start = time.perf_counter()
+        client.submit(noop, pure=False).result()
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def idle_per_pair(report, wall: float, workers: int) -> float:
+    """Seconds per pair the workers were not inside build_pair (dependency waits included)."""
+    busy = sum(r["seconds"] for r in report.records)
+    return (wall * workers - busy) / max(1, len(report.records))
+
+
+def timed_build(pieces: int, directory: Path, **kwargs):
+    start = time.perf_counter()
+    report = builder.build(pieces, directory=directory, progress=False, **kwargs)
+    return report, time.perf_counter() - start
+
+
+def timed_games(games: int, out: Path, **kwargs) -> float:
+    start = time.perf_counter()
+    result = run_tournament(["random", "random"], out_dir=out, games=games, seed=11, progress=False, **kwargs)
+    assert len(result.records) == games
+    return games / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pieces", type=int, default=5)
+    parser.add_argument("--games", type=int, default=400)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    from distributed import Client, LocalCluster
+
+    root = Path(tempfile.mkdtemp(prefix="bench-dask-"))
+    builder._warm_up()
+    local, local_wall = timed_build(args.pieces, root / "local", jobs=args.workers)
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        executor = DaskExecutor(client=client)
+        dask, dask_wall = timed_build(args.pieces, root / "dask", executor=executor)
+        trip = round_trip_ms(client)
+        local_rate = timed_games(args.games, root / "games-local", concurrency=args.workers)
+        dask_rate = timed_games(args.games, root / "games-dask", executor=DaskGames(client=client))
+    same = [(r["key"], [t["checksum"] for t in r["tables"]]) for r in local.records]
+    identical = sorted(same) == sorted((r["key"], [t["checksum"] for t in r["tables"]]) for r in dask.records)
+    pairs = len(dask.records)
+    print(f"build up to {args.pieces} pieces, {pairs} pairs, {local.positions:,} positions, "
+          f"{args.workers} workers (files identical: {identical})")
+    print(f"  local pool   {local_wall:8.1f} s")
+    print(f"  Dask cluster {dask_wall:8.1f} s   ratio {dask_wall / local_wall:.2f}x (target <= 1.3x); "
+          f"kernel warm-up {max(executor.warm_seconds):.1f} s of it")
+    print(f"  scheduling: empty-task round trip {trip:.1f} ms (median of {EMPTY_TASKS}); idle per pair "
+          f"local {idle_per_pair(local, local_wall, args.workers):.2f} s, "
+          f"Dask {idle_per_pair(dask, dask_wall, args.workers):.2f} s")
+    print(f"tournament, {args.games} random-mover games, {args.workers} workers")
+    print(f"  local pool   {local_rate:8.1f} games/s")
+    print(f"  Dask cluster {dask_rate:8.1f} games/s   ratio {dask_rate / local_rate:.2f}")
+
+
+if __name__ == "__main__":
+    main()
