@@ -10,7 +10,7 @@ Usage:
    previous one returned (what a pair waits between becoming ready and starting),
    and the workers' idle time per pair against the local pool's.
 2. Plays ``--games`` random-mover games with the local pool and on the same
-   cluster; prints games/s of both.
+   cluster (after a 20-game warm-up of each); prints games/s of both.
 
 Needs Dask: ``pip install .[distributed]``.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from egtb.tables import build as builder
 from egtb.tables.executor import DaskExecutor
-from tournament.distributed import DaskGames
+from tournament.distributed import TARGET_TASK_SECONDS, DaskGames
 from tournament.schedule import run_tournament
 
 EMPTY_TASKS = 200
@@ -80,8 +80,11 @@ def main() -> None:
         executor = DaskExecutor(client=client)
         dask, dask_wall = timed_build(args.pieces, root / "dask", executor=executor)
         trip = round_trip_ms(client)
+        timed_games(20, root / "warm-local", concurrency=args.workers)  # imports, engines
+        timed_games(20, root / "warm-dask", executor=DaskGames(client=client))
         local_rate = timed_games(args.games, root / "games-local", concurrency=args.workers)
-        dask_rate = timed_games(args.games, root / "games-dask", executor=DaskGames(client=client))
+        games = DaskGames(client=client)
+        dask_rate = timed_games(args.games, root / "games-dask", executor=games)
     same = [(r["key"], [t["checksum"] for t in r["tables"]]) for r in local.records]
     identical = sorted(same) == sorted((r["key"], [t["checksum"] for t in r["tables"]]) for r in dask.records)
     pairs = len(dask.records)
@@ -95,7 +98,8 @@ def main() -> None:
           f"Dask {idle_per_pair(dask, dask_wall, args.workers):.2f} s")
     print(f"tournament, {args.games} random-mover games, {args.workers} workers")
     print(f"  local pool   {local_rate:8.1f} games/s")
-    print(f"  Dask cluster {dask_rate:8.1f} games/s   ratio {dask_rate / local_rate:.2f}")
+    print(f"  Dask cluster {dask_rate:8.1f} games/s   ratio {dask_rate / local_rate:.2f} "
+          f"({games.tasks} tasks: batches of pairs adapted to ~{TARGET_TASK_SECONDS} s)")
 
 
 if __name__ == "__main__":

@@ -176,7 +176,7 @@ def capture_logs(logger_name: str = "egtb", *, level: int = logging.INFO) -> Ite
 
     >>> with capture_logs("egtb.demo") as lines:
     ...     logging.getLogger("egtb.demo").info("solved %s", "1k-1k")
-    >>> lines[0].endswith("egtb.demo INFO solved 1k-1k")
+    >>> "egtb.demo INFO solved 1k-1k [" in lines[0]  # then [host:pid]
     True
     """
     lines: list[str] = []
