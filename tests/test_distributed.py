@@ -327,3 +327,13 @@ def test_sprt_stops_a_match_on_the_cluster(cluster, tmp_path):
     records = load_records(tmp_path / "games.jsonl")
     assert len(records) < 400 and len(records) == len({r.game_id for r in records}) == len(result.records)
     assert not [k for k, v in cluster.client.processing().items() if v]  # outstanding futures cancelled
+
+
+def test_cli_tournament_on_the_cluster(cluster, tmp_path, capsys):
+    from tournament.cli import main as tournament_main
+    status = bounded(tournament_main, ["run", "--engine", "random", "--engine", "random", "--games", "20",
+                                       "--openings", "start", "--no-progress", "--out", str(tmp_path),
+                                       "--scheduler-file", str(cluster.scheduler_file)])
+    assert status == 0
+    assert len(load_records(tmp_path / "games.jsonl")) == 20
+    assert "20/20 games" in capsys.readouterr().out
