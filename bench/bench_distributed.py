@@ -7,8 +7,9 @@ Usage:
    and then on a ``LocalCluster`` of ``--workers`` single-threaded worker processes;
    prints both wall times, their ratio (target: Dask within 1.3x) and the
    scheduling overhead: the round trip of an empty task submitted when the
-   previous one returned (what a pair waits between becoming ready and starting),
-   and the workers' idle time per pair against the local pool's.
+   previous one returned, the median time from a pair's last dependency ending
+   to the pair starting (both executors), and the workers' time outside the
+   solver per pair.
 2. Plays ``--games`` random-mover games with the local pool and on the same
    cluster (after a 20-game warm-up of each); prints games/s of both.
 
@@ -51,10 +52,20 @@ def idle_per_pair(report, wall: float, workers: int) -> float:
     return (wall * workers - busy) / max(1, len(report.records))
 
 
+def ready_to_start(report, pieces: int, begin: float) -> list[float]:
+    """Per pair: seconds from its last dependency's end (or the build's start) to its own start."""
+    records = {r["key"]: r for r in report.records}
+    depends = {p.key: p.depends for p in builder.plan_pairs(pieces)}
+    return [r["started"] - max([records[d]["finished"] for d in depends[key] if d in records] + [begin])
+            for key, r in records.items()]
+
+
 def timed_build(pieces: int, directory: Path, **kwargs):
+    begin = time.time()
     start = time.perf_counter()
     report = builder.build(pieces, directory=directory, progress=False, **kwargs)
-    return report, time.perf_counter() - start
+    wall = time.perf_counter() - start
+    return report, wall, ready_to_start(report, pieces, begin)
 
 
 def timed_games(games: int, out: Path, **kwargs) -> float:
@@ -74,11 +85,11 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="bench-dask-"))
     builder._warm_up()
-    local, local_wall = timed_build(args.pieces, root / "local", jobs=args.workers)
+    local, local_wall, local_waits = timed_build(args.pieces, root / "local", jobs=args.workers)
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         executor = DaskExecutor(client=client)
-        dask, dask_wall = timed_build(args.pieces, root / "dask", executor=executor)
+        dask, dask_wall, dask_waits = timed_build(args.pieces, root / "dask", executor=executor)
         trip = round_trip_ms(client)
         timed_games(20, root / "warm-local", concurrency=args.workers)  # imports, engines
         timed_games(20, root / "warm-dask", executor=DaskGames(client=client))
@@ -93,9 +104,11 @@ def main() -> None:
     print(f"  local pool   {local_wall:8.1f} s")
     print(f"  Dask cluster {dask_wall:8.1f} s   ratio {dask_wall / local_wall:.2f}x (target <= 1.3x); "
           f"kernel warm-up {max(executor.warm_seconds):.1f} s of it")
-    print(f"  scheduling: empty-task round trip {trip:.1f} ms (median of {EMPTY_TASKS}); idle per pair "
-          f"local {idle_per_pair(local, local_wall, args.workers):.2f} s, "
-          f"Dask {idle_per_pair(dask, dask_wall, args.workers):.2f} s")
+    print(f"  scheduling: empty-task round trip {trip:.1f} ms (median of {EMPTY_TASKS}); "
+          f"dependency end -> pair start, median: local {statistics.median(local_waits):.3f} s, "
+          f"Dask {statistics.median(dask_waits):.3f} s (includes waiting for a free worker)")
+    print(f"  workers' time outside build_pair per pair: local {idle_per_pair(local, local_wall, args.workers):.2f} s, "
+          f"Dask {idle_per_pair(dask, dask_wall, args.workers):.2f} s (start-up, DAG waits, scheduling)")
     print(f"tournament, {args.games} random-mover games, {args.workers} workers")
     print(f"  local pool   {local_rate:8.1f} games/s")
     print(f"  Dask cluster {dask_rate:8.1f} games/s   ratio {dask_rate / local_rate:.2f} "
