@@ -19,6 +19,7 @@ Needs Dask: ``pip install .[distributed]``.
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import tempfile
 import time
@@ -50,6 +51,23 @@ def idle_per_pair(report, wall: float, workers: int) -> float:
     """Seconds per pair the workers were not inside build_pair (dependency waits included)."""
     busy = sum(r["seconds"] for r in report.records)
     return (wall * workers - busy) / max(1, len(report.records))
+
+
+def process_cpu() -> float:
+    """CPU seconds (user + system) of the process this runs in."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's finished children (the local pool, once shut down)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def workers_cpu(client) -> float:
+    """CPU seconds of the Dask worker processes so far."""
+    return sum(client.run(process_cpu).values())
 
 
 def ready_to_start(report, pieces: int, begin: float) -> list[float]:
@@ -85,11 +103,15 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="bench-dask-"))
     builder._warm_up()
+    cpu0 = children_cpu()
     local, local_wall, local_waits = timed_build(args.pieces, root / "local", jobs=args.workers)
+    local_cpu = children_cpu() - cpu0
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         executor = DaskExecutor(client=client)
+        cpu0 = workers_cpu(client)
         dask, dask_wall, dask_waits = timed_build(args.pieces, root / "dask", executor=executor)
+        dask_cpu = workers_cpu(client) - cpu0
         trip = round_trip_ms(client)
         timed_games(20, root / "warm-local", concurrency=args.workers)  # imports, engines
         timed_games(20, root / "warm-dask", executor=DaskGames(client=client))
@@ -104,6 +126,8 @@ def main() -> None:
     print(f"  local pool   {local_wall:8.1f} s")
     print(f"  Dask cluster {dask_wall:8.1f} s   ratio {dask_wall / local_wall:.2f}x (target <= 1.3x); "
           f"kernel warm-up {max(executor.warm_seconds):.1f} s of it")
+    print(f"  workers' CPU: local {local_cpu:.1f} s, Dask {dask_cpu:.1f} s, ratio {dask_cpu / local_cpu:.2f}x "
+          "(robust to other load on the machine, unlike the wall times)")
     print(f"  scheduling: empty-task round trip {trip:.1f} ms (median of {EMPTY_TASKS}); "
           f"dependency end -> pair start, median: local {statistics.median(local_waits):.3f} s, "
           f"Dask {statistics.median(dask_waits):.3f} s (includes waiting for a free worker)")
