@@ -237,13 +237,14 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
                rules: str = DEFAULT_RULES, progress: np.ndarray | None = None) -> dict:
     """Load, solve and write one pair (runs in a worker); return a small record.
 
-    The record: key, units, positions, seconds, started/finished (wall-clock
-    epoch seconds) and per table its summary with the file's CRC-32 ``checksum``.
+    The record: key, units, positions, seconds, cpu_seconds (of this thread),
+    started/finished (wall-clock epoch seconds) and per table its summary with the file's CRC-32 ``checksum``.
     Idempotent: a re-run rewrites identical table data (atomic rename). The same
     function runs in the local pool and on Dask workers (:mod:`egtb.tables.executor`).
     `progress`: counters raised while solving (see :func:`solve_pair`).
     """
     started = time.time()
+    cpu = time.thread_time()
     start = time.perf_counter()
     tables = load_dependencies(directory, dependencies, pair.materials)
     loaded = time.perf_counter()
@@ -259,7 +260,8 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
         path = storage.table_path(directory, Material.parse(summary["material"]))
         summary["checksum"] = int(storage.read_attrs(path)["checksum_crc32"])
     return {"key": pair.key, "units": units, "positions": pair.positions,
-            "seconds": seconds, "started": started, "finished": time.time(), "tables": summaries}
+            "seconds": seconds, "cpu_seconds": time.thread_time() - cpu, "started": started,
+            "finished": time.time(), "tables": summaries}
 
 
 def dependency_materials(pair: Pair) -> list[Material]:
