@@ -224,6 +224,8 @@ def _register_build(subparsers) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_json(p)
     add_tables_option(p)
+    from egtb.cluster import add_scheduler_options
+    add_scheduler_options(p)  # --scheduler / --scheduler-file: run on a Dask cluster
     p.set_defaults(func=run_build)
 
 
@@ -257,12 +259,19 @@ def _register_verify(subparsers) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     """Handler of ``egtb build``."""
+    from egtb.errors import SolverError
     from egtb.tables.build import build
+    from egtb.tables.executor import make_executor
     if args.pieces < 2:
         raise ValueError(f"--pieces must be at least 2, not {args.pieces}")
     _log_warnings_to_console()
-    report = build(args.pieces, directory=args.tables, jobs=args.jobs, rules=args.rules,
-                   min_pieces=args.min_pieces, progress=not args.quiet)
+    executor = make_executor(jobs=args.jobs, scheduler=args.scheduler, scheduler_file=args.scheduler_file)
+    try:
+        report = build(args.pieces, directory=args.tables, jobs=args.jobs, rules=args.rules,
+                       min_pieces=args.min_pieces, progress=not args.quiet, executor=executor)
+    except SolverError as exc:  # a material failed to build: a failed result, not bad usage
+        print(f"egtb build: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     if args.json:
         _print_json({"built": report.built, "skipped": report.skipped, "rebuilt": report.rebuilt,
                      "positions": report.positions, "seconds": round(report.seconds, 3)})

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from egtb.cli import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from egtb.cluster import add_scheduler_options
 from egtb.rules.board import DRAW_RULES
 from tournament.adjudicate import ResignRule, ScoreDrawRule
 from tournament.engines import config
@@ -118,6 +119,7 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     run.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)
     run.add_argument("--json", action="store_true", help="print the summary as JSON (as summary.json)")
+    add_scheduler_options(run)  # --scheduler / --scheduler-file: play the games on a Dask cluster
     run.set_defaults(func=_run)
 
 
@@ -154,7 +156,7 @@ def _run(args: argparse.Namespace) -> int:
                                 start=args.openings_start, seed=args.seed),
         gauntlet_mode=args.gauntlet, rounds=args.rounds, games=args.games, concurrency=args.jobs,
         settings=settings, seed=args.seed, sprt_settings=args.sprt, event=args.event,
-        progress=not args.quiet, anchor=args.anchor,
+        progress=not args.quiet, anchor=args.anchor, executor=_game_executor(args),
     )
     if args.json:
         print(result.summary_path.read_text(encoding="utf-8"), end="")
@@ -163,6 +165,12 @@ def _run(args: argparse.Namespace) -> int:
     print(f"\n{len(result.records)}/{result.scheduled} games; PDN: {result.pdn_path}")
     print(f"summary: {result.summary_path}")
     return EXIT_OK
+
+
+def _game_executor(args: argparse.Namespace):
+    """None (the local pool) or the Dask cluster given by --scheduler / --scheduler-file."""
+    from tournament.distributed import make_game_executor
+    return make_game_executor(scheduler=args.scheduler, scheduler_file=args.scheduler_file)
 
 
 def _hub_engine(args: argparse.Namespace) -> int:

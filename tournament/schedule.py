@@ -491,6 +491,7 @@ def run_tournament(
     stop_after: int | None = None,
     reuse_engines: bool = True,
     anchor: str | None = None,
+    executor: Any = None,
 ) -> TournamentResult:
     """Play (or resume) a tournament and write its records into ``out_dir``.
 
@@ -508,6 +509,9 @@ def run_tournament(
         stop_after: stop after this many new games (a test hook that simulates an interruption).
         reuse_engines: keep external engines running between games (False: start them for every game).
         anchor: with three or more engines, the engine rated 0 (default: the average is 0).
+        executor: where the games run: None is the local pool of ``concurrency`` processes, else an
+            object whose ``play(jobs, settings)`` yields finished records, such as
+            tournament.distributed.DaskGames (a Dask cluster).
 
     Raises ValueError when ``out_dir`` holds a run with other settings or the table directory
     does not exist, and EngineSetupError (a ValueError) when an engine cannot be started;
@@ -532,7 +536,7 @@ def run_tournament(
     labels = [p.label for p in players]
     records += _play_missing(todo, settings, out, labels, records, concurrency=concurrency, progress=progress,
                              sprt_settings=sprt_settings, stop_after=stop_after, scheduled=len(jobs),
-                             reuse_engines=reuse_engines)
+                             reuse_engines=reuse_engines, executor=executor)
     return _finish(out, labels, records, len(jobs), event, sprt_settings,
                    _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings),
                    anchor=anchor)
@@ -571,7 +575,7 @@ def _check_settings(out: Path, wanted: dict) -> None:
 def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels: list[str],
                   previous: list[GameRecord], *, concurrency: int | None, progress: bool,
                   sprt_settings: SprtSettings | None, stop_after: int | None, scheduled: int,
-                  reuse_engines: bool = True) -> list[GameRecord]:
+                  reuse_engines: bool = True, executor: Any = None) -> list[GameRecord]:
     """Play the missing games, appending each to the records file as it ends."""
     new: list[GameRecord] = []
     if not todo or _sprt_decided(sprt_settings, previous, labels):
@@ -579,7 +583,8 @@ def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels
     log = _RecordLog(out / RECORDS_FILE)
     bar = _progress_bar(scheduled, scheduled - len(todo), progress)
     workers = min(concurrency or os.cpu_count() or 1, len(todo))
-    results = _results(todo, settings, workers, reuse_engines)
+    results = (_results(todo, settings, workers, reuse_engines) if executor is None
+               else executor.play(todo, settings))
     try:
         for record in results:
             log.append(record)

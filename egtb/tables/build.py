@@ -274,11 +274,17 @@ def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTab
 
 def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
                rules: str | tuple = DEFAULT_RULES, progress: np.ndarray | None = None) -> dict:
-    """Load, solve and write one pair (runs in a worker); return a report.
+    """Load, solve and write one pair (runs in a worker); return a small record.
 
     `rules`: the rule layers to build (see :func:`egtb.tables.rule_layer.parse_presets`).
+    The record: key, units, positions, seconds, cpu_seconds (of this thread),
+    started/finished (wall-clock epoch seconds) and per table its summary with the file's CRC-32 ``checksum``.
+    Idempotent: a re-run rewrites identical table data (atomic rename). The same
+    function runs in the local pool and on Dask workers (:mod:`egtb.tables.executor`).
     `progress`: counters raised while solving (see :func:`solve_pair`).
     """
+    started = time.time()
+    cpu = time.thread_time()
     start = time.perf_counter()
     tables = load_dependencies(directory, dependencies, pair.materials,
                                rule_layer.parse_presets(rules))
@@ -290,8 +296,12 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
     log.info("solved %s: %d units, %d positions in %.2fs (load %.2fs, solve %.2fs, "
              "write %.2fs)", pair.key, units, pair.positions, seconds, loaded - start,
              solved - loaded, seconds - (solved - start))
+    for summary in summaries:
+        path = storage.table_path(directory, Material.parse(summary["material"]))
+        summary["checksum"] = int(storage.read_attrs(path)["checksum_crc32"])
     return {"key": pair.key, "units": units, "positions": pair.positions,
-            "seconds": seconds, "tables": summaries}
+            "seconds": seconds, "cpu_seconds": time.thread_time() - cpu, "started": started,
+            "finished": time.time(), "tables": summaries}
 
 
 def dependency_materials(pair: Pair) -> list[Material]:
@@ -318,15 +328,20 @@ class BuildReport:
     """Wall time."""
     positions: int = 0
     """Positions solved by this run."""
+    records: list[dict] = field(default_factory=list)
+    """The record of each pair built (:func:`build_pair`), in the order they finished."""
 
 
 def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: int | None = None,
-          rules: str | tuple = DEFAULT_RULES, min_pieces: int = 2,
-          progress: bool = True) -> BuildReport:
+          rules: str | tuple = DEFAULT_RULES, min_pieces: int = 2, progress: bool = True,
+          executor=None) -> BuildReport:
     """Build every table with min..max pieces into a directory; skip complete ones.
 
     `rules`: the rule layers every file gets ("all", "none", or a comma list of
     presets); a file lacking one of them is incomplete and is rebuilt.
+    `executor`: where the pairs run; None is the local process pool of `jobs`
+    workers, else an object with the ``run`` method of
+    :class:`egtb.tables.executor.DaskExecutor` (a Dask cluster).
 
     >>> build(2, directory=tmp_path, jobs=1, progress=False).positions  # doctest: +SKIP
     3488
@@ -338,14 +353,13 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     handler = _start_logging(directory)
     try:
         return _run(plan_pairs(max_pieces), directory, jobs=jobs, rules=rules,
-                    min_pieces=min_pieces, progress=progress)
+                    min_pieces=min_pieces, progress=progress, executor=executor)
     finally:
         _stop_logging(handler)
 
 
 def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...],
-         min_pieces: int,
-         progress: bool) -> BuildReport:
+         min_pieces: int, progress: bool, executor=None) -> BuildReport:
     report = BuildReport()
     start = time.perf_counter()
     for tmp in storage.remove_temporaries(directory):
@@ -358,9 +372,13 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...
     log.info("building %d pairs (%d positions) with %d jobs into %s", len(todo),
              sum(p.positions for p in todo), jobs, directory)
     bars = _Progress(todo, enabled=progress)
-    for result in _execute(todo, done, directory, jobs=jobs, rules=rules,
-                           on_progress=bars.advance):
+    if executor is None:
+        results = _execute(todo, done, directory, jobs=jobs, rules=rules, on_progress=bars.advance)
+    else:
+        results = executor.run(todo, done, directory, rules=rules, on_progress=bars.advance)
+    for result in results:
         bars.update(result)
+        report.records.append(result)
         report.built += [t["material"] for t in result["tables"]]
         report.positions += result["positions"]
     bars.close()

@@ -208,7 +208,7 @@ E_NODE_KIND = 0
 E_NEXT = 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # a Dask worker keeps heartbeating while a pair is solved
 def solve_units(counts, configs, offsets, wld, dtw, rcode, rdtz, limits, man_resets,
                 bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries, progress):
     """Solve the units of a material pair, in the order of `configs`; return a status.

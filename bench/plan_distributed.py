@@ -1,0 +1,81 @@
+"""Figures for the 7-, 8- and 10-piece plan in docs/distributed.md (counting only, no building).
+
+For each piece count: positions (exactly n pieces, both colours, Black to move
+after colour normalisation), the largest material pair and what today's
+builder holds in memory for it (the pair's own values plus every dependency
+table it loads, 3 bytes a position: value byte + 16-bit DTW), the largest unit
+(one men configuration pair) with the solver's scratch arrays, disk at 3.5
+bits a position, and core-hours at the measured ~3 M positions/s per core.
+With ``--max-per-side 5`` only materials with at most five pieces a side count
+(the usual 10-piece scope).
+
+    python bench/plan_distributed.py [--max-per-side K]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from egtb.tables.build import pair_of, successor_materials
+from egtb.tables.material import all_materials, count_king_placements, count_positions
+
+RATE = 3.0e6  #: positions solved per second per core (measured, see bench_build.py)
+BITS_PER_POSITION = 3.5  #: today's compressed size on disk
+BYTES_IN_MEMORY = 3  #: value (uint8) + DTW (uint16) per position while solving
+WEEK_HOURS = 7 * 24
+PUBLISHED = {7: 34_779_531_480}  #: any colours, DESIGN.md (checkers proof)
+
+
+def scratch_bytes(material) -> int:
+    """Bytes of egtb.tables.solve.Scratch for a unit of this material (two halves)."""
+    unit = count_king_placements(material)
+    nodes = 2 * unit
+    edges = 4 * unit * (material.black_kings + material.white_kings)
+    return nodes * (8 + 8 + 8 + 8 + 5 * 4 + 3 * 2 * 4) + 2 * edges * 4
+
+
+def plan(n: int, max_per_side: int) -> dict:
+    materials = [m for m in all_materials(n, min_pieces=n) if max(m.black, m.white) <= max_per_side]
+    positions = sum(count_positions(m) for m in materials)
+    pairs = {pair_of(m) for m in materials}
+
+    def pair_memory(pair) -> int:
+        own = sum(count_positions(m) for m in pair)
+        deps = {d for m in pair for d in successor_materials(m)}
+        return BYTES_IN_MEMORY * (own + sum(count_positions(d) for d in deps))
+
+    largest_pair = max(pairs, key=pair_memory)
+    largest_unit = max(materials, key=count_king_placements)
+    return {
+        "n": n, "materials": len(materials), "pairs": len(pairs), "positions": positions,
+        "largest_pair": "/".join(m.name for m in largest_pair), "pair_memory": pair_memory(largest_pair),
+        "largest_unit": largest_unit.name, "unit_positions": 2 * count_king_placements(largest_unit),
+        "unit_memory": scratch_bytes(largest_unit) + BYTES_IN_MEMORY * 2 * count_king_placements(largest_unit),
+        "disk": positions * BITS_PER_POSITION / 8, "core_hours": positions / RATE / 3600,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-per-side", type=int, default=12)
+    parser.add_argument("--pieces", type=int, nargs="+", default=[7, 8, 10])
+    args = parser.parse_args()
+    cumulative = {"positions": 0, "disk": 0.0, "core_hours": 0.0}
+    rows = {n: plan(n, args.max_per_side) for n in range(2, max(args.pieces) + 1)}
+    for n, row in rows.items():
+        for key in cumulative:
+            cumulative[key] += row[key]
+        if n not in args.pieces:
+            continue
+        print(f"{n} pieces (max {args.max_per_side} a side): {row['materials']} materials, {row['pairs']} pairs, "
+              f"{row['positions']:,} positions" + (f" (published, any colours: {PUBLISHED[n]:,})" if n in PUBLISHED else ""))
+        print(f"  largest pair {row['largest_pair']}: {row['pair_memory'] / 2**30:,.1f} GiB in memory (own + dependencies)")
+        print(f"  largest unit {row['largest_unit']}: {row['unit_positions']:,} positions, "
+              f"{row['unit_memory'] / 2**20:,.0f} MiB with scratch")
+        print(f"  disk {row['disk'] / 2**30:,.1f} GiB (up to {n}: {cumulative['disk'] / 2**30:,.1f} GiB); "
+              f"{row['core_hours']:,.0f} core-hours (up to {n}: {cumulative['core_hours']:,.0f}); "
+              f"cores for one week: {cumulative['core_hours'] / WEEK_HOURS:,.0f}")
+
+
+if __name__ == "__main__":
+    main()

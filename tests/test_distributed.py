@@ -1,0 +1,339 @@
+"""Builds and tournaments on a real Dask cluster: one scheduler and two worker processes.
+
+The cluster is started from the command line (``dask scheduler``, ``dask worker``) as
+separate OS processes, bounded in time, and torn down afterwards, also on failure.
+Every result is compared with the same work done by the local pool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed", reason="Dask is not installed: pip install .[distributed]")
+
+from egtb.cli import main as egtb_main  # noqa: E402
+from egtb.cluster import ClusterError, ClusterSpec, connect  # noqa: E402
+from egtb.errors import SolverError  # noqa: E402
+from egtb.tables import build as builder  # noqa: E402
+from egtb.tables import storage  # noqa: E402
+from egtb.tables.executor import DaskExecutor  # noqa: E402
+from egtb.tables.material import all_materials  # noqa: E402
+from tournament.distributed import DaskGames  # noqa: E402
+from tournament.records import pair_counts  # noqa: E402
+from tournament.schedule import SprtSettings, load_records, run_tournament  # noqa: E402
+
+#: Seconds any one step may take before the test fails (the cluster is torn down anyway).
+STEP_SECONDS = 240
+START_SECONDS = 90
+MEMORY_LIMIT = "3GB"
+GAMES = 200
+
+
+class Cluster:
+    """A scheduler and two workers started as OS processes, and a client on them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.scheduler_file = root / "scheduler.json"
+        self.processes: list[subprocess.Popen] = []
+        self.client = None
+
+    def start(self) -> None:
+        self._spawn("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                    "--scheduler-file", str(self.scheduler_file))
+        deadline = time.monotonic() + START_SECONDS
+        while not self.scheduler_file.exists():
+            self._check_alive()
+            if time.monotonic() > deadline:
+                raise TimeoutError("dask scheduler did not write its scheduler file")
+            time.sleep(0.2)
+        for n in range(2):
+            self._spawn("worker", "--scheduler-file", str(self.scheduler_file), "--nthreads", "1",
+                        "--memory-limit", MEMORY_LIMIT, "--no-dashboard", "--death-timeout", "60",
+                        "--host", "127.0.0.1", "--name", f"w{n}", "--local-directory", str(self.root / f"w{n}"))
+        self.client = distributed.Client(scheduler_file=str(self.scheduler_file), timeout=START_SECONDS)
+        self.client.wait_for_workers(2, timeout=START_SECONDS)
+
+    def _spawn(self, *args: str) -> None:
+        log = open(self.root / f"{args[0]}-{len(self.processes)}.log", "wb")
+        self.processes.append(subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log,
+                                               stderr=subprocess.STDOUT, start_new_session=True))
+
+    def _check_alive(self) -> None:
+        for p in self.processes:
+            if p.poll() is not None:
+                raise RuntimeError(f"{p.args} exited with {p.returncode}; see {self.root}")
+
+    @property
+    def spec(self) -> ClusterSpec:
+        return ClusterSpec(scheduler_file=str(self.scheduler_file))
+
+    def worker_pids(self) -> dict[str, int]:
+        """Worker address -> pid of the worker process (the nanny's child)."""
+        return self.client.run(os.getpid)
+
+    def kill_busy_worker(self, timeout: float = STEP_SECONDS) -> str:
+        """SIGKILL a worker process while it is running a task; return its address."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            busy = [address for address, keys in self.client.processing().items() if keys]
+            if busy:
+                pid = self.worker_pids()[busy[0]]
+                os.kill(pid, signal.SIGKILL)
+                return busy[0]
+            time.sleep(0.05)
+        raise TimeoutError("no worker became busy")
+
+    def wait_for_workers(self) -> None:
+        """Wait until both workers are back (the nanny restarts a killed one)."""
+        self.client.wait_for_workers(2, timeout=START_SECONDS)
+
+    def stop(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        for p in self.processes:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in self.processes:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """One scheduler and two single-threaded workers with a memory limit."""
+    c = Cluster(tmp_path_factory.mktemp("dask"))
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()
+
+
+def bounded(function, *args, seconds: float = STEP_SECONDS, **kwargs):
+    """Run a call in a thread; fail the test (not hang) when it takes longer than ``seconds``."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(function, *args, **kwargs).result(timeout=seconds)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def crcs(directory: Path, *, max_pieces: int = 4) -> dict[str, int]:
+    return {m.name: int(storage.read_attrs(storage.table_path(directory, m))["checksum_crc32"])
+            for m in all_materials(max_pieces)}
+
+
+def copy_tables(source: Path, target: Path, *, max_pieces: int) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    for m in all_materials(max_pieces):
+        shutil.copy(storage.table_path(source, m), storage.table_path(target, m))
+
+
+@pytest.fixture(scope="module")
+def local4(tmp_path_factory) -> Path:
+    """Every table up to 4 pieces, built by the local pool."""
+    directory = tmp_path_factory.mktemp("local4")
+    builder.build(4, directory=directory, jobs=2, progress=False)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def cluster4(cluster, tmp_path_factory):
+    """Every table up to 4 pieces built on the cluster, and the build's report."""
+    directory = tmp_path_factory.mktemp("cluster4")
+    report = bounded(builder.build, 4, directory=directory, progress=False,
+                     executor=DaskExecutor(cluster.spec))
+    return directory, report
+
+
+# --- builds -------------------------------------------------------------------------------
+
+
+def test_cluster_build_matches_local_build(cluster4, local4, capsys):
+    directory, report = cluster4
+    assert crcs(directory) == crcs(local4)
+    assert len(report.built) == len(all_materials(4))
+    assert {t["checksum"] for r in report.records for t in r["tables"]} == set(crcs(local4).values())
+    assert len({(r["host"], r["pid"]) for r in report.records}) == 2  # both workers took part
+    assert egtb_main(["verify", "--tables", str(directory), "--jobs", "1", "--json", "--quiet"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["ok"] and result["reference_listed"] > 0 and result["reference_differing"] == []
+    assert not list(directory.glob(storage.TMP_GLOB))
+    assert "worker: " in (directory / builder.LOG_NAME).read_text()  # worker log lines collected
+
+
+def test_no_material_starts_before_its_dependencies_finished(cluster4):
+    _, report = cluster4
+    records = {r["key"]: r for r in report.records}
+    pairs = builder.plan_pairs(4)
+    assert set(records) == {p.key for p in pairs}
+    for pair in pairs:
+        for dep in pair.depends:
+            assert records[pair.key]["started"] >= records[dep]["finished"], (pair.key, dep)
+
+
+def test_resume_on_the_cluster_skips_complete_files(cluster, cluster4):
+    directory, _ = cluster4
+    report = bounded(builder.build, 4, directory=directory, progress=False, executor=DaskExecutor(cluster.spec))
+    assert report.built == [] and len(report.skipped) == len(all_materials(4))
+
+
+def test_cli_build_on_the_cluster(cluster, local4, tmp_path, capsys):
+    copy_tables(local4, tmp_path, max_pieces=2)
+    status = bounded(egtb_main, ["build", "--pieces", "3", "--tables", str(tmp_path), "--quiet", "--json",
+                                 "--scheduler-file", str(cluster.scheduler_file)])
+    assert status == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["built"]) == len(all_materials(3)) - len(all_materials(2))
+    assert crcs(tmp_path, max_pieces=3) == crcs(local4, max_pieces=3)
+
+
+cloudpickle = pytest.importorskip("cloudpickle", reason="Dask is not installed: pip install .[distributed]")
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
+
+
+def _fail_pair(key: str | None) -> None:
+    """In a worker: make solving the pair ``key`` raise (None: undo)."""
+    from egtb.tables import build as worker_builder
+    original = getattr(worker_builder, "_original_solve_pair", worker_builder.solve_pair)
+    worker_builder._original_solve_pair = original
+    if key is None:
+        worker_builder.solve_pair = original
+        return
+
+    def failing(materials, tables, progress=None):
+        if materials[0].name == key:
+            raise SolverError(f"injected failure in {key}")
+        return original(materials, tables, progress)
+
+    worker_builder.solve_pair = failing
+
+
+def test_a_failing_material_stops_the_build_naming_it(cluster, local4, tmp_path):
+    key = "1k-1m1k"
+    assert key in {p.key for p in builder.plan_pairs(3)}
+    copy_tables(local4, tmp_path, max_pieces=2)
+    cluster.client.run(_fail_pair, key)
+    try:
+        with pytest.raises(SolverError, match="1k-1m1k.*injected failure"):
+            bounded(builder.build, 3, directory=tmp_path, progress=False, executor=DaskExecutor(cluster.spec))
+    finally:
+        cluster.client.run(_fail_pair, None)
+    failed = next(p for p in builder.plan_pairs(3) if p.key == key)
+    assert not any(storage.table_path(tmp_path, m).exists() for m in failed.materials)
+
+
+def test_bad_cluster_setup_fails_before_any_work(tmp_path):
+    with pytest.raises(ClusterError, match="does not exist"):
+        connect(ClusterSpec(scheduler_file=str(tmp_path / "nope.json")))
+    assert egtb_main(["build", "--pieces", "2", "--tables", str(tmp_path), "--quiet",
+                      "--scheduler-file", str(tmp_path / "nope.json")]) == 2
+    assert not list(tmp_path.glob("*.h5"))
+
+
+def test_worker_killed_mid_build_still_gives_identical_files(cluster, local4, tmp_path):
+    copy_tables(local4, tmp_path, max_pieces=3)
+    done = {}
+    thread = threading.Thread(target=lambda: done.update(report=builder.build(
+        4, directory=tmp_path, progress=False, executor=DaskExecutor(cluster.spec))), daemon=True)
+    thread.start()
+    cluster.kill_busy_worker()
+    thread.join(STEP_SECONDS)
+    assert not thread.is_alive(), "build did not finish after a worker was killed"
+    assert crcs(tmp_path) == crcs(local4)
+    assert not list(tmp_path.glob(storage.TMP_GLOB))
+    assert len(done["report"].built) == len(all_materials(4)) - len(all_materials(3))
+    cluster.wait_for_workers()
+
+
+# --- tournaments --------------------------------------------------------------------------
+
+
+def totals(records) -> dict[str, float]:
+    points: dict[str, float] = {}
+    for r in records:
+        points[r.black] = points.get(r.black, 0.0) + r.black_score
+        points[r.white] = points.get(r.white, 0.0) + 1.0 - r.black_score
+    return points
+
+
+def games_by_id(records) -> dict[str, dict]:
+    """Each game's record without its clock readings."""
+    out = {}
+    for r in records:
+        data = json.loads(r.to_json())
+        data["result"].pop("time_used", None)
+        out[r.game_id] = data
+    return out
+
+
+@pytest.fixture(scope="module")
+def local_games(tmp_path_factory):
+    """A 200-game random-mover match played by the local pool."""
+    out = tmp_path_factory.mktemp("local-games")
+    return run_tournament(["random", "random"], out_dir=out, games=GAMES, concurrency=2, seed=7, progress=False)
+
+
+def test_cluster_tournament_matches_local(cluster, local_games, tmp_path):
+    result = bounded(run_tournament, ["random", "random"], out_dir=tmp_path, games=GAMES, seed=7, progress=False,
+                     executor=DaskGames(cluster.spec))
+    assert len(result.records) == GAMES
+    assert totals(result.records) == totals(local_games.records)
+    for player in local_games.players:
+        assert pair_counts(result.records, player).as_list() == pair_counts(local_games.records, player).as_list()
+    assert games_by_id(result.records) == games_by_id(local_games.records)  # the very same games
+
+
+def test_worker_killed_mid_tournament_counts_every_game_once(cluster, local_games, tmp_path):
+    cluster.wait_for_workers()
+    games = DaskGames(cluster.spec)
+    done = {}
+    thread = threading.Thread(target=lambda: done.update(result=run_tournament(
+        ["random", "random"], out_dir=tmp_path, games=GAMES, seed=7, progress=False, executor=games)), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + STEP_SECONDS
+    while not (tmp_path / "games.jsonl").exists() or len(load_records(tmp_path / "games.jsonl")) < 10:
+        assert time.monotonic() < deadline and thread.is_alive()
+        time.sleep(0.02)
+    cluster.kill_busy_worker()
+    thread.join(STEP_SECONDS)
+    assert not thread.is_alive(), "tournament did not finish after a worker was killed"
+    records = load_records(tmp_path / "games.jsonl")
+    assert len(records) == GAMES == len({r.game_id for r in records})
+    assert totals(records) == totals(local_games.records)
+    assert len(games.workers_seen) >= 2
+    cluster.wait_for_workers()
+
+
+def test_sprt_stops_a_match_on_the_cluster(cluster, tmp_path):
+    result = bounded(run_tournament, ["depth=2", "random"], out_dir=tmp_path, games=400, seed=3, progress=False,
+                     sprt_settings=SprtSettings(0, 200), executor=DaskGames(cluster.spec))
+    assert result.sprt is not None and result.sprt.decision is not None
+    records = load_records(tmp_path / "games.jsonl")
+    assert len(records) < 400 and len(records) == len({r.game_id for r in records}) == len(result.records)
+    assert not [k for k, v in cluster.client.processing().items() if v]  # outstanding futures cancelled
+
+
+def test_cli_tournament_on_the_cluster(cluster, tmp_path, capsys):
+    from tournament.cli import main as tournament_main
+    status = bounded(tournament_main, ["run", "--engine", "random", "--engine", "random", "--games", "20",
+                                       "--openings", "start", "--no-progress", "--out", str(tmp_path),
+                                       "--scheduler-file", str(cluster.scheduler_file)])
+    assert status == 0
+    assert len(load_records(tmp_path / "games.jsonl")) == 20
+    assert "20/20 games" in capsys.readouterr().out
