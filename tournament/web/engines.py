@@ -30,7 +30,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Mapping, TextIO
 
 from tournament.web.state import BadRequest
 
@@ -39,6 +39,8 @@ __all__ = ["DEFAULT_SECONDS", "EngineCancelled", "EngineReply", "EngineService",
 
 #: Strength name -> whether its engine probes the endgame tables.
 STRENGTHS: dict[str, bool] = {"easy": False, "medium": True, "hard": True, "perfect": True}
+#: Strength name -> engine spec for tournament.engines.registry.make_engine.
+DEFAULT_SPECS: dict[str, str] = {name: name for name in STRENGTHS}
 #: Seconds per move when the page does not say.
 DEFAULT_SECONDS = 1.0
 #: Longest think the API accepts.
@@ -98,8 +100,11 @@ class EngineService:
     a thread pool), :meth:`cancel` may be called from any thread.
     """
 
-    def __init__(self, *, tables_dir: str | os.PathLike | None = None) -> None:
+    def __init__(self, *, tables_dir: str | os.PathLike | None = None,
+                 specs: Mapping[str, str] | None = None) -> None:
         self.tables_dir = None if tables_dir is None else str(Path(tables_dir))
+        self.specs = {**DEFAULT_SPECS, **(specs or {})}
+        """Engine spec played at each strength (make_engine's syntax)."""
         self._request_lock = threading.Lock()  # one search at a time
         self._state_lock = threading.Lock()  # guards the fields below
         self._process: subprocess.Popen | None = None
@@ -112,7 +117,7 @@ class EngineService:
         """Start the worker now (it imports the engines in the background)."""
         with self._state_lock:
             if self._process is None or self._process.poll() is not None:
-                command = [sys.executable, "-m", "tournament.web.engines"]
+                command = [sys.executable, "-m", "tournament.web.engines", "--specs", json.dumps(self.specs)]
                 if self.tables_dir is not None:
                     command += ["--tables", self.tables_dir]
                 self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -218,13 +223,16 @@ def _stop(process: subprocess.Popen) -> None:
             pass
 
 
-def serve_requests(source: TextIO, sink: TextIO, *, tables_dir: str | None) -> None:
+def serve_requests(source: TextIO, sink: TextIO, *, tables_dir: str | None,
+                   specs: Mapping[str, str] | None = None) -> None:
     """The worker's loop: read JSON requests from ``source``, write JSON replies to ``sink``.
 
     A request is ``{"fen", "moves", "rule", "strength", "seconds"}``; the reply
     ``{"move", "seconds", "source"}`` or ``{"error"}``; ``null`` or the end of
     the input stops the loop. Says ``"ready"`` first, once the engines load.
+    ``specs`` maps a strength to the engine spec played (default: its name).
     """
+    specs = {**DEFAULT_SPECS, **(specs or {})}
     from egtb.rules.board import Move
     from tournament.engines.base import GameState, Limit
     from tournament.engines.registry import make_engine
@@ -233,7 +241,7 @@ def serve_requests(source: TextIO, sink: TextIO, *, tables_dir: str | None) -> N
 
     def engine_for(strength: str):
         if strength not in engines:
-            engine = make_engine(strength, tables_dir=tables_dir if STRENGTHS[strength] else None)
+            engine = make_engine(specs[strength], tables_dir=tables_dir if STRENGTHS[strength] else None)
             if strength == "perfect" and getattr(engine, "fallback", False) is None:
                 engine.fallback = engine_for("hard")  # outside the tables, the strongest search
             engines[strength] = engine
@@ -274,11 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tournament.web.engines",
                                      description="engine worker of the play page (JSON lines on stdin/stdout)")
     parser.add_argument("--tables", default=None)
+    parser.add_argument("--specs", type=json.loads, default=None, help="JSON {strength: engine spec}")
     args = parser.parse_args(argv)
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but replies on the protocol stream
     try:
-        serve_requests(sys.stdin, out, tables_dir=args.tables)
+        serve_requests(sys.stdin, out, tables_dir=args.tables, specs=args.specs)
     except KeyboardInterrupt:
         return 130
     return 0
