@@ -171,7 +171,7 @@ def outcome_record(board: Board) -> dict | None:
 def game_record(board: Board, *, headers: dict[str, str] | None = None) -> dict:
     """Everything the page shows about a game: position, legal moves, counter, end, PDN.
 
-    >>> r = game_record(game_board(None, ["11-15"]))
+    >>> r = game_record(game_board(None, ["11-15"], rule="crowning"))  # a man move is quiet here
     >>> r["turn"], r["counter"], r["limit"], len(r["moves"]), r["outcome"]
     ('white', 1, 80, 7, None)
     """
