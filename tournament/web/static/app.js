@@ -93,6 +93,7 @@ function updateUrl() {
     params.set("human", S.game.human);
     params.set("rule", S.game.rule);
     if (S.game.counter) params.set("counter", String(S.game.counter));
+    if (S.game.opponent !== "hotseat") params.set("time", String(S.game.time));
   } else if (S.view === "explore") {
     params.set("fen", S.explore.fen);
     params.set("rule", S.explore.rule);
@@ -299,6 +300,7 @@ function setLastMove(moveText) {
 }
 
 function humanMove(move) {
+  $("new-game-box").open = false;  // the board and the move list matter now
   S.game.moves.push(move.move);
   S.game.redo = [];
   setLastMove(move.move);
@@ -495,24 +497,24 @@ function exploreForward() {
   loadExplore({...next, pushHistory: false});
 }
 
-const VALUE_WORDS = {
-  "win": "wins", "cursed-win": "wins without the move rule, draws with it",
-  "draw": "draws", "blessed-loss": "loses without the move rule, draws with it", "loss": "loses",
-};
-
-/** The colour class and the words of a move's or position's value, rule-aware when the API says more. */
+/** The colour class and the words of a move's or position's value.
+ *  With the move-rule layer (outcome, category, dtz in the answer) the result under the rule
+ *  from the counter leads, and a win or loss the rule turns into a draw is told apart. */
 function describe(entry) {
-  const category = entry.category || entry.value;
-  const distance = [];
-  if (entry.value !== "draw") distance.push(`DTW ${plies(entry.dtw)}`);
-  if (entry.dtz !== undefined && entry.dtz !== null && category !== "draw") distance.push(`DTZ ${plies(entry.dtz)}`);
+  const value = entry.value;
+  const outcome = entry.outcome || value;
+  let cls = outcome;
   let words;
-  if (category === "win" || category === "loss") {
-    words = `${VALUE_WORDS[category]} in ${plies(entry.dtw)}`;
-  } else {
-    words = VALUE_WORDS[category] || category;
-  }
-  return {cls: `value-${category}`, words, distance: distance.join(" · ")};
+  if (outcome === "win") words = `wins in ${plies(entry.dtw)}`;
+  else if (outcome === "loss") words = `loses in ${plies(entry.dtw)}`;
+  else if (value === "win") { cls = "cursed-win"; words = "draws by the move rule (a win without it)"; }
+  else if (value === "loss") { cls = "blessed-loss"; words = "draws by the move rule (a loss without it)"; }
+  else words = "draws";
+  const distance = [];
+  if (value !== "draw") distance.push(`DTW ${plies(entry.dtw)}`);
+  if (entry.dtz !== undefined && entry.dtz !== null && value !== "draw") distance.push(`DTZ ${plies(entry.dtz)}`);
+  if (entry.category && entry.category !== outcome) distance.push(entry.category);
+  return {cls: `value-${cls}`, words, distance: distance.join(" · ")};
 }
 
 function renderExplore() {
@@ -526,6 +528,7 @@ function renderExplore() {
   $("explore-counter").max = limit;
   $("explore-limit").textContent = `of ${limit} quiet plies`;
   $("explore-back").disabled = !e.back.length;
+  $("explore-best").disabled = !(e.probe && e.probe.moves.length);
   $("explore-forward").disabled = !e.forward.length;
   $("explore-outside").hidden = !e.missing;
   result.className = "result";
@@ -539,8 +542,8 @@ function renderExplore() {
       : e.record.outcome.winner === e.record.turn ? "value-win" : "value-loss");
   } else if (e.probe) {
     const d = describe(e.probe);
-    const outcome = e.probe.outcome ? ` — under ${e.probe.rule} from counter ${e.probe.counter}: ${e.probe.outcome}` : "";
-    result.textContent = `${side} to move ${d.words}${outcome}`;
+    const rule = e.probe.outcome ? ` (${e.probe.rule}, counter ${e.probe.counter})` : "";
+    result.textContent = `${side} to move ${d.words}${rule}`;
     result.classList.add(d.cls);
     result.dataset.value = e.probe.value;
     const parts = [];
@@ -554,8 +557,8 @@ function renderExplore() {
     result.classList.add("value-unknown");
     const have = e.missing.max_pieces;
     $("explore-outside").textContent = `This position has ${e.missing.piece_count} pieces; the tables here are complete up to `
-      + `${have} pieces${have ? "" : " (none are built: run egtb build)"}, so it cannot be looked up. `
-      + `(${e.missing.error})`;
+      + `${have} pieces${have ? "" : " (none are built: run egtb build)"}, so it cannot be looked up `
+      + `(${e.missing.error.split(" in ")[0]}).`;
   }
   const rows = e.probe ? e.probe.moves : e.record.moves.map((m) => ({move: m.move}));
   rows.forEach((row, index) => {
@@ -568,7 +571,7 @@ function renderExplore() {
       const d = describe(row);
       tr.classList.add(d.cls);
       tr.dataset.value = row.value;
-      cells[1] = capital(d.words) + (row.outcome ? ` (${row.outcome} from the counter it leaves)` : "");
+      cells[1] = capital(d.words);
       cells[2] = d.distance;
       if (index === 0) tr.classList.add("best");
     } else {
@@ -694,7 +697,7 @@ function renderStatus() {
   if (status.dataset.flash) return;
   let text = "";
   if (S.view === "edit") {
-    text = `Setting up: ${S.edit.turn} to move`;
+    text = `Setting up: ${capital(S.edit.turn)} to move`;
   } else {
     const record = currentRecord();
     if (!record) text = "";
@@ -848,6 +851,13 @@ async function init() {
   const opponent = params.get("opponent");
   if (opponent) $("opponent").value = opponent;
   if (params.get("human")) $("human").value = params.get("human");
+  if (params.get("time")) {
+    const select = $("think-time");
+    if (![...select.options].some((o) => o.value === params.get("time"))) {
+      select.add(new Option(`${params.get("time")} s`, params.get("time")));
+    }
+    select.value = params.get("time");
+  }
   const game = readNewGameForm();
   if (fen) { game.startFen = fen; game.event = "Game from a position"; }
   const moves = (params.get("moves") || "").split(/[\s,]+/).filter(Boolean);

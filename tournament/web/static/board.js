@@ -76,7 +76,7 @@ const BoardView = (() => {
     const layer = el("g", {class: "numbers"}, svg);
     for (let square = 1; square <= 32; square++) {
       const [x, y] = centre(square, scene.flipped);
-      const text = el("text", {x: x - CELL / 2 + 6, y: y - CELL / 2 + 22, class: "square-number"}, layer);
+      const text = el("text", {x: x - CELL / 2 + 4, y: y - CELL / 2 + 16, class: "square-number"}, layer);
       text.textContent = String(square);
     }
   }
