@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_probe.py
 	$(BIN)/python bench/bench_search.py
 	$(BIN)/python bench/bench_tournament.py
+	$(BIN)/python bench/bench_web.py --tables $(EGTB_DIR)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -272,7 +272,7 @@ async function startGame(game) {
   cancelThinking();
   closeRoutes();
   S.selection = null;
-  S.lastMove = null;
+  setLastMove(game.moves.length ? game.moves[game.moves.length - 1] : null);
   const answer = await api("/api/moves", gameParams(game, game.moves));
   if (!answer.ok) { showError("play-error", answer.data.error); return false; }
   showError("play-error", "");
