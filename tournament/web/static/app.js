@@ -843,7 +843,11 @@ async function init() {
     const answer = await api("/api/moves", {fen: fen || START_FEN});
     editSetFromRecord(answer.ok ? answer.data : null);
     setView("edit", {keepEdit: true});
-    if (!answer.ok) showError("edit-error", answer.data.error);
+    if (!answer.ok) {
+      S.edit.seq++;  // the check of the empty board under way must not clear this message
+      $("edit-fen").value = fen;
+      showError("edit-error", answer.data.error);
+    }
     return;
   }
   $("rule").value = rule;
