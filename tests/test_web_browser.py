@@ -337,3 +337,14 @@ def test_explore_shows_the_move_rule_fields_when_the_prober_gives_them(driver, u
     assert "value-cursed-win" in rows[0].get_attribute("class")
     assert "DTW 15 plies · DTZ 14 plies · cursed-win" in rows[0].text
     assert "value-loss" in rows[1].get_attribute("class") and "Loses in 2 plies" in rows[1].text
+
+
+def test_a_multi_jump_can_be_made_step_by_step(driver, url):
+    driver.get(f"{url}?view=play&fen={ROUTE_FEN}&opponent=hotseat")
+    wait_for(driver, lambda: text(driver, "status").startswith("Black to move"))
+    click_square(driver, 2)
+    wait_for(driver, lambda: "step" in classes(driver, "sq-9") and "step" in classes(driver, "sq-11"))
+    click_square(driver, 11)  # the first landing square leaves one route: the page plays it
+    wait_for(driver, lambda: played(driver) == ["2x11x18"])
+    assert not driver.find_element(By.ID, "route-choice").is_displayed()
+    assert text(driver, "status").startswith("White to move")

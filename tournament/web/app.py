@@ -153,8 +153,10 @@ class _Api:
         counter = parse_counter(q.get("counter"), rule=rule)
         try:
             return JSONResponse(probe_record(self.tablebase, fen, rule=rule, counter=counter))
-        except MissingTableError as exc:
+        except MissingTableError as exc:  # a KeyError: before ValueError on purpose
             return JSONResponse(missing_record(self.tablebase, fen, exc), status_code=404)
+        except ValueError as exc:  # the prober's own checks of its input
+            raise BadRequest(str(exc)) from None
         except TableError as exc:
             return JSONResponse({"fen": fen, "error": str(exc)}, status_code=500)
 
