@@ -281,3 +281,28 @@ def test_tournament_play_reports_a_taken_port(tables):
     assert result.returncode == 2 and "tournament: error:" in result.stderr
 
 
+
+
+def test_engine_failures_are_errors_not_cancels(tables):
+    engines = EngineService(tables_dir=tables, specs={"easy": "no.such.module:Engine", "hard": "depth=60,time=30"})
+    with engines:
+        with pytest.raises(RuntimeError, match="engine easy: .*no.such.module"):
+            engines.play(fen=START_FEN, moves=[], rule="wcdf", strength="easy")
+        errors = []
+
+        def think() -> None:
+            try:
+                engines.play(fen=BUSY_FEN, moves=[], rule="wcdf", strength="hard", seconds=30)
+            except Exception as exc:
+                errors.append(exc)
+
+        thinker = threading.Thread(target=think)
+        thinker.start()
+        deadline = time.monotonic() + 60
+        while not engines.busy and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        engines._process.kill()  # noqa: SLF001 - the worker dies, nobody cancelled
+        thinker.join(timeout=30)
+    assert len(errors) == 1 and isinstance(errors[0], RuntimeError)
+    assert "ended without answering" in str(errors[0])

@@ -110,6 +110,7 @@ class EngineService:
         self._process: subprocess.Popen | None = None
         self._ready = False
         self._busy = False
+        self._cancelled = False
 
     # --- lifecycle ---------------------------------------------------------
 
@@ -148,14 +149,14 @@ class EngineService:
              seconds: float = DEFAULT_SECONDS) -> EngineReply:
         """The engine's move after ``moves`` from ``fen`` (checked legal by the caller).
 
-        Raises EngineCancelled when :meth:`cancel` ended the search (or the
-        worker died), RuntimeError when the engine failed.
+        Raises EngineCancelled when :meth:`cancel` ended the search,
+        RuntimeError when the engine failed or its worker died.
         """
         with self._request_lock:
             self.start()
             with self._state_lock:
                 process = self._process
-                self._busy = True
+                self._busy, self._cancelled = True, False
             try:
                 if not self._ready:
                     self._expect(process, "ready")
@@ -167,7 +168,10 @@ class EngineService:
                 reply = json.loads(_read_line(process))
             except (EOFError, OSError, ValueError):
                 self._forget(process)
-                raise EngineCancelled("the engine was stopped before it answered") from None
+                if self._cancelled:
+                    raise EngineCancelled("the engine was stopped before it answered") from None
+                raise RuntimeError(f"the engine worker ended without answering (exit status "
+                                   f"{process.returncode}; its errors are on the server's stderr)") from None
             finally:
                 self._busy = False
         if "error" in reply:
@@ -186,6 +190,7 @@ class EngineService:
             if not self._busy or self._process is None:
                 return False
             process = self._process
+            self._cancelled = True
         process.kill()
         return True
 
@@ -251,7 +256,10 @@ def serve_requests(source: TextIO, sink: TextIO, *, tables_dir: str | None,
         sink.write(json.dumps(message) + "\n")
         sink.flush()
 
-    engine_for("easy")  # compiles or loads the search kernels before the first request
+    try:
+        engine_for("easy")  # compiles or loads the search kernels before the first request
+    except Exception as exc:  # reported again when "easy" is asked for
+        print(f"engine worker: cannot make the easy engine: {exc}", file=sys.stderr)
     say("ready")
     for line in source:
         request = json.loads(line)
