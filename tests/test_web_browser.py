@@ -87,6 +87,7 @@ def driver():
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--window-size=1280,860", "--hide-scrollbars"):
         options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     try:
         browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     except WebDriverException as exc:
@@ -94,6 +95,16 @@ def driver():
     browser.set_page_load_timeout(WAIT)
     yield browser
     browser.quit()
+
+
+@pytest.fixture(autouse=True)
+def no_script_errors(driver):
+    """Every test ends with no error in the page's console (answers of 4xx are expected, not errors)."""
+    driver.get_log("browser")
+    yield
+    errors = [entry["message"] for entry in driver.get_log("browser")
+              if entry["level"] == "SEVERE" and "Failed to load resource" not in entry["message"]]
+    assert errors == []
 
 
 @pytest.fixture(scope="module")
