@@ -278,7 +278,7 @@ def test_tournament_play_reports_a_taken_port(tables):
                                  str(port), "--tables", str(tables)], capture_output=True, text=True, timeout=60)
     finally:
         taken.close()
-    assert result.returncode == 2 and "tournament: error:" in result.stderr
+    assert result.returncode == 2 and "tournament play: error:" in result.stderr
 
 
 
