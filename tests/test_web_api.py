@@ -140,6 +140,20 @@ def test_probe_best_move_and_value_match_the_tablebase(client, tables):
     assert answer["moves"][0] == {**answer["moves"][0], "move": str(best[0].move), "value": best[0].value,
                                   "dtw": best[0].dtw}
     assert answer["rule"] == "forty-plies" and answer["counter"] == 3
+    with Tablebase(tables) as tb:
+        ruled = tb.probe(WON_FEN, rule="forty-plies", counter=3)
+    assert (answer["outcome"], answer["category"], answer["dtz"]) == (str(ruled.outcome), str(ruled.category),
+                                                                       ruled.dtz)
+
+
+def test_probe_without_the_rule_layer_asked_for_says_which_is_missing(tmp_path):
+    build(2, directory=tmp_path, jobs=1, progress=False, rules="wcdf")
+    with TestClient(create_app(tables_dir=tmp_path, engines=None)) as client:
+        assert client.get("/api/probe", params={"fen": "B:WK10:BK1"}).status_code == 200
+        response = client.get("/api/probe", params={"fen": "B:WK10:BK1", "rule": "crowning"})
+    assert response.status_code == 404
+    body = response.json()
+    assert body["rule_layer_missing"] is True and "crowning" in body["error"]
 
 
 def test_probe_outside_the_tables_says_so_with_404(client):

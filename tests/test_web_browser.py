@@ -247,13 +247,15 @@ def test_explore_lists_the_tables_best_move_first_and_plays_it(driver, url, tabl
     assert [r.get_attribute("data-move") for r in rows] == [str(mv.move) for mv in best]
     first = rows[0]
     assert first.get_attribute("data-value") == best[0].value == "win"
-    assert f"Wins in {best[0].dtw} plies" in first.text
-    assert "value-win" in first.get_attribute("class")
-    assert "value-loss" in rows[-1].get_attribute("class") and "Loses in" in rows[-1].text
+    assert "Wins" in first.text and "value-win" in first.get_attribute("class")
+    assert "value-loss" in rows[-1].get_attribute("class") and "Loses" in rows[-1].text
     shown = driver.find_element(By.ID, "explore-result")
     assert shown.get_attribute("data-value") == result.value
-    assert shown.text == f"White to move wins in {result.dtw} plies"
+    assert str(result.outcome) == "win" and result.counter == 0
+    assert shown.text == "White to move wins under wcdf from counter 0"
+    assert f"DTZ {result.dtz} plies" in text(driver, "explore-distance")
     assert f"DTW {result.dtw} plies" in text(driver, "explore-distance")
+    assert f"DTZ {best[0].dtz} plies · DTW {best[0].dtw} plies" in first.text
 
     ActionChains(driver).move_to_element(first).perform()  # hover previews the move
     wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, ".previews .preview-path.best"))
@@ -264,9 +266,10 @@ def test_explore_lists_the_tables_best_move_first_and_plays_it(driver, url, tabl
     board.push(best[0].move)
     wait_fen(driver, board.fen())
     with Tablebase(tables) as tb:
-        after = tb.probe(board)
+        after = tb.probe(board)  # the board counts the quiet king move: counter 1
     wait_for(driver, lambda: shown.get_attribute("data-value") == after.value)
-    assert shown.text == f"Black to move loses in {after.dtw} plies"
+    assert after.counter == 1
+    assert shown.text == f"Black to move {'loses' if str(after.outcome) == 'loss' else 'draws'} under wcdf from counter 1"
     driver.find_element(By.ID, "explore-back").click()
     wait_fen(driver, WON_FEN)
 
@@ -330,24 +333,27 @@ def test_a_bad_fen_in_the_url_is_reported_not_a_blank_page(driver, url):
 
 
 
-def test_explore_shows_the_move_rule_fields_when_the_prober_gives_them(driver, url):
-    """Answers with the move-rule layer (outcome, category, dtz) lead with the result under the rule."""
-    driver.get(f"{url}?view=explore&fen={WON_FEN}")
-    wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, "#explore-moves tr.move-row[data-value]"))
-    driver.execute_script("""
-        S.explore.probe = {fen: arguments[0], value: "win", dtw: 15, rule: "wcdf", counter: 70,
-                           outcome: "draw", category: "win", dtz: 15, moves: [
-            {move: "14-9", value: "win", dtw: 15, outcome: "draw", category: "cursed-win", dtz: 14},
-            {move: "10-6", value: "loss", dtw: 2, outcome: "loss", category: "loss", dtz: 1}]};
-        renderExplore();""", WON_FEN)
+def test_explore_at_a_late_counter_shows_the_win_the_move_rule_draws(driver, url, tables):
+    driver.get(f"{url}?view=explore&fen={WON_FEN}&counter=70")
     shown = driver.find_element(By.ID, "explore-result")
-    assert shown.text == "White to move draws by the move rule (a win without it) (wcdf, counter 70)"
+    wait_for(driver, lambda: shown.get_attribute("data-value") == "win")
+    with Tablebase(tables) as tb:
+        late = tb.probe(WON_FEN, rule="wcdf", counter=70)
+        moves = tb.best_moves(WON_FEN, rule="wcdf", counter=70)
+    assert str(late.outcome) == "draw" and late.dtz + 70 > 80  # won without the rule, too late with it
+    assert shown.text == "White to move draws by the move rule (a win without it) under wcdf from counter 70"
     assert "value-cursed-win" in shown.get_attribute("class")
-    assert "DTZ 15 plies under wcdf" in text(driver, "explore-distance")
     rows = driver.find_elements(By.CSS_SELECTOR, "#explore-moves tr.move-row")
-    assert "value-cursed-win" in rows[0].get_attribute("class")
-    assert "DTW 15 plies · DTZ 14 plies · cursed-win" in rows[0].text
-    assert "value-loss" in rows[1].get_attribute("class") and "Loses in 2 plies" in rows[1].text
+    assert [r.get_attribute("data-move") for r in rows] == [str(mv.move) for mv in moves]
+    kinds = {r.get_attribute("data-move"): r.get_attribute("class") for r in rows}
+    for mv in moves:
+        expected = {"draw": "value-cursed-win" if mv.value == "win" else "value-draw",
+                    "loss": "value-loss", "win": "value-win"}[str(mv.outcome)]
+        assert expected in kinds[str(mv.move)]
+    counter = driver.find_element(By.ID, "explore-counter")
+    counter.clear()
+    counter.send_keys("0", Keys.ENTER)  # back to a fresh counter: a win again
+    wait_for(driver, lambda: shown.text == "White to move wins under wcdf from counter 0")
 
 
 def test_a_multi_jump_can_be_made_step_by_step(driver, url):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable
 
-from egtb.errors import MissingTableError
+from egtb.errors import MissingRuleLayerError, MissingTableError
 from egtb.probe import Tablebase
 from egtb.rules.board import BLACK, DRAW_RULES, Board, Move
 from egtb.rules.notation import START_FEN
@@ -231,6 +231,7 @@ def missing_record(tablebase: Tablebase, fen: str, error: MissingTableError) -> 
     """What the probe API says about a position outside the tables."""
     board = Board(fen)
     return {"fen": fen, "error": str(error), "outside_tables": True,
+            "rule_layer_missing": isinstance(error, MissingRuleLayerError),
             "piece_count": board.piece_count(), "max_pieces": tablebase.max_pieces}
 
 

@@ -499,21 +499,23 @@ function exploreForward() {
 
 /** The colour class and the words of a move's or position's value.
  *  With the move-rule layer (outcome, category, dtz in the answer) the result under the rule
- *  from the counter leads, and a win or loss the rule turns into a draw is told apart. */
+ *  from the counter leads, and a win or loss the rule turns into a draw is told apart;
+ *  without it, the value without the rule and its DTW. */
 function describe(entry) {
   const value = entry.value;
-  const outcome = entry.outcome || value;
+  const ruled = !!entry.outcome;
+  const outcome = ruled ? entry.outcome : value;
   let cls = outcome;
   let words;
-  if (outcome === "win") words = `wins in ${plies(entry.dtw)}`;
-  else if (outcome === "loss") words = `loses in ${plies(entry.dtw)}`;
+  if (outcome === "win") words = ruled ? "wins" : `wins in ${plies(entry.dtw)}`;
+  else if (outcome === "loss") words = ruled ? "loses" : `loses in ${plies(entry.dtw)}`;
   else if (value === "win") { cls = "cursed-win"; words = "draws by the move rule (a win without it)"; }
   else if (value === "loss") { cls = "blessed-loss"; words = "draws by the move rule (a loss without it)"; }
   else words = "draws";
   const distance = [];
-  if (value !== "draw") distance.push(`DTW ${plies(entry.dtw)}`);
   if (entry.dtz !== undefined && entry.dtz !== null && value !== "draw") distance.push(`DTZ ${plies(entry.dtz)}`);
-  if (entry.category && entry.category !== outcome) distance.push(entry.category);
+  if (value !== "draw") distance.push(`DTW ${plies(entry.dtw)}`);
+  if (entry.category && entry.category !== outcome && entry.category !== cls) distance.push(entry.category);
   return {cls: `value-${cls}`, words, distance: distance.join(" · ")};
 }
 
@@ -542,23 +544,32 @@ function renderExplore() {
       : e.record.outcome.winner === e.record.turn ? "value-win" : "value-loss");
   } else if (e.probe) {
     const d = describe(e.probe);
-    const rule = e.probe.outcome ? ` (${e.probe.rule}, counter ${e.probe.counter})` : "";
+    const rule = e.probe.outcome ? ` under ${e.probe.rule} from counter ${e.probe.counter}` : "";
     result.textContent = `${side} to move ${d.words}${rule}`;
     result.classList.add(d.cls);
     result.dataset.value = e.probe.value;
     const parts = [];
-    parts.push(e.probe.value === "draw" ? "DTW: none (a draw)"
+    if (e.probe.dtz !== undefined && e.probe.dtz !== null && e.probe.value !== "draw") {
+      parts.push(`DTZ ${plies(e.probe.dtz)} to the next capture or man move that keeps the result under ${e.probe.rule}`);
+    }
+    parts.push(e.probe.value === "draw" ? "a draw without the move rule too"
       : `DTW ${plies(e.probe.dtw)} to the end of the game with perfect play, without the move rule`);
-    if (e.probe.dtz !== undefined && e.probe.dtz !== null) parts.push(`DTZ ${plies(e.probe.dtz)} under ${e.probe.rule}`);
     if (e.probe.category) parts.push(`category at counter 0: ${e.probe.category}`);
     $("explore-distance").textContent = parts.join(" · ");
   } else if (e.missing) {
     result.textContent = `${side} to move — outside the tables`;
     result.classList.add("value-unknown");
     const have = e.missing.max_pieces;
-    $("explore-outside").textContent = `This position has ${e.missing.piece_count} pieces; the tables here are complete up to `
-      + `${have} pieces${have ? "" : " (none are built: run egtb build)"}, so it cannot be looked up `
-      + `(${e.missing.error.split(" in ")[0]}).`;
+    if (e.missing.rule_layer_missing) {
+      result.textContent = `${side} to move — no ${e.rule} layer in these tables`;
+      $("explore-outside").textContent = `The tables here have no layer for the ${e.rule} move rule (built before `
+        + `rule layers existed, or without that preset): rebuild them with egtb build, or choose another rule. `
+        + `(${e.missing.error})`;
+    } else {
+      $("explore-outside").textContent = `This position has ${e.missing.piece_count} pieces; the tables here are `
+        + `complete up to ${have} pieces${have ? "" : " (none are built: run egtb build)"}, so it cannot be looked up `
+        + `(${e.missing.error.split(" in ")[0]}).`;
+    }
   }
   const rows = e.probe ? e.probe.moves : e.record.moves.map((m) => ({move: m.move}));
   rows.forEach((row, index) => {
