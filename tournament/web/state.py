@@ -12,7 +12,6 @@ what is legal.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterable
 
 from egtb.errors import MissingRuleLayerError, MissingTableError
@@ -194,37 +193,23 @@ def game_record(board: Board, *, headers: dict[str, str] | None = None) -> dict:
     }
 
 
-def _answer_takes_rule(answer) -> bool:
-    """Whether egtb.cli.answer accepts the move-rule keywords (the rule layer)."""
-    try:
-        parameters = inspect.signature(answer).parameters
-    except (TypeError, ValueError):
-        return False
-    return "rule" in parameters and "counter" in parameters
-
-
 def probe_record(tablebase: Tablebase, fen: str, *, rule: str = DEFAULT_RULE, counter: int = 0) -> dict:
-    """The answer of ``egtb probe --json`` for one FEN under ``rule`` from ``counter``.
+    """The answer of ``egtb probe --json --rule RULE --counter N`` for one FEN.
 
-    Uses the command line's own answer function; when the installed prober has
-    no move-rule layer yet, ``rule`` and ``counter`` are echoed and the values
-    are those without the rule. Raises BadRequest for a bad FEN and
-    MissingTableError when the position is outside the tables.
+    Uses the command line's own answer function. Raises BadRequest for a bad
+    FEN and MissingTableError (MissingRuleLayerError for a missing preset) when
+    the position is outside the tables.
 
-    >>> probe_record(Tablebase("/nonexistent"), "B:W5,6,10:B1")["value"]
-    'loss'
+    >>> record = probe_record(Tablebase("/nonexistent"), "B:W5,6,10:B1", rule="crowning", counter=3)
+    >>> record["value"], record["outcome"], record["rule"], record["counter"]
+    ('loss', 'loss', 'crowning', 3)
     """
     from egtb.cli import answer
     try:
         Board(fen, rule=rule)
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
-    if _answer_takes_rule(answer):
-        return answer(tablebase, fen, rule=rule, counter=counter)
-    record = answer(tablebase, fen)
-    record.setdefault("rule", rule)
-    record.setdefault("counter", counter)
-    return record
+    return answer(tablebase, fen, rule=rule, counter=counter)
 
 
 def missing_record(tablebase: Tablebase, fen: str, error: MissingTableError) -> dict:
