@@ -14,7 +14,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,distributed]'
+	$(BIN)/python -m pip install --quiet -e '.[test,distributed,web]'
 	touch $(STAMP)
 
 ## run: build the tables up to $(PIECES) pieces (skips complete ones), then a demo match
@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_probe.py
 	$(BIN)/python bench/bench_search.py
 	$(BIN)/python bench/bench_tournament.py
+	$(BIN)/python bench/bench_web.py --tables $(EGTB_DIR)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,4 +1,5 @@
-"""Command line: ``tournament run`` plays a match, ``tournament hub-engine`` serves an engine.
+"""Command line: ``tournament run`` plays a match, ``tournament hub-engine`` serves an engine,
+``tournament play`` serves the play-and-explore page.
 
 Example::
 
@@ -59,7 +60,34 @@ def build_parser() -> argparse.ArgumentParser:
                                  epilog=EXIT_CODES_HELP))
     _add_hub_engine(commands.add_parser("hub-engine", help="serve an engine over the Hub protocol on stdin/stdout",
                                         epilog=EXIT_CODES_HELP))
+    _add_play(commands.add_parser("play", help="play the engines and explore the tables in a browser page",
+                                  epilog=EXIT_CODES_HELP))
     return parser
+
+
+def _add_play(play: argparse.ArgumentParser) -> None:
+    play.add_argument("--tables", default=None, metavar="DIR",
+                      help="endgame table directory (default: $EGTB_DIR or data/egtb)")
+    play.add_argument("--port", type=int, default=None,
+                      help="port on 127.0.0.1 (default 8765, or any free one when taken; 0: any free one)")
+    play.add_argument("--no-browser", action="store_true", help="print the URL only; open no browser")
+    play.set_defaults(func=_play)
+
+
+def _play(args: argparse.Namespace) -> int:
+    """Serve the play-and-explore page until interrupted."""
+    try:
+        from tournament.web.server import describe_tables, serve
+    except ImportError as exc:
+        raise ValueError(f"the play page needs the web extras ({exc.name} is missing): "
+                         "pip install 'draughts-egtb[web]'") from None
+    print(describe_tables(args.tables))
+    try:
+        serve(tables_dir=args.tables, port=args.port, open_browser=not args.no_browser,
+              announce=lambda url: print(f"serving on {url} (Ctrl-C stops)", flush=True))
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK
 
 
 def _add_hub_engine(hub: argparse.ArgumentParser) -> None:

@@ -1,0 +1,322 @@
+"""The play page's JSON API (tournament.web) through Starlette's test client, and `tournament play`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="the web extras are missing: pip install -e '.[web]'")
+from starlette.testclient import TestClient  # noqa: E402
+
+from egtb.cli import main as egtb_main  # noqa: E402
+from egtb.probe import Tablebase  # noqa: E402
+from egtb.rules.board import Board  # noqa: E402
+from egtb.rules.notation import START_FEN  # noqa: E402
+from egtb.rules.pdn import read_games  # noqa: E402
+from egtb.tables.build import build  # noqa: E402
+from tournament.cli import build_parser  # noqa: E402
+from tournament.web.app import create_app  # noqa: E402
+from tournament.web.engines import EngineService  # noqa: E402
+
+TABLE_PIECES = 3
+#: Black to move must capture with the man on 2, by two routes that both end on 18.
+ROUTE_FEN = "B:W6,7,14,15,31:B2,20,26,28"
+#: White to move wins (3 pieces, in the tables).
+WON_FEN = "W:WK10,K14:BK1"
+#: A middle-game position where a deep search takes a while.
+BUSY_FEN = "B:W17,19,21,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,9,10,11,12,15"
+LONG_THINK = 30
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("web-tables")
+    build(TABLE_PIECES, directory=directory, jobs=2, progress=False)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def client(tables):
+    # "hard" searches without a depth cap here, so that a test can catch it thinking
+    engines = EngineService(tables_dir=tables, specs={"hard": f"depth=60,time={LONG_THINK}"})
+    with engines, TestClient(create_app(tables_dir=tables, engines=engines)) as client:
+        yield client
+
+
+def test_info_names_the_tables_rules_and_strengths(client, tables):
+    info = client.get("/api/info").json()
+    assert info["max_pieces"] == TABLE_PIECES
+    assert info["tables"] == str(tables)
+    assert info["rules"]["wcdf"] == {"limit": 80, "man_move_resets": True}
+    assert info["rules"]["forty-plies"]["limit"] == 40
+    assert info["strengths"] == ["easy", "medium", "hard", "perfect"]
+
+
+def test_moves_from_the_start(client):
+    record = client.get("/api/moves").json()
+    assert record["fen"] == START_FEN and record["turn"] == "black"
+    assert sorted(m["move"] for m in record["moves"]) == ["10-14", "10-15", "11-15", "11-16", "12-16", "9-13", "9-14"]
+    assert record["capture"] is False and record["outcome"] is None
+    assert record["counter"] == 0 and record["limit"] == 80
+    assert record["pieces"]["black_men"] == list(range(1, 13))
+
+
+def test_moves_give_full_paths_and_captured_squares_for_route_choice(client):
+    record = client.get("/api/moves", params={"fen": ROUTE_FEN}).json()
+    assert record["capture"] is True
+    routes = {m["move"]: m for m in record["moves"]}
+    assert set(routes) == {"2x9x18", "2x11x18"}
+    assert routes["2x9x18"]["path"] == [2, 9, 18] and routes["2x9x18"]["captured"] == [6, 14]
+    assert routes["2x11x18"]["captured"] == [7, 15]
+    assert {m["from"] for m in routes.values()} == {2} and {m["to"] for m in routes.values()} == {18}
+    assert routes["2x9x18"]["fen"] == "W:W7,15,31:B18,20,26,28"
+
+
+def test_moves_replay_a_game_with_the_counter_and_the_pdn(client):
+    played = ["11-15", "23-19", "8-11", "22-17"]
+    record = client.get("/api/moves", params={"moves": " ".join(played), "rule": "crowning",
+                                              "Event": "test", "Black": "A"}).json()
+    board = Board(rule="crowning")
+    for text in played:
+        board.push_pdn(text)
+    assert record["fen"] == board.fen() and record["played"] == played
+    assert record["counter"] == 4  # man moves do not reset the counter under "crowning"
+    game = read_games(record["pdn"])[0]
+    assert game.moves == played and game.headers["Event"] == "test" and game.headers["Black"] == "A"
+
+
+def test_moves_count_from_the_given_counter_and_report_the_move_rule_draw(client):
+    record = client.get("/api/moves", params={"fen": "W:WK10,K14:BK1", "moves": "14-9", "counter": "79"}).json()
+    assert record["counter"] == 80
+    assert record["outcome"]["reason"] == "move rule" and record["outcome"]["result"] == "1/2-1/2"
+
+
+def test_moves_report_the_end_of_the_game_with_its_reason(client):
+    record = client.get("/api/moves", params={"fen": "B:W14,23:B9", "moves": "9x18x27"}).json()
+    assert record["outcome"] == {"result": "1-0", "reason": "no pieces", "winner": "black",
+                                 "text": "Black wins: White has no pieces left"}
+    assert record["moves"] == []
+    assert read_games(record["pdn"])[0].result == "1-0"
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"fen": "X:W1:B2"}, "side to move"),
+    ({"fen": "B:W21:B40"}, "unknown square 40"),
+    ({"moves": "11-15 11-16"}, "move 2 (11-16)"),
+    ({"moves": "11-15 banana"}, "move 2 (banana)"),
+    ({"rule": "fifty"}, "unknown move rule 'fifty'"),
+    ({"counter": "-1"}, "outside 0..80"),
+    ({"counter": "ten"}, "not a whole number"),
+    ({"fen": "B:W14,23:B9", "moves": "9x18x27 18-14"}, "the game is already over"),
+])
+def test_bad_moves_requests_get_400_with_a_message(client, params, words):
+    response = client.get("/api/moves", params=params)
+    assert response.status_code == 400
+    assert words in response.json()["error"]
+
+
+def test_probe_answers_as_egtb_probe_json(client, tables, capsys):
+    egtb_main(["probe", "--json", "--tables", str(tables), WON_FEN])
+    expected = json.loads(capsys.readouterr().out)
+    answer = client.get("/api/probe", params={"fen": WON_FEN}).json()
+    assert {k: answer[k] for k in expected} == expected
+    assert answer["rule"] == "wcdf" and answer["counter"] == 0
+
+
+def test_probe_best_move_and_value_match_the_tablebase(client, tables):
+    answer = client.get("/api/probe", params={"fen": WON_FEN, "rule": "forty-plies", "counter": "3"}).json()
+    with Tablebase(tables) as tb:
+        result = tb.probe(WON_FEN)
+        best = tb.best_moves(WON_FEN)
+    assert (answer["value"], answer["dtw"]) == (result.value, result.dtw) == ("win", 15)
+    assert [m["move"] for m in answer["moves"]] == [str(mv.move) for mv in best]
+    assert answer["moves"][0] == {**answer["moves"][0], "move": str(best[0].move), "value": best[0].value,
+                                  "dtw": best[0].dtw}
+    assert answer["rule"] == "forty-plies" and answer["counter"] == 3
+    with Tablebase(tables) as tb:
+        ruled = tb.probe(WON_FEN, rule="forty-plies", counter=3)
+    assert (answer["outcome"], answer["category"], answer["dtz"]) == (str(ruled.outcome), str(ruled.category),
+                                                                       ruled.dtz)
+
+
+def test_probe_without_the_rule_layer_asked_for_says_which_is_missing(tmp_path):
+    build(2, directory=tmp_path, jobs=1, progress=False, rules="wcdf")
+    with TestClient(create_app(tables_dir=tmp_path, engines=None)) as client:
+        assert client.get("/api/probe", params={"fen": "B:WK10:BK1"}).status_code == 200
+        response = client.get("/api/probe", params={"fen": "B:WK10:BK1", "rule": "crowning"})
+    assert response.status_code == 404
+    body = response.json()
+    assert body["rule_layer_missing"] is True and "crowning" in body["error"]
+
+
+def test_probe_outside_the_tables_says_so_with_404(client):
+    response = client.get("/api/probe", params={"fen": "B:W18,24,27:B12,16"})
+    assert response.status_code == 404
+    body = response.json()
+    assert body["outside_tables"] is True and body["piece_count"] == 5 and body["max_pieces"] == TABLE_PIECES
+    assert "no table for material" in body["error"]
+
+
+@pytest.mark.parametrize("params, words", [
+    ({}, "needs a position"),
+    ({"fen": "nonsense"}, "expected 'side:colour list:colour list'"),
+    ({"fen": WON_FEN, "rule": "x"}, "unknown move rule"),
+    ({"fen": WON_FEN, "counter": "99"}, "outside 0..80"),
+])
+def test_bad_probe_requests_get_400(client, params, words):
+    response = client.get("/api/probe", params=params)
+    assert response.status_code == 400 and words in response.json()["error"]
+
+
+def test_ballots_are_the_shipped_decks(client):
+    decks = client.get("/api/ballots").json()
+    assert len(decks["3-move"]) == 156 and len(decks["2-move"]) == 43
+    first = decks["3-move"][0]
+    assert first["moves"] == ["9-13", "21-17", "5-9"] and first["name"].startswith("ACF 001")
+
+
+def test_engine_move_at_easy_is_legal_and_recorded(client):
+    history = ["11-15", "23-19"]
+    reply = client.post("/api/engine-move", json={"history": history, "strength": "easy", "time": 0.2})
+    assert reply.status_code == 200, reply.text
+    move = reply.json()
+    board = Board()
+    for text in history:
+        board.push_pdn(text)
+    assert move["move"] in [str(m) for m in board.legal_moves()]
+    board.push_pdn(move["move"])
+    assert move["fen"] == board.fen() and move["strength"] == "easy"
+
+
+def test_engine_move_from_a_fen_plays_the_only_move(client):
+    reply = client.post("/api/engine-move", json={"fen": ROUTE_FEN, "history": ["2x9x18"], "strength": "medium"})
+    assert reply.json()["move"] == "31x22" and reply.json()["source"] == "forced"
+
+
+def test_perfect_engine_plays_the_tables_best_move(client, tables):
+    reply = client.post("/api/engine-move", json={"fen": WON_FEN, "strength": "perfect"}).json()
+    with Tablebase(tables) as tb:
+        best = tb.best_moves(WON_FEN)[0]
+    assert reply["move"] == str(best.move) and reply["source"] == "tables"
+
+
+@pytest.mark.parametrize("body, words", [
+    ({"strength": "expert"}, "unknown strength 'expert'"),
+    ({}, "unknown strength None"),
+    ({"strength": "easy", "time": -1}, "must be more than 0"),
+    ({"strength": "easy", "time": "soon"}, "not a number of seconds"),
+    ({"strength": "easy", "history": ["11-15", "11-16"]}, "move 2 (11-16)"),
+    ({"strength": "easy", "history": 5}, "moves must be a list"),
+    ({"strength": "easy", "history": [5]}, "PDN strings"),
+    ({"strength": "easy", "fen": 7}, "fen must be a string"),
+    ({"strength": "easy", "fen": "B:W14,23:B9", "history": ["9x18x27"]}, "the game is over"),
+])
+def test_bad_engine_requests_get_400(client, body, words):
+    response = client.post("/api/engine-move", json=body)
+    assert response.status_code == 400 and words in response.json()["error"]
+
+
+def test_engine_move_body_must_be_a_json_object(client):
+    assert client.post("/api/engine-move", content=b"{nope").status_code == 400
+    response = client.post("/api/engine-move", json=[1, 2])
+    assert response.status_code == 400 and "JSON object" in response.json()["error"]
+
+
+def test_cancel_stops_a_search_and_the_next_move_still_comes(client):
+    answers = []
+    thinker = threading.Thread(target=lambda: answers.append(client.post(
+        "/api/engine-move", json={"fen": BUSY_FEN, "strength": "hard", "time": LONG_THINK})))
+    thinker.start()
+    engines = client.app.state.engines
+    deadline = time.monotonic() + 60
+    while not engines.busy and thinker.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert client.post("/api/engine-cancel").json() == {"cancelled": True}
+    thinker.join(timeout=30)
+    assert answers and answers[0].status_code == 409 and answers[0].json()["cancelled"] is True
+    assert client.post("/api/engine-cancel").json() == {"cancelled": False}
+    again = client.post("/api/engine-move", json={"strength": "easy"})
+    assert again.status_code == 200 and again.json()["move"] in [str(m) for m in Board().legal_moves()]
+
+
+def test_the_page_and_its_files_are_served(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "/static/app.js" in page.text and "/static/board.js" in page.text
+    for name in ("app.js", "board.js", "style.css", "favicon.svg"):
+        assert client.get(f"/static/{name}").status_code == 200
+    assert client.get("/static/nothing.js").status_code == 404
+
+
+def test_without_engines_engine_moves_get_503(tables):
+    with TestClient(create_app(tables_dir=tables, engines=None)) as client:
+        response = client.post("/api/engine-move", json={"strength": "easy"})
+    assert response.status_code == 503
+
+
+def test_play_options_parse():
+    args = build_parser().parse_args(["play", "--tables", "t", "--port", "0", "--no-browser"])
+    assert (args.tables, args.port, args.no_browser) == ("t", 0, True)
+
+
+def test_tournament_play_serves_the_page_and_prints_its_url(tables):
+    process = subprocess.Popen([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", "0",
+                                "--tables", str(tables)], stdout=subprocess.PIPE, text=True)
+    try:
+        first = process.stdout.readline()
+        assert f"complete up to {TABLE_PIECES} pieces" in first
+        url = process.stdout.readline().split()[2]
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url + "api/info", timeout=30) as response:
+            assert json.load(response)["max_pieces"] == TABLE_PIECES
+        with urllib.request.urlopen(url, timeout=30) as response:
+            assert b"English draughts" in response.read()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stdout.close()
+
+
+def test_tournament_play_reports_a_taken_port(tables):
+    from tournament.web.server import bind_socket
+    taken = bind_socket(0)
+    try:
+        port = taken.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port",
+                                 str(port), "--tables", str(tables)], capture_output=True, text=True, timeout=60)
+    finally:
+        taken.close()
+    assert result.returncode == 2 and "tournament play: error:" in result.stderr
+
+
+
+
+def test_engine_failures_are_errors_not_cancels(tables):
+    engines = EngineService(tables_dir=tables, specs={"easy": "no.such.module:Engine", "hard": "depth=60,time=30"})
+    with engines:
+        with pytest.raises(RuntimeError, match="engine easy: .*no.such.module"):
+            engines.play(fen=START_FEN, moves=[], rule="wcdf", strength="easy")
+        errors = []
+
+        def think() -> None:
+            try:
+                engines.play(fen=BUSY_FEN, moves=[], rule="wcdf", strength="hard", seconds=30)
+            except Exception as exc:
+                errors.append(exc)
+
+        thinker = threading.Thread(target=think)
+        thinker.start()
+        deadline = time.monotonic() + 60
+        while not engines.busy and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        engines._process.kill()  # noqa: SLF001 - the worker dies, nobody cancelled
+        thinker.join(timeout=30)
+    assert len(errors) == 1 and isinstance(errors[0], RuntimeError)
+    assert "ended without answering" in str(errors[0])

@@ -1,0 +1,367 @@
+"""The play page in a real browser: headless Chromium driven by Selenium.
+
+Needs Debian's Chromium and its driver (``apt-get install chromium chromium-driver``);
+never downloads a browser. Screenshots of each view go to test-artifacts/web/
+(or $WEB_TEST_ARTIFACTS).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="the web extras are missing: pip install -e '.[web]'")
+pytest.importorskip("selenium", reason="selenium is missing: pip install -e '.[test]'")
+
+from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
+from selenium.webdriver.chrome.options import Options  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from egtb.probe import Tablebase  # noqa: E402
+from egtb.rules.board import Board  # noqa: E402
+from egtb.rules.notation import START_FEN  # noqa: E402
+from egtb.tables.build import build  # noqa: E402
+from tournament.web.app import create_app  # noqa: E402
+from tournament.web.engines import EngineService  # noqa: E402
+from tournament.web.server import bind_socket  # noqa: E402
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+INSTALL_HINT = "needs Debian's Chromium and its driver: apt-get install chromium chromium-driver"
+ARTIFACTS = Path(os.environ.get("WEB_TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts" / "web"))
+TABLE_PIECES = 3
+WAIT = 90  # seconds: the first engine move waits for the worker to load the engines
+
+#: Black must capture with the man on 2; two routes end on 18 (2x9x18 takes 6 and 14, 2x11x18 takes 7 and 15).
+ROUTE_FEN = "B:W6,7,14,15,31:B2,20,26,28"
+#: After 2x9x18 White's only move is 31x22; then Black's only move is the capture 18x25.
+AFTER_ROUTE_AND_REPLY = "B:W7,15,22:B18,20,28"
+WON_FEN = "W:WK10,K14:BK1"
+OUTSIDE_FEN = "B:W18,24,27:B12,16"
+
+pytestmark = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
+                                reason=INSTALL_HINT)
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("web-browser-tables")
+    build(TABLE_PIECES, directory=directory, jobs=2, progress=False)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def url(tables):
+    """The page served by uvicorn in a thread; "hard" thinks until its time is up, to be caught thinking."""
+    import uvicorn
+
+    engines = EngineService(tables_dir=tables, specs={"hard": "depth=60,time=30"})
+    sock = bind_socket(0)
+    server = uvicorn.Server(uvicorn.Config(create_app(tables_dir=tables, engines=engines), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    server.should_exit = True
+    thread.join(timeout=10)
+    engines.close()
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def driver():
+    options = Options()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1280,860", "--hide-scrollbars"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    try:
+        browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    except WebDriverException as exc:
+        pytest.skip(f"Chromium did not start ({exc.msg}); {INSTALL_HINT}")
+    browser.set_page_load_timeout(WAIT)
+    yield browser
+    browser.quit()
+
+
+@pytest.fixture(autouse=True)
+def no_script_errors(driver):
+    """Every test ends with no error in the page's console (answers of 4xx are expected, not errors)."""
+    driver.get_log("browser")
+    yield
+    errors = [entry["message"] for entry in driver.get_log("browser")
+              if entry["level"] == "SEVERE" and "Failed to load resource" not in entry["message"]]
+    assert errors == []
+
+
+@pytest.fixture(scope="module")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+# --- helpers -------------------------------------------------------------------
+
+
+def wait_for(driver, condition, *, timeout: float = WAIT, message: str = ""):
+    wait = WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,))
+    return wait.until(lambda d: condition(), message)
+
+
+def text(driver, element_id: str) -> str:
+    """The element's visible text, read in one step (the page redraws often)."""
+    return driver.execute_script("const e = document.getElementById(arguments[0]); return e ? e.innerText : null;",
+                                 element_id)
+
+
+def classes(driver, element_id: str) -> set[str]:
+    found = driver.execute_script(
+        "const e = document.getElementById(arguments[0]); return e ? e.getAttribute('class') : '';", element_id)
+    return set((found or "").split())
+
+
+def click_square(driver, square: int) -> None:
+    driver.find_element(By.ID, f"sq-{square}").click()
+
+
+def played(driver) -> list[str]:
+    texts = driver.execute_script(
+        "return [...document.querySelectorAll('#move-list .move')].map((e) => e.textContent);")
+    return [t for t in texts if t != "…"]
+
+
+def wait_fen(driver, fen: str) -> None:
+    wait_for(driver, lambda: text(driver, "fen") == fen, message=f"FEN never became {fen}")
+
+
+def screenshot(driver, artifacts: Path, name: str) -> None:
+    driver.save_screenshot(str(artifacts / f"{name}.png"))
+
+
+# --- play ----------------------------------------------------------------------
+
+
+def test_play_easy_with_a_route_choice_a_forced_capture_and_undo(driver, url, artifacts):
+    driver.get(f"{url}?view=play&fen={ROUTE_FEN}&opponent=easy&human=black")
+    wait_for(driver, lambda: text(driver, "status").startswith("Black to move (you)"))
+    assert text(driver, "status").endswith("a capture is compulsory")
+    assert "must-capture" in classes(driver, "piece-2")
+    assert "must-capture" not in classes(driver, "piece-20")
+
+    click_square(driver, 20)  # a man that cannot capture: refused
+    assert "selected" not in classes(driver, "piece-20")
+    assert "capture is compulsory" in text(driver, "status")
+
+    click_square(driver, 2)
+    wait_for(driver, lambda: "selected" in classes(driver, "piece-2"))
+    assert "target" in classes(driver, "sq-18")
+    click_square(driver, 18)  # both routes end there: the page asks which
+    wait_for(driver, lambda: driver.find_element(By.ID, "route-choice").is_displayed())
+    routes = {b.get_attribute("data-move"): b for b in driver.find_elements(By.CSS_SELECTOR, "#routes .route")}
+    assert set(routes) == {"2x9x18", "2x11x18"}
+    assert "takes 6, 14" in routes["2x9x18"].text and "takes 7, 15" in routes["2x11x18"].text
+    ActionChains(driver).move_to_element(routes["2x11x18"]).perform()
+    wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, ".previews .capture-mark"))
+    screenshot(driver, artifacts, "play-route-choice")
+    routes["2x9x18"].click()
+
+    wait_for(driver, lambda: played(driver) == ["2x9x18", "31x22"], message="the engine's forced reply")
+    wait_fen(driver, AFTER_ROUTE_AND_REPLY)
+    wait_for(driver, lambda: text(driver, "status").startswith("Black to move (you)"))
+    assert "must-capture" in classes(driver, "piece-18")
+    assert not {"must-capture"} & (classes(driver, "piece-20") | classes(driver, "piece-28"))
+    click_square(driver, 18)
+    click_square(driver, 25)
+    wait_for(driver, lambda: len(played(driver)) == 4, message="the engine's reply to 18x25")
+    board = Board(ROUTE_FEN)
+    for move in played(driver):
+        board.push_pdn(move)
+    wait_fen(driver, board.fen())
+    assert played(driver)[:3] == ["2x9x18", "31x22", "18x25"]
+    screenshot(driver, artifacts, "play")
+
+    driver.find_element(By.ID, "undo").click()  # takes back the engine's reply and 18x25
+    wait_fen(driver, AFTER_ROUTE_AND_REPLY)
+    driver.find_element(By.ID, "undo").click()  # and 31x22 with 2x9x18
+    wait_fen(driver, ROUTE_FEN)
+    assert played(driver) == []
+    assert driver.find_element(By.ID, "undo").get_attribute("disabled") == "true"
+    driver.find_element(By.ID, "redo").click()
+    wait_fen(driver, AFTER_ROUTE_AND_REPLY)
+    assert played(driver) == ["2x9x18", "31x22"]
+
+
+def test_undo_while_the_engine_thinks_takes_back_the_move_and_stops_it(driver, url):
+    driver.get(f"{url}?view=play&opponent=hard&human=black&time=5")
+    wait_for(driver, lambda: text(driver, "status").startswith("Black to move (you)"))
+    click_square(driver, 11)
+    click_square(driver, 15)
+    wait_for(driver, lambda: driver.find_element(By.ID, "thinking").is_displayed())
+    assert "thinking" in text(driver, "status")
+    driver.find_element(By.ID, "undo").click()
+    wait_fen(driver, START_FEN)
+    assert not driver.find_element(By.ID, "thinking").is_displayed()
+    time.sleep(1.5)  # a late answer from the stopped search must not land
+    assert text(driver, "fen") == START_FEN and played(driver) == []
+    assert text(driver, "status") == "Black to move (you)"
+
+
+def test_hot_seat_moves_both_sides_and_downloads_pdn(driver, url):
+    driver.get(f"{url}?view=play&opponent=hotseat")
+    wait_for(driver, lambda: text(driver, "status") == "Black to move")
+    click_square(driver, 11)
+    click_square(driver, 15)
+    wait_for(driver, lambda: text(driver, "status") == "White to move")
+    click_square(driver, 23)
+    click_square(driver, 19)
+    wait_for(driver, lambda: played(driver) == ["11-15", "23-19"])
+    assert "1 of 80" not in text(driver, "rule-text") and "0 of 80" in text(driver, "rule-text")
+    assert "moves=11-15+23-19" in driver.current_url
+    pdn = driver.execute_script("return S.record.pdn")
+    assert "1. 11-15 23-19 *" in pdn and '[Black "Player 1"]' in pdn
+
+
+# --- explore -------------------------------------------------------------------
+
+
+def test_explore_lists_the_tables_best_move_first_and_plays_it(driver, url, tables, artifacts):
+    driver.get(f"{url}?view=explore&fen={WON_FEN}")
+    wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, "#explore-moves tr.move-row[data-value]"))
+    with Tablebase(tables) as tb:
+        result = tb.probe(WON_FEN)
+        best = tb.best_moves(WON_FEN)
+    rows = driver.find_elements(By.CSS_SELECTOR, "#explore-moves tr.move-row")
+    assert [r.get_attribute("data-move") for r in rows] == [str(mv.move) for mv in best]
+    first = rows[0]
+    assert first.get_attribute("data-value") == best[0].value == "win"
+    assert "Wins" in first.text and "value-win" in first.get_attribute("class")
+    assert "value-loss" in rows[-1].get_attribute("class") and "Loses" in rows[-1].text
+    shown = driver.find_element(By.ID, "explore-result")
+    assert shown.get_attribute("data-value") == result.value
+    assert str(result.outcome) == "win" and result.counter == 0
+    assert shown.text == "White to move wins under wcdf from counter 0"
+    assert f"DTZ {result.dtz} plies" in text(driver, "explore-distance")
+    assert f"DTW {result.dtw} plies" in text(driver, "explore-distance")
+    assert f"DTZ {best[0].dtz} plies · DTW {best[0].dtw} plies" in first.text
+
+    ActionChains(driver).move_to_element(first).perform()  # hover previews the move
+    wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, ".previews .preview-path.best"))
+    screenshot(driver, artifacts, "explore")
+
+    driver.find_element(By.TAG_NAME, "body").send_keys(Keys.SPACE)  # the key for the best move
+    board = Board(WON_FEN)
+    board.push(best[0].move)
+    wait_fen(driver, board.fen())
+    with Tablebase(tables) as tb:
+        after = tb.probe(board)  # the board counts the quiet king move: counter 1
+    wait_for(driver, lambda: shown.get_attribute("data-value") == after.value)
+    assert after.counter == 1
+    assert shown.text == f"Black to move {'loses' if str(after.outcome) == 'loss' else 'draws'} under wcdf from counter 1"
+    driver.find_element(By.ID, "explore-back").click()
+    wait_fen(driver, WON_FEN)
+
+
+def test_explore_says_when_a_position_is_outside_the_tables(driver, url, artifacts):
+    driver.get(f"{url}?view=explore&fen={OUTSIDE_FEN}")
+    wait_for(driver, lambda: driver.find_element(By.ID, "explore-outside").is_displayed())
+    note = text(driver, "explore-outside")
+    assert "5 pieces" in note and f"complete up to {TABLE_PIECES} pieces" in note
+    assert "outside the tables" in text(driver, "explore-result")
+    rows = driver.find_elements(By.CSS_SELECTOR, "#explore-moves tr.move-row")
+    assert rows and all("not in the tables" in r.text for r in rows)
+    screenshot(driver, artifacts, "explore-outside")
+
+
+# --- edit ----------------------------------------------------------------------
+
+
+def test_position_editor_builds_a_fen_and_opens_it_in_the_explorer(driver, url, artifacts):
+    driver.get(f"{url}?view=edit")
+    wait_for(driver, lambda: driver.find_element(By.ID, "panel-edit").is_displayed())
+    driver.find_element(By.ID, "edit-clear").click()
+    driver.find_element(By.ID, "tool-W").click()
+    click_square(driver, 10)
+    click_square(driver, 14)
+    driver.find_element(By.ID, "tool-B").click()
+    click_square(driver, 1)
+    driver.find_element(By.ID, "edit-turn-white").click()
+    wait_for(driver, lambda: driver.find_element(By.ID, "edit-fen").get_attribute("value") == WON_FEN)
+    wait_for(driver, lambda: "White to move" in text(driver, "edit-check"))
+    assert "view=edit" in driver.current_url and "fen=W%3AWK10%2CK14%3ABK1" in driver.current_url
+
+    driver.find_element(By.ID, "tool-b").click()  # a black man on the crowning row becomes a king
+    click_square(driver, 30)
+    wait_for(driver, lambda: "placed a king" in text(driver, "edit-check"))
+    assert {"black", "king"} <= classes(driver, "piece-30")
+    driver.find_element(By.ID, "tool-x").click()
+    click_square(driver, 30)
+    wait_for(driver, lambda: not classes(driver, "piece-30"))
+
+    driver.find_element(By.ID, "numbers").click()
+    assert len(driver.find_elements(By.CSS_SELECTOR, ".square-number")) == 32
+    before = driver.find_element(By.ID, "sq-1").get_attribute("x")
+    driver.find_element(By.ID, "flip").click()
+    assert driver.find_element(By.ID, "sq-1").get_attribute("x") == str(700 - int(before))
+    screenshot(driver, artifacts, "edit")
+    driver.find_element(By.ID, "flip").click()
+    driver.find_element(By.ID, "numbers").click()
+
+    driver.find_element(By.ID, "edit-explore").click()
+    wait_for(driver, lambda: driver.find_element(By.ID, "explore-result").get_attribute("data-value") == "win")
+    assert text(driver, "fen") == WON_FEN
+
+
+def test_a_bad_fen_in_the_url_is_reported_not_a_blank_page(driver, url):
+    driver.get(f"{url}?view=edit&fen=B:W40:B1")
+    wait_for(driver, lambda: "unknown square 40" in text(driver, "edit-error"))
+    time.sleep(0.5)  # and it stays: the editor's own check must not clear it
+    assert "unknown square 40" in text(driver, "edit-error")
+    assert driver.find_element(By.ID, "edit-fen").get_attribute("value") == "B:W40:B1"
+
+
+
+def test_explore_at_a_late_counter_shows_the_win_the_move_rule_draws(driver, url, tables):
+    driver.get(f"{url}?view=explore&fen={WON_FEN}&counter=70")
+    shown = driver.find_element(By.ID, "explore-result")
+    wait_for(driver, lambda: shown.get_attribute("data-value") == "win")
+    with Tablebase(tables) as tb:
+        late = tb.probe(WON_FEN, rule="wcdf", counter=70)
+        moves = tb.best_moves(WON_FEN, rule="wcdf", counter=70)
+    assert str(late.outcome) == "draw" and late.dtz + 70 > 80  # won without the rule, too late with it
+    assert shown.text == "White to move draws by the move rule (a win without it) under wcdf from counter 70"
+    assert "value-cursed-win" in shown.get_attribute("class")
+    rows = driver.find_elements(By.CSS_SELECTOR, "#explore-moves tr.move-row")
+    assert [r.get_attribute("data-move") for r in rows] == [str(mv.move) for mv in moves]
+    kinds = {r.get_attribute("data-move"): r.get_attribute("class") for r in rows}
+    for mv in moves:
+        expected = {"draw": "value-cursed-win" if mv.value == "win" else "value-draw",
+                    "loss": "value-loss", "win": "value-win"}[str(mv.outcome)]
+        assert expected in kinds[str(mv.move)]
+    counter = driver.find_element(By.ID, "explore-counter")
+    counter.clear()
+    counter.send_keys("0", Keys.ENTER)  # back to a fresh counter: a win again
+    wait_for(driver, lambda: shown.text == "White to move wins under wcdf from counter 0")
+
+
+def test_a_multi_jump_can_be_made_step_by_step(driver, url):
+    driver.get(f"{url}?view=play&fen={ROUTE_FEN}&opponent=hotseat")
+    wait_for(driver, lambda: text(driver, "status").startswith("Black to move"))
+    click_square(driver, 2)
+    wait_for(driver, lambda: "step" in classes(driver, "sq-9") and "step" in classes(driver, "sq-11"))
+    click_square(driver, 11)  # the first landing square leaves one route: the page plays it
+    wait_for(driver, lambda: played(driver) == ["2x11x18"])
+    assert not driver.find_element(By.ID, "route-choice").is_displayed()
+    assert text(driver, "status").startswith("White to move")

@@ -1,0 +1,97 @@
+"""Serve the play-and-explore page on 127.0.0.1 with uvicorn (``tournament play``).
+
+>>> sock = bind_socket(0)        # any free port
+>>> sock.getsockname()[0]
+'127.0.0.1'
+>>> sock.close()
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import webbrowser
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["DEFAULT_PORT", "HOST", "bind_socket", "serve"]
+
+HOST = "127.0.0.1"
+#: Port tried first when none is given (any free port if it is taken).
+DEFAULT_PORT = 8765
+
+
+def bind_socket(port: int, *, host: str = HOST) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: any free one); OSError when taken."""
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets that say so, and without
+    # it every keep-alive response waits ~40 ms (Nagle against the client's delayed ACK)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _default_socket() -> socket.socket:
+    """DEFAULT_PORT when free, else any free port."""
+    try:
+        return bind_socket(DEFAULT_PORT)
+    except OSError:
+        return bind_socket(0)
+
+
+def serve(*, tables_dir: str | os.PathLike | None = None, port: int | None = None,
+          open_browser: bool = True, announce: Callable[[str], None] = print) -> None:
+    """Serve the page until interrupted; ``announce`` is told the URL once it listens.
+
+    ``port`` None tries DEFAULT_PORT, then any free port; 0 takes any free
+    port; another number that one (OSError when taken).
+    """
+    import uvicorn
+
+    from tournament.web.app import create_app
+
+    sock = _default_socket() if port is None else bind_socket(port)
+    url = f"http://{HOST}:{sock.getsockname()[1]}/"
+    config = uvicorn.Config(create_app(tables_dir=tables_dir), log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    watcher = threading.Thread(target=_announce_when_started, args=(server, url, announce, open_browser),
+                               daemon=True)
+    watcher.start()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _announce_when_started(server, url: str, announce: Callable[[str], None], open_browser: bool) -> None:
+    """Wait for uvicorn to listen, then print the URL and open a browser."""
+    while not server.started:
+        if server.should_exit:
+            return
+        threading.Event().wait(0.05)
+    announce(url)
+    if open_browser:
+        webbrowser.open(url)
+
+
+def describe_tables(tables_dir: str | os.PathLike | None) -> str:
+    """One line about the table directory the page will probe.
+
+    >>> describe_tables("/nonexistent")
+    'no table directory /nonexistent: the explorer will say every position is outside the tables'
+    """
+    from egtb.probe import Tablebase
+    from egtb.tables import storage
+
+    directory = Path(tables_dir) if tables_dir is not None else storage.default_dir()
+    if not directory.is_dir():
+        return f"no table directory {directory}: the explorer will say every position is outside the tables"
+    pieces = Tablebase(directory).max_pieces
+    return f"tables: {directory} (complete up to {pieces} pieces)" if pieces else \
+        f"tables: {directory} (no complete set of tables yet)"

@@ -1,0 +1,884 @@
+// The play-and-explore page: state, calls to the JSON API (docs/web.md), panels.
+// The server decides what is legal (GET /api/moves); this file only picks among its moves.
+"use strict";
+
+const START_FEN = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12";
+const $ = (id) => document.getElementById(id);
+
+const S = {
+  view: "play",
+  flipped: false,
+  numbers: false,
+  info: null,
+  ballots: [],
+  // Play: the game is its start, its fixed opening moves (a ballot) and the moves played.
+  game: null,          // {startFen, rule, counter, fixed, moves, redo, opponent, human, time, event}
+  record: null,        // /api/moves answer for the game's current position
+  refreshSeq: 0,
+  thinking: null,      // {token, strength} while an engine search runs
+  thinkSeq: 0,
+  // Choosing a move on the board (play and explore).
+  selection: null,     // {from, prefix: [squares]}
+  routes: null,        // moves offered in the route choice
+  routeHover: null,
+  // Explore.
+  explore: {fen: START_FEN, rule: "wcdf", counter: 0, back: [], forward: [], record: null, probe: null,
+            missing: null, hover: null, seq: 0},
+  // Edit.
+  edit: {pieces: {}, turn: "black", tool: "b", seq: 0},
+};
+
+// --- API -------------------------------------------------------------------
+
+async function api(path, params, body) {
+  let url = path;
+  if (params) url += "?" + new URLSearchParams(params).toString();
+  const options = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json"},
+                                             body: JSON.stringify(body)};
+  const response = await fetch(url, options);
+  let data;
+  try { data = await response.json(); } catch (e) { data = {error: `${response.status} ${response.statusText}`}; }
+  return {status: response.status, ok: response.ok, data};
+}
+
+function gameParams(game, moves) {
+  const params = {fen: game.startFen, moves: moves.join(" "), rule: game.rule, counter: String(game.counter)};
+  const names = playerNames(game);
+  params.Black = names.black;
+  params.White = names.white;
+  if (game.event) params.Event = game.event;
+  return params;
+}
+
+// --- small helpers ---------------------------------------------------------
+
+function turnOfFen(fen) { return fen.trim().toUpperCase().startsWith("W") ? "white" : "black"; }
+function other(colour) { return colour === "black" ? "white" : "black"; }
+function capital(text) { return text.charAt(0).toUpperCase() + text.slice(1); }
+function plies(n) { return `${n} ${n === 1 ? "ply" : "plies"}`; }
+
+function piecesOf(record) {
+  const pieces = {};
+  if (!record) return pieces;
+  for (const s of record.pieces.black_men) pieces[s] = "b";
+  for (const s of record.pieces.black_kings) pieces[s] = "B";
+  for (const s of record.pieces.white_men) pieces[s] = "w";
+  for (const s of record.pieces.white_kings) pieces[s] = "W";
+  return pieces;
+}
+
+function showError(id, message) {
+  const node = $(id);
+  node.textContent = message || "";
+  node.hidden = !message;
+}
+
+function playerNames(game) {
+  if (game.opponent === "hotseat") return {black: "Player 1", white: "Player 2"};
+  const engine = `Computer (${game.opponent})`;
+  return game.human === "black" ? {black: "You", white: engine} : {black: engine, white: "You"};
+}
+
+// --- URL -------------------------------------------------------------------
+
+function updateUrl() {
+  const params = new URLSearchParams();
+  params.set("view", S.view);
+  if (S.view === "play" && S.game) {
+    params.set("fen", S.game.startFen);
+    const moves = S.game.moves;
+    if (moves.length) params.set("moves", moves.join(" "));
+    if (S.game.fixed) params.set("fixed", String(S.game.fixed));
+    params.set("opponent", S.game.opponent);
+    params.set("human", S.game.human);
+    params.set("rule", S.game.rule);
+    if (S.game.counter) params.set("counter", String(S.game.counter));
+    if (S.game.opponent !== "hotseat") params.set("time", String(S.game.time));
+  } else if (S.view === "explore") {
+    params.set("fen", S.explore.fen);
+    params.set("rule", S.explore.rule);
+    if (S.explore.counter) params.set("counter", String(S.explore.counter));
+  } else if (S.view === "edit") {
+    params.set("fen", editFen());
+  }
+  if (S.flipped) params.set("flip", "1");
+  if (S.numbers) params.set("numbers", "1");
+  history.replaceState(null, "", "?" + params.toString());
+}
+
+// --- the board ---------------------------------------------------------------
+
+let svg = null;
+
+function currentRecord() {
+  if (S.view === "play") return S.record;
+  if (S.view === "explore") return S.explore.record;
+  return null;
+}
+
+function canChooseMove() {
+  if (S.view === "explore") return !!S.explore.record && !S.explore.record.outcome;
+  if (S.view !== "play" || !S.record || S.record.outcome || S.thinking) return false;
+  return S.game.opponent === "hotseat" || S.record.turn === S.game.human;
+}
+
+/** Legal moves still possible with the current selection (those starting with its prefix). */
+function candidates() {
+  const record = currentRecord();
+  if (!record || !S.selection) return [];
+  const prefix = S.selection.prefix;
+  return record.moves.filter((m) => prefix.every((s, i) => m.path[i] === s));
+}
+
+function renderBoard() {
+  const scene = {flipped: S.flipped, numbers: S.numbers, previews: []};
+  if (S.view === "edit") {
+    scene.pieces = S.edit.pieces;
+    BoardView.draw(svg, scene);
+    return;
+  }
+  const record = currentRecord();
+  scene.pieces = piecesOf(record);
+  if (S.view === "play" && S.game && S.game.moves.length && S.lastMove) scene.lastMove = S.lastMove;
+  if (S.view === "explore" && S.explore.lastMove) scene.lastMove = S.explore.lastMove;
+  if (record && canChooseMove()) {
+    const starts = [...new Set(record.moves.map((m) => m.from))];
+    if (record.capture) scene.mustCapture = starts; else scene.movable = starts;
+    if (S.selection) {
+      const moves = candidates();
+      const depth = S.selection.prefix.length;
+      scene.selected = S.selection.from;
+      scene.targets = [...new Set(moves.map((m) => m.to))];
+      scene.steps = [...new Set(moves.filter((m) => m.path.length > depth + 1).map((m) => m.path[depth]))];
+      scene.captured = [];
+      if (depth > 1) {
+        scene.previews.push({path: S.selection.prefix, captured: [], kind: "partial"});
+      }
+    }
+  }
+  if (S.routes) {
+    const shown = S.routeHover || S.routes[0];
+    scene.previews.push({path: shown.path, captured: shown.captured, kind: "route"});
+  }
+  if (S.view === "explore" && S.explore.hover) {
+    const m = S.explore.hover;
+    scene.previews.push({path: m.path, captured: m.captured, kind: m.best ? "best" : "hover"});
+  }
+  BoardView.draw(svg, scene);
+}
+
+function onBoardClick(event) {
+  const square = BoardView.squareOf(event);
+  if (square === null) return;
+  if (S.view === "edit") { editPlace(square); return; }
+  if (!canChooseMove() || S.routes) return;
+  const record = currentRecord();
+  const starts = new Set(record.moves.map((m) => m.from));
+  if (starts.has(square) && (!S.selection || S.selection.from !== square || S.selection.prefix.length === 1)) {
+    S.selection = S.selection && S.selection.from === square ? null : {from: square, prefix: [square]};
+    renderBoard();
+    return;
+  }
+  if (!S.selection) {
+    flashStatus(record.capture ? "A capture is compulsory: pick a highlighted piece." : "Pick one of your pieces.");
+    return;
+  }
+  chooseSquare(square);
+}
+
+/** A click on a square after a piece was picked: finish a move, take a step, or offer routes. */
+function chooseSquare(square) {
+  const moves = candidates();
+  const depth = S.selection.prefix.length;
+  const ending = moves.filter((m) => m.to === square);
+  const passing = moves.filter((m) => m.to !== square && m.path.length > depth + 1 && m.path[depth] === square);
+  if (ending.length === 1 && passing.length === 0) { playChosen(ending[0]); return; }
+  if (ending.length === 0 && passing.length > 0) {
+    S.selection.prefix = [...S.selection.prefix, square];
+    const left = candidates();
+    if (left.length === 1) { playChosen(left[0]); return; }
+    renderBoard();
+    return;
+  }
+  if (ending.length + passing.length > 1) { offerRoutes([...ending, ...passing]); return; }
+  S.selection = null;  // a square no move goes to: drop the selection
+  renderBoard();
+}
+
+function offerRoutes(moves) {
+  S.routes = moves;
+  S.routeHover = null;
+  const box = $("routes");
+  box.innerHTML = "";
+  for (const move of moves) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "route";
+    button.dataset.move = move.move;
+    button.textContent = `${move.move}  (takes ${move.captured.join(", ")})`;
+    button.addEventListener("mouseenter", () => { S.routeHover = move; renderBoard(); });
+    button.addEventListener("focus", () => { S.routeHover = move; renderBoard(); });
+    button.addEventListener("click", () => playChosen(move));
+    box.appendChild(button);
+  }
+  placeRouteBox();
+  $("route-choice").hidden = false;
+  renderBoard();
+}
+
+function placeRouteBox() {
+  const box = $("route-choice");
+  const panel = S.view === "explore" ? $("panel-explore") : $("panel-play");
+  if (box.parentNode !== panel) panel.insertBefore(box, panel.querySelector(".controls"));
+}
+
+function closeRoutes() {
+  S.routes = null;
+  S.routeHover = null;
+  $("route-choice").hidden = true;
+}
+
+function playChosen(move) {
+  closeRoutes();
+  S.selection = null;
+  if (S.view === "play") humanMove(move); else exploreMove(move);
+}
+
+function flashStatus(message) {
+  const status = $("status");
+  status.dataset.flash = message;
+  status.textContent = message;
+  setTimeout(() => { if (status.dataset.flash === message) { delete status.dataset.flash; renderStatus(); } }, 1800);
+}
+
+// --- play ------------------------------------------------------------------
+
+function readNewGameForm() {
+  const start = document.querySelector("input[name=start]:checked").value;
+  let startFen = START_FEN, fixed = [], event = "Casual game";
+  if (start === "fen") {
+    startFen = $("start-fen").value.trim();
+    event = "Game from a position";
+  } else if (start === "ballot") {
+    const ballot = S.ballots[Number($("ballot").value)];
+    if (ballot) { fixed = ballot.moves.slice(); event = ballot.name; }
+  }
+  return {startFen, fixed: fixed.length, moves: fixed, redo: [], event,
+          rule: $("rule").value, counter: Number($("start-counter").value) || 0,
+          opponent: $("opponent").value, human: $("human").value, time: Number($("think-time").value)};
+}
+
+async function startGame(game) {
+  cancelThinking();
+  closeRoutes();
+  S.selection = null;
+  setLastMove(game.moves.length ? game.moves[game.moves.length - 1] : null);
+  const answer = await api("/api/moves", gameParams(game, game.moves));
+  if (!answer.ok) { showError("play-error", answer.data.error); return false; }
+  showError("play-error", "");
+  S.game = game;
+  S.record = answer.data;
+  if (game.opponent !== "hotseat") S.flipped = game.human === "black";
+  renderAll();
+  maybeEngineMove();
+  return true;
+}
+
+async function refreshGame() {
+  const seq = ++S.refreshSeq;
+  const answer = await api("/api/moves", gameParams(S.game, S.game.moves));
+  if (seq !== S.refreshSeq) return;
+  if (!answer.ok) { showError("play-error", answer.data.error); return; }
+  showError("play-error", "");
+  S.record = answer.data;
+  renderAll();
+  maybeEngineMove();
+}
+
+function setLastMove(moveText) {
+  S.lastMove = moveText ? moveText.split(/[-x]/).map(Number) : null;
+}
+
+function humanMove(move) {
+  $("new-game-box").open = false;  // the board and the move list matter now
+  S.game.moves.push(move.move);
+  S.game.redo = [];
+  setLastMove(move.move);
+  refreshGame();
+}
+
+function engineToMove() {
+  return S.game && S.record && !S.record.outcome && S.game.opponent !== "hotseat" && S.record.turn !== S.game.human;
+}
+
+async function maybeEngineMove() {
+  if (!engineToMove() || S.thinking) return;
+  const token = ++S.thinkSeq;
+  const length = S.game.moves.length;
+  S.thinking = {token, strength: S.game.opponent};
+  renderPlayInfo();
+  renderStatus();
+  renderBoard();
+  const answer = await api("/api/engine-move", undefined, {
+    fen: S.game.startFen, history: S.game.moves, rule: S.game.rule, counter: S.game.counter,
+    strength: S.game.opponent, time: S.game.time});
+  if (!S.thinking || S.thinking.token !== token || S.game.moves.length !== length) return;  // undone meanwhile
+  S.thinking = null;
+  if (!answer.ok) {
+    showError("play-error", answer.data.error);
+    renderAll();
+    return;
+  }
+  S.game.moves.push(answer.data.move);
+  setLastMove(answer.data.move);
+  refreshGame();
+}
+
+function cancelThinking() {
+  if (!S.thinking) return;
+  S.thinking = null;
+  api("/api/engine-cancel", undefined, {});
+}
+
+function sideToMoveAfter(count) {
+  const first = turnOfFen(S.game.startFen);
+  return count % 2 === 0 ? first : other(first);
+}
+
+function undo() {
+  if (!S.game || S.game.moves.length <= S.game.fixed) return;
+  const wasThinking = !!S.thinking;
+  cancelThinking();
+  closeRoutes();
+  S.selection = null;
+  const moves = S.game.moves;
+  S.game.redo.push(moves.pop());
+  // Against an engine, take back its reply too: stop on a position where the human is to move.
+  if (!wasThinking && S.game.opponent !== "hotseat") {
+    while (moves.length > S.game.fixed && sideToMoveAfter(moves.length) !== S.game.human) {
+      S.game.redo.push(moves.pop());
+    }
+  }
+  setLastMove(moves.length ? moves[moves.length - 1] : null);
+  refreshGame();
+}
+
+function redo() {
+  if (!S.game || !S.game.redo.length || S.thinking) return;
+  closeRoutes();
+  S.selection = null;
+  const moves = S.game.moves;
+  moves.push(S.game.redo.pop());
+  if (S.game.opponent !== "hotseat") {
+    while (S.game.redo.length && sideToMoveAfter(moves.length) !== S.game.human) moves.push(S.game.redo.pop());
+  }
+  setLastMove(moves[moves.length - 1]);
+  refreshGame();
+}
+
+function downloadPdn() {
+  if (!S.record) return;
+  const blob = new Blob([S.record.pdn], {type: "application/x-chess-pdn"});
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = "game.pdn";
+  document.body.appendChild(link);
+  link.click();
+  setTimeout(() => { URL.revokeObjectURL(link.href); link.remove(); }, 1000);
+}
+
+function renderPlayInfo() {
+  if (!S.game || !S.record) return;
+  const names = playerNames(S.game);
+  $("players").textContent = `Black: ${names.black} — White: ${names.white}`;
+  const r = S.record;
+  const resets = S.info && S.info.rules[r.rule] && S.info.rules[r.rule].man_move_resets
+    ? "a capture or a man move resets it" : "a capture or a crowning resets it";
+  $("rule-text").textContent = `Move rule ${r.rule}: ${r.counter} of ${r.limit} quiet plies (${resets})`;
+  $("rule-progress").max = r.limit;
+  $("rule-progress").value = r.counter;
+  $("thinking").hidden = !S.thinking;
+  if (S.thinking) $("thinking-text").textContent = `Computer (${S.thinking.strength}) is thinking…`;
+  $("game-over").hidden = !r.outcome;
+  $("game-over").textContent = r.outcome ? `${r.outcome.text} — ${r.outcome.result}` : "";
+  $("undo").disabled = S.game.moves.length <= S.game.fixed;
+  $("redo").disabled = !S.game.redo.length || !!S.thinking;
+  renderMoveList();
+}
+
+function renderMoveList() {
+  const list = $("move-list");
+  list.innerHTML = "";
+  const moves = S.game.moves;
+  const blackFirst = turnOfFen(S.game.startFen) === "black";
+  let index = 0;
+  let number = 1;
+  while (index < moves.length) {
+    const item = document.createElement("li");
+    item.value = number;
+    const cells = [];
+    if (index === 0 && !blackFirst) cells.push(null);
+    while (cells.length < 2 && index < moves.length) cells.push(index++);
+    for (const i of cells) {
+      const span = document.createElement("span");
+      span.className = "move";
+      if (i === null) { span.textContent = "…"; } else {
+        span.textContent = moves[i];
+        if (i < S.game.fixed) span.classList.add("fixed");
+        if (i === moves.length - 1) span.classList.add("current");
+      }
+      item.appendChild(span);
+    }
+    list.appendChild(item);
+    number++;
+  }
+  if (S.record && S.record.outcome) {
+    const item = document.createElement("li");
+    item.className = "result";
+    item.textContent = S.record.outcome.result;
+    list.appendChild(item);
+  }
+}
+
+// --- explore -----------------------------------------------------------------
+
+async function loadExplore({fen, counter, pushHistory = true, lastMove = null, move = null}) {
+  const e = S.explore;
+  const seq = ++e.seq;
+  const params = {fen, rule: e.rule, counter: String(counter)};
+  if (move) params.moves = move;
+  const moves = await api("/api/moves", params);
+  if (seq !== e.seq) return;
+  if (!moves.ok) { showError("explore-error", moves.data.error); return; }
+  const record = moves.data;
+  const probe = await api("/api/probe", {fen: record.fen, rule: e.rule, counter: String(record.counter)});
+  if (seq !== e.seq) return;
+  showError("explore-error", probe.status === 400 ? probe.data.error : "");
+  if (pushHistory && e.record) {
+    e.back.push({fen: e.fen, counter: e.counter, lastMove: e.lastMove});
+    e.forward = [];
+  }
+  e.fen = record.fen;
+  e.counter = record.counter;
+  e.record = record;
+  e.lastMove = lastMove;
+  e.probe = probe.ok ? probe.data : null;
+  e.missing = probe.status === 404 ? probe.data : null;
+  e.hover = null;
+  S.selection = null;
+  closeRoutes();
+  renderAll();
+}
+
+function exploreMove(move) {
+  loadExplore({fen: S.explore.fen, counter: S.explore.counter, move: move.move, lastMove: move.path});
+}
+
+function exploreBest() {
+  const p = S.explore.probe;
+  if (!p || !p.moves.length || !S.explore.record) return;
+  const best = S.explore.record.moves.find((m) => m.move === p.moves[0].move);
+  if (best) exploreMove(best);
+}
+
+function exploreBack() {
+  const e = S.explore;
+  if (!e.back.length) return;
+  const previous = e.back.pop();
+  e.forward.push({fen: e.fen, counter: e.counter, lastMove: e.lastMove});
+  loadExplore({...previous, pushHistory: false});
+}
+
+function exploreForward() {
+  const e = S.explore;
+  if (!e.forward.length) return;
+  const next = e.forward.pop();
+  e.back.push({fen: e.fen, counter: e.counter, lastMove: e.lastMove});
+  loadExplore({...next, pushHistory: false});
+}
+
+/** The colour class and the words of a move's or position's value.
+ *  With the move-rule layer (outcome, category, dtz in the answer) the result under the rule
+ *  from the counter leads, and a win or loss the rule turns into a draw is told apart;
+ *  without it, the value without the rule and its DTW. */
+function describe(entry) {
+  const value = entry.value;
+  const ruled = !!entry.outcome;
+  const outcome = ruled ? entry.outcome : value;
+  let cls = outcome;
+  let words;
+  if (outcome === "win") words = ruled ? "wins" : `wins in ${plies(entry.dtw)}`;
+  else if (outcome === "loss") words = ruled ? "loses" : `loses in ${plies(entry.dtw)}`;
+  else if (value === "win") { cls = "cursed-win"; words = "draws by the move rule (a win without it)"; }
+  else if (value === "loss") { cls = "blessed-loss"; words = "draws by the move rule (a loss without it)"; }
+  else words = "draws";
+  const distance = [];
+  if (entry.dtz !== undefined && entry.dtz !== null && value !== "draw") distance.push(`DTZ ${plies(entry.dtz)}`);
+  if (value !== "draw") distance.push(`DTW ${plies(entry.dtw)}`);
+  if (entry.category && entry.category !== outcome && entry.category !== cls) distance.push(entry.category);
+  return {cls: `value-${cls}`, words, distance: distance.join(" · ")};
+}
+
+function renderExplore() {
+  const e = S.explore;
+  const result = $("explore-result");
+  const tbody = document.querySelector("#explore-moves tbody");
+  tbody.innerHTML = "";
+  $("explore-rule").value = e.rule;
+  $("explore-counter").value = e.counter;
+  const limit = S.info ? S.info.rules[e.rule].limit : 80;
+  $("explore-counter").max = limit;
+  $("explore-limit").textContent = `of ${limit} quiet plies`;
+  $("explore-back").disabled = !e.back.length;
+  $("explore-best").disabled = !(e.probe && e.probe.moves.length);
+  $("explore-forward").disabled = !e.forward.length;
+  $("explore-outside").hidden = !e.missing;
+  result.className = "result";
+  result.removeAttribute("data-value");
+  $("explore-distance").textContent = "";
+  if (!e.record) { result.textContent = ""; return; }
+  const side = capital(e.record.turn);
+  if (e.record.outcome) {
+    result.textContent = e.record.outcome.text;
+    result.classList.add(e.record.outcome.winner === null ? "value-draw"
+      : e.record.outcome.winner === e.record.turn ? "value-win" : "value-loss");
+  } else if (e.probe) {
+    const d = describe(e.probe);
+    const rule = e.probe.outcome ? ` under ${e.probe.rule} from counter ${e.probe.counter}` : "";
+    result.textContent = `${side} to move ${d.words}${rule}`;
+    result.classList.add(d.cls);
+    result.dataset.value = e.probe.value;
+    const parts = [];
+    if (e.probe.dtz !== undefined && e.probe.dtz !== null && e.probe.value !== "draw") {
+      parts.push(`DTZ ${plies(e.probe.dtz)} to the next capture or man move that keeps the result under ${e.probe.rule}`);
+    }
+    parts.push(e.probe.value === "draw" ? "a draw without the move rule too"
+      : `DTW ${plies(e.probe.dtw)} to the end of the game with perfect play, without the move rule`);
+    if (e.probe.category) parts.push(`category at counter 0: ${e.probe.category}`);
+    $("explore-distance").textContent = parts.join(" · ");
+  } else if (e.missing) {
+    result.textContent = `${side} to move — outside the tables`;
+    result.classList.add("value-unknown");
+    const have = e.missing.max_pieces;
+    if (e.missing.rule_layer_missing) {
+      result.textContent = `${side} to move — no ${e.rule} layer in these tables`;
+      $("explore-outside").textContent = `The tables here have no layer for the ${e.rule} move rule (built before `
+        + `rule layers existed, or without that preset): rebuild them with egtb build, or choose another rule. `
+        + `(${e.missing.error})`;
+    } else {
+      $("explore-outside").textContent = `This position has ${e.missing.piece_count} pieces; the tables here are `
+        + `complete up to ${have} pieces${have ? "" : " (none are built: run egtb build)"}, so it cannot be looked up `
+        + `(${e.missing.error.split(" in ")[0]}).`;
+    }
+  }
+  const rows = e.probe ? e.probe.moves : e.record.moves.map((m) => ({move: m.move}));
+  rows.forEach((row, index) => {
+    const move = e.record.moves.find((m) => m.move === row.move);
+    const tr = document.createElement("tr");
+    tr.className = "move-row";
+    tr.dataset.move = row.move;
+    const cells = [row.move, "", ""];
+    if (row.value !== undefined) {
+      const d = describe(row);
+      tr.classList.add(d.cls);
+      tr.dataset.value = row.value;
+      cells[1] = capital(d.words);
+      cells[2] = d.distance;
+      if (index === 0) tr.classList.add("best");
+    } else {
+      cells[1] = "not in the tables";
+    }
+    for (const text of cells) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      tr.appendChild(td);
+    }
+    if (move) {
+      tr.addEventListener("mouseenter", () => { e.hover = {...move, best: index === 0 && !!e.probe}; renderBoard(); });
+      tr.addEventListener("mouseleave", () => { e.hover = null; renderBoard(); });
+      tr.addEventListener("click", () => exploreMove(move));
+    }
+    tbody.appendChild(tr);
+  });
+}
+
+// --- edit ------------------------------------------------------------------
+
+const CROWN_ROW = {b: [29, 30, 31, 32], w: [1, 2, 3, 4]};
+
+function editFen() {
+  const list = (colour) => Object.entries(S.edit.pieces)
+    .filter(([, kind]) => kind.toLowerCase() === colour)
+    .map(([square, kind]) => [Number(square), kind === kind.toUpperCase()])
+    .sort((a, b) => a[0] - b[0])
+    .map(([square, king]) => (king ? "K" : "") + square).join(",");
+  return `${S.edit.turn === "black" ? "B" : "W"}:W${list("w")}:B${list("b")}`;
+}
+
+function editPlace(square) {
+  const tool = S.edit.tool;
+  let note = "";
+  if (tool === "x" || S.edit.pieces[square] === tool) {
+    delete S.edit.pieces[square];
+  } else if ((tool === "b" || tool === "w") && CROWN_ROW[tool].includes(square)) {
+    S.edit.pieces[square] = tool.toUpperCase();
+    note = `A ${tool === "b" ? "black" : "white"} man on ${square} would be crowned: placed a king.`;
+  } else {
+    S.edit.pieces[square] = tool;
+  }
+  editChanged(note);
+}
+
+function editSetFromRecord(record, turn) {
+  S.edit.pieces = piecesOf(record);
+  S.edit.turn = turn || (record ? record.turn : "black");
+}
+
+async function editChanged(note) {
+  const fen = editFen();
+  $("edit-fen").value = fen;
+  document.querySelector(`input[name=edit-turn][value=${S.edit.turn}]`).checked = true;
+  renderAll();
+  const seq = ++S.edit.seq;
+  const answer = await api("/api/moves", {fen});
+  if (seq !== S.edit.seq) return;
+  if (!answer.ok) {
+    $("edit-check").textContent = "";
+    showError("edit-error", answer.data.error);
+    return;
+  }
+  showError("edit-error", "");
+  const r = answer.data;
+  const state = r.outcome ? r.outcome.text : `${capital(r.turn)} to move, ${r.moves.length} legal move${r.moves.length === 1 ? "" : "s"}`
+    + (r.capture ? " (a capture is compulsory)" : "");
+  $("edit-check").textContent = `${r.piece_count} pieces. ${state}.` + (note ? " " + note : "");
+}
+
+async function editLoadFen(fen) {
+  const answer = await api("/api/moves", {fen});
+  if (!answer.ok) { showError("edit-error", answer.data.error); return; }
+  editSetFromRecord(answer.data);
+  editChanged("");
+}
+
+async function editTo(view) {
+  const fen = editFen();
+  const answer = await api("/api/moves", {fen});
+  if (!answer.ok) { showError("edit-error", answer.data.error); return; }
+  if (view === "explore") {
+    S.explore.back = [];
+    S.explore.forward = [];
+    S.explore.record = null;
+    setView("explore");
+    await loadExplore({fen, counter: 0, pushHistory: false});
+  } else {
+    playFrom(fen);
+  }
+}
+
+function playFrom(fen) {
+  document.querySelector("input[name=start][value=fen]").checked = true;
+  $("start-fen").value = fen;
+  $("new-game-box").open = true;
+  setView("play");
+  startGame(readNewGameForm());
+}
+
+// --- views and status ------------------------------------------------------------
+
+/** Show a view; entering the editor copies the position of the view left (unless keepEdit). */
+function setView(view, {keepEdit = false} = {}) {
+  const from = S.view;
+  S.view = view;
+  S.selection = null;
+  closeRoutes();
+  for (const panel of document.querySelectorAll(".panel")) panel.hidden = panel.dataset.view !== view;
+  for (const tab of document.querySelectorAll("#tabs button")) {
+    tab.setAttribute("aria-selected", String(tab.dataset.view === view));
+  }
+  if (view === "edit") {
+    if (!keepEdit && from !== "edit") editSetFromRecord(from === "explore" ? S.explore.record : S.record);
+    editChanged("");
+  }
+  renderAll();
+}
+
+function renderStatus() {
+  const status = $("status");
+  if (status.dataset.flash) return;
+  let text = "";
+  if (S.view === "edit") {
+    text = `Setting up: ${capital(S.edit.turn)} to move`;
+  } else {
+    const record = currentRecord();
+    if (!record) text = "";
+    else if (record.outcome) text = record.outcome.text;
+    else if (S.view === "play" && S.thinking) text = `${capital(record.turn)} (computer, ${S.thinking.strength}) is thinking…`;
+    else {
+      text = `${capital(record.turn)} to move`;
+      if (S.view === "play" && S.game && S.game.opponent !== "hotseat") {
+        text += record.turn === S.game.human ? " (you)" : " (computer)";
+      }
+      if (record.capture) text += " — a capture is compulsory";
+    }
+  }
+  status.textContent = text;
+  status.className = S.thinking && S.view === "play" ? "thinking" : "";
+}
+
+function renderAll() {
+  const record = currentRecord();
+  $("fen").textContent = S.view === "edit" ? editFen() : record ? record.fen : "";
+  $("numbers").checked = S.numbers;
+  for (const tool of document.querySelectorAll(".tool")) {
+    tool.setAttribute("aria-pressed", String(tool.dataset.tool === S.edit.tool));
+  }
+  if (S.view === "play") renderPlayInfo();
+  if (S.view === "explore") renderExplore();
+  renderStatus();
+  renderBoard();
+  updateUrl();
+}
+
+// --- start-up ------------------------------------------------------------------
+
+function fillRuleSelects() {
+  for (const select of document.querySelectorAll(".rule-select")) {
+    select.innerHTML = "";
+    for (const [name, rule] of Object.entries(S.info.rules)) {
+      const option = document.createElement("option");
+      option.value = name;
+      option.textContent = `${name} (${rule.limit} plies)`;
+      select.appendChild(option);
+    }
+  }
+}
+
+function fillBallots() {
+  const select = $("ballot");
+  select.innerHTML = "";
+  S.ballots.forEach((ballot, index) => {
+    const option = document.createElement("option");
+    option.value = String(index);
+    option.textContent = `${ballot.name}: ${ballot.moves.join(" ")}`;
+    select.appendChild(option);
+  });
+  select.addEventListener("change", () => { document.querySelector("input[name=start][value=ballot]").checked = true; });
+}
+
+function bindControls() {
+  svg = BoardView.create($("board"));
+  svg.addEventListener("click", onBoardClick);
+  for (const tab of document.querySelectorAll("#tabs button")) {
+    tab.addEventListener("click", () => setView(tab.dataset.view));
+  }
+  $("flip").addEventListener("click", () => { S.flipped = !S.flipped; renderAll(); });
+  $("numbers").addEventListener("change", () => { S.numbers = $("numbers").checked; renderAll(); });
+  $("copy-fen").addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText($("fen").textContent));
+  $("new-game").addEventListener("submit", (event) => { event.preventDefault(); startGame(readNewGameForm()); });
+  $("start-fen").addEventListener("input", () => { document.querySelector("input[name=start][value=fen]").checked = true; });
+  $("undo").addEventListener("click", undo);
+  $("redo").addEventListener("click", redo);
+  $("download-pdn").addEventListener("click", downloadPdn);
+  $("route-cancel").addEventListener("click", () => { closeRoutes(); S.selection = null; renderBoard(); });
+  $("to-explore").addEventListener("click", () => {
+    if (!S.record) return;
+    S.explore.rule = S.record.rule;
+    S.explore.back = []; S.explore.forward = []; S.explore.record = null;
+    setView("explore");
+    loadExplore({fen: S.record.fen, counter: S.record.counter, pushHistory: false});
+  });
+  $("explore-best").addEventListener("click", exploreBest);
+  $("explore-back").addEventListener("click", exploreBack);
+  $("explore-forward").addEventListener("click", exploreForward);
+  $("explore-play").addEventListener("click", () => playFrom(S.explore.fen));
+  $("explore-rule").addEventListener("change", () => {
+    S.explore.rule = $("explore-rule").value;
+    loadExplore({fen: S.explore.fen, counter: Math.min(S.explore.counter, S.info.rules[S.explore.rule].limit),
+                 pushHistory: false, lastMove: S.explore.lastMove});
+  });
+  $("explore-counter").addEventListener("change", () => {
+    loadExplore({fen: S.explore.fen, counter: Number($("explore-counter").value) || 0, pushHistory: false,
+                 lastMove: S.explore.lastMove});
+  });
+  for (const tool of document.querySelectorAll(".tool")) {
+    tool.addEventListener("click", () => { S.edit.tool = tool.dataset.tool; renderAll(); });
+  }
+  for (const radio of document.querySelectorAll("input[name=edit-turn]")) {
+    radio.addEventListener("change", () => { S.edit.turn = radio.value; editChanged(""); });
+  }
+  $("edit-clear").addEventListener("click", () => { S.edit.pieces = {}; editChanged(""); });
+  $("edit-start").addEventListener("click", () => editLoadFen(START_FEN));
+  $("edit-fen-form").addEventListener("submit", (event) => { event.preventDefault(); editLoadFen($("edit-fen").value); });
+  $("edit-explore").addEventListener("click", () => editTo("explore"));
+  $("edit-play").addEventListener("click", () => editTo("play"));
+  document.addEventListener("keydown", onKey);
+}
+
+function onKey(event) {
+  const target = event.target;
+  if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) return;
+  if (event.key === "Escape") { closeRoutes(); S.selection = null; renderBoard(); return; }
+  if (event.key === "f") { S.flipped = !S.flipped; renderAll(); return; }
+  if (S.view === "explore") {
+    if (event.key === " " || event.key === "b") { event.preventDefault(); exploreBest(); }
+    else if (event.key === "ArrowLeft") { event.preventDefault(); exploreBack(); }
+    else if (event.key === "ArrowRight") { event.preventDefault(); exploreForward(); }
+  } else if (S.view === "play") {
+    if (event.key === "ArrowLeft") { event.preventDefault(); undo(); }
+    else if (event.key === "ArrowRight") { event.preventDefault(); redo(); }
+  }
+}
+
+async function init() {
+  bindControls();
+  const [info, ballots] = await Promise.all([api("/api/info"), api("/api/ballots")]);
+  S.info = info.data;
+  S.ballots = ballots.ok ? ballots.data["3-move"] : [];
+  fillRuleSelects();
+  fillBallots();
+  const params = new URLSearchParams(location.search);
+  S.flipped = params.get("flip") === "1";
+  S.numbers = params.get("numbers") === "1";
+  const view = params.get("view") || "play";
+  const fen = params.get("fen");
+  const rule = S.info.rules[params.get("rule")] ? params.get("rule") : "wcdf";
+  const counter = Number(params.get("counter")) || 0;
+  if (view === "explore") {
+    S.explore.rule = rule;
+    setView("explore");
+    await loadExplore({fen: fen || START_FEN, counter, pushHistory: false});
+    return;
+  }
+  if (view === "edit") {
+    const answer = await api("/api/moves", {fen: fen || START_FEN});
+    editSetFromRecord(answer.ok ? answer.data : null);
+    setView("edit", {keepEdit: true});
+    if (!answer.ok) {
+      S.edit.seq++;  // the check of the empty board under way must not clear this message
+      $("edit-fen").value = fen;
+      showError("edit-error", answer.data.error);
+    }
+    return;
+  }
+  $("rule").value = rule;
+  $("start-counter").value = String(counter);
+  const opponent = params.get("opponent");
+  if (opponent) $("opponent").value = opponent;
+  if (params.get("human")) $("human").value = params.get("human");
+  if (params.get("time")) {
+    const select = $("think-time");
+    if (![...select.options].some((o) => o.value === params.get("time"))) {
+      select.add(new Option(`${params.get("time")} s`, params.get("time")));
+    }
+    select.value = params.get("time");
+  }
+  const game = readNewGameForm();
+  if (fen) { game.startFen = fen; game.event = "Game from a position"; }
+  const moves = (params.get("moves") || "").split(/[\s,]+/).filter(Boolean);
+  if (moves.length) { game.moves = moves; game.fixed = Math.min(Number(params.get("fixed")) || 0, moves.length); }
+  setView("play");
+  if (!(await startGame(game))) await startGame(readNewGameForm());
+}
+
+window.addEventListener("DOMContentLoaded", init);
