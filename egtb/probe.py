@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from egtb.tables import storage
+from egtb.tables import compact, storage
 from egtb.rules.board import Board, Move
 from egtb.tables.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
 from egtb.tables.material import Material, all_materials, mirror_bb
@@ -67,8 +67,9 @@ class ProbeResult:
 
     value: str
     """'win', 'draw' or 'loss' for the side to move."""
-    dtw: int
-    """Plies to the end of the game under perfect play (0 for a draw)."""
+    dtw: int | None
+    """Plies to the end of the game under perfect play (0 for a draw); None
+    when a compact (WDL-only) file answered."""
 
     @property
     def wdl(self) -> Wdl:
@@ -90,10 +91,10 @@ class MoveValue:
     """The move."""
     value: str
     """'win', 'draw' or 'loss' for the mover after playing it."""
-    dtw: int
+    dtw: int | None
     """Plies to the end of the game when this move is played, then perfect play
     (the DTW of the position it leads to, plus one); 0 for a draw. The best
-    move's ``dtw`` equals the position's own DTW."""
+    move's ``dtw`` equals the position's own DTW. None from a compact file."""
 
 
 # ------------------------------------------------------------------ kernels
@@ -294,12 +295,13 @@ class Tablebase:
     def _scan(self) -> list[Material]:
         """Materials of the table files in the directory (read from their names)."""
         found = []
-        for path in self.directory.glob(f"*{storage.SUFFIX}"):
-            try:
-                found.append(Material.parse(path.name[:-len(storage.SUFFIX)]))
-            except ValueError:
-                continue
-        return sorted(found, key=lambda m: (m.pieces, m.name))
+        for suffix in (storage.SUFFIX, compact.SUFFIX):
+            for path in self.directory.glob(f"*{suffix}"):
+                try:
+                    found.append(Material.parse(path.name[:-len(suffix)]))
+                except ValueError:
+                    continue
+        return sorted(set(found), key=lambda m: (m.pieces, m.name))
 
     @property
     def max_pieces(self) -> int:
@@ -344,9 +346,11 @@ class Tablebase:
         self._evict()
         return table
 
-    def _read(self, material: Material) -> _Table:
-        """Read one table file (checksum verified)."""
+    def _read(self, material: Material) -> _Table | compact.CompactTable:
+        """Read one table file (checksum verified); a compact file when there is no master."""
         path = storage.table_path(self.directory, material)
+        if not path.exists() and compact.compact_path(self.directory, material).exists():
+            return compact.open_compact(compact.compact_path(self.directory, material), owner=self)
         if not path.exists():
             raise MissingTableError(f"no table for material {material.name} in {self.directory} "
                                     f"({path.name} is missing)")
@@ -433,6 +437,8 @@ class Tablebase:
                 if not has_moves(*key):
                     return WDL_LOSS, 0
                 raise
+            if isinstance(table, compact.CompactTable):
+                return compact.probe_position(table, key, index, self._probe_key)
             wld = _WDL_OF_CODE[table.wld[index]]
             if wld == INVALID_WDL:
                 raise TableError(f"{table.path}: position {index} is unsolved")
@@ -462,7 +468,7 @@ class Tablebase:
             wld, dtw = self._probe_key(board.key())
         finally:
             board.pop()
-        return MoveValue(move, str(Wdl(-wld)), 0 if wld == 0 else dtw + 1)
+        return MoveValue(move, str(Wdl(-wld)), dtw if dtw is None else 0 if wld == 0 else dtw + 1)
 
     # --- batches -----------------------------------------------------------
 
@@ -491,6 +497,8 @@ class Tablebase:
             raise ValueError(f"invalid position at {first}: "
                              f"{tuple(int(a[first]) for a in arrays)}")
         tables = [self._table(code) for code in np.flatnonzero(present).tolist()]
+        if any(isinstance(t, compact.CompactTable) for t in tables):
+            return compact.probe_batch(arrays, self._table, owner=self)
         out_wld = np.zeros(n, dtype=np.int8)
         out_dtw = np.zeros(n, dtype=np.uint16)
         if gather(codes, indices, *_kernel_tables(tables), WDL_OF_CODE, out_wld, out_dtw):
@@ -553,8 +561,9 @@ def _terminal_value(code: int, key: tuple[int, int, int, int, int]) -> tuple[int
 
 def _move_order(mv: MoveValue) -> tuple[int, int, str]:
     """Sort key: wins by shortest DTW, draws, losses by longest DTW; then notation."""
+    dtw = mv.dtw or 0
     if mv.value == "win":
-        return 0, mv.dtw, str(mv.move)
+        return 0, dtw, str(mv.move)
     if mv.value == "draw":
         return 1, 0, str(mv.move)
-    return 2, -mv.dtw, str(mv.move)
+    return 2, -dtw, str(mv.move)
