@@ -1045,8 +1045,8 @@ class _BatchState:
     def describe(self, code: int, table) -> None:
         """Add (or replace) the table of a material code."""
         row = np.zeros(D_WIDTH, dtype=np.int64)
-        row[D_SIZE] = len(table)
         if isinstance(table, CompactTable):
+            row[D_SIZE] = len(table)
             row[D_KIND] = KIND_COMPACT
             row[D_DATA] = table.data.ctypes.data if len(table.data) else 0
             row[D_DATA_LEN] = len(table.data)
