@@ -800,6 +800,15 @@ def _ptr_i64(typingctx, address):
 
 
 @intrinsic
+def _ptr_u16(typingctx, address):
+    sig = types.CPointer(types.uint16)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return sig, codegen
+
+
+@intrinsic
 def _ptr_u32(typingctx, address):
     sig = types.CPointer(types.uint32)(types.int64)
 
@@ -827,13 +836,15 @@ D_CRCS = 5  #: address of the block CRCs (uint32)
 D_CTX = 6  #: address of the block contexts (uint8)
 D_LUT = 7  #: address of the decoding table (int32, NUM_CONTEXTS x 2**MAX_CODE_BITS)
 D_BLOCKS = 8  #: blocks
-D_SERIAL = 9  #: the table's serial number (pool key)
-D_WIDTH = 10
-#: Multiplier hashing (table serial, block) to a pool slot.
-HASH_MULTIPLIER = 2654435761
+D_SLOTS = 9  #: address of the table's slot map (int64 per block: pool slot or -1)
+D_DTW = 10  #: address of a master table's DTW
+D_DTW_WIDE = 11  #: 1 when that DTW is uint16, 0 when uint8
+D_WIDTH = 12
+#: Buckets of a decoded block in the pool: each points at the run holding its first position.
+POOL_BUCKETS = 1024
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _locate(bm, bk, wm, wk, turn):
     """(material code, index); code -2 when the side to move has no piece, -3 no opponent."""
     if turn == 1:
@@ -847,9 +858,14 @@ def _locate(bm, bk, wm, wk, turn):
     return material_code(n_bm, n_bk, n_wm, n_wk), position_index(bm, bk, wm, wk)
 
 
-@njit(cache=True)
-def _pool_value(row, index, desc, pool_key, pool_n, pool_ends, pool_vals, status):
-    """Stored code of position `index` of compact table `row`, through the block pool (or -1)."""
+@njit(cache=True, inline="always")
+def _pool_value(row, index, desc, pool_owner, pool_width, pool_clock, pool_runs, pool_buckets,
+                pool_vals, status):
+    """Stored code of position `index` of compact table `row`, through the block pool (or -1).
+
+    A table's slot map (D_SLOTS) gives the pool slot of each of its decoded
+    blocks (-1 when not decoded); slots are reused in turn (a clock).
+    """
     starts = _ptr_i64(desc[row, D_STARTS])
     lo, hi = 0, desc[row, D_BLOCKS] - 1
     while lo < hi:
@@ -859,11 +875,15 @@ def _pool_value(row, index, desc, pool_key, pool_n, pool_ends, pool_vals, status
         else:
             hi = mid - 1
     block = lo
-    key = (desc[row, D_SERIAL] << 32) | block
-    slot = ((key * HASH_MULTIPLIER) >> 7) % pool_key.shape[0]
+    slots = _ptr_i64(desc[row, D_SLOTS])
+    slot = slots[block]
     if slot < 0:
-        slot += pool_key.shape[0]
-    if pool_key[slot] != key:
+        slot = pool_clock[0]
+        pool_clock[0] = (slot + 1) % pool_width.shape[0]
+        old_row = pool_owner[slot, 0]
+        if old_row >= 0:
+            _ptr_i64(desc[old_row, D_SLOTS])[pool_owner[slot, 1]] = -1
+            pool_owner[slot, 0] = -1
         data = _ptr_u8(desc[row, D_DATA])
         start = block * BLOCK_BYTES
         stop = min(start + BLOCK_BYTES, desc[row, D_DATA_LEN])
@@ -874,24 +894,39 @@ def _pool_value(row, index, desc, pool_key, pool_n, pool_ends, pool_vals, status
             status[0], status[2], status[3] = ST_CORRUPT, row, block
             return -1
         lut = _ptr_i32(desc[row, D_LUT])
-        n = _decode_ptr(data, start, stop, starts[block + 1] - starts[block],
-                        _ptr_u8(desc[row, D_CTX])[block], lut, pool_ends[slot], pool_vals[slot])
+        count = starts[block + 1] - starts[block]
+        runs = pool_runs[slot]
+        n = _decode_ptr(data, start, stop, count, _ptr_u8(desc[row, D_CTX])[block], lut, runs,
+                        pool_vals)
         if n < 0:
             status[0], status[2], status[3] = ST_CORRUPT, row, block
-            pool_key[slot] = -1
             return -1
-        pool_key[slot] = key
-        pool_n[slot] = n
+        _index_runs(runs, pool_vals, n, count, pool_buckets[slot])
+        pool_owner[slot, 0], pool_owner[slot, 1] = row, block
+        pool_width[slot] = (count + POOL_BUCKETS - 1) // POOL_BUCKETS
+        slots[block] = slot
     offset = index - starts[block]
-    ends = pool_ends[slot]
-    lo, hi = 0, pool_n[slot] - 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if ends[mid] > offset:
-            hi = mid
-        else:
-            lo = mid + 1
-    return np.int64(pool_vals[slot, lo])
+    runs = pool_runs[slot]
+    r = pool_buckets[slot, offset // pool_width[slot]]
+    while (runs[r] >> 2) <= offset:
+        r += 1
+    return runs[r] & 3
+
+
+@njit(cache=True)
+def _index_runs(runs, vals, n, count, buckets):
+    """Pack runs[r] = end << 2 | value and point each bucket at the run holding its first offset."""
+    for r in range(n):
+        runs[r] = (runs[r] << 2) | vals[r]
+    width = (count + POOL_BUCKETS - 1) // POOL_BUCKETS
+    r = 0
+    for b in range(POOL_BUCKETS):
+        offset = b * width
+        if offset >= count:
+            break
+        while (runs[r] >> 2) <= offset:
+            r += 1
+        buckets[b] = r
 
 
 @njit(cache=True)
@@ -934,11 +969,9 @@ def _decode_ptr(data, start, stop, count, prev, lut, out_ends, out_vals):
     return r
 
 
-@njit(cache=True)
-def _direct_value(bm, bk, wm, wk, turn, rows, desc, pool_key, pool_n, pool_ends, pool_vals,
-                  status):
-    """Wdl of a position without search, 2 when it needs a capture search, -9 on a stop."""
-    code, index = _locate(bm, bk, wm, wk, turn)
+@njit(cache=True, inline="always")
+def _table_value(code, index, bm, bk, wm, wk, turn, rows, desc, pool, status):
+    """Wdl of a located position without search, 2 when it needs a capture search, -9 on a stop."""
     if code == -2:
         return WDL_LOSS
     if code == -3:
@@ -955,20 +988,16 @@ def _direct_value(bm, bk, wm, wk, turn, rows, desc, pool_key, pool_n, pool_ends,
         return WDL_OF_CODE[_ptr_u8(desc[row, D_DATA])[index]]
     if has_capture(bm, bk, wm, wk, turn):
         return 2
-    v = _pool_value(row, index, desc, pool_key, pool_n, pool_ends, pool_vals, status)
+    v = _pool_value(row, index, desc, pool[0], pool[1], pool[2], pool[3], pool[4], pool[5], status)
     if v < 0:
         return -9
     return WDL_OF_CODE[v]
 
 
-@njit(cache=True)
-def _search_value(bm, bk, wm, wk, turn, rows, desc, pool_key, pool_n, pool_ends, pool_vals,
-                  status, moves, n_moves, next_move, best, turns):
-    """Wdl of a position, searching captures (depth-first, explicit stack) where needed."""
-    v = _direct_value(bm, bk, wm, wk, turn, rows, desc, pool_key, pool_n, pool_ends, pool_vals,
-                      status)
-    if v != 2:
-        return v
+@njit(cache=True, inline="always")
+def _search_captures(bm, bk, wm, wk, turn, rows, desc, pool, status, stack):
+    """Wdl of a position whose side must capture: depth-first over the captures (explicit stack)."""
+    moves, n_moves, next_move, best, turns = stack
     level = 0
     n_moves[0] = generate_moves(bm, bk, wm, wk, turn, moves[0])
     next_move[0] = 0
@@ -987,8 +1016,8 @@ def _search_value(bm, bk, wm, wk, turn, rows, desc, pool_key, pool_n, pool_ends,
         cbm, cbk = moves[level, m, M_BM], moves[level, m, M_BK]
         cwm, cwk = moves[level, m, M_WM], moves[level, m, M_WK]
         cturn = 1 - turns[level]
-        v = _direct_value(cbm, cbk, cwm, cwk, cturn, rows, desc, pool_key, pool_n, pool_ends,
-                          pool_vals, status)
+        code, index = _locate(cbm, cbk, cwm, cwk, cturn)
+        v = _table_value(code, index, cbm, cbk, cwm, cwk, cturn, rows, desc, pool, status)
         if v == -9:
             return -9
         if v != 2:
@@ -1006,27 +1035,44 @@ MAX_SEARCH_DEPTH = 25
 
 
 @njit(cache=True)
-def probe_kernel(bm, bk, wm, wk, turn, first, rows, desc, pool_key, pool_n, pool_ends, pool_vals,
-                 out_wdl, status):
-    """Wdl of positions first.. into out_wdl; stops at a missing table or damaged block.
+def probe_kernel(bm, bk, wm, wk, turn, first, rows, desc, pool, out_wdl, out_dtw, status):
+    """Wdl and DTW of positions first.. into out_wdl, out_dtw; stops at a missing table or damaged block.
 
+    ``pool`` is the block pool (owner, width, clock, runs, buckets, scratch).
+    DTW comes from master tables (NO_DTW where a compact file answered).
     status = [kind, position, detail, block]: ST_OK, or what stopped the batch
     at which position (the caller loads the table and resumes there).
     """
-    moves = np.zeros((MAX_SEARCH_DEPTH, MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
-    n_moves = np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64)
-    next_move = np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64)
-    best = np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64)
-    turns = np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64)
+    stack = (np.zeros((MAX_SEARCH_DEPTH, MAX_MOVES, MOVE_WIDTH), dtype=np.int64),
+             np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64), np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64),
+             np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64), np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64))
     status[0] = ST_OK
     for i in range(first, bm.shape[0]):
-        v = _search_value(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]),
-                          turn[i], rows, desc, pool_key, pool_n, pool_ends, pool_vals, status,
-                          moves, n_moves, next_move, best, turns)
+        b_m, b_k, w_m, w_k, t = np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i]
+        code, index = _locate(b_m, b_k, w_m, w_k, t)
+        v = _table_value(code, index, b_m, b_k, w_m, w_k, t, rows, desc, pool, status)
+        if v == 2:
+            v = _search_captures(b_m, b_k, w_m, w_k, t, rows, desc, pool, status, stack)
         if v == -9:
             status[1] = i
             return
         out_wdl[i] = v
+        out_dtw[i] = _dtw_of(code, index, v, rows, desc)
+
+
+@njit(cache=True, inline="always")
+def _dtw_of(code, index, v, rows, desc):
+    """DTW of a probed position: from its master table, NO_DTW from a compact one."""
+    if code < 0:
+        return 1 if v == WDL_WIN else 0
+    row = rows[code]
+    if desc[row, D_KIND] != KIND_MASTER:
+        return NO_DTW
+    if v == WDL_DRAW:
+        return 0
+    if desc[row, D_DTW_WIDE]:
+        return np.int64(_ptr_u16(desc[row, D_DTW])[index])
+    return np.int64(_ptr_u8(desc[row, D_DTW])[index])
 
 
 class _BatchState:
@@ -1038,14 +1084,17 @@ class _BatchState:
         self.rows = np.full(NUM_CODES, -1, dtype=np.int64)
         self.desc = np.zeros((0, D_WIDTH), dtype=np.int64)
         self.tables: list = []  # keeps every described table's arrays alive
+        self.slot_maps: list[np.ndarray] = []
         self.runs = 0
-        self.pool_key = None
+        self.pool_owner = None
         self._ensure_pool(1)
 
     def describe(self, code: int, table) -> None:
         """Add (or replace) the table of a material code."""
         row = np.zeros(D_WIDTH, dtype=np.int64)
+        slot_map = np.zeros(1, dtype=np.int64)
         if isinstance(table, CompactTable):
+            slot_map = np.full(table.n_blocks, -1, dtype=np.int64)
             row[D_SIZE] = len(table)
             row[D_KIND] = KIND_COMPACT
             row[D_DATA] = table.data.ctypes.data if len(table.data) else 0
@@ -1055,35 +1104,45 @@ class _BatchState:
             row[D_CTX] = table.ctx.ctypes.data
             row[D_LUT] = table.lut.ctypes.data
             row[D_BLOCKS] = table.n_blocks
-            row[D_SERIAL] = table.serial
             self._ensure_pool(table.max_runs)
         else:
             row[D_KIND] = KIND_MASTER
             row[D_DATA] = table.wld.ctypes.data
-            row[D_SIZE] = len(table.wld)
-        if self.rows[code] >= 0:
-            self.desc[self.rows[code]] = row
-            self.tables[self.rows[code]] = table
+            row[D_SIZE] = min(len(table.wld), len(table.dtw))
+            row[D_DTW] = table.dtw.ctypes.data
+            row[D_DTW_WIDE] = table.dtw.dtype.itemsize == 2
+        row[D_SLOTS] = slot_map.ctypes.data
+        index = self.rows[code]
+        if index >= 0:
+            self.pool_owner[self.pool_owner[:, 0] == index] = -1
+            self.desc[index] = row
+            self.tables[index] = table
+            self.slot_maps[index] = slot_map
         else:
             self.rows[code] = len(self.tables)
             self.desc = np.vstack([self.desc, row[None, :]])
             self.tables.append(table)
-        self._ensure_pool(1)
+            self.slot_maps.append(slot_map)
 
-    def current(self, code: int):
-        """The table described for a code, or None."""
-        row = self.rows[code]
-        return self.tables[row] if row >= 0 else None
+    def pool(self) -> tuple[np.ndarray, ...]:
+        """The block pool as the kernels take it."""
+        return (self.pool_owner, self.pool_width, self.pool_clock, self.pool_runs,
+                self.pool_buckets, self.pool_vals)
 
     def _ensure_pool(self, max_runs: int) -> None:
-        if self.pool_key is not None and max_runs <= self.runs:
+        """A pool whose slots hold max_runs runs (emptied when it must grow)."""
+        if self.pool_owner is not None and max_runs <= self.runs:
             return
         self.runs = max(self.runs, max_runs)
-        slots = max(16, self.pool_bytes // (9 * self.runs))
-        self.pool_key = np.full(slots, -1, dtype=np.int64)
-        self.pool_n = np.zeros(slots, dtype=np.int64)
-        self.pool_ends = np.zeros((slots, self.runs), dtype=np.int64)
-        self.pool_vals = np.zeros((slots, self.runs), dtype=np.uint8)
+        slots = max(16, self.pool_bytes // (8 * self.runs + 4 * POOL_BUCKETS))
+        self.pool_owner = np.full((slots, 2), -1, dtype=np.int64)
+        self.pool_width = np.ones(slots, dtype=np.int64)
+        self.pool_clock = np.zeros(1, dtype=np.int64)
+        self.pool_runs = np.zeros((slots, self.runs), dtype=np.int64)
+        self.pool_buckets = np.zeros((slots, POOL_BUCKETS), dtype=np.int32)
+        self.pool_vals = np.zeros(self.runs, dtype=np.uint8)  # decoding scratch
+        for slot_map in self.slot_maps:
+            slot_map[:] = -1
 
 
 _STATES: "weakref.WeakKeyDictionary[object, _BatchState]" = weakref.WeakKeyDictionary()
@@ -1107,15 +1166,15 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
     """
     state = _state(owner)
     n = len(arrays[0])
-    out = np.zeros(n, dtype=np.int8)
+    out_wdl = np.zeros(n, dtype=np.int8)
+    out_dtw = np.zeros(n, dtype=np.uint16)
     status = np.zeros(4, dtype=np.int64)
     first = 0
     while True:
-        probe_kernel(*arrays, first, state.rows, state.desc, state.pool_key, state.pool_n,
-                     state.pool_ends, state.pool_vals, out, status)
+        probe_kernel(*arrays, first, state.rows, state.desc, state.pool(), out_wdl, out_dtw, status)
         kind, first = int(status[0]), int(status[1])
         if kind == ST_OK:
-            break
+            return out_wdl, out_dtw
         if kind == ST_MISSING:
             code = int(status[2])
             state.describe(code, load(code))
@@ -1124,31 +1183,6 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
         if kind == ST_CORRUPT:
             raise TableError(f"{table.path}: block {int(status[3])} is damaged (CRC-32 mismatch)")
         raise TableError(f"{table.path}: an index fell outside the table")
-    return out, _batch_dtw(arrays, load, state, out)
-
-
-def _batch_dtw(arrays, load, state, out_wdl) -> np.ndarray:
-    """DTW from master tables where they answered, NO_DTW for compact ones."""
-    from egtb.probe import gather, locate_batch  # noqa: PLC0415 (probe sits above tables)
-    n = len(out_wdl)
-    codes = np.empty(n, dtype=np.int32)
-    indices = np.empty(n, dtype=np.int64)
-    present = np.zeros(NUM_CODES, dtype=np.bool_)
-    locate_batch(*arrays, codes, indices, present)
-    dtw = np.full(n, NO_DTW, dtype=np.uint16)
-    masters = [(c, state.current(c)) for c in np.flatnonzero(present).tolist()]
-    masters = [(c, t) for c, t in masters if t is not None and not isinstance(t, CompactTable)]
-    if masters:
-        from egtb.probe import _kernel_tables  # noqa: PLC0415
-        keep = np.isin(codes, [c for c, _ in masters])
-        wdl_tmp = np.zeros(n, dtype=np.int8)
-        dtw_tmp = np.zeros(n, dtype=np.uint16)
-        gather(np.where(keep, codes, -1).astype(np.int32), indices,
-               *_kernel_tables([t for _, t in masters]), WDL_OF_CODE, wdl_tmp, dtw_tmp)
-        dtw[keep] = dtw_tmp[keep]
-    dtw[codes < 0] = 0
-    dtw[(codes < 0) & (out_wdl == WDL_WIN)] = 1
-    return dtw
 
 
 # ------------------------------------------------------------------ verification
