@@ -688,15 +688,20 @@ class CompactTable:
 
     def value(self, index: int) -> int:
         """Stored value code of a position (meaningless where the side to move must capture)."""
-        block = self.block_of(index)
-        key = (self.serial, block)
-        runs = self.cache.get(key)
+        starts = self._starts_list
+        block = bisect.bisect_right(starts, index) - 1
+        if not 0 <= index < self.positions:
+            raise IndexError(f"{self.path}: position {index} outside 0..{self.positions - 1}")
+        key = (self.serial << 32) | block
+        blocks = self.cache.blocks
+        runs = blocks.get(key)
         if runs is None:
             ends, vals = self.decode(block)
             runs = (ends.tolist(), vals.tolist())
             self.cache.put(key, runs)
-        ends, vals = runs
-        return vals[bisect.bisect_right(ends, index - self._starts_list[block])]
+        else:
+            blocks.move_to_end(key)
+        return runs[1][bisect.bisect_right(runs[0], index - starts[block])]
 
     def values(self) -> np.ndarray:
         """Stored value codes of every position (uint8), decoding every block."""
@@ -714,21 +719,17 @@ class BlockCache:
 
     def __init__(self, max_blocks: int = DEFAULT_CACHE_BLOCKS) -> None:
         self.max_blocks = max_blocks
-        self._blocks: OrderedDict = OrderedDict()
+        self.blocks: OrderedDict = OrderedDict()
+        """Decoded blocks by key (table serial << 32 | block), least recently used first."""
 
     def __len__(self) -> int:
-        return len(self._blocks)
+        return len(self.blocks)
 
-    def get(self, key):
-        runs = self._blocks.get(key)
-        if runs is not None:
-            self._blocks.move_to_end(key)
-        return runs
-
-    def put(self, key, runs) -> None:
-        self._blocks[key] = runs
-        while len(self._blocks) > self.max_blocks:
-            self._blocks.popitem(last=False)
+    def put(self, key: int, runs: tuple[list, list]) -> None:
+        """Remember a decoded block, forgetting the least recently used beyond max_blocks."""
+        self.blocks[key] = runs
+        while len(self.blocks) > self.max_blocks:
+            self.blocks.popitem(last=False)
 
 
 def open_compact(path: os.PathLike | str, *, owner: object | None = None) -> CompactTable:
