@@ -82,6 +82,9 @@ INDEX_ENTRY = struct.Struct("<QIB3x")
 LENGTHS_BYTES = 3 * NUM_SYMBOLS
 #: What the batch kernel writes as DTW for a position answered from a compact file.
 NO_DTW = 0xFFFF
+#: Most runs a block may hold: a token takes at least one bit (and the pool's
+#: int16 bucket entries index runs).
+MAX_RUNS = BLOCK_BITS
 #: Decoded blocks kept per Tablebase for single probes.
 DEFAULT_CACHE_BLOCKS = 4096
 #: Bytes of the numba batch block pool per Tablebase.
@@ -616,6 +619,7 @@ class CompactTable:
             self._parse_index(head, index)
             size = self.path.stat().st_size
             self.data = (np.memmap(self.path, dtype=np.uint8, mode="r", offset=self.data_offset)
+                         .view(np.ndarray)  # a plain array for numba; the map stays open
                          if size > self.data_offset else np.zeros(0, dtype=np.uint8))
         except OSError as exc:
             raise TableError(f"{self.path}: unreadable compact file ({exc.strerror or exc})") from exc
@@ -750,14 +754,13 @@ def must_capture(bm, bk, wm, wk, turn):
 
 
 @njit(cache=True)
-def capture_successors(bm, bk, wm, wk, turn, out):
-    """Fill out[i] = (bm, bk, wm, wk) after each legal move; return how many."""
-    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
-    n = generate_moves(np.int64(bm), np.int64(bk), np.int64(wm), np.int64(wk), turn, moves)
-    for i in range(n):
-        out[i, 0], out[i, 1] = moves[i, M_BM], moves[i, M_BK]
-        out[i, 2], out[i, 3] = moves[i, M_WM], moves[i, M_WK]
-    return n
+def capture_successors(bm, bk, wm, wk, turn, moves):
+    """Generate the legal moves into ``moves``; return how many."""
+    return generate_moves(np.int64(bm), np.int64(bk), np.int64(wm), np.int64(wk), turn, moves)
+
+
+#: Move buffer of the single-probe capture search (read out before any recursion).
+_MOVES = np.empty((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
 
 
 def probe_position(table: CompactTable, key: tuple[int, int, int, int, int], index: int,
@@ -769,11 +772,10 @@ def probe_position(table: CompactTable, key: tuple[int, int, int, int, int], ind
     """
     if not must_capture(*key):
         return _WDL[table.value(index)], None
-    succ = np.empty((MAX_MOVES, 4), dtype=np.int64)
-    n = capture_successors(*key, succ)
+    n = capture_successors(*key, _MOVES)
     turn = 1 - key[4]
     best = WDL_LOSS
-    for bm, bk, wm, wk in succ[:n].tolist():
+    for bm, bk, wm, wk in _MOVES[:n, M_BM:M_WK + 1].tolist():
         best = max(best, -probe_key((bm, bk, wm, wk, turn))[0])
         if best == WDL_WIN:
             break
@@ -842,7 +844,7 @@ D_DTW = 10  #: address of a master table's DTW
 D_DTW_WIDE = 11  #: 1 when that DTW is uint16, 0 when uint8
 D_WIDTH = 12
 #: Buckets of a decoded block in the pool: each points at the run holding its first position.
-POOL_BUCKETS = 1024
+POOL_BUCKETS = 1 << 15
 
 
 @njit(cache=True, inline="always")
@@ -902,32 +904,39 @@ def _pool_value(row, index, desc, pool_owner, pool_width, pool_clock, pool_runs,
         if n < 0:
             status[0], status[2], status[3] = ST_CORRUPT, row, block
             return -1
-        _index_runs(runs, pool_vals, n, count, pool_buckets[slot])
+        pool_width[slot] = _index_runs(runs, pool_vals, n, count, pool_buckets[slot])
         pool_owner[slot, 0], pool_owner[slot, 1] = row, block
-        pool_width[slot] = (count + POOL_BUCKETS - 1) // POOL_BUCKETS
         slots[block] = slot
     offset = index - starts[block]
+    entry = pool_buckets[slot, offset >> pool_width[slot]]
+    if entry < 0:
+        return np.int64(-entry)
     runs = pool_runs[slot]
-    r = pool_buckets[slot, offset // pool_width[slot]]
-    while (runs[r] >> 2) <= offset:
-        r += 1
-    return runs[r] & 3
+    while (runs[entry] >> 2) <= offset:
+        entry += 1
+    return runs[entry] & 3
 
 
 @njit(cache=True)
 def _index_runs(runs, vals, n, count, buckets):
-    """Pack runs[r] = end << 2 | value and point each bucket at the run holding its first offset."""
+    """Pack runs[r] = end << 2 | value and index them by buckets of 2**shift positions; return shift.
+
+    A bucket inside one run holds minus that run's value, any other the first
+    run it overlaps, so most probes read one bucket and no run.
+    """
     for r in range(n):
         runs[r] = (runs[r] << 2) | vals[r]
-    width = (count + POOL_BUCKETS - 1) // POOL_BUCKETS
+    shift = 0
+    while (count + (1 << shift) - 1) >> shift > POOL_BUCKETS:
+        shift += 1
     r = 0
-    for b in range(POOL_BUCKETS):
-        offset = b * width
-        if offset >= count:
-            break
-        while (runs[r] >> 2) <= offset:
+    for b in range((count + (1 << shift) - 1) >> shift):
+        first = b << shift
+        last = min(count, (b + 1) << shift) - 1
+        while (runs[r] >> 2) <= first:
             r += 1
-        buckets[b] = r
+        buckets[b] = -(runs[r] & 3) if (runs[r] >> 2) > last else r  # r < 2**15: see MAX_RUNS
+    return shift
 
 
 @njit(cache=True)
@@ -1044,7 +1053,7 @@ def probe_kernel(bm, bk, wm, wk, turn, first, rows, desc, pool, out_wdl, out_dtw
     status = [kind, position, detail, block]: ST_OK, or what stopped the batch
     at which position (the caller loads the table and resumes there).
     """
-    stack = (np.zeros((MAX_SEARCH_DEPTH, MAX_MOVES, MOVE_WIDTH), dtype=np.int64),
+    stack = (np.empty((MAX_SEARCH_DEPTH, MAX_MOVES, MOVE_WIDTH), dtype=np.int64),
              np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64), np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64),
              np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64), np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64))
     status[0] = ST_OK
@@ -1135,12 +1144,12 @@ class _BatchState:
         if self.pool_owner is not None and max_runs <= self.runs:
             return
         self.runs = max(self.runs, max_runs)
-        slots = max(16, self.pool_bytes // (8 * self.runs + 4 * POOL_BUCKETS))
+        slots = max(16, self.pool_bytes // (8 * self.runs + 2 * POOL_BUCKETS))
         self.pool_owner = np.full((slots, 2), -1, dtype=np.int64)
-        self.pool_width = np.ones(slots, dtype=np.int64)
+        self.pool_width = np.zeros(slots, dtype=np.int64)  # log2 of the bucket width
         self.pool_clock = np.zeros(1, dtype=np.int64)
         self.pool_runs = np.zeros((slots, self.runs), dtype=np.int64)
-        self.pool_buckets = np.zeros((slots, POOL_BUCKETS), dtype=np.int32)
+        self.pool_buckets = np.zeros((slots, POOL_BUCKETS), dtype=np.int16)
         self.pool_vals = np.zeros(self.runs, dtype=np.uint8)  # decoding scratch
         for slot_map in self.slot_maps:
             slot_map[:] = -1
