@@ -242,3 +242,12 @@ def test_compact_and_verify_from_the_command_line(master_dir, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["positions"] == 3488 + 196032
     assert cli.main(["probe", "--tables", str(out), "W:WK10,K14:BK1"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == "W:WK10,K14:BK1  win"
+
+
+def test_build_compact_writes_a_compact_file_per_table(tmp_path, capsys):
+    assert cli.main(["build", "--pieces", "2", "--compact", "--jobs", "1", "--quiet",
+                     "--tables", str(tmp_path)]) == cli.EXIT_OK
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.glob("*.wld")) == sorted(
+        f"{m.name}.wld" for m in all_materials(2))
+    assert compact.verify_compact(tmp_path).ok
