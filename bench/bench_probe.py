@@ -6,8 +6,13 @@ temporary directory first, and the output says so.
 
     .venv/bin/python bench/bench_probe.py --dir data/egtb
 
-Targets (issue 4): 100,000 single probes per second, 10 million batch probes
-per second; memory with every table up to 5 pieces loaded is reported.
+Targets: rule-free (issue 4) 100,000 single probes per second and 10 million
+batch probes per second; under the move rule (issue 9, Boards carrying a
+random counter, preset ``--rule``) 300,000 single probes per second
+(``probe_outcome``) and 10 million batch probes per second
+(``probe_batch_rule``). Each rule figure is printed next to the rule-free one
+measured in the same run, with their ratio. Memory with every table loaded
+is reported.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from egtb.tables import storage
-from egtb.rules.board import Board
+from egtb.rules.board import DRAW_RULES, Board
 from egtb.tables.index import unrank_positions
 from egtb.tables.material import Material, count_positions
 from egtb.rules.notation import Placement, format_fen
@@ -30,6 +35,8 @@ from egtb.probe import Tablebase
 
 SINGLE_TARGET = 100_000
 BATCH_TARGET = 10_000_000
+SINGLE_RULE_TARGET = 300_000
+BATCH_RULE_TARGET = 10_000_000
 
 
 def rss_bytes() -> int:
@@ -76,12 +83,13 @@ def _mirror_array(bits: np.ndarray) -> np.ndarray:
     return out
 
 
-def bench_single(tb: Tablebase, boards: list[Board], *, seconds: float = 2.0) -> float:
-    """Single probes per second through probe_wdl(Board)."""
+def bench_single(tb: Tablebase, boards: list[Board], *, seconds: float = 2.0, probe=None) -> float:
+    """Single probes per second through ``probe`` (default probe_wdl) of each Board."""
+    probe = probe or tb.probe_wdl
     done, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         for board in boards:
-            tb.probe_wdl(board)
+            probe(board)
         done += len(boards)
     return done / (time.perf_counter() - start)
 
@@ -94,19 +102,28 @@ def bench_fen(tb: Tablebase, fens: list[str]) -> float:
     return len(fens) / (time.perf_counter() - start)
 
 
-def bench_batch(tb: Tablebase, arrays: tuple[np.ndarray, ...], *, repeats: int = 3) -> float:
-    """Batch probes per second (best of ``repeats``)."""
-    tb.probe_batch(*(a[:1000] for a in arrays))  # compile and load
+def bench_batch(tb: Tablebase, arrays: tuple[np.ndarray, ...], *, repeats: int = 3,
+                counters: np.ndarray | None = None, rule: str = "wcdf") -> float:
+    """Batch probes per second (best of ``repeats``); with ``counters``, under ``rule``."""
+    def run(k: int | None) -> None:
+        if counters is None:
+            tb.probe_batch(*(a[:k] for a in arrays))
+        else:
+            tb.probe_batch_rule(*(a[:k] for a in arrays), counters[:k], rule=rule)
+    run(1000)  # compile and load
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        tb.probe_batch(*arrays)
+        run(None)
         best = min(best, time.perf_counter() - start)
     return len(arrays[0]) / best
 
 
-def boards_of(arrays: tuple[np.ndarray, ...], n: int) -> list[Board]:
-    return [Board(format_fen(Placement(*(int(a[i]) for a in arrays)))) for i in range(n)]
+def boards_of(arrays: tuple[np.ndarray, ...], n: int, *, counters: np.ndarray | None = None,
+              rule: str = "wcdf") -> list[Board]:
+    """The first n positions as Boards (with their counters under ``rule`` when given)."""
+    return [Board(format_fen(Placement(*(int(a[i]) for a in arrays))), rule=rule,
+                  quiet_plies=0 if counters is None else int(counters[i])) for i in range(n)]
 
 
 def main() -> None:
@@ -114,6 +131,7 @@ def main() -> None:
     parser.add_argument("--dir", default=None, help="table directory (default $EGTB_DIR or data/egtb)")
     parser.add_argument("--build", type=int, default=3, help="pieces to build when --dir has no tables")
     parser.add_argument("--batch", type=int, default=10_000_000, help="positions per batch")
+    parser.add_argument("--rule", choices=list(DRAW_RULES), default="wcdf", help="move-rule preset")
     args = parser.parse_args()
     directory = Path(args.dir) if args.dir else storage.default_dir()
     note = ""
@@ -133,34 +151,44 @@ def main() -> None:
     load_seconds = time.perf_counter() - start
     rss_after = rss_bytes()
     arrays = random_positions(materials, args.batch)
-    boards = boards_of(arrays, 20_000)
+    limit = DRAW_RULES[args.rule].limit_plies
+    counters = np.random.default_rng(2).integers(0, limit + 1, args.batch)
+    boards = boards_of(arrays, 20_000, counters=counters, rule=args.rule)
     tb.probe_wdl(boards[0])
+    tb.probe_outcome(boards[0])
     single = bench_single(tb, boards)
+    single_rule = bench_single(tb, boards, probe=tb.probe_outcome)
+    full_rule = bench_single(tb, boards, probe=tb.probe, seconds=1.0)
     fen_rate = bench_fen(tb, [b.fen() for b in boards])
     batch = bench_batch(tb, arrays)
-    report(directory, note, materials, pieces, tb, rss_before, rss_after, load_seconds,
-           single, fen_rate, batch, args.batch)
+    batch_rule = bench_batch(tb, arrays, counters=counters, rule=args.rule)
+    rows = [
+        ("single probes/s (Board, rule-free)", single, SINGLE_TARGET),
+        (f"single probes/s ({args.rule}, counter)", single_rule, SINGLE_RULE_TARGET),
+        ("  with the rule / rule-free", single_rule / single, None),
+        ("full probe()/s (rule + rule-free)", full_rule, None),
+        ("single probes/s (FEN string)", fen_rate, None),
+        (f"batch probes/s ({args.batch:,}, rule-free)", batch, BATCH_TARGET),
+        (f"batch probes/s ({args.batch:,}, {args.rule})", batch_rule, BATCH_RULE_TARGET),
+        ("  with the rule / rule-free", batch_rule / batch, None),
+    ]
+    report(directory, note, materials, pieces, tb, rss_before, rss_after, load_seconds, rows)
 
 
-def report(directory, note, materials, pieces, tb, rss_before, rss_after, load_seconds,
-           single, fen_rate, batch, batch_size) -> None:
+def report(directory, note, materials, pieces, tb, rss_before, rss_after, load_seconds, rows) -> None:
     positions = sum(count_positions(m) for m in materials)
     print(f"tables: {directory} {note}")
     print(f"  {len(materials)} materials, up to {pieces} pieces (complete up to {tb.max_pieces}),"
           f" {positions:,} positions; loaded in {load_seconds:.1f} s")
-    print(f"{'measure':<34}{'figure':>16}{'target':>14}{'ratio':>8}")
-    rows = [
-        ("single probes/s (Board)", single, SINGLE_TARGET),
-        ("single probes/s (FEN string)", fen_rate, None),
-        (f"batch probes/s ({batch_size:,} positions)", batch, BATCH_TARGET),
-    ]
+    print(f"{'measure':<40}{'figure':>16}{'target':>14}{'ratio':>8}")
     for name, value, target in rows:
         ratio = f"{value / target:.2f}x" if target else "-"
-        print(f"{name:<34}{value:>16,.0f}{(f'{target:,}' if target else '-'):>14}{ratio:>8}")
-    print(f"{'table arrays in memory (MB)':<34}{tb.loaded_bytes / 1e6:>16,.1f}")
-    print(f"{'RSS before loading (MB)':<34}{rss_before / 1e6:>16,.1f}")
-    print(f"{'RSS with all tables loaded (MB)':<34}{rss_after / 1e6:>16,.1f}")
-    print(f"{'bytes per position in memory':<34}{tb.loaded_bytes / max(positions, 1):>16,.2f}")
+        figure = f"{value:>16,.0f}" if value >= 10 else f"{value:>15.2f}x"
+        print(f"{name:<40}{figure}{(f'{target:,}' if target else '-'):>14}{ratio:>8}")
+    print(f"{'table arrays in memory (MB)':<40}{tb.loaded_bytes / 1e6:>16,.1f}")
+    print(f"{'RSS before loading (MB)':<40}{rss_before / 1e6:>16,.1f}")
+    print(f"{'RSS with all tables loaded (MB)':<40}{rss_after / 1e6:>16,.1f}")
+    print(f"{'bytes per position in memory':<40}{tb.loaded_bytes / max(positions, 1):>16,.2f}")
     if pieces < 5:
         print(f"note: only tables up to {pieces} pieces were available, not 5")
 

@@ -1,7 +1,8 @@
 """Benchmark of the alpha-beta searcher: nodes per second, and its score in short matches.
 
-Run: ``.venv/bin/python bench/bench_search.py [--games 10] [--depth 14]``. Prints
-two tables: the searcher's speed from a few positions at a fixed depth, and
+Run: ``.venv/bin/python bench/bench_search.py [--games 10] [--depth 14] [--speed-only]``. Prints
+two tables: the searcher's speed from a few positions at a fixed depth (the current kernel
+against the kernel before it was split into named steps, bench/baseline_negamax.py), and
 the scores of easy / medium / hard against the random mover, of medium
 against easy and of hard against medium (each opening played twice with colours reversed; games longer
 than --max-plies are scored as draws).
@@ -11,12 +12,17 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 import time
+from pathlib import Path
 
 from egtb import BLACK, Board
 from tournament.engines.base import Engine, GameState, Limit
 from tournament.engines.registry import make_engine
-from tournament.engines.search import _Tables, search_position
+from tournament.engines.search import INF, S_MAX_NODES, S_NODES, ZOBRIST, _history_keys, _Tables, negamax
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from baseline_negamax import negamax_baseline  # noqa: E402 - the kernel before the split, beside this file
 
 POSITIONS = {
     "start": None,
@@ -27,21 +33,52 @@ POSITIONS = {
 }
 
 
-def bench_speed(depth: int) -> None:
-    """Print nodes, seconds and nodes per second of one fixed-depth search per position."""
-    search_position(Board(), 2, tables=_Tables(20))  # compile / load the kernel first
-    print(f"\nSearch speed at depth {depth} (fresh hash table each):")
-    print(f"{'position':34} {'nodes':>10} {'seconds':>8} {'nodes/s':>11}")
-    total_nodes = total_seconds = 0.0
+def _kernel_search(kernel, board: Board, depth: int) -> tuple[int, float]:
+    """(nodes, seconds) of one fixed-depth search by ``kernel`` with a fresh hash table (as search_position)."""
+    tables = _Tables(20)
+    history = _history_keys(board)
+    tables.path[:len(history)] = history
+    tables.stats[:] = 0
+    tables.stats[S_MAX_NODES] = 2**62
+    started = time.perf_counter()
+    kernel(board.black_men, board.black_kings, board.white_men, board.white_kings, board.turn,
+           depth, -INF, INF, 0, board.quiet_plies, len(history), len(history),
+           board.rule.limit_plies, board.rule.man_move_resets,
+           tables.moves, tables.scores, tables.orders, tables.tt, tables.killers,
+           tables.history, tables.path, ZOBRIST, tables.stats)
+    return int(tables.stats[S_NODES]), time.perf_counter() - started
+
+
+def bench_speed(depth: int, repeats: int) -> None:
+    """Nodes/s of the current kernel and of the kernel before the split (bench/baseline_negamax.py), same run.
+
+    Each position is searched ``repeats`` times by each kernel, alternating; the best time counts.
+    Both kernels must visit the same nodes (the split changed no decision).
+    """
+    kernels = {"current": negamax, "baseline": negamax_baseline}
+    for kernel in kernels.values():
+        _kernel_search(kernel, Board(), 2)  # compile / load both first
+    print(f"\nSearch speed at depth {depth} (fresh hash table each, best of {repeats}):")
+    print(f"{'position':34} {'nodes':>10} {'current n/s':>12} {'baseline n/s':>13} {'ratio':>6}")
+    totals = {name: 0.0 for name in kernels}
+    total_nodes = 0
     for name, fen in POSITIONS.items():
         board = Board(fen)
-        started = time.perf_counter()
-        _, _, nodes, _ = search_position(board, depth, tables=_Tables(20))
-        seconds = time.perf_counter() - started
-        total_nodes += nodes
-        total_seconds += seconds
-        print(f"{name:34} {nodes:>10,} {seconds:>8.3f} {nodes / seconds:>11,.0f}")
-    print(f"{'total':34} {int(total_nodes):>10,} {total_seconds:>8.3f} {total_nodes / total_seconds:>11,.0f}")
+        best = {k: float("inf") for k in kernels}
+        nodes = {}
+        for _ in range(repeats):
+            for k, kernel in kernels.items():
+                nodes[k], seconds = _kernel_search(kernel, board, depth)
+                best[k] = min(best[k], seconds)
+        if nodes["current"] != nodes["baseline"]:
+            raise SystemExit(f"{name}: the kernels disagree: {nodes['current']} vs {nodes['baseline']} nodes")
+        total_nodes += nodes["current"]
+        for k in kernels:
+            totals[k] += best[k]
+        cur, base = nodes["current"] / best["current"], nodes["current"] / best["baseline"]
+        print(f"{name:34} {nodes['current']:>10,} {cur:>12,.0f} {base:>13,.0f} {cur / base:>6.2f}")
+    cur, base = total_nodes / totals["current"], total_nodes / totals["baseline"]
+    print(f"{'total':34} {total_nodes:>10,} {cur:>12,.0f} {base:>13,.0f} {cur / base:>6.2f}")
 
 
 def play_game(black: Engine, white: Engine, opening: list[str], max_plies: int) -> float:
@@ -91,8 +128,12 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=14, help="depth of the speed test")
     parser.add_argument("--max-plies", type=int, default=200, help="longer games are draws")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=3, help="searches per position and kernel (best counts)")
+    parser.add_argument("--speed-only", action="store_true", help="skip the matches")
     args = parser.parse_args()
-    bench_speed(args.depth)
+    bench_speed(args.depth, args.repeats)
+    if args.speed_only:
+        return
     print(f"\nMatches ({args.games} games each, 3-ply random openings played with both colours):")
     print(f"{'match':22} {'W':>3} {'D':>3} {'L':>3} {'score':>7} {'seconds':>8}")
     for first, second in [("easy", "random"), ("medium", "random"), ("hard", "random"), ("medium", "easy"), ("hard", "medium")]:

@@ -11,6 +11,7 @@ processes; with ``--roundrobin N`` it also plays N games between two
 Usage::
 
     .venv/bin/python bench/bench_tournament.py [--games 312] [--pydraughts-games 40] [--roundrobin 0]
+    .venv/bin/python bench/bench_tournament.py --hub-games 20   # external engines: per-game start vs persistent
 
 pydraughts is slow, so by default it plays fewer games and its rate is scaled;
 ``--pydraughts-games`` equal to ``--games`` plays the same number exactly.
@@ -76,12 +77,35 @@ def bench_roundrobin(games: int) -> float:
         shutil.rmtree(out)
 
 
+def bench_hub(games: int, *, reuse: bool, concurrency: int = 1) -> float:
+    """Games per second of two external random movers (``tournament hub-engine random`` processes)."""
+    spec = f"hub:{sys.executable} -m tournament.cli hub-engine random"
+    out = Path(tempfile.mkdtemp(prefix="bench-hub-"))
+    try:
+        started = time.perf_counter()
+        result = run_tournament([spec, spec], out_dir=out, openings=load_ballots("3-move"), games=games,
+                                concurrency=concurrency, progress=False, seed=1, reuse_engines=reuse)
+        assert len(result.records) == games and not any(r.result.is_fault for r in result.records)
+        return games / (time.perf_counter() - started)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=312, help="games per measurement of our runner")
     parser.add_argument("--pydraughts-games", type=int, default=40, help="games played by pydraughts' loop")
     parser.add_argument("--roundrobin", type=int, default=0, help="also play N games with pydraughts' RoundRobin")
+    parser.add_argument("--hub-games", type=int, default=0,
+                        help="only measure N games between two hub-engine processes: per-game start vs persistent")
     args = parser.parse_args(argv)
+    if args.hub_games:
+        fresh = bench_hub(args.hub_games, reuse=False)
+        kept = bench_hub(args.hub_games, reuse=True)
+        print(f"two 'tournament hub-engine random' processes, {args.hub_games} games, 1 worker:")
+        print(f"  a new process per game: {fresh:7.2f} games/s")
+        print(f"  persistent processes:   {kept:7.2f} games/s   ratio {kept / fresh:5.1f}x")
+        return
     bench_ours(8, 1)  # warm up: numba caches, imports
     print(f"cores: {os.cpu_count()}, games: {args.games} (random vs random, 3-move ballots, records fsynced)")
     rates = {}

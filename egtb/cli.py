@@ -24,9 +24,9 @@ import sys
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence, TextIO
 
-from egtb.errors import EgtbError, MissingTableError, TableError
+from egtb.errors import EgtbError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe import MoveValue, Tablebase
-from egtb.rules.board import Board
+from egtb.rules.board import DRAW_RULES, Board
 from egtb.rules.movegen import perft
 from egtb.tables import storage
 
@@ -201,14 +201,25 @@ def _register_build(subparsers) -> None:
     p.add_argument("--min-pieces", type=int, default=2,
                    help="smallest piece count to build (smaller ones must exist)")
     _add_jobs(p)
-    p.add_argument("--rules", choices=RULE_PRESETS, default=DEFAULT_RULES,
-                   help="move-rule preset recorded in the metadata")
+    p.add_argument("--rules", type=_rule_list, default=DEFAULT_RULES,
+                   help=f"rule layers to build: a comma list of {', '.join(RULE_PRESETS)}, "
+                        f"'all' or 'none' (default {DEFAULT_RULES})")
     p.add_argument("--compact", action="store_true",
                    help="also write a compact WLD file (.wld) next to each master file")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_json(p)
     add_tables_option(p)
     p.set_defaults(func=run_build)
+
+
+def _rule_list(text: str) -> str:
+    """argparse type of ``--rules``: checks the preset names, keeps the text."""
+    from egtb.tables.rule_layer import parse_presets
+    try:
+        parse_presets(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _register_stats(subparsers) -> None:
@@ -359,9 +370,8 @@ def run_compact(args: argparse.Namespace) -> int:
 def _compare_reference(directory: Path) -> tuple[list[str], int]:
     """(messages about tables whose figures differ from the shipped reference, tables listed there)."""
     from egtb.tables.reference import compare_with_reference, load_reference
-    from egtb.tables.verify import stored_materials
     reference = load_reference()
-    materials = stored_materials(directory)
+    materials = storage.stored_materials(directory)
     differing = compare_with_reference(directory, materials, reference=reference)
     return differing, sum(m.name in reference for m in materials)
 
@@ -373,10 +383,16 @@ def _register_probe(subparsers: argparse._SubParsersAction) -> None:
     parser = _subcommand(
         subparsers, "probe", help="value, DTW and best moves of positions from the tables",
         description="Probe the endgame tables: for each FEN (arguments, or one per line on "
-                    "standard input) print the value for the side to move, its DTW and every "
-                    "legal move with the result it leads to, best first.")
+                    "standard input) print the value for the side to move and its DTW without "
+                    "the move rule, the outcome under the move rule from the given counter with "
+                    "the category and DTZ, and every legal move with the result it leads to, "
+                    "best first under the rule.")
     parser.add_argument("fens", nargs="*", metavar="FEN", help="positions (default: read stdin)")
     add_tables_option(parser)
+    parser.add_argument("--rule", choices=list(DRAW_RULES), default="wcdf",
+                        help="move-rule preset (default: wcdf)")
+    parser.add_argument("--counter", type=_non_negative, default=0, metavar="N",
+                        help="quiet plies already counted by the move rule (default: 0)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.set_defaults(func=run_probe)
 
@@ -385,28 +401,32 @@ def run_probe(args: argparse.Namespace, *, stdin: TextIO | None = None,
               stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Handler of ``egtb probe``; returns the exit status."""
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    limit = DRAW_RULES[args.rule].limit_plies
+    if args.counter > limit:
+        raise ValueError(f"--counter {args.counter} is beyond the {args.rule} limit of {limit} plies")
     fens = args.fens if args.fens else _stdin_fens(stdin)
     with Tablebase(_existing_tables_dir(args)) as tablebase:
-        failed = probe_lines(tablebase, fens, json_mode=args.json, out=stdout, err=stderr)
+        failed = probe_lines(tablebase, fens, json_mode=args.json, out=stdout, err=stderr,
+                             rule=args.rule, counter=args.counter)
     return EXIT_FAILED if failed else EXIT_OK
 
 
 def probe_lines(tablebase: Tablebase, fens: Iterable[str], *, json_mode: bool,
-                out: TextIO, err: TextIO) -> int:
+                out: TextIO, err: TextIO, rule: str = "wcdf", counter: int = 0) -> int:
     """Answer every FEN on ``out`` (errors on ``err`` in text mode); return the failures.
 
     >>> import io
     >>> out = io.StringIO()
     >>> probe_lines(Tablebase("/nonexistent"), ["B:W5,6,10:B1", "nonsense"], json_mode=True,
-    ...             out=out, err=io.StringIO())
+    ...             out=out, err=io.StringIO(), counter=80)
     1
     >>> print(out.getvalue().splitlines()[0])
-    {"fen": "B:W5,6,10:B1", "value": "loss", "dtw": 0, "moves": []}
+    {"fen": "B:W5,6,10:B1", "value": "loss", "dtw": 0, "rule": "wcdf", "counter": 80, "outcome": "loss", "category": "loss", "dtz": 0, "moves": []}
     """
     failed = 0
     for fen in fens:
         try:
-            record = answer(tablebase, fen)
+            record = answer(tablebase, fen, rule=rule, counter=counter)
         except (ValueError, MissingTableError, TableError) as exc:
             failed += 1
             _write_error(fen, _message(exc), json_mode=json_mode, out=out, err=err)
@@ -416,29 +436,58 @@ def probe_lines(tablebase: Tablebase, fens: Iterable[str], *, json_mode: bool,
     return failed
 
 
-def answer(tablebase: Tablebase, fen: str) -> dict:
-    """The JSON-ready answer for one FEN (ValueError, MissingTableError, TableError).
+def answer(tablebase: Tablebase, fen: str, *, rule: str = "wcdf", counter: int = 0) -> dict:
+    """The JSON-ready answer for one FEN under ``rule`` from ``counter``.
 
-    >>> answer(Tablebase("/nonexistent"), "B:W5,6,10:B1")
-    {'fen': 'B:W5,6,10:B1', 'value': 'loss', 'dtw': 0, 'moves': []}
+    ``value``/``dtw`` (and each move's) are without the move rule; ``outcome``
+    is perfect play under the rule from the counter, ``category``/``dtz`` the
+    rule layer's; each move's ``outcome``, ``category`` and ``dtz`` are the
+    mover's, with the counter the move leaves. Raises ValueError,
+    MissingTableError (also for a missing rule layer) or TableError.
+
+    >>> answer(Tablebase("/nonexistent"), "B:W5,6,10:B1", rule="forty-plies")
+    {'fen': 'B:W5,6,10:B1', 'value': 'loss', 'dtw': 0, 'rule': 'forty-plies', 'counter': 0, 'outcome': 'loss', 'category': 'loss', 'dtz': 0, 'moves': []}
     """
-    board = Board(fen)
-    result = tablebase.probe(board)
-    moves = [_move_record(mv) for mv in tablebase.best_moves(board)]
-    return {"fen": fen, "value": result.value, "dtw": result.dtw, "moves": moves}
+    board = Board(fen, rule=rule, quiet_plies=counter)
+    try:
+        result = tablebase.probe(board)
+        moves = [_move_record(mv) for mv in tablebase.best_moves(board)]
+    except MissingRuleLayerError:  # a compact (WDL-only) file: the rule-free answer, rule fields null
+        result = tablebase.probe(board, rule_free=True)
+        moves = [_move_record(mv) for mv in tablebase.best_moves(board, rule_free=True)]
+    return {"fen": fen, "value": result.value, "dtw": result.dtw, "rule": result.rule,
+            "counter": result.counter, "outcome": _text_or_none(result.outcome),
+            "category": _text_or_none(result.category), "dtz": result.dtz, "moves": moves}
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def format_text(record: dict) -> str:
     """Text block of one answer: a header line, then one line per move.
 
-    >>> print(format_text({"fen": "B:W9:BK1", "value": "win", "dtw": 3,
-    ...                    "moves": [{"move": "1-5", "value": "win", "dtw": 3}]}), end="")
-    B:W9:BK1  win  dtw 3
-      1-5       win   dtw 3
+    Rule-free value and DTW first, then the outcome under the rule with its
+    category and DTZ.
+
+    >>> print(format_text({"fen": "B:W9:BK1", "value": "win", "dtw": 3, "rule": "wcdf", "counter": 0,
+    ...                    "outcome": "win", "category": "win", "dtz": 1,
+    ...                    "moves": [{"move": "1-5", "value": "win", "dtw": 3, "outcome": "win",
+    ...                               "category": "win", "dtz": 1}]}), end="")
+    B:W9:BK1  win  dtw 3  wcdf counter 0: win  category win  dtz 1
+      1-5       win   dtw 3    win   category win          dtz 1
     """
-    lines = [f"{record['fen']}  {record['value']}" + _dtw_text(record["dtw"], "  ")]
-    lines += [f"  {m['move']:<9} {m['value']:<5}" + _dtw_text(m["dtw"], " ") for m in record["moves"]]
-    return "\n".join(line.rstrip() for line in lines) + "\n"
+    if record["outcome"] is None:  # a compact (WDL-only) file answered: no DTW, no rule layer
+        lines = [f"{record['fen']}  {record['value']}" + _dtw_text(record["dtw"], "  ")]
+        lines += [f"  {m['move']:<9} {m['value']:<5}" + _dtw_text(m["dtw"], " ")
+                  for m in record["moves"]]
+        return "\n".join(line.rstrip() for line in lines) + "\n"
+    lines = [f"{record['fen']}  {record['value']}  dtw {record['dtw']}  "
+             f"{record['rule']} counter {record['counter']}: {record['outcome']}  "
+             f"category {record['category']}  dtz {record['dtz']}"]
+    lines += [f"  {m['move']:<9} {m['value']:<5} dtw {m['dtw']:<4} {m['outcome']:<5} "
+              f"category {m['category']:<12} dtz {m['dtz']}" for m in record["moves"]]
+    return "\n".join(lines) + "\n"
 
 
 def _dtw_text(dtw: int | None, gap: str) -> str:
@@ -447,7 +496,8 @@ def _dtw_text(dtw: int | None, gap: str) -> str:
 
 
 def _move_record(mv: MoveValue) -> dict:
-    return {"move": str(mv.move), "value": mv.value, "dtw": mv.dtw}
+    return {"move": str(mv.move), "value": mv.value, "dtw": mv.dtw, "outcome": _text_or_none(mv.outcome),
+            "category": _text_or_none(mv.category), "dtz": mv.dtz}
 
 
 def _write_error(fen: str, message: str, *, json_mode: bool, out: TextIO, err: TextIO) -> None:

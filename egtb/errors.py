@@ -14,7 +14,7 @@ from __future__ import annotations
 
 __all__ = [
     "AmbiguousMoveError", "EgtbError", "IllegalMoveError", "InvalidFenError", "InvalidMoveError",
-    "MissingTableError", "SolverError", "TableError",
+    "MissingRuleLayerError", "MissingTableError", "SolverError", "TableError",
 ]
 
 
@@ -51,3 +51,11 @@ class IllegalMoveError(EgtbError, ValueError):
 
 class AmbiguousMoveError(EgtbError, ValueError):
     """Move text that matches more than one legal move (e.g. a capture given by its ends only)."""
+
+
+class MissingRuleLayerError(MissingTableError):
+    """A table file without the rule layer of the asked move-rule preset (names the file and preset).
+
+    A :class:`MissingTableError` (so a ``get_*`` twin returns its default and an
+    engine falls back as for a missing table), hence a ``KeyError`` too.
+    """

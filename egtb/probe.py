@@ -1,4 +1,4 @@
-"""Probe endgame tables: value and DTW of a position, best moves, batches.
+"""Probe endgame tables: value, DTW and, under a move rule, the exact result at any counter.
 
 A :class:`Tablebase` opens a directory of table files written by the builder
 (one ``<material>.h5`` per material, see :mod:`egtb.tables.storage`), loads tables
@@ -6,13 +6,28 @@ lazily and keeps a bounded LRU cache of them. A position is colour-normalised
 (mirrored when White is to move), its material picks the table and
 :mod:`egtb.tables.index` gives its place in it.
 
-Values are for the side to move: ``+1`` win, ``0`` draw, ``-1`` loss. DTW is
-the number of plies to the end of the game under perfect play (the winner
-shortest, the loser longest), without the move rule.
+Values are for the side to move. Without the move rule (``wdl``, ``dtw``):
+``+1`` win, ``0`` draw, ``-1`` loss, and DTW, the plies to the end of the game
+under perfect play (the winner shortest, the loser longest). Under a move-rule
+preset (``wcdf``, ``crowning``, ``forty-plies``; see
+:data:`egtb.rules.board.DRAW_RULES`) each table file carries a rule layer: the
+:class:`~egtb.tables.values.Category` at counter 0 and DTZ, the plies up to and
+including the next zeroing ply (or the end) that the winner needs. From
+counter ``c`` the side to move wins iff the category is WIN and
+``dtz + c <= limit``, loses iff it is LOSS and ``dtz + c <= limit``, and the
+game is drawn otherwise (a position with no legal move is lost even at the
+limit, its DTZ being 0). That is the ``outcome`` of :meth:`Tablebase.probe`.
+
+The rule and counter come from the :class:`~egtb.rules.board.Board` (its
+``rule`` and ``quiet_plies``; a FEN string means "wcdf" at counter 0) or from
+the ``rule=``/``counter=`` keywords. A table file without the asked preset's
+layer raises :class:`~egtb.errors.MissingRuleLayerError` naming the file and
+the preset; ``rule_free=True`` asks for the rule-free answer only, which any
+table file gives.
 
 >>> with Tablebase("data/egtb") as tb:                     # doctest: +SKIP
-...     tb.probe("W:WK10,K14:BK1")
-ProbeResult(value='win', dtw=...)
+...     tb.probe(Board("W:WK10,K14:BK1", quiet_plies=70))
+ProbeResult(value='win', dtw=..., outcome=<Wdl.DRAW: 0>, category=..., dtz=..., rule='wcdf', counter=70)
 """
 
 from __future__ import annotations
@@ -20,7 +35,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -29,16 +44,17 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from egtb.tables import compact, storage
-from egtb.rules.board import Board, Move
+from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
+from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
 from egtb.tables.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
 from egtb.tables.material import Material, all_materials, mirror_bb
 from egtb.rules.movegen import count_simple_moves, has_capture
-from egtb.errors import MissingTableError, TableError
-from egtb.tables.values import WDL_OF_CODE, Wdl
+from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
+from egtb.tables.values import WDL_OF_CODE, Category, Wdl
 
 __all__ = [
-    "MissingTableError", "MoveValue", "ProbeResult", "Tablebase", "TableError", "Wdl",
-    "WDL_DRAW", "WDL_LOSS", "WDL_WIN",
+    "Category", "MissingRuleLayerError", "MissingTableError", "MoveValue", "ProbeResult", "Tablebase",
+    "TableError", "Wdl", "WDL_DRAW", "WDL_LOSS", "WDL_WIN", "outcome_at",
 ]
 
 WDL_WIN = int(Wdl.WIN)  #: the side to move wins (for kernels)
@@ -52,24 +68,51 @@ _WDL_OF_CODE = tuple(int(v) for v in WDL_OF_CODE)
 CODE_INVALID = -1  #: overlapping pieces, men on their crowning row, > 12 a side, bad turn
 CODE_NO_PIECES = -2  #: the side to move has no pieces: lost, DTW 0
 CODE_NO_OPPONENT = -3  #: only the side to move has pieces (the opponent already lost)
-#: Squares black men may stand on (1-28) and white men (5-32).
-_BLACK_MEN_OK = 0x0FFFFFFF
-_WHITE_MEN_OK = 0xFFFFFFF0
-_MAX_PER_SIDE = 12
-_MASK32 = 0xFFFFFFFF
 #: Tables kept in memory by default.
 DEFAULT_MAX_OPEN = 512
+#: The preset a FEN string is probed under (a Board carries its own).
+DEFAULT_RULE = "wcdf"
+
+CAT_WIN = int(Category.WIN)  #: category codes, for kernels
+CAT_LOSS = int(Category.LOSS)
+CAT_DRAW = int(Category.DRAW)
+#: Columns of a rule-layer lookup row (one row per material code, zero while not loaded).
+COL_SIZE, COL_CATEGORY_AT, COL_DTZ_AT, COL_DTZ_WIDE = 0, 1, 2, 3
+ROW_WIDTH = 4
+#: Status of :func:`probe_rule_one`.
+STATUS_OK = 0  #: found (or a terminal position)
+STATUS_NOT_LOADED = 1  #: the material's table (or its layer) is not loaded
+STATUS_INVALID = 2  #: not a position any table could hold
+STATUS_OUT_OF_RANGE = 3  #: the index fell outside the loaded layer
+#: Python values of kernel codes, indexed by code + 2 (no enum call on the hot path).
+_WDL_OF = (None, Wdl.LOSS, Wdl.DRAW, Wdl.WIN, None)
+_CATEGORY_OF = tuple(Category(v) for v in range(-2, 3))
+_WDL_NAME_OF = (None, "loss", "draw", "win", None)
 
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """Perfect-play value and distance of a position for the side to move."""
+    """Perfect-play value of a position for the side to move, without and under the move rule.
+
+    The rule fields are None for a rule-free probe (``rule_free=True``).
+    """
 
     value: str
-    """'win', 'draw' or 'loss' for the side to move."""
+    """'win', 'draw' or 'loss' for the side to move, without the move rule."""
     dtw: int | None
-    """Plies to the end of the game under perfect play (0 for a draw); None
-    when a compact (WDL-only) file answered."""
+    """Plies to the end of the game under perfect play without the rule (0 for a draw);
+    None when a compact (WDL-only) file answered."""
+    outcome: Wdl | None = None
+    """Win, draw or loss under ``rule`` from ``counter`` (perfect play by both sides)."""
+    category: Category | None = None
+    """Category at counter 0 under ``rule``: win, cursed-win, draw, blessed-loss, loss."""
+    dtz: int | None = None
+    """Plies up to and including the next zeroing ply (or the end) under perfect play
+    with the rule; 0 for a draw or a finished game."""
+    rule: str | None = None
+    """The move-rule preset of the answer."""
+    counter: int | None = None
+    """Quiet plies already counted by the rule when the position is reached."""
 
     @property
     def wdl(self) -> Wdl:
@@ -90,11 +133,22 @@ class MoveValue:
     move: Move
     """The move."""
     value: str
-    """'win', 'draw' or 'loss' for the mover after playing it."""
+    """'win', 'draw' or 'loss' for the mover after playing it, without the move rule."""
     dtw: int | None
     """Plies to the end of the game when this move is played, then perfect play
     (the DTW of the position it leads to, plus one); 0 for a draw. The best
     move's ``dtw`` equals the position's own DTW. None from a compact file."""
+    outcome: Wdl | None = None
+    """Win, draw or loss for the mover under the rule, the opponent to move
+    from the counter this move leaves (None for a rule-free ranking)."""
+    category: Category | None = None
+    """Category of the position the move leads to, at counter 0, seen by the mover."""
+    dtz: int | None = None
+    """Plies up to and including the next zeroing ply (or the end) when this move
+    is played, then perfect play: 1 for a zeroing move, else the DTZ of the
+    position it leads to plus one; 0 when that position is a draw."""
+    counter: int | None = None
+    """The counter this move leaves: 0 after a zeroing move, else one more."""
 
 
 # ------------------------------------------------------------------ kernels
@@ -123,13 +177,13 @@ def locate(bm, bk, wm, wk, turn):
 @njit(cache=True, inline="always")
 def _valid(bm, bk, wm, wk, turn):
     """Whether the bitboards form a position some table could hold."""
-    if (bm | bk | wm | wk) & ~np.int64(_MASK32) or (turn != 0 and turn != 1):
+    if (bm | bk | wm | wk) & ~np.int64(ALL_SQUARES) or (turn != 0 and turn != 1):
         return False
     if bm & bk or bm & wm or bm & wk or bk & wm or bk & wk or wm & wk:
         return False
-    if bm & ~np.int64(_BLACK_MEN_OK) or wm & ~np.int64(_WHITE_MEN_OK):
+    if bm & ~np.int64(BLACK_MEN_SQUARES) or wm & ~np.int64(WHITE_MEN_SQUARES):
         return False
-    return popcount(bm | bk) <= _MAX_PER_SIDE and popcount(wm | wk) <= _MAX_PER_SIDE
+    return popcount(bm | bk) <= MAX_PER_SIDE and popcount(wm | wk) <= MAX_PER_SIDE
 
 
 @njit(cache=True)
@@ -219,20 +273,155 @@ def fill_terminal(bm, bk, wm, wk, turn, codes, out_wld, out_dtw):
                 out_wld[i], out_dtw[i] = WDL_LOSS, 0
 
 
+# ------------------------------------------------------------------ rule kernels
+
+@njit(cache=True, inline="always")
+def outcome_at(category, dtz, counter, limit):
+    """WDL under the rule from ``counter``: the category's win or loss if DTZ fits, else a draw.
+
+    >>> outcome_at(2, 30, 50, 80), outcome_at(2, 30, 51, 80), outcome_at(-2, 0, 80, 80)
+    (1, 0, -1)
+    """
+    if dtz + counter > limit:
+        return WDL_DRAW
+    if category == CAT_WIN:
+        return WDL_WIN
+    if category == CAT_LOSS:
+        return WDL_LOSS
+    return WDL_DRAW
+
+
+@njit(cache=True)
+def terminal_rule(code, bm, bk, wm, wk, turn):
+    """(category, dtz) of a position that needs no table (see :func:`locate`'s codes)."""
+    if code == CODE_NO_OPPONENT and has_moves(bm, bk, wm, wk, turn):
+        return CAT_WIN, 1  # any move ends the game: the opponent has nothing to move
+    return CAT_LOSS, 0
+
+
+@intrinsic
+def _int8_ptr(typingctx, address):
+    """The int64 ``address`` as an int8 pointer (the array must outlive its use)."""
+    sig = types.CPointer(types.int8)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return sig, codegen
+
+
+@intrinsic
+def _int64_ptr(typingctx, address):
+    """The int64 ``address`` as an int64 pointer (the array must outlive its use)."""
+    sig = types.CPointer(types.int64)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def _read_layer(row, index):
+    """(category, dtz) at ``index`` of the layer a lookup row points to."""
+    category = np.int64(_int8_ptr(row[COL_CATEGORY_AT])[index])
+    if row[COL_DTZ_WIDE]:
+        return category, np.int64(_uint16_ptr(row[COL_DTZ_AT])[index])
+    return category, np.int64(_uint8_ptr(row[COL_DTZ_AT])[index])
+
+
+@njit(cache=True)
+def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
+    """(status, outcome, category, dtz, code) of one position under a rule from ``counter``.
+
+    ``rows_at`` is the address of the (NUM_CODES, ROW_WIDTH) int64 lookup rows
+    of the loaded layers (columns COL_*; a zero address: not loaded, status
+    STATUS_NOT_LOADED with ``code`` for the caller to load it and ask again).
+    All arguments are integers, so that a call from Python costs the least.
+    """
+    code, index = locate(bm, bk, wm, wk, turn)
+    if code == CODE_INVALID:
+        return STATUS_INVALID, 0, 0, 0, code
+    if code < 0:
+        category, dtz = terminal_rule(code, bm, bk, wm, wk, turn)
+    else:
+        row = _int64_ptr(rows_at + code * ROW_WIDTH * 8)
+        if row[COL_CATEGORY_AT] == 0:
+            return STATUS_NOT_LOADED, 0, 0, 0, code
+        if index >= row[COL_SIZE]:
+            return STATUS_OUT_OF_RANGE, 0, 0, 0, code
+        category, dtz = _read_layer(row, index)
+    return STATUS_OK, outcome_at(category, dtz, counter, limit), category, dtz, code
+
+
+@njit(cache=True)
+def gather_rule(codes, indices, rows, counters, limit, out_outcome, out_category, out_dtz):
+    """Rule values of located positions; return how many fell outside their layer.
+
+    Terminal positions (negative codes) are left for :func:`fill_terminal_rule`.
+    """
+    bad = 0
+    for i in range(codes.shape[0]):
+        code = codes[i]
+        if code < 0:
+            continue
+        row = rows[code]
+        if indices[i] >= row[COL_SIZE]:
+            bad += 1
+            continue
+        category, dtz = _read_layer(row, indices[i])
+        out_category[i] = category
+        out_dtz[i] = dtz
+        out_outcome[i] = outcome_at(category, dtz, counters[i], limit)
+    return bad
+
+
+@njit(cache=True)
+def fill_terminal_rule(bm, bk, wm, wk, turn, codes, counters, limit, out_outcome, out_category, out_dtz):
+    """Rule values of the positions that need no table (one side without pieces)."""
+    for i in range(codes.shape[0]):
+        if codes[i] < 0:
+            category, dtz = terminal_rule(codes[i], bm[i], bk[i], wm[i], wk[i], turn[i])
+            out_category[i] = category
+            out_dtz[i] = dtz
+            out_outcome[i] = outcome_at(category, dtz, counters[i], limit)
+
+
 # ------------------------------------------------------------------ tables
 
 @dataclass
+class _Layer:
+    """One loaded rule layer: category (int8) and DTZ (uint8 or uint16) per position."""
+
+    category: np.ndarray
+    dtz: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.category.nbytes + self.dtz.nbytes)
+
+
+@dataclass
 class _Table:
-    """One loaded table: value codes and DTW per position of a material."""
+    """One loaded table: value codes and DTW per position of a material, and its rule layers."""
 
     material: Material
     wld: np.ndarray
     dtw: np.ndarray
     path: Path
+    rules: dict[str, _Layer] = field(default_factory=dict)
 
     @property
     def nbytes(self) -> int:
-        return int(self.wld.nbytes + self.dtw.nbytes)
+        return int(self.wld.nbytes + self.dtw.nbytes + sum(layer.nbytes for layer in self.rules.values()))
+
+    def layer(self, rule: str) -> _Layer:
+        """The layer of a preset (MissingRuleLayerError naming the file and the preset)."""
+        found = self.rules.get(rule)
+        if found is None:
+            have = ", ".join(sorted(self.rules)) or "none"
+            raise MissingRuleLayerError(f"{self.path}: no rule layer for preset {rule!r} "
+                                        f"(layers in the file: {have}); rebuild it with that rule, "
+                                        f"or probe with rule_free=True")
+        return found
 
 
 PositionLike = Board | str
@@ -261,12 +450,17 @@ class Tablebase:
         self.memory_limit_bytes = memory_limit_bytes
         self._tables: OrderedDict[int, _Table] = OrderedDict()
         self._loaded_bytes = 0
+        #: Per preset, the lookup rows of the loaded layers for :func:`probe_rule_one`.
+        self._rows = {name: np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64) for name in DRAW_RULES}
+        self._rows_at = {name: rows.ctypes.data for name, rows in self._rows.items()}
         self._listing: tuple[float, list[Material]] | None = None
 
     # --- lifecycle ---------------------------------------------------------
 
     def close(self) -> None:
         """Drop every loaded table."""
+        for rows in self._rows.values():
+            rows[:] = 0
         self._tables.clear()
         self._loaded_bytes = 0
 
@@ -294,14 +488,9 @@ class Tablebase:
 
     def _scan(self) -> list[Material]:
         """Materials of the table files in the directory (read from their names)."""
-        found = []
-        for suffix in (storage.SUFFIX, compact.SUFFIX):
-            for path in self.directory.glob(f"*{suffix}"):
-                try:
-                    found.append(Material.parse(path.name[:-len(suffix)]))
-                except ValueError:
-                    continue
-        return sorted(set(found), key=lambda m: (m.pieces, m.name))
+        return sorted(set(storage.stored_materials(self.directory))
+                      | set(storage.stored_materials(self.directory, suffix=compact.SUFFIX)),
+                      key=lambda m: (m.pieces, m.name))
 
     @property
     def max_pieces(self) -> int:
@@ -343,6 +532,9 @@ class Tablebase:
         table = self._read(material_of_code(code))
         self._tables[code] = table
         self._loaded_bytes += table.nbytes
+        for name, layer in table.rules.items():
+            if name in self._rows:
+                self._rows[name][code] = _layer_row(layer)
         self._evict()
         return table
 
@@ -358,8 +550,11 @@ class Tablebase:
         if data.material != material:
             raise TableError(f"{path}: holds material {data.material.name}, not {material.name}")
         dtw_type = np.uint8 if data.dtw.dtype.itemsize == 1 else np.uint16
+        rules = {name: _Layer(np.ascontiguousarray(layer.category, dtype=np.int8),
+                              np.ascontiguousarray(layer.dtz, dtype=_narrow_type(layer.dtz)))
+                 for name, layer in getattr(data, "rules", {}).items()}
         return _Table(material, np.ascontiguousarray(data.wld, dtype=np.uint8),
-                      np.ascontiguousarray(data.dtw, dtype=dtw_type), path)
+                      np.ascontiguousarray(data.dtw, dtype=dtw_type), path, rules)
 
     def _evict(self) -> None:
         """Drop least recently used tables beyond max_open or the memory limit."""
@@ -367,8 +562,10 @@ class Tablebase:
         while len(self._tables) > 1 and (
                 len(self._tables) > self.max_open
                 or (limit is not None and self._loaded_bytes > limit)):
-            _, old = self._tables.popitem(last=False)
+            code, old = self._tables.popitem(last=False)
             self._loaded_bytes -= old.nbytes
+            for rows in self._rows.values():
+                rows[code] = 0
 
     # --- single probes -----------------------------------------------------
 
@@ -395,14 +592,85 @@ class Tablebase:
         """
         return self._probe_key(_key_of(board))[1]
 
-    def probe(self, board: PositionLike) -> ProbeResult:
-        """Value name and DTW for the side to move.
+    def probe(self, board: PositionLike, *, rule: str | None = None, counter: int | None = None,
+              rule_free: bool = False) -> ProbeResult:
+        """Everything the tables say about a position, for the side to move.
 
-        >>> Tablebase("/nonexistent").probe("W:W5:B1,2")
-        ProbeResult(value='loss', dtw=0)
+        The rule-free ``value`` and ``dtw``, and under the move rule (the
+        board's preset and counter, or ``rule``/``counter``; a FEN string means
+        "wcdf" at counter 0) the exact ``outcome`` from that counter, the
+        ``category`` and the ``dtz``. With ``rule_free`` only the rule-free
+        fields are filled and no rule layer is needed.
+
+        Raises MissingTableError when the material has no table,
+        MissingRuleLayerError when its file has no layer for the preset, and
+        ValueError for a counter outside 0..limit.
+
+        >>> Tablebase("/nonexistent").probe("W:W5:B1,2", counter=80)   # no move: lost at the limit
+        ProbeResult(value='loss', dtw=0, outcome=<Wdl.LOSS: -1>, category=<Category.LOSS: -2>, dtz=0, rule='wcdf', counter=80)
+        >>> Tablebase("/nonexistent").probe("W:W5:B1,2", rule_free=True)
+        ProbeResult(value='loss', dtw=0, outcome=None, category=None, dtz=None, rule=None, counter=None)
         """
-        wdl, dtw = self._probe_key(_key_of(board))
-        return ProbeResult(str(Wdl(wdl)), dtw)
+        key = _key_of(board)
+        wdl, dtw = self._probe_key(key)
+        if rule_free:
+            return ProbeResult(_WDL_NAME_OF[wdl + 2], dtw)
+        draw_rule, count = _rule_and_counter(board, rule, counter)
+        outcome, category, dtz = self._probe_rule_key(key, draw_rule, count)
+        return ProbeResult(_WDL_NAME_OF[wdl + 2], dtw, _WDL_OF[outcome + 2], _CATEGORY_OF[category + 2],
+                           dtz, draw_rule.name, count)
+
+    def probe_outcome(self, board: PositionLike, *, rule: str | None = None,
+                      counter: int | None = None) -> Wdl:
+        """Win, draw or loss for the side to move under the move rule from the counter.
+
+        The fast single probe with the rule (about as fast as :meth:`probe_wdl`).
+
+        >>> Tablebase("/nonexistent").probe_outcome(Board("W:W5:B1,2", rule="forty-plies", quiet_plies=40))
+        <Wdl.LOSS: -1>
+        """
+        if rule is None and counter is None and type(board) is Board:  # the hot path: a Board as it is
+            draw_rule, count = board.rule, board.quiet_plies
+            if 0 <= count <= draw_rule.limit_plies:
+                status, outcome, _, _, code = probe_rule_one(
+                    board.black_men, board.black_kings, board.white_men, board.white_kings, board.turn,
+                    count, draw_rule.limit_plies, self._rows_at[draw_rule.name])
+                if status == STATUS_OK:
+                    if code >= 0:
+                        self._tables.move_to_end(code)
+                    return _WDL_OF[outcome + 2]
+        draw_rule, count = _rule_and_counter(board, rule, counter)
+        return _WDL_OF[self._probe_rule_key(_key_of(board), draw_rule, count)[0] + 2]
+
+    def probe_category(self, board: PositionLike, *, rule: str | None = None) -> Category:
+        """The position's category at counter 0 under the rule (the board's, or ``rule``).
+
+        >>> str(Tablebase("/nonexistent").probe_category("W:W5:B1,2"))
+        'loss'
+        """
+        draw_rule, _ = _rule_and_counter(board, rule, 0)
+        return _CATEGORY_OF[self._probe_rule_key(_key_of(board), draw_rule, 0)[1] + 2]
+
+    def probe_dtz(self, board: PositionLike, *, rule: str | None = None) -> int:
+        """Plies to the next zeroing ply (or the end) under perfect play with the rule; 0 for a draw.
+
+        >>> Tablebase("/nonexistent").probe_dtz("B:W5,6,10:B1")
+        0
+        """
+        draw_rule, _ = _rule_and_counter(board, rule, 0)
+        return self._probe_rule_key(_key_of(board), draw_rule, 0)[2]
+
+    def get_outcome(self, board: PositionLike, default: int | None = None, *, rule: str | None = None,
+                    counter: int | None = None) -> Wdl | int | None:
+        """Like :meth:`probe_outcome`, but ``default`` when the table or its rule layer is missing.
+
+        >>> Tablebase("/nonexistent").get_outcome("B:WK10:BK1", default=9)
+        9
+        """
+        try:
+            return self.probe_outcome(board, rule=rule, counter=counter)
+        except MissingTableError:
+            return default
 
     def get_wdl(self, board: PositionLike, default: int | None = None) -> Wdl | int | None:
         """Like :meth:`probe_wdl`, but ``default`` when the table is missing.
@@ -445,30 +713,84 @@ class Tablebase:
             return wld, int(table.dtw[index]) if wld else 0
         return _terminal_value(code, key)
 
+    def _probe_rule_key(self, key: tuple[int, int, int, int, int], rule: DrawRule,
+                        counter: int) -> tuple[int, int, int]:
+        """(outcome, category, dtz) of a position under ``rule`` from a checked ``counter``."""
+        status, outcome, category, dtz, code = probe_rule_one(*key, counter, rule.limit_plies,
+                                                              self._rows_at[rule.name])
+        if status == STATUS_OK:
+            if code >= 0:
+                self._tables.move_to_end(code)
+            return outcome, category, dtz
+        if status == STATUS_NOT_LOADED:
+            try:
+                self._table(code).layer(rule.name)
+            except MissingTableError as exc:
+                if type(exc) is MissingTableError and not has_moves(*key):
+                    return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table
+                raise
+            return self._probe_rule_key(key, rule, counter)
+        if status == STATUS_INVALID:
+            raise ValueError(f"invalid position {key}")
+        raise TableError(f"{self._tables[code].path}: position outside the {rule.name} layer")
+
     # --- moves -------------------------------------------------------------
 
-    def best_moves(self, board: PositionLike) -> list[MoveValue]:
-        """Every legal move with its value for the mover, best first.
+    def best_moves(self, board: PositionLike, *, rule: str | None = None, counter: int | None = None,
+                   rule_free: bool = False) -> list[MoveValue]:
+        """Every legal move with its value for the mover, best first, under the move rule.
 
-        Wins come first, shortest DTW first; then draws; then losses, longest
-        DTW first. A move's ``dtw`` counts the plies from the current position,
-        this move included, so the best move's equals ``probe(board).dtw``.
+        Rule and counter as for :meth:`probe`. Moves that win under the rule
+        come first, the fastest safe conversion first (smallest ``dtz``: the
+        next zeroing ply soonest, so the counter never runs out and no position
+        repeats), then shortest DTW; then draws, those that keep the mover's
+        best category (a cursed win before a plain draw before a blessed loss)
+        first; then losses, longest resistance first (largest ``dtz``, then
+        ``dtw``). At the limit the game is already drawn, so every move draws.
+        With ``rule_free`` the ranking is the rule-free one: wins by shortest
+        DTW, draws, losses by longest DTW. A move's ``dtw`` and ``dtz`` count
+        the plies from the current position, this move included, so the best
+        move's ``dtw`` equals ``probe(board).dtw``.
 
         >>> Tablebase("/nonexistent").best_moves("B:W5,6,10:B1")
         []
         """
-        board = board if isinstance(board, Board) else Board(board)
-        rows = [self._move_value(board, move) for move in board.legal_moves()]
+        if not isinstance(board, Board):
+            board = _board_of(board)
+        if rule_free:
+            return sorted((self._move_value(board, move) for move in board.legal_moves()), key=_move_order)
+        draw_rule, count = _rule_and_counter(board, rule, counter)
+        work = board.copy() if (draw_rule is not board.rule or count != board.quiet_plies) else board
+        if work is not board:
+            work.rule, work.quiet_plies = draw_rule, count
+        rows = [self._move_value_under_rule(work, move) for move in work.legal_moves()]
         return sorted(rows, key=_move_order)
 
     def _move_value(self, board: Board, move: Move) -> MoveValue:
-        """Value of one move for the mover."""
+        """Rule-free value of one move for the mover."""
         board.push(move)
         try:
             wld, dtw = self._probe_key(board.key())
         finally:
             board.pop()
-        return MoveValue(move, str(Wdl(-wld)), dtw if dtw is None else 0 if wld == 0 else dtw + 1)
+        return MoveValue(move, _WDL_NAME_OF[2 - wld], dtw if dtw is None else 0 if wld == 0 else dtw + 1)
+
+    def _move_value_under_rule(self, board: Board, move: Move) -> MoveValue:
+        """Value of one move for the mover, without and under the board's rule and counter."""
+        rule, limit = board.rule, board.rule.limit_plies
+        at_limit = board.quiet_plies >= limit
+        board.push(move)
+        try:
+            key, after = board.key(), board.quiet_plies
+            wld, dtw = self._probe_key(key)
+            outcome, category, dtz = self._probe_rule_key(key, rule, min(after, limit))
+        finally:
+            board.pop()
+        if at_limit:
+            outcome = WDL_DRAW
+        move_dtz = 0 if category == CAT_DRAW else 1 if after == 0 else dtz + 1
+        return MoveValue(move, _WDL_NAME_OF[2 - wld], 0 if wld == 0 else dtw + 1, _WDL_OF[2 - outcome],
+                         _CATEGORY_OF[2 - category], move_dtz, after)
 
     # --- batches -----------------------------------------------------------
 
@@ -505,6 +827,48 @@ class Tablebase:
             raise TableError(f"an index fell outside its table in {self.directory}")
         fill_terminal(*arrays, codes, out_wld, out_dtw)
         return out_wld, out_dtw
+
+    def probe_batch_rule(self, bm: np.ndarray, bk: np.ndarray, wm: np.ndarray, wk: np.ndarray,
+                         turn: np.ndarray | int, counter: np.ndarray | int, *,
+                         rule: str = DEFAULT_RULE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Outcome under ``rule`` from ``counter`` (int8: +1, 0, -1), category (int8) and DTZ (uint16).
+
+        Positions as for :meth:`probe_batch`; ``counter`` is an array or one
+        count for every position, each within 0..limit (ValueError otherwise).
+        Raises MissingRuleLayerError when a needed table has no layer for ``rule``.
+
+        >>> tb = Tablebase("/nonexistent")
+        >>> outcome, category, dtz = tb.probe_batch_rule(np.array([0, 1]), np.array([0, 0]),
+        ...     np.array([1 << 20, 0]), np.array([0, 0]), 0, np.array([80, 79]))
+        >>> outcome.tolist(), category.tolist(), dtz.tolist()   # no pieces; then no opponent
+        ([-1, 1], [-2, 2], [0, 1])
+        """
+        draw_rule = _draw_rule(rule)
+        arrays = _batch_arrays(bm, bk, wm, wk, turn)
+        n = len(arrays[0])
+        counters = np.ascontiguousarray(np.broadcast_to(np.asarray(counter, dtype=np.int64), (n,)))
+        if n and (counters.min() < 0 or counters.max() > draw_rule.limit_plies):
+            raise ValueError(f"counters must lie in 0..{draw_rule.limit_plies} under {draw_rule.name}, "
+                             f"got {int(counters.min())}..{int(counters.max())}")
+        codes = np.empty(n, dtype=np.int32)
+        indices = np.empty(n, dtype=np.int64)
+        present = np.zeros(NUM_CODES, dtype=np.bool_)
+        first = locate_batch(*arrays, codes, indices, present)
+        if first >= 0:
+            raise ValueError(f"invalid position at {first}: "
+                             f"{tuple(int(a[first]) for a in arrays)}")
+        tables = [self._table(code) for code in np.flatnonzero(present).tolist()]
+        rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
+        for table in tables:
+            rows[code_of_material(table.material)] = _layer_row(table.layer(draw_rule.name))
+        out_outcome = np.zeros(n, dtype=np.int8)
+        out_category = np.zeros(n, dtype=np.int8)
+        out_dtz = np.zeros(n, dtype=np.uint16)
+        limit = draw_rule.limit_plies
+        if gather_rule(codes, indices, rows, counters, limit, out_outcome, out_category, out_dtz):
+            raise TableError(f"an index fell outside its {draw_rule.name} layer in {self.directory}")
+        fill_terminal_rule(*arrays, codes, counters, limit, out_outcome, out_category, out_dtz)
+        return out_outcome, out_category, out_dtz
 
 
 def _kernel_tables(tables: list[_Table]) -> tuple[np.ndarray, ...]:
@@ -559,11 +923,62 @@ def _terminal_value(code: int, key: tuple[int, int, int, int, int]) -> tuple[int
     raise ValueError(f"invalid position {key}")
 
 
-def _move_order(mv: MoveValue) -> tuple[int, int, str]:
-    """Sort key: wins by shortest DTW, draws, losses by longest DTW; then notation."""
-    dtw = mv.dtw or 0
-    if mv.value == "win":
-        return 0, dtw, str(mv.move)
-    if mv.value == "draw":
-        return 1, 0, str(mv.move)
-    return 2, -dtw, str(mv.move)
+def _move_order(mv: MoveValue) -> tuple[int, int, int, str]:
+    """Sort key, best first; then notation.
+
+    Under the rule: wins by smallest DTZ then DTW; draws by the mover's
+    category (cursed win first) then the DTW that side would want; losses by
+    largest DTZ then DTW. Rule-free (no outcome): wins by shortest DTW,
+    draws, losses by longest DTW.
+    """
+    if mv.outcome is None:
+        dtw = mv.dtw or 0  # None from a compact file: ranked by value alone
+        if mv.value == "win":
+            return 0, dtw, 0, str(mv.move)
+        if mv.value == "draw":
+            return 1, 0, 0, str(mv.move)
+        return 2, -dtw, 0, str(mv.move)
+    if mv.outcome > 0:
+        return 0, mv.dtz, mv.dtw, str(mv.move)
+    if mv.outcome == 0:
+        return 1, -int(mv.category), (mv.dtw if mv.category > 0 else -mv.dtw), str(mv.move)
+    return 2, -mv.dtz, -mv.dtw, str(mv.move)
+
+
+def _draw_rule(name: str) -> DrawRule:
+    """The preset called ``name`` (ValueError naming the choices)."""
+    try:
+        return DRAW_RULES[name]
+    except KeyError:
+        raise ValueError(f"unknown draw rule {name!r}; choose from {', '.join(DRAW_RULES)}") from None
+
+
+def _rule_and_counter(board: PositionLike, rule: str | None, counter: int | None) -> tuple[DrawRule, int]:
+    """The preset and counter of a probe: the keywords, else the Board's, else wcdf at 0."""
+    is_board = isinstance(board, Board)
+    draw_rule = _draw_rule(rule) if rule is not None else board.rule if is_board else DRAW_RULES[DEFAULT_RULE]
+    count = counter if counter is not None else board.quiet_plies if is_board else 0
+    if not 0 <= count <= draw_rule.limit_plies:
+        raise ValueError(f"counter {count} is outside 0..{draw_rule.limit_plies} "
+                         f"(the {draw_rule.name} limit)")
+    return draw_rule, count
+
+
+def _board_of(board: PositionLike) -> Board:
+    """A Board for a Board or FEN (ValueError for a bad FEN, TypeError for anything else)."""
+    if isinstance(board, Board):
+        return board
+    if isinstance(board, str):
+        return Board(board)
+    raise TypeError(f"expected a Board or a FEN string, not {type(board).__name__}")
+
+
+def _narrow_type(dtz: np.ndarray) -> type:
+    """uint8 for a one-byte DTZ array, else uint16."""
+    return np.uint8 if dtz.dtype.itemsize == 1 else np.uint16
+
+
+def _layer_row(layer: _Layer) -> np.ndarray:
+    """The lookup row (COL_* columns) of a loaded layer."""
+    return np.array([min(len(layer.category), len(layer.dtz)), layer.category.ctypes.data,
+                     layer.dtz.ctypes.data, layer.dtz.dtype == np.uint16], dtype=np.int64)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+from egtb import cli
+from egtb.probe import Tablebase
 from egtb.rules.board import BLACK, WHITE, Board
+from egtb.tables.values import Category
 from tournament.adjudicate import (
     DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, TablebaseAdjudicator, build_adjudicators, probe_wdl,
 )
@@ -124,67 +129,83 @@ def test_order_tables_first() -> None:
     assert isinstance(adjudicators[0], TablebaseAdjudicator) and adjudicators[0].max_pieces == 3
     assert isinstance(adjudicators[-1], MaxLengthAdjudicator)
     assert build_adjudicators(tablebase=FakeTablebase(), max_pieces=2)[0].max_pieces == 2
-    assert WHITE == 1
 
 
 def test_real_tables_up_to_three_pieces(tmp_path) -> None:
-    import pytest
-
-    cli = pytest.importorskip("egtb.cli")
-    probe = pytest.importorskip("egtb.probe")
-    assert cli.main(["build", "-n", "3", "--quiet", "--jobs", "1", "--tables", str(tmp_path)]) in (0, None)
-    table = probe.Tablebase(tmp_path)
-    start = "B:W25,26:BK1,K2"  # 4 pieces: adjudicated at the first capture
+    assert cli.main(["build", "-n", "3", "--quiet", "--jobs", "1", "--tables", str(tmp_path)]) == 0
+    table = Tablebase(tmp_path)
+    start = "B:W25,26:BK1,K2"  # 4 pieces: adjudicated at the first capture (the seeds make it come)
     result = play_game(RandomEngine(seed=4), RandomEngine(seed=5), start_fen=start,
                        adjudicators=build_adjudicators(tablebase=table, max_pieces=3))
     board = Board(start)
     for text in result.moves:
         board.push_pdn(text)
-    if result.termination is GameTermination.ADJUDICATION:
-        value = table.probe_wdl(board)
-        assert result.winner == (None if value == 0 else board.turn if value > 0 else 1 - board.turn)
-        assert board.piece_count() == 3
-    else:
-        assert board.outcome() is not None
+    assert result.termination is GameTermination.ADJUDICATION
+    assert board.piece_count() == 3 and board.copy().pop().is_capture
+    value = table.probe_outcome(board)  # under the game's rule, from the game's counter
+    assert result.winner == (None if value == 0 else board.turn if value > 0 else 1 - board.turn)
+    assert f"DTZ {table.probe_dtz(board)}, counter {board.quiet_plies} of 80 under wcdf" in result.reason
+    at_once = play_game(RandomEngine(seed=1), RandomEngine(seed=2), start_fen="W:WK30:BK1,K2",
+                        adjudicators=build_adjudicators(tablebase=table))
+    assert (at_once.plies, at_once.winner) == (0, BLACK)  # two kings against one win
 
 
-class DistanceTablebase(FakeTablebase):
-    """FakeTablebase that also reports a fixed distance to the end."""
+class RuleTablebase(FakeTablebase):
+    """FakeTablebase answering under the move rule: a fixed category and DTZ for the side to move."""
 
-    def __init__(self, dtw: int) -> None:
+    def __init__(self, category: int, dtz: int) -> None:
         super().__init__()
-        self.dtw = dtw
+        self.category, self.dtz = category, dtz
 
-    def get_dtw(self, board: Board, default: int | None = None) -> int:
-        return self.dtw
+    def probe_outcome(self, board: Board) -> int:
+        return self.probe(board).outcome
+
+    def probe(self, board: Board) -> SimpleNamespace:
+        if board.piece_count() > self.max_pieces:
+            raise KeyError(f"no table for {board.fen()}")
+        fits = self.dtz + board.quiet_plies <= board.rule.limit_plies
+        outcome = (self.category // 2) if fits else 0  # WIN (2) -> +1, LOSS (-2) -> -1
+        return SimpleNamespace(outcome=outcome, category=str(Category(self.category)), dtz=self.dtz)
 
 
 def _quiet_board(fen: str, *, quiet_plies: int, rule: str = "wcdf") -> Board:
     return Board(fen, rule=rule, quiet_plies=quiet_plies)
 
 
-def test_win_is_scored_only_when_it_fits_in_the_move_rule() -> None:
-    fen = "B:WK30:BK1,K2"  # Black to move wins (two pieces against one)
-    fits = TablebaseAdjudicator(DistanceTablebase(dtw=20), max_pieces=3)
+def test_result_under_the_rule_is_scored_at_once_whatever_the_counter() -> None:
+    fen = "B:WK30:BK1,K2"  # Black to move
+    fits = TablebaseAdjudicator(RuleTablebase(Category.WIN, dtz=20), max_pieces=3)
     fits.update(_quiet_board(fen, quiet_plies=60))  # 80 - 60 = 20 plies left: the win fits exactly
     assert fits.adjudicatable().winner == BLACK
-    assert fits.adjudicatable().reason == "tablebase: Black wins in 20 plies (3 pieces, Black to move)"
-    too_long = TablebaseAdjudicator(DistanceTablebase(dtw=21), max_pieces=3)
-    too_long.update(_quiet_board(fen, quiet_plies=60))  # one ply too many: the rule may draw it
-    assert too_long.adjudicatable() is None
-    too_long.update(_quiet_board(fen, quiet_plies=0))  # later, after a reset, it fits again
-    assert too_long.adjudicatable().winner == BLACK
+    assert fits.adjudicatable().reason == ("tablebase: Black wins (win, DTZ 20, counter 60 of 80 under wcdf; "
+                                           "3 pieces, Black to move)")
+    too_long = TablebaseAdjudicator(RuleTablebase(Category.WIN, dtz=21), max_pieces=3)
+    too_long.update(_quiet_board(fen, quiet_plies=60))  # one ply too many: the rule draws it, now
+    assert too_long.adjudicatable().winner is None
+    assert too_long.adjudicatable().reason.startswith("tablebase: draw (win, DTZ 21, counter 60 of 80")
 
 
 def test_forty_plies_preset_tightens_the_window() -> None:
-    adj = TablebaseAdjudicator(DistanceTablebase(dtw=41), max_pieces=3)
+    adj = TablebaseAdjudicator(RuleTablebase(Category.LOSS, dtz=41), max_pieces=3)
     adj.update(_quiet_board("B:WK30:BK1,K2", quiet_plies=0, rule="forty-plies"))
-    assert adj.adjudicatable() is None
-    adj.update(_quiet_board("B:WK30:BK1,K2", quiet_plies=0, rule="wcdf"))
-    assert adj.adjudicatable().winner == BLACK
-
-
-def test_table_draw_is_scored_whatever_the_count() -> None:
-    adj = TablebaseAdjudicator(DistanceTablebase(dtw=500), max_pieces=3)
-    adj.update(_quiet_board("B:WK30:BK1", quiet_plies=79))
     assert adj.adjudicatable().winner is None
+    adj.reset()
+    adj.update(_quiet_board("B:WK30:BK1,K2", quiet_plies=0, rule="wcdf"))
+    assert adj.adjudicatable().winner == WHITE
+
+
+def test_cursed_win_is_a_draw_from_the_start() -> None:
+    adj = TablebaseAdjudicator(RuleTablebase(Category.CURSED_WIN, dtz=95), max_pieces=3)
+    adj.update(_quiet_board("B:WK30:BK1,K2", quiet_plies=0))
+    assert adj.adjudicatable().winner is None
+    assert "cursed-win, DTZ 95" in adj.adjudicatable().reason
+
+
+def test_missing_rule_layer_plays_on() -> None:
+    class NoLayer(RuleTablebase):
+        def probe(self, board: Board) -> SimpleNamespace:
+            raise KeyError("no wcdf layer in 1k-2k.h5")
+
+    adj = TablebaseAdjudicator(NoLayer(Category.WIN, dtz=3), max_pieces=3)
+    adj.update(Board("B:WK30:BK1,K2"))
+    assert adj.adjudicatable() is None

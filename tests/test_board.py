@@ -200,18 +200,14 @@ def test_plain_man_moves_do_not_reset_crowning_presets(rule):
 
 
 @pytest.mark.parametrize("rule", list(DRAW_RULES))
-def test_crowning_resets_the_count(rule):
+@pytest.mark.parametrize("fen, move", [
+    ("B:WK32:B26", "26-30"),  # a crowning
+    ("B:WK14,K32:BK9,K1", "9x18"),  # a capture
+])
+def test_crowning_and_capture_reset_the_count(rule, fen, move):
     limit = DRAW_RULES[rule].limit_plies
-    board = Board("B:WK32:B26", rule=rule, quiet_plies=limit - 1)
-    board.push_pdn("26-30")
-    assert board.quiet_plies == 0 and board.outcome() is None
-
-
-@pytest.mark.parametrize("rule", list(DRAW_RULES))
-def test_capture_resets_the_count(rule):
-    limit = DRAW_RULES[rule].limit_plies
-    board = Board("B:WK14,K32:BK9,K1", rule=rule, quiet_plies=limit - 1)
-    board.push_pdn("9x18")
+    board = Board(fen, rule=rule, quiet_plies=limit - 1)
+    board.push_pdn(move)
     assert board.quiet_plies == 0 and board.outcome() is None
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from egtb.tables import build as builder
-from egtb.tables import solve, storage
+from egtb.tables import storage
 from egtb.tables.values import DRAW, LOSS, WIN
 from egtb.tables.index import global_rank, position_index
 from egtb.tables.material import Material, all_materials, count_positions, normalise

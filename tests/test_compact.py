@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from egtb import cli
-from egtb.errors import MissingTableError, TableError
+from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe import Tablebase
 from egtb.rules.board import Board
 from egtb.tables import compact, storage
@@ -26,7 +26,7 @@ MAX_PIECES = 4
 def master_dir(tmp_path_factory) -> Path:
     """Every master table up to 4 pieces, built once per session."""
     directory = tmp_path_factory.mktemp("compact_master")
-    build(MAX_PIECES, directory=directory, jobs=2, progress=False)
+    build(MAX_PIECES, directory=directory, jobs=2, progress=False, rules="none")
     return directory
 
 
@@ -134,9 +134,11 @@ def test_single_and_batch_probes_agree_with_the_master(master_dir, compact_dir):
 
 def test_compact_results_have_no_dtw_and_moves_are_ranked_by_value(compact_dir):
     with Tablebase(compact_dir) as tb:
-        result = tb.probe("W:WK10,K14:BK1")
-        moves = tb.best_moves("W:WK10,K14:BK1")
+        result = tb.probe("W:WK10,K14:BK1", rule_free=True)
+        moves = tb.best_moves("W:WK10,K14:BK1", rule_free=True)
         assert tb.max_pieces == MAX_PIECES
+        with pytest.raises(MissingRuleLayerError, match=r"2k-1k\.wld: a compact file has no rule layer"):
+            tb.probe("W:WK10,K14:BK1")  # the rule needs a layer a compact file lacks
     assert result.value == "win" and result.dtw is None
     assert [m.value for m in moves] == sorted((m.value for m in moves),
                                               key=["win", "draw", "loss"].index)
@@ -210,8 +212,8 @@ def test_a_directory_mixing_compact_and_master_files_works(master_dir, compact_d
             if material.pieces <= 3:
                 assert dtw.tolist() == expected_dtw.tolist()
             fen = _fen(*(int(a[0]) for a in arrays))
-            assert mixed.probe(fen).value == tm.probe(fen).value
-            assert (mixed.probe(fen).dtw is None) == (material.pieces > 3)
+            assert mixed.probe(fen, rule_free=True).value == tm.probe(fen, rule_free=True).value
+            assert (mixed.probe(fen, rule_free=True).dtw is None) == (material.pieces > 3)
 
 
 def test_the_capture_search_needs_the_smaller_tables(compact_dir, tmp_path):
@@ -245,7 +247,7 @@ def test_compact_and_verify_from_the_command_line(master_dir, tmp_path, capsys):
 
 
 def test_build_compact_writes_a_compact_file_per_table(tmp_path, capsys):
-    assert cli.main(["build", "--pieces", "2", "--compact", "--jobs", "1", "--quiet",
+    assert cli.main(["build", "--pieces", "2", "--compact", "--rules", "none", "--jobs", "1", "--quiet",
                      "--tables", str(tmp_path)]) == cli.EXIT_OK
     capsys.readouterr()
     assert sorted(p.name for p in tmp_path.glob("*.wld")) == sorted(

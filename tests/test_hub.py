@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import random
 import shutil
 import sys
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from egtb import Board
+from positions import random_game_boards
 from tournament.engines.base import EngineError, GameState, IllegalMoveError, Limit
 from tournament.engines.random import RandomEngine
 from tournament.engines.hub import (
@@ -28,21 +28,8 @@ def _fake(name: str, *args: str) -> list[str]:
     return [sys.executable, str(FAKES / f"{name}.py"), *args]
 
 
-def _random_boards(count: int, seed: int = 3) -> list[Board]:
-    rng = random.Random(seed)
-    boards = [Board("B:W18,24,K27:B12,16,K22"), Board("W:WK5,K13:B26,K28")]
-    while len(boards) < count:
-        board = Board()
-        for _ in range(rng.randrange(1, 50)):
-            if board.is_game_over():
-                break
-            board.push(rng.choice(board.legal_moves()))
-        if not board.is_game_over():
-            boards.append(board)
-    return boards
-
-
-@pytest.mark.parametrize("board", _random_boards(12))
+@pytest.mark.parametrize("board", random_game_boards(
+    12, seed=3, start=(Board("B:W18,24,K27:B12,16,K22"), Board("W:WK5,K13:B26,K28"))))
 def test_encodings_agree_with_pydraughts(board: Board) -> None:
     theirs = draughts.Board("english", board.fen())
     assert hub_position(board) == theirs._game.initial_hub_fen

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from egtb.tables.index import (BINOM, MEN_OFFSET, global_rank, global_unrank, men_config_count,
+from egtb.tables.index import (BINOM, MEN_OFFSET, global_rank, global_unrank,
                         men_config_rank, men_config_unrank, position_rank, position_unrank,
                         rank_kings, rank_men, rank_positions, rank_subset, rank_unit_kings,
                         slice_unit_size, unit_size, unrank_kings, unrank_men, unrank_positions,
@@ -122,7 +122,7 @@ def test_every_four_piece_position_round_trips():
 def test_every_position_of_units_round_trips(name):
     m = Material.parse(name)
     size = slice_unit_size(m)
-    n_men = men_config_count(m)
+    n_men = count_men_configs(m)
     for men_index in sorted({0, n_men // 3, n_men - 1}):
         b, w = unrank_men(men_index, m.black_men, m.white_men)
         bk = np.empty(size, np.uint32)
@@ -177,7 +177,7 @@ def test_men_configs_bijective(n_bm, n_wm):
 
 def test_men_config_python_api():
     m = Material(2, 0, 2, 1)
-    n = men_config_count(m)
+    n = count_men_configs(m)
     for index in (0, 1, n // 2, n - 1):
         bm, wm = men_config_unrank(m, index)
         assert men_config_rank(m, bm, wm) == index

@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from egtb.rules.pdn import PdnError
 from tournament.openings import (
     Opening,
     is_valid_fen,
@@ -147,3 +148,12 @@ def test_malformed_line_names_file_and_line(tmp_path, text, lineno):
 def test_missing_file(tmp_path):
     with pytest.raises(ValueError, match="nothere"):
         load_openings_file(tmp_path / "nothere.txt")
+
+
+def test_pdn_file_errors_and_names_come_from_the_pdn_reader(tmp_path):
+    path = tmp_path / "games.pdn"
+    path.write_text('[Event "a"]\n1. 11-15 *\n\n[GameType "21"]\n1. 9-13 *\n\n[Event "bad"]\n[FEN "B:W40:B1"]\n*\n')
+    with pytest.raises(PdnError, match=r"games\.pdn:7: bad FEN tag"):
+        load_openings_file(path)
+    path.write_text('[Event "a"]\n1. 11-15 *\n\n[GameType "21"]\n1. 9-13 *\n')
+    assert [o.name for o in load_openings_file(path)] == ["a", "games.pdn:4"]

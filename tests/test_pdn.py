@@ -9,7 +9,7 @@ import pytest
 
 from egtb.rules.board import Board, Move
 from egtb.rules.notation import parse_fen
-from egtb.rules.pdn import Game, game_from_board, read_games, write_game
+from egtb.rules.pdn import Game, PdnError, game_from_board, read_games, write_game
 
 draughts = pytest.importorskip("draughts")
 
@@ -184,3 +184,13 @@ def test_games_we_write_replay_with_pydraughts():
         (game,) = read_games(write_game(game_from_board(board)))
         final = replay_with_pydraughts(game)
         assert parse_fen(final) == parse_fen(board.fen())
+
+
+def test_errors_in_a_file_name_the_file_and_line(tmp_path):
+    path = tmp_path / "broken.pdn"
+    path.write_text('[Event "a"]\n1. 11-15 23-19 *\n\n[Event "b"]\n1. 9-13 ) *\n')
+    with pytest.raises(PdnError, match=r"broken\.pdn:5: unbalanced '\)'") as info:
+        read_games(path)
+    assert info.value.line == 5 and isinstance(info.value, ValueError)
+    games = read_games(path.read_text().replace(")", ""))
+    assert [g.line for g in games] == [1, 4]

@@ -1,4 +1,4 @@
-"""Tests of tournament.engines.perfect.PerfectEngine against random defenders."""
+"""Tests of tournament.engines.perfect.PerfectEngine: random and searching opponents, under the move rule."""
 
 from __future__ import annotations
 
@@ -16,13 +16,15 @@ from egtb.probe import Tablebase
 from tournament.engines.base import Engine, GameState, Limit
 from tournament.engines.random import RandomEngine
 from tournament.engines.perfect import PerfectEngine
+from tournament.engines.search import SearchEngine
+from egtb.tables.values import Category, Wdl
 
 
 @pytest.fixture(scope="session")
 def tables_dir(tmp_path_factory) -> Path:
-    """Every table up to 3 pieces."""
+    """Every table up to 4 pieces with all rule layers (cursed wins first appear at 4 pieces)."""
     directory = tmp_path_factory.mktemp("perfect_tables")
-    build(3, directory=directory, jobs=2, progress=False)
+    build(4, directory=directory, jobs=2, progress=False)
     return directory
 
 
@@ -94,3 +96,115 @@ def test_fallback_outside_the_tables(tables_dir):
     alone = PerfectEngine(tables_dir)
     assert alone.play(GameState.from_board(board), Limit()) in board.legal_moves()
     assert alone.last_source == "search"
+
+
+# --- under the move rule ------------------------------------------------------
+
+def positions_of(tb: Tablebase, material: Material, rule: str, want, count: int, seed: int) -> list[str]:
+    """Up to ``count`` FENs of a material (Black to move) whose probe under ``rule`` satisfies ``want``."""
+    rng, fens = random.Random(seed), []
+    for _ in range(20_000):
+        fen = format_fen(Placement(*global_unrank(material, rng.randrange(count_positions(material))), 0))
+        if want(tb.probe(fen, rule=rule)):
+            fens.append(fen)
+            if len(fens) == count:
+                break
+    return fens
+
+
+def play_checked(board: Board, players: dict[int, Engine], perfect: int, tb: Tablebase, *,
+                 max_plies: int = 300) -> int | None:
+    """Play on; assert the perfect side never lets its outcome under the rule drop; return the winner.
+
+    Before each of its moves the perfect side's outcome at the current counter
+    is read from the tables: once a win, the game must be won; once at least
+    a draw, it must never be lost.
+    """
+    best = -1
+    for _ in range(max_plies):
+        if board.outcome() is not None:
+            break
+        if board.turn == perfect and board.piece_count() <= 4:
+            best = max(best, int(tb.probe_outcome(board)))
+        move = players[board.turn].play(GameState.from_board(board), Limit())
+        board.push(move if isinstance(move, Move) else Move.from_pdn(move, board))
+    outcome = board.outcome()
+    winner = None if outcome is None else outcome.winner
+    if best == 1:
+        assert winner == perfect, (board.start_fen, board.quiet_plies)
+    if best == 0:
+        assert winner != 1 - perfect, board.start_fen
+    return winner
+
+
+@pytest.mark.parametrize("opponent", ["random", "search"])
+def test_converts_a_win_with_no_ply_to_spare(tables_dir, opponent):
+    engine = PerfectEngine(tables_dir)
+    tb = engine.tablebase
+    fens = positions_of(tb, Material(0, 2, 0, 1), "wcdf", lambda r: r.category is Category.WIN and r.dtz > 9, 3, 1)
+    for seed, fen in enumerate(fens):
+        dtz = tb.probe_dtz(fen)
+        board = Board(fen, quiet_plies=80 - dtz)  # the win just fits: one slow move draws
+        assert tb.probe(board).outcome is Wdl.WIN
+        defender = RandomEngine(seed=seed) if opponent == "random" else SearchEngine(depth=3)
+        assert play_checked(board, {0: engine, 1: defender}, 0, tb) == 0
+        assert board.outcome().termination.name in ("NO_PIECES", "NO_MOVES")
+
+
+def test_needs_a_man_move_to_reset_the_counter(tables_dir):
+    """Near the limit, only a man move (zeroing under wcdf) keeps the win: the engine finds it."""
+    engine = PerfectEngine(tables_dir)
+    tb = engine.tablebase
+    found = 0
+    for fen in positions_of(tb, Material(1, 1, 0, 1), "wcdf", lambda r: r.category is Category.WIN, 200, 2):
+        for counter in (78, 79):
+            board = Board(fen, quiet_plies=counter)
+            if tb.probe(board).outcome is not Wdl.WIN:
+                continue
+            moves = tb.best_moves(board)
+            if any(m.outcome is Wdl.WIN and m.counter > 0 for m in moves):
+                continue  # a quiet move would do too
+            move = engine.play(GameState.from_board(board), Limit())
+            assert move == moves[0].move and moves[0].counter == 0 and moves[0].outcome is Wdl.WIN
+            assert play_checked(board, {0: engine, 1: SearchEngine(depth=2)}, 0, tb) == 0
+            found += 1
+            if found == 4:
+                return
+    pytest.fail(f"only {found} positions need a man move in time")
+
+
+@pytest.mark.parametrize("opponent", ["random", "search", "perfect"])
+def test_holds_the_draw_of_a_rule_free_loss(tables_dir, opponent):
+    """White to move is lost without the rule but drawn under it (blessed, or too late in the count)."""
+    engine = PerfectEngine(tables_dir)
+    tb = engine.tablebase
+    cursed = positions_of(tb, Material(0, 2, 1, 1), "forty-plies",
+                          lambda r: r.category is Category.CURSED_WIN, 3, 3)
+    assert cursed, "no cursed win found in 2k-1m1k under forty-plies"
+    for seed, fen in enumerate(cursed):
+        attacker = {"random": RandomEngine(seed=seed), "search": SearchEngine(depth=3),
+                    "perfect": PerfectEngine(tablebase=tb)}[opponent]
+        board = Board(fen, rule="forty-plies")
+        assert tb.probe(board).value == "win" and tb.probe(board).outcome is Wdl.DRAW
+        assert play_checked(board, {0: attacker, 1: engine}, 1, tb) != 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cursed_side_never_loses_and_wins_when_the_defence_slips(tables_dir, seed):
+    engine = PerfectEngine(tables_dir)
+    tb = engine.tablebase
+    fens = positions_of(tb, Material(0, 2, 1, 1), "forty-plies",
+                        lambda r: r.category is Category.CURSED_WIN, 3, 4)
+    board = Board(fens[seed], rule="forty-plies")
+    winner = play_checked(board, {0: engine, 1: RandomEngine(seed=seed)}, 0, tb)
+    assert winner != 1
+
+
+def test_late_counter_turns_a_win_into_a_held_draw(tables_dir):
+    engine = PerfectEngine(tables_dir)
+    tb = engine.tablebase
+    fen = positions_of(tb, Material(0, 2, 0, 1), "wcdf", lambda r: r.category is Category.WIN and r.dtz > 9, 1, 5)[0]
+    board = Board(fen, quiet_plies=80 - tb.probe_dtz(fen) + 1)
+    assert tb.probe(board).outcome is Wdl.DRAW  # won without the rule, one ply too late with it
+    winner = play_checked(board, {0: SearchEngine(depth=3), 1: engine}, 1, tb)
+    assert winner is None and board.outcome().termination.name in ("MOVE_RULE", "REPETITION")

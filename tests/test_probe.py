@@ -17,7 +17,7 @@ from egtb.tables.index import global_unrank
 from egtb.tables.material import Material, all_materials, count_positions, mirror
 from egtb.rules.notation import Placement, format_fen
 from egtb.probe import MissingTableError, _move_order, MoveValue, ProbeResult, Tablebase, TableError
-from egtb.tables.values import DRAW, LOSS, WIN, Wdl
+from egtb.tables.values import DRAW, LOSS, WIN, Category, Wdl
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "data" / "golden"
 #: Ours (table values, some worked by hand) and the builder's (forward search).
@@ -70,7 +70,10 @@ def test_golden_file_has_positions():
 def test_golden(tb, fen, value, dtw):
     if Board(fen).piece_count() > MAX_PIECES:
         pytest.skip(f"{fen} has more than {MAX_PIECES} pieces")
-    assert tb.probe(fen) == ProbeResult(value, dtw)
+    assert tb.probe(fen, rule_free=True) == ProbeResult(value, dtw)
+    full = tb.probe(fen)
+    assert (full.value, full.dtw, full.rule, full.counter) == (value, dtw, "wcdf", 0)
+    assert full.category.wdl == full.wdl  # the category keeps the rule-free sign
     assert tb.probe_wdl(Board(fen)) == {"win": 1, "draw": 0, "loss": -1}[value]
     assert tb.probe_dtw(fen) == dtw
 
@@ -151,7 +154,7 @@ def test_best_moves_agree_with_successors(tb):
             board = Board(fen)
             moves = tb.best_moves(board)
             assert {m.move for m in moves} == set(board.legal_moves())
-            assert tb.probe(board) == expected_from_moves(moves), fen
+            assert tb.probe(board, rule_free=True) == expected_from_moves(moves), fen
             for mv in moves:
                 board.push(mv.move)
                 after = tb.probe(board)
@@ -180,9 +183,11 @@ def test_best_moves_of_a_known_win(tb):
 
 def test_terminal_positions_need_no_table(tmp_path):
     tb = Tablebase(tmp_path)
-    assert tb.probe("B:W5,6,10:B1") == ProbeResult("loss", 0)  # no legal move
-    assert tb.probe("W:W5:B1,2") == ProbeResult("loss", 0)
-    assert tb.probe("W:B1,2:W") == ProbeResult("loss", 0)  # no pieces
+    assert tb.probe("B:W5,6,10:B1", rule_free=True) == ProbeResult("loss", 0)  # no legal move
+    assert tb.probe("W:W5:B1,2", rule_free=True) == ProbeResult("loss", 0)
+    assert tb.probe("W:B1,2:W", rule_free=True) == ProbeResult("loss", 0)  # no pieces
+    lost = tb.probe("W:B1,2:W", counter=80)  # lost even at the limit
+    assert (lost.outcome, lost.category, lost.dtz) == (Wdl.LOSS, Category.LOSS, 0)
     assert tb.best_moves("B:W5,6,10:B1") == []
 
 

@@ -38,9 +38,9 @@ def test_text_mode(tables_dir, capsys, monkeypatch):
     status, out, err = run(["probe", "--tables", str(tables_dir), WIN_FEN], capsys, monkeypatch)
     assert status == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0] == f"{WIN_FEN}  win  dtw 3"
-    assert lines[1].split() == ["18-14", "win", "dtw", "3"]
-    assert lines[2].split() == ["18-15", "draw", "dtw", "0"]
+    assert lines[0] == f"{WIN_FEN}  win  dtw 3  wcdf counter 0: win  category win  dtz 1"
+    assert lines[1].split() == ["18-14", "win", "dtw", "3", "win", "category", "win", "dtz", "1"]
+    assert lines[2].split() == ["18-15", "draw", "dtw", "0", "draw", "category", "draw", "dtz", "0"]
 
 
 def test_json_mode_arguments(tables_dir, capsys, monkeypatch):
@@ -48,10 +48,15 @@ def test_json_mode_arguments(tables_dir, capsys, monkeypatch):
                          capsys, monkeypatch)
     assert status == 0
     first, second = (json.loads(line) for line in out.splitlines())
-    assert first == {"fen": WIN_FEN, "value": "win", "dtw": 3,
-                     "moves": [{"move": "18-14", "value": "win", "dtw": 3},
-                               {"move": "18-15", "value": "draw", "dtw": 0}]}
-    assert second == {"fen": NO_MOVE_FEN, "value": "loss", "dtw": 0, "moves": []}
+    rule = {"rule": "wcdf", "counter": 0}
+    assert first == {"fen": WIN_FEN, "value": "win", "dtw": 3, **rule, "outcome": "win", "category": "win",
+                     "dtz": 1,
+                     "moves": [{"move": "18-14", "value": "win", "dtw": 3, "outcome": "win", "category": "win",
+                                "dtz": 1},
+                               {"move": "18-15", "value": "draw", "dtw": 0, "outcome": "draw",
+                                "category": "draw", "dtz": 0}]}
+    assert second == {"fen": NO_MOVE_FEN, "value": "loss", "dtw": 0, **rule, "outcome": "loss",
+                      "category": "loss", "dtz": 0, "moves": []}
 
 
 def test_stdin_with_malformed_line_json(tables_dir, capsys, monkeypatch):

@@ -77,3 +77,16 @@ def test_standings_and_summary() -> None:
     assert summary["games"] == 4 and summary["terminations"] == {"normal": 4}
     rows = {row["engine"]: row for row in summary["standings"]}
     assert rows["c"]["score"] == 2.0 and rows["a"]["pentanomial"] == [1, 0, 0, 1, 0]
+
+
+def test_a_whitewash_summary_is_strict_json_with_a_bound() -> None:
+    records = [_record(i, "a" if i % 2 == 0 else "b", "b" if i % 2 == 0 else "a", BLACK if i % 2 == 0 else WHITE)
+               for i in range(12)]  # a wins all 12
+    summary = summarize(records, players=["a", "b"])
+    text = json.dumps(summary, allow_nan=False)  # raises on NaN or infinity
+    assert "Infinity" not in text and "NaN" not in text
+    match = summary["head_to_head"][0]
+    assert match["elo"] is None and match["elo_text"] == "> +218.9" and match["elo_high"] is None
+    assert round(match["elo_low"], 1) == 218.9
+    printed = standings_text(records, players=["a", "b"])
+    assert "inf" not in printed and "nan" not in printed and "Elo > +218.9 +/- -" in printed

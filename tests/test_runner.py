@@ -13,7 +13,7 @@ import pytest
 from egtb.rules.board import BLACK, WHITE, Board, Move
 from egtb.rules.pdn import read_games
 from tournament import adjudicate
-from tournament.engines.base import Engine, EngineError, GameState, Limit
+from tournament.engines.base import Engine, EngineError, EngineSetupError, GameState, Limit
 from tournament.engines.random import RandomEngine
 from tournament.result import GameTermination
 from tournament.openings import Opening, load_ballots
@@ -155,7 +155,6 @@ def _hub(script: str) -> str:
     ("test_runner:SleepyEngine", GameTermination.TIME_FORFEIT, "lost on time"),
     ("test_runner:CrashEngine", GameTermination.CRASH, "crashed: EngineError: engine process died"),
     ("test_runner:GarbageEngine", GameTermination.CRASH, "answered garbage"),
-    ("test_runner:BrokenStartEngine", GameTermination.CRASH, "could not be started"),
     (_hub("illegal.py"), GameTermination.ILLEGAL_MOVE, "illegal move"),
     (_hub("sleeping.py"), GameTermination.TIME_FORFEIT, "did not answer in time"),
     (_hub("crashing.py"), GameTermination.CRASH, "crashed"),
@@ -173,6 +172,13 @@ def test_faulty_engine_loses_and_the_tournament_goes_on(tmp_path: Path, fault: s
         assert record.result.winner == 1 - faulty_colour and text in record.result.reason
     rows = {row["engine"]: row for row in json.loads(result.summary_path.read_text())["standings"]}
     assert (rows["random"]["wins"], rows[fault]["losses"]) == (4, 4)
+
+
+def test_an_engine_that_cannot_start_stops_the_run_before_any_game(tmp_path: Path) -> None:
+    with pytest.raises(EngineSetupError, match="test_runner:BrokenStartEngine.*cannot start"):
+        run_tournament(["random", "test_runner:BrokenStartEngine"], out_dir=tmp_path / "run", games=2,
+                       concurrency=1, progress=False)
+    assert not (tmp_path / "run").exists()
 
 
 # --- resume -------------------------------------------------------------------------

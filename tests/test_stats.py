@@ -12,6 +12,7 @@ from tournament.stats import (
     los,
     pentanomial_counts,
     pentanomial_elo,
+    perfect_score_bound,
     score_elo,
     score_to_elo,
     sprt,
@@ -218,3 +219,25 @@ def test_standings_table_text():
     assert lines[0].split() == ["Rank", "Engine", "Games", "W", "L", "D", "Score", "Score%", "Elo", "+/-", "LOS%"]
     assert lines[1].split()[:8] == ["1", "a", "10", "5", "0", "5", "7.5", "75.0"]
     assert lines[2].split()[:2] == ["2", "bee"]
+
+
+def test_perfect_score_prints_the_one_sided_bound():
+    # 12 wins of 12: the score is at least 0.05 ** (1/12) = 0.77908 with 95% confidence,
+    # which is -400 log10(1/0.77908 - 1) = +218.9 Elo
+    est = score_elo(12, 0, 0)
+    assert est.bound == pytest.approx(-400 * math.log10(1 / 0.05 ** (1 / 12) - 1))
+    assert est.elo_text() == "> +218.9" and est.error_text() == "-"
+    assert score_elo(0, 12, 0).elo_text() == "< -218.9"
+    assert str(est) == "> +218.94 +/- -"
+    assert perfect_score_bound(1) == pytest.approx(score_to_elo(0.05))
+
+
+def test_standings_of_a_whitewash_have_no_inf_or_nan():
+    text = Standings.from_games([("a", "b", "1-0"), ("b", "a", "0-1")] * 6).format_table()
+    assert "inf" not in text and "nan" not in text
+    assert text.splitlines()[1].split()[8:10] == [">", "+218.9"]
+
+
+def test_one_sided_error_when_the_interval_leaves_the_scale():
+    est = score_elo(1, 0, 1)  # the upper end of the score interval is above 1
+    assert math.isinf(est.elo_high) and est.finite_error == pytest.approx(est.elo - est.elo_low)

@@ -9,6 +9,7 @@ import pytest
 
 from egtb.rules.board import Board
 from egtb.rules.pdn import read_games
+from egtb.cli import EXIT_CODES_HELP
 from tournament.cli import main, parse_time_control
 from tournament.engines.base import Limit
 
@@ -47,11 +48,40 @@ def test_openings_file_and_gauntlet(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["run", "--engine", "random", "--out", str(tmp_path)]) == 2
-    assert main(["run", "--engine", "random", "--engine", "nonsense", "--games", "2", "--concurrency", "1",
-                 "--out", str(tmp_path / "x"), "--no-progress"]) == 0  # an engine that cannot start loses
     assert main(["run", "--engine", "random", "--engine", "random", "--openings", "nofile",
                  "--out", str(tmp_path / "y")]) == 2
     assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad,named", [
+    (["--engine", "easy", "--engine", "nonsense"], "'nonsense'"),
+    (["--engine", "easy", "--engine", "random", "--tables", "/no/such/dir"], "/no/such/dir"),
+    (["--engine", "easy", "--engine", "perfect"], "--tables"),
+])
+def test_bad_setup_stops_before_the_first_game(tmp_path: Path, capsys: pytest.CaptureFixture, bad: list[str],
+                                                named: str) -> None:
+    out = tmp_path / "run"
+    assert main(["run", *bad, "--games", "2", "--jobs", "1", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "error" in err
+    assert not (out / "games.jsonl").exists()  # no game was played
+
+
+def test_json_summary_and_new_flag_names(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    argv = ["run", "--engine", "random", "--engine", "depth=1", "--games", "2", "--jobs", "1", "--quiet",
+            "--max-plies", "40", "--out", str(tmp_path), "--json"]
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["games"] == 2 and {row["engine"] for row in summary["standings"]} == {"random", "depth=1"}
+    assert summary == json.loads((tmp_path / "summary.json").read_text())
+
+
+def test_help_lists_the_exit_codes(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    help_text = capsys.readouterr().out
+    assert EXIT_CODES_HELP.split(",")[0] in help_text and "--jobs" in help_text and "--quiet" in help_text
+    assert "--concurrency" not in help_text and "--no-progress" not in help_text  # hidden aliases
 
 
 def test_hub_engine_delegates(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:

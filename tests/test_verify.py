@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from egtb.tables import build as builder
-from egtb.tables import solve, storage
-from egtb.tables.values import DRAW, LOSS, WIN
+from egtb.tables import storage
+from egtb.tables.values import DRAW, WIN
 from egtb.cli import main
 from egtb.tables.material import Material
 from egtb.tables.verify import verify_directory
@@ -78,3 +78,21 @@ def test_build_command_skips_complete(tables, capsys):
     assert main(["build", "--pieces", "4", "--quiet", "--tables", str(tables)]) == 0
     assert "built 0 tables" in capsys.readouterr().out
     assert (tables / builder.LOG_NAME).exists()
+
+
+def test_reference_comparison_reads_the_data_not_the_attributes(tables, tmp_path, capsys):
+    import h5py
+
+    for path in tables.glob("*.h5"):
+        if Material.parse(path.stem).pieces <= 2:
+            (tmp_path / path.name).write_bytes(path.read_bytes())
+    target = tmp_path / "1k-1k.h5"
+    with h5py.File(target, "r+") as f:  # change the data, keep the attributes (and their checksum)
+        f["dtw"][7] = f["dtw"][7] + 3
+    from egtb.tables.reference import compare_with_reference
+    problems = compare_with_reference(tmp_path, [Material.parse("1k-1k"), Material.parse("1m-1k")])
+    assert len(problems) == 1 and "1k-1k" in problems[0] and "checksum_crc32" in problems[0]
+    assert main(["verify", "--quiet", "--tables", str(tmp_path)]) != 0
+    captured = capsys.readouterr()
+    assert "1k-1k" in captured.out + captured.err
+    assert "reference: 4 of 4 listed tables identical" not in captured.out

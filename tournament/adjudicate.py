@@ -38,6 +38,7 @@ __all__ = [
     "build_adjudicators",
     "open_tablebase",
     "probe_dtw",
+    "probe_under_rule",
     "probe_wdl",
 ]
 
@@ -87,15 +88,40 @@ def probe_dtw(tablebase: Any, board: Board) -> int | None:
     return None if getter is None else getter(board, default=None)
 
 
+def probe_under_rule(tablebase: Any, board: Board) -> Any | None:
+    """The table's answer under the board's move rule and counter, None when missing.
+
+    Works with any object whose ``probe(board)`` returns a result with
+    ``outcome`` (+1/0/-1 under the rule from the counter), ``category`` and
+    ``dtz`` (as :class:`egtb.probe.ProbeResult`) and raises KeyError for a
+    missing table; a missing rule layer (egtb's MissingRuleLayerError is a
+    KeyError too) counts as missing.
+
+    >>> class NoRule:
+    ...     def get_wdl(self, board, default=None): return 1
+    >>> probe_under_rule(NoRule(), Board()) is None
+    True
+    """
+    probe = getattr(tablebase, "probe", None)
+    if probe is None:
+        return None
+    try:
+        result = probe(board)
+    except KeyError:
+        return None
+    return result if getattr(result, "outcome", None) is not None else None
+
+
 class TablebaseAdjudicator:
     """Ends the game with the table's result once few enough pieces remain (exact).
 
-    The table gives the perfect-play value for the side to move. A draw is
-    scored at once (the move rule only turns wins into draws). A win is scored
-    only when the table's distance to the end fits in the quiet plies the move
-    rule still allows, so the winner can really finish it; until then the game
-    goes on and the check is repeated after every ply. A position whose table
-    is missing is skipped; a table object without distances is trusted as is.
+    The table gives the result under the game's move rule from the current
+    counter (``probe(board).outcome``: a win only when the winner can convert
+    before the counter runs out), so the game ends as soon as it reaches a
+    position the tables hold, whatever the counter; the reason names the
+    category and the DTZ. A position whose table (or rule layer) is missing is
+    skipped. A table object that only offers rule-free values
+    (``get_wdl``/``probe_wdl``) is trusted as is, without the move rule.
 
     >>> class AlwaysWin:
     ...     def get_wdl(self, board, default=None): return 1
@@ -116,29 +142,44 @@ class TablebaseAdjudicator:
         pieces = board.piece_count()
         if self._verdict is not None or pieces > self.max_pieces:
             return
-        value = probe_wdl(self.tablebase, board)
-        if value is None:
+        result = probe_under_rule(self.tablebase, board)
+        if result is not None:
+            self._verdict = _rule_verdict(result, board, pieces)
             return
-        dtw = None
-        if value != 0:
-            dtw = probe_dtw(self.tablebase, board)
-            if dtw is not None and dtw > board.rule.limit_plies - board.quiet_plies:
-                return  # the move rule may still save the game: play on
-        self._verdict = _table_verdict(value, board.turn, pieces, dtw)
+        if hasattr(self.tablebase, "probe_outcome"):
+            return  # an egtb Tablebase without this table or rule layer: play on
+        value = probe_wdl(self.tablebase, board)
+        if value is not None:
+            self._verdict = _table_verdict(value, board.turn, pieces)
 
     def adjudicatable(self) -> Adjudication | None:
         return self._verdict
 
 
-def _table_verdict(value: int, turn: Color, pieces: int, dtw: int | None = None) -> Adjudication:
-    """The Adjudication for a table value seen from the side to move."""
+def _rule_verdict(result: Any, board: Board, pieces: int) -> Adjudication:
+    """The Adjudication for a probe under the move rule, naming category and DTZ.
+
+    >>> from types import SimpleNamespace as R
+    >>> _rule_verdict(R(outcome=0, category="cursed-win", dtz=95), Board("B:WK30:BK1,K2"), 3).reason
+    'tablebase: draw (cursed-win, DTZ 95, counter 0 of 80 under wcdf; 3 pieces, Black to move)'
+    """
+    outcome = int(result.outcome)
+    detail = (f"({result.category}, DTZ {result.dtz}, counter {board.quiet_plies} of "
+              f"{board.rule.limit_plies} under {board.rule.name}; {pieces} pieces, {color_name(board.turn)} to move)")
+    if outcome == 0:
+        return Adjudication(None, GameTermination.ADJUDICATION, f"tablebase: draw {detail}")
+    winner = board.turn if outcome > 0 else 1 - board.turn
+    return Adjudication(winner, GameTermination.ADJUDICATION, f"tablebase: {color_name(winner)} wins {detail}")
+
+
+def _table_verdict(value: int, turn: Color, pieces: int) -> Adjudication:
+    """The Adjudication for a rule-free table value seen from the side to move."""
     where = f"({pieces} pieces, {color_name(turn)} to move)"
     if value == 0:
         return Adjudication(None, GameTermination.ADJUDICATION, f"tablebase: draw {where}")
     winner = turn if value > 0 else 1 - turn
-    within = "" if dtw is None else f" in {dtw} plies"
     return Adjudication(winner, GameTermination.ADJUDICATION,
-                        f"tablebase: {color_name(winner)} wins{within} {where}")
+                        f"tablebase: {color_name(winner)} wins {where}")
 
 
 class MaxLengthAdjudicator:
@@ -247,8 +288,10 @@ _TABLEBASES: dict[str, Any] = {}
 def open_tablebase(directory: str | Path) -> Any:
     """An egtb.probe.Tablebase for a directory, opened once per process.
 
-    Raises ValueError when the probe module is not available.
+    Raises ValueError when the directory does not exist or the probe module is not available.
     """
+    if not Path(directory).is_dir():
+        raise ValueError(f"table directory {str(directory)!r} does not exist (--tables)")
     key = str(Path(directory).resolve())
     if key not in _TABLEBASES:
         try:

@@ -3,13 +3,13 @@
 Example::
 
     tournament run --engine easy --engine medium --openings 3-move --rounds 1 \\
-        --tc 0.1 --tables data/tables --adjudicate-pieces 5 --out runs/demo
+        --tc 0.1 --tables data/tables --adjudicate-pieces 5 --out runs/demo --jobs 2
 
 A second start of the same command resumes the run: only the missing games are
 played. It prints the standings and the path of the PDN file.
 
 >>> parse_time_control("10+0.1")
-Limit(time=None, clock=10.0, increment=0.1, depth=None, nodes=None)
+Limit(time=None, clock=10.0, increment=0.1, depth=None, nodes=None, moves=None)
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from egtb.cli import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from egtb.rules.board import DRAW_RULES
+from tournament.engines import config
 from tournament.engines.base import Limit
 from tournament.engines.hub import serve
 from tournament.engines.registry import make_engine
@@ -33,26 +35,26 @@ __all__ = ["build_parser", "main", "parse_time_control"]
 
 
 def parse_time_control(text: str) -> Limit:
-    """``"0.1"`` is 0.1 s per move; ``"10+0.1"`` a 10 s clock with a 0.1 s increment.
+    """``"0.1"`` is 0.1 s per move; ``"10+0.1"`` a 10 s clock with a 0.1 s increment; ``"40/120"`` 40 moves in 120 s.
 
     >>> parse_time_control("0.25")
-    Limit(time=0.25, clock=None, increment=0.0, depth=None, nodes=None)
+    Limit(time=0.25, clock=None, increment=0.0, depth=None, nodes=None, moves=None)
     """
     try:
-        if "+" in text:
-            base, increment = text.split("+", 1)
-            return Limit(clock=float(base), increment=float(increment))
-        return Limit(time=float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"time control {text!r}: expected SECONDS or BASE+INCREMENT") from None
+        return config.parse_time_control(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tournament`` command."""
-    parser = argparse.ArgumentParser(prog="tournament", description="English draughts engine tournaments.")
+    parser = argparse.ArgumentParser(prog="tournament", description="English draughts engine tournaments.",
+                                     epilog=EXIT_CODES_HELP)
     commands = parser.add_subparsers(dest="command", required=True)
-    _add_run(commands.add_parser("run", help="play a round-robin or gauntlet match (resumable)"))
-    _add_hub_engine(commands.add_parser("hub-engine", help="serve an engine over the Hub protocol on stdin/stdout"))
+    _add_run(commands.add_parser("run", help="play a round-robin or gauntlet match (resumable)",
+                                 epilog=EXIT_CODES_HELP))
+    _add_hub_engine(commands.add_parser("hub-engine", help="serve an engine over the Hub protocol on stdin/stdout",
+                                        epilog=EXIT_CODES_HELP))
     return parser
 
 
@@ -64,18 +66,24 @@ def _add_hub_engine(hub: argparse.ArgumentParser) -> None:
 
 
 def _add_run(run: argparse.ArgumentParser) -> None:
-    run.add_argument("--engine", action="append", required=True, metavar="SPEC",
+    run.add_argument("--engine", action="append", required=True, metavar="SPEC|SETTINGS",
                      help="engine spec (random, easy, medium, hard, depth=N, time=S, perfect, module:Class, "
-                          "hub:CMD); give two or more")
+                          "hub:CMD) or settings 'name=N spec=SPEC tc=TC depth=N nodes=N option.NAME=VALUE "
+                          "tables=DIR'; give two or more")
+    run.add_argument("--each", action="append", default=[], metavar="SETTINGS",
+                     help="settings every engine starts from, e.g. 'tc=10+0.1 option.Hash=64'")
     run.add_argument("--gauntlet", action="store_true", help="first engine against each other one")
     run.add_argument("--openings", default="3-move", help="3-move, 2-move, start or a FILE of FENs/moves/PDN")
     run.add_argument("--include-barred", action="store_true", help="add the barred ballots")
     count = run.add_mutually_exclusive_group()
     count.add_argument("--rounds", type=int, default=1, help="times through the openings (default 1)")
     count.add_argument("--games", type=int, help="play exactly N games (openings cycled)")
-    run.add_argument("--concurrency", type=int, default=os.cpu_count() or 1, help="worker processes")
+    run.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+                     help="games played at once, each in its own worker process (default: number of cores)")
+    run.add_argument("--concurrency", dest="jobs", type=int, help=argparse.SUPPRESS)
     limit = run.add_mutually_exclusive_group()
-    limit.add_argument("--tc", type=parse_time_control, help="seconds per move (0.1) or clock (10+0.1)")
+    limit.add_argument("--tc", type=parse_time_control,
+                       help="seconds per move (0.1), clock (10+0.1) or moves per period (40/120)")
     limit.add_argument("--depth", type=int, help="fixed search depth per move")
     run.add_argument("--timemargin", type=float, default=DEFAULT_TIME_MARGIN,
                      help=f"seconds an engine may overrun before forfeiting (default {DEFAULT_TIME_MARGIN})")
@@ -86,10 +94,13 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--heuristics", action="store_true", help="also adjudicate by material (resign/draw)")
     run.add_argument("--sprt", type=SprtSettings.parse, metavar="ELO0,ELO1,ALPHA,BETA",
                      help="stop a two-engine match when the SPRT decides")
-    run.add_argument("--out", default="runs/tournament", help="run directory (resumed when it exists)")
+    run.add_argument("--out", default="runs/tournament",
+                     help="output directory of the run: games.jsonl, games.pdn, summary.json (resumed when it exists)")
     run.add_argument("--seed", type=int, default=0, help="run seed (game seeds derive from it)")
     run.add_argument("--event", default="tournament", help="PDN Event tag")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    run.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)
+    run.add_argument("--json", action="store_true", help="print the summary as JSON (as summary.json)")
     run.set_defaults(func=_run)
 
 
@@ -111,23 +122,31 @@ def _run(args: argparse.Namespace) -> int:
     settings = GameSettings(rule=args.rule, limit=limit, time_margin=args.timemargin, tables_dir=args.tables,
                             adjudicate_pieces=args.adjudicate_pieces, max_plies=args.max_plies,
                             heuristics=args.heuristics)
+    each: dict = {}
+    for text in args.each:
+        extra = config.parse_settings(text)
+        each = {**each, **extra, "options": {**each.get("options", {}), **extra.get("options", {})}}
+    engines = [config.parse_engine(text, each=each) for text in args.engine]
     result = run_tournament(
-        args.engine, out_dir=args.out, openings=_openings(args.openings, args.include_barred),
-        gauntlet_mode=args.gauntlet, rounds=args.rounds, games=args.games, concurrency=args.concurrency,
+        engines, out_dir=args.out, openings=_openings(args.openings, args.include_barred),
+        gauntlet_mode=args.gauntlet, rounds=args.rounds, games=args.games, concurrency=args.jobs,
         settings=settings, seed=args.seed, sprt_settings=args.sprt, event=args.event,
-        progress=not args.no_progress,
+        progress=not args.quiet,
     )
+    if args.json:
+        print(result.summary_path.read_text(encoding="utf-8"), end="")
+        return EXIT_OK
     print(result.standings)
     print(f"\n{len(result.records)}/{result.scheduled} games; PDN: {result.pdn_path}")
     print(f"summary: {result.summary_path}")
-    return 0
+    return EXIT_OK
 
 
 def _hub_engine(args: argparse.Namespace) -> int:
     """Serve a built-in or plug-in engine over Hub on stdin/stdout until ``quit``."""
     with make_engine(args.spec, tables_dir=args.tables, seed=args.seed) as engine:
         serve(engine)
-    return 0
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,12 +156,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(processName)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
     try:
-        args = build_parser().parse_args(argv)
         return args.func(args)
+    except KeyboardInterrupt:
+        print(f"tournament {args.command}: interrupted; finished games are kept, run the same command to resume",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     except (ValueError, OSError) as exc:
-        print(f"tournament: error: {exc}", file=sys.stderr)
-        return 2
+        print(f"tournament {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

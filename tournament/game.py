@@ -61,12 +61,13 @@ class _EngineFault(Exception):
 
 @dataclass
 class _Clock:
-    """One side's thinking time: a per-move limit, a base+increment clock or neither."""
+    """One side's thinking time: a per-move limit, a base+increment clock (``moves`` per period) or neither."""
 
     limit: Limit
     margin: float
     remaining: float | None = None
     used: float = 0.0
+    moves_made: int = 0
 
     def __post_init__(self) -> None:
         self.remaining = self.limit.clock
@@ -75,8 +76,9 @@ class _Clock:
         """The Limit to give the engine for its next move."""
         if self.remaining is None:
             return self.limit
+        moves_left = None if not self.limit.moves else self.limit.moves - self.moves_made % self.limit.moves
         return Limit(clock=max(self.remaining, 0.0), increment=self.limit.increment,
-                     depth=self.limit.depth, nodes=self.limit.nodes)
+                     depth=self.limit.depth, nodes=self.limit.nodes, moves=moves_left)
 
     def allowance(self) -> float | None:
         """Seconds the next move may take before the engine forfeits (None: no limit)."""
@@ -87,10 +89,13 @@ class _Clock:
         return None
 
     def charge(self, elapsed: float) -> None:
-        """Account for a move that took ``elapsed`` seconds."""
+        """Account for a move that took ``elapsed`` seconds (a new period refills the clock)."""
         self.used += elapsed
+        self.moves_made += 1
         if self.remaining is not None:
             self.remaining += self.limit.increment - elapsed
+            if self.limit.moves and self.moves_made % self.limit.moves == 0 and self.limit.clock is not None:
+                self.remaining += self.limit.clock
 
 
 def play_game(

@@ -23,9 +23,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib import resources
+from collections.abc import Sequence
 from pathlib import Path
 
-from egtb.rules.notation import is_move_text, parse_fen
+from egtb.rules.notation import START_FEN, is_move_text, parse_fen
+from egtb.rules.pdn import PdnError, read_games
 
 __all__ = [
     "BALLOT_KINDS",
@@ -46,8 +48,6 @@ BALLOT_KINDS: dict[str, tuple[str, str]] = {
 }
 """Ballot kind -> (file of the playable deck, file of the barred openings)."""
 
-_MOVE_NUMBER_RE = re.compile(r"^\d+\.(?:\.\.)?$")
-_RESULTS = {"1-0", "0-1", "1/2-1/2", "*", "2-0", "0-2", "1-1"}
 _TAG_RE = re.compile(r'^\[\s*(\w+)\s+"([^"]*)"\s*\]$')
 
 
@@ -137,10 +137,9 @@ def load_openings_file(path: Path | str) -> list[Opening]:
     Line format: blank lines and lines starting with ``#`` or ``;`` are skipped; a
     line is either a FEN (``B:W21-32:B1-12``, optionally inside ``[FEN "..."]``)
     or a move list (``1. 9-14 22-17 2. 11-15``). A file containing PDN tag lines
-    is read as PDN games instead: each game gives its ``FEN`` tag (if any) and its
-    moves (comments, variations and the result are dropped; a comment must close
-    on the line it opens). This is a simple reader; the full PDN parser may
-    replace it.
+    is read as PDN games (by :func:`egtb.rules.pdn.read_games`): each game gives
+    its ``FEN`` tag (if any) and its moves (comments, variations and the result
+    are dropped); an opening is named by its Event tag, else ``FILE:LINE``.
 
     Raises:
         ValueError: naming the file and line number of a malformed line.
@@ -155,7 +154,7 @@ def load_openings_file(path: Path | str) -> list[Opening]:
     path = Path(path)
     lines = list(_content_lines(path))
     if any(line.startswith("[") and not _is_fen_tag_only(line) for _, line in lines):
-        return _read_pdn_games(path, lines)
+        return _read_pdn_games(path)
     openings = []
     for lineno, line in lines:
         fen = _fen_from_line(line)
@@ -164,8 +163,7 @@ def load_openings_file(path: Path | str) -> list[Opening]:
                 raise ValueError(f"{path}:{lineno}: malformed FEN {fen!r}")
             openings.append(Opening(f"{path.name}:{lineno}", (), fen))
         else:
-            moves = _parse_movetext(line, path, lineno)
-            openings.append(Opening(f"{path.name}:{lineno}", moves, None))
+            openings.append(Opening(f"{path.name}:{lineno}", _line_moves(line, path, lineno), None))
     return openings
 
 
@@ -199,62 +197,34 @@ def _fen_from_line(line: str) -> str | None:
     return None
 
 
-def _parse_movetext(text: str, path: Path, lineno: int, *, allow_empty: bool = False) -> tuple[str, ...]:
-    """Extract the moves of a PDN move text: numbers, results and comments dropped."""
-    text = re.sub(r"\{[^}]*\}|\([^)]*\)", " ", text)
-    moves = []
-    for token in text.split():
-        if _MOVE_NUMBER_RE.match(token) or token in _RESULTS:
-            continue
-        token = re.sub(r"^\d+\.+", "", token).rstrip("!?*+")
-        if token:
-            moves.append(token)
-    if not moves and not allow_empty:
+def _line_moves(text: str, path: Path, lineno: int) -> tuple[str, ...]:
+    """The moves of one line of PDN move text (numbers, comments and a result dropped)."""
+    try:
+        games = read_games(text)
+    except PdnError as exc:
+        raise ValueError(f"{path}:{lineno}: {str(exc).removeprefix('PDN: ').rsplit(' at line ', 1)[0]} "
+                         f"in {text!r}") from None
+    moves = tuple(move for game in games for move in game.moves)
+    if not moves:
         raise ValueError(f"{path}:{lineno}: no moves and no FEN in {text!r}")
-    _check_moves(tuple(moves), path, lineno)
-    return tuple(moves)
+    _check_moves(moves, path, lineno)
+    return moves
 
 
-def _check_moves(moves: tuple[str, ...], path: Path, lineno: int) -> None:
+def _check_moves(moves: Sequence[str], path: Path, lineno: int) -> None:
     """Raise ValueError naming the file and line for the first malformed move."""
     for move in moves:
         if not is_valid_move(move):
             raise ValueError(f"{path}:{lineno}: malformed move {move!r}")
 
 
-def _read_pdn_games(path: Path, lines: list[tuple[int, str]]) -> list[Opening]:
-    """Read PDN games: tag section, then move text; a new tag after moves starts a game."""
+def _read_pdn_games(path: Path) -> list[Opening]:
+    """Openings from the PDN games of a file; errors name the file and the line."""
     openings: list[Opening] = []
-    tags: dict[str, str] = {}
-    movetext: list[tuple[int, str]] = []
-    start = 0
-
-    def finish() -> None:
-        fen = tags.get("FEN")
-        if fen is not None and not is_valid_fen(fen):
-            raise ValueError(f"{path}:{start}: malformed FEN tag {fen!r}")
-        moves = tuple(
-            move for n, text in movetext for move in _parse_movetext(text, path, n, allow_empty=True)
-        )
-        if fen is None and not moves:
-            raise ValueError(f"{path}:{start}: game has neither moves nor a FEN tag")
-        name = tags.get("Event") or f"{path.name}:{start}"
-        openings.append(Opening(name, moves, fen))
-
-    for lineno, line in lines:
-        if line.startswith("["):
-            match = _TAG_RE.match(line)
-            if match is None:
-                raise ValueError(f"{path}:{lineno}: malformed PDN tag {line!r}")
-            if movetext or not tags:
-                if movetext or tags:
-                    finish()
-                tags, movetext, start = {}, [], lineno
-            tags[match.group(1)] = match.group(2)
-        else:
-            if not tags and not movetext:
-                start = lineno
-            movetext.append((lineno, line))
-    if tags or movetext:
-        finish()
+    for game in read_games(path):  # PdnError says FILE:LINE
+        _check_moves(game.moves, path, game.line)
+        if not game.moves and game.fen == START_FEN:
+            raise ValueError(f"{path}:{game.line}: game has neither moves nor a FEN tag")
+        name = game.headers.get("Event") or f"{path.name}:{game.line}"
+        openings.append(Opening(name, tuple(game.moves), None if game.fen == START_FEN else game.fen))
     return openings

@@ -29,11 +29,12 @@ from typing import Any
 
 from egtb.rules.pdn import Game, write_game
 from tournament.result import GameResult
-from tournament.stats import Pentanomial, Standings, pentanomial_counts, pentanomial_elo, score_elo
+from tournament.stats import EloEstimate, Pentanomial, Standings, pentanomial_counts, pentanomial_elo, score_elo
 
 __all__ = [
     "GameRecord",
     "game_to_pdn",
+    "elo_fields",
     "head_to_head",
     "pair_counts",
     "standings_text",
@@ -157,31 +158,44 @@ def pair_counts(records: Iterable[GameRecord], player: str, opponent: str | None
 
 
 def head_to_head(records: Sequence[GameRecord], a: str, b: str) -> dict[str, Any]:
-    """W/L/D, Elo and pentanomial statistics of ``a`` against ``b``."""
+    """W/L/D, Elo and pentanomial statistics of ``a`` against ``b`` (JSON-ready: only finite numbers)."""
     games = [r for r in records if {r.black, r.white} == {a, b}]
     scores = [r.score_of(a) for r in games]
     wins, losses = scores.count(1.0), scores.count(0.0)
     draws = len(scores) - wins - losses
-    trinomial = score_elo(wins, losses, draws)
     penta = pair_counts(games, a, b)
-    pent = pentanomial_elo(penta)
     return {
         "engine": a, "opponent": b, "games": len(games), "wins": wins, "losses": losses, "draws": draws,
-        "elo": _num(trinomial.elo), "elo_error": _num(trinomial.error), "los": _num(trinomial.los),
-        "pentanomial": penta.as_list(), "pentanomial_elo": _num(pent.elo),
-        "pentanomial_elo_error": _num(pent.error), "pentanomial_los": _num(pent.los),
+        **elo_fields(score_elo(wins, losses, draws)),
+        "pentanomial": penta.as_list(), **elo_fields(pentanomial_elo(penta), prefix="pentanomial_"),
     }
 
 
-def _num(value: float) -> float | str | None:
-    """A float for JSON: NaN becomes None, infinities the strings "inf"/"-inf"."""
-    if math.isnan(value):
-        return None
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return value
+def elo_fields(estimate: EloEstimate, *, prefix: str = "") -> dict[str, Any]:
+    """An Elo estimate as JSON fields, every number finite (None where undefined).
+
+    ``elo`` is None for a perfect score; ``elo_low``/``elo_high`` are the 95% interval's
+    ends, the one-sided 95% bound for a perfect score, None where unbounded; ``elo_text``
+    is what the standings print.
+
+    >>> from tournament.stats import score_elo
+    >>> fields = elo_fields(score_elo(12, 0, 0))
+    >>> fields["elo"], round(fields["elo_low"], 1), fields["elo_high"], fields["elo_text"]
+    (None, 218.9, None, '> +218.9')
+    """
+    low, high = estimate.elo_low, estimate.elo_high
+    if math.isinf(estimate.elo):
+        low, high = (estimate.bound, math.inf) if estimate.elo > 0 else (-math.inf, estimate.bound)
+    fields = {
+        "elo": _num(estimate.elo), "elo_error": estimate.finite_error, "elo_low": _num(low), "elo_high": _num(high),
+        "elo_text": estimate.elo_text(), "los": _num(estimate.los),
+    }
+    return {prefix + key: value for key, value in fields.items()}
 
 
+def _num(value: float) -> float | None:
+    """A float for JSON: None for NaN and the infinities (JSON has no such numbers)."""
+    return value if math.isfinite(value) else None
 def _standings(records: Iterable[GameRecord]) -> Standings:
     return Standings.from_games((r.black, r.white, r.result.result) for r in records)
 
@@ -191,11 +205,9 @@ def summarize(records: Sequence[GameRecord], *, players: Sequence[str], settings
     """The JSON summary: settings, per-engine standings, head-to-head results, terminations."""
     rows = []
     for row in _standings(records).rows():
-        est = row.elo
         rows.append({
             "engine": row.engine, "games": row.games, "wins": row.wins, "losses": row.losses, "draws": row.draws,
-            "score": row.score, "elo": _num(est.elo), "elo_error": _num(est.error), "los": _num(est.los),
-            "pentanomial": pair_counts(records, row.engine).as_list(),
+            "score": row.score, **elo_fields(row.elo), "pentanomial": pair_counts(records, row.engine).as_list(),
         })
     terminations: dict[str, int] = defaultdict(int)
     for record in records:
@@ -217,11 +229,11 @@ def standings_text(records: Sequence[GameRecord], *, players: Sequence[str] = ()
     >>> g = lambda i, b, w, winner: GameRecord(f"g{i}", i, 1, f"p{i // 2}", "o", b, w, i,
     ...                                        GameResult(winner, GameTermination.NORMAL, "r"))
     >>> print(standings_text([g(0, "a", "b", 0), g(1, "b", "a", None)], players=["a", "b"]))
-    Rank  Engine  Games  W  L  D  Score  Score%    Elo    +/-   LOS%  Pairs [LL LD DD/WL WD WW]
-       1  a           2  1  0  1    1.5    75.0  190.8    inf   84.1  [0, 0, 0, 1, 0]
-       2  b           2  0  1  1    0.5    25.0  -190.8    inf   15.9  [0, 1, 0, 0, 0]
+    Rank  Engine  Games  W  L  D  Score  Score%     Elo    +/-   LOS%  Pairs [LL LD DD/WL WD WW]
+       1  a           2  1  0  1    1.5    75.0  +190.8  258.7   84.1  [0, 0, 0, 1, 0]
+       2  b           2  0  1  1    0.5    25.0  -190.8  258.7   15.9  [0, 1, 0, 0, 0]
     <BLANKLINE>
-    a vs b: 2 games, +1 -0 =1, Elo 190.8 +/- inf, LOS 84.1%, pairs [0, 0, 0, 1, 0], pentanomial Elo 190.8 +/- 0.0
+    a vs b: 2 games, +1 -0 =1, Elo +190.8 +/- 258.7, LOS 84.1%, pairs [0, 0, 0, 1, 0], pentanomial Elo +190.8 +/- 0.0
     """
     table = _standings(records).format_table().splitlines()
     lines = [table[0] + "  Pairs [LL LD DD/WL WD WW]"]
@@ -235,10 +247,10 @@ def standings_text(records: Sequence[GameRecord], *, players: Sequence[str] = ()
 
 
 def _head_to_head_line(m: dict[str, Any]) -> str:
-    def fmt(value: Any) -> str:
-        return "nan" if value is None else value if isinstance(value, str) else f"{value:.1f}"
+    def error(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}"
 
-    los = "nan" if m["los"] is None else f"{100 * m['los']:.1f}%"
+    los = "-" if m["los"] is None else f"{100 * m['los']:.1f}%"
     return (f"{m['engine']} vs {m['opponent']}: {m['games']} games, +{m['wins']} -{m['losses']} ={m['draws']}, "
-            f"Elo {fmt(m['elo'])} +/- {fmt(m['elo_error'])}, LOS {los}, pairs {m['pentanomial']}, "
-            f"pentanomial Elo {fmt(m['pentanomial_elo'])} +/- {fmt(m['pentanomial_elo_error'])}")
+            f"Elo {m['elo_text']} +/- {error(m['elo_error'])}, LOS {los}, pairs {m['pentanomial']}, "
+            f"pentanomial Elo {m['pentanomial_elo_text']} +/- {error(m['pentanomial_elo_error'])}")

@@ -8,8 +8,9 @@ by starting the same command again: the finished games are read back from
 Each finished game is appended to that file at once (flush + fsync); a
 half-written last line left by a kill is dropped and the game replayed.
 
-Engines are built inside the workers from their specs, a fresh instance for
-every game, so an engine that faulted is restarted for its next game.
+Engines are built inside the workers from their specs: in-process engines
+afresh for every game; external engines once per worker, reused for every game
+and restarted only after a fault (:mod:`tournament.engines.pool`).
 
 >>> import tempfile
 >>> out = tempfile.mkdtemp()
@@ -33,7 +34,9 @@ from typing import Any
 from egtb.rules.board import Board
 from egtb.rules.notation import START_FEN
 from tournament.adjudicate import build_adjudicators, open_tablebase
-from tournament.engines.base import Engine, Limit
+from tournament.engines.base import Engine, EngineSetupError, Limit
+from tournament.engines.config import EngineConfig
+from tournament.engines.pool import close_worker_pool, worker_pool
 from tournament.game import DEFAULT_TIME_MARGIN, play_game
 from tournament.result import GameResult, GameTermination, color_name
 from tournament.openings import Opening
@@ -43,11 +46,13 @@ from tournament.stats import SprtResult, sprt
 __all__ = [
     "GameJob",
     "GameSettings",
+    "check_engines",
     "SprtSettings",
     "TournamentResult",
     "derive_seed",
     "gauntlet",
     "load_records",
+    "make_players",
     "opening_start",
     "play_job",
     "player_labels",
@@ -117,12 +122,33 @@ def derive_seed(*parts: object) -> int:
 
 @dataclass(frozen=True)
 class Player:
-    """A participant: its label in the records and the spec that builds its engine."""
+    """A participant: its label in the records and the spec (and settings) that build its engine."""
 
     label: str
     """Name in standings and PDN."""
     spec: str
     """Engine spec given to tournament.engines.registry.make_engine."""
+    config: EngineConfig | None = None
+    """Its own time control, options and tables (None: the spec alone)."""
+
+    def engine_config(self) -> EngineConfig:
+        """The settings of this player's engine."""
+        return self.config or EngineConfig(self.spec)
+
+
+def make_players(engines: Sequence[str | EngineConfig]) -> list[Player]:
+    """Players from specs or engine settings; labels from the names, else the specs (``#2`` for repeats).
+
+    >>> [p.label for p in make_players(["easy", EngineConfig("easy", name="odds", tc="0.5"), "easy"])]
+    ['easy', 'odds', 'easy#2']
+    """
+    configs = [e if isinstance(e, EngineConfig) else EngineConfig(e) for e in engines]
+    names = [c.name for c in configs if c.name]
+    for name in names:
+        if names.count(name) > 1:
+            raise EngineSetupError(f"two engines are named {name!r}; give each its own name=")
+    labels = player_labels([c.label for c in configs])
+    return [Player(label, c.spec, c) for label, c in zip(labels, configs)]
 
 
 @dataclass(frozen=True)
@@ -246,32 +272,64 @@ class GameSettings:
 
 
 def _make_engine(player: Player, settings: GameSettings, seed: int) -> Engine:
-    """Build an engine in this process from its spec."""
+    """Build an engine in this process from its spec and settings."""
     from tournament.engines.registry import make_engine
 
-    return make_engine(player.spec, tables_dir=settings.tables_dir, seed=seed)
+    config = player.engine_config()
+    return make_engine(config.spec, tables_dir=config.tables or settings.tables_dir, seed=seed,
+                       options=config.option_kwargs())
 
 
-def play_job(job: GameJob, settings: GameSettings) -> GameRecord:
-    """Build both engines, play the game, close them; faults become results, never exceptions."""
+def check_engines(players: Sequence[Player], settings: GameSettings) -> None:
+    """Build and close each engine once, here, before any game: a bad spec raises EngineSetupError naming it.
+
+    An engine that starts here but fails later still loses its games (see :func:`play_job`).
+    """
+    for player in players:
+        try:
+            engine = _make_engine(player, settings, seed=0)
+        except Exception as exc:  # noqa: BLE001 - whatever a plug-in raises, the setup is bad
+            raise EngineSetupError(f"engine {player.spec!r} ({player.label}) cannot be started: {exc}") from None
+        _close_quietly(engine)
+
+
+def play_job(job: GameJob, settings: GameSettings, *, reuse_engines: bool = True) -> GameRecord:
+    """Get both engines, play the game, give them back; faults become results, never exceptions.
+
+    External engines are kept between games in this process's pool and restarted only
+    after a fault (:mod:`tournament.engines.pool`); ``reuse_engines=False`` starts them
+    for every game.
+    """
     start_fen, moves = opening_start(job.opening)
-    engines: list[Engine] = []
+    pool = worker_pool(reuse=reuse_engines)
+    engines: list[tuple[Any, Engine]] = []
+    result: GameResult | None = None
     try:
         for color, player in enumerate((job.black, job.white)):
+            key = _pool_key(player)
             try:
-                engines.append(_make_engine(player, settings, derive_seed(job.seed, color)))
+                engines.append((key, pool.acquire(key, lambda: _make_engine(player, settings,
+                                                                            derive_seed(job.seed, color)))))
             except Exception as exc:  # noqa: BLE001 - a plug-in that cannot start loses
                 result = GameResult(1 - color, GameTermination.CRASH,
                                     f"{color_name(color)} ({player.label}) could not be started: {exc}",
                                     start_fen=start_fen, rule=settings.rule)
                 return _record(job, result)
-        result = play_game(engines[0], engines[1], start_fen=start_fen, opening_moves=moves, rule=settings.rule,
-                           limit=settings.limit, time_margin=settings.time_margin,
+        result = play_game(engines[0][1], engines[1][1], start_fen=start_fen, opening_moves=moves, rule=settings.rule,
+                           limit=job.black.engine_config().limit(settings.limit),
+                           white_limit=job.white.engine_config().limit(settings.limit), time_margin=settings.time_margin,
                            adjudicators=_adjudicators(settings), names=(job.black.label, job.white.label))
         return _record(job, result)
     finally:
-        for engine in engines:
-            _close_quietly(engine)
+        for color, (key, engine) in enumerate(engines):
+            faulted = result is not None and result.is_fault and result.winner == 1 - color
+            pool.release(key, engine, fault=result.termination if faulted else None,
+                         reason=result.reason if faulted else "")
+
+
+def _pool_key(player: Player) -> tuple[str, str]:
+    """The key of a player's kept engine: its label and everything that builds it."""
+    return player.label, repr(player.engine_config())
 
 
 def _record(job: GameJob, result: GameResult) -> GameRecord:
@@ -292,9 +350,17 @@ def _close_quietly(engine: Engine) -> None:
         logger.debug("closing %r failed", engine, exc_info=True)
 
 
-def _play_job_star(args: tuple[GameJob, GameSettings]) -> GameRecord:
+def _play_job_star(args: tuple[GameJob, GameSettings, bool]) -> GameRecord:
     """Pool entry point."""
-    return play_job(*args)
+    job, settings, reuse = args
+    return play_job(job, settings, reuse_engines=reuse)
+
+
+def _init_worker() -> None:
+    """Pool initializer: close this worker's kept engines when it exits normally."""
+    from multiprocessing.util import Finalize
+
+    Finalize(None, close_worker_pool, exitpriority=10)
 
 
 # --- the records file ---------------------------------------------------------
@@ -411,7 +477,7 @@ class TournamentResult:
 
 
 def run_tournament(
-    specs: Sequence[str],
+    specs: Sequence[str | EngineConfig],
     *,
     out_dir: str | Path,
     openings: Sequence[Opening] | None = None,
@@ -425,11 +491,13 @@ def run_tournament(
     event: str = "tournament",
     progress: bool = True,
     stop_after: int | None = None,
+    reuse_engines: bool = True,
 ) -> TournamentResult:
     """Play (or resume) a tournament and write its records into ``out_dir``.
 
     Args:
-        specs: engine specs (tournament.engines.registry), the first is the gauntlet's champion.
+        specs: engine specs (tournament.engines.registry) or EngineConfig settings (own name, time
+            control, options, tables); the first is the gauntlet's champion.
         out_dir: run directory: games.jsonl, settings.json, games.pdn, summary.json, standings.txt.
         openings: start positions (default: the standard start), each played with both colours.
         gauntlet_mode: pair the first engine with each other one instead of round-robin.
@@ -439,25 +507,30 @@ def run_tournament(
         seed: run seed; game seeds derive from it and the game id.
         sprt_settings: stop a two-engine match once the SPRT decides.
         stop_after: stop after this many new games (a test hook that simulates an interruption).
+        reuse_engines: keep external engines running between games (False: start them for every game).
 
-    Raises ValueError when ``out_dir`` holds a run with other settings.
+    Raises ValueError when ``out_dir`` holds a run with other settings or the table directory
+    does not exist, and EngineSetupError (a ValueError) when an engine cannot be started;
+    all before the first game.
     """
     settings = settings or GameSettings()
-    players = [Player(label, spec) for label, spec in zip(player_labels(specs), specs)]
+    players = make_players(specs)
     openings = list(openings) if openings else [STANDARD_START]
     jobs = schedule(players, openings, pairing=gauntlet if gauntlet_mode else round_robin, rounds=rounds,
                     games=games, seed=seed)
+    if settings.tables_dir:
+        open_tablebase(settings.tables_dir)  # fail early, in the parent, on a bad directory
+    check_engines(players, settings)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _check_settings(out, _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
-    if settings.tables_dir:
-        open_tablebase(settings.tables_dir)  # fail early, in the parent, on a bad directory
     records = load_records(out / RECORDS_FILE)
     done = {r.game_id for r in records}
     todo = [job for job in jobs if job.game_id not in done]
     labels = [p.label for p in players]
     records += _play_missing(todo, settings, out, labels, records, concurrency=concurrency, progress=progress,
-                             sprt_settings=sprt_settings, stop_after=stop_after, scheduled=len(jobs))
+                             sprt_settings=sprt_settings, stop_after=stop_after, scheduled=len(jobs),
+                             reuse_engines=reuse_engines)
     return _finish(out, labels, records, len(jobs), event, sprt_settings,
                    _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
 
@@ -468,7 +541,7 @@ def _settings_dict(players: Sequence[Player], openings: Sequence[Opening], gaunt
     game = asdict(settings)
     game["limit"] = asdict(settings.limit)
     return {
-        "engines": [p.spec for p in players], "openings": [[o.name, list(o.moves), o.fen] for o in openings],
+        "engines": [p.engine_config().to_json() for p in players], "openings": [[o.name, list(o.moves), o.fen] for o in openings],
         "gauntlet": gauntlet_mode, "rounds": None if games is not None else rounds, "games": games, "seed": seed,
         "game": game, "sprt": None if sprt_settings is None else asdict(sprt_settings),
     }
@@ -491,7 +564,8 @@ def _check_settings(out: Path, wanted: dict) -> None:
 
 def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels: list[str],
                   previous: list[GameRecord], *, concurrency: int | None, progress: bool,
-                  sprt_settings: SprtSettings | None, stop_after: int | None, scheduled: int) -> list[GameRecord]:
+                  sprt_settings: SprtSettings | None, stop_after: int | None, scheduled: int,
+                  reuse_engines: bool = True) -> list[GameRecord]:
     """Play the missing games, appending each to the records file as it ends."""
     new: list[GameRecord] = []
     if not todo or _sprt_decided(sprt_settings, previous, labels):
@@ -499,7 +573,7 @@ def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels
     log = _RecordLog(out / RECORDS_FILE)
     bar = _progress_bar(scheduled, scheduled - len(todo), progress)
     workers = min(concurrency or os.cpu_count() or 1, len(todo))
-    results = _results(todo, settings, workers)
+    results = _results(todo, settings, workers, reuse_engines)
     try:
         for record in results:
             log.append(record)
@@ -516,20 +590,29 @@ def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels
     return new
 
 
-def _results(todo: list[GameJob], settings: GameSettings, workers: int) -> Iterator[GameRecord]:
+def _results(todo: list[GameJob], settings: GameSettings, workers: int,
+             reuse_engines: bool = True) -> Iterator[GameRecord]:
     """Finished games, from this process (one worker) or a pool; the pool dies when the caller stops."""
     if workers <= 1:
-        for job in todo:
-            yield play_job(job, settings)
+        try:
+            for job in todo:
+                yield play_job(job, settings, reuse_engines=reuse_engines)
+        finally:
+            close_worker_pool()
         return
     import multiprocessing_logging
 
     multiprocessing_logging.install_mp_handler()
-    pool = multiprocessing.get_context("fork").Pool(workers)
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker)
+    finished = False
     try:
-        yield from pool.imap_unordered(_play_job_star, [(job, settings) for job in todo], chunksize=1)
+        yield from pool.imap_unordered(_play_job_star, [(job, settings, reuse_engines) for job in todo], chunksize=1)
+        finished = True
     finally:
-        pool.terminate()
+        if finished:
+            pool.close()  # workers exit normally: their kept engines are told to quit
+        else:
+            pool.terminate()
         pool.join()
         multiprocessing_logging.uninstall_mp_handler()
 

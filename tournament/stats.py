@@ -31,6 +31,7 @@ __all__ = [
     "elo_to_score",
     "los",
     "pentanomial_counts",
+    "perfect_score_bound",
     "pentanomial_elo",
     "score_elo",
     "score_to_elo",
@@ -95,7 +96,10 @@ class EloEstimate:
 
     Edge cases: with no games every number is NaN; a perfect score (all wins or
     all losses) gives ``elo`` = +/-inf with NaN error bars (the interval is
-    undefined); all draws give 0 +/- 0. A bound whose score leaves (0, 1) is inf.
+    undefined) and a finite one-sided 95% :attr:`bound`; all draws give 0 +/- 0.
+    A bound whose score leaves (0, 1) is inf. The numbers keep their mathematical
+    values; :meth:`elo_text` and :meth:`error_text` give what to print (never
+    "inf" or "nan").
     """
 
     elo: float
@@ -116,9 +120,59 @@ class EloEstimate:
     """Mean score, 0..1."""
     samples: int
     """Number of games (trinomial) or game pairs (pentanomial) behind the estimate."""
+    bound: float = math.nan
+    """With a perfect score (``elo`` infinite): the one-sided 95% bound on the Elo, a lower bound
+    for all wins, an upper bound for all losses (exact binomial: the score 0.05 ** (1 / samples))."""
+
+    @property
+    def finite_error(self) -> float | None:
+        """The error bar to print: the half-width, or the finite side when one end of the interval
+        is unbounded (a small sample near a perfect score); None when neither side is finite."""
+        if math.isfinite(self.error):
+            return self.error
+        if math.isfinite(self.elo) and math.isfinite(self.elo_low):
+            return self.elo - self.elo_low
+        if math.isfinite(self.elo) and math.isfinite(self.elo_high):
+            return self.elo_high - self.elo
+        return None
+
+    def elo_text(self, digits: int = 1) -> str:
+        """The Elo as testers read it: ``"+34.9"``, ``"> +220.1"`` for a perfect score, ``"-"`` with no games.
+
+        >>> score_elo(12, 0, 0).elo_text(), score_elo(0, 12, 0).elo_text(), score_elo(0, 0, 0).elo_text()
+        ('> +218.9', '< -218.9', '-')
+        """
+        if math.isnan(self.elo):
+            return "-"
+        if math.isinf(self.elo):
+            return f"{'>' if self.elo > 0 else '<'} {self.bound:+.{digits}f}"
+        return f"{self.elo:+.{digits}f}"
+
+    def error_text(self, digits: int = 1) -> str:
+        """The error bar to print (see :attr:`finite_error`), ``"-"`` when it is undefined.
+
+        >>> score_elo(1, 0, 1).error_text(), score_elo(12, 0, 0).error_text()
+        ('258.7', '-')
+        """
+        error = self.finite_error
+        return "-" if error is None else f"{error:.{digits}f}"
 
     def __str__(self) -> str:
-        return f"{self.elo:.2f} +/- {self.error:.2f}"
+        return f"{self.elo_text(2)} +/- {self.error_text(2)}"
+
+
+def perfect_score_bound(samples: int, *, confidence: float = 0.95) -> float:
+    """One-sided Elo lower bound after ``samples`` wins out of ``samples`` (exact binomial).
+
+    The true score p is at least (1 - confidence) ** (1 / samples) with that confidence
+    (Clopper-Pearson), and the bound is the Elo of that score. 12 wins of 12 give +218.9.
+
+    >>> round(perfect_score_bound(12), 1), round(perfect_score_bound(100), 1)
+    (218.9, 606.8)
+    """
+    if samples <= 0:
+        return math.nan
+    return score_to_elo((1.0 - confidence) ** (1.0 / samples))
 
 
 def _estimate(score: float, variance: float, samples: int, los_value: float, game_var: float) -> EloEstimate:
@@ -129,8 +183,10 @@ def _estimate(score: float, variance: float, samples: int, los_value: float, gam
     low, high = score - Z95 * se, score + Z95 * se
     elo = score_to_elo(score)
     elo_low, elo_high = score_to_elo(low), score_to_elo(high)
+    bound = math.nan
     if math.isinf(elo):
         elo_low = elo_high = error = math.nan
+        bound = math.copysign(perfect_score_bound(samples), elo)
     else:
         error = (elo_high - elo_low) / 2.0
     sigma = math.sqrt(game_var)
@@ -140,7 +196,7 @@ def _estimate(score: float, variance: float, samples: int, los_value: float, gam
     else:
         nelo = 0.0 if score == 0.5 else math.copysign(math.inf, score - 0.5)
         nelo_error = 0.0 if score == 0.5 else math.nan
-    return EloEstimate(elo, error, elo_low, elo_high, los_value, nelo, nelo_error, score, samples)
+    return EloEstimate(elo, error, elo_low, elo_high, los_value, nelo, nelo_error, score, samples, bound)
 
 
 def score_elo(wins: int, losses: int, draws: int) -> EloEstimate:
@@ -459,16 +515,17 @@ class Standings:
         """Render the standings as a fixed-width text table.
 
         >>> print(Standings.from_games([("a", "b", "1-0"), ("b", "a", "1-0")]).format_table())
-        Rank  Engine  Games  W  L  D  Score  Score%    Elo    +/-   LOS%
-           1  a           2  1  1  0    1.0    50.0    0.0    inf   50.0
-           2  b           2  1  1  0    1.0    50.0    0.0    inf   50.0
+        Rank  Engine  Games  W  L  D  Score  Score%     Elo    +/-   LOS%
+           1  a           2  1  1  0    1.0    50.0    +0.0      -   50.0
+           2  b           2  1  1  0    1.0    50.0    +0.0      -   50.0
         """
         rows = self.rows()
         width = max([len("Engine")] + [len(r.engine) for r in rows])
+        elo_width = max([6] + [len(r.elo.elo_text()) for r in rows])
         header = (
             f"{'Rank':>4}  {'Engine':<{width}}  {'Games':>5}  {'W':>{_w(rows, 'wins')}}  "
             f"{'L':>{_w(rows, 'losses')}}  {'D':>{_w(rows, 'draws')}}  {'Score':>5}  "
-            f"{'Score%':>6}  {'Elo':>5}  {'+/-':>5}  {'LOS%':>5}"
+            f"{'Score%':>6}  {'Elo':>{elo_width}}  {'+/-':>5}  {'LOS%':>5}"
         )
         lines = [header]
         for rank, row in enumerate(rows, start=1):
@@ -476,8 +533,8 @@ class Standings:
             lines.append(
                 f"{rank:>4}  {row.engine:<{width}}  {row.games:>5}  {row.wins:>{_w(rows, 'wins')}}  "
                 f"{row.losses:>{_w(rows, 'losses')}}  {row.draws:>{_w(rows, 'draws')}}  "
-                f"{row.score:>5.1f}  {row.score_percent:>6.1f}  {est.elo:>5.1f}  "
-                f"{est.error:>5.1f}  {100 * est.los:>5.1f}"
+                f"{row.score:>5.1f}  {row.score_percent:>6.1f}  {est.elo_text():>{elo_width}}  "
+                f"{est.error_text():>5}  {_percent(est.los):>5}"
             )
         return "\n".join(lines)
 
@@ -485,6 +542,11 @@ class Standings:
 def _w(rows: list[StandingsRow], attr: str) -> int:
     """Column width for an integer attribute of the rows (at least 1)."""
     return max([1] + [len(str(getattr(r, attr))) for r in rows])
+
+
+def _percent(fraction: float) -> str:
+    """A fraction as a percentage with one decimal, "-" when undefined."""
+    return "-" if math.isnan(fraction) else f"{100 * fraction:.1f}"
 
 
 def _nan_to(value: float, default: float) -> float:

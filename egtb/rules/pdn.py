@@ -25,10 +25,22 @@ import re
 from dataclasses import dataclass, field
 from typing import IO, Iterator
 
+from egtb.errors import EgtbError
 from egtb.rules.board import BLACK, Board
 from egtb.rules.notation import START_FEN, format_fen, parse_fen
 
-__all__ = ["Game", "RESULTS", "game_from_board", "read_games", "write_game"]
+__all__ = ["Game", "PdnError", "RESULTS", "game_from_board", "read_games", "write_game"]
+
+
+class PdnError(EgtbError, ValueError):
+    """Text that is not a PDN game of English draughts; says where (``FILE:LINE:`` for a file)."""
+
+    def __init__(self, message: str, *, line: int, source: str | None = None) -> None:
+        super().__init__(f"{source}:{line}: {message}" if source else f"PDN: {message} at line {line}")
+        self.line = line
+        """Line (1-based) of the fault."""
+        self.source = source
+        """File name, when the text came from a file."""
 
 #: Results a game may end with, as written by us.
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
@@ -76,6 +88,8 @@ class Game:
     """The moves in PDN notation ("11-15", "9x18x27"), Black's and White's in turn."""
     result: str = "*"
     """"1-0" (Black won), "0-1" (White won), "1/2-1/2" or "*"."""
+    line: int = field(default=0, compare=False, repr=False)
+    """Line (1-based) where the game starts in the text it was read from (0: not read)."""
 
     def name(self) -> str:
         """A short description for messages: event, round and players when known.
@@ -219,7 +233,8 @@ def read_games(source: str | os.PathLike | IO[str]) -> list[Game]:
     """Every game in PDN text, a file object, or a file named by a Path.
 
     Comments ``{...}``, variations ``(...)``, NAGs and move marks are skipped.
-    Raises ValueError for text that is not PDN or a game of another variant.
+    Raises :class:`PdnError` (a ValueError) for text that is not PDN or a game of
+    another variant, naming the line (and the file, ``FILE:LINE: ...``, for a path).
 
     >>> games = read_games('[Event "e"]\\n1. 11-15 {good} 23-19 1/2-1/2\\n\\n1. 9-13 *')
     >>> [(g.headers, g.moves, g.result) for g in games]
@@ -228,11 +243,17 @@ def read_games(source: str | os.PathLike | IO[str]) -> list[Game]:
     text = _read_text(source)
     games: list[Game] = []
     reader = _GameReader()
-    for match in _TOKEN.finditer(text):
-        game = reader.feed(match, text)
-        if game is not None:
-            games.append(game)
-    last = reader.finish()
+    try:
+        for match in _TOKEN.finditer(text):
+            game = reader.feed(match, text)
+            if game is not None:
+                games.append(game)
+        last = reader.finish()
+    except PdnError as exc:
+        if not isinstance(source, os.PathLike):
+            raise
+        raise PdnError(str(exc.args[0]).removeprefix("PDN: ").rsplit(" at line ", 1)[0], line=exc.line,
+                       source=os.fspath(source)) from None
     if last is not None:
         games.append(last)
     return games
@@ -258,15 +279,20 @@ class _GameReader:
         self.moves: list[str] = []
         self.depth = 0  # nesting of variations being skipped
         self.started = False
+        self.line = 0  # line of the game's first tag or move
+        self.current = 0  # line of the token being read
 
     def feed(self, match: re.Match, text: str) -> Game | None:
         kind = match.lastgroup
         if kind in ("space", "comment", "line_comment", "escape", "nag", "number"):
             return None
+        self.current = _line_of(text, match.start())
+        if not self.started and kind in ("tag", "move"):
+            self.line = self.current
         if kind in ("open", "close"):
             self.depth += 1 if kind == "open" else -1
             if self.depth < 0:
-                raise ValueError(f"PDN: unbalanced ')' at line {_line_of(text, match.start())}")
+                raise PdnError("unbalanced ')'", line=_line_of(text, match.start()))
             return None
         if self.depth:
             return None
@@ -278,10 +304,13 @@ class _GameReader:
             return None
         if kind == "result":
             return self._finish_with(_RESULT_ALIASES.get(match.group(), match.group()))
-        raise ValueError(f"PDN: cannot read {match.group()!r} at line {_line_of(text, match.start())}")
+        raise PdnError(f"cannot read {match.group()!r}", line=_line_of(text, match.start()))
 
     def _tag(self, match: re.Match) -> Game | None:
+        line = self.current
         finished = self._finish_with(None) if self.moves else None
+        if finished is not None:
+            self.line = self.current = line
         name = match.group("name")
         self.tags[name] = re.sub(r"\\(.)", r"\1", match.group("value"))
         self.started = True
@@ -290,16 +319,19 @@ class _GameReader:
     def _finish_with(self, result: str | None) -> Game:
         tags = self.tags
         if tags.get("GameType", GAME_TYPE).split(",")[0].strip() != GAME_TYPE:
-            raise ValueError(f"PDN: GameType {tags['GameType']!r} is not English draughts ({GAME_TYPE})")
+            raise PdnError(f"GameType {tags['GameType']!r} is not English draughts ({GAME_TYPE})", line=self.line)
         if result is None:
             result = _RESULT_ALIASES.get(tags.get("Result", "*"), tags.get("Result", "*"))
         if result not in RESULTS:
             result = "*"
-        fen = format_fen(parse_fen(tags["FEN"])) if "FEN" in tags else START_FEN
+        try:
+            fen = format_fen(parse_fen(tags["FEN"])) if "FEN" in tags else START_FEN
+        except ValueError as exc:
+            raise PdnError(f"bad FEN tag: {exc}", line=self.line) from None
         headers = {name: value for name, value in tags.items() if name not in _STRUCTURAL_TAGS}
-        moves = self.moves
+        moves, line = self.moves, self.line
         self._reset()
-        return Game(headers=headers, fen=fen, moves=moves, result=result)
+        return Game(headers=headers, fen=fen, moves=moves, result=result, line=line)
 
     def finish(self) -> Game | None:
         """The last game when the text ends without a result token."""

@@ -28,13 +28,17 @@ WHITE = 1
 
 #: (row delta, column delta) for the four diagonal directions.
 DIRECTIONS = ((1, -1), (1, 1), (-1, -1), (-1, 1))
-#: Directions a man of each colour may move or capture in.
-FORWARD_DIRECTIONS = {BLACK: (0, 1), WHITE: (2, 3)}
 
+#: Every square: the 32-bit mask of a bitboard.
+ALL_SQUARES = 0xFFFFFFFF
 #: Black men crown on row 7 (squares 29-32), White men on row 0 (squares 1-4).
 BLACK_CROWN_ROW = 0xF0000000
 WHITE_CROWN_ROW = 0x0000000F
-ALL_SQUARES = 0xFFFFFFFF
+#: Squares a black man may stand on (1-28) and a white man (5-32): never its own crowning row.
+BLACK_MEN_SQUARES = ALL_SQUARES & ~BLACK_CROWN_ROW
+WHITE_MEN_SQUARES = ALL_SQUARES & ~WHITE_CROWN_ROW
+#: At most 12 pieces of one colour stand on the board.
+MAX_PER_SIDE = 12
 
 
 def square_to_coords(square: Square) -> tuple[int, int]:
@@ -76,14 +80,6 @@ def _build_tables() -> tuple[np.ndarray, np.ndarray]:
 #: JUMP[i, d]: bit index of the landing square of a jump from bit i in direction d
 #: (over NEIGHBOUR[i, d]), or -1.
 NEIGHBOUR, JUMP = _build_tables()
-
-
-def _build_mirror_bits() -> np.ndarray:
-    return np.array([mirror_square(s) - 1 for s in range(1, 33)], dtype=np.int64)
-
-
-#: MIRROR_BIT[i]: bit index of the mirror of bit i.
-MIRROR_BIT = _build_mirror_bits()
 
 
 def squares_of(bitboard: int) -> list[Square]:

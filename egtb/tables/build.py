@@ -6,10 +6,12 @@ Phases, in the order they run for one material pair {M, mirror(M)}:
    (captures lead to fewer pieces, crownings to one man fewer);
 2. :func:`load_dependencies` - the finished tables the pair's exits look up;
 3. :func:`solve_pair` - the numba retrograde over the pair's units
-   (:mod:`egtb.tables.solve`), in decreasing potential of the men configuration; the
+   (:mod:`egtb.tables.solve`), in decreasing potential of the men configuration,
+   solving the rule layers (:mod:`egtb.tables.rule_layer`) in the same pass; the
    kernel keeps a worker's progress counters (positions, units) up to date in
    shared memory as it goes, even inside a unit;
-4. :func:`summarise` - counts and max DTW;
+4. :func:`summarise` - counts and max DTW (and per rule layer its category
+   counts and max DTZ);
 5. :func:`write_pair` - one HDF5 file per material (:mod:`egtb.tables.storage`).
 
 :func:`build` runs the pairs in a process pool as their dependencies complete,
@@ -38,16 +40,17 @@ import numpy as np
 
 from egtb.errors import MissingTableError, SolverError
 from egtb.tables.values import DRAW, LOSS, WIN
-from egtb.tables import solve, storage
+from egtb.tables import rule_layer, solve, storage
 from egtb.tables.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
 from egtb.tables.material import Material, all_materials, count_positions
 from egtb.rules.notation import Placement, format_fen
 
 log = logging.getLogger("egtb.tables.build")
 
-#: Rule presets a build may be asked for (the DTW itself ignores the move rule).
-RULE_PRESETS = ("wcdf", "crowning", "forty-plies")
-DEFAULT_RULES = "wcdf"
+#: Rule presets a build may be asked for (one rule layer each; DTW ignores the rule).
+RULE_PRESETS = tuple(rule_layer.PRESETS)
+#: Rule layers built by default: all of them.
+DEFAULT_RULES = "all"
 #: Bytes of loaded dependency tables a worker keeps between pairs.
 CACHE_BYTES = 1 << 30
 LOG_NAME = "build.log"
@@ -125,26 +128,47 @@ def plan_pairs(max_pieces: int, *, min_pieces: int = 2) -> list[Pair]:
 _CACHE: OrderedDict = OrderedDict()
 
 
-def load_table_cached(directory: Path, material: Material) -> tuple[np.ndarray, np.ndarray]:
-    """(wld, dtw) of a finished table, kept in a per-process LRU cache."""
-    key = (str(directory), material)
+def load_table_cached(directory: Path, material: Material, presets: tuple[str, ...] = ()
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(wld, dtw, rule codes, rule DTZ) of a finished table, kept in a per-process LRU cache.
+
+    The rule arrays have one row per preset of `presets` (value codes and DTZ,
+    as the kernel holds them).
+    """
+    key = (str(directory), material, presets)
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    wld, dtw = storage.load_material(directory, material)
-    _CACHE[key] = (wld, dtw)
-    while sum(w.nbytes + d.nbytes for w, d in _CACHE.values()) > CACHE_BYTES and len(_CACHE) > 1:
+    path = storage.table_path(directory, material)
+    if not path.exists():
+        raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
+    data = storage.open_table(path, rules=presets)
+    count = len(data.wld)
+    rcode = np.zeros((len(presets), count), dtype=np.uint8)
+    rdtz = np.zeros((len(presets), count), dtype=np.uint16)
+    for row, name in enumerate(presets):
+        rcode[row] = rule_layer.codes_of(data.rules[name].category)
+        rdtz[row] = data.rules[name].dtz
+    _CACHE[key] = (data.wld, data.dtw, rcode, rdtz)
+    while sum(sum(a.nbytes for a in v) for v in _CACHE.values()) > CACHE_BYTES \
+            and len(_CACHE) > 1:
         _CACHE.popitem(last=False)
-    return wld, dtw
+    return _CACHE[key]
 
 
 @dataclass
 class FlatTables:
-    """Tables concatenated for the kernels: offsets by material code, values, DTW."""
+    """Tables concatenated for the kernels: offsets by material code, values, DTW, rule layers."""
 
     offsets: np.ndarray
     wld: np.ndarray
     dtw: np.ndarray
+    presets: tuple = ()
+    """The rule layers solved along (:class:`egtb.tables.rule_layer.RulePreset`)."""
+    rcode: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint8))
+    """Value code per layer (row) and position, as ``wld``."""
+    rdtz: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint16))
+    """DTZ per layer (row) and position."""
 
     def slice_of(self, material: Material) -> slice:
         """The positions of a loaded material in the flat arrays."""
@@ -153,21 +177,28 @@ class FlatTables:
 
 
 def load_dependencies(directory: Path, solved: list[Material],
-                      fresh: tuple[Material, ...]) -> FlatTables:
-    """Flat arrays holding the `solved` tables (read from disk) and room for `fresh` ones."""
+                      fresh: tuple[Material, ...], presets: tuple = ()) -> FlatTables:
+    """Flat arrays holding the `solved` tables (read from disk) and room for `fresh` ones.
+
+    `presets`: the rule layers to load and solve (:class:`~egtb.tables.rule_layer.RulePreset`).
+    """
     materials = list(solved) + list(fresh)
     total = sum(count_positions(m) for m in materials)
     offsets = np.full(NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
     wld = np.zeros(total, dtype=np.uint8)
     dtw = np.zeros(total, dtype=np.uint16)
+    rcode = np.zeros((len(presets), total), dtype=np.uint8)
+    rdtz = np.zeros((len(presets), total), dtype=np.uint16)
     start = 0
     for material in materials:
         offsets[code_of_material(material)] = start
         start += count_positions(material)
-    tables = FlatTables(offsets, wld, dtw)
+    tables = FlatTables(offsets, wld, dtw, tuple(presets), rcode, rdtz)
+    names = tuple(p.name for p in presets)
     for material in solved:
         part = tables.slice_of(material)
-        wld[part], dtw[part] = load_table_cached(directory, material)
+        wld[part], dtw[part], rcode[:, part], rdtz[:, part] = load_table_cached(
+            directory, material, names)
     return tables
 
 
@@ -186,8 +217,12 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
     configs = solve.order_units(first.black_men, first.white_men, len(materials) == 1)
     halves = 1 if (len(materials) == 1 and first.men == 0) else 2
     scratch = solve.Scratch(slice_unit_size(first), halves=halves,
-                            kings=(first.black_kings, first.white_kings))
+                            kings=(first.black_kings, first.white_kings),
+                            layers=len(tables.presets))
+    limits = np.array([p.limit for p in tables.presets], dtype=np.int64)
+    man_resets = np.array([p.man_move_resets for p in tables.presets], dtype=np.bool_)
     status = solve.solve_units(counts, configs, tables.offsets, tables.wld, tables.dtw,
+                               tables.rcode, tables.rdtz, limits, man_resets,
                                *scratch.arrays(), progress)
     if status != solve.OK:
         raise SolverError(f"solving {'/'.join(m.name for m in materials)} failed: "
@@ -219,33 +254,38 @@ def fen_of(material: Material, index: int) -> str:
 
 
 def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTables,
-               *, rules: str, seconds: float) -> list[dict]:
-    """Write one file per material of a solved pair; return their summaries."""
+               *, seconds: float) -> list[dict]:
+    """Write one file per material of a solved pair (with its rule layers); return summaries."""
     summaries = []
     for material in materials:
         part = tables.slice_of(material)
         wld, dtw = tables.wld[part], tables.dtw[part]
         summary = summarise(material, wld, dtw)
-        attrs = dict(summary, rule_preset=rules, build_seconds=round(seconds, 3))
+        layers = {p.name: rule_layer.make_layer(p, tables.rcode[row, part],
+                                                tables.rdtz[row, part])
+                  for row, p in enumerate(tables.presets)}
+        attrs = dict(summary, rule_presets=",".join(layers), build_seconds=round(seconds, 3))
         storage.write_table(storage.table_path(directory, material), material, wld, dtw,
-                            attrs=attrs)
-        summaries.append(dict(summary, material=material.name, positions=len(wld)))
+                            attrs=attrs, rules=layers)
+        summaries.append(dict(summary, material=material.name, positions=len(wld),
+                              rules={name: layer.attrs for name, layer in layers.items()}))
     return summaries
 
 
 def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
-               rules: str = DEFAULT_RULES, progress: np.ndarray | None = None) -> dict:
+               rules: str | tuple = DEFAULT_RULES, progress: np.ndarray | None = None) -> dict:
     """Load, solve and write one pair (runs in a worker); return a report.
 
+    `rules`: the rule layers to build (see :func:`egtb.tables.rule_layer.parse_presets`).
     `progress`: counters raised while solving (see :func:`solve_pair`).
     """
     start = time.perf_counter()
-    tables = load_dependencies(directory, dependencies, pair.materials)
+    tables = load_dependencies(directory, dependencies, pair.materials,
+                               rule_layer.parse_presets(rules))
     loaded = time.perf_counter()
     units = solve_pair(pair.materials, tables, progress)
     solved = time.perf_counter()
-    summaries = write_pair(directory, pair.materials, tables, rules=rules,
-                           seconds=solved - start)
+    summaries = write_pair(directory, pair.materials, tables, seconds=solved - start)
     seconds = time.perf_counter() - start
     log.info("solved %s: %d units, %d positions in %.2fs (load %.2fs, solve %.2fs, "
              "write %.2fs)", pair.key, units, pair.positions, seconds, loaded - start,
@@ -281,14 +321,17 @@ class BuildReport:
 
 
 def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: int | None = None,
-          rules: str = DEFAULT_RULES, min_pieces: int = 2, progress: bool = True) -> BuildReport:
+          rules: str | tuple = DEFAULT_RULES, min_pieces: int = 2,
+          progress: bool = True) -> BuildReport:
     """Build every table with min..max pieces into a directory; skip complete ones.
+
+    `rules`: the rule layers every file gets ("all", "none", or a comma list of
+    presets); a file lacking one of them is incomplete and is rebuilt.
 
     >>> build(2, directory=tmp_path, jobs=1, progress=False).positions  # doctest: +SKIP
     3488
     """
-    if rules not in RULE_PRESETS:
-        raise ValueError(f"unknown rule preset {rules!r}; choose one of {RULE_PRESETS}")
+    rules = tuple(p.name for p in rule_layer.parse_presets(rules))  # ValueError when unknown
     directory = Path(directory or storage.default_dir())
     directory.mkdir(parents=True, exist_ok=True)
     jobs = jobs or os.cpu_count() or 1
@@ -300,13 +343,14 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
         _stop_logging(handler)
 
 
-def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str, min_pieces: int,
+def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...],
+         min_pieces: int,
          progress: bool) -> BuildReport:
     report = BuildReport()
     start = time.perf_counter()
     for tmp in storage.remove_temporaries(directory):
         log.warning("removed unfinished file %s", tmp)
-    done = find_complete(pairs, directory, report)
+    done = find_complete(pairs, directory, report, rules=rules)
     todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= min_pieces]
     missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
     if missing:
@@ -325,8 +369,13 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str, min_piece
     return report
 
 
-def find_complete(pairs: list[Pair], directory: Path, report: BuildReport) -> set[str]:
-    """Keys of pairs whose files all pass the checksum; broken files are reported and removed."""
+def find_complete(pairs: list[Pair], directory: Path, report: BuildReport, *,
+                  rules: tuple[str, ...] = ()) -> set[str]:
+    """Keys of pairs whose files all pass the checksum and hold the `rules` layers.
+
+    Broken files are reported and removed; a file lacking a requested layer is
+    reported as rebuilt too (it is overwritten when its pair is solved again).
+    """
     done = set()
     for pair in pairs:
         complete = True
@@ -336,11 +385,17 @@ def find_complete(pairs: list[Pair], directory: Path, report: BuildReport) -> se
                 complete = False
                 continue
             try:
-                storage.open_table(path)
+                data = storage.open_table(path)
             except storage.TableError as exc:
                 log.warning("%s; rebuilding it", exc)
                 report.rebuilt.append(material.name)
                 path.unlink()
+                complete = False
+                continue
+            lacking = [name for name in rules if name not in data.rules]
+            if lacking:
+                log.warning("%s lacks rule layers %s; rebuilding it", path, ",".join(lacking))
+                report.rebuilt.append(material.name)
                 complete = False
         if complete:
             done.add(pair.key)
@@ -348,8 +403,8 @@ def find_complete(pairs: list[Pair], directory: Path, report: BuildReport) -> se
     return done
 
 
-def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int, rules: str,
-             on_progress=None):
+def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
+             rules: tuple[str, ...], on_progress=None):
     """Yield the report of each pair as it completes, running ready pairs in parallel.
 
     `on_progress(positions, units)` is called with the totals solved so far by
@@ -437,7 +492,7 @@ def _init_worker(counters: _SharedCounters) -> None:
 
 
 def _build_in_worker(directory: Path, pair: Pair, dependencies: list[Material],
-                     rules: str) -> dict:
+                     rules: tuple[str, ...]) -> dict:
     """:func:`build_pair` counting into this worker's shared progress counters."""
     return build_pair(directory, pair, dependencies, rules=rules, progress=_WORKER_PROGRESS)
 
@@ -470,7 +525,7 @@ def _die_with_parent() -> None:
 def _warm_up() -> None:
     """Compile the kernels in the parent so forked workers do not each compile them."""
     pair = plan_pairs(2)[0]
-    tables = load_dependencies(Path("."), [], pair.materials)
+    tables = load_dependencies(Path("."), [], pair.materials, rule_layer.parse_presets("all"))
     solve_pair(pair.materials, tables)
 
 

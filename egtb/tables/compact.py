@@ -40,11 +40,11 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from egtb.errors import MissingTableError, TableError
+from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.rules.movegen import (M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, count_simple_moves,
                                 generate_moves, has_capture, popcount)
 from egtb.tables import storage
-from egtb.tables.index import (MEN_OFFSET, NUM_CODES, code_of_material, material_code,
+from egtb.tables.index import (MEN_OFFSET, NUM_CODES, material_code, material_of_code,
                                position_index, unit_size, unrank_men, unrank_unit)
 from egtb.tables.material import Material, count_positions, mirror_bb
 from egtb.tables.values import DRAW, LOSS, UNKNOWN, WDL_OF_CODE, WIN
@@ -559,12 +559,11 @@ def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | Non
     >>> compact_directory("/nonexistent").tables
     0
     """
-    from egtb.tables.verify import stored_materials
     started = time.perf_counter()
     tables = Path(tables)
     out = Path(out) if out is not None else tables
     if materials is None:
-        materials = stored_materials(tables) if tables.is_dir() else []
+        materials = storage.stored_materials(tables)
     if materials:
         out.mkdir(parents=True, exist_ok=True)
     todo = sorted(materials, key=count_positions, reverse=True)
@@ -606,8 +605,9 @@ class CompactTable:
     egtb.errors.TableError: /nonexistent/1k-1k.wld: unreadable compact file (No such file or directory)
     """
 
-    compact = True
     dtw = None
+    rules: dict = {}
+    """Compact files hold no rule layer (see :meth:`layer`)."""
 
     def __init__(self, path: os.PathLike | str, *, cache: "BlockCache | None" = None) -> None:
         self.path = Path(path)
@@ -671,6 +671,11 @@ class CompactTable:
 
     def __len__(self) -> int:
         return self.positions
+
+    def layer(self, rule: str):
+        """Always MissingRuleLayerError: a compact file holds WDL only."""
+        raise MissingRuleLayerError(f"{self.path}: a compact file has no rule layer for preset "
+                                    f"{rule!r} (WDL only); probe with rule_free=True")
 
     def block_of(self, index: int) -> int:
         """The block holding a position index."""
@@ -1242,11 +1247,14 @@ def _successors_chunk(bm, bk, wm, wk, offsets, s_bm, s_bk, s_wm, s_wk):
     for i in range(bm.shape[0]):
         offsets[i] = k
         n = generate_moves(bm[i], bk[i], wm[i], wk[i], 0, moves)
+        if k + n > s_bm.shape[0]:
+            return -1
         for m in range(n):
             s_bm[k], s_bk[k], s_wm[k], s_wk[k] = (moves[m, M_BM], moves[m, M_BK],
                                                   moves[m, M_WM], moves[m, M_WK])
             k += 1
     offsets[bm.shape[0]] = k
+    return k
 
 
 @njit(cache=True)
@@ -1267,7 +1275,7 @@ def _check_successors(values, offsets, succ_wdl, errors):
 def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | None = None,
                    master: os.PathLike | str | None = None, chunk: int = 1 << 20,
                    max_reported: int = 20) -> CompactVerifyReport:
-    """Check the compact files of a directory through a compact-only Tablebase.
+    """Check the compact files of a directory, probing through them alone.
 
     Every position (stored or recovered by the capture search) is compared with
     the master table in ``master`` (default: the same directory) when there is
@@ -1279,19 +1287,17 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     False
     """
     from egtb.rules.notation import Placement, format_fen
-    from egtb.probe import Tablebase
     from egtb.tables.index import global_unrank
     directory = Path(directory)
     master = Path(master) if master is not None else directory
     if materials is None:
-        materials = _compact_materials(directory)
+        materials = storage.stored_materials(directory, suffix=SUFFIX)
     report = CompactVerifyReport()
-    tb = Tablebase(directory)
-    tb._read = lambda m: _open_only_compact(directory, m, tb)  # compact files only
+    prober = CompactProber(directory)
     for material in materials:
         report.tables += 1
         try:
-            bad, caps, errors = _verify_one(tb, directory, master, material, chunk, max_reported)
+            bad, caps, errors = _verify_one(prober, master, material, chunk, max_reported)
         except (TableError, FileNotFoundError) as exc:
             report.errors += 1
             report.messages.append(str(exc))
@@ -1305,18 +1311,37 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     return report
 
 
-def _open_only_compact(directory: Path, material: Material, owner) -> CompactTable:
-    path = compact_path(directory, material)
-    if not path.exists():
-        raise MissingTableError(f"no compact table for material {material.name} in {directory} "
-                                f"({path.name} is missing)")
-    return open_compact(path, owner=owner)
+class CompactProber:
+    """Batch probes through the compact files of one directory only (what verification uses).
+
+    >>> CompactProber("/nonexistent").probe_batch(np.array([1]), np.array([0]), np.array([0]),
+    ...                                           np.array([0]), 1)[0].tolist()   # White has no pieces
+    [-1]
+    """
+
+    def __init__(self, directory: os.PathLike | str) -> None:
+        self.directory = Path(directory)
+
+    def table(self, material: Material) -> CompactTable:
+        """The compact table of a material (MissingTableError when absent)."""
+        path = compact_path(self.directory, material)
+        if not path.exists():
+            raise MissingTableError(f"no compact table for material {material.name} in "
+                                    f"{self.directory} ({path.name} is missing)")
+        return open_compact(path, owner=self)
+
+    def probe_batch(self, bm, bk, wm, wk, turn) -> tuple[np.ndarray, np.ndarray]:
+        """WDL (and NO_DTW) of valid positions given as bitboard arrays."""
+        arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in (bm, bk, wm, wk)]
+        turns = np.ascontiguousarray(np.broadcast_to(np.asarray(turn, dtype=np.int64),
+                                                     (len(arrays[0]),)))
+        return probe_batch((*arrays, turns), lambda code: self.table(material_of_code(code)),
+                           owner=self)
 
 
-def _verify_one(tb, directory: Path, master: Path, material: Material, chunk: int,
+def _verify_one(prober: CompactProber, master: Path, material: Material, chunk: int,
                 max_reported: int) -> tuple[int, int, list[tuple[int, str]]]:
-    table = _open_only_compact(directory, material, tb)
-    table.values()  # every block's CRC and decoding
+    prober.table(material).values()  # every block's CRC and decoding
     reference = None
     if storage.table_path(master, material).exists():
         reference, _ = storage.load_material(master, material)
@@ -1329,12 +1354,12 @@ def _verify_one(tb, directory: Path, master: Path, material: Material, chunk: in
         cap = np.empty(hi - lo, dtype=np.bool_)
         _unrank_chunk(counts, lo, hi, bm, bk, wm, wk, cap)
         caps += int(cap.sum())
-        wdl, _ = tb.probe_batch(bm, bk, wm, wk, 0)
+        wdl, _ = prober.probe_batch(bm, bk, wm, wk, 0)
         if reference is not None:
             wrong = np.flatnonzero(wdl != WDL_OF_CODE[reference[lo:hi]])
             what = "differs from the master table"
         else:
-            wrong = _successor_errors(tb, bm, bk, wm, wk, wdl)
+            wrong = _successor_errors(prober, bm, bk, wm, wk, wdl)
             what = "is not the best value over its successors"
         bad += len(wrong)
         errors += [(lo + int(i), f"{'recovered' if cap[i] else 'stored'} value {what}")
@@ -1342,23 +1367,14 @@ def _verify_one(tb, directory: Path, master: Path, material: Material, chunk: in
     return bad, caps, errors
 
 
-def _successor_errors(tb, bm, bk, wm, wk, wdl) -> np.ndarray:
+def _successor_errors(prober: CompactProber, bm, bk, wm, wk, wdl) -> np.ndarray:
     offsets = np.empty(len(bm) + 1, dtype=np.int64)
     cap = len(bm) * 64
     s = [np.empty(cap, dtype=np.int64) for _ in range(4)]
-    _successors_chunk(bm, bk, wm, wk, offsets, *s)
-    k = int(offsets[-1])
-    succ_wdl, _ = tb.probe_batch(*(a[:k] for a in s), 1)
+    k = int(_successors_chunk(bm, bk, wm, wk, offsets, *s))
+    if k < 0:
+        raise ValueError("more than 64 moves per position on average in a verify chunk")
+    succ_wdl, _ = prober.probe_batch(*(a[:k] for a in s), 1)
     errors = np.zeros(len(bm), dtype=np.int64)
     bad = _check_successors(wdl.astype(np.int64), offsets, succ_wdl.astype(np.int64), errors)
     return errors[:bad]
-
-
-def _compact_materials(directory: Path) -> list[Material]:
-    found = []
-    for path in directory.glob(f"*{SUFFIX}") if directory.is_dir() else []:
-        try:
-            found.append(Material.parse(path.name[:-len(SUFFIX)]))
-        except ValueError:
-            continue
-    return sorted(found, key=lambda m: (m.pieces, m.name))

@@ -38,9 +38,9 @@ import numpy as np
 from numba import njit
 
 from egtb.rules.movegen import popcount
-from egtb.tables.material import (BLACK_ONLY_MEN_SQUARES, MAX_PER_SIDE, NUM_SHARED, SHARED_MEN_SQUARES,
-                           WHITE_MEN_SQUARES, Material, count_men_configs,
-                           men_configs_with_shared)
+from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
+from egtb.tables.material import (BLACK_ONLY_MEN_SQUARES, NUM_SHARED, SHARED_MEN_SQUARES, Material,
+                                  count_men_configs, men_configs_with_shared)
 
 #: BINOM[n, k] = C(n, k) for 0 <= n, k <= 32 (zero when k > n).
 BINOM = np.zeros((33, 33), dtype=np.int64)
@@ -63,9 +63,9 @@ for _bm in range(_MAX_MEN + 1):
 DEBRUIJN = 0x077CB531
 DEBRUIJN_INDEX = np.zeros(32, dtype=np.int64)
 for _i in range(32):
-    DEBRUIJN_INDEX[(((1 << _i) * DEBRUIJN) & 0xFFFFFFFF) >> 27] = _i
+    DEBRUIJN_INDEX[(((1 << _i) * DEBRUIJN) & ALL_SQUARES) >> 27] = _i
 
-MASK32 = 0xFFFFFFFF
+MASK32 = ALL_SQUARES
 
 
 @njit(cache=True, inline="always")
@@ -314,17 +314,19 @@ def _counts(material: Material) -> tuple[int, int, int, int]:
             material.white_men, material.white_kings)
 
 
-def men_config_count(material: Material) -> int:
-    """Number of men configurations (units) of a material.
+@njit(cache=True)
+def men_config_total(n_bm, n_wm):
+    """Number of men configurations (units) with these men counts, for kernels
+    (the same figure as :func:`egtb.tables.material.count_men_configs`).
 
-    >>> men_config_count(Material(1, 0, 1, 0))
+    >>> int(men_config_total(1, 1))
     760
     """
-    return count_men_configs(material)
+    return MEN_OFFSET[n_bm, n_wm, n_bm + 1]
 
 
 def men_config_rank(material: Material, black_men_bb: int, white_men_bb: int) -> int:
-    """Index of a men configuration, 0 .. men_config_count - 1.
+    """Index of a men configuration, 0 .. count_men_configs - 1.
 
     >>> men_config_rank(Material(1, 0, 1, 0), 1, 1 << 4)
     0
@@ -339,7 +341,7 @@ def men_config_unrank(material: Material, index: int) -> tuple[int, int]:
     >>> men_config_unrank(Material(1, 0, 1, 0), 0) == (1, 1 << 4)
     True
     """
-    if not 0 <= index < men_config_count(material):
+    if not 0 <= index < count_men_configs(material):
         raise IndexError(f"men index {index} out of range for {material.name}")
     bm, wm = unrank_men(index, material.black_men, material.white_men)
     return int(bm), int(wm)
@@ -404,7 +406,7 @@ def global_unrank(material: Material, index: int) -> tuple[int, int, int, int]:
 def _check_men(material: Material, bm: int, wm: int) -> None:
     if int(bm).bit_count() != material.black_men or int(wm).bit_count() != material.white_men:
         raise ValueError(f"men {bm:#x}/{wm:#x} do not match material {material.name}")
-    if bm & ~0x0FFFFFFF or wm & ~WHITE_MEN_SQUARES or bm & wm:
+    if bm & ~BLACK_MEN_SQUARES or wm & ~WHITE_MEN_SQUARES or bm & wm:
         raise ValueError(f"men {bm:#x}/{wm:#x} stand on illegal or shared squares")
 
 

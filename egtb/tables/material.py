@@ -22,19 +22,14 @@ from math import comb
 import numpy as np
 from numba import njit
 
-from egtb.rules.squares import BLACK, WHITE
+from egtb.rules.squares import ALL_SQUARES, BLACK, MAX_PER_SIDE, WHITE
 
-#: Squares a black man may stand on (1-28) and a white man (5-32).
-BLACK_MEN_SQUARES = 0x0FFFFFFF
-WHITE_MEN_SQUARES = 0xFFFFFFF0
 #: Squares 1-4 (black men only), 5-28 (either colour), 29-32 (white men only).
 BLACK_ONLY_MEN_SQUARES = 0x0000000F
 SHARED_MEN_SQUARES = 0x0FFFFFF0
 NUM_BLACK_ONLY = 4
 NUM_SHARED = 24
 NUM_MEN_SQUARES = 28
-#: At most 12 pieces of one colour stand on the board.
-MAX_PER_SIDE = 12
 
 _SIDE_RE = re.compile(r"^(?:(\d+)m)?(?:(\d+)k)?$")
 
@@ -222,13 +217,13 @@ def mirror(bitboard: int) -> int:
     >>> mirror(1) == 1 << 31, mirror(0b1010) == (1 << 30) | (1 << 28)
     (True, True)
     """
-    return int(f"{int(bitboard) & 0xFFFFFFFF:032b}"[::-1], 2)
+    return int(f"{int(bitboard) & ALL_SQUARES:032b}"[::-1], 2)
 
 
 @njit(cache=True)
 def mirror_bb(bitboard):
     """Numba kernel: bit reversal of a 32-bit bitboard, returned as uint32."""
-    x = np.int64(bitboard) & 0xFFFFFFFF
+    x = np.int64(bitboard) & ALL_SQUARES
     x = ((x >> 1) & 0x55555555) | ((x & 0x55555555) << 1)
     x = ((x >> 2) & 0x33333333) | ((x & 0x33333333) << 2)
     x = ((x >> 4) & 0x0F0F0F0F) | ((x & 0x0F0F0F0F) << 4)

@@ -17,8 +17,11 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
+
 from egtb.tables import storage
 from egtb.tables.material import Material
+from egtb.tables.values import DRAW, LOSS, WIN
 
 #: The reference file shipped with the project.
 REFERENCE_PATH = Path(str(resources.files("egtb").joinpath("data", "reference", "tables.tsv")))
@@ -59,6 +62,21 @@ def load_reference(path: os.PathLike | str = REFERENCE_PATH) -> dict[str, Refere
     return entries
 
 
+def figures_from_data(path: os.PathLike | str) -> ReferenceEntry:
+    """A table's figures recomputed from its stored data, never from its attributes.
+
+    The checksum is computed afresh over the stored datasets, so a file whose
+    data was changed after writing differs from the reference even though its
+    attributes still carry the old figures.
+    """
+    data = storage.open_table(path, check=False)
+    counts = np.bincount(data.wld, minlength=4)
+    return ReferenceEntry(
+        positions=len(data.wld), wins=int(counts[WIN]), losses=int(counts[LOSS]), draws=int(counts[DRAW]),
+        max_dtw=int(data.dtw.max()) if len(data.dtw) else 0,
+        checksum_crc32=storage.checksum(storage.pack_wld(data.wld), data.dtw))
+
+
 def compare_with_reference(directory: os.PathLike | str, materials: list[Material], *,
                            reference: dict[str, ReferenceEntry] | None = None) -> list[str]:
     """One message per table whose figures differ from the reference (none: all agree).
@@ -72,8 +90,7 @@ def compare_with_reference(directory: os.PathLike | str, materials: list[Materia
         if expected is None:
             continue
         path = storage.table_path(directory, material)
-        attrs = storage.read_attrs(path)
-        found = ReferenceEntry(*(int(attrs[name]) for name in _FIELDS))
+        found = figures_from_data(path)
         if found != expected:
             differ = [f"{name} {getattr(found, name)} (reference {getattr(expected, name)})"
                       for name in _FIELDS if getattr(found, name) != getattr(expected, name)]

@@ -12,6 +12,16 @@ plies to the end) with a per-material offset table indexed by
 :func:`egtb.tables.index.material_code`; the pair being solved is part of them and is filled in
 place.
 
+Rule layers (one per move-rule preset, see :mod:`egtb.tables.rule_layer`) ride on
+the same move generation: every node's moves are generated once, its in-unit
+king steps (always quiet) become the unit's graph, and each exit is folded into
+one node table per layer: the rule-free value, and per preset the value the exit
+has under that preset (a zeroing exit by the target's category at counter 0, a
+quiet man move by the target's own DTZ plus one). Then the same bucket-queue
+propagation runs once per layer. A layer is kept in the flat arrays ``rcode``
+(the same value codes as ``wld``) and ``rdtz`` (the layer's DTZ); its category
+follows from code and DTZ (:func:`egtb.tables.rule_layer.categories`).
+
 Value codes (win/loss/draw for the side to move):
 
 >>> UNKNOWN, DRAW, WIN, LOSS
@@ -25,11 +35,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.tables.index import (BINOM, material_code, popcount, position_index, rank_kings, rank_men,
+from egtb.tables.index import (material_code, men_config_total, popcount, position_index, rank_kings, rank_men,
                         unit_size, unrank_men, unrank_unit)
 from egtb.tables.material import mirror_bb
 from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN
-from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
+from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
                           generate_moves)
 
 
@@ -52,11 +62,13 @@ OK = 0
 ERR_MISSING_TABLE = 1  #: a successor's material is not loaded
 ERR_UNSOLVED_SUCCESSOR = 2  #: a successor outside the unit is still UNKNOWN
 ERR_TOO_DEEP = 3  #: a DTW above MAX_DEPTH
+ERR_RULE_MISMATCH = 4  #: a rule layer disagrees with the rule-free value
 #: What each failing status means, for error messages.
 STATUS_NAMES = {
     ERR_MISSING_TABLE: "a successor's material is not loaded",
     ERR_UNSOLVED_SUCCESSOR: "a successor outside the unit is still unsolved",
     ERR_TOO_DEEP: f"a distance above the solver's limit of {MAX_DEPTH} plies",
+    ERR_RULE_MISMATCH: "a rule layer's win/draw/loss differs from the rule-free value",
 }
 
 
@@ -70,6 +82,31 @@ def flat_index(bm, bk, wm, wk, offsets):
     return base + position_index(bm, bk, wm, wk)
 
 
+#: Successor "index" of a position whose side to move has no pieces (lost in 0).
+NO_PIECES = np.int64(-2)
+
+
+@njit(cache=True)
+def successor_index(bm, bk, wm, wk, offsets, wld):
+    """(flat index, status) of the position after Black's move (White to move).
+
+    The successor is mirrored to Black to move first; a side left without
+    pieces gives :data:`NO_PIECES` (it has lost in 0).
+    """
+    nbm = np.int64(mirror_bb(wm))
+    nbk = np.int64(mirror_bb(wk))
+    nwm = np.int64(mirror_bb(bm))
+    nwk = np.int64(mirror_bb(bk))
+    if nbm == 0 and nbk == 0:
+        return NO_PIECES, OK
+    i = flat_index(nbm, nbk, nwm, nwk, offsets)
+    if i < 0:
+        return i, ERR_MISSING_TABLE
+    if wld[i] == UNKNOWN:
+        return i, ERR_UNSOLVED_SUCCESSOR
+    return i, OK
+
+
 @njit(cache=True)
 def successor_value(bm, bk, wm, wk, offsets, wld, dtw):
     """(value, dtw, status) of the position after Black's move (White to move).
@@ -77,19 +114,12 @@ def successor_value(bm, bk, wm, wk, offsets, wld, dtw):
     The successor is mirrored to Black to move first; a side left without
     pieces has lost in 0.
     """
-    nbm = np.int64(mirror_bb(wm))
-    nbk = np.int64(mirror_bb(wk))
-    nwm = np.int64(mirror_bb(bm))
-    nwk = np.int64(mirror_bb(bk))
-    if nbm == 0 and nbk == 0:
+    i, status = successor_index(bm, bk, wm, wk, offsets, wld)
+    if status != OK:
+        return UNKNOWN, 0, status
+    if i == NO_PIECES:
         return LOSS, 0, OK
-    i = flat_index(nbm, nbk, nwm, nwk, offsets)
-    if i < 0:
-        return UNKNOWN, 0, ERR_MISSING_TABLE
-    v = wld[i]
-    if v == UNKNOWN:
-        return UNKNOWN, 0, ERR_UNSOLVED_SUCCESSOR
-    return v, np.int64(dtw[i]), OK
+    return wld[i], np.int64(dtw[i]), OK
 
 
 @njit(cache=True)
@@ -112,7 +142,7 @@ def order_units(n_bm, n_wm, symmetric):
     Ties keep index order, so the order is deterministic.
     """
     count = 0
-    n_configs = _men_config_total(n_bm, n_wm)
+    n_configs = men_config_total(n_bm, n_wm)
     keep = np.zeros(n_configs, dtype=np.bool_)
     potential = np.zeros(n_configs, dtype=np.int64)
     for c in range(n_configs):
@@ -134,24 +164,17 @@ def order_units(n_bm, n_wm, symmetric):
     return out
 
 
-@njit(cache=True)
-def _men_config_total(n_bm, n_wm):
-    # black men on 1-28 (4 of them black-only), white men on 5-32
-    total = 0
-    for shared in range(n_bm + 1):
-        total += BINOM[4, n_bm - shared] * BINOM[24, shared] * BINOM[28 - shared, n_wm]
-    return total
-
-
 class Scratch:
     """Work arrays for one pair, sized for its largest unit (allocated once).
 
     ``halves`` is 1 when every unit is a single men configuration (a symmetric
     material without men); ``kings`` are the black and white king counts of M,
-    which bound the king steps (4 per king) of the two halves.
+    which bound the king steps (4 per king) of the two halves; ``layers`` is the
+    number of rule layers solved along (one node table each, plus the rule-free one).
     """
 
-    def __init__(self, unit: int, *, halves: int, kings: tuple[int, int]) -> None:
+    def __init__(self, unit: int, *, halves: int, kings: tuple[int, int],
+                 layers: int = 0) -> None:
         n = halves * unit
         edges = 4 * unit * (kings[0] + (kings[1] if halves == 2 else 0))
         self.bk = np.zeros(n, dtype=np.int64)
@@ -160,7 +183,7 @@ class Scratch:
         self.succ = np.zeros(edges, dtype=np.int32)
         self.pred_start = np.zeros(n + 1, dtype=np.int64)
         self.pred = np.zeros(edges, dtype=np.int32)
-        self.node = np.zeros((n, 5), dtype=np.int32)
+        self.node = np.zeros((layers + 1, n, 5), dtype=np.int32)
         self.entries = np.zeros((ENTRIES_PER_NODE * n + 1, 2), dtype=np.int32)
 
     def arrays(self) -> tuple:
@@ -186,17 +209,20 @@ E_NEXT = 1
 
 
 @njit(cache=True)
-def solve_units(counts, configs, offsets, wld, dtw, bk_arr, wk_arr, succ_start, succ,
-                pred_start, pred, node, entries, progress):
+def solve_units(counts, configs, offsets, wld, dtw, rcode, rdtz, limits, man_resets,
+                bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries, progress):
     """Solve the units of a material pair, in the order of `configs`; return a status.
 
     counts: int64 (2, 4): material M and mirror(M) (equal rows when symmetric).
     configs: men-configuration indices of M (see :func:`order_units`).
+    rcode, rdtz: (layers, positions) flat arrays of the rule layers (value code
+    and DTZ), filled like wld/dtw; limits: each layer's move-rule limit in plies;
+    man_resets: whether a plain man move resets the layer's counter.
     progress: int64 counters (:data:`P_POSITIONS`, :data:`P_UNITS`), only ever
     raised: each finished unit adds its positions and 1, and a unit being solved
     is counted in part as it goes (move generation half of its positions, edge
-    inversion an eighth, propagation the rest), so that another process reading
-    them (shared memory) sees even a single big unit advance.
+    inversion an eighth, the propagations the rest), so that another process
+    reading them (shared memory) sees even a single big unit advance.
     """
     symmetric = True
     for j in range(4):
@@ -205,6 +231,7 @@ def solve_units(counts, configs, offsets, wld, dtw, bk_arr, wk_arr, succ_start, 
     code_a = material_code(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
     code_b = material_code(counts[1, 0], counts[1, 1], counts[1, 2], counts[1, 3])
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
+    layers = limits.shape[0]
     moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
     heads = np.full(MAX_DEPTH + 2, -1, dtype=np.int64)
     men = np.zeros((2, 2), dtype=np.int64)
@@ -224,27 +251,49 @@ def solve_units(counts, configs, offsets, wld, dtw, bk_arr, wk_arr, succ_start, 
             unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         status = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw,
-                               moves, succ_start, succ, node, progress)
+                               rcode, rdtz, limits, man_resets, moves, succ_start, succ, node,
+                               progress)
         if status != OK:
             return status
         progress[P_POSITIONS] = start + n // 2
         invert_edges(n, succ_start, succ, pred_start, pred)
         progress[P_POSITIONS] = start + n // 2 + n // 8
-        status = propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw,
-                           progress)
+        share = 8 * (layers + 1)  # each propagation counts 3/share of a position per node
+        status = propagate(n, pred_start, pred, node[0], entries, heads, size, base, wld, dtw,
+                           progress, share)
+        for layer in range(layers):
+            if status != OK:
+                return status
+            status = propagate(n, pred_start, pred, node[layer + 1], entries, heads, size,
+                               base, rcode[layer], rdtz[layer], progress, share)
         if status != OK:
             return status
+        if not same_wdl(n, size, base, wld, rcode):
+            return ERR_RULE_MISMATCH
         progress[P_POSITIONS] = start + n
         progress[P_UNITS] += 1
     return OK
 
 
 @njit(cache=True)
-def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, moves,
-                  succ_start, succ, node, progress):
+def same_wdl(n, size, base, wld, rcode):
+    """Every rule layer of the unit's nodes has the rule-free win/draw/loss."""
+    for i in range(n):
+        g = base[i // size] + i % size
+        for layer in range(rcode.shape[0]):
+            if rcode[layer, g] != wld[g]:
+                return False
+    return True
+
+
+@njit(cache=True)
+def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, rcode, rdtz,
+                  limits, man_resets, moves, succ_start, succ, node, progress):
     """Generate every node's moves once: in-unit edges to `succ`, exits summarised in `node`.
 
-    Counts half a position in `progress` per node (every :data:`PROGRESS_STEP` nodes).
+    ``node[0]`` gets the rule-free exit values, ``node[1 + layer]`` those under
+    each rule layer (:func:`record_rule_exit`). Counts half a position in
+    `progress` per node (every :data:`PROGRESS_STEP` nodes).
     """
     e = 0
     n = halves * size
@@ -258,10 +307,11 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, 
         bk, wk = bk_arr[i], wk_arr[i]
         nmoves = generate_moves(bm, bk, wm, wk, 0, moves)
         succ_start[i] = e
-        node[i, N_EXIT_WIN] = NO_WIN
-        node[i, N_EXIT_DRAW] = 0
-        node[i, N_LOSS_DEPTH] = 0
-        node[i, N_MOVES] = nmoves
+        for t in range(node.shape[0]):
+            node[t, i, N_EXIT_WIN] = NO_WIN
+            node[t, i, N_EXIT_DRAW] = 0
+            node[t, i, N_LOSS_DEPTH] = 0
+            node[t, i, N_MOVES] = nmoves
         for m in range(nmoves):
             if moves[m, M_CAPTURED] == 0 and moves[m, M_MAN] == 0:
                 # a king step: the mirrored successor is in the other half of the unit
@@ -272,12 +322,25 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, 
                 succ[e] = other * size + k
                 e += 1
                 continue
-            v, d, status = successor_value(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM],
-                                           moves[m, M_WK], offsets, wld, dtw)
+            target, status = successor_index(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM],
+                                             moves[m, M_WK], offsets, wld)
             if status != OK:
                 return status
-            record_exit(node, i, v, d)
-        node[i, N_REMAINING] = e - succ_start[i]
+            if target == NO_PIECES:
+                for t in range(node.shape[0]):
+                    record_exit(node[t], i, LOSS, 0)
+                continue
+            record_exit(node[0], i, wld[target], np.int64(dtw[target]))
+            for layer in range(limits.shape[0]):
+                if rcode[layer, target] == UNKNOWN:
+                    return ERR_UNSOLVED_SUCCESSOR
+            capture_or_crowning = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0
+            for layer in range(limits.shape[0]):
+                zeroing = capture_or_crowning or man_resets[layer]
+                record_rule_exit(node[layer + 1], i, rcode[layer, target],
+                                 np.int64(rdtz[layer, target]), limits[layer], zeroing)
+        for t in range(node.shape[0]):
+            node[t, i, N_REMAINING] = e - succ_start[i]
     succ_start[n] = e
     return OK
 
@@ -291,6 +354,22 @@ def record_exit(node, i, v, d):
         node[i, N_LOSS_DEPTH] = max(node[i, N_LOSS_DEPTH], d + 1)
     else:
         node[i, N_EXIT_DRAW] = 1
+
+
+@njit(cache=True, inline="always")
+def record_rule_exit(node, i, v, dtz, limit, zeroing):
+    """Fold one exit into node i of a rule layer, from the target's code and DTZ.
+
+    A quiet exit (a man move that does not reset the counter) continues the
+    count: the target's DTZ plus one. A zeroing exit ends it: a target decisive
+    under the rule (DTZ within the limit) is a win or loss in 1; a cursed or
+    blessed one counts ``limit + 1``, beyond any win under the rule but still
+    ordered (Syzygy's cursed-win convention), so the layer's DTZ of a cursed win
+    or blessed loss exceeds the limit and stays ply-exact.
+    """
+    if zeroing and v != DRAW:
+        dtz = 0 if dtz <= limit else limit
+    record_exit(node, i, v, dtz)
 
 
 @njit(cache=True)
@@ -325,31 +404,101 @@ def _loss_ready(node, i):
 
 
 @njit(cache=True)
-def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, progress):
-    """Bucket-queue retrograde over one unit; writes WIN/LOSS/DRAW and DTW to the tables.
+def seed_queue(n, node, entries, heads):
+    """Push what the exits alone decide; return (entries used, deepest bucket, status).
 
-    Depth d resolves wins in d plies (the shortest) and losses in d plies (the
-    longest), in increasing d; what is never reached is a draw. Counts 3/8 of
-    a position in `progress` per node resolved (every :data:`PROGRESS_STEP`).
+    No move: lost in 0; a winning exit: won in its distance; every move an exit
+    that loses: lost in the longest of them.
     """
     heads[:] = -1
     count = 0
     top = 0
     for i in range(n):
         if node[i, N_MOVES] == 0:
-            count = _push(entries, heads, count, i, LOSS, 0)  # no move: lost in 0
+            count = _push(entries, heads, count, i, LOSS, 0)
         elif node[i, N_EXIT_WIN] != NO_WIN:
             d = node[i, N_EXIT_WIN]
             if d > MAX_DEPTH:
-                return ERR_TOO_DEEP
+                return count, top, ERR_TOO_DEEP
             count = _push(entries, heads, count, i, WIN, d)
             top = max(top, d)
         elif _loss_ready(node, i):
             d = node[i, N_LOSS_DEPTH]
             if d > MAX_DEPTH:
-                return ERR_TOO_DEEP
+                return count, top, ERR_TOO_DEEP
             count = _push(entries, heads, count, i, LOSS, d)
             top = max(top, d)
+    return count, top, OK
+
+
+@njit(cache=True, inline="always")
+def settle(i, kind, d, resolved, depth):
+    """Fix node i's value from a bucket entry; False when the entry is stale.
+
+    A win may still shorten (an exit seed deeper than an in-unit win found
+    later); any other entry disagreeing with what is known is stale.
+    """
+    if resolved[i] == 0 or (kind == WIN and resolved[i] == WIN and d < depth[i]):
+        resolved[i] = kind
+        depth[i] = d
+        return True
+    return resolved[i] == kind and depth[i] == d
+
+
+@njit(cache=True)
+def tell_predecessors(i, kind, d, pred_start, pred, node, entries, heads, count, top,
+                      resolved, depth):
+    """Node i resolved as `kind` in d plies: update its predecessors; return (count, top, status).
+
+    A predecessor of a loss wins in d + 1 (the first loss found is the nearest);
+    a predecessor of a win loses one more move, and is lost once all are.
+    """
+    for e in range(pred_start[i], pred_start[i + 1]):
+        p = pred[e]
+        if resolved[p] != 0:
+            continue
+        if kind == LOSS:
+            resolved[p] = WIN
+            depth[p] = d + 1
+            count = _push(entries, heads, count, p, WIN, d + 1)
+            top = max(top, d + 1)
+        else:
+            node[p, N_REMAINING] -= 1
+            node[p, N_LOSS_DEPTH] = max(node[p, N_LOSS_DEPTH], d + 1)
+            if _loss_ready(node, p):
+                ld = node[p, N_LOSS_DEPTH]
+                if ld > MAX_DEPTH:
+                    return count, top, ERR_TOO_DEEP
+                count = _push(entries, heads, count, p, LOSS, ld)
+                top = max(top, ld)
+    return count, top, OK
+
+
+@njit(cache=True)
+def write_values(n, resolved, depth, size, base, wld, dtw):
+    """Store the unit's values and distances; what was never resolved is a draw."""
+    for i in range(n):
+        g = base[i // size] + i % size
+        if resolved[i] == 0:
+            wld[g] = DRAW
+            dtw[g] = 0
+        else:
+            wld[g] = resolved[i]
+            dtw[g] = depth[i]
+
+
+@njit(cache=True)
+def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, progress,
+              share=8):
+    """Bucket-queue retrograde over one unit; writes WIN/LOSS/DRAW and distances to the tables.
+
+    Depth d resolves wins in d plies (the shortest) and losses in d plies (the
+    longest), in increasing d; what is never reached is a draw. Counts 3/share
+    of a position in `progress` per node resolved (every :data:`PROGRESS_STEP`).
+    """
+    count, top, status = seed_queue(n, node, entries, heads)
+    if status != OK:
+        return status
     resolved = np.zeros(n, dtype=np.int8)  # value code, set when known (a win may shorten)
     processed = np.zeros(n, dtype=np.bool_)  # predecessors already told
     depth = np.zeros(n, dtype=np.int32)
@@ -363,45 +512,18 @@ def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, p
             i = entries[x, E_NODE_KIND] >> 1
             kind = LOSS if entries[x, E_NODE_KIND] & 1 else WIN
             x = entries[x, E_NEXT]
-            if processed[i]:
+            if processed[i] or not settle(i, kind, d, resolved, depth):
                 continue
-            if resolved[i] == 0 or (kind == WIN and resolved[i] == WIN and d < depth[i]):
-                resolved[i] = kind
-                depth[i] = d
-            elif resolved[i] != kind or depth[i] != d:
-                continue  # a stale exit seed: a shorter win was found in the unit
             processed[i] = True
             done += 1
             if done & (PROGRESS_STEP - 1) == 0:
-                progress[P_POSITIONS] = start + done * 3 // 8
+                progress[P_POSITIONS] = start + done * 3 // share
             if d + 1 > MAX_DEPTH:
                 return ERR_TOO_DEEP
-            for e in range(pred_start[i], pred_start[i + 1]):
-                p = pred[e]
-                if resolved[p] != 0:
-                    continue
-                if kind == LOSS:
-                    # first losing successor found (depths rise): the shortest win
-                    resolved[p] = WIN
-                    depth[p] = d + 1
-                    count = _push(entries, heads, count, p, WIN, d + 1)
-                    top = max(top, d + 1)
-                else:
-                    node[p, N_REMAINING] -= 1
-                    node[p, N_LOSS_DEPTH] = max(node[p, N_LOSS_DEPTH], d + 1)
-                    if _loss_ready(node, p):
-                        ld = node[p, N_LOSS_DEPTH]
-                        if ld > MAX_DEPTH:
-                            return ERR_TOO_DEEP
-                        count = _push(entries, heads, count, p, LOSS, ld)
-                        top = max(top, ld)
+            count, top, status = tell_predecessors(i, kind, d, pred_start, pred, node, entries,
+                                                   heads, count, top, resolved, depth)
+            if status != OK:
+                return status
         d += 1
-    for i in range(n):
-        g = base[i // size] + i % size
-        if resolved[i] == 0:
-            wld[g] = DRAW
-            dtw[g] = 0
-        else:
-            wld[g] = resolved[i]
-            dtw[g] = depth[i]
+    write_values(n, resolved, depth, size, base, wld, dtw)
     return OK

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from egtb.tables import storage
 from egtb.tables.material import Material
@@ -76,9 +75,8 @@ def material_stats(path: os.PathLike | str) -> TableStats:
 
 def directory_stats(directory: os.PathLike | str) -> tuple[list[TableStats], list[TableStats]]:
     """(per material, per piece count) figures of every table in a directory."""
-    from egtb.tables.verify import stored_materials
     tables = [material_stats(storage.table_path(directory, m))
-              for m in stored_materials(directory)]
+              for m in storage.stored_materials(directory)]
     totals: dict[int, TableStats] = {}
     for t in tables:
         totals.setdefault(t.pieces, TableStats(f"{t.pieces} pieces", t.pieces)).add(t)

@@ -7,9 +7,26 @@ A file ``<material name>.h5`` holds two datasets over the material's positions
   per byte, position ``i`` in bits ``2 * (i % 4)`` of byte ``i // 4``;
 - ``dtw``: plies to the end under perfect play, ``uint8`` or ``uint16``.
 
-Attributes carry the format version, material, rule preset, counts, max DTW
-with a FEN reaching it, a CRC32 checksum of the raw dataset bytes, build time and
-builder version. Files are written to ``<name>.h5.<pid>.tmp`` and renamed when
+Attributes carry the format version, material, counts, max DTW with a FEN
+reaching it, a CRC32 checksum of the raw dataset bytes (``wld`` then ``dtw``),
+build time and builder version.
+
+Format version 2 adds one rule layer per move-rule preset (group
+``rules/<preset>``, see :mod:`egtb.tables.rule_layer`):
+
+- ``rules/<preset>/category``: ``int8`` :class:`egtb.tables.values.Category` code
+  at counter 0 (-2 loss, -1 blessed loss, 0 draw, 1 cursed win, 2 win);
+- ``rules/<preset>/dtz``: ``uint8`` or ``uint16``, ply-exact: the side to move
+  wins (loses) from counter ``c`` iff the category is WIN (LOSS) and
+  ``dtz + c <= limit``; a cursed win or blessed loss has ``dtz > limit``; a draw 0;
+
+with group attributes ``limit``, ``zeroing``, per-category counts, ``max_dtz``
+and ``checksum_crc32`` (CRC32 of the category bytes then the dtz bytes). Files of
+version 1 (no layers) still open, with no rule layers.
+
+The reading interface: :func:`open_table` returns a :class:`TableData` whose
+``rules`` maps a preset name to a :class:`RuleLayer` (``category``, ``dtz``,
+``attrs``), arrays indexed like ``wld`` and ``dtw``. Files are written to ``<name>.h5.<pid>.tmp`` and renamed when
 complete, so a reader never sees a partial file. docs/table-format.md has the
 details.
 
@@ -31,8 +48,12 @@ import numpy as np
 from egtb.errors import TableError
 from egtb.tables.material import Material
 
-FORMAT_VERSION = 1
-BUILDER_VERSION = "egtb-build 1"
+FORMAT_VERSION = 2
+#: Format versions this reader opens (version 1 has no rule layers).
+READABLE_VERSIONS = (1, 2)
+BUILDER_VERSION = "egtb-build 2"
+#: HDF5 group holding one subgroup of rule-layer datasets per preset.
+RULES_GROUP = "rules"
 #: Distance rule of the stored DTW (no move rule counted).
 DTW_RULES = "none"
 SUFFIX = ".h5"
@@ -50,6 +71,18 @@ PER_BYTE = 4
 
 
 @dataclass
+class RuleLayer:
+    """Values of one material under one move-rule preset, at counter 0."""
+
+    category: np.ndarray
+    """Category code per position (int8, :class:`egtb.tables.values.Category`)."""
+    dtz: np.ndarray
+    """Plies to the next zeroing ply or the end, ply-exact (uint8 or uint16)."""
+    attrs: dict = field(default_factory=dict)
+    """Layer attributes (limit, zeroing, counts per category, max_dtz, checksum)."""
+
+
+@dataclass
 class TableData:
     """The contents of one table file."""
 
@@ -61,6 +94,8 @@ class TableData:
     """Plies to the end per position (uint8 or uint16)."""
     attrs: dict = field(default_factory=dict)
     """File attributes (counts, max DTW, checksum, build time...)."""
+    rules: dict[str, RuleLayer] = field(default_factory=dict)
+    """Rule layers by preset name (empty for a file of format version 1)."""
 
 
 def default_dir() -> Path:
@@ -107,6 +142,12 @@ def checksum(packed: np.ndarray, dtw: np.ndarray) -> int:
     return zlib.crc32(np.ascontiguousarray(dtw).view(np.uint8), crc)
 
 
+def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
+    """CRC32 of the raw bytes of a rule layer's categories followed by its DTZ array."""
+    crc = zlib.crc32(np.ascontiguousarray(category).view(np.uint8))
+    return zlib.crc32(np.ascontiguousarray(dtz).view(np.uint8), crc)
+
+
 def narrow_dtw(dtw: np.ndarray) -> np.ndarray:
     """DTW as uint8 when it fits, else uint16 (little-endian)."""
     if len(dtw) == 0 or int(dtw.max()) < 256:
@@ -115,11 +156,13 @@ def narrow_dtw(dtw: np.ndarray) -> np.ndarray:
 
 
 def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
-                dtw: np.ndarray, *, attrs: dict | None = None) -> Path:
+                dtw: np.ndarray, *, attrs: dict | None = None,
+                rules: dict[str, RuleLayer] | None = None) -> Path:
     """Write a table atomically (temporary name, then rename); return its path.
 
-    ``attrs`` adds attributes (counts, rule preset, ...); computed ones (checksum,
-    material, positions, format) take precedence.
+    ``attrs`` adds attributes (counts, ...); computed ones (checksum, material,
+    positions, format) take precedence. ``rules`` adds one rule layer per preset
+    (its ``attrs`` become the group's attributes, with a computed checksum).
     """
     path = Path(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -130,6 +173,8 @@ def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
         _write_dataset(f, "dtw", dtw_stored)
         f.attrs.update(attrs or {})
         f.attrs.update(_base_attrs(material, len(wld), packed, dtw_stored))  # computed win
+        for preset, layer in sorted((rules or {}).items()):
+            _write_layer(f, preset, layer, len(wld))
         f.flush()
     with open(tmp, "rb") as fh:
         os.fsync(fh.fileno())
@@ -137,7 +182,20 @@ def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
     return path
 
 
-def _write_dataset(f: h5py.File, name: str, data: np.ndarray) -> None:
+def _write_layer(f: h5py.File, preset: str, layer: RuleLayer, count: int) -> None:
+    category = np.ascontiguousarray(layer.category, dtype=np.int8)
+    dtz = narrow_dtw(layer.dtz)
+    if len(category) != count or len(dtz) != count:
+        raise ValueError(f"rule layer {preset!r} has {len(category)} values for {count} "
+                         "positions")
+    group = f.require_group(RULES_GROUP).create_group(preset)
+    _write_dataset(group, "category", category)
+    _write_dataset(group, "dtz", dtz)
+    group.attrs.update(layer.attrs)
+    group.attrs["checksum_crc32"] = layer_checksum(category, dtz)
+
+
+def _write_dataset(f: h5py.Group, name: str, data: np.ndarray) -> None:
     chunk = (min(CHUNK, len(data)),) if len(data) else None
     f.create_dataset(name, data=data, chunks=chunk, compression=COMPRESSION,
                      compression_opts=COMPRESSION_LEVEL, shuffle=data.itemsize > 1)
@@ -159,11 +217,14 @@ def _base_attrs(material: Material, count: int, packed: np.ndarray,
     }
 
 
-def open_table(path: os.PathLike | str, *, check: bool = True) -> TableData:
-    """Read a table file, verifying its format and (with ``check``) its checksum.
+def open_table(path: os.PathLike | str, *, check: bool = True,
+               rules: bool | tuple[str, ...] = True) -> TableData:
+    """Read a table file, verifying its format and (with ``check``) its checksums.
 
-    Raises :class:`TableError` naming the file when it is missing, truncated,
-    foreign or corrupted.
+    ``rules``: True reads every rule layer, False none, a tuple of preset names
+    just those (a name the file lacks raises :class:`TableError`). Raises
+    :class:`TableError` naming the file when it is missing, truncated, foreign or
+    corrupted.
     """
     path = Path(path)
     try:
@@ -172,6 +233,7 @@ def open_table(path: os.PathLike | str, *, check: bool = True) -> TableData:
             _check_header(path, attrs)
             packed = f["wld"][...]
             dtw = f["dtw"][...]
+            layers = _read_layers(path, f, rules)
     except TableError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError) as exc:
@@ -181,16 +243,44 @@ def open_table(path: os.PathLike | str, *, check: bool = True) -> TableData:
         raise TableError(f"{path}: dataset sizes do not match {count} positions")
     if check and checksum(packed, dtw) != int(attrs["checksum_crc32"]):
         raise TableError(f"{path}: checksum mismatch (file corrupted)")
+    for preset, layer in layers.items():
+        if len(layer.category) != count or len(layer.dtz) != count:
+            raise TableError(f"{path}: rule layer {preset} sizes do not match {count} positions")
+        if check and layer_checksum(layer.category, layer.dtz) != int(
+                layer.attrs["checksum_crc32"]):
+            raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
     material = Material.parse(str(attrs["material"]))
-    return TableData(material, unpack_wld(packed, count), dtw, attrs)
+    return TableData(material, unpack_wld(packed, count), dtw, attrs, layers)
+
+
+def _read_layers(path: Path, f: h5py.File, rules: bool | tuple[str, ...]) -> dict:
+    present = sorted(f[RULES_GROUP].keys()) if RULES_GROUP in f else []
+    wanted = present if rules is True else (list(rules) if rules else [])
+    layers = {}
+    for preset in wanted:
+        if preset not in present:
+            raise TableError(f"{path}: no rule layer {preset!r} (has {present or 'none'})")
+        group = f[RULES_GROUP][preset]
+        layers[preset] = RuleLayer(group["category"][...], group["dtz"][...], dict(group.attrs))
+    return layers
+
+
+def rule_presets_in(path: os.PathLike | str) -> list[str]:
+    """Names of the rule layers a table file holds (without reading them)."""
+    try:
+        with h5py.File(path, "r") as f:
+            _check_header(Path(path), dict(f.attrs))
+            return sorted(f[RULES_GROUP].keys()) if RULES_GROUP in f else []
+    except OSError as exc:
+        raise TableError(f"{path}: unreadable table file ({exc})") from exc
 
 
 def _check_header(path: Path, attrs: dict) -> None:
     if attrs.get("format") != "egtb-draughts-english":
         raise TableError(f"{path}: not an English draughts table file")
-    if int(attrs.get("format_version", -1)) != FORMAT_VERSION:
+    if int(attrs.get("format_version", -1)) not in READABLE_VERSIONS:
         raise TableError(f"{path}: format version {attrs.get('format_version')} "
-                         f"is not {FORMAT_VERSION}")
+                         f"is not one of {READABLE_VERSIONS}")
 
 
 def read_attrs(path: os.PathLike | str) -> dict:
@@ -213,20 +303,26 @@ def load_material(directory: os.PathLike | str, material: Material
     path = table_path(directory, material)
     if not path.exists():
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
-    data = open_table(path)
+    data = open_table(path, rules=False)
     return data.wld, data.dtw
 
 
-def is_complete(directory: os.PathLike | str, material: Material) -> bool:
-    """True when the material's file exists and passes the checksum."""
-    path = table_path(directory, material)
-    if not path.exists():
-        return False
-    try:
-        open_table(path)
-    except TableError:
-        return False
-    return True
+def stored_materials(directory: os.PathLike | str, *, suffix: str = SUFFIX) -> list[Material]:
+    """Materials with a table file in a directory (read from the names), by piece count then name.
+
+    The one directory listing of the package: the builder, the verifier, the
+    statistics and the prober all ask it (``suffix=".wld"`` for compact files).
+
+    >>> stored_materials("/nonexistent")
+    []
+    """
+    found = []
+    for path in Path(directory).glob(f"*{suffix}"):
+        try:
+            found.append(Material.parse(path.name[:-len(suffix)]))
+        except ValueError:
+            continue
+    return sorted(found, key=lambda m: (m.pieces, m.name))
 
 
 def remove_temporaries(directory: os.PathLike | str) -> list[Path]:

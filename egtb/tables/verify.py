@@ -11,6 +11,17 @@ to Black to move, looks its value up in the stored tables and checks
 
 A successor whose side to move has no piece left is a LOSS in 0.
 
+Each rule layer (:mod:`egtb.tables.rule_layer`) is checked the same way, from
+the definitions: a move's value to the mover is taken from its successor's
+stored category and DTZ under the same preset: a zeroing move (a capture, a
+crowning, and under "wcdf" any man move) ends the count, so it is worth 1 ply
+when the successor is decisive under the rule and ``limit + 1`` when it is
+cursed or blessed; a quiet man move continues it (the successor's DTZ plus 1).
+Then a position with a winning move is a win (cursed when beyond the limit) in
+the fewest plies, one with a drawing move is a draw with DTZ 0, and otherwise a
+loss (blessed beyond the limit) in the most; no move is a loss in 0; and the
+category's sign must be the verified rule-free value.
+
 >>> ERROR_NAMES[ERR_WIN_DEPTH]
 'win depth does not match the fastest losing successor'
 """
@@ -29,7 +40,8 @@ from egtb.tables.index import (NUM_CODES, code_of_material, material_code, popco
                         unit_size, unrank_kings, unrank_men)
 from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN, Wdl
 from egtb.tables.material import Material, count_positions, mirror_bb
-from egtb.rules.movegen import M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
+from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES,
+                                MOVE_WIDTH, generate_moves)
 from egtb.rules.notation import Placement, format_fen
 
 #: Error codes of the check kernel.
@@ -42,6 +54,9 @@ ERR_DRAW_NO_DRAW = 6
 ERR_BAD_CODE = 7
 ERR_MISSING_SUCCESSOR = 8
 ERR_WIN_WITHOUT_LOSING_SUCCESSOR = 9
+ERR_RULE_CATEGORY = 10
+ERR_RULE_DTZ = 11
+ERR_RULE_SIGN = 12
 ERROR_NAMES = {
     ERR_NO_MOVE_NOT_LOST: "no legal move but not a loss in 0",
     ERR_WIN_DEPTH: "win depth does not match the fastest losing successor",
@@ -52,7 +67,14 @@ ERROR_NAMES = {
     ERR_BAD_CODE: "value code is not DRAW, WIN or LOSS",
     ERR_MISSING_SUCCESSOR: "a successor's table is not loaded",
     ERR_WIN_WITHOUT_LOSING_SUCCESSOR: "win but no successor loses for the opponent",
+    ERR_RULE_CATEGORY: "rule layer: category does not follow from the successors",
+    ERR_RULE_DTZ: "rule layer: DTZ does not follow from the successors",
+    ERR_RULE_SIGN: "rule layer: category disagrees with the rule-free value",
 }
+#: Category codes as the rule check kernel sees them (egtb.tables.values.Category).
+CAT_LOSS, CAT_BLESSED, CAT_DRAW, CAT_CURSED, CAT_WIN = -2, -1, 0, 1, 2
+#: "No winning move" marker of the rule check.
+NONE_FOUND = 1 << 30
 #: Errors remembered per table.
 MAX_REPORTED = 20
 
@@ -128,6 +150,92 @@ def _check_one(bm, bk, wm, wk, value, depth, offsets, wld, dtw, moves):
     return 0 if (draws > 0 and depth == 0) else ERR_DRAW_NO_DRAW
 
 
+@njit(cache=True)
+def _locate(bm, bk, wm, wk, offsets):
+    """Flat index of the position after Black's move (mirrored); -2: no pieces, -1: not loaded."""
+    sbm, sbk = np.int64(mirror_bb(wm)), np.int64(mirror_bb(wk))
+    swm, swk = np.int64(mirror_bb(bm)), np.int64(mirror_bb(bk))
+    if sbm == 0 and sbk == 0:
+        return np.int64(-2)
+    base = offsets[material_code(popcount(sbm), popcount(sbk), popcount(swm), popcount(swk))]
+    if base < 0:
+        return np.int64(-1)
+    return base + position_index(sbm, sbk, swm, swk)
+
+
+@njit(cache=True)
+def check_rule_positions(counts, start, stop, base, offsets, wld, category, dtz, limit,
+                         man_resets, errors):
+    """Check a rule layer for positions start..stop of a material; return the error count.
+
+    ``wld``: the material's own rule-free codes (indexed from 0); ``category``,
+    ``dtz``: the layer over the flat arrays of every needed material.
+    """
+    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
+    size = unit_size(n_bm, n_bk, n_wm, n_wk)
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    found = 0
+    for i in range(start, stop):
+        bm, wm = unrank_men(i // size, n_bm, n_wm)
+        bk, wk = unrank_kings(i % size, np.int64(bm) | np.int64(wm), n_bk, n_wk)
+        code = _check_rule_one(bm, bk, wm, wk, wld[i], category[base + i],
+                               np.int64(dtz[base + i]), offsets, category, dtz, limit,
+                               man_resets, moves)
+        if code != 0:
+            if found < errors.shape[0]:
+                errors[found, 0] = i
+                errors[found, 1] = code
+            found += 1
+    return found
+
+
+@njit(cache=True)
+def _check_rule_one(bm, bk, wm, wk, value, cat, z, offsets, category, dtz, limit, man_resets,
+                    moves):
+    want_sign = 1 if value == WIN else (-1 if value == LOSS else 0)
+    if (cat > 0) - (cat < 0) != want_sign:
+        return ERR_RULE_SIGN
+    n = generate_moves(bm, bk, wm, wk, 0, moves)
+    if n == 0:
+        if cat != CAT_LOSS:
+            return ERR_RULE_CATEGORY
+        return 0 if z == 0 else ERR_RULE_DTZ
+    fastest_win = NONE_FOUND
+    longest_loss = 0
+    draws = 0
+    for m in range(n):
+        t = _locate(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK], offsets)
+        if t == -1:
+            return ERR_MISSING_SUCCESSOR
+        zeroing = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0 or (
+            man_resets and moves[m, M_MAN] != 0)
+        if t == -2:
+            fastest_win = min(fastest_win, 1)  # the opponent has no piece left
+            continue
+        tc = category[t]
+        if tc == CAT_DRAW:
+            draws += 1
+            continue
+        if zeroing:
+            plies = 1 if (tc == CAT_WIN or tc == CAT_LOSS) else limit + 1
+        else:
+            plies = np.int64(dtz[t]) + 1
+        if tc < 0:
+            fastest_win = min(fastest_win, plies)
+        else:
+            longest_loss = max(longest_loss, plies)
+    if fastest_win != NONE_FOUND:
+        want_cat, want_z = (CAT_WIN if fastest_win <= limit else CAT_CURSED), fastest_win
+    elif draws:
+        want_cat, want_z = CAT_DRAW, 0
+    else:
+        want_cat = CAT_LOSS if longest_loss <= limit else CAT_BLESSED
+        want_z = longest_loss
+    if cat != want_cat:
+        return ERR_RULE_CATEGORY
+    return 0 if z == want_z else ERR_RULE_DTZ
+
+
 @dataclass
 class VerifyReport:
     """Outcome of :func:`verify_directory`."""
@@ -192,7 +300,59 @@ def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20
                                 errors)
         messages += _describe(material, errors[:min(found, MAX_REPORTED)], wld, dtw, base)
         bad += found
+    own_wld = wld[base:base + total]
+    for preset in storage.rule_presets_in(storage.table_path(directory, material)):
+        layer_bad, layer_messages = verify_rule_layer(directory, material, preset, own_wld,
+                                                      chunk=chunk, cache=cache)
+        bad += layer_bad
+        messages += layer_messages
     return bad, messages[:MAX_REPORTED]
+
+
+def verify_rule_layer(directory: Path, material: Material, preset: str, wld: np.ndarray, *,
+                      chunk: int = 1 << 20, cache: dict | None = None) -> tuple[int, list[str]]:
+    """Check one rule layer of a table against its successors' layers and `wld` (the
+    material's verified rule-free values); return (bad positions, first messages)."""
+    from egtb.tables.rule_layer import PRESETS
+    cache = {} if cache is None else cache
+    rule = PRESETS[preset]
+    offsets = np.full(NUM_CODES, -1, dtype=np.int64)
+    parts, start = [], 0
+    for m in needed_materials(material):
+        key = (str(directory), m, preset)
+        if key not in cache:
+            path = storage.table_path(directory, m)
+            if not path.exists():
+                raise FileNotFoundError(f"no table for {m.name}: {path} is missing")
+            layer = storage.open_table(path, rules=(preset,)).rules[preset]
+            cache[key] = (layer.category, layer.dtz)
+        offsets[code_of_material(m)] = start
+        parts.append(cache[key])
+        start += count_positions(m)
+    category = np.concatenate([p[0] for p in parts])
+    dtz = np.concatenate([p[1].astype(np.uint16) for p in parts])
+    counts = np.array([material.black_men, material.black_kings, material.white_men,
+                       material.white_kings], dtype=np.int64)
+    base = offsets[code_of_material(material)]
+    errors = np.zeros((MAX_REPORTED, 2), dtype=np.int64)
+    total = count_positions(material)
+    bad = 0
+    messages: list[str] = []
+    for lo in range(0, total, chunk):
+        found = check_rule_positions(counts, lo, min(lo + chunk, total), base, offsets, wld,
+                                     category, dtz, rule.limit, rule.man_move_resets, errors)
+        for index, code in errors[:min(found, MAX_REPORTED)]:
+            fen = _fen_of(material, int(index))
+            messages.append(f"{fen} ({material.name} #{index}, {preset}: stored "
+                            f"{int(category[base + index])} dtz {int(dtz[base + index])}): "
+                            f"{ERROR_NAMES[code]}")
+        bad += found
+    return bad, messages[:MAX_REPORTED]
+
+
+def _fen_of(material: Material, index: int) -> str:
+    from egtb.tables.index import global_unrank
+    return format_fen(Placement(*global_unrank(material, index), 0))
 
 
 def _code_name(code: int) -> str:
@@ -225,7 +385,7 @@ def verify_directory(directory: os.PathLike | str | None = None, *,
     from tqdm import tqdm
     directory = Path(directory or storage.default_dir())
     if materials is None:
-        materials = stored_materials(directory) if directory.is_dir() else []
+        materials = storage.stored_materials(directory)
     report = VerifyReport()
     _WORKER_CACHE.clear()  # tables may have changed since the last call; workers fork empty
     bar = tqdm(total=sum(count_positions(m) for m in materials), unit="pos", unit_scale=True,
@@ -277,12 +437,3 @@ def _trim(cache: dict, done: Material) -> None:
 CACHE_BYTES = 2 << 30
 
 
-def stored_materials(directory: os.PathLike | str) -> list[Material]:
-    """Materials with a table file in a directory, by piece count then name."""
-    found = []
-    for path in Path(directory).glob(f"*{storage.SUFFIX}"):
-        try:
-            found.append(Material.parse(path.name[:-len(storage.SUFFIX)]))
-        except ValueError:
-            continue
-    return sorted(found, key=lambda m: (m.pieces, m.name))

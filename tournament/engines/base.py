@@ -33,13 +33,21 @@ class Limit:
     """Search depth in plies."""
     nodes: int | None = None
     """Search nodes."""
+    moves: int | None = None
+    """Moves per period of a ``40/120`` control: the clock gets its base again after that many
+    moves. In the Limit of one move: the moves left to make before the refill."""
 
     def move_time_budget(self) -> float | None:
-        """Seconds an engine should aim to spend on this move (None: unbounded)."""
+        """Seconds an engine should aim to spend on this move (None: unbounded).
+
+        >>> Limit(clock=60.0, moves=10).move_time_budget()
+        6.0
+        """
         if self.time is not None:
             return self.time
         if self.clock is not None:
-            return max(0.001, self.clock / 30 + self.increment * 0.8)
+            share = min(30, self.moves) if self.moves else 30
+            return max(0.001, self.clock / share + self.increment * 0.8)
         return None
 
 
@@ -73,6 +81,10 @@ class EngineError(RuntimeError):
     """An engine crashed, answered garbage or could not be started."""
 
 
+class EngineSetupError(EngineError, ValueError):
+    """An engine cannot be built from its spec or settings: found before the first game."""
+
+
 class IllegalMoveError(EngineError):
     """An engine named a well-formed move that is not legal in the position."""
 
@@ -88,6 +100,8 @@ class Engine(abc.ABC):
     """
 
     name: str = "engine"
+    persistent: bool = False
+    """Whether the runner keeps it between games (external processes: costly to start)."""
 
     def new_game(self) -> None:
         """Called before each game (clear hash tables, restart a process...)."""

@@ -44,7 +44,7 @@ from egtb.rules.notation import is_move_text
 from tournament.engines.base import Engine, EngineError, EngineTimeoutError, GameState, IllegalMoveError, Limit
 
 __all__ = [
-    "EngineTimeoutError", "HubEngine", "hub_move", "hub_position", "main", "parse_hub_move",
+    "EngineTimeoutError", "HubEngine", "hub_move", "hub_position", "parse_hub_move",
     "parse_hub_position", "serve",
 ]
 
@@ -222,6 +222,8 @@ class HubEngine(Engine):
     True
     """
 
+    persistent = True
+
     def __init__(self, command: Sequence[str] | str, *, name: str | None = None, cwd: str | Path | None = None,
                  options: dict[str, str] | None = None, handshake_timeout: float = HANDSHAKE_TIMEOUT,
                  time_margin: float = TIME_MARGIN) -> None:
@@ -372,7 +374,8 @@ def _level_line(limit: Limit) -> str:
     """The ``level`` command for a Limit ("" for no limit)."""
     if limit.clock is not None:
         # as pydraughts sends it: the engine adds the increment itself
-        return f"level time={limit.clock - limit.increment:g} inc={limit.increment:g}"
+        moves = f"moves={limit.moves} " if limit.moves else ""
+        return f"level {moves}time={limit.clock - limit.increment:g} inc={limit.increment:g}"
     if limit.time is not None:
         return f"level move-time={limit.time:g}"
     if limit.depth is not None:
@@ -395,6 +398,7 @@ def _limit_from_level(fields: dict[str, str]) -> Limit:
         increment=inc,
         depth=int(fields["depth"]) if "depth" in fields else None,
         nodes=int(fields["nodes"]) if "nodes" in fields else None,
+        moves=int(fields["moves"]) if fields.get("moves") else None,
     )
 
 

@@ -1,10 +1,14 @@
 """A perfect-play engine: table moves inside the endgame tables, a fallback outside.
 
-In a position the tables cover, :class:`PerfectEngine` keeps the best value:
-it wins by the shortest DTW, loses by the longest, and among drawing moves
-plays the one a short alpha-beta search (:mod:`tournament.engines.search`) scores
-highest, so that the opponent still has chances to go wrong. Outside the tables
-it asks its fallback engine, or, without one, plays the short search's choice.
+In a position the tables cover, :class:`PerfectEngine` keeps the best value
+under the game's move rule and counter (:meth:`egtb.probe.Tablebase.best_moves`):
+a win is converted by the fastest safe route (smallest DTZ, so the counter
+never runs out and no position repeats), a loss resists longest, and among
+moves that keep the draw it prefers those that keep the best category (a
+cursed win, where the opponent may still go wrong) and plays the one a short
+alpha-beta search (:mod:`tournament.engines.search`) scores highest. Tables
+without the preset's rule layer are used rule-free. Outside the tables it asks
+its fallback engine, or, without one, plays the short search's choice.
 
 >>> engine = PerfectEngine("data/egtb")                    # doctest: +SKIP
 >>> engine.play(GameState("W:WK10,K14:BK1"), Limit())      # doctest: +SKIP
@@ -18,7 +22,7 @@ from typing import Sequence
 
 from egtb.rules.board import Board, Move
 from egtb.rules.movegen import count_simple_moves
-from egtb.probe import MissingTableError, MoveValue, Tablebase
+from egtb.probe import MissingRuleLayerError, MissingTableError, MoveValue, Tablebase
 from tournament.engines.base import Engine, EngineError, GameState, Limit
 from tournament.engines.search import search_position
 
@@ -64,6 +68,7 @@ class PerfectEngine(Engine):
 
     def play(self, state: GameState, limit: Limit) -> Move | str:
         board = state.board()
+        board.quiet_plies = state.quiet_plies  # the state's counter holds even for a game started mid-count
         if not board.legal_moves():
             raise EngineError(f"{self.name}: no legal move in {board.fen()}")
         ranked = self.ranked_moves(board)
@@ -77,22 +82,29 @@ class PerfectEngine(Engine):
         return self._search_best(board, board.legal_moves())
 
     def ranked_moves(self, board: Board) -> list[MoveValue] | None:
-        """The tables' moves of ``board`` best first, or None outside the tables."""
+        """The tables' moves of ``board`` best first under its rule and counter, or None outside the tables.
+
+        Tables without the board's rule layer give the rule-free ranking.
+        """
         try:
-            return self.tablebase.best_moves(board)
+            try:
+                return self.tablebase.best_moves(board)
+            except MissingRuleLayerError:
+                return self.tablebase.best_moves(board, rule_free=True)
         except MissingTableError:
             return None
 
     def choose(self, board: Board, ranked: Sequence[MoveValue]) -> Move:
         """The move to play among table-ranked moves (best first, as best_moves gives).
 
-        A win or a loss takes the first move (shortest win, longest loss); a
-        draw takes the drawing move the short search likes best.
+        A win or a loss takes the first move (the fastest safe conversion,
+        the longest resistance); a draw takes, among the drawing moves that
+        keep the best category, the one the short search likes best.
         """
         best = ranked[0]
-        if best.value != "draw":
+        if _result(best) != 0:
             return best.move
-        drawing = [mv.move for mv in ranked if mv.value == "draw"]
+        drawing = [mv.move for mv in ranked if _result(mv) == 0 and mv.category == best.category]
         return drawing[0] if len(drawing) == 1 else self._search_best(board, drawing)
 
     def _search_best(self, board: Board, moves: Sequence[Move]) -> Move:
@@ -109,6 +121,13 @@ class PerfectEngine(Engine):
             return -_material_mobility(board)
         finally:
             board.pop()
+
+
+def _result(mv: MoveValue) -> int:
+    """+1, 0 or -1 for the mover: under the rule when ranked with it, else rule-free."""
+    if mv.outcome is not None:
+        return int(mv.outcome)
+    return {"win": 1, "draw": 0, "loss": -1}[mv.value]
 
 
 def _material_mobility(board: Board) -> int:

@@ -13,7 +13,10 @@ Specs:
 - ``hub:COMMAND ARGS...``: an external program speaking the Hub protocol.
 
 Plug-in classes are called with the keyword arguments ``seed`` and
-``tables_dir`` when their signature accepts them.
+``tables_dir`` when their signature accepts them, and with the engine's
+options (``option.NAME=VALUE``) as keyword arguments; Hub engines get the
+options as ``set-param`` commands; the built-in searcher takes ``depth``,
+``time``, ``noise`` and ``tt_bits``.
 
 >>> engine = make_engine("depth=3")
 >>> engine.depth
@@ -52,33 +55,64 @@ def builtin_specs() -> list[str]:
     return ["random", *STRENGTHS, "perfect"]
 
 
-def make_engine(spec: str, *, tables_dir: str | Path | None = None, seed: int | None = None) -> Engine:
+def make_engine(spec: str, *, tables_dir: str | Path | None = None, seed: int | None = None,
+                options: dict[str, Any] | None = None) -> Engine:
     """The Engine named by ``spec`` (see the module docstring); ValueError if unknown.
+
+    ``options`` are the engine's own settings (see the module docstring); one the
+    engine does not take raises ValueError.
 
     >>> make_engine("medium").depth
     6
+    >>> make_engine("easy", options={"noise": 5}).noise
+    5
     """
     spec = spec.strip()
+    options = dict(options or {})
     if spec == "random":
+        _no_options(spec, options)
         return RandomEngine(seed=seed)
     if spec in STRENGTHS:
-        return SearchEngine(**STRENGTHS[spec], seed=seed, tables_dir=tables_dir, name=spec)
+        return _make_search({**STRENGTHS[spec], **options}, spec, seed, tables_dir)
     if spec == "perfect":
+        _no_options(spec, options)
         return _make_perfect(tables_dir, seed)
     if spec.startswith("hub:"):
         from tournament.engines.hub import HubEngine
         command = shlex.split(spec[len("hub:"):])
         if not command:
             raise ValueError("hub: needs a command, e.g. 'hub:./scan hub'")
-        return HubEngine(command)
+        return HubEngine(command, options={k: _option_text(v) for k, v in options.items()})
     if spec.startswith("entrypoint:"):
-        return _instantiate(_load_entry_point(spec[len("entrypoint:"):]), spec, seed, tables_dir)
+        return _instantiate(_load_entry_point(spec[len("entrypoint:"):]), spec, seed, tables_dir, options)
     if "=" in spec and ":" not in spec:
-        return SearchEngine(**_parse_search_options(spec), seed=seed, tables_dir=tables_dir, name=spec)
+        return _make_search({**_parse_search_options(spec), **options}, spec, seed, tables_dir)
     if ":" in spec:
-        return _instantiate(load_plugin(spec), spec, seed, tables_dir)
+        return _instantiate(load_plugin(spec), spec, seed, tables_dir, options)
     raise ValueError(f"unknown engine {spec!r}; use one of {', '.join(builtin_specs())}, depth=N, time=S, "
                      "package.module:Class, entrypoint:NAME or hub:COMMAND")
+
+
+_SEARCH_OPTIONS = {"depth", "time", "noise", "tt_bits"}
+
+
+def _make_search(kwargs: dict[str, Any], spec: str, seed: int | None, tables_dir: str | Path | None) -> Engine:
+    """The built-in searcher with these keyword arguments (unknown ones raise ValueError)."""
+    unknown = sorted(set(kwargs) - _SEARCH_OPTIONS)
+    if unknown:
+        raise ValueError(f"engine {spec!r}: unknown option {unknown[0]!r} (the searcher takes "
+                         f"{', '.join(sorted(_SEARCH_OPTIONS))})")
+    return SearchEngine(**kwargs, seed=seed, tables_dir=tables_dir, name=spec)
+
+
+def _no_options(spec: str, options: dict[str, Any]) -> None:
+    if options:
+        raise ValueError(f"engine {spec!r} takes no options, got {', '.join(sorted(options))}")
+
+
+def _option_text(value: Any) -> str:
+    """An option value as the Hub protocol spells it."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _parse_search_options(spec: str) -> dict[str, Any]:
@@ -128,8 +162,8 @@ def _load_entry_point(name: str) -> Callable[..., Engine]:
 
 
 def _instantiate(factory: Callable[..., Any], spec: str, seed: int | None,
-                 tables_dir: str | Path | None) -> Engine:
-    """Call a plug-in class or factory with the options its signature accepts."""
+                 tables_dir: str | Path | None, options: dict[str, Any] | None = None) -> Engine:
+    """Call a plug-in class or factory with the options its signature accepts (its own options always)."""
     if not callable(factory):
         raise ValueError(f"plug-in {spec!r} is not a class or function")
     offered = {"seed": seed, "tables_dir": tables_dir}
@@ -139,6 +173,11 @@ def _instantiate(factory: Callable[..., Any], spec: str, seed: int | None,
         parameters = {}
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     kwargs = {k: v for k, v in offered.items() if takes_any or k in parameters}
+    for name, value in (options or {}).items():
+        if not takes_any and name not in parameters:
+            raise ValueError(f"plug-in {spec!r} has no option {name!r} (its keyword arguments: "
+                             f"{', '.join(p for p in parameters if p not in offered) or 'none'})")
+        kwargs[name] = value
     engine = factory(**kwargs)
     if not isinstance(engine, Engine):
         raise ValueError(f"plug-in {spec!r} made a {type(engine).__name__}, not a tournament.engines.base.Engine")

@@ -201,96 +201,40 @@ def _is_repetition(path, pidx, h, rev):
     return False
 
 
-@njit(cache=True)
-def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
-            rule_limit, man_resets, moves, scores, orders, tt, killers, history, path, zob, stats):
-    """Score of a position for the side to move, searched ``depth`` plies (plus captures).
-
-    ``quiet`` counts plies toward the move rule (``rule_limit``; ``man_resets``
-    says whether a man move resets it), ``rev`` the plies since the last
-    irreversible move; ``path[:pidx]`` holds the keys of earlier positions.
-    At ply 0 the index of the best root move goes to ``stats[S_BEST]``.
-    """
+@njit(cache=True, inline="always")
+def _count_node(stats, ply):
+    """Count a node and note its ply; True when the node budget is spent (the search unwinds)."""
     stats[S_NODES] += 1
     if stats[S_NODES] >= stats[S_MAX_NODES]:
         stats[S_ABORTED] = 1
     if stats[S_ABORTED]:
-        return 0
+        return True
     if ply > stats[S_SELDEPTH]:
         stats[S_SELDEPTH] = ply
-    h = zobrist_hash(bm, bk, wm, wk, turn, zob)
-    path[pidx] = h
-    if ply > 0 and _is_repetition(path, pidx, h, rev):
-        return 0
-    mv = moves[ply]
-    n = generate_moves(bm, bk, wm, wk, turn, mv)
-    if n == 0:
-        return -(MATE - ply)
-    if ply > 0 and quiet >= rule_limit:
-        return 0
-    capturing = mv[0, M_CAPTURED] != 0
-    if ply >= MAX_PLY - 1 or (depth <= 0 and not capturing):
-        return evaluate(bm, bk, wm, wk, turn)
-    if depth < 0:
-        depth = 0
-    # transposition table
-    slot = h & (tt.shape[0] - 1)
-    tt_move = NO_MOVE
-    if tt[slot, T_KEY] == h:
-        tt_move = tt[slot, T_MOVE]
-        if ply > 0 and tt[slot, T_DEPTH] >= depth:
-            s = tt[slot, T_SCORE]
-            if s > MATE_BOUND:
-                s -= ply
-            elif s < -MATE_BOUND:
-                s += ply
-            flag = tt[slot, T_FLAG]
-            if flag == FLAG_EXACT or (flag == FLAG_LOWER and s >= beta) or (flag == FLAG_UPPER and s <= alpha):
-                return s
-    sc = scores[ply]
-    order = orders[ply]
-    _order(mv, n, sc, tt_move, killers, history, ply)
-    for i in range(n):
-        order[i] = i
-    alpha0 = alpha
-    best = -INF
-    best_i = 0
-    for k in range(n):
-        i = _pick(sc, n, k, order)
-        captured = mv[i, M_CAPTURED]
-        man = mv[i, M_MAN]
-        new_rev = 0 if (captured or man) else rev + 1
-        new_quiet = 0 if (captured or mv[i, M_CROWNS] or (man_resets and man)) else quiet + 1
-        child_depth = depth - 1
-        if k == 0:
-            s = -negamax(mv[i, M_BM], mv[i, M_BK], mv[i, M_WM], mv[i, M_WK], 1 - turn, child_depth, -beta, -alpha,
-                         ply + 1, new_quiet, new_rev, pidx + 1, rule_limit, man_resets,
-                         moves, scores, orders, tt, killers, history, path, zob, stats)
-        else:
-            s = -negamax(mv[i, M_BM], mv[i, M_BK], mv[i, M_WM], mv[i, M_WK], 1 - turn, child_depth, -alpha - 1, -alpha,
-                         ply + 1, new_quiet, new_rev, pidx + 1, rule_limit, man_resets,
-                         moves, scores, orders, tt, killers, history, path, zob, stats)
-            if alpha < s < beta and not stats[S_ABORTED]:
-                s = -negamax(mv[i, M_BM], mv[i, M_BK], mv[i, M_WM], mv[i, M_WK], 1 - turn, child_depth, -beta, -alpha,
-                             ply + 1, new_quiet, new_rev, pidx + 1, rule_limit, man_resets,
-                             moves, scores, orders, tt, killers, history, path, zob, stats)
-        if stats[S_ABORTED]:
-            return 0
-        if s > best:
-            best = s
-            best_i = i
-            if s > alpha:
-                alpha = s
-                if s >= beta:
-                    if not captured:
-                        key = _move_key(mv, i)
-                        if killers[ply, 0] != key:
-                            killers[ply, 1] = killers[ply, 0]
-                            killers[ply, 0] = key
-                        history[mv[i, M_FROM], mv[i, M_TO]] += depth * depth
-                    break
-    if ply == 0:
-        stats[S_BEST] = best_i
+    return False
+
+
+@njit(cache=True, inline="always")
+def _probe_tt(tt, slot, h, depth, alpha, beta, ply):
+    """(table move, found, score): the stored move, and a score when the stored bound settles this node."""
+    if tt[slot, T_KEY] != h:
+        return NO_MOVE, False, 0
+    tt_move = tt[slot, T_MOVE]
+    if ply == 0 or tt[slot, T_DEPTH] < depth:
+        return tt_move, False, 0
+    s = tt[slot, T_SCORE]
+    if s > MATE_BOUND:
+        s -= ply  # stored as distance from this node; scored from the root
+    elif s < -MATE_BOUND:
+        s += ply
+    flag = tt[slot, T_FLAG]
+    settled = flag == FLAG_EXACT or (flag == FLAG_LOWER and s >= beta) or (flag == FLAG_UPPER and s <= alpha)
+    return tt_move, settled, s
+
+
+@njit(cache=True, inline="always")
+def _store_tt(tt, slot, h, key, best, alpha0, beta, depth, ply):
+    """Keep the node's result unless the slot holds a deeper bound of the same position."""
     stored = best
     if stored > MATE_BOUND:
         stored += ply
@@ -304,10 +248,92 @@ def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
         flag = FLAG_EXACT
     if tt[slot, T_KEY] != h or depth >= tt[slot, T_DEPTH] or flag == FLAG_EXACT:
         tt[slot, T_KEY] = h
-        tt[slot, T_MOVE] = _move_key(mv, best_i)
+        tt[slot, T_MOVE] = key
         tt[slot, T_SCORE] = stored
         tt[slot, T_DEPTH] = depth
         tt[slot, T_FLAG] = flag
+
+
+@njit(cache=True, inline="always")
+def _child_counters(mv, i, quiet, rev, man_resets):
+    """(move-rule counter, plies since an irreversible move) after move i."""
+    captured = mv[i, M_CAPTURED]
+    man = mv[i, M_MAN]
+    new_rev = 0 if (captured or man) else rev + 1
+    new_quiet = 0 if (captured or mv[i, M_CROWNS] or (man_resets and man)) else quiet + 1
+    return new_quiet, new_rev
+
+
+@njit(cache=True, inline="always")
+def _remember_cutoff(mv, i, ply, depth, killers, history):
+    """A quiet move that caused a beta cutoff becomes a killer of its ply and gains history."""
+    if mv[i, M_CAPTURED]:
+        return
+    key = _move_key(mv, i)
+    if killers[ply, 0] != key:
+        killers[ply, 1] = killers[ply, 0]
+        killers[ply, 0] = key
+    history[mv[i, M_FROM], mv[i, M_TO]] += depth * depth
+
+
+@njit(cache=True)
+def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
+            rule_limit, man_resets, moves, scores, orders, tt, killers, history, path, zob, stats):
+    """Score of a position for the side to move, searched ``depth`` plies (plus captures).
+
+    ``quiet`` counts plies toward the move rule (``rule_limit``; ``man_resets``
+    says whether a man move resets it), ``rev`` the plies since the last
+    irreversible move; ``path[:pidx]`` holds the keys of earlier positions.
+    At ply 0 the index of the best root move goes to ``stats[S_BEST]``.
+    Steps: count the node, end by the rules, evaluate a quiet leaf, probe the
+    table, search the ordered moves (principal variation windows), store.
+    """
+    if _count_node(stats, ply):
+        return 0
+    h = zobrist_hash(bm, bk, wm, wk, turn, zob)
+    path[pidx] = h
+    if ply > 0 and _is_repetition(path, pidx, h, rev):
+        return 0
+    mv = moves[ply]
+    n = generate_moves(bm, bk, wm, wk, turn, mv)
+    if n == 0:
+        return -(MATE - ply)
+    if ply > 0 and quiet >= rule_limit:
+        return 0
+    if ply >= MAX_PLY - 1 or (depth <= 0 and mv[0, M_CAPTURED] == 0):
+        return evaluate(bm, bk, wm, wk, turn)
+    depth = max(depth, 0)
+    slot = h & (tt.shape[0] - 1)
+    tt_move, settled, s = _probe_tt(tt, slot, h, depth, alpha, beta, ply)
+    if settled:
+        return s
+    sc, order = scores[ply], orders[ply]
+    _order(mv, n, sc, tt_move, killers, history, ply)
+    for i in range(n):
+        order[i] = i
+    alpha0, best, best_i = alpha, -INF, 0
+    for k in range(n):
+        i = _pick(sc, n, k, order)
+        new_quiet, new_rev = _child_counters(mv, i, quiet, rev, man_resets)
+        window = beta if k == 0 else alpha + 1  # full window for the first move, null window after
+        s = -negamax(mv[i, M_BM], mv[i, M_BK], mv[i, M_WM], mv[i, M_WK], 1 - turn, depth - 1, -window, -alpha,
+                     ply + 1, new_quiet, new_rev, pidx + 1, rule_limit, man_resets,
+                     moves, scores, orders, tt, killers, history, path, zob, stats)
+        if k > 0 and alpha < s < beta and not stats[S_ABORTED]:  # null window failed high: search again
+            s = -negamax(mv[i, M_BM], mv[i, M_BK], mv[i, M_WM], mv[i, M_WK], 1 - turn, depth - 1, -beta, -alpha,
+                         ply + 1, new_quiet, new_rev, pidx + 1, rule_limit, man_resets,
+                         moves, scores, orders, tt, killers, history, path, zob, stats)
+        if stats[S_ABORTED]:
+            return 0
+        if s > best:
+            best, best_i = s, i
+            alpha = max(alpha, s)
+            if s >= beta:
+                _remember_cutoff(mv, i, ply, depth, killers, history)
+                break
+    if ply == 0:
+        stats[S_BEST] = best_i
+    _store_tt(tt, slot, h, _move_key(mv, best_i), best, alpha0, beta, depth, ply)
     return best
 
 

@@ -1,0 +1,132 @@
+"""Rule layers: values under a move-rule preset (category at counter 0 and DTZ).
+
+A game state is (position, counter). A quiet ply adds 1 to the counter; a
+zeroing ply (a capture; under "wcdf" any man move; under "crowning" and
+"forty-plies" a crowning) resets it. A side with no legal move has lost, even at
+the limit; otherwise a counter at the limit is a draw. DTZ is the number of plies
+up to and including the next zeroing ply (or the end) that the winner needs, the
+loser delaying, keeping the win with the fresh counter: the side to move wins
+from counter ``c`` iff the category is WIN and ``dtz + c <= limit``, loses iff
+it is LOSS and ``dtz + c <= limit``, and the game is drawn otherwise.
+
+A cursed win (won without the rule, drawn by it) and a blessed loss store a DTZ
+above the limit, Syzygy's convention: a zeroing ply into a cursed win or blessed
+loss counts ``limit + 1`` instead of 1, so ``dtz - limit`` orders the ways to
+keep the rule-free win for the case the opponent errs. The solver computes every
+layer in the same kernel pass as the rule-free values (:mod:`egtb.tables.solve`);
+this module names the presets and turns the kernel's (code, DTZ) into categories.
+
+>>> [p.name for p in parse_presets("all")]
+['wcdf', 'crowning', 'forty-plies']
+>>> categories(np.array([WIN, WIN, DRAW, LOSS, LOSS], dtype=np.uint8),
+...            np.array([80, 81, 0, 3, 95]), 80).tolist()
+[2, 1, 0, -2, -1]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from egtb.rules.board import DRAW_RULES
+from egtb.tables.storage import RuleLayer
+from egtb.tables.values import DRAW, LOSS, WIN, Category
+
+__all__ = ["PRESETS", "RulePreset", "categories", "codes_of", "layer_attrs", "make_layer",
+           "parse_presets"]
+
+
+@dataclass(frozen=True)
+class RulePreset:
+    """A move-rule preset as the tables see it."""
+
+    name: str
+    """Preset name (a key of :data:`egtb.rules.board.DRAW_RULES`)."""
+    limit: int
+    """Quiet plies that draw the game."""
+    man_move_resets: bool
+    """Whether every man move zeroes the counter (else only a crowning, with captures)."""
+
+    @property
+    def zeroing(self) -> str:
+        """The plies that reset the counter, in words (a file attribute)."""
+        return "capture or man move" if self.man_move_resets else "capture or crowning"
+
+
+#: Every preset, in DRAW_RULES order (wcdf, crowning, forty-plies).
+PRESETS: dict[str, RulePreset] = {
+    name: RulePreset(name, rule.limit_plies, rule.man_move_resets)
+    for name, rule in DRAW_RULES.items()
+}
+
+
+#: Attribute (and statistics) name of each category's count.
+COUNT_NAMES = {Category.WIN: "wins", Category.CURSED_WIN: "cursed_wins",
+               Category.DRAW: "draws", Category.BLESSED_LOSS: "blessed_losses",
+               Category.LOSS: "losses"}
+
+
+def parse_presets(text: str | tuple | list) -> tuple[RulePreset, ...]:
+    """Presets from a comma list ("wcdf,crowning"), "all", "none" or a sequence of names.
+
+    >>> [p.limit for p in parse_presets("forty-plies,wcdf")]
+    [80, 40]
+    >>> parse_presets("none")
+    ()
+    """
+    if isinstance(text, str):
+        text = text.strip()
+        if text == "all":
+            return tuple(PRESETS.values())
+        names = [] if text in ("", "none") else [t.strip() for t in text.split(",")]
+    else:
+        names = list(text)
+    unknown = [n for n in names if n not in PRESETS]
+    if unknown:
+        raise ValueError(f"unknown rule preset {unknown[0]!r}; choose from "
+                         f"{', '.join(PRESETS)}, all or none")
+    return tuple(PRESETS[n] for n in PRESETS if n in names)
+
+
+def categories(code: np.ndarray, dtz: np.ndarray, limit: int) -> np.ndarray:
+    """Category codes (int8) of a layer held as value codes and DTZ."""
+    out = np.zeros(len(code), dtype=np.int8)
+    fits = dtz <= limit
+    out[(code == WIN) & fits] = Category.WIN
+    out[(code == WIN) & ~fits] = Category.CURSED_WIN
+    out[(code == LOSS) & fits] = Category.LOSS
+    out[(code == LOSS) & ~fits] = Category.BLESSED_LOSS
+    return out
+
+
+def codes_of(category: np.ndarray) -> np.ndarray:
+    """Value codes (uint8: DRAW, WIN, LOSS) of category codes, the inverse of :func:`categories`.
+
+    >>> codes_of(np.array([2, 1, 0, -1, -2], dtype=np.int8)).tolist()
+    [2, 2, 1, 3, 3]
+    """
+    out = np.full(len(category), DRAW, dtype=np.uint8)
+    out[category > 0] = WIN
+    out[category < 0] = LOSS
+    return out
+
+
+def layer_attrs(preset: RulePreset, category: np.ndarray, dtz: np.ndarray) -> dict:
+    """Group attributes of a layer: limit, zeroing, counts per category, max DTZ.
+
+    ``max_dtz`` is over positions decisive under the rule (win or loss);
+    ``max_dtz_cursed`` over cursed wins and blessed losses (0 when none).
+    """
+    counts = {COUNT_NAMES[c]: int(np.count_nonzero(category == c)) for c in Category}
+    decisive = (category == Category.WIN) | (category == Category.LOSS)
+    cursed = (category == Category.CURSED_WIN) | (category == Category.BLESSED_LOSS)
+    return dict(counts, preset=preset.name, limit=preset.limit, zeroing=preset.zeroing,
+                max_dtz=int(dtz[decisive].max()) if decisive.any() else 0,
+                max_dtz_cursed=int(dtz[cursed].max()) if cursed.any() else 0)
+
+
+def make_layer(preset: RulePreset, code: np.ndarray, dtz: np.ndarray) -> RuleLayer:
+    """The stored layer (categories, DTZ, attributes) of a solved layer's codes and DTZ."""
+    category = categories(code, dtz, preset.limit)
+    return RuleLayer(category, dtz, layer_attrs(preset, category, dtz))

@@ -1,0 +1,80 @@
+"""Persistent external engines (issue 13): started once per worker, restarted only after a fault."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+from tournament.engines.base import Engine, GameState, Limit
+from tournament.engines.pool import EnginePool
+from tournament.engines.random import RandomEngine
+from tournament.result import GameTermination
+from tournament.schedule import GameSettings, run_tournament
+
+FAKES = Path(__file__).parent / "fake_engines"
+SHORT = GameSettings(max_plies=40)
+
+
+def _crasher(game: int, starts: Path) -> str:
+    return f"hub:{sys.executable} {FAKES / 'crash_in_game.py'} {game} {starts}"
+
+
+def _starts(path: Path) -> int:
+    return len(path.read_text().split()) if path.exists() else 0
+
+
+def test_an_external_engine_is_started_once_and_restarted_after_its_crash(tmp_path: Path,
+                                                                           caplog: pytest.LogCaptureFixture) -> None:
+    starts = tmp_path / "starts"
+    spec = _crasher(3, starts)
+    with caplog.at_level(logging.WARNING, logger="tournament.engines.pool"):
+        result = run_tournament([spec, "random"], out_dir=tmp_path / "run", games=4, concurrency=1,
+                                settings=SHORT, progress=False)
+    terminations = [r.result.termination for r in result.records]
+    assert terminations[2] is GameTermination.CRASH and result.records[2].result.winner is not None
+    assert "crashed" in result.records[2].result.reason
+    assert GameTermination.CRASH not in terminations[:2] + terminations[3:]  # game 4 played by a new process
+    assert _starts(starts) == 3  # the setup check, the one start for games 1-3, the restart for game 4
+    restarts = [r.getMessage() for r in caplog.records if "restarted after a fault" in r.getMessage()]
+    assert len(restarts) == 1 and "crashed" in restarts[0]
+
+
+def test_each_worker_keeps_its_own_engine(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    result = run_tournament([_crasher(0, starts), "random"], out_dir=tmp_path / "run", games=6, concurrency=2,
+                            settings=SHORT, progress=False)
+    assert len(result.records) == 6 and not any(r.result.is_fault for r in result.records)
+    assert 2 <= _starts(starts) <= 3  # the setup check plus at most one per worker, not one per game
+
+
+def test_fresh_engines_when_asked(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    run_tournament([_crasher(0, starts), "random"], out_dir=tmp_path / "run", games=3, concurrency=1,
+                   settings=SHORT, progress=False, reuse_engines=False)
+    assert _starts(starts) == 1 + 3
+
+
+class Persistent(RandomEngine):
+    persistent = True
+    closed = 0
+
+    def close(self) -> None:
+        Persistent.closed += 1
+
+
+def test_pool_keeps_persistent_engines_and_drops_them_after_a_fault() -> None:
+    pool = EnginePool()
+    first = pool.acquire("x", lambda: Persistent(seed=1))
+    pool.release("x", first, fault=None)
+    assert pool.acquire("x", lambda: Persistent(seed=2)) is first
+    pool.release("x", first, fault=GameTermination.ILLEGAL_MOVE)  # a working process: kept
+    assert pool.acquire("x", lambda: Persistent(seed=2)) is first
+    pool.release("x", first, fault=GameTermination.TIME_FORFEIT, reason="too slow")
+    second = pool.acquire("x", lambda: Persistent(seed=3))
+    assert second is not first and pool.restarts == 1 and pool.starts == 2 and Persistent.closed == 1
+    pool.release("x", second, fault=None)
+    pool.close()
+    assert len(pool) == 0 and Persistent.closed == 2

@@ -1,0 +1,382 @@
+"""Rule layers against an independent brute-force solver over (position, counter) states.
+
+The solver here shares nothing with :mod:`egtb.tables.solve`: it enumerates
+positions itself, takes moves from the rules core's move generator (the one
+:class:`egtb.rules.board.Board` uses), applies the move rule as
+../shared/DESIGN.md states it (a quiet ply adds 1 to the counter, a zeroing ply
+sets it to 0; no legal move loses, even at the limit; otherwise a counter at the
+limit draws), and solves every state (position, counter) by backward induction
+over the counter. The state graph is acyclic: a quiet ply raises the counter, and
+a zeroing ply (or a plain man move, quiet or not) leaves the group of positions
+with the same pieces, men and men advancement for a smaller one.
+
+The tables must then agree at every counter ``c`` in 0..limit: the side to move
+wins iff the category is WIN and ``dtz + c <= limit``, loses iff it is LOSS and
+``dtz + c <= limit``, and draws otherwise.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from egtb.rules.board import DRAW_RULES, Board
+from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM,
+                                generate_moves, new_move_buffer)
+from egtb.rules.notation import parse_fen
+from egtb.tables import build as builder
+from egtb.tables import rule_layer, storage
+from egtb.tables.index import position_index
+from egtb.tables.material import Material
+from egtb.tables.values import LOSS as LOSS_CODE
+from egtb.tables.values import WIN as WIN_CODE
+from egtb.tables.values import Category
+
+#: Oracle values for the side to move.
+W, D, L = 1, 0, -1
+PRESETS = tuple(DRAW_RULES)
+#: Bits of the squares a man of each colour never stands on (its crowning row).
+BLACK_MEN_FORBIDDEN = 0xF0000000
+WHITE_MEN_FORBIDDEN = 0x0000000F
+
+
+# ------------------------------------------------------------------ the oracle
+
+def mirror(bb: int) -> int:
+    """Square s -> 33 - s: bit i -> bit 31 - i."""
+    return int(f"{bb:032b}"[::-1], 2)
+
+
+def black_to_move(bm: int, bk: int, wm: int, wk: int, turn: int) -> tuple[int, int, int, int]:
+    """The position with colours swapped and the board turned when White is to move."""
+    if turn == 0:
+        return bm, bk, wm, wk
+    return mirror(wm), mirror(wk), mirror(bm), mirror(bk)
+
+
+def group_rank(key: tuple[int, int, int, int]) -> tuple[int, int, int]:
+    """(pieces, men, -advancement): every move but a king step lowers it."""
+    bm, bk, wm, wk = key
+    pieces = bm.bit_count() + bk.bit_count() + wm.bit_count() + wk.bit_count()
+    advancement = sum(row * ((bm >> 4 * row) & 15).bit_count()
+                      + (7 - row) * ((wm >> 4 * row) & 15).bit_count() for row in range(8))
+    return pieces, bm.bit_count() + wm.bit_count(), -advancement
+
+
+def positions_with(pieces: int):
+    """Every Black-to-move placement of `pieces` pieces with both colours present."""
+    for squares in itertools.combinations(range(32), pieces):
+        for kinds in itertools.product(range(4), repeat=pieces):
+            bb = [0, 0, 0, 0]
+            for s, k in zip(squares, kinds):
+                bb[k] |= 1 << s
+            if not (bb[0] | bb[1]) or not (bb[2] | bb[3]):
+                continue
+            if bb[0] & BLACK_MEN_FORBIDDEN or bb[2] & WHITE_MEN_FORBIDDEN:
+                continue
+            yield tuple(bb)
+
+
+class StateGraph:
+    """Positions (Black to move, sorted by group rank) and their moves as flat arrays."""
+
+    def __init__(self, seeds) -> None:
+        buffer = new_move_buffer()
+        ids: dict[tuple, int] = {}
+        keys: list[tuple] = []
+        moves: list[tuple] = []  # (source key, target key or None, capture, crowning, man)
+        queue = deque()
+        for key in seeds:
+            if key not in ids:
+                ids[key] = len(keys)
+                keys.append(key)
+                queue.append(key)
+        while queue:
+            key = queue.popleft()
+            n = generate_moves(*key, 0, buffer)
+            for row in buffer[:n].tolist():
+                target = black_to_move(row[M_BM], row[M_BK], row[M_WM], row[M_WK], 1)
+                if not (target[0] | target[1]):
+                    target = None  # the opponent has no pieces left: lost
+                elif target not in ids:
+                    ids[target] = len(keys)
+                    keys.append(target)
+                    queue.append(target)
+                moves.append((key, target, row[M_CAPTURED] != 0, row[M_CROWNS] != 0,
+                              row[M_MAN] != 0))
+        ranks = {key: group_rank(key) for key in keys}
+        self.keys = sorted(keys, key=lambda k: (ranks[k], k))
+        self.index = {key: i for i, key in enumerate(self.keys)}
+        moves.sort(key=lambda m: self.index[m[0]])
+        self.src = np.array([self.index[m[0]] for m in moves], dtype=np.int64)
+        self.tgt = np.array([-1 if m[1] is None else self.index[m[1]] for m in moves],
+                            dtype=np.int64)
+        self.capture = np.array([m[2] for m in moves], dtype=bool)
+        self.crowning = np.array([m[3] for m in moves], dtype=bool)
+        self.man = np.array([m[4] for m in moves], dtype=bool)
+        self.nmoves = np.bincount(self.src, minlength=len(self.keys))
+        rank_list = [ranks[k] for k in self.keys]
+        self.groups = [(a, a + len(list(g))) for a, g in _runs(rank_list)]
+        king_step = ~self.capture & ~self.man
+        self._check_order(rank_list, king_step)
+        self._solved: dict[str, np.ndarray] = {}
+
+    def _check_order(self, rank_list, king_step) -> None:
+        """Every move but a king step goes to a smaller group rank; king steps stay."""
+        group = np.zeros(len(self.keys), dtype=np.int64)  # positions sorted: group order = rank
+        for g, (a, b) in enumerate(self.groups):
+            group[a:b] = g
+        moved = self.tgt >= 0
+        src, tgt = group[self.src[moved]], group[self.tgt[moved]]
+        assert (src[king_step[moved]] == tgt[king_step[moved]]).all()
+        assert (src[~king_step[moved]] > tgt[~king_step[moved]]).all()
+
+    def solve(self, preset: str) -> np.ndarray:
+        """Values (W, D, L) of every state: array (positions, limit + 1) over counters."""
+        if preset not in self._solved:
+            self._solved[preset] = self._solve(preset)
+        return self._solved[preset]
+
+    def _solve(self, preset: str) -> np.ndarray:
+        rule = DRAW_RULES[preset]
+        limit = rule.limit_plies
+        zeroing = self.capture | self.crowning | (self.man & rule.man_move_resets)
+        values = np.zeros((len(self.keys), limit + 2), dtype=np.int8)
+        starts = np.searchsorted(self.src, [a for a, _ in self.groups] + [len(self.keys)])
+        for (a, b), ma, mb in zip(self.groups, starts[:-1], starts[1:]):
+            src, tgt, zero = self.src[ma:mb] - a, self.tgt[ma:mb], zeroing[ma:mb]
+            nmoves = self.nmoves[a:b]
+            safe = np.where(tgt < 0, 0, tgt)
+            values[a:b, limit] = np.where(nmoves == 0, L, D)  # the limit: draw unless no move
+            for c in range(limit - 1, -1, -1):
+                column = np.where(zero, 0, c + 1)
+                after = np.where(tgt < 0, L, values[safe, column])
+                wins = np.bincount(src, weights=after == L, minlength=b - a) > 0
+                losses = np.bincount(src, weights=after == W, minlength=b - a) == nmoves
+                values[a:b, c] = np.where(wins, W, np.where(losses, L, D))
+        return values[:, :limit + 1]
+
+
+def _runs(values):
+    start = 0
+    for _, group in itertools.groupby(values):
+        n = len(list(group))
+        yield start, range(n)
+        start += n
+
+
+# ------------------------------------------------------------------ the tables
+
+def stored_layer(directory: Path, keys: list[tuple], preset: str):
+    """(category, dtz, wld code) of each position from the table files."""
+    category = np.zeros(len(keys), dtype=np.int8)
+    dtz = np.zeros(len(keys), dtype=np.int64)
+    wld = np.zeros(len(keys), dtype=np.int64)
+    by_material: dict[Material, list[int]] = {}
+    for i, (bm, bk, wm, wk) in enumerate(keys):
+        m = Material(bm.bit_count(), bk.bit_count(), wm.bit_count(), wk.bit_count())
+        by_material.setdefault(m, []).append(i)
+    for material, rows in by_material.items():
+        data = storage.open_table(storage.table_path(directory, material), rules=(preset,))
+        layer = data.rules[preset]
+        for i in rows:
+            j = position_index(*keys[i])
+            category[i], dtz[i], wld[i] = layer.category[j], layer.dtz[j], data.wld[j]
+    return category, dtz, wld
+
+
+def values_by_rule(category: np.ndarray, dtz: np.ndarray, limit: int) -> np.ndarray:
+    """What the exactness rule makes of stored (category, dtz) at each counter 0..limit."""
+    counters = np.arange(limit + 1)
+    fits = dtz[:, None] + counters[None, :] <= limit
+    win = (category == Category.WIN)[:, None] & fits
+    loss = (category == Category.LOSS)[:, None] & fits
+    return np.where(win, W, np.where(loss, L, D)).astype(np.int8)
+
+
+def assert_agree(directory: Path, graph: StateGraph, preset: str) -> None:
+    limit = DRAW_RULES[preset].limit_plies
+    oracle = graph.solve(preset)
+    category, dtz, wld = stored_layer(directory, graph.keys, preset)
+    expected = values_by_rule(category, dtz, limit)
+    bad = np.flatnonzero((oracle != expected).any(axis=1))
+    assert not len(bad), [(builder.fen_of(Material(*(b.bit_count() for b in graph.keys[i])),
+                                          position_index(*graph.keys[i])),
+                           int(category[i]), int(dtz[i])) for i in bad[:5]]
+    # the sign of the category is the rule-free value; cursed and blessed exceed the limit
+    assert np.array_equal(category > 0, wld == WIN_CODE)
+    assert np.array_equal(category < 0, wld == LOSS_CODE)
+    cursed = (category == Category.CURSED_WIN) | (category == Category.BLESSED_LOSS)
+    assert (dtz[cursed] > limit).all()
+    assert (dtz[category == Category.DRAW] == 0).all()
+
+
+@pytest.fixture(scope="module")
+def tables3(tmp_path_factory) -> Path:
+    """Every table up to 3 pieces with all rule layers."""
+    directory = tmp_path_factory.mktemp("rules3")
+    builder.build(3, directory=directory, jobs=1, progress=False)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def graph3() -> StateGraph:
+    """Every position with 2 or 3 pieces."""
+    return StateGraph(itertools.chain(positions_with(2), positions_with(3)))
+
+
+@pytest.fixture(scope="module")
+def tables_cursed(tables3) -> Path:
+    """Up to 3 pieces, plus the 4-piece pairs 2k-2k, 1m1k-2k and 2k-2m (cursed wins exist)."""
+    for name in ("2k-2k", "1m1k-2k", "2k-2m"):
+        pair = next(p for p in builder.plan_pairs(4, min_pieces=4)
+                    if p.key == builder.pair_of(Material.parse(name))[0].name)
+        builder.build_pair(tables3, pair, builder.dependency_materials(pair))
+    return tables3
+
+
+def test_graph_covers_every_position(graph3):
+    assert len(graph3.keys) == 3488 + 196032  # published counts (DESIGN.md)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_state_up_to_3_pieces(tables3, graph3, preset):
+    assert_agree(tables3, graph3, preset)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", PRESETS)
+def test_sampled_4_piece_states(tmp_path_factory, preset):
+    directory = tmp_path_factory.getbasetemp() / "rules4"
+    if not (directory / "2k-2k.h5").exists():
+        builder.build(4, directory=directory, jobs=2, progress=False)
+    rng = np.random.default_rng(9)
+    pool = [k for k in positions_with(4) if (k[0] | k[2]).bit_count() >= 2]
+    seeds = [pool[i] for i in rng.choice(len(pool), size=40, replace=False)]
+    graph = StateGraph(seeds)
+    assert len(graph.keys) > 1000
+    assert_agree(directory, graph, preset)
+
+
+# ------------------------------------------------------------------ positions by hand
+
+def layer_of(directory: Path, fen: str, preset: str) -> tuple[Category, int, int]:
+    """(category, dtz, dtw) of a FEN under a preset."""
+    p = parse_fen(fen)
+    key = black_to_move(p.black_men, p.black_kings, p.white_men, p.white_kings, p.turn)
+    category, dtz, _ = stored_layer(directory, [key], preset)
+    material = Material(*(b.bit_count() for b in key))
+    data = storage.open_table(storage.table_path(directory, material), rules=False)
+    return Category(int(category[0])), int(dtz[0]), int(data.dtw[position_index(*key)])
+
+
+def oracle_at(graph: StateGraph, fen: str, preset: str, counter: int) -> int:
+    p = parse_fen(fen)
+    key = black_to_move(p.black_men, p.black_kings, p.white_men, p.white_kings, p.turn)
+    return int(graph.solve(preset)[graph.index[key], counter])
+
+
+def test_kings_only_win_longer_than_the_counter_left_is_a_draw(tables3, graph3):
+    fen = "B:WK14:BK1,K2"  # two kings against one: 33 plies to the capture
+    category, dtz, dtw = layer_of(tables3, fen, "wcdf")
+    assert (category, dtz, dtw) == (Category.WIN, 33, 33)
+    assert oracle_at(graph3, fen, "wcdf", 80 - 33) == W
+    assert oracle_at(graph3, fen, "wcdf", 80 - 33 + 1) == D  # DTW exceeds the plies left
+    assert oracle_at(graph3, fen, "forty-plies", 7) == W
+    assert oracle_at(graph3, fen, "forty-plies", 8) == D
+
+
+def test_a_man_move_resets_the_counter_in_time_only_under_wcdf(tables3, graph3):
+    # Black wins with man and king against a king by pushing the man; under wcdf
+    # each push zeroes the counter, under crowning/forty-plies only the crowning does
+    fen = "B:WK32:B5,K22"
+    wcdf, crowning = layer_of(tables3, fen, "wcdf"), layer_of(tables3, fen, "crowning")
+    assert wcdf[0] == crowning[0] == Category.WIN
+    assert wcdf[1] < crowning[1]
+    counter = 80 - crowning[1] + 1
+    assert oracle_at(graph3, fen, "wcdf", counter) == W
+    assert oracle_at(graph3, fen, "crowning", counter) == D
+    assert oracle_at(graph3, fen, "forty-plies", 40 - crowning[1] + 1) == D
+
+
+def test_no_move_at_the_limit_is_a_loss(tables3, graph3):
+    fen = "B:WK8,K11:B4"  # the man on 4 is blocked and cannot jump
+    board = Board(fen, quiet_plies=80)
+    assert board.outcome().winner == 1  # White: the rules core agrees
+    for preset in PRESETS:
+        assert layer_of(tables3, fen, preset)[:2] == (Category.LOSS, 0)
+        assert oracle_at(graph3, fen, preset, DRAW_RULES[preset].limit_plies) == L
+
+
+def test_a_move_at_the_limit_is_a_draw_even_when_it_wins(tables3, graph3):
+    fen = "B:WK14:BK10,K15"  # Black captures at once
+    assert layer_of(tables3, fen, "wcdf")[:2] == (Category.WIN, 1)
+    assert oracle_at(graph3, fen, "wcdf", 79) == W
+    assert oracle_at(graph3, fen, "wcdf", 80) == D
+
+
+def test_blessed_loss_and_cursed_win(tables_cursed):
+    blessed = "B:WK30,K31:B12,28"  # lost without the rule, saved by forty plies
+    assert layer_of(tables_cursed, blessed, "wcdf")[0] == Category.LOSS
+    category, dtz, dtw = layer_of(tables_cursed, blessed, "forty-plies")
+    assert category == Category.BLESSED_LOSS and dtz > 40 and dtw > 40
+    cursed = "B:W5,21:BK15,K19"  # won without the rule, drawn under forty plies
+    assert layer_of(tables_cursed, cursed, "wcdf")[0] == Category.WIN
+    assert layer_of(tables_cursed, cursed, "crowning")[0] == Category.WIN
+    category, dtz, _ = layer_of(tables_cursed, cursed, "forty-plies")
+    assert category == Category.CURSED_WIN and dtz > 40
+
+
+@pytest.mark.slow
+def test_blessed_and_cursed_against_the_oracle(tables_cursed):
+    for fen, preset, expected in (("B:WK30,K31:B12,28", "forty-plies", Category.BLESSED_LOSS),
+                                  ("B:W5,21:BK15,K19", "forty-plies", Category.CURSED_WIN)):
+        p = parse_fen(fen)
+        key = black_to_move(p.black_men, p.black_kings, p.white_men, p.white_kings, p.turn)
+        graph = StateGraph([key])
+        assert (graph.solve(preset)[graph.index[key]] == D).all()  # drawn at every counter
+        assert_agree(tables_cursed, graph, preset)
+        assert layer_of(tables_cursed, fen, preset)[0] == expected
+
+
+def test_layer_arrays_survive_a_round_trip(tmp_path):
+    material = Material.parse("1k-1k")
+    wld = np.array([1, 2, 3, 2], dtype=np.uint8)
+    dtw = np.array([0, 5, 4, 300], dtype=np.uint16)
+    preset = rule_layer.PRESETS["forty-plies"]
+    layer = rule_layer.make_layer(preset, wld, np.array([0, 5, 4, 300], dtype=np.uint16))
+    path = storage.write_table(tmp_path / "x.h5", material, wld, dtw, rules={preset.name: layer})
+    data = storage.open_table(path)
+    assert data.rules["forty-plies"].category.tolist() == [0, 2, -2, 1]
+    assert data.rules["forty-plies"].dtz.tolist() == [0, 5, 4, 300]
+    assert data.rules["forty-plies"].attrs["cursed_wins"] == 1
+    assert storage.open_table(path, rules=False).rules == {}
+    with pytest.raises(storage.TableError, match="no rule layer 'wcdf'"):
+        storage.open_table(path, rules=("wcdf",))
+
+
+def test_verify_finds_a_wrong_rule_layer(tables3, tmp_path):
+    import shutil
+    from egtb.tables.verify import verify_directory
+    for path in tables3.glob("*.h5"):
+        if Material.parse(path.stem).pieces <= 3:
+            shutil.copy(path, tmp_path / path.name)
+    material = Material.parse("2k-1k")
+    path = storage.table_path(tmp_path, material)
+    assert verify_directory(tmp_path, materials=[material]).ok
+    data = storage.open_table(path)
+    layers = dict(data.rules)
+    forty = layers["forty-plies"]
+    dtz = forty.dtz.copy()
+    i = int(np.flatnonzero(forty.category == Category.WIN)[0])
+    dtz[i] += 2  # still a win within the limit, but not the fastest
+    layers["forty-plies"] = storage.RuleLayer(forty.category, dtz, forty.attrs)
+    attrs = {k: v for k, v in data.attrs.items() if k != "checksum_crc32"}
+    storage.write_table(path, material, data.wld, data.dtw, attrs=attrs, rules=layers)
+    report = verify_directory(tmp_path, materials=[material])
+    assert report.errors >= 1
+    assert any("forty-plies" in m and "rule layer: DTZ" in m for m in report.messages)
