@@ -23,6 +23,7 @@ True
 from __future__ import annotations
 
 import bisect
+from array import array
 import heapq
 import os
 import struct
@@ -86,7 +87,7 @@ NO_DTW = 0xFFFF
 #: int16 bucket entries index runs).
 MAX_RUNS = BLOCK_BITS
 #: Decoded blocks kept per Tablebase for single probes.
-DEFAULT_CACHE_BLOCKS = 4096
+DEFAULT_CACHE_BLOCKS = 2048
 #: Bytes of the numba batch block pool per Tablebase.
 DEFAULT_POOL_BYTES = 64 << 20
 
@@ -706,7 +707,7 @@ class CompactTable:
         runs = blocks.get(key)
         if runs is None:
             ends, vals = self.decode(block)
-            runs = (ends.tolist(), vals.tolist())
+            runs = (array("q", ends.tobytes()), vals.tobytes())  # 9 bytes a run
             self.cache.put(key, runs)
         else:
             blocks.move_to_end(key)
@@ -724,7 +725,9 @@ class CompactTable:
 
 
 class BlockCache:
-    """LRU of decoded blocks (run ends and values as lists), shared by a Tablebase's tables."""
+    """LRU of decoded blocks (run ends as an int64 array, values as bytes), shared by a
+    Tablebase's tables: at most ``max_blocks`` blocks, each at most 9 * MAX_RUNS bytes
+    (about 60 KB for a typical 5-piece block)."""
 
     def __init__(self, max_blocks: int = DEFAULT_CACHE_BLOCKS) -> None:
         self.max_blocks = max_blocks
@@ -734,7 +737,7 @@ class BlockCache:
     def __len__(self) -> int:
         return len(self.blocks)
 
-    def put(self, key: int, runs: tuple[list, list]) -> None:
+    def put(self, key: int, runs: tuple[array, bytes]) -> None:
         """Remember a decoded block, forgetting the least recently used beyond max_blocks."""
         self.blocks[key] = runs
         while len(self.blocks) > self.max_blocks:
