@@ -9,7 +9,7 @@ True
 """
 
 from egtb.errors import (AmbiguousMoveError, EgtbError, IllegalMoveError, InvalidFenError, InvalidMoveError,
-                         MissingTableError, SolverError, TableError)
+                         MissingRuleLayerError, MissingTableError, SolverError, TableError)
 from egtb.rules.board import BLACK, DRAW_RULES, WHITE, Board, DrawRule, Move, Outcome, Termination
 from egtb.tables.material import Material
 from egtb.tables.values import Category, Wdl
@@ -18,7 +18,8 @@ __version__ = "0.2.0"
 
 __all__ = [
     "AmbiguousMoveError", "BLACK", "Board", "Category", "DRAW_RULES", "DrawRule", "EgtbError",
-    "IllegalMoveError", "InvalidFenError", "InvalidMoveError", "Material", "MissingTableError", "Move",
+    "IllegalMoveError", "InvalidFenError", "InvalidMoveError", "Material", "MissingRuleLayerError",
+    "MissingTableError", "Move",
     "Outcome", "ProbeResult", "SolverError", "TableError", "Tablebase", "Termination", "WHITE", "Wdl",
     "__version__",
 ]

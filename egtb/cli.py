@@ -24,10 +24,12 @@ import sys
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence, TextIO
 
+import numpy as np
+
 from egtb.errors import EgtbError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe import MoveValue, Tablebase
 from egtb.rules.board import DRAW_RULES, Board
-from egtb.rules.movegen import perft
+from egtb.rules.perft import HASH_ENTRY_BYTES, new_hash_table, perft, perft_hashed
 from egtb.tables import storage
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "EXIT_CODES_HELP",
@@ -112,8 +114,17 @@ def _register_perft(subparsers) -> None:
     parser.add_argument("--depth", type=_non_negative, required=True, help="plies to search")
     parser.add_argument("--fen", default=None, help="start position (default: the standard start)")
     parser.add_argument("--divide", action="store_true", help="one count per legal move, then the total")
+    parser.add_argument("--hash", type=_positive_megabytes, default=None, metavar="MB",
+                        help="transposition table of MB megabytes (subtree counts; for depths 13 and more)")
     _add_json(parser)
     parser.set_defaults(func=run_perft)
+
+
+def _positive_megabytes(text: str) -> float:
+    value = float(text)
+    if not value * 2**20 >= HASH_ENTRY_BYTES:
+        raise argparse.ArgumentTypeError(f"hash size must hold at least one entry ({HASH_ENTRY_BYTES} bytes), not {text} MB")
+    return value
 
 
 def _non_negative(text: str) -> int:
@@ -126,11 +137,13 @@ def _non_negative(text: str) -> int:
 def run_perft(args: argparse.Namespace) -> int:
     """Print the perft count, or with --divide one "move: count" line per move and the total."""
     board = Board(args.fen)
-    counts = divide(board, args.depth) if args.divide else []
-    total = sum(c for _, c in counts) if args.divide else count_leaves(board, args.depth)
+    table = None if args.hash is None else new_hash_table(megabytes=args.hash)
+    counts = divide(board, args.depth, table=table) if args.divide else []
+    total = sum(c for _, c in counts) if args.divide else count_leaves(board, args.depth, table=table)
     if args.json:
         _print_json({"fen": board.fen(), "depth": args.depth, "leaves": total,
-                     **({"divide": dict(counts)} if args.divide else {})})
+                     **({"divide": dict(counts)} if args.divide else {}),
+                     **({"hash_mb": args.hash} if args.hash is not None else {})})
         return EXIT_OK
     for move, count in counts:
         print(f"{move}: {count}")
@@ -138,16 +151,20 @@ def run_perft(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def count_leaves(board: Board, depth: int) -> int:
-    """perft of the board's position.
+def count_leaves(board: Board, depth: int, *, table: np.ndarray | None = None) -> int:
+    """perft of the board's position, with a transposition `table` (:func:`new_hash_table`) if given.
 
     >>> count_leaves(Board(), 4)
     1469
+    >>> count_leaves(Board(), 6, table=new_hash_table(megabytes=1))
+    36768
     """
+    if table is not None:
+        return int(perft_hashed(*board.key(), depth, table))
     return int(perft(*board.key(), depth))
 
 
-def divide(board: Board, depth: int) -> list[tuple[str, int]]:
+def divide(board: Board, depth: int, *, table: np.ndarray | None = None) -> list[tuple[str, int]]:
     """(move, perft(depth - 1) after it) for every legal move; [] when depth is 0.
 
     >>> divide(Board("B:W14,23:B9"), 1)
@@ -158,7 +175,7 @@ def divide(board: Board, depth: int) -> list[tuple[str, int]]:
     counts = []
     for move in board.legal_moves():
         board.push(move)
-        counts.append((str(move), count_leaves(board, depth - 1)))
+        counts.append((str(move), count_leaves(board, depth - 1, table=table)))
         board.pop()
     return counts
 

@@ -38,6 +38,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 from numba import njit, types
@@ -321,8 +322,10 @@ def _int64_ptr(typingctx, address):
 
 @njit(cache=True, inline="always")
 def _read_layer(row, index):
-    """(category, dtz) at ``index`` of the layer a lookup row points to."""
+    """(category, dtz) at ``index`` of the layer a lookup row points to (a draw's DTZ is 0, not read)."""
     category = np.int64(_int8_ptr(row[COL_CATEGORY_AT])[index])
+    if category == CAT_DRAW:
+        return category, np.int64(0)
     if row[COL_DTZ_WIDE]:
         return category, np.int64(_uint16_ptr(row[COL_DTZ_AT])[index])
     return category, np.int64(_uint8_ptr(row[COL_DTZ_AT])[index])
@@ -433,18 +436,28 @@ class Tablebase:
     ``directory`` defaults to $EGTB_DIR or data/egtb. At most ``max_open``
     tables stay loaded; with ``memory_limit_bytes`` the least recently used
     tables are dropped while the loaded ones take more than that (the table
-    being probed always stays).
+    being probed always stays). ``rules`` names the move-rule presets whose
+    layers are kept in memory (default: every layer a file has); a program
+    that plays one preset saves about two thirds of the layers' memory with
+    ``rules=("wcdf",)``.
 
     >>> with Tablebase("data/egtb") as tb:                    # doctest: +SKIP
     ...     tb.probe_wdl("B:WK10:BK1"), tb.probe_dtw("B:WK10:BK1")
     (0, 0)
+    >>> Tablebase("/nonexistent", rules=("fifty-moves",))
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown draw rule 'fifty-moves'; choose from wcdf, crowning, forty-plies
     """
 
     def __init__(self, directory: os.PathLike | str | None = None, *,
                  max_open: int = DEFAULT_MAX_OPEN,
-                 memory_limit_bytes: int | None = None) -> None:
+                 memory_limit_bytes: int | None = None,
+                 rules: Iterable[str] | None = None) -> None:
         if max_open < 1:
             raise ValueError(f"max_open must be at least 1, not {max_open}")
+        self.rules = tuple(_draw_rule(name).name for name in rules) if rules is not None else None
+        """Presets whose layers are kept (None: all)."""
         self.directory = Path(directory) if directory is not None else storage.default_dir()
         self.max_open = max_open
         self.memory_limit_bytes = memory_limit_bytes
@@ -552,7 +565,8 @@ class Tablebase:
         dtw_type = np.uint8 if data.dtw.dtype.itemsize == 1 else np.uint16
         rules = {name: _Layer(np.ascontiguousarray(layer.category, dtype=np.int8),
                               np.ascontiguousarray(layer.dtz, dtype=_narrow_type(layer.dtz)))
-                 for name, layer in getattr(data, "rules", {}).items()}
+                 for name, layer in getattr(data, "rules", {}).items()
+                 if self.rules is None or name in self.rules}
         return _Table(material, np.ascontiguousarray(data.wld, dtype=np.uint8),
                       np.ascontiguousarray(data.dtw, dtype=dtw_type), path, rules)
 
@@ -624,7 +638,7 @@ class Tablebase:
                       counter: int | None = None) -> Wdl:
         """Win, draw or loss for the side to move under the move rule from the counter.
 
-        The fast single probe with the rule (about as fast as :meth:`probe_wdl`).
+        The fast single probe with the rule (one kernel call for a Board probed as it is).
 
         >>> Tablebase("/nonexistent").probe_outcome(Board("W:W5:B1,2", rule="forty-plies", quiet_plies=40))
         <Wdl.LOSS: -1>
@@ -723,11 +737,14 @@ class Tablebase:
                 self._tables.move_to_end(code)
             return outcome, category, dtz
         if status == STATUS_NOT_LOADED:
+            if self.rules is not None and rule.name not in self.rules:
+                raise MissingRuleLayerError(f"preset {rule.name!r} is not loaded by this Tablebase "
+                                            f"(rules={self.rules}); open it with that preset")
             try:
                 self._table(code).layer(rule.name)
-            except MissingTableError as exc:
-                if type(exc) is MissingTableError and not has_moves(*key):
-                    return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table
+            except MissingTableError:
+                if not has_moves(*key):
+                    return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table holds
                 raise
             return self._probe_rule_key(key, rule, counter)
         if status == STATUS_INVALID:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -39,6 +40,20 @@ def test_perft_divide(capsys):
 def test_perft_divide_lists_captures_in_pdn(capsys):
     _, out, _ = run(capsys, "perft", "--depth", "2", "--divide", "--fen", "B:W14,23,32:B9")
     assert out.splitlines() == ["9x18x27: 1", "total: 1"]
+
+
+def test_perft_with_a_hash_table(capsys):
+    assert run(capsys, "perft", "--depth", "8", "--hash", "1") == (0, "845931\n", "")
+    status, out, _ = run(capsys, "perft", "--depth", "5", "--divide", "--hash", "0.5", "--json")
+    data = json.loads(out)
+    assert (status, data["leaves"], data["hash_mb"], sum(data["divide"].values())) == (0, 7361, 0.5, 7361)
+
+
+def test_perft_rejects_a_hash_without_room(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["perft", "--depth", "3", "--hash", "0"])
+    assert exc.value.code == 2
+    assert "--hash" in capsys.readouterr().err
 
 
 def test_perft_rejects_negative_depth(capsys):

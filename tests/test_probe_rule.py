@@ -363,3 +363,13 @@ def test_every_move_draws_at_the_limit(tb):
     moves = tb.best_moves(board)
     assert moves and all(m.outcome is Wdl.DRAW for m in moves)
     assert tb.probe(board).outcome is Wdl.DRAW and tb.probe(board).value == "win"
+
+
+def test_only_the_chosen_layers_are_kept(tables_dir, tb):
+    fen = "B:WK29:BK22,K27"
+    one = Tablebase(tables_dir, rules=("forty-plies",))
+    assert one.probe(fen, rule="forty-plies") == tb.probe(fen, rule="forty-plies")
+    assert one.loaded_materials == tb.loaded_materials and one.loaded_bytes < tb.loaded_bytes
+    with pytest.raises(MissingRuleLayerError, match="'wcdf' is not loaded"):
+        one.probe(fen)
+    assert one.probe(fen, rule_free=True) == tb.probe(fen, rule_free=True)

@@ -31,12 +31,12 @@ def test_verify_passes_up_to_four_pieces(tables, capsys):
 
 def tamper(directory, name: str, index: int, *, value: int | None = None, delta: int = 0):
     material = Material.parse(name)
-    wld, dtw = storage.load_material(directory, material)
-    wld, dtw = wld.copy(), dtw.astype(np.uint16)
+    path = storage.table_path(directory, material)
+    data = storage.open_table(path)
+    wld, dtw = data.wld.copy(), data.dtw.astype(np.uint16)
     wld[index] = wld[index] if value is None else value
     dtw[index] += delta
-    storage.write_table(storage.table_path(directory, material), material, wld, dtw,
-                        attrs=dict(storage.read_attrs(storage.table_path(directory, material))))
+    storage.write_table(path, material, wld, dtw, attrs=dict(storage.read_attrs(path)), rules=data.rules)
 
 
 @pytest.mark.parametrize("change", [{"delta": 1}, {"value": DRAW}])

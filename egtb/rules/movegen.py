@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from egtb.rules.perft import lowest_bit64, perft, popcount64  # perft: the fast kernel, re-exported
 from egtb.rules.squares import JUMP, NEIGHBOUR
 
 #: Most legal moves a position can have (12 kings x 4 steps is 48; capture
@@ -66,18 +67,14 @@ def new_move_buffer() -> np.ndarray:
 
 @njit(cache=True, inline="always")
 def popcount(x):
-    """Number of set bits of a 32-bit bitboard."""
-    x = np.int64(x) & 0xFFFFFFFF
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+    """Number of set bits of a 32-bit bitboard (the CPU's popcount instruction)."""
+    return popcount64(np.int64(x) & 0xFFFFFFFF)
 
 
 @njit(cache=True, inline="always")
 def _lowest_bit_index(x):
     # index of the lowest set bit of a non-zero 32-bit value
-    return popcount((x & -x) - 1)
+    return lowest_bit64(np.int64(x))
 
 
 @njit(cache=True, inline="always")
@@ -314,29 +311,6 @@ def count_moves(bm, bk, wm, wk, turn, scratch):
     if has_capture(bm, bk, wm, wk, turn):
         return generate_moves(bm, bk, wm, wk, turn, scratch)
     return count_simple_moves(bm, bk, wm, wk, turn)
-
-
-@njit(cache=True)
-def perft(bm, bk, wm, wk, turn, depth):
-    """Number of leaf positions after depth plies (distinct moves, bulk-counted)."""
-    if depth == 0:
-        return 1
-    buffers = np.zeros((depth, MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
-    return _perft(bm, bk, wm, wk, turn, depth, buffers)
-
-
-@njit(cache=True)
-def _perft(bm, bk, wm, wk, turn, depth, buffers):
-    level = depth - 1
-    if depth == 1:
-        return count_moves(bm, bk, wm, wk, turn, buffers[level])
-    moves = buffers[level]
-    n = generate_moves(bm, bk, wm, wk, turn, moves)
-    total = 0
-    for i in range(n):
-        total += _perft(moves[i, M_BM], moves[i, M_BK], moves[i, M_WM], moves[i, M_WK],
-                        1 - turn, depth - 1, buffers)
-    return total
 
 
 @njit(cache=True)

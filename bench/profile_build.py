@@ -1,0 +1,206 @@
+"""Where a table build's time goes: one material pair solved phase by phase (prints figures).
+
+Run: ``.venv/bin/python bench/profile_build.py [--pieces 5] [--pair KEY] [--tables DIR]``
+
+Builds every table up to ``--pieces`` (or reuses ``--tables DIR``), then solves
+one pair again in this process (default: the largest pair with men on both
+sides with the most pieces) and times each phase on its own, calling the
+solver's kernels (:mod:`egtb.tables.solve`) one at a time:
+
+- load: reading the dependency tables from disk into the flat arrays;
+- unrank: men configuration and king placements of every unit;
+- move generation: ``generate_moves`` for every position;
+- successor indexing: mirroring each successor and ranking it (king steps in
+  the unit, exits in their material);
+- value lookups: reading the exits' values and folding them into the node
+  table (the rest of ``collect_moves``);
+- propagation: edge inversion and the bucket-queue retrograde pass;
+- write: summaries, compression, checksums and the HDF5 file.
+
+Unrank, generation and indexing are timed by three passes of a kernel of this
+file that stop after 1, 2 or 3 of those steps (the difference of two passes is
+one step); the other phases are timed around the solver's own kernels. CPU
+seconds of this process (``time.process_time``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
+from egtb.tables import build as builder
+from egtb.tables import solve
+from egtb.tables.index import rank_kings, rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
+from egtb.tables.material import mirror_bb
+
+STEP_UNRANK = 1
+STEP_GENERATE = 2
+STEP_INDEX = 3
+
+
+@njit(cache=True)
+def walk_pair(counts, configs, offsets, steps):
+    """Unrank every unit (steps >= 1), generate moves (>= 2), index successors (>= 3).
+
+    Mirrors the loop of solve_units/collect_moves without solving; returns a
+    checksum so that nothing is optimised away.
+    """
+    symmetric = True
+    for j in range(4):
+        if counts[0, j] != counts[1, j]:
+            symmetric = False
+    size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
+    bk_arr = np.zeros(2 * size, dtype=np.int64)
+    wk_arr = np.zeros(2 * size, dtype=np.int64)
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    men = np.zeros((2, 2), dtype=np.int64)
+    check = 0
+    for u in range(configs.shape[0]):
+        bm_a, wm_a = unrank_men(configs[u], counts[0, 0], counts[0, 2])
+        men[0, 0], men[0, 1] = bm_a, wm_a
+        men[1, 0], men[1, 1] = mirror_bb(wm_a), mirror_bb(bm_a)
+        cb = rank_men(men[1, 0], men[1, 1], counts[1, 0], counts[1, 2])
+        halves = 1 if (symmetric and cb == configs[u]) else 2
+        for h in range(halves):
+            unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
+                        bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
+        check += bk_arr[0] ^ wk_arr[size - 1]
+        if steps < STEP_GENERATE:
+            continue
+        for i in range(halves * size):
+            h = i // size
+            other = (1 - h) if halves == 2 else h
+            n = generate_moves(men[h, 0], bk_arr[i], men[h, 1], wk_arr[i], 0, moves)
+            check += n
+            if steps < STEP_INDEX:
+                continue
+            for m in range(n):
+                if moves[m, M_CAPTURED] == 0 and moves[m, M_MAN] == 0:
+                    check += rank_kings(np.int64(mirror_bb(moves[m, M_WK])), np.int64(mirror_bb(moves[m, M_BK])),
+                                        men[other, 0] | men[other, 1], counts[other, 1], counts[other, 3])
+                else:
+                    nbm = np.int64(mirror_bb(moves[m, M_WM]))
+                    nbk = np.int64(mirror_bb(moves[m, M_WK]))
+                    if nbm | nbk:
+                        check += solve.flat_index(nbm, nbk, np.int64(mirror_bb(moves[m, M_BM])),
+                                                  np.int64(mirror_bb(moves[m, M_BK])), offsets)
+    return check
+
+
+def cpu(function, *args, **kwargs):
+    """(result, CPU seconds) of one call."""
+    start = time.process_time()
+    result = function(*args, **kwargs)
+    return result, time.process_time() - start
+
+
+def pick_pair(pieces: int, key: str | None) -> builder.Pair:
+    """The pair named `key`, or the largest pair of `pieces` pieces with men on both sides."""
+    pairs = builder.plan_pairs(pieces)
+    if key is not None:
+        for pair in pairs:
+            if key in (m.name for m in pair.materials):
+                return pair
+        raise SystemExit(f"no pair {key!r} up to {pieces} pieces")
+    mixed = [p for p in pairs if p.materials[0].pieces == pieces
+             and p.materials[0].black_men and p.materials[0].white_men]
+    return max(mixed, key=lambda p: p.positions)
+
+
+def profile_pair(directory: Path, pair: builder.Pair) -> list[tuple[str, float]]:
+    """(phase, CPU seconds) of solving `pair` again from the tables in `directory`."""
+    materials = pair.materials
+    first, last = materials[0], materials[-1]
+    counts = np.array([[m.black_men, m.black_kings, m.white_men, m.white_kings] for m in (first, last)],
+                      dtype=np.int64)
+    configs = solve.order_units(first.black_men, first.white_men, len(materials) == 1)
+    tables, load = cpu(builder.load_dependencies, directory, builder.dependency_materials(pair), materials)
+    walk_pair(counts, configs[:1], tables.offsets, STEP_INDEX)  # compile outside the timings
+    _, unrank = cpu(walk_pair, counts, configs, tables.offsets, STEP_UNRANK)
+    _, generate = cpu(walk_pair, counts, configs, tables.offsets, STEP_GENERATE)
+    _, index = cpu(walk_pair, counts, configs, tables.offsets, STEP_INDEX)
+
+    halves = 1 if (len(materials) == 1 and first.men == 0) else 2
+    scratch = solve.Scratch(slice_unit_size(first), halves=halves, kings=(first.black_kings, first.white_kings))
+    bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries = scratch.arrays()
+    size = unit_size(*counts[0])
+    code_a, code_b = (builder.code_of_material(m) for m in (first, last))
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    heads = np.full(solve.MAX_DEPTH + 2, -1, dtype=np.int64)
+    men = np.zeros((2, 2), dtype=np.int64)
+    base = np.zeros(2, dtype=np.int64)
+    progress = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
+    symmetric = len(materials) == 1
+    collect = invert = propagate = 0.0
+    for ca in configs:
+        bm_a, wm_a = unrank_men(ca, counts[0, 0], counts[0, 2])
+        men[0] = bm_a, wm_a
+        men[1] = mirror_bb(wm_a), mirror_bb(bm_a)
+        cb = rank_men(men[1, 0], men[1, 1], counts[1, 0], counts[1, 2])
+        unit_halves = 1 if (symmetric and cb == ca) else 2
+        base[0] = tables.offsets[code_a] + ca * size
+        base[1] = tables.offsets[code_b] + cb * size
+        n = unit_halves * size
+        for h in range(unit_halves):
+            unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
+                        bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
+        t0 = time.process_time()
+        status = solve.collect_moves(counts, unit_halves, size, men, bk_arr, wk_arr, tables.offsets, tables.wld,
+                                     tables.dtw, moves, succ_start, succ, node, progress)
+        t1 = time.process_time()
+        solve.invert_edges(n, succ_start, succ, pred_start, pred)
+        t2 = time.process_time()
+        status |= solve.propagate(n, pred_start, pred, node, entries, heads, size, base, tables.wld, tables.dtw,
+                                  progress)
+        t3 = time.process_time()
+        if status != solve.OK:
+            raise SystemExit(f"solving {pair.key} failed: status {status}")
+        collect += t1 - t0
+        invert += t2 - t1
+        propagate += t3 - t2
+    with tempfile.TemporaryDirectory(prefix="egtb-profile-") as out:
+        _, write = cpu(builder.write_pair, Path(out), materials, tables, rules="wcdf", seconds=0.0)
+    return [
+        ("load dependencies (read, decompress)", load),
+        ("unrank (men configurations, king placements)", unrank),
+        ("move generation (generate_moves)", generate - unrank),
+        ("successor indexing (mirror, rank)", index - generate),
+        ("value lookups and exit folding", collect - (index - unrank)),
+        ("edge inversion", invert),
+        ("propagation (bucket queue, value writes)", propagate),
+        ("write (summaries, compression, checksums, HDF5)", write),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pieces", type=int, default=5, help="build up to this many pieces (5 takes about 30 s)")
+    parser.add_argument("--pair", default=None, help="material of the pair to profile, e.g. 2m1k-1m1k")
+    parser.add_argument("--tables", type=Path, default=None, help="reuse a table directory built up to --pieces")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    directory = args.tables or Path(tempfile.mkdtemp(prefix="egtb-profile-"))
+    start = time.perf_counter()
+    builder.build(args.pieces, directory=directory, jobs=args.jobs, progress=False)
+    print(f"tables up to {args.pieces} pieces built or found complete in {directory} "
+          f"({time.perf_counter() - start:.1f} s wall)")
+    pair = pick_pair(args.pieces, args.pair)
+    phases = profile_pair(directory, pair)
+    total = sum(seconds for _, seconds in phases)
+    print(f"\npair {'/'.join(m.name for m in pair.materials)}: {pair.positions:,} positions, "
+          f"CPU seconds by phase (load average {os.getloadavg()[0]:.1f})")
+    width = max(len(name) for name, _ in phases)
+    for name, seconds in phases:
+        print(f"  {name.ljust(width)}  {seconds:7.3f}  {100 * seconds / total:5.1f}%")
+    print(f"  {'total'.ljust(width)}  {total:7.3f}  {pair.positions / total:,.0f} positions/s")
+
+
+if __name__ == "__main__":
+    main()
