@@ -295,9 +295,13 @@ def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_c
     return k + 1, byte
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def crc32(data, start, stop):
-    """CRC-32 (as zlib.crc32) of data[start:stop]."""
+    """CRC-32 (as zlib.crc32) of data[start:stop] (an array or a raw pointer).
+
+    >>> crc32(np.frombuffer(b"checkers", dtype=np.uint8), 0, 8) == zlib.crc32(b"checkers")
+    True
+    """
     c = np.uint32(0xFFFFFFFF)
     for i in range(start, stop):
         c = CRC_TABLE[(c ^ np.uint32(data[i])) & np.uint32(0xFF)] ^ (c >> np.uint32(8))
@@ -898,10 +902,7 @@ def _pool_value(row, index, desc, pool_owner, pool_width, pool_clock, pool_runs,
         data = _ptr_u8(desc[row, D_DATA])
         start = block * BLOCK_BYTES
         stop = min(start + BLOCK_BYTES, desc[row, D_DATA_LEN])
-        crc = np.uint32(0xFFFFFFFF)
-        for i in range(start, stop):
-            crc = CRC_TABLE[(crc ^ np.uint32(data[i])) & np.uint32(0xFF)] ^ (crc >> np.uint32(8))
-        if (crc ^ np.uint32(0xFFFFFFFF)) != _ptr_u32(desc[row, D_CRCS])[block]:
+        if crc32(data, start, stop) != _ptr_u32(desc[row, D_CRCS])[block]:
             status[0], status[2], status[3] = ST_CORRUPT, row, block
             return -1
         lut = _ptr_i32(desc[row, D_LUT])
