@@ -1,4 +1,4 @@
-"""The ``egtb`` command line: ``perft``, ``moves``, ``build``, ``stats``, ``verify``, ``probe``.
+"""The ``egtb`` command line: ``perft``, ``moves``, ``build``, ``compact``, ``stats``, ``verify``, ``probe``.
 
 Every subcommand that prints results takes ``--json``; a table directory is
 ``--tables DIR`` everywhere (``--dir``/``--out`` are hidden aliases kept for one
@@ -26,7 +26,7 @@ from typing import Iterable, Iterator, Sequence, TextIO
 
 import numpy as np
 
-from egtb.errors import EgtbError, MissingTableError, TableError
+from egtb.errors import EgtbError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe import MoveValue, Tablebase
 from egtb.rules.board import DRAW_RULES, Board
 from egtb.rules.perft import HASH_ENTRY_BYTES, new_hash_table, perft, perft_hashed
@@ -73,8 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="egtb", description="English draughts endgame tables and rules tools.",
                                      epilog=EXIT_CODES_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for register in (_register_perft, _register_moves, _register_build, _register_stats,
-                     _register_verify, _register_probe):
+    for register in (_register_perft, _register_moves, _register_build, _register_compact,
+                     _register_stats, _register_verify, _register_probe):
         register(subparsers)
     return parser
 
@@ -221,6 +221,8 @@ def _register_build(subparsers) -> None:
     p.add_argument("--rules", type=_rule_list, default=DEFAULT_RULES,
                    help=f"rule layers to build: a comma list of {', '.join(RULE_PRESETS)}, "
                         f"'all' or 'none' (default {DEFAULT_RULES})")
+    p.add_argument("--compact", action="store_true",
+                   help="also write a compact WLD file (.wld) next to each master file")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_json(p)
     add_tables_option(p)
@@ -272,6 +274,9 @@ def run_build(args: argparse.Namespace) -> int:
     except SolverError as exc:  # a material failed to build: a failed result, not bad usage
         print(f"egtb build: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    if args.compact:
+        from egtb.tables.compact import compact_directory
+        compact_directory(args.tables or storage.default_dir(), jobs=args.jobs or os.cpu_count() or 1)
     if args.json:
         _print_json({"built": report.built, "skipped": report.skipped, "rebuilt": report.rebuilt,
                      "positions": report.positions, "seconds": round(report.seconds, 3)})
@@ -312,6 +317,7 @@ def run_verify(args: argparse.Namespace) -> int:
     from egtb.tables.verify import verify_directory
     directory = _existing_tables_dir(args)
     report = verify_directory(directory, jobs=args.jobs or os.cpu_count() or 1, progress=not args.quiet)
+    _add_compact_check(report, directory)
     differing, listed = ([], 0) if args.no_reference or not report.tables else _compare_reference(directory)
     ok = report.ok and report.tables > 0 and not differing
     if args.json:
@@ -329,6 +335,62 @@ def run_verify(args: argparse.Namespace) -> int:
     if not args.no_reference:
         print(f"reference: {listed - len(differing)} of {listed} listed tables identical")
     return EXIT_OK if ok else EXIT_FAILED
+
+
+def _add_compact_check(report, directory: Path) -> None:
+    """Fold the check of the directory's compact files (if any) into a verify report."""
+    from egtb.tables.compact import verify_compact
+    compact = verify_compact(directory)
+    if compact.tables:
+        report.tables += compact.tables
+        report.checked += compact.checked
+        report.errors += compact.errors
+        report.messages += compact.messages
+
+
+def _register_compact(subparsers) -> None:
+    p = _subcommand(subparsers, "compact", help="write compact WLD files (.wld) from master tables",
+                    description="Write one compact WLD file per master table: capture positions "
+                                "left out, values run-length/Huffman coded in 4 KB blocks.")
+    p.add_argument("--tables", type=Path, default=None, metavar="DIR",
+                   help=f"master table directory (default: ${storage.ENV_DIR} or {storage.DEFAULT_DIR})")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="where to write the .wld files (default: the --tables directory)")
+    _add_jobs(p)
+    p.add_argument("--quiet", action="store_true", help="no per-table lines")
+    _add_json(p)
+    p.set_defaults(func=run_compact)
+
+
+def run_compact(args: argparse.Namespace) -> int:
+    """Handler of ``egtb compact``."""
+    from egtb.tables.compact import compact_directory
+
+    def show(material, table) -> None:
+        if not args.quiet and not args.json:
+            print(f"{material.name}: {table.positions} positions, {table.bytes} bytes, "
+                  f"{table.positions / table.bytes:.1f} positions/byte", flush=True)
+
+    directory = _existing_tables_dir(args)
+    report = compact_directory(directory, out=args.out, jobs=args.jobs or os.cpu_count() or 1,
+                               on_done=show)
+    if report.tables == 0:
+        print(f"no master tables in {directory}", file=sys.stderr)
+        return EXIT_FAILED
+    rows = {str(n): {"positions": p, "bytes": b, "tables": t,
+                     "positions_per_byte": round(p / b, 2), "bits_per_position": round(8 * b / p, 4)}
+            for n, (p, b, t) in sorted(report.by_pieces.items())}
+    if args.json:
+        _print_json({"tables": report.tables, "positions": report.positions, "bytes": report.bytes,
+                     "captures": report.captures, "seconds": round(report.seconds, 3),
+                     "by_pieces": rows})
+        return EXIT_OK
+    for n, row in rows.items():
+        print(f"{n} pieces: {row['tables']} tables, {row['positions']} positions, {row['bytes']} bytes, "
+              f"{row['positions_per_byte']} positions/byte ({row['bits_per_position']} bits/position)")
+    print(f"compacted {report.tables} tables in {report.seconds:.1f}s: "
+          f"{report.positions / report.bytes:.1f} positions/byte")
+    return EXIT_OK
 
 
 def _compare_reference(directory: Path) -> tuple[list[str], int]:
@@ -413,11 +475,19 @@ def answer(tablebase: Tablebase, fen: str, *, rule: str = "wcdf", counter: int =
     {'fen': 'B:W5,6,10:B1', 'value': 'loss', 'dtw': 0, 'rule': 'forty-plies', 'counter': 0, 'outcome': 'loss', 'category': 'loss', 'dtz': 0, 'moves': []}
     """
     board = Board(fen, rule=rule, quiet_plies=counter)
-    result = tablebase.probe(board)
-    moves = [_move_record(mv) for mv in tablebase.best_moves(board)]
+    try:
+        result = tablebase.probe(board)
+        moves = [_move_record(mv) for mv in tablebase.best_moves(board)]
+    except MissingRuleLayerError:  # a compact (WDL-only) file: the rule-free answer, rule fields null
+        result = tablebase.probe(board, rule_free=True)
+        moves = [_move_record(mv) for mv in tablebase.best_moves(board, rule_free=True)]
     return {"fen": fen, "value": result.value, "dtw": result.dtw, "rule": result.rule,
-            "counter": result.counter, "outcome": str(result.outcome), "category": str(result.category),
-            "dtz": result.dtz, "moves": moves}
+            "counter": result.counter, "outcome": _text_or_none(result.outcome),
+            "category": _text_or_none(result.category), "dtz": result.dtz, "moves": moves}
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def format_text(record: dict) -> str:
@@ -433,6 +503,11 @@ def format_text(record: dict) -> str:
     B:W9:BK1  win  dtw 3  wcdf counter 0: win  category win  dtz 1
       1-5       win   dtw 3    win   category win          dtz 1
     """
+    if record["outcome"] is None:  # a compact (WDL-only) file answered: no DTW, no rule layer
+        lines = [f"{record['fen']}  {record['value']}" + _dtw_text(record["dtw"], "  ")]
+        lines += [f"  {m['move']:<9} {m['value']:<5}" + _dtw_text(m["dtw"], " ")
+                  for m in record["moves"]]
+        return "\n".join(line.rstrip() for line in lines) + "\n"
     lines = [f"{record['fen']}  {record['value']}  dtw {record['dtw']}  "
              f"{record['rule']} counter {record['counter']}: {record['outcome']}  "
              f"category {record['category']}  dtz {record['dtz']}"]
@@ -441,9 +516,14 @@ def format_text(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _dtw_text(dtw: int | None, gap: str) -> str:
+    """``gap + "dtw N"``, or nothing when a compact (WDL-only) file answered."""
+    return "" if dtw is None else f"{gap}dtw {dtw}"
+
+
 def _move_record(mv: MoveValue) -> dict:
-    return {"move": str(mv.move), "value": mv.value, "dtw": mv.dtw, "outcome": str(mv.outcome),
-            "category": str(mv.category), "dtz": mv.dtz}
+    return {"move": str(mv.move), "value": mv.value, "dtw": mv.dtw, "outcome": _text_or_none(mv.outcome),
+            "category": _text_or_none(mv.category), "dtz": mv.dtz}
 
 
 def _write_error(fen: str, message: str, *, json_mode: bool, out: TextIO, err: TextIO) -> None:

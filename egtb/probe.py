@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from egtb.tables import storage
+from egtb.tables import compact, storage
 from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
 from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
 from egtb.tables.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
@@ -100,8 +100,9 @@ class ProbeResult:
 
     value: str
     """'win', 'draw' or 'loss' for the side to move, without the move rule."""
-    dtw: int
-    """Plies to the end of the game under perfect play without the rule (0 for a draw)."""
+    dtw: int | None
+    """Plies to the end of the game under perfect play without the rule (0 for a draw);
+    None when a compact (WDL-only) file answered."""
     outcome: Wdl | None = None
     """Win, draw or loss under ``rule`` from ``counter`` (perfect play by both sides)."""
     category: Category | None = None
@@ -134,10 +135,10 @@ class MoveValue:
     """The move."""
     value: str
     """'win', 'draw' or 'loss' for the mover after playing it, without the move rule."""
-    dtw: int
+    dtw: int | None
     """Plies to the end of the game when this move is played, then perfect play
     (the DTW of the position it leads to, plus one); 0 for a draw. The best
-    move's ``dtw`` equals the position's own DTW."""
+    move's ``dtw`` equals the position's own DTW. None from a compact file."""
     outcome: Wdl | None = None
     """Win, draw or loss for the mover under the rule, the opponent to move
     from the counter this move leaves (None for a rule-free ranking)."""
@@ -500,7 +501,9 @@ class Tablebase:
 
     def _scan(self) -> list[Material]:
         """Materials of the table files in the directory (read from their names)."""
-        return storage.stored_materials(self.directory)
+        return sorted(set(storage.stored_materials(self.directory))
+                      | set(storage.stored_materials(self.directory, suffix=compact.SUFFIX)),
+                      key=lambda m: (m.pieces, m.name))
 
     @property
     def max_pieces(self) -> int:
@@ -548,9 +551,11 @@ class Tablebase:
         self._evict()
         return table
 
-    def _read(self, material: Material) -> _Table:
-        """Read one table file (checksum verified)."""
+    def _read(self, material: Material) -> _Table | compact.CompactTable:
+        """Read one table file (checksum verified); a compact file when there is no master."""
         path = storage.table_path(self.directory, material)
+        if not path.exists() and compact.compact_path(self.directory, material).exists():
+            return compact.open_compact(compact.compact_path(self.directory, material), owner=self)
         if not path.exists():
             raise MissingTableError(f"no table for material {material.name} in {self.directory} "
                                     f"({path.name} is missing)")
@@ -714,6 +719,8 @@ class Tablebase:
                 if not has_moves(*key):
                     return WDL_LOSS, 0
                 raise
+            if isinstance(table, compact.CompactTable):
+                return compact.probe_position(table, key, index, self._probe_key)
             wld = _WDL_OF_CODE[table.wld[index]]
             if wld == INVALID_WDL:
                 raise TableError(f"{table.path}: position {index} is unsolved")
@@ -783,7 +790,7 @@ class Tablebase:
             wld, dtw = self._probe_key(board.key())
         finally:
             board.pop()
-        return MoveValue(move, _WDL_NAME_OF[2 - wld], 0 if wld == 0 else dtw + 1)
+        return MoveValue(move, _WDL_NAME_OF[2 - wld], dtw if dtw is None else 0 if wld == 0 else dtw + 1)
 
     def _move_value_under_rule(self, board: Board, move: Move) -> MoveValue:
         """Value of one move for the mover, without and under the board's rule and counter."""
@@ -829,6 +836,8 @@ class Tablebase:
             raise ValueError(f"invalid position at {first}: "
                              f"{tuple(int(a[first]) for a in arrays)}")
         tables = [self._table(code) for code in np.flatnonzero(present).tolist()]
+        if any(isinstance(t, compact.CompactTable) for t in tables):
+            return compact.probe_batch(arrays, self._table, owner=self)
         out_wld = np.zeros(n, dtype=np.int8)
         out_dtw = np.zeros(n, dtype=np.uint16)
         if gather(codes, indices, *_kernel_tables(tables), WDL_OF_CODE, out_wld, out_dtw):
@@ -940,11 +949,12 @@ def _move_order(mv: MoveValue) -> tuple[int, int, int, str]:
     draws, losses by longest DTW.
     """
     if mv.outcome is None:
+        dtw = mv.dtw or 0  # None from a compact file: ranked by value alone
         if mv.value == "win":
-            return 0, mv.dtw, 0, str(mv.move)
+            return 0, dtw, 0, str(mv.move)
         if mv.value == "draw":
             return 1, 0, 0, str(mv.move)
-        return 2, -mv.dtw, 0, str(mv.move)
+        return 2, -dtw, 0, str(mv.move)
     if mv.outcome > 0:
         return 0, mv.dtz, mv.dtw, str(mv.move)
     if mv.outcome == 0:

@@ -110,7 +110,7 @@ def test_missing_command_is_a_usage_error(capsys):
 
 def test_every_subcommand_is_registered():
     commands = cli.build_parser()._subparsers._group_actions[0].choices
-    assert set(commands) == {"perft", "moves", "build", "stats", "verify", "probe"}
+    assert set(commands) == {"perft", "moves", "build", "compact", "stats", "verify", "probe"}
 
 
 def test_every_printing_subcommand_speaks_json(capsys, tmp_path):

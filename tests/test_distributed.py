@@ -277,7 +277,8 @@ def games_by_id(records) -> dict[str, dict]:
     out = {}
     for r in records:
         data = json.loads(r.to_json())
-        data["result"].pop("time_used", None)
+        for reading in ("time_used", "move_times", "clocks", "final_clocks"):
+            data["result"].pop(reading, None)
         out[r.game_id] = data
     return out
 

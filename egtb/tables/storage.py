@@ -307,19 +307,19 @@ def load_material(directory: os.PathLike | str, material: Material
     return data.wld, data.dtw
 
 
-def stored_materials(directory: os.PathLike | str) -> list[Material]:
+def stored_materials(directory: os.PathLike | str, *, suffix: str = SUFFIX) -> list[Material]:
     """Materials with a table file in a directory (read from the names), by piece count then name.
 
     The one directory listing of the package: the builder, the verifier, the
-    statistics and the prober all ask it.
+    statistics and the prober all ask it (``suffix=".wld"`` for compact files).
 
     >>> stored_materials("/nonexistent")
     []
     """
     found = []
-    for path in Path(directory).glob(f"*{SUFFIX}"):
+    for path in Path(directory).glob(f"*{suffix}"):
         try:
-            found.append(Material.parse(path.name[:-len(SUFFIX)]))
+            found.append(Material.parse(path.name[:-len(suffix)]))
         except ValueError:
             continue
     return sorted(found, key=lambda m: (m.pieces, m.name))

@@ -1,0 +1,1384 @@
+"""Compact WLD files: win/draw/loss only, capture positions left out, RLE + Huffman blocks.
+
+A compact file ``<material>.wld`` holds the value of every position of a
+material (Black to move, in index order) in fixed-size blocks of
+:data:`BLOCK_BYTES` bytes, so that one probe decodes one block. As Chinook,
+Cake and KingsRow do, a position whose side to move must capture is not
+stored: the writer gives it whatever value is cheapest to code (the value of
+the position before it) and the prober recovers its true value by a capture
+search through the tables (captures shrink the material, so the search ends).
+
+Coding: the values form runs; a run is one token, coded with a canonical
+Huffman code per file chosen by the previous run's value (3 contexts). A
+token's symbol says which of the two other values the run has and its length
+bucket; long runs add raw extra bits. docs/table-format.md ("Compact WLD
+files") gives the layout byte by byte.
+
+>>> length_symbol(1), length_symbol(15), length_symbol(16), length_symbol(23)
+((0, 0, 0), (14, 0, 0), (15, 2, 0), (16, 2, 3))
+>>> [length_of(*length_symbol(n)) for n in (1, 15, 16, 23, 1 << 40)] == [1, 15, 16, 23, 1 << 40]
+True
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+import heapq
+import os
+import struct
+import time
+import weakref
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic
+
+from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
+from egtb.rules.movegen import (M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, count_simple_moves,
+                                generate_moves, has_capture, popcount)
+from egtb.tables import storage
+from egtb.tables.index import (MEN_OFFSET, NUM_CODES, material_code, material_of_code,
+                               position_index, unit_size, unrank_men, unrank_unit)
+from egtb.tables.material import Material, count_positions, mirror_bb
+from egtb.tables.values import DRAW, LOSS, UNKNOWN, WDL_OF_CODE, WIN
+
+__all__ = [
+    "BLOCK_BYTES", "CompactReport", "CompactTable", "FORMAT_VERSION", "SUFFIX",
+    "compact_directory", "compact_material", "compact_path", "open_compact", "verify_compact",
+]
+
+SUFFIX = ".wld"
+MAGIC = b"EGTBWLD\x00"
+FORMAT_VERSION = 1
+#: Bytes of one coded block (the last block of a file may be shorter).
+BLOCK_BYTES = 4096
+BLOCK_BITS = BLOCK_BYTES * 8
+#: The blocks start at a multiple of this many bytes from the start of the file.
+DATA_ALIGN = 64
+#: Longest Huffman code; the decoding table has 2**MAX_CODE_BITS entries per context.
+MAX_CODE_BITS = 12
+#: Run lengths 1..EXACT_LENGTHS have a bucket each; longer ones share buckets.
+EXACT_LENGTHS = 15
+#: Buckets per power of two above EXACT_LENGTHS (2 mantissa bits).
+MANTISSA_BITS = 2
+#: Largest exponent of a run length (runs shorter than 2**(MAX_EXPONENT + 1)).
+MAX_EXPONENT = 47
+NUM_BUCKETS = EXACT_LENGTHS + (MAX_EXPONENT - 3) * (1 << MANTISSA_BITS)
+#: Symbols per context: (choice of the next value, length bucket).
+NUM_SYMBOLS = 2 * NUM_BUCKETS
+#: Contexts are the previous run's value code (1..3); row 0 is unused.
+NUM_CONTEXTS = 4
+#: Fixed header: magic, version, flags, counts, positions, block bytes, code
+#: bits, blocks, max runs, buckets, data offset, header CRC (see the docs).
+HEADER = struct.Struct("<8sHH4BQIIQIIQI4x")
+INDEX_ENTRY = struct.Struct("<QIB3x")
+LENGTHS_BYTES = 3 * NUM_SYMBOLS
+#: What the batch kernel writes as DTW for a position answered from a compact file.
+NO_DTW = 0xFFFF
+#: Most runs a block may hold: a token takes at least one bit (and the pool's
+#: int16 bucket entries index runs).
+MAX_RUNS = BLOCK_BITS
+#: Decoded blocks kept per Tablebase for single probes.
+DEFAULT_CACHE_BLOCKS = 2048
+#: Bytes of the numba batch block pool per Tablebase.
+DEFAULT_POOL_BYTES = 64 << 20
+
+#: Kernel status codes (what stopped a batch).
+ST_OK = 0
+ST_MISSING = 1  #: a table is not loaded: detail = material code
+ST_CORRUPT = 2  #: a block fails its CRC or does not decode: detail = code, block
+ST_RANGE = 3  #: an index beyond its table
+#: Kinds of table a kernel sees per material code.
+KIND_NONE = 0
+KIND_MASTER = 1
+KIND_COMPACT = 2
+
+#: The value a block's first run is coded after (any value other than the run's).
+FIRST_CONTEXT = np.array([DRAW, WIN, DRAW, DRAW], dtype=np.uint8)
+#: NEXT_VALUE[prev, choice]: the two values other than prev, smaller code first.
+NEXT_VALUE = np.array([[0, 0], [WIN, LOSS], [DRAW, LOSS], [DRAW, WIN]], dtype=np.uint8)
+#: CHOICE_OF[prev, value]: inverse of NEXT_VALUE.
+CHOICE_OF = np.zeros((4, 4), dtype=np.int64)
+for _p in range(1, 4):
+    for _c in range(2):
+        CHOICE_OF[_p, NEXT_VALUE[_p, _c]] = _c
+
+
+def _crc_table() -> np.ndarray:
+    table = np.zeros(256, dtype=np.uint32)
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+        table[i] = c
+    return table
+
+
+#: CRC-32 (zlib's polynomial) byte table for the kernels.
+CRC_TABLE = _crc_table()
+
+
+# ------------------------------------------------------------------ coding kernels
+
+@njit(cache=True, inline="always")
+def length_symbol(n):
+    """(bucket, extra bits, extra value) of a run length n >= 1."""
+    if n <= EXACT_LENGTHS:
+        return n - 1, 0, 0
+    e = _floor_log2(n)
+    xb = e - MANTISSA_BITS
+    m = (n >> xb) & ((1 << MANTISSA_BITS) - 1)
+    return EXACT_LENGTHS + (e - 4) * (1 << MANTISSA_BITS) + m, xb, n & ((np.int64(1) << xb) - 1)
+
+
+@njit(cache=True, inline="always")
+def length_of(bucket, xb, extra):
+    """Inverse of :func:`length_symbol`."""
+    if bucket < EXACT_LENGTHS:
+        return np.int64(bucket + 1)
+    m = (bucket - EXACT_LENGTHS) & ((1 << MANTISSA_BITS) - 1)
+    return (np.int64((1 << MANTISSA_BITS) | m) << xb) | extra
+
+
+@njit(cache=True, inline="always")
+def extra_bits(bucket):
+    """Raw bits after a bucket's code."""
+    if bucket < EXACT_LENGTHS:
+        return 0
+    return (bucket - EXACT_LENGTHS) // (1 << MANTISSA_BITS) + 4 - MANTISSA_BITS
+
+
+@njit(cache=True, inline="always")
+def _floor_log2(n):
+    e = 0
+    while n > 1:
+        n >>= 1
+        e += 1
+    return e
+
+
+@njit(cache=True)
+def fill_captures(counts, values):
+    """Give each must-capture position the value before it (after it at the start); count them."""
+    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
+    size = unit_size(n_bm, n_bk, n_wm, n_wk)
+    n_men = MEN_OFFSET[n_bm, n_wm, n_bm + 1]
+    bk_arr = np.empty(size, dtype=np.int64)
+    wk_arr = np.empty(size, dtype=np.int64)
+    leading = -1  # end of the leading run of capture positions, while still open
+    captures = 0
+    prev = UNKNOWN
+    for m in range(n_men):
+        bm, wm = unrank_men(m, n_bm, n_wm)
+        bm, wm = np.int64(bm), np.int64(wm)
+        unrank_unit(n_bk, n_wk, bm, wm, bk_arr, wk_arr)
+        base = m * size
+        for j in range(size):
+            if has_capture(bm, bk_arr[j], wm, wk_arr[j], 0):
+                captures += 1
+                if prev == UNKNOWN:
+                    leading = base + j
+                else:
+                    values[base + j] = prev
+            else:
+                prev = values[base + j]
+    if prev == UNKNOWN:
+        prev = DRAW
+    for i in range(leading + 1):
+        values[i] = prev
+    return captures
+
+
+@njit(cache=True)
+def count_runs(values):
+    """Number of runs of equal values."""
+    if values.shape[0] == 0:
+        return 0
+    runs = 1
+    for i in range(1, values.shape[0]):
+        if values[i] != values[i - 1]:
+            runs += 1
+    return runs
+
+
+@njit(cache=True)
+def find_runs(values, run_vals, run_lens):
+    """Fill the value and length of every run."""
+    r = 0
+    start = 0
+    for i in range(1, values.shape[0] + 1):
+        if i == values.shape[0] or values[i] != values[i - 1]:
+            run_vals[r] = values[start]
+            run_lens[r] = i - start
+            r += 1
+            start = i
+
+
+@njit(cache=True)
+def count_symbols(run_vals, run_lens, hist):
+    """Symbol frequencies per context (a file's first run after FIRST_CONTEXT)."""
+    prev = FIRST_CONTEXT[run_vals[0]] if run_vals.shape[0] else DRAW
+    for r in range(run_vals.shape[0]):
+        v = run_vals[r]
+        bucket, _, _ = length_symbol(run_lens[r])
+        hist[prev, CHOICE_OF[prev, v] * NUM_BUCKETS + bucket] += 1
+        prev = v
+
+
+@njit(cache=True)
+def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_ctx, block_runs):
+    """Code the runs into BLOCK_BYTES blocks of `out`; return (blocks, bytes used).
+
+    ``codes[ctx, sym]`` is the bit-reversed Huffman code, ``lengths[ctx, sym]``
+    its length. A run that does not fit goes whole to the next block.
+    """
+    k = 0
+    block_starts[0] = 0
+    prev = FIRST_CONTEXT[run_vals[0]] if run_vals.shape[0] else DRAW
+    block_ctx[0] = prev
+    block_runs[0] = 0
+    acc = np.uint64(0)
+    acc_bits = 0
+    used = 0  # bits used in block k
+    byte = 0  # next byte to write
+    pos = np.int64(0)
+    for r in range(run_vals.shape[0]):
+        v = run_vals[r]
+        n = run_lens[r]
+        bucket, xb, extra = length_symbol(n)
+        sym = CHOICE_OF[prev, v] * NUM_BUCKETS + bucket
+        nbits = lengths[prev, sym] + xb
+        if used + nbits > BLOCK_BITS:
+            if acc_bits:
+                out[byte] = np.uint8(acc & np.uint64(0xFF))
+            acc = np.uint64(0)
+            acc_bits = 0
+            k += 1
+            byte = k * BLOCK_BYTES
+            used = 0
+            block_starts[k] = pos
+            prev = FIRST_CONTEXT[v]
+            block_ctx[k] = prev
+            block_runs[k] = 0
+            sym = CHOICE_OF[prev, v] * NUM_BUCKETS + bucket
+            nbits = lengths[prev, sym] + xb
+        acc |= np.uint64(codes[prev, sym]) << np.uint64(acc_bits)
+        acc_bits += lengths[prev, sym]
+        while acc_bits >= 8:
+            out[byte] = np.uint8(acc & np.uint64(0xFF))
+            byte += 1
+            acc >>= np.uint64(8)
+            acc_bits -= 8
+        if xb:
+            acc |= np.uint64(extra) << np.uint64(acc_bits)
+            acc_bits += xb
+            while acc_bits >= 8:
+                out[byte] = np.uint8(acc & np.uint64(0xFF))
+                byte += 1
+                acc >>= np.uint64(8)
+                acc_bits -= 8
+        used += nbits
+        pos += n
+        prev = v
+        block_runs[k] += 1
+    if acc_bits:
+        out[byte] = np.uint8(acc & np.uint64(0xFF))
+        byte += 1
+    return k + 1, byte
+
+
+@njit(cache=True, inline="always")
+def crc32(data, start, stop):
+    """CRC-32 (as zlib.crc32) of data[start:stop] (an array or a raw pointer).
+
+    >>> crc32(np.frombuffer(b"checkers", dtype=np.uint8), 0, 8) == zlib.crc32(b"checkers")
+    True
+    """
+    c = np.uint32(0xFFFFFFFF)
+    for i in range(start, stop):
+        c = CRC_TABLE[(c ^ np.uint32(data[i])) & np.uint32(0xFF)] ^ (c >> np.uint32(8))
+    return c ^ np.uint32(0xFFFFFFFF)
+
+
+@njit(cache=True)
+def decode_block(data, start, stop, count, prev, lut, out_ends, out_vals):
+    """Decode the runs of one block (bytes data[start:stop], `count` positions).
+
+    Fills out_ends (run end offsets in the block) and out_vals (value codes);
+    returns the number of runs, or -1 when the bits do not decode to exactly
+    `count` positions.
+    """
+    mask = np.uint64((1 << MAX_CODE_BITS) - 1)
+    acc = np.uint64(0)
+    acc_bits = 0
+    p = start
+    pos = np.int64(0)
+    r = 0
+    while pos < count:
+        while acc_bits <= 56:
+            if p < stop:
+                acc |= np.uint64(data[p]) << np.uint64(acc_bits)
+            p += 1
+            acc_bits += 8
+        entry = lut[prev, acc & mask]
+        n = entry & 15
+        if n == 0:
+            return -1
+        acc >>= np.uint64(n)
+        acc_bits -= n
+        sym = entry >> 4
+        choice = sym // NUM_BUCKETS
+        bucket = sym - choice * NUM_BUCKETS
+        xb = extra_bits(bucket)
+        extra = np.int64(0)
+        if xb:
+            extra = np.int64(acc & ((np.uint64(1) << np.uint64(xb)) - np.uint64(1)))
+            acc >>= np.uint64(xb)
+            acc_bits -= xb
+        pos += length_of(bucket, xb, extra)
+        if pos > count or r >= out_ends.shape[0] or p > stop + 8:
+            return -1
+        prev = NEXT_VALUE[prev, choice]
+        out_ends[r] = pos
+        out_vals[r] = prev
+        r += 1
+    return r
+
+
+# ------------------------------------------------------------------ Huffman (tables only)
+
+def huffman_lengths(freqs: np.ndarray, *, max_bits: int = MAX_CODE_BITS) -> np.ndarray:
+    """Code lengths (0 for unused symbols) of a Huffman code, limited to max_bits.
+
+    >>> huffman_lengths(np.array([5, 1, 1, 0])).tolist()
+    [1, 2, 2, 0]
+    """
+    freqs = np.asarray(freqs, dtype=np.int64).copy()
+    while True:
+        lengths = _huffman(freqs)
+        if lengths.max(initial=0) <= max_bits:
+            return lengths
+        freqs = np.where(freqs > 0, np.maximum(freqs >> 1, 1), 0)
+
+
+def _huffman(freqs: np.ndarray) -> np.ndarray:
+    used = np.flatnonzero(freqs)
+    lengths = np.zeros(len(freqs), dtype=np.int64)
+    if len(used) == 1:
+        lengths[used[0]] = 1
+        return lengths
+    heap = [(int(freqs[s]), i, [int(s)]) for i, s in enumerate(used)]
+    heapq.heapify(heap)
+    tie = len(heap)
+    while len(heap) > 1:
+        fa, _, a = heapq.heappop(heap)
+        fb, _, b = heapq.heappop(heap)
+        for s in a + b:
+            lengths[s] += 1
+        heapq.heappush(heap, (fa + fb, tie, a + b))
+        tie += 1
+    return lengths
+
+
+def canonical_codes(lengths: np.ndarray) -> np.ndarray:
+    """Bit-reversed canonical codes (deflate's order: by length, then symbol).
+
+    >>> canonical_codes(np.array([1, 2, 2, 0])).tolist()   # 0, 10, 11 reversed
+    [0, 1, 3, 0]
+    """
+    codes = np.zeros(len(lengths), dtype=np.int64)
+    code = 0
+    prev_len = 0
+    for s in sorted(np.flatnonzero(lengths).tolist(), key=lambda s: (lengths[s], s)):
+        code <<= int(lengths[s]) - prev_len
+        prev_len = int(lengths[s])
+        codes[s] = int(f"{code:0{prev_len}b}"[::-1], 2)
+        code += 1
+    return codes
+
+
+def decoding_table(lengths: np.ndarray) -> np.ndarray:
+    """Lookup table [context, next MAX_CODE_BITS bits] -> symbol << 4 | length (0: no code)."""
+    lut = np.zeros((NUM_CONTEXTS, 1 << MAX_CODE_BITS), dtype=np.int32)
+    for ctx in range(1, NUM_CONTEXTS):
+        row_lengths = lengths[ctx]
+        codes = canonical_codes(row_lengths)
+        for s in np.flatnonzero(row_lengths).tolist():
+            n = int(row_lengths[s])
+            lut[ctx, int(codes[s])::1 << n] = (s << 4) | n
+    return lut
+
+
+# ------------------------------------------------------------------ writing
+
+@dataclass
+class CompactReport:
+    """What compacting a material (or a directory) produced."""
+
+    positions: int = 0
+    """Positions of the tables."""
+    captures: int = 0
+    """Of which must-capture positions (left out)."""
+    runs: int = 0
+    """Runs of equal values after filling the capture positions."""
+    bytes: int = 0
+    """Size of the compact files."""
+    tables: int = 0
+    """Files written."""
+    seconds: float = 0.0
+    """Wall time."""
+    by_pieces: dict = field(default_factory=dict)
+    """Piece count -> [positions, bytes, tables]."""
+
+    @property
+    def bits_per_position(self) -> float:
+        """File bits per position (all positions counted)."""
+        return 8 * self.bytes / self.positions if self.positions else 0.0
+
+    def add(self, other: "CompactReport", pieces: int) -> None:
+        """Add a material's report to the totals."""
+        self.positions += other.positions
+        self.captures += other.captures
+        self.runs += other.runs
+        self.bytes += other.bytes
+        self.tables += other.tables
+        row = self.by_pieces.setdefault(pieces, [0, 0, 0])
+        row[0] += other.positions
+        row[1] += other.bytes
+        row[2] += other.tables
+
+
+def compact_path(directory: os.PathLike | str, material: Material) -> Path:
+    """The compact file of a material in a directory.
+
+    >>> compact_path("data/egtb", Material.parse("1k-1k")).name
+    '1k-1k.wld'
+    """
+    return Path(directory) / f"{material.name}{SUFFIX}"
+
+
+def _counts(material: Material) -> np.ndarray:
+    return np.array([material.black_men, material.black_kings, material.white_men,
+                     material.white_kings], dtype=np.int64)
+
+
+def encode_values(material: Material, wld: np.ndarray) -> tuple[bytes, CompactReport]:
+    """The compact file's bytes for a material's value codes (uint8, one per position)."""
+    values = np.ascontiguousarray(wld, dtype=np.uint8).copy()
+    if len(values) != count_positions(material):
+        raise ValueError(f"{material.name}: {len(values)} values for "
+                         f"{count_positions(material)} positions")
+    captures = int(fill_captures(_counts(material), values))
+    n_runs = int(count_runs(values))
+    run_vals = np.empty(n_runs, dtype=np.uint8)
+    run_lens = np.empty(n_runs, dtype=np.int64)
+    find_runs(values, run_vals, run_lens)
+    del values
+    hist = np.zeros((NUM_CONTEXTS, NUM_SYMBOLS), dtype=np.int64)
+    count_symbols(run_vals, run_lens, hist)
+    lengths = _code_lengths(hist, run_lens)
+    codes = np.stack([canonical_codes(lengths[c]) for c in range(NUM_CONTEXTS)])
+    bound = int((lengths.max() + MAX_EXPONENT) * n_runs // 8)
+    capacity = (bound // (BLOCK_BYTES - 16) + 2) * BLOCK_BYTES
+    out = np.zeros(capacity, dtype=np.uint8)
+    max_blocks = capacity // BLOCK_BYTES + 1
+    starts = np.zeros(max_blocks, dtype=np.int64)
+    ctx = np.zeros(max_blocks, dtype=np.uint8)
+    runs = np.zeros(max_blocks, dtype=np.int64)
+    n_blocks, used = encode_blocks(run_vals, run_lens, codes, lengths, out, starts, ctx, runs)
+    data = out[:used].tobytes()
+    blob = _file_bytes(material, len(wld), data, starts[:n_blocks], ctx[:n_blocks],
+                       int(runs[:n_blocks].max(initial=1)), lengths)
+    return blob, CompactReport(len(wld), captures, n_runs, len(blob), 1)
+
+
+def _code_lengths(hist: np.ndarray, run_lens: np.ndarray) -> np.ndarray:
+    """Huffman code lengths per context; every symbol a block start may need gets a code."""
+    top = int(length_symbol(int(run_lens.max()))[0]) if len(run_lens) else 0
+    smoothed = hist.copy()
+    smoothed[1:, :top + 1] += 1
+    smoothed[1:, NUM_BUCKETS:NUM_BUCKETS + top + 1] += 1
+    lengths = np.zeros_like(hist)
+    for c in range(1, NUM_CONTEXTS):
+        lengths[c] = huffman_lengths(smoothed[c])
+    return lengths
+
+
+def _file_bytes(material: Material, positions: int, data: bytes, starts: np.ndarray,
+                ctx: np.ndarray, max_runs: int, lengths: np.ndarray) -> bytes:
+    n_blocks = len(starts)
+    index_bytes = INDEX_ENTRY.size * n_blocks
+    data_offset = -(-(HEADER.size + LENGTHS_BYTES + index_bytes) // DATA_ALIGN) * DATA_ALIGN
+    index = bytearray()
+    for k in range(n_blocks):
+        block = data[k * BLOCK_BYTES:(k + 1) * BLOCK_BYTES]
+        index += INDEX_ENTRY.pack(int(starts[k]), zlib.crc32(block), int(ctx[k]))
+    table = lengths[1:].astype(np.uint8).tobytes()
+    head = HEADER.pack(MAGIC, FORMAT_VERSION, 0, material.black_men, material.black_kings,
+                       material.white_men, material.white_kings, positions, BLOCK_BYTES,
+                       MAX_CODE_BITS, n_blocks, max_runs, NUM_BUCKETS, data_offset, 0)
+    crc = zlib.crc32(index, zlib.crc32(table, zlib.crc32(head[:-8])))
+    head = head[:-8] + struct.pack("<I4x", crc)
+    meta = head + table + bytes(index)
+    return meta + bytes(data_offset - len(meta)) + data
+
+
+def write_compact(path: os.PathLike | str, blob: bytes) -> Path:
+    """Write a compact file atomically (temporary name, fsync, rename)."""
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(blob)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def compact_material(tables: os.PathLike | str, material: Material, *,
+                     out: os.PathLike | str | None = None) -> CompactReport:
+    """Write ``<material>.wld`` (in ``out``, default ``tables``) from the master table.
+
+    Raises FileNotFoundError when the master file is absent, TableError when broken.
+    """
+    wld, _ = storage.load_material(tables, material)
+    blob, report = encode_values(material, wld)
+    write_compact(compact_path(out if out is not None else tables, material), blob)
+    return report
+
+
+def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | None = None,
+                      jobs: int = 1, materials: list[Material] | None = None,
+                      on_done: Callable[[Material, CompactReport], None] | None = None
+                      ) -> CompactReport:
+    """Compact every master table of a directory (largest first over ``jobs`` processes).
+
+    >>> compact_directory("/nonexistent").tables
+    0
+    """
+    started = time.perf_counter()
+    tables = Path(tables)
+    out = Path(out) if out is not None else tables
+    if materials is None:
+        materials = storage.stored_materials(tables)
+    if materials:
+        out.mkdir(parents=True, exist_ok=True)
+    todo = sorted(materials, key=count_positions, reverse=True)
+    total = CompactReport()
+    for material, report in _compact_all(tables, out, todo, jobs):
+        total.add(report, material.pieces)
+        if on_done is not None:
+            on_done(material, report)
+    total.seconds = time.perf_counter() - started
+    return total
+
+
+def _compact_one(tables: Path, out: Path, material: Material) -> tuple[Material, CompactReport]:
+    return material, compact_material(tables, material, out=out)
+
+
+def _compact_all(tables: Path, out: Path, todo: list[Material], jobs: int):
+    if jobs <= 1 or len(todo) <= 1:
+        for material in todo:
+            yield _compact_one(tables, out, material)
+        return
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
+        futures = [pool.submit(_compact_one, tables, out, m) for m in todo]
+        for future in futures:
+            yield future.result()
+
+
+# ------------------------------------------------------------------ reading
+
+_SERIAL = [0]
+
+
+class CompactTable:
+    """One open compact file: header, block index and the blocks (memory-mapped).
+
+    >>> CompactTable("/nonexistent/1k-1k.wld")
+    Traceback (most recent call last):
+    ...
+    egtb.errors.TableError: /nonexistent/1k-1k.wld: unreadable compact file (No such file or directory)
+    """
+
+    dtw = None
+    rules: dict = {}
+    """Compact files hold no rule layer (see :meth:`layer`)."""
+
+    def __init__(self, path: os.PathLike | str, *, cache: "BlockCache | None" = None) -> None:
+        self.path = Path(path)
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(HEADER.size + LENGTHS_BYTES)
+                self._parse_header(head)
+                index = fh.read(INDEX_ENTRY.size * self.n_blocks)
+            self._parse_index(head, index)
+            size = self.path.stat().st_size
+            self.data = (np.memmap(self.path, dtype=np.uint8, mode="r", offset=self.data_offset)
+                         .view(np.ndarray)  # a plain array for numba; the map stays open
+                         if size > self.data_offset else np.zeros(0, dtype=np.uint8))
+        except OSError as exc:
+            raise TableError(f"{self.path}: unreadable compact file ({exc.strerror or exc})") from exc
+        self.cache = cache if cache is not None else BlockCache()
+        _SERIAL[0] += 1
+        self.serial = _SERIAL[0]
+        self._ends = np.empty(self.max_runs, dtype=np.int64)
+        self._vals = np.empty(self.max_runs, dtype=np.uint8)
+
+    def _parse_header(self, head: bytes) -> None:
+        if len(head) < HEADER.size + LENGTHS_BYTES or head[:8] != MAGIC:
+            raise TableError(f"{self.path}: not a compact WLD file")
+        (_, version, _, bm, bk, wm, wk, positions, block_bytes, code_bits, n_blocks, max_runs,
+         buckets, data_offset, _) = HEADER.unpack(head[:HEADER.size])
+        if version != FORMAT_VERSION:
+            raise TableError(f"{self.path}: compact format version {version} is not {FORMAT_VERSION}")
+        if (block_bytes, code_bits, buckets) != (BLOCK_BYTES, MAX_CODE_BITS, NUM_BUCKETS):
+            raise TableError(f"{self.path}: unsupported block size, code length or buckets")
+        self.material = Material(bm, bk, wm, wk)
+        self.positions = positions
+        self.n_blocks = n_blocks
+        self.max_runs = max(1, max_runs)
+        self.data_offset = data_offset
+        lengths = np.zeros((NUM_CONTEXTS, NUM_SYMBOLS), dtype=np.int64)
+        lengths[1:] = np.frombuffer(head[HEADER.size:], dtype=np.uint8).reshape(3, NUM_SYMBOLS)
+        self.lut = decoding_table(lengths)
+
+    def _parse_index(self, head: bytes, index: bytes) -> None:
+        if len(index) != INDEX_ENTRY.size * self.n_blocks:
+            raise TableError(f"{self.path}: truncated block index")
+        stored = HEADER.unpack(head[:HEADER.size])[-1]
+        crc = zlib.crc32(index, zlib.crc32(head[HEADER.size:], zlib.crc32(head[:HEADER.size - 8])))
+        if crc != stored:
+            raise TableError(f"{self.path}: header checksum mismatch (file corrupted)")
+        entries = np.frombuffer(index, dtype=np.dtype([("start", "<u8"), ("crc", "<u4"),
+                                                       ("ctx", "u1"), ("pad", "V3")]))
+        self.starts = np.append(entries["start"].astype(np.int64), np.int64(self.positions))
+        self.crcs = np.ascontiguousarray(entries["crc"], dtype=np.uint32)
+        self.ctx = np.ascontiguousarray(entries["ctx"], dtype=np.uint8)
+        self._starts_list = self.starts.tolist()
+
+    def __repr__(self) -> str:
+        return f"CompactTable({str(self.path)!r}, blocks={self.n_blocks})"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the file (what a Tablebase counts against its memory limit)."""
+        return int(self.data_offset + len(self.data))
+
+    def __len__(self) -> int:
+        return self.positions
+
+    def layer(self, rule: str):
+        """Always MissingRuleLayerError: a compact file holds WDL only."""
+        raise MissingRuleLayerError(f"{self.path}: a compact file has no rule layer for preset "
+                                    f"{rule!r} (WDL only); probe with rule_free=True")
+
+    def block_of(self, index: int) -> int:
+        """The block holding a position index."""
+        if not 0 <= index < self.positions:
+            raise IndexError(f"{self.path}: position {index} outside 0..{self.positions - 1}")
+        return bisect.bisect_right(self._starts_list, index) - 1
+
+    def decode(self, block: int) -> tuple[np.ndarray, np.ndarray]:
+        """(run ends, run values) of a block, checked; TableError names a damaged block."""
+        lo = block * BLOCK_BYTES
+        hi = min(lo + BLOCK_BYTES, len(self.data))
+        if zlib.crc32(self.data[lo:hi]) != int(self.crcs[block]):
+            raise TableError(f"{self.path}: block {block} is damaged (CRC-32 mismatch)")
+        count = self._starts_list[block + 1] - self._starts_list[block]
+        n = decode_block(self.data, lo, hi, count, self.ctx[block], self.lut, self._ends, self._vals)
+        if n < 0:
+            raise TableError(f"{self.path}: block {block} does not decode")
+        return self._ends[:n].copy(), self._vals[:n].copy()
+
+    def value(self, index: int) -> int:
+        """Stored value code of a position (meaningless where the side to move must capture)."""
+        starts = self._starts_list
+        block = bisect.bisect_right(starts, index) - 1
+        if not 0 <= index < self.positions:
+            raise IndexError(f"{self.path}: position {index} outside 0..{self.positions - 1}")
+        key = (self.serial << 32) | block
+        blocks = self.cache.blocks
+        runs = blocks.get(key)
+        if runs is None:
+            ends, vals = self.decode(block)
+            runs = (array("q", ends.tobytes()), vals.tobytes())  # 9 bytes a run
+            self.cache.put(key, runs)
+        else:
+            blocks.move_to_end(key)
+        return runs[1][bisect.bisect_right(runs[0], index - starts[block])]
+
+    def values(self) -> np.ndarray:
+        """Stored value codes of every position (uint8), decoding every block."""
+        out = np.empty(self.positions, dtype=np.uint8)
+        for block in range(self.n_blocks):
+            ends, vals = self.decode(block)
+            base = self._starts_list[block]
+            out[base:base + int(ends[-1]) if len(ends) else base] = np.repeat(
+                vals, np.diff(ends, prepend=0))
+        return out
+
+
+class BlockCache:
+    """LRU of decoded blocks (run ends as an int64 array, values as bytes), shared by a
+    Tablebase's tables: at most ``max_blocks`` blocks, each at most 9 * MAX_RUNS bytes
+    (about 60 KB for a typical 5-piece block)."""
+
+    def __init__(self, max_blocks: int = DEFAULT_CACHE_BLOCKS) -> None:
+        self.max_blocks = max_blocks
+        self.blocks: OrderedDict = OrderedDict()
+        """Decoded blocks by key (table serial << 32 | block), least recently used first."""
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def put(self, key: int, runs: tuple[array, bytes]) -> None:
+        """Remember a decoded block, forgetting the least recently used beyond max_blocks."""
+        self.blocks[key] = runs
+        while len(self.blocks) > self.max_blocks:
+            self.blocks.popitem(last=False)
+
+
+def open_compact(path: os.PathLike | str, *, owner: object | None = None) -> CompactTable:
+    """Open a compact file, sharing ``owner``'s block cache (a Tablebase) when given."""
+    return CompactTable(path, cache=_state(owner).cache if owner is not None else None)
+
+
+# ------------------------------------------------------------------ probing (Python)
+
+WDL_WIN, WDL_DRAW, WDL_LOSS = 1, 0, -1
+_WDL = tuple(int(v) for v in WDL_OF_CODE)
+
+
+@njit(cache=True)
+def must_capture(bm, bk, wm, wk, turn):
+    """Whether the side to move has a capture (and so must capture)."""
+    return has_capture(np.int64(bm), np.int64(bk), np.int64(wm), np.int64(wk), turn)
+
+
+@njit(cache=True)
+def capture_successors(bm, bk, wm, wk, turn, moves):
+    """Generate the legal moves into ``moves``; return how many."""
+    return generate_moves(np.int64(bm), np.int64(bk), np.int64(wm), np.int64(wk), turn, moves)
+
+
+#: Move buffer of the single-probe capture search (read out before any recursion).
+_MOVES = np.empty((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+
+
+def probe_position(table: CompactTable, key: tuple[int, int, int, int, int], index: int,
+                   probe_key: Callable[[tuple], tuple[int, object]]) -> tuple[int, None]:
+    """(wdl, None) of a position of a compact table; ``probe_key`` probes successors.
+
+    A position whose side to move must capture is resolved by searching its
+    captures (all of them lead to smaller material).
+    """
+    if not must_capture(*key):
+        return _WDL[table.value(index)], None
+    n = capture_successors(*key, _MOVES)
+    turn = 1 - key[4]
+    best = WDL_LOSS
+    for bm, bk, wm, wk in _MOVES[:n, M_BM:M_WK + 1].tolist():
+        best = max(best, -probe_key((bm, bk, wm, wk, turn))[0])
+        if best == WDL_WIN:
+            break
+    return best, None
+
+
+# ------------------------------------------------------------------ probing (numba batch)
+
+@intrinsic
+def _ptr_u8(typingctx, address):
+    sig = types.CPointer(types.uint8)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return sig, codegen
+
+
+@intrinsic
+def _ptr_i64(typingctx, address):
+    sig = types.CPointer(types.int64)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return sig, codegen
+
+
+@intrinsic
+def _ptr_u16(typingctx, address):
+    sig = types.CPointer(types.uint16)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return sig, codegen
+
+
+@intrinsic
+def _ptr_u32(typingctx, address):
+    sig = types.CPointer(types.uint32)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return sig, codegen
+
+
+@intrinsic
+def _ptr_i32(typingctx, address):
+    sig = types.CPointer(types.int32)(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return sig, codegen
+
+
+#: Columns of the per-table descriptor rows the batch kernel reads (int64 each).
+D_KIND = 0  #: KIND_NONE, KIND_MASTER or KIND_COMPACT
+D_SIZE = 1  #: positions
+D_DATA = 2  #: address of the master codes (uint8) or of the compact blocks
+D_DATA_LEN = 3  #: bytes of the compact blocks
+D_STARTS = 4  #: address of the block starts (int64, blocks + 1)
+D_CRCS = 5  #: address of the block CRCs (uint32)
+D_CTX = 6  #: address of the block contexts (uint8)
+D_LUT = 7  #: address of the decoding table (int32, NUM_CONTEXTS x 2**MAX_CODE_BITS)
+D_BLOCKS = 8  #: blocks
+D_SLOTS = 9  #: address of the table's slot map (int64 per block: pool slot or -1)
+D_DTW = 10  #: address of a master table's DTW
+D_DTW_WIDE = 11  #: 1 when that DTW is uint16, 0 when uint8
+D_WIDTH = 12
+#: Buckets of a decoded block in the pool: each points at the run holding its first position.
+POOL_BUCKETS = 1 << 15
+
+
+@njit(cache=True, inline="always")
+def _locate(bm, bk, wm, wk, turn):
+    """(material code, index); code -2 when the side to move has no piece, -3 no opponent."""
+    if turn == 1:
+        bm, bk, wm, wk = (np.int64(mirror_bb(wm)), np.int64(mirror_bb(wk)),
+                          np.int64(mirror_bb(bm)), np.int64(mirror_bb(bk)))
+    n_bm, n_bk, n_wm, n_wk = popcount(bm), popcount(bk), popcount(wm), popcount(wk)
+    if n_bm + n_bk == 0:
+        return -2, np.int64(0)
+    if n_wm + n_wk == 0:
+        return -3, np.int64(0)
+    return material_code(n_bm, n_bk, n_wm, n_wk), position_index(bm, bk, wm, wk)
+
+
+@njit(cache=True, inline="always")
+def _pool_value(row, index, desc, pool_owner, pool_width, pool_clock, pool_runs, pool_buckets,
+                pool_vals, status):
+    """Stored code of position `index` of compact table `row`, through the block pool (or -1).
+
+    A table's slot map (D_SLOTS) gives the pool slot of each of its decoded
+    blocks (-1 when not decoded); slots are reused in turn (a clock).
+    """
+    starts = _ptr_i64(desc[row, D_STARTS])
+    lo, hi = 0, desc[row, D_BLOCKS] - 1
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if starts[mid] <= index:
+            lo = mid
+        else:
+            hi = mid - 1
+    block = lo
+    slots = _ptr_i64(desc[row, D_SLOTS])
+    slot = slots[block]
+    if slot < 0:
+        slot = pool_clock[0]
+        pool_clock[0] = (slot + 1) % pool_width.shape[0]
+        old_row = pool_owner[slot, 0]
+        if old_row >= 0:
+            _ptr_i64(desc[old_row, D_SLOTS])[pool_owner[slot, 1]] = -1
+            pool_owner[slot, 0] = -1
+        data = _ptr_u8(desc[row, D_DATA])
+        start = block * BLOCK_BYTES
+        stop = min(start + BLOCK_BYTES, desc[row, D_DATA_LEN])
+        if crc32(data, start, stop) != _ptr_u32(desc[row, D_CRCS])[block]:
+            status[0], status[2], status[3] = ST_CORRUPT, row, block
+            return -1
+        lut = _ptr_i32(desc[row, D_LUT])
+        count = starts[block + 1] - starts[block]
+        runs = pool_runs[slot]
+        n = _decode_ptr(data, start, stop, count, _ptr_u8(desc[row, D_CTX])[block], lut, runs,
+                        pool_vals)
+        if n < 0:
+            status[0], status[2], status[3] = ST_CORRUPT, row, block
+            return -1
+        pool_width[slot] = _index_runs(runs, pool_vals, n, count, pool_buckets[slot])
+        pool_owner[slot, 0], pool_owner[slot, 1] = row, block
+        slots[block] = slot
+    offset = index - starts[block]
+    entry = pool_buckets[slot, offset >> pool_width[slot]]
+    if entry < 0:
+        return np.int64(-entry)
+    runs = pool_runs[slot]
+    while (runs[entry] >> 2) <= offset:
+        entry += 1
+    return runs[entry] & 3
+
+
+@njit(cache=True)
+def _index_runs(runs, vals, n, count, buckets):
+    """Pack runs[r] = end << 2 | value and index them by buckets of 2**shift positions; return shift.
+
+    A bucket inside one run holds minus that run's value, any other the first
+    run it overlaps, so most probes read one bucket and no run.
+    """
+    for r in range(n):
+        runs[r] = (runs[r] << 2) | vals[r]
+    shift = 0
+    while (count + (1 << shift) - 1) >> shift > POOL_BUCKETS:
+        shift += 1
+    r = 0
+    for b in range((count + (1 << shift) - 1) >> shift):
+        first = b << shift
+        last = min(count, (b + 1) << shift) - 1
+        while (runs[r] >> 2) <= first:
+            r += 1
+        buckets[b] = -(runs[r] & 3) if (runs[r] >> 2) > last else r  # r < 2**15: see MAX_RUNS
+    return shift
+
+
+@njit(cache=True)
+def _decode_ptr(data, start, stop, count, prev, lut, out_ends, out_vals):
+    """:func:`decode_block` over raw pointers (lut flattened by rows of 2**MAX_CODE_BITS)."""
+    mask = np.uint64((1 << MAX_CODE_BITS) - 1)
+    acc = np.uint64(0)
+    acc_bits = 0
+    p = start
+    pos = np.int64(0)
+    r = 0
+    while pos < count:
+        while acc_bits <= 56:
+            if p < stop:
+                acc |= np.uint64(data[p]) << np.uint64(acc_bits)
+            p += 1
+            acc_bits += 8
+        entry = lut[np.int64(prev) * (1 << MAX_CODE_BITS) + np.int64(acc & mask)]
+        n = entry & 15
+        if n == 0:
+            return -1
+        acc >>= np.uint64(n)
+        acc_bits -= n
+        sym = entry >> 4
+        choice = sym // NUM_BUCKETS
+        bucket = sym - choice * NUM_BUCKETS
+        xb = extra_bits(bucket)
+        extra = np.int64(0)
+        if xb:
+            extra = np.int64(acc & ((np.uint64(1) << np.uint64(xb)) - np.uint64(1)))
+            acc >>= np.uint64(xb)
+            acc_bits -= xb
+        pos += length_of(bucket, xb, extra)
+        if pos > count or r >= out_ends.shape[0] or p > stop + 8:
+            return -1
+        prev = NEXT_VALUE[prev, choice]
+        out_ends[r] = pos
+        out_vals[r] = prev
+        r += 1
+    return r
+
+
+@njit(cache=True, inline="always")
+def _table_value(code, index, bm, bk, wm, wk, turn, rows, desc, pool, status):
+    """Wdl of a located position without search, 2 when it needs a capture search, -9 on a stop."""
+    if code == -2:
+        return WDL_LOSS
+    if code == -3:
+        moves = count_simple_moves(bm, bk, wm, wk, turn) > 0 or has_capture(bm, bk, wm, wk, turn)
+        return WDL_WIN if moves else WDL_LOSS
+    row = rows[code]
+    if row < 0:
+        status[0], status[2] = ST_MISSING, code
+        return -9
+    if index >= desc[row, D_SIZE]:
+        status[0], status[2] = ST_RANGE, code
+        return -9
+    if desc[row, D_KIND] == KIND_MASTER:
+        return WDL_OF_CODE[_ptr_u8(desc[row, D_DATA])[index]]
+    if has_capture(bm, bk, wm, wk, turn):
+        return 2
+    v = _pool_value(row, index, desc, pool[0], pool[1], pool[2], pool[3], pool[4], pool[5], status)
+    if v < 0:
+        return -9
+    return WDL_OF_CODE[v]
+
+
+@njit(cache=True, inline="always")
+def _search_captures(bm, bk, wm, wk, turn, rows, desc, pool, status, stack):
+    """Wdl of a position whose side must capture: depth-first over the captures (explicit stack)."""
+    moves, n_moves, next_move, best, turns = stack
+    level = 0
+    n_moves[0] = generate_moves(bm, bk, wm, wk, turn, moves[0])
+    next_move[0] = 0
+    best[0] = WDL_LOSS
+    turns[0] = turn
+    while True:
+        if next_move[level] == n_moves[level] or best[level] == WDL_WIN:
+            v = best[level]
+            if level == 0:
+                return v
+            level -= 1
+            best[level] = max(best[level], -v)
+            continue
+        m = next_move[level]
+        next_move[level] += 1
+        cbm, cbk = moves[level, m, M_BM], moves[level, m, M_BK]
+        cwm, cwk = moves[level, m, M_WM], moves[level, m, M_WK]
+        cturn = 1 - turns[level]
+        code, index = _locate(cbm, cbk, cwm, cwk, cturn)
+        v = _table_value(code, index, cbm, cbk, cwm, cwk, cturn, rows, desc, pool, status)
+        if v == -9:
+            return -9
+        if v != 2:
+            best[level] = max(best[level], -v)
+            continue
+        level += 1
+        n_moves[level] = generate_moves(cbm, cbk, cwm, cwk, cturn, moves[level])
+        next_move[level] = 0
+        best[level] = WDL_LOSS
+        turns[level] = cturn
+
+
+#: Levels of the capture search stack (each level removes a piece).
+MAX_SEARCH_DEPTH = 25
+
+
+@njit(cache=True)
+def probe_kernel(bm, bk, wm, wk, turn, first, rows, desc, pool, out_wdl, out_dtw, status):
+    """Wdl and DTW of positions first.. into out_wdl, out_dtw; stops at a missing table or damaged block.
+
+    ``pool`` is the block pool (owner, width, clock, runs, buckets, scratch).
+    DTW comes from master tables (NO_DTW where a compact file answered).
+    status = [kind, position, detail, block]: ST_OK, or what stopped the batch
+    at which position (the caller loads the table and resumes there).
+    """
+    stack = (np.empty((MAX_SEARCH_DEPTH, MAX_MOVES, MOVE_WIDTH), dtype=np.int64),
+             np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64), np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64),
+             np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64), np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64))
+    status[0] = ST_OK
+    for i in range(first, bm.shape[0]):
+        b_m, b_k, w_m, w_k, t = np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i]
+        code, index = _locate(b_m, b_k, w_m, w_k, t)
+        v = _table_value(code, index, b_m, b_k, w_m, w_k, t, rows, desc, pool, status)
+        if v == 2:
+            v = _search_captures(b_m, b_k, w_m, w_k, t, rows, desc, pool, status, stack)
+        if v == -9:
+            status[1] = i
+            return
+        out_wdl[i] = v
+        out_dtw[i] = _dtw_of(code, index, v, rows, desc)
+
+
+@njit(cache=True, inline="always")
+def _dtw_of(code, index, v, rows, desc):
+    """DTW of a probed position: from its master table, NO_DTW from a compact one."""
+    if code < 0:
+        return 1 if v == WDL_WIN else 0
+    row = rows[code]
+    if desc[row, D_KIND] != KIND_MASTER:
+        return NO_DTW
+    if v == WDL_DRAW:
+        return 0
+    if desc[row, D_DTW_WIDE]:
+        return np.int64(_ptr_u16(desc[row, D_DTW])[index])
+    return np.int64(_ptr_u8(desc[row, D_DTW])[index])
+
+
+class _BatchState:
+    """A Tablebase's compact-probing state: block cache, numba pool, table descriptors."""
+
+    def __init__(self, pool_bytes: int = DEFAULT_POOL_BYTES) -> None:
+        self.cache = BlockCache()
+        self.pool_bytes = pool_bytes
+        self.rows = np.full(NUM_CODES, -1, dtype=np.int64)
+        self.desc = np.zeros((0, D_WIDTH), dtype=np.int64)
+        self.tables: list = []  # keeps every described table's arrays alive
+        self.slot_maps: list[np.ndarray] = []
+        self.runs = 0
+        self.pool_owner = None
+        self._ensure_pool(1)
+
+    def describe(self, code: int, table) -> None:
+        """Add (or replace) the table of a material code."""
+        row = np.zeros(D_WIDTH, dtype=np.int64)
+        slot_map = np.zeros(1, dtype=np.int64)
+        if isinstance(table, CompactTable):
+            slot_map = np.full(table.n_blocks, -1, dtype=np.int64)
+            row[D_SIZE] = len(table)
+            row[D_KIND] = KIND_COMPACT
+            row[D_DATA] = table.data.ctypes.data if len(table.data) else 0
+            row[D_DATA_LEN] = len(table.data)
+            row[D_STARTS] = table.starts.ctypes.data
+            row[D_CRCS] = table.crcs.ctypes.data
+            row[D_CTX] = table.ctx.ctypes.data
+            row[D_LUT] = table.lut.ctypes.data
+            row[D_BLOCKS] = table.n_blocks
+            self._ensure_pool(table.max_runs)
+        else:
+            row[D_KIND] = KIND_MASTER
+            row[D_DATA] = table.wld.ctypes.data
+            row[D_SIZE] = min(len(table.wld), len(table.dtw))
+            row[D_DTW] = table.dtw.ctypes.data
+            row[D_DTW_WIDE] = table.dtw.dtype.itemsize == 2
+        row[D_SLOTS] = slot_map.ctypes.data
+        index = self.rows[code]
+        if index >= 0:
+            self.pool_owner[self.pool_owner[:, 0] == index] = -1
+            self.desc[index] = row
+            self.tables[index] = table
+            self.slot_maps[index] = slot_map
+        else:
+            self.rows[code] = len(self.tables)
+            self.desc = np.vstack([self.desc, row[None, :]])
+            self.tables.append(table)
+            self.slot_maps.append(slot_map)
+
+    def pool(self) -> tuple[np.ndarray, ...]:
+        """The block pool as the kernels take it."""
+        return (self.pool_owner, self.pool_width, self.pool_clock, self.pool_runs,
+                self.pool_buckets, self.pool_vals)
+
+    def _ensure_pool(self, max_runs: int) -> None:
+        """A pool whose slots hold max_runs runs (emptied when it must grow)."""
+        if self.pool_owner is not None and max_runs <= self.runs:
+            return
+        self.runs = max(self.runs, max_runs)
+        slots = max(16, self.pool_bytes // (8 * self.runs + 2 * POOL_BUCKETS))
+        self.pool_owner = np.full((slots, 2), -1, dtype=np.int64)
+        self.pool_width = np.zeros(slots, dtype=np.int64)  # log2 of the bucket width
+        self.pool_clock = np.zeros(1, dtype=np.int64)
+        self.pool_runs = np.zeros((slots, self.runs), dtype=np.int64)
+        self.pool_buckets = np.zeros((slots, POOL_BUCKETS), dtype=np.int16)
+        self.pool_vals = np.zeros(self.runs, dtype=np.uint8)  # decoding scratch
+        for slot_map in self.slot_maps:
+            slot_map[:] = -1
+
+
+_STATES: "weakref.WeakKeyDictionary[object, _BatchState]" = weakref.WeakKeyDictionary()
+
+
+def _state(owner: object) -> _BatchState:
+    state = _STATES.get(owner)
+    if state is None:
+        state = _STATES[owner] = _BatchState()
+    return state
+
+
+def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *,
+                owner: object) -> tuple[np.ndarray, np.ndarray]:
+    """WDL (int8) and DTW (uint16, NO_DTW where a compact file answered) of many positions.
+
+    ``arrays`` are (bm, bk, wm, wk, turn) int64 arrays of valid positions;
+    ``load(code)`` returns the table of a material code (master or compact,
+    MissingTableError when absent). Capture positions of compact tables are
+    resolved by a capture search in the kernel.
+    """
+    state = _state(owner)
+    n = len(arrays[0])
+    out_wdl = np.zeros(n, dtype=np.int8)
+    out_dtw = np.zeros(n, dtype=np.uint16)
+    status = np.zeros(4, dtype=np.int64)
+    first = 0
+    while True:
+        probe_kernel(*arrays, first, state.rows, state.desc, state.pool(), out_wdl, out_dtw, status)
+        kind, first = int(status[0]), int(status[1])
+        if kind == ST_OK:
+            return out_wdl, out_dtw
+        if kind == ST_MISSING:
+            code = int(status[2])
+            state.describe(code, load(code))
+            continue
+        table = state.tables[int(status[2])]
+        if kind == ST_CORRUPT:
+            raise TableError(f"{table.path}: block {int(status[3])} is damaged (CRC-32 mismatch)")
+        raise TableError(f"{table.path}: an index fell outside the table")
+
+
+# ------------------------------------------------------------------ verification
+
+@dataclass
+class CompactVerifyReport:
+    """Outcome of :func:`verify_compact`."""
+
+    tables: int = 0
+    checked: int = 0
+    captures: int = 0
+    """Positions whose value came from the capture search."""
+    errors: int = 0
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.errors == 0 and self.tables > 0
+
+
+@njit(cache=True)
+def _unrank_chunk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
+    """Bitboards of positions lo..hi of a material (Black to move) and whether each must capture."""
+    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
+    size = unit_size(n_bm, n_bk, n_wm, n_wk)
+    bk_arr = np.empty(size, dtype=np.int64)
+    wk_arr = np.empty(size, dtype=np.int64)
+    m_done = -1
+    bm = wm = np.int64(0)
+    for i in range(lo, hi):
+        m = i // size
+        if m != m_done:
+            bm32, wm32 = unrank_men(m, n_bm, n_wm)
+            bm, wm = np.int64(bm32), np.int64(wm32)
+            unrank_unit(n_bk, n_wk, bm, wm, bk_arr, wk_arr)
+            m_done = m
+        j = i - m * size
+        out_bm[i - lo], out_bk[i - lo], out_wm[i - lo], out_wk[i - lo] = bm, bk_arr[j], wm, wk_arr[j]
+        out_cap[i - lo] = has_capture(bm, bk_arr[j], wm, wk_arr[j], 0)
+
+
+@njit(cache=True)
+def _successors_chunk(bm, bk, wm, wk, offsets, s_bm, s_bk, s_wm, s_wk):
+    """Every position's successors (White to move) into s_*; offsets[i] is where i's start."""
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    k = 0
+    for i in range(bm.shape[0]):
+        offsets[i] = k
+        n = generate_moves(bm[i], bk[i], wm[i], wk[i], 0, moves)
+        if k + n > s_bm.shape[0]:
+            return -1
+        for m in range(n):
+            s_bm[k], s_bk[k], s_wm[k], s_wk[k] = (moves[m, M_BM], moves[m, M_BK],
+                                                  moves[m, M_WM], moves[m, M_WK])
+            k += 1
+    offsets[bm.shape[0]] = k
+    return k
+
+
+@njit(cache=True)
+def _check_successors(values, offsets, succ_wdl, errors):
+    """Count positions whose value is not the best over its successors (no move: loss)."""
+    bad = 0
+    for i in range(values.shape[0]):
+        best = WDL_LOSS
+        for k in range(offsets[i], offsets[i + 1]):
+            best = max(best, -succ_wdl[k])
+        if best != values[i]:
+            if bad < errors.shape[0]:
+                errors[bad] = i
+            bad += 1
+    return bad
+
+
+def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | None = None,
+                   master: os.PathLike | str | None = None, chunk: int = 1 << 20,
+                   max_reported: int = 20) -> CompactVerifyReport:
+    """Check the compact files of a directory, probing through them alone.
+
+    Every position (stored or recovered by the capture search) is compared with
+    the master table in ``master`` (default: the same directory) when there is
+    one, else checked against its successors (its value is the best over its
+    moves, probed from the compact files; no move is a loss). Damaged blocks
+    and missing files count as errors, named in the messages.
+
+    >>> verify_compact("/nonexistent").ok
+    False
+    """
+    from egtb.rules.notation import Placement, format_fen
+    from egtb.tables.index import global_unrank
+    directory = Path(directory)
+    master = Path(master) if master is not None else directory
+    if materials is None:
+        materials = storage.stored_materials(directory, suffix=SUFFIX)
+    report = CompactVerifyReport()
+    prober = CompactProber(directory)
+    for material in materials:
+        report.tables += 1
+        try:
+            bad, caps, errors = _verify_one(prober, master, material, chunk, max_reported)
+        except (TableError, FileNotFoundError) as exc:
+            report.errors += 1
+            report.messages.append(str(exc))
+            continue
+        report.checked += count_positions(material)
+        report.captures += caps
+        report.errors += bad
+        for index, what in errors[:max(0, max_reported - len(report.messages))]:
+            fen = format_fen(Placement(*global_unrank(material, index), 0))
+            report.messages.append(f"{fen} ({material.name}.wld #{index}): {what}")
+    return report
+
+
+class CompactProber:
+    """Batch probes through the compact files of one directory only (what verification uses).
+
+    >>> CompactProber("/nonexistent").probe_batch(np.array([1]), np.array([0]), np.array([0]),
+    ...                                           np.array([0]), 1)[0].tolist()   # White has no pieces
+    [-1]
+    """
+
+    def __init__(self, directory: os.PathLike | str) -> None:
+        self.directory = Path(directory)
+
+    def table(self, material: Material) -> CompactTable:
+        """The compact table of a material (MissingTableError when absent)."""
+        path = compact_path(self.directory, material)
+        if not path.exists():
+            raise MissingTableError(f"no compact table for material {material.name} in "
+                                    f"{self.directory} ({path.name} is missing)")
+        return open_compact(path, owner=self)
+
+    def probe_batch(self, bm, bk, wm, wk, turn) -> tuple[np.ndarray, np.ndarray]:
+        """WDL (and NO_DTW) of valid positions given as bitboard arrays."""
+        arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in (bm, bk, wm, wk)]
+        turns = np.ascontiguousarray(np.broadcast_to(np.asarray(turn, dtype=np.int64),
+                                                     (len(arrays[0]),)))
+        return probe_batch((*arrays, turns), lambda code: self.table(material_of_code(code)),
+                           owner=self)
+
+
+def _verify_one(prober: CompactProber, master: Path, material: Material, chunk: int,
+                max_reported: int) -> tuple[int, int, list[tuple[int, str]]]:
+    prober.table(material).values()  # every block's CRC and decoding
+    reference = None
+    if storage.table_path(master, material).exists():
+        reference, _ = storage.load_material(master, material)
+    counts = _counts(material)
+    total = count_positions(material)
+    bad, caps, errors = 0, 0, []
+    for lo in range(0, total, chunk):
+        hi = min(lo + chunk, total)
+        bm, bk, wm, wk = (np.empty(hi - lo, dtype=np.int64) for _ in range(4))
+        cap = np.empty(hi - lo, dtype=np.bool_)
+        _unrank_chunk(counts, lo, hi, bm, bk, wm, wk, cap)
+        caps += int(cap.sum())
+        wdl, _ = prober.probe_batch(bm, bk, wm, wk, 0)
+        if reference is not None:
+            wrong = np.flatnonzero(wdl != WDL_OF_CODE[reference[lo:hi]])
+            what = "differs from the master table"
+        else:
+            wrong = _successor_errors(prober, bm, bk, wm, wk, wdl)
+            what = "is not the best value over its successors"
+        bad += len(wrong)
+        errors += [(lo + int(i), f"{'recovered' if cap[i] else 'stored'} value {what}")
+                   for i in wrong[:max_reported]]
+    return bad, caps, errors
+
+
+def _successor_errors(prober: CompactProber, bm, bk, wm, wk, wdl) -> np.ndarray:
+    offsets = np.empty(len(bm) + 1, dtype=np.int64)
+    cap = len(bm) * 64
+    s = [np.empty(cap, dtype=np.int64) for _ in range(4)]
+    k = int(_successors_chunk(bm, bk, wm, wk, offsets, *s))
+    if k < 0:
+        raise ValueError("more than 64 moves per position on average in a verify chunk")
+    succ_wdl, _ = prober.probe_batch(*(a[:k] for a in s), 1)
+    errors = np.zeros(len(bm), dtype=np.int64)
+    bad = _check_successors(wdl.astype(np.int64), offsets, succ_wdl.astype(np.int64), errors)
+    return errors[:bad]

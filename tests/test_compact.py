@@ -1,0 +1,255 @@
+"""Compact WLD files: exact round trip, capture search, damage detection, mixed directories."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from egtb import cli
+from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
+from egtb.probe import Tablebase
+from egtb.rules.board import Board
+from egtb.tables import compact, storage
+from egtb.tables.build import build
+from egtb.tables.index import global_unrank
+from egtb.tables.material import Material, all_materials, count_positions
+from egtb.tables.values import DRAW, LOSS, WDL_OF_CODE, WIN
+
+MAX_PIECES = 4
+
+
+@pytest.fixture(scope="session")
+def master_dir(tmp_path_factory) -> Path:
+    """Every master table up to 4 pieces, built once per session."""
+    directory = tmp_path_factory.mktemp("compact_master")
+    build(MAX_PIECES, directory=directory, jobs=2, progress=False, rules="none")
+    return directory
+
+
+@pytest.fixture(scope="session")
+def compact_dir(master_dir, tmp_path_factory) -> Path:
+    """The compact files of every table up to 4 pieces, alone in a directory."""
+    directory = tmp_path_factory.mktemp("compact_wld")
+    report = compact.compact_directory(master_dir, out=directory, jobs=2)
+    assert report.tables == len(all_materials(MAX_PIECES))
+    return directory
+
+
+def capture_mask(material: Material) -> np.ndarray:
+    """Whether the side to move (Black) must capture, per position of a material."""
+    n = count_positions(material)
+    bm, bk, wm, wk = (np.empty(n, dtype=np.int64) for _ in range(4))
+    cap = np.empty(n, dtype=np.bool_)
+    compact._unrank_chunk(compact._counts(material), 0, n, bm, bk, wm, wk, cap)
+    return cap
+
+
+def stored_arrays(material: Material, indices: np.ndarray) -> tuple[np.ndarray, ...]:
+    rows = np.array([global_unrank(material, int(i)) for i in indices], dtype=np.int64)
+    return tuple(rows[:, k].copy() for k in range(4))
+
+
+# ------------------------------------------------------------------ coding
+
+def test_run_lengths_round_trip_through_their_buckets():
+    for n in [*range(1, 300), 1 << 20, (1 << 33) + 12345, (1 << 47) + 1]:
+        bucket, xb, extra = compact.length_symbol(n)
+        assert 0 <= bucket < compact.NUM_BUCKETS and xb == compact.extra_bits(bucket)
+        assert compact.length_of(bucket, xb, extra) == n
+
+
+def test_huffman_code_is_prefix_free_and_length_limited():
+    freqs = np.array([1 << k for k in range(30)])  # a skewed alphabet: lengths up to 29 unlimited
+    lengths = compact.huffman_lengths(freqs, max_bits=12)
+    assert lengths.max() == 12
+    assert sum(2.0 ** -int(n) for n in lengths) <= 1.0  # Kraft: a prefix code exists
+
+
+# ------------------------------------------------------------------ round trip
+
+def test_every_position_up_to_four_pieces_matches_the_master_table(master_dir, compact_dir):
+    report = compact.verify_compact(compact_dir, master=master_dir)
+    assert report.ok, report.messages
+    assert report.tables == len(all_materials(MAX_PIECES))
+    assert report.checked == sum(count_positions(m) for m in all_materials(MAX_PIECES))
+    assert report.captures > 0
+
+
+def test_stored_values_equal_the_master_where_no_capture_is_due(master_dir, compact_dir):
+    for material in all_materials(MAX_PIECES):
+        master, _ = storage.load_material(master_dir, material)
+        table = compact.CompactTable(compact.compact_path(compact_dir, material))
+        quiet = ~capture_mask(material)
+        assert np.array_equal(table.values()[quiet], master[quiet]), material.name
+
+
+def test_files_are_far_smaller_than_the_values(compact_dir):
+    four = [m for m in all_materials(MAX_PIECES) if m.pieces == 4]
+    size = sum(compact.compact_path(compact_dir, m).stat().st_size for m in four)
+    positions = sum(count_positions(m) for m in four)
+    assert positions / size > 20  # 4 positions per byte packed; about 34 measured
+
+
+# ------------------------------------------------------------------ capture search
+
+def test_capture_positions_answer_through_the_search(master_dir, compact_dir):
+    material = Material.parse("2m-1m1k")
+    master, _ = storage.load_material(master_dir, material)
+    table = compact.CompactTable(compact.compact_path(compact_dir, material))
+    differing = np.flatnonzero(capture_mask(material) & (table.values() != master))
+    assert len(differing) > 100  # the file really holds filler there
+    sample = differing[:: max(1, len(differing) // 50)]
+    with Tablebase(compact_dir) as tb:
+        for index in sample.tolist():
+            board = Board(_fen(*global_unrank(material, index)))
+            assert int(tb.probe_wdl(board)) == int(WDL_OF_CODE[master[index]])
+        wdl, dtw = tb.probe_batch(*stored_arrays(material, sample), 0)
+    assert wdl.tolist() == WDL_OF_CODE[master[sample]].tolist()
+    assert set(dtw.tolist()) == {compact.NO_DTW}
+
+
+def _fen(bm, bk, wm, wk) -> str:
+    from egtb.rules.notation import Placement, format_fen
+    return format_fen(Placement(bm, bk, wm, wk, 0))
+
+
+def test_single_and_batch_probes_agree_with_the_master(master_dir, compact_dir):
+    rng = np.random.default_rng(7)
+    with Tablebase(master_dir) as tm, Tablebase(compact_dir) as tc:
+        for material in all_materials(MAX_PIECES):
+            indices = rng.integers(0, count_positions(material), 40)
+            arrays = stored_arrays(material, indices)
+            for turn in (0, 1):
+                expected, _ = tm.probe_batch(*arrays, turn)
+                got, _ = tc.probe_batch(*arrays, turn)
+                assert got.tolist() == expected.tolist(), material.name
+                for k in range(0, 40, 8):
+                    key = tuple(int(a[k]) for a in arrays) + (turn,)
+                    assert tc._probe_key(key)[0] == expected[k]
+
+
+def test_compact_results_have_no_dtw_and_moves_are_ranked_by_value(compact_dir):
+    with Tablebase(compact_dir) as tb:
+        result = tb.probe("W:WK10,K14:BK1", rule_free=True)
+        moves = tb.best_moves("W:WK10,K14:BK1", rule_free=True)
+        assert tb.max_pieces == MAX_PIECES
+        with pytest.raises(MissingRuleLayerError, match=r"2k-1k\.wld: a compact file has no rule layer"):
+            tb.probe("W:WK10,K14:BK1")  # the rule needs a layer a compact file lacks
+    assert result.value == "win" and result.dtw is None
+    assert [m.value for m in moves] == sorted((m.value for m in moves),
+                                              key=["win", "draw", "loss"].index)
+    assert moves[0].value == "win" and all(m.dtw is None for m in moves)
+
+
+# ------------------------------------------------------------------ damage
+
+def test_a_flipped_byte_in_a_block_is_detected_and_named(compact_dir, tmp_path):
+    material = Material.parse("2k-2k")
+    path = shutil.copy(compact.compact_path(compact_dir, material), tmp_path / "2k-2k.wld")
+    table = compact.CompactTable(path)
+    block = table.n_blocks - 1
+    raw = bytearray(Path(path).read_bytes())
+    raw[table.data_offset + block * compact.BLOCK_BYTES + 5] ^= 0x10
+    Path(path).write_bytes(bytes(raw))
+    damaged = compact.CompactTable(path)  # the header and index are intact
+    with pytest.raises(TableError, match=rf"2k-2k\.wld: block {block} is damaged"):
+        damaged.value(count_positions(material) - 1)
+    with Tablebase(tmp_path) as tb:
+        index = count_positions(material) - 1
+        arrays = stored_arrays(material, np.array([index]))
+        with pytest.raises(TableError, match=rf"2k-2k\.wld: block {block} is damaged"):
+            tb.probe_batch(*arrays, 0)
+    report = compact.verify_compact(tmp_path, materials=[material])
+    assert not report.ok and f"block {block}" in report.messages[0]
+
+
+def test_a_damaged_header_is_named(compact_dir, tmp_path):
+    path = shutil.copy(compact.compact_path(compact_dir, Material.parse("1k-1k")),
+                       tmp_path / "1k-1k.wld")
+    raw = bytearray(Path(path).read_bytes())
+    raw[20] ^= 1  # positions
+    Path(path).write_bytes(bytes(raw))
+    with pytest.raises(TableError, match="1k-1k.wld: header checksum mismatch"):
+        compact.CompactTable(path)
+
+
+def test_a_wrong_stored_value_fails_the_successor_check(master_dir, tmp_path):
+    materials = all_materials(3)
+    compact.compact_directory(master_dir, out=tmp_path, materials=materials)
+    assert compact.verify_compact(tmp_path, master=tmp_path).ok  # successor check alone
+    material = Material.parse("2k-1k")
+    wld, _ = storage.load_material(master_dir, material)
+    quiet = np.flatnonzero(~capture_mask(material) & (wld == WIN))
+    wld = wld.copy()
+    wld[quiet[len(quiet) // 2]] = DRAW if wld[quiet[0]] != DRAW else LOSS
+    blob, _ = compact.encode_values(material, wld)
+    compact.write_compact(compact.compact_path(tmp_path, material), blob)
+    report = compact.verify_compact(tmp_path, master=tmp_path)
+    assert not report.ok and report.errors >= 1
+    assert any(f"2k-1k.wld #{quiet[len(quiet) // 2]}" in m for m in report.messages)
+
+
+# ------------------------------------------------------------------ mixed directories
+
+def test_a_directory_mixing_compact_and_master_files_works(master_dir, compact_dir, tmp_path):
+    for material in all_materials(MAX_PIECES):
+        source = (storage.table_path(master_dir, material) if material.pieces <= 3
+                  else compact.compact_path(compact_dir, material))
+        shutil.copy(source, tmp_path / source.name)
+    rng = np.random.default_rng(3)
+    with Tablebase(master_dir) as tm, Tablebase(tmp_path) as mixed:
+        assert mixed.max_pieces == MAX_PIECES
+        for material in all_materials(MAX_PIECES):
+            indices = rng.integers(0, count_positions(material), 30)
+            arrays = stored_arrays(material, indices)
+            expected, expected_dtw = tm.probe_batch(*arrays, 0)
+            got, dtw = mixed.probe_batch(*arrays, 0)
+            assert got.tolist() == expected.tolist(), material.name
+            if material.pieces <= 3:
+                assert dtw.tolist() == expected_dtw.tolist()
+            fen = _fen(*(int(a[0]) for a in arrays))
+            assert mixed.probe(fen, rule_free=True).value == tm.probe(fen, rule_free=True).value
+            assert (mixed.probe(fen, rule_free=True).dtw is None) == (material.pieces > 3)
+
+
+def test_the_capture_search_needs_the_smaller_tables(compact_dir, tmp_path):
+    shutil.copy(compact.compact_path(compact_dir, Material.parse("1k-2k")), tmp_path)
+    with Tablebase(tmp_path) as tb:
+        assert tb.probe_wdl("B:WK30,K32:BK1") == -1  # no capture due: the file answers
+        with pytest.raises(MissingTableError, match="1k-1k"):
+            tb.probe_wdl("B:WK6,K32:BK1")  # 1x10 leads to 1k-1k, which is absent
+        with pytest.raises(MissingTableError, match="1k-1k"):
+            tb.probe_batch(np.array([0]), np.array([1]), np.array([0]),
+                           np.array([(1 << 5) | (1 << 31)]), 0)
+
+
+# ------------------------------------------------------------------ command line
+
+def test_compact_and_verify_from_the_command_line(master_dir, tmp_path, capsys):
+    out = tmp_path / "wld"
+    small = tmp_path / "master"
+    small.mkdir()
+    for material in all_materials(3):
+        shutil.copy(storage.table_path(master_dir, material), small)
+    assert cli.main(["compact", "--tables", str(small), "--out", str(out), "--jobs", "1",
+                     "--json"]) == cli.EXIT_OK
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["tables"] == len(all_materials(3))
+    assert summary["positions"] == 3488 + 196032
+    assert cli.main(["verify", "--quiet", "--json", "--no-reference", "--tables", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["positions"] == 3488 + 196032
+    assert cli.main(["probe", "--tables", str(out), "W:WK10,K14:BK1"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "W:WK10,K14:BK1  win"
+
+
+def test_build_compact_writes_a_compact_file_per_table(tmp_path, capsys):
+    assert cli.main(["build", "--pieces", "2", "--compact", "--rules", "none", "--jobs", "1", "--quiet",
+                     "--tables", str(tmp_path)]) == cli.EXIT_OK
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.glob("*.wld")) == sorted(
+        f"{m.name}.wld" for m in all_materials(2))
+    assert compact.verify_compact(tmp_path).ok
