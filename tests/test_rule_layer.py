@@ -39,8 +39,10 @@ from egtb.tables.values import Category
 #: Oracle values for the side to move.
 W, D, L = 1, 0, -1
 PRESETS = tuple(DRAW_RULES)
-#: 4-piece positions whose whole reachable state space the slow test solves.
+#: 4-piece positions whose whole reachable state space the slow test solves (those
+#: reaching few positions: men blocked or captures forced early).
 SAMPLE_SEEDS = 12
+SAMPLE_MAX_POSITIONS = 20_000
 #: Bits of the squares a man of each colour never stands on (its crowning row).
 BLACK_MEN_FORBIDDEN = 0xF0000000
 WHITE_MEN_FORBIDDEN = 0x0000000F
@@ -109,7 +111,7 @@ def sample_positions(pieces: int, *, count: int, seed: int, min_men: int = 2) ->
 class StateGraph:
     """Positions (Black to move, sorted by group rank) and their moves as flat arrays."""
 
-    def __init__(self, seeds) -> None:
+    def __init__(self, seeds, *, max_positions: int | None = None) -> None:
         buffer = new_move_buffer()
         ids: dict[tuple, int] = {}
         keys: list[tuple] = []
@@ -129,6 +131,8 @@ class StateGraph:
                 if not (target[0] | target[1]):
                     target = None  # the opponent has no pieces left: lost
                 elif target not in ids:
+                    if max_positions is not None and len(keys) >= max_positions:
+                        raise OverflowError(f"more than {max_positions} reachable positions")
                     ids[target] = len(keys)
                     keys.append(target)
                     queue.append(target)
@@ -280,9 +284,25 @@ def test_sampled_4_piece_states(tmp_path_factory, preset):
     directory = tmp_path_factory.getbasetemp() / "rules4"
     if not (directory / "2k-2k.h5").exists():
         builder.build(4, directory=directory, jobs=2, progress=False)
-    graph = StateGraph(sample_positions(4, count=SAMPLE_SEEDS, seed=9))
-    assert len(graph.keys) > 1000
+    graph = small_sampled_graph(4, seeds=SAMPLE_SEEDS, max_positions=SAMPLE_MAX_POSITIONS)
+    assert sum(k == 4 for k in map(lambda key: sum(b.bit_count() for b in key),
+                                   graph.keys)) >= SAMPLE_SEEDS
     assert_agree(directory, graph, preset)
+
+
+def small_sampled_graph(pieces: int, *, seeds: int, max_positions: int) -> StateGraph:
+    """The state graph of the first `seeds` random positions (seeded) whose reachable
+    positions number at most `max_positions` each (their whole state space)."""
+    kept = []
+    for candidate in sample_positions(pieces, count=50 * seeds, seed=9):
+        try:
+            StateGraph([candidate], max_positions=max_positions)
+        except OverflowError:
+            continue
+        kept.append(candidate)
+        if len(kept) == seeds:
+            return StateGraph(kept)
+    raise AssertionError(f"fewer than {seeds} sampled positions reach at most {max_positions}")
 
 
 # ------------------------------------------------------------------ positions by hand

@@ -35,8 +35,9 @@ def tamper(directory, name: str, index: int, *, value: int | None = None, delta:
     wld, dtw = wld.copy(), dtw.astype(np.uint16)
     wld[index] = wld[index] if value is None else value
     dtw[index] += delta
-    storage.write_table(storage.table_path(directory, material), material, wld, dtw,
-                        attrs=dict(storage.read_attrs(storage.table_path(directory, material))))
+    path = storage.table_path(directory, material)
+    storage.write_table(path, material, wld, dtw, attrs=dict(storage.read_attrs(path)),
+                        rules=storage.open_table(path).rules)  # keep the rule layers
 
 
 @pytest.mark.parametrize("change", [{"delta": 1}, {"value": DRAW}])
