@@ -1,12 +1,17 @@
 """Time and memory of building the tables (prints figures, asserts nothing).
 
 Usage:
-    .venv/bin/python bench/bench_build.py [--pieces 5] [--jobs 2] [--dir DIR]
+    .venv/bin/python bench/bench_build.py [--pieces 5] [--jobs 2] [--dir DIR] [--rules all]
+    .venv/bin/python bench/bench_build.py --pieces 5 --baseline   # none, then all layers
     .venv/bin/python bench/bench_build.py --six-pairs 3 --dir DIR   # after --pieces 5
 
 ``--six-pairs K`` then builds the first K six-piece material pairs of the plan
 (the kings-only ones come first: the largest units, so the worst memory) and
-extrapolates the time of all 2.4 billion six-piece positions.
+extrapolates the time of all 2.4 billion six-piece positions. ``--baseline``
+first builds without rule layers (``--rules none``, what the builder did before
+the layers) into another fresh directory, then with the chosen layers, and
+prints the ratio of the two wall and CPU times measured in the same run, with
+the bytes on disk per layer.
 
 >>> peak_mb() > 0
 True
@@ -31,27 +36,45 @@ def peak_mb() -> float:
     return (own + children) / 1024
 
 
-def bench_all(max_pieces: int, *, directory: Path, jobs: int) -> None:
-    """Build everything up to max_pieces and print the figures."""
+def bench_all(max_pieces: int, *, directory: Path, jobs: int, rules: str = "all"
+              ) -> tuple[float, float]:
+    """Build everything up to max_pieces, print the figures; return (wall, CPU) seconds."""
     start = time.perf_counter()
     cpu0 = _cpu()
-    report = builder.build(max_pieces, directory=directory, jobs=jobs, progress=False)
+    report = builder.build(max_pieces, directory=directory, jobs=jobs, rules=rules,
+                           progress=False)
     wall = time.perf_counter() - start
     cpu = _cpu() - cpu0
-    print(f"up to {max_pieces} pieces, {jobs} jobs: {len(report.built)} tables, "
+    print(f"up to {max_pieces} pieces, {jobs} jobs, rules {rules}: {len(report.built)} tables, "
           f"{report.positions:,} positions in {wall:.1f}s wall, {cpu:.1f}s CPU; "
           f"{report.positions / max(wall, 1e-9) / jobs:,.0f} positions/s per core; "
           f"peak memory (parent + largest worker) {peak_mb():.0f} MB")
+    return wall, cpu
 
 
-def bench_six(count: int, *, directory: Path, jobs: int) -> None:
+def disk_sizes(directory: Path) -> dict[str, int]:
+    """Bytes of the stored datasets: 'wld+dtw' and one entry per rule layer."""
+    import h5py
+    sizes: dict[str, int] = {}
+    for path in sorted(directory.glob("*.h5")):
+        with h5py.File(path, "r") as f:
+            sizes["wld+dtw"] = sizes.get("wld+dtw", 0) + sum(
+                f[name].id.get_storage_size() for name in ("wld", "dtw"))
+            for preset, group in (f["rules"].items() if "rules" in f else []):
+                sizes[preset] = sizes.get(preset, 0) + sum(
+                    group[name].id.get_storage_size() for name in group)
+    return sizes
+
+
+def bench_six(count: int, *, directory: Path, jobs: int, rules: str = "all") -> None:
     """Build the first `count` six-piece pairs (needs five pieces) and extrapolate."""
     pairs = [p for p in builder.plan_pairs(6) if p.materials[0].pieces == 6][:count]
     start = time.perf_counter()
     done = 0
     for pair in pairs:
         t = time.perf_counter()
-        result = builder.build_pair(directory, pair, builder.dependency_materials(pair))
+        result = builder.build_pair(directory, pair, builder.dependency_materials(pair),
+                                    rules=rules)
         done += result["positions"]
         print(f"  {pair.key}: {result['positions']:,} positions, {result['units']} units, "
               f"{time.perf_counter() - t:.1f}s, peak {peak_mb():.0f} MB")
@@ -76,11 +99,21 @@ def main() -> None:
                         help="table directory (default: a fresh temporary one)")
     parser.add_argument("--six-pairs", type=int, default=0,
                         help="then build this many six-piece pairs and extrapolate")
+    parser.add_argument("--rules", default="all", help="rule layers to build (default all)")
+    parser.add_argument("--baseline", action="store_true",
+                        help="first build without rule layers and print the ratio")
     args = parser.parse_args()
     directory = args.dir or Path(tempfile.mkdtemp(prefix="egtb-bench-"))
-    bench_all(args.pieces, directory=directory, jobs=args.jobs)
+    if args.baseline:
+        base_wall, base_cpu = bench_all(args.pieces, jobs=args.jobs, rules="none",
+                                        directory=Path(tempfile.mkdtemp(prefix="egtb-bench-")))
+    wall, cpu = bench_all(args.pieces, directory=directory, jobs=args.jobs, rules=args.rules)
+    if args.baseline:
+        print(f"rules {args.rules} / none: {wall / base_wall:.2f}x wall, {cpu / base_cpu:.2f}x CPU")
+    sizes = disk_sizes(directory)
+    print("bytes on disk: " + ", ".join(f"{name} {size:,}" for name, size in sizes.items()))
     if args.six_pairs:
-        bench_six(args.six_pairs, directory=directory, jobs=args.jobs)
+        bench_six(args.six_pairs, directory=directory, jobs=args.jobs, rules=args.rules)
 
 
 if __name__ == "__main__":

@@ -318,11 +318,13 @@ def run_verify(args: argparse.Namespace) -> int:
     directory = _existing_tables_dir(args)
     report = verify_directory(directory, jobs=args.jobs or os.cpu_count() or 1, progress=not args.quiet)
     _add_compact_check(report, directory)
-    differing, listed = ([], 0) if args.no_reference or not report.tables else _compare_reference(directory)
+    differing, listed, layers_listed = (([], 0, 0) if args.no_reference or not report.tables
+                                        else _compare_reference(directory))
     ok = report.ok and report.tables > 0 and not differing
     if args.json:
         _print_json({"tables": report.tables, "positions": report.checked, "errors": report.errors,
                      "messages": report.messages, "reference_listed": listed,
+                     "reference_rule_layers_listed": layers_listed,
                      "reference_differing": differing, "ok": ok})
         return EXIT_OK if ok else EXIT_FAILED
     for message in report.messages + differing:
@@ -333,7 +335,10 @@ def run_verify(args: argparse.Namespace) -> int:
     status = "OK" if report.ok else f"{report.errors} ERRORS"
     print(f"verified {report.tables} tables, {report.checked} positions: {status}")
     if not args.no_reference:
-        print(f"reference: {listed - len(differing)} of {listed} listed tables identical")
+        layers = [m for m in differing if " rule layer " in m]
+        print(f"reference: {listed - len(differing) + len(layers)} of {listed} listed tables "
+              f"identical; {layers_listed - len(layers)} of {layers_listed} listed rule layers "
+              "identical")
     return EXIT_OK if ok else EXIT_FAILED
 
 
@@ -393,13 +398,17 @@ def run_compact(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _compare_reference(directory: Path) -> tuple[list[str], int]:
-    """(messages about tables whose figures differ from the shipped reference, tables listed there)."""
-    from egtb.tables.reference import compare_with_reference, load_reference
-    reference = load_reference()
+def _compare_reference(directory: Path) -> tuple[list[str], int, int]:
+    """(messages about tables or rule layers whose figures differ from the shipped reference,
+    tables listed there, rule layers listed there)."""
+    from egtb.tables.reference import compare_with_reference, load_reference, load_rule_reference
+    reference, rule_reference = load_reference(), load_rule_reference()
     materials = storage.stored_materials(directory)
-    differing = compare_with_reference(directory, materials, reference=reference)
-    return differing, sum(m.name in reference for m in materials)
+    differing = compare_with_reference(directory, materials, reference=reference,
+                                       rule_reference=rule_reference)
+    layers_listed = sum((m.name, preset) in rule_reference for m in materials
+                        for preset in storage.rule_presets_in(storage.table_path(directory, m)))
+    return differing, sum(m.name in reference for m in materials), layers_listed
 
 
 # --- probe ------------------------------------------------------------------

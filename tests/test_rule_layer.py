@@ -39,6 +39,10 @@ from egtb.tables.values import Category
 #: Oracle values for the side to move.
 W, D, L = 1, 0, -1
 PRESETS = tuple(DRAW_RULES)
+#: 4-piece positions whose whole reachable state space the slow test solves (those
+#: reaching few positions: men blocked or captures forced early).
+SAMPLE_SEEDS = 12
+SAMPLE_MAX_POSITIONS = 20_000
 #: Bits of the squares a man of each colour never stands on (its crowning row).
 BLACK_MEN_FORBIDDEN = 0xF0000000
 WHITE_MEN_FORBIDDEN = 0x0000000F
@@ -46,9 +50,15 @@ WHITE_MEN_FORBIDDEN = 0x0000000F
 
 # ------------------------------------------------------------------ the oracle
 
+#: Each byte with its bits reversed.
+_REVERSED_BYTE = [int(f"{b:08b}"[::-1], 2) for b in range(256)]
+
+
 def mirror(bb: int) -> int:
     """Square s -> 33 - s: bit i -> bit 31 - i."""
-    return int(f"{bb:032b}"[::-1], 2)
+    r = _REVERSED_BYTE
+    return (r[bb & 255] << 24) | (r[(bb >> 8) & 255] << 16) | (r[(bb >> 16) & 255] << 8) \
+        | r[bb >> 24]
 
 
 def black_to_move(bm: int, bk: int, wm: int, wk: int, turn: int) -> tuple[int, int, int, int]:
@@ -81,10 +91,27 @@ def positions_with(pieces: int):
             yield tuple(bb)
 
 
+def sample_positions(pieces: int, *, count: int, seed: int, min_men: int = 2) -> list[tuple]:
+    """`count` random Black-to-move placements with at least `min_men` men (seeded)."""
+    rng = np.random.default_rng(seed)
+    found: list[tuple] = []
+    while len(found) < count:
+        squares = rng.choice(32, size=pieces, replace=False)
+        bb = [0, 0, 0, 0]
+        for s, k in zip(squares.tolist(), rng.integers(0, 4, size=pieces).tolist()):
+            bb[k] |= 1 << s
+        if not (bb[0] | bb[1]) or not (bb[2] | bb[3]) or (bb[0] | bb[2]).bit_count() < min_men:
+            continue
+        if bb[0] & BLACK_MEN_FORBIDDEN or bb[2] & WHITE_MEN_FORBIDDEN or tuple(bb) in found:
+            continue
+        found.append(tuple(bb))
+    return found
+
+
 class StateGraph:
     """Positions (Black to move, sorted by group rank) and their moves as flat arrays."""
 
-    def __init__(self, seeds) -> None:
+    def __init__(self, seeds, *, max_positions: int | None = None) -> None:
         buffer = new_move_buffer()
         ids: dict[tuple, int] = {}
         keys: list[tuple] = []
@@ -99,10 +126,13 @@ class StateGraph:
             key = queue.popleft()
             n = generate_moves(*key, 0, buffer)
             for row in buffer[:n].tolist():
-                target = black_to_move(row[M_BM], row[M_BK], row[M_WM], row[M_WK], 1)
+                target = (mirror(row[M_WM]), mirror(row[M_WK]), mirror(row[M_BM]),
+                          mirror(row[M_BK]))  # White to move, seen as Black
                 if not (target[0] | target[1]):
                     target = None  # the opponent has no pieces left: lost
                 elif target not in ids:
+                    if max_positions is not None and len(keys) >= max_positions:
+                        raise OverflowError(f"more than {max_positions} reachable positions")
                     ids[target] = len(keys)
                     keys.append(target)
                     queue.append(target)
@@ -254,12 +284,25 @@ def test_sampled_4_piece_states(tmp_path_factory, preset):
     directory = tmp_path_factory.getbasetemp() / "rules4"
     if not (directory / "2k-2k.h5").exists():
         builder.build(4, directory=directory, jobs=2, progress=False)
-    rng = np.random.default_rng(9)
-    pool = [k for k in positions_with(4) if (k[0] | k[2]).bit_count() >= 2]
-    seeds = [pool[i] for i in rng.choice(len(pool), size=40, replace=False)]
-    graph = StateGraph(seeds)
-    assert len(graph.keys) > 1000
+    graph = small_sampled_graph(4, seeds=SAMPLE_SEEDS, max_positions=SAMPLE_MAX_POSITIONS)
+    assert sum(k == 4 for k in map(lambda key: sum(b.bit_count() for b in key),
+                                   graph.keys)) >= SAMPLE_SEEDS
     assert_agree(directory, graph, preset)
+
+
+def small_sampled_graph(pieces: int, *, seeds: int, max_positions: int) -> StateGraph:
+    """The state graph of the first `seeds` random positions (seeded) whose reachable
+    positions number at most `max_positions` each (their whole state space)."""
+    kept = []
+    for candidate in sample_positions(pieces, count=50 * seeds, seed=9):
+        try:
+            StateGraph([candidate], max_positions=max_positions)
+        except OverflowError:
+            continue
+        kept.append(candidate)
+        if len(kept) == seeds:
+            return StateGraph(kept)
+    raise AssertionError(f"fewer than {seeds} sampled positions reach at most {max_positions}")
 
 
 # ------------------------------------------------------------------ positions by hand
@@ -348,7 +391,8 @@ def test_layer_arrays_survive_a_round_trip(tmp_path):
     wld = np.array([1, 2, 3, 2], dtype=np.uint8)
     dtw = np.array([0, 5, 4, 300], dtype=np.uint16)
     preset = rule_layer.PRESETS["forty-plies"]
-    layer = rule_layer.make_layer(preset, wld, np.array([0, 5, 4, 300], dtype=np.uint16))
+    dtz = np.array([0, 5, 4, 300], dtype=np.uint16)
+    layer = rule_layer.make_layer(preset, rule_layer.categories(wld, dtz, preset.limit), dtz)
     path = storage.write_table(tmp_path / "x.h5", material, wld, dtw, rules={preset.name: layer})
     data = storage.open_table(path)
     assert data.rules["forty-plies"].category.tolist() == [0, 2, -2, 1]
@@ -380,3 +424,32 @@ def test_verify_finds_a_wrong_rule_layer(tables3, tmp_path):
     report = verify_directory(tmp_path, materials=[material])
     assert report.errors >= 1
     assert any("forty-plies" in m and "rule layer: DTZ" in m for m in report.messages)
+
+
+def test_layers_match_the_reference_figures(tables3):
+    import dataclasses
+    from egtb.tables.reference import compare_with_reference, load_rule_reference
+    from egtb.tables.verify import stored_materials
+    reference = load_rule_reference()
+    materials = [m for m in stored_materials(tables3) if m.pieces <= 3]
+    assert all((m.name, p) in reference for m in materials for p in PRESETS)
+    assert compare_with_reference(tables3, materials, rule_reference=reference) == []
+    entry = reference["2k-1k", "forty-plies"]
+    reference["2k-1k", "forty-plies"] = dataclasses.replace(entry, max_dtz=entry.max_dtz + 1)
+    problems = compare_with_reference(tables3, materials, rule_reference=reference)
+    assert len(problems) == 1 and "2k-1k.h5: rule layer forty-plies" in problems[0]
+
+
+def test_rule_reference_covers_five_pieces():
+    from egtb.tables.reference import load_reference, load_rule_reference
+    from egtb.tables.stats import PUBLISHED_POSITIONS
+    tables, layers = load_reference(), load_rule_reference()
+    for pieces in range(2, 6):
+        names = [n for n in tables if Material.parse(n).pieces == pieces]
+        for preset in PRESETS:
+            total = sum(sum(getattr(layers[n, preset], f) for f in (
+                "wins", "cursed_wins", "draws", "blessed_losses", "losses")) for n in names)
+            assert total == PUBLISHED_POSITIONS[pieces]
+            # the sign of each category is the rule-free value
+            assert sum(layers[n, preset].wins + layers[n, preset].cursed_wins
+                       for n in names) == sum(tables[n].wins for n in names)

@@ -130,10 +130,9 @@ _CACHE: OrderedDict = OrderedDict()
 
 def load_table_cached(directory: Path, material: Material, presets: tuple[str, ...] = ()
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(wld, dtw, rule codes, rule DTZ) of a finished table, kept in a per-process LRU cache.
+    """(wld, dtw, rule categories, rule DTZ) of a finished table, in a per-process LRU cache.
 
-    The rule arrays have one row per preset of `presets` (value codes and DTZ,
-    as the kernel holds them).
+    The rule arrays have one row per preset of `presets`.
     """
     key = (str(directory), material, presets)
     if key in _CACHE:
@@ -144,12 +143,12 @@ def load_table_cached(directory: Path, material: Material, presets: tuple[str, .
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
     data = storage.open_table(path, rules=presets)
     count = len(data.wld)
-    rcode = np.zeros((len(presets), count), dtype=np.uint8)
+    rcat = np.zeros((len(presets), count), dtype=np.int8)
     rdtz = np.zeros((len(presets), count), dtype=np.uint16)
     for row, name in enumerate(presets):
-        rcode[row] = rule_layer.codes_of(data.rules[name].category)
+        rcat[row] = data.rules[name].category
         rdtz[row] = data.rules[name].dtz
-    _CACHE[key] = (data.wld, data.dtw, rcode, rdtz)
+    _CACHE[key] = (data.wld, data.dtw, rcat, rdtz)
     while sum(sum(a.nbytes for a in v) for v in _CACHE.values()) > CACHE_BYTES \
             and len(_CACHE) > 1:
         _CACHE.popitem(last=False)
@@ -165,8 +164,8 @@ class FlatTables:
     dtw: np.ndarray
     presets: tuple = ()
     """The rule layers solved along (:class:`egtb.tables.rule_layer.RulePreset`)."""
-    rcode: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint8))
-    """Value code per layer (row) and position, as ``wld``."""
+    rcat: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int8))
+    """Category per layer (row) and position (solve.UNSOLVED_CATEGORY until solved)."""
     rdtz: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint16))
     """DTZ per layer (row) and position."""
 
@@ -187,17 +186,17 @@ def load_dependencies(directory: Path, solved: list[Material],
     offsets = np.full(NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
     wld = np.zeros(total, dtype=np.uint8)
     dtw = np.zeros(total, dtype=np.uint16)
-    rcode = np.zeros((len(presets), total), dtype=np.uint8)
+    rcat = np.full((len(presets), total), solve.UNSOLVED_CATEGORY, dtype=np.int8)
     rdtz = np.zeros((len(presets), total), dtype=np.uint16)
     start = 0
     for material in materials:
         offsets[code_of_material(material)] = start
         start += count_positions(material)
-    tables = FlatTables(offsets, wld, dtw, tuple(presets), rcode, rdtz)
+    tables = FlatTables(offsets, wld, dtw, tuple(presets), rcat, rdtz)
     names = tuple(p.name for p in presets)
     for material in solved:
         part = tables.slice_of(material)
-        wld[part], dtw[part], rcode[:, part], rdtz[:, part] = load_table_cached(
+        wld[part], dtw[part], rcat[:, part], rdtz[:, part] = load_table_cached(
             directory, material, names)
     return tables
 
@@ -222,7 +221,7 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
     limits = np.array([p.limit for p in tables.presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in tables.presets], dtype=np.bool_)
     status = solve.solve_units(counts, configs, tables.offsets, tables.wld, tables.dtw,
-                               tables.rcode, tables.rdtz, limits, man_resets,
+                               tables.rcat, tables.rdtz, limits, man_resets,
                                *scratch.arrays(), progress)
     if status != solve.OK:
         raise SolverError(f"solving {'/'.join(m.name for m in materials)} failed: "
@@ -261,7 +260,7 @@ def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTab
         part = tables.slice_of(material)
         wld, dtw = tables.wld[part], tables.dtw[part]
         summary = summarise(material, wld, dtw)
-        layers = {p.name: rule_layer.make_layer(p, tables.rcode[row, part],
+        layers = {p.name: rule_layer.make_layer(p, tables.rcat[row, part],
                                                 tables.rdtz[row, part])
                   for row, p in enumerate(tables.presets)}
         attrs = dict(summary, rule_presets=",".join(layers), build_seconds=round(seconds, 3))

@@ -5,9 +5,15 @@ counts of wins, losses and draws, the longest DTW and the CRC-32 checksum of a
 table built and verified by this project. A table built anywhere else must
 match them exactly: the build is deterministic whatever the worker count.
 
+``egtb/data/reference/rule_layers.tsv`` does the same for each rule layer
+(material and preset): the count of each category, the longest DTZ of a win or
+loss and of a cursed win or blessed loss, and the layer's own CRC-32.
+
 >>> reference = load_reference()
 >>> reference["2k-1k"].wins > reference["2k-1k"].losses
 True
+>>> load_rule_reference()["2k-1k", "wcdf"].max_dtz
+33
 """
 
 from __future__ import annotations
@@ -26,6 +32,10 @@ from egtb.tables.values import DRAW, LOSS, WIN
 #: The reference file shipped with the project.
 REFERENCE_PATH = Path(str(resources.files("egtb").joinpath("data", "reference", "tables.tsv")))
 _FIELDS = ("positions", "wins", "losses", "draws", "max_dtw", "checksum_crc32")
+#: The rule-layer reference shipped with the project.
+RULE_REFERENCE_PATH = REFERENCE_PATH.with_name("rule_layers.tsv")
+_RULE_FIELDS = ("wins", "cursed_wins", "draws", "blessed_losses", "losses", "max_dtz",
+                "max_dtz_cursed", "checksum_crc32")
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,47 @@ class ReferenceEntry:
     """Longest distance to win, in plies."""
     checksum_crc32: int
     """CRC-32 of the stored datasets (docs/table-format.md)."""
+
+
+@dataclass(frozen=True)
+class RuleReferenceEntry:
+    """Figures of one rule layer (a material under a preset)."""
+
+    wins: int
+    """Won under the rule."""
+    cursed_wins: int
+    """Won without the rule, drawn by it."""
+    draws: int
+    """Drawn either way."""
+    blessed_losses: int
+    """Lost without the rule, drawn by it."""
+    losses: int
+    """Lost under the rule."""
+    max_dtz: int
+    """Longest DTZ of a win or loss under the rule."""
+    max_dtz_cursed: int
+    """Longest DTZ of a cursed win or blessed loss (0 when none)."""
+    checksum_crc32: int
+    """CRC-32 of the layer's datasets (docs/table-format.md)."""
+
+
+def load_rule_reference(path: os.PathLike | str = RULE_REFERENCE_PATH
+                        ) -> dict[tuple[str, str], RuleReferenceEntry]:
+    """Rule-layer reference entries by (material name, preset); ValueError names a bad line."""
+    entries = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, preset, *values = line.split("\t")
+        if len(values) != len(_RULE_FIELDS):
+            raise ValueError(f"{path}:{number}: expected {len(_RULE_FIELDS) + 2} "
+                             "tab-separated fields")
+        try:
+            entries[Material.parse(name).name, preset] = RuleReferenceEntry(
+                *(int(v) for v in values))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: {exc}") from None
+    return entries
 
 
 def load_reference(path: os.PathLike | str = REFERENCE_PATH) -> dict[str, ReferenceEntry]:
@@ -78,13 +129,16 @@ def figures_from_data(path: os.PathLike | str) -> ReferenceEntry:
 
 
 def compare_with_reference(directory: os.PathLike | str, materials: list[Material], *,
-                           reference: dict[str, ReferenceEntry] | None = None) -> list[str]:
-    """One message per table whose figures differ from the reference (none: all agree).
+                           reference: dict[str, ReferenceEntry] | None = None,
+                           rule_reference: dict | None = None) -> list[str]:
+    """One message per table or rule layer whose figures differ from the reference.
 
-    Materials the reference does not list are skipped.
+    Materials the reference does not list are skipped, and so are layers a file
+    does not hold (a build with fewer ``--rules``).
     """
     reference = load_reference() if reference is None else reference
-    problems = []
+    rule_reference = load_rule_reference() if rule_reference is None else rule_reference
+    problems = _compare_layers(directory, materials, rule_reference)
     for material in materials:
         expected = reference.get(material.name)
         if expected is None:
@@ -96,3 +150,33 @@ def compare_with_reference(directory: os.PathLike | str, materials: list[Materia
                       for name in _FIELDS if getattr(found, name) != getattr(expected, name)]
             problems.append(f"{path}: differs from the reference: {', '.join(differ)}")
     return problems
+
+
+def _compare_layers(directory: os.PathLike | str, materials: list[Material],
+                    reference: dict[tuple[str, str], RuleReferenceEntry]) -> list[str]:
+    problems = []
+    for material in materials:
+        path = storage.table_path(directory, material)
+        for preset, attrs in sorted(storage.read_layer_attrs(path).items()):
+            expected = reference.get((material.name, preset))
+            if expected is None:
+                continue
+            found = RuleReferenceEntry(*(int(attrs[name]) for name in _RULE_FIELDS))
+            if found != expected:
+                differ = [f"{name} {getattr(found, name)} (reference {getattr(expected, name)})"
+                          for name in _RULE_FIELDS
+                          if getattr(found, name) != getattr(expected, name)]
+                problems.append(f"{path}: rule layer {preset} differs from the reference: "
+                                f"{', '.join(differ)}")
+    return problems
+
+
+def rule_reference_lines(directory: os.PathLike | str, materials: list[Material]) -> list[str]:
+    """Lines of rule_layers.tsv for the layers of the given tables (to refresh the file)."""
+    lines = []
+    for material in materials:
+        attrs = storage.read_layer_attrs(storage.table_path(directory, material))
+        for preset in sorted(attrs):
+            values = [str(int(attrs[preset][name])) for name in _RULE_FIELDS]
+            lines.append("\t".join([material.name, preset, *values]))
+    return lines

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from egtb.rules.board import DRAW_RULES
 from egtb.tables.storage import RuleLayer
@@ -117,16 +118,33 @@ def layer_attrs(preset: RulePreset, category: np.ndarray, dtz: np.ndarray) -> di
 
     ``max_dtz`` is over positions decisive under the rule (win or loss);
     ``max_dtz_cursed`` over cursed wins and blessed losses (0 when none).
+
+    >>> layer_attrs(PRESETS["wcdf"], np.array([2, 0, -1], dtype=np.int8),
+    ...             np.array([7, 0, 90], dtype=np.uint16))["max_dtz_cursed"]
+    90
     """
-    counts = {COUNT_NAMES[c]: int(np.count_nonzero(category == c)) for c in Category}
-    decisive = (category == Category.WIN) | (category == Category.LOSS)
-    cursed = (category == Category.CURSED_WIN) | (category == Category.BLESSED_LOSS)
-    return dict(counts, preset=preset.name, limit=preset.limit, zeroing=preset.zeroing,
-                max_dtz=int(dtz[decisive].max()) if decisive.any() else 0,
-                max_dtz_cursed=int(dtz[cursed].max()) if cursed.any() else 0)
+    counts, max_dtz, max_cursed = count_layer(category, dtz)
+    return dict({COUNT_NAMES[c]: int(counts[c + 2]) for c in Category}, preset=preset.name,
+                limit=preset.limit, zeroing=preset.zeroing, max_dtz=int(max_dtz),
+                max_dtz_cursed=int(max_cursed))
 
 
-def make_layer(preset: RulePreset, code: np.ndarray, dtz: np.ndarray) -> RuleLayer:
-    """The stored layer (categories, DTZ, attributes) of a solved layer's codes and DTZ."""
-    category = categories(code, dtz, preset.limit)
+@njit(cache=True)
+def count_layer(category, dtz):
+    """(count per category + 2, max DTZ of a win or loss, max DTZ of a cursed or blessed one)."""
+    counts = np.zeros(5, dtype=np.int64)
+    max_dtz = 0
+    max_cursed = 0
+    for i in range(category.shape[0]):
+        c = category[i]
+        counts[c + 2] += 1
+        if c == 2 or c == -2:
+            max_dtz = max(max_dtz, np.int64(dtz[i]))
+        elif c != 0:
+            max_cursed = max(max_cursed, np.int64(dtz[i]))
+    return counts, max_dtz, max_cursed
+
+
+def make_layer(preset: RulePreset, category: np.ndarray, dtz: np.ndarray) -> RuleLayer:
+    """The stored layer (categories, DTZ, attributes) of a solved layer."""
     return RuleLayer(category, dtz, layer_attrs(preset, category, dtz))

@@ -18,9 +18,10 @@ king steps (always quiet) become the unit's graph, and each exit is folded into
 one node table per layer: the rule-free value, and per preset the value the exit
 has under that preset (a zeroing exit by the target's category at counter 0, a
 quiet man move by the target's own DTZ plus one). Then the same bucket-queue
-propagation runs once per layer. A layer is kept in the flat arrays ``rcode``
-(the same value codes as ``wld``) and ``rdtz`` (the layer's DTZ); its category
-follows from code and DTZ (:func:`egtb.tables.rule_layer.categories`).
+propagation runs once per layer. A layer is kept in the flat arrays ``rcat``
+(:class:`egtb.tables.values.Category` codes, :data:`UNSOLVED_CATEGORY` until
+solved) and ``rdtz`` (the layer's DTZ); the propagation writes value codes,
+which :func:`finish_layer` turns into categories.
 
 Value codes (win/loss/draw for the side to move):
 
@@ -81,6 +82,11 @@ def flat_index(bm, bk, wm, wk, offsets):
         return np.int64(-1)
     return base + position_index(bm, bk, wm, wk)
 
+
+#: Category of a rule-layer position not solved yet.
+UNSOLVED_CATEGORY = -128
+CAT_WIN = 2  #: Category.WIN (decisive under the rule); -CAT_WIN is Category.LOSS
+CAT_CURSED = 1  #: Category.CURSED_WIN; -CAT_CURSED is Category.BLESSED_LOSS
 
 #: Successor "index" of a position whose side to move has no pieces (lost in 0).
 NO_PIECES = np.int64(-2)
@@ -209,13 +215,13 @@ E_NEXT = 1
 
 
 @njit(cache=True, nogil=True)  # a Dask worker keeps heartbeating while a pair is solved
-def solve_units(counts, configs, offsets, wld, dtw, rcode, rdtz, limits, man_resets,
+def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_resets,
                 bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries, progress):
     """Solve the units of a material pair, in the order of `configs`; return a status.
 
     counts: int64 (2, 4): material M and mirror(M) (equal rows when symmetric).
     configs: men-configuration indices of M (see :func:`order_units`).
-    rcode, rdtz: (layers, positions) flat arrays of the rule layers (value code
+    rcat, rdtz: (layers, positions) flat arrays of the rule layers (category
     and DTZ), filled like wld/dtw; limits: each layer's move-rule limit in plies;
     man_resets: whether a plain man move resets the layer's counter.
     progress: int64 counters (:data:`P_POSITIONS`, :data:`P_UNITS`), only ever
@@ -251,7 +257,7 @@ def solve_units(counts, configs, offsets, wld, dtw, rcode, rdtz, limits, man_res
             unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         status = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw,
-                               rcode, rdtz, limits, man_resets, moves, succ_start, succ, node,
+                               rcat, rdtz, limits, man_resets, moves, succ_start, succ, node,
                                progress)
         if status != OK:
             return status
@@ -265,10 +271,10 @@ def solve_units(counts, configs, offsets, wld, dtw, rcode, rdtz, limits, man_res
             if status != OK:
                 return status
             status = propagate(n, pred_start, pred, node[layer + 1], entries, heads, size,
-                               base, rcode[layer], rdtz[layer], progress, share)
+                               base, rcat[layer], rdtz[layer], progress, share, limits[layer])
         if status != OK:
             return status
-        if not same_wdl(n, size, base, wld, rcode):
+        if not same_wdl(n, size, base, wld, rcat):
             return ERR_RULE_MISMATCH
         progress[P_POSITIONS] = start + n
         progress[P_UNITS] += 1
@@ -276,18 +282,19 @@ def solve_units(counts, configs, offsets, wld, dtw, rcode, rdtz, limits, man_res
 
 
 @njit(cache=True)
-def same_wdl(n, size, base, wld, rcode):
-    """Every rule layer of the unit's nodes has the rule-free win/draw/loss."""
-    for i in range(n):
-        g = base[i // size] + i % size
-        for layer in range(rcode.shape[0]):
-            if rcode[layer, g] != wld[g]:
-                return False
+def same_wdl(n, size, base, wld, rcat):
+    """Every rule layer of the unit's nodes has the rule-free win/draw/loss as its sign."""
+    for h in range(n // size):
+        for g in range(base[h], base[h] + size):
+            want = 1 if wld[g] == WIN else (-1 if wld[g] == LOSS else 0)
+            for layer in range(rcat.shape[0]):
+                if (rcat[layer, g] > 0) - (rcat[layer, g] < 0) != want:
+                    return False
     return True
 
 
 @njit(cache=True)
-def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, rcode, rdtz,
+def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, rcat, rdtz,
                   limits, man_resets, moves, succ_start, succ, node, progress):
     """Generate every node's moves once: in-unit edges to `succ`, exits summarised in `node`.
 
@@ -331,14 +338,14 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, 
                     record_exit(node[t], i, LOSS, 0)
                 continue
             record_exit(node[0], i, wld[target], np.int64(dtw[target]))
-            for layer in range(limits.shape[0]):
-                if rcode[layer, target] == UNKNOWN:
-                    return ERR_UNSOLVED_SUCCESSOR
             capture_or_crowning = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0
             for layer in range(limits.shape[0]):
+                category = rcat[layer, target]
+                if category == UNSOLVED_CATEGORY:
+                    return ERR_UNSOLVED_SUCCESSOR
                 zeroing = capture_or_crowning or man_resets[layer]
-                record_rule_exit(node[layer + 1], i, rcode[layer, target],
-                                 np.int64(rdtz[layer, target]), limits[layer], zeroing)
+                record_rule_exit(node[layer + 1], i, category, np.int64(rdtz[layer, target]),
+                                 limits[layer], zeroing)
         for t in range(node.shape[0]):
             node[t, i, N_REMAINING] = e - succ_start[i]
     succ_start[n] = e
@@ -357,8 +364,8 @@ def record_exit(node, i, v, d):
 
 
 @njit(cache=True, inline="always")
-def record_rule_exit(node, i, v, dtz, limit, zeroing):
-    """Fold one exit into node i of a rule layer, from the target's code and DTZ.
+def record_rule_exit(node, i, category, dtz, limit, zeroing):
+    """Fold one exit into node i of a rule layer, from the target's category and DTZ.
 
     A quiet exit (a man move that does not reset the counter) continues the
     count: the target's DTZ plus one. A zeroing exit ends it: a target decisive
@@ -367,8 +374,9 @@ def record_rule_exit(node, i, v, dtz, limit, zeroing):
     ordered (Syzygy's cursed-win convention), so the layer's DTZ of a cursed win
     or blessed loss exceeds the limit and stays ply-exact.
     """
+    v = LOSS if category < 0 else (WIN if category > 0 else DRAW)
     if zeroing and v != DRAW:
-        dtz = 0 if dtz <= limit else limit
+        dtz = 0 if (category == CAT_WIN or category == -CAT_WIN) else limit
     record_exit(node, i, v, dtz)
 
 
@@ -477,24 +485,41 @@ def tell_predecessors(i, kind, d, pred_start, pred, node, entries, heads, count,
 @njit(cache=True)
 def write_values(n, resolved, depth, size, base, wld, dtw):
     """Store the unit's values and distances; what was never resolved is a draw."""
-    for i in range(n):
-        g = base[i // size] + i % size
-        if resolved[i] == 0:
-            wld[g] = DRAW
-            dtw[g] = 0
-        else:
-            wld[g] = resolved[i]
-            dtw[g] = depth[i]
+    for h in range(n // size):
+        for k in range(size):
+            i = h * size + k
+            g = base[h] + k
+            if resolved[i] == 0:
+                wld[g] = DRAW
+                dtw[g] = 0
+            else:
+                wld[g] = resolved[i]
+                dtw[g] = depth[i]
+
+
+@njit(cache=True)
+def write_categories(n, resolved, depth, size, base, rcat, rdtz, limit):
+    """Store a rule layer's categories and DTZ: decisive within `limit`, else cursed/blessed."""
+    for h in range(n // size):
+        for k in range(size):
+            i = h * size + k
+            g = base[h] + k
+            d = depth[i]
+            sign = 1 if resolved[i] == WIN else (-1 if resolved[i] == LOSS else 0)
+            rcat[g] = sign * (CAT_WIN if d <= limit else CAT_CURSED)
+            rdtz[g] = d if sign != 0 else 0
 
 
 @njit(cache=True)
 def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, progress,
-              share=8):
-    """Bucket-queue retrograde over one unit; writes WIN/LOSS/DRAW and distances to the tables.
+              share=8, limit=-1):
+    """Bucket-queue retrograde over one unit; writes values and distances to the tables.
 
     Depth d resolves wins in d plies (the shortest) and losses in d plies (the
-    longest), in increasing d; what is never reached is a draw. Counts 3/share
-    of a position in `progress` per node resolved (every :data:`PROGRESS_STEP`).
+    longest), in increasing d; what is never reached is a draw. Writes
+    WIN/LOSS/DRAW codes, or with a move-rule `limit` (a rule layer) categories
+    (:func:`write_categories`). Counts 3/share of a position in `progress` per
+    node resolved (every :data:`PROGRESS_STEP`).
     """
     count, top, status = seed_queue(n, node, entries, heads)
     if status != OK:
@@ -525,5 +550,8 @@ def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, p
             if status != OK:
                 return status
         d += 1
-    write_values(n, resolved, depth, size, base, wld, dtw)
+    if limit < 0:
+        write_values(n, resolved, depth, size, base, wld, dtw)
+    else:
+        write_categories(n, resolved, depth, size, base, wld, dtw, limit)
     return OK

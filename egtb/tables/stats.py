@@ -1,7 +1,10 @@
 """Statistics of a table directory: per material and per piece count.
 
 Read from the file attributes only (cheap): positions, wins, losses, draws,
-max DTW with a FEN reaching it, bytes on disk and bits per position.
+max DTW with a FEN reaching it, bytes on disk and bits per position; and per
+rule layer (move-rule preset) the count of each category (win, cursed win,
+draw, blessed loss, loss) and the longest DTZ, with the share of decisive
+positions the move rule turns into draws (cursed wins and blessed losses).
 
 >>> PUBLISHED_POSITIONS[2]
 3488
@@ -11,13 +14,57 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from egtb.tables import storage
 from egtb.tables.material import Material
 
 #: Positions with both colours present, one side to move (checkers proof tables).
 PUBLISHED_POSITIONS = {2: 3488, 3: 196032, 4: 6209316, 5: 139450808, 6: 2426085676}
+#: Figures kept per rule layer (attribute names of a layer's group).
+LAYER_FIELDS = ("wins", "cursed_wins", "draws", "blessed_losses", "losses", "max_dtz",
+                "max_dtz_cursed")
+
+
+@dataclass
+class LayerStats:
+    """Category counts and longest DTZ of a material (or a piece count) under one preset."""
+
+    wins: int = 0
+    """Won under the rule."""
+    cursed_wins: int = 0
+    """Won without the rule, drawn by it."""
+    draws: int = 0
+    """Drawn either way."""
+    blessed_losses: int = 0
+    """Lost without the rule, drawn by it."""
+    losses: int = 0
+    """Lost under the rule."""
+    max_dtz: int = 0
+    """Longest DTZ of a win or loss under the rule."""
+    max_dtz_cursed: int = 0
+    """Longest DTZ of a cursed win or blessed loss (above the limit; 0 when none)."""
+
+    @property
+    def saved_share(self) -> float:
+        """Share of the decisive positions (without the rule) that the rule draws.
+
+        >>> LayerStats(wins=90, cursed_wins=6, blessed_losses=4).saved_share
+        0.1
+        """
+        decisive = self.wins + self.cursed_wins + self.blessed_losses + self.losses
+        return (self.cursed_wins + self.blessed_losses) / decisive if decisive else 0.0
+
+    def add(self, other: "LayerStats") -> None:
+        """Add a material's figures to this total."""
+        for name in ("wins", "cursed_wins", "draws", "blessed_losses", "losses"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.max_dtz = max(self.max_dtz, other.max_dtz)
+        self.max_dtz_cursed = max(self.max_dtz_cursed, other.max_dtz_cursed)
+
+    def as_dict(self) -> dict:
+        """Fields plus the share of decisive positions drawn by the rule."""
+        return dict(asdict(self), saved_share=round(self.saved_share, 8))
 
 
 @dataclass
@@ -42,6 +89,8 @@ class TableStats:
     """A position reaching the longest DTW."""
     bytes: int = 0
     """Bytes on disk."""
+    rules: dict[str, LayerStats] = field(default_factory=dict)
+    """Figures per rule layer (preset name), for the layers the files hold."""
 
     @property
     def bits_per_position(self) -> float:
@@ -57,20 +106,33 @@ class TableStats:
         self.bytes += other.bytes
         if other.max_dtw > self.max_dtw or not self.max_dtw_fen:
             self.max_dtw, self.max_dtw_fen = other.max_dtw, other.max_dtw_fen
+        for preset, layer in other.rules.items():
+            self.rules.setdefault(preset, LayerStats()).add(layer)
 
     def as_dict(self) -> dict:
         """Fields plus bits per position."""
-        return dict(asdict(self), bits_per_position=round(self.bits_per_position, 4))
+        return dict(asdict(self), bits_per_position=round(self.bits_per_position, 4),
+                    rules={p: layer.as_dict() for p, layer in self.rules.items()})
 
 
 def material_stats(path: os.PathLike | str) -> TableStats:
     """Figures of one table file (attributes only)."""
     attrs = storage.read_attrs(path)
     material = Material.parse(str(attrs["material"]))
+    layers = storage.read_layer_attrs(path)
+    rules = {preset: LayerStats(*(int(layers[preset][name]) for name in LAYER_FIELDS))
+             for preset in sorted(layers, key=_preset_order)}
     return TableStats(material.name, material.pieces, int(attrs["positions"]),
                       int(attrs["wins"]), int(attrs["losses"]), int(attrs["draws"]),
                       int(attrs["max_dtw"]), str(attrs["max_dtw_fen"]),
-                      os.path.getsize(path))
+                      os.path.getsize(path), rules)
+
+
+def _preset_order(name: str) -> tuple[int, str]:
+    """Presets in DRAW_RULES order (wcdf, crowning, forty-plies), unknown ones last."""
+    from egtb.rules.board import DRAW_RULES
+    order = list(DRAW_RULES)
+    return (order.index(name) if name in order else len(order), name)
 
 
 def directory_stats(directory: os.PathLike | str) -> tuple[list[TableStats], list[TableStats]]:
@@ -92,12 +154,34 @@ def format_stats(tables: list[TableStats], totals: list[TableStats]) -> str:
         lines.append(f"{t.material:<14}{t.positions:>13}{t.wins:>13}{t.losses:>13}"
                      f"{t.draws:>13}{t.max_dtw:>7}{t.bytes:>12}{t.bits_per_position:>9.3f}"
                      f"  {t.max_dtw_fen}")
+    if any(t.rules for t in tables):
+        lines += ["", format_rule_stats(tables, totals)]
     for t in totals:
         expected = PUBLISHED_POSITIONS.get(t.pieces)
         if expected is not None:
             mark = "matches" if expected == t.positions else "DIFFERS from"
             lines.append(f"{t.pieces} pieces: {t.positions} positions {mark} the published "
                          f"{expected}")
+    return "\n".join(lines)
+
+
+def format_rule_stats(tables: list[TableStats], totals: list[TableStats]) -> str:
+    """Per material and preset: category counts and longest DTZ; then per piece count the
+    share of decisive positions each preset draws."""
+    lines = [f"{'material':<14}{'rule':<13}{'wins':>12}{'cursed':>10}{'draws':>12}"
+             f"{'blessed':>10}{'losses':>12}{'maxDTZ':>7}{'cursedDTZ':>10}"]
+    for t in tables + totals:
+        for preset, layer in t.rules.items():
+            lines.append(f"{t.material:<14}{preset:<13}{layer.wins:>12}{layer.cursed_wins:>10}"
+                         f"{layer.draws:>12}{layer.blessed_losses:>10}{layer.losses:>12}"
+                         f"{layer.max_dtz:>7}{layer.max_dtz_cursed:>10}")
+    presets = list(dict.fromkeys(p for t in totals for p in t.rules))
+    lines += ["", "decisive positions drawn by the move rule (cursed wins + blessed losses):",
+              f"{'pieces':<8}" + "".join(f"{p:>16}" for p in presets)]
+    for t in totals:
+        lines.append(f"{t.pieces:<8}" + "".join(
+            f"{100 * t.rules[p].saved_share:>15.4f}%" if p in t.rules else f"{'-':>16}"
+            for p in presets))
     return "\n".join(lines)
 
 

@@ -267,10 +267,17 @@ def _read_layers(path: Path, f: h5py.File, rules: bool | tuple[str, ...]) -> dic
 
 def rule_presets_in(path: os.PathLike | str) -> list[str]:
     """Names of the rule layers a table file holds (without reading them)."""
+    return sorted(read_layer_attrs(path))
+
+
+def read_layer_attrs(path: os.PathLike | str) -> dict[str, dict]:
+    """Attributes of each rule layer of a table file, by preset, without reading data."""
     try:
         with h5py.File(path, "r") as f:
             _check_header(Path(path), dict(f.attrs))
-            return sorted(f[RULES_GROUP].keys()) if RULES_GROUP in f else []
+            if RULES_GROUP not in f:
+                return {}
+            return {name: dict(group.attrs) for name, group in f[RULES_GROUP].items()}
     except OSError as exc:
         raise TableError(f"{path}: unreadable table file ({exc})") from exc
 
