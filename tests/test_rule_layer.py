@@ -429,7 +429,7 @@ def test_verify_finds_a_wrong_rule_layer(tables3, tmp_path):
 def test_layers_match_the_reference_figures(tables3):
     import dataclasses
     from egtb.tables.reference import compare_with_reference, load_rule_reference
-    from egtb.tables.verify import stored_materials
+    from egtb.tables.storage import stored_materials
     reference = load_rule_reference()
     materials = [m for m in stored_materials(tables3) if m.pieces <= 3]
     assert all((m.name, p) in reference for m in materials for p in PRESETS)

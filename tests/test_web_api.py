@@ -146,14 +146,15 @@ def test_probe_best_move_and_value_match_the_tablebase(client, tables):
                                                                        ruled.dtz)
 
 
-def test_probe_without_the_rule_layer_asked_for_says_which_is_missing(tmp_path):
+def test_probe_without_the_rule_layer_asked_for_answers_rule_free_and_says_so(tmp_path):
     build(2, directory=tmp_path, jobs=1, progress=False, rules="wcdf")
     with TestClient(create_app(tables_dir=tmp_path, engines=None)) as client:
         assert client.get("/api/probe", params={"fen": "B:WK10:BK1"}).status_code == 200
         response = client.get("/api/probe", params={"fen": "B:WK10:BK1", "rule": "crowning"})
-    assert response.status_code == 404
+    assert response.status_code == 200  # the rule-free answer, saying the layer is missing
     body = response.json()
-    assert body["rule_layer_missing"] is True and "crowning" in body["error"]
+    assert body["rule_layer_missing"] is True and body["value"] == "draw"
+    assert body["outcome"] is None and body["category"] is None and body["dtz"] is None
 
 
 def test_probe_outside_the_tables_says_so_with_404(client):

@@ -555,6 +555,9 @@ function renderExplore() {
     parts.push(e.probe.value === "draw" ? "a draw without the move rule too"
       : `DTW ${plies(e.probe.dtw)} to the end of the game with perfect play, without the move rule`);
     if (e.probe.category) parts.push(`category at counter 0: ${e.probe.category}`);
+    if (e.probe.rule_layer_missing) {
+      parts.push(`these tables have no ${e.probe.rule} layer: the result shown is without the move rule`);
+    }
     $("explore-distance").textContent = parts.join(" · ");
   } else if (e.missing) {
     result.textContent = `${side} to move — outside the tables`;
