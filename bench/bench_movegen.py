@@ -24,7 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from egtb.rules.board import Board
-from egtb.rules.movegen import MOVE_WIDTH, START_BM, START_WM, generate_moves, new_move_buffer, successors_batch
+from numba import njit
+
+from egtb.rules.movegen import MAX_MOVES, MOVE_WIDTH, START_BM, START_WM, generate_moves, new_move_buffer
 from egtb.rules.perft import new_hash_table, perft, perft_hashed
 from profile_perft import BASELINE_DIR, load_baseline
 
@@ -108,6 +110,28 @@ def time_kernel_calls(fens: list[str]) -> list[float]:
         generate_moves(*key, buffer)
         times.append((time.perf_counter_ns() - start) / 1000)
     return times
+
+
+@njit(cache=True)
+def successors_batch(bm, bk, wm, wk, turn, out_offsets, out_moves):
+    """Legal moves of many positions at once, inside numba (what this bench times).
+
+    Inputs are equal-length arrays; ``turn`` is one value for all. Writes the
+    moves of position i into ``out_moves[out_offsets[i]:out_offsets[i + 1]]``
+    (``out_offsets`` has length len(bm) + 1) and returns the number of rows
+    used, or -1 when ``out_moves`` is too small.
+    """
+    buf = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    row = 0
+    out_offsets[0] = 0
+    for i in range(bm.shape[0]):
+        n = generate_moves(bm[i], bk[i], wm[i], wk[i], turn, buf)
+        if row + n > out_moves.shape[0]:
+            return -1
+        out_moves[row:row + n, :] = buf[:n, :]
+        row += n
+        out_offsets[i + 1] = row
+    return row
 
 
 def time_kernel_batch(fens: list[str]) -> float:

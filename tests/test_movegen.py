@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 
 from egtb.rules.board import Board
-from egtb.rules.movegen import (
-    M_BK, M_BM, M_WK, M_WM, START_BM, START_WM, count_moves, generate_moves, new_move_buffer,
-    perft, successors_batch,
-)
+from egtb.rules.movegen import START_BM, START_WM, count_moves, generate_moves, new_move_buffer, perft
 from egtb.rules.notation import Placement, format_fen
 
 draughts = pytest.importorskip("draughts")
@@ -196,27 +192,3 @@ def test_count_moves_equals_generated_moves():
     for fen in mixed_positions(500, seed=5):
         key = Board(fen).key()
         assert count_moves(*key, scratch) == generate_moves(*key, out)
-
-
-def test_successors_batch_matches_one_at_a_time():
-    keys = [Board(fen).key() for fen in placed_positions(200, seed=3)]
-    keys = [key for key in keys if key[4] == 0]
-    columns = [np.array([key[i] for key in keys], dtype=np.int64) for i in range(4)]
-    offsets = np.zeros(len(keys) + 1, dtype=np.int64)
-    rows = np.zeros((len(keys) * 64, new_move_buffer().shape[1]), dtype=np.int64)
-    used = successors_batch(*columns, 0, offsets, rows)
-    assert used == offsets[-1]
-    buffer = new_move_buffer()
-    for i, key in enumerate(keys):
-        n = generate_moves(*key, buffer)
-        batch = rows[offsets[i]:offsets[i + 1]]
-        assert n == len(batch)
-        assert np.array_equal(batch[:, [M_BM, M_BK, M_WM, M_WK]], buffer[:n, [M_BM, M_BK, M_WM, M_WK]])
-
-
-def test_successors_batch_reports_a_small_buffer():
-    bm = np.array([START_BM], dtype=np.int64)
-    zeros = np.zeros(1, dtype=np.int64)
-    wm = np.array([START_WM], dtype=np.int64)
-    offsets = np.zeros(2, dtype=np.int64)
-    assert successors_batch(bm, zeros, wm, zeros, 0, offsets, np.zeros((3, new_move_buffer().shape[1]), np.int64)) == -1

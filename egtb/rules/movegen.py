@@ -311,25 +311,3 @@ def count_moves(bm, bk, wm, wk, turn, scratch):
     if has_capture(bm, bk, wm, wk, turn):
         return generate_moves(bm, bk, wm, wk, turn, scratch)
     return count_simple_moves(bm, bk, wm, wk, turn)
-
-
-@njit(cache=True)
-def successors_batch(bm, bk, wm, wk, turn, out_offsets, out_moves):
-    """Legal moves of many positions at once (for the table builder).
-
-    Inputs are equal-length arrays; ``turn`` is one value for all. Writes the
-    moves of position i into ``out_moves[out_offsets[i]:out_offsets[i + 1]]``
-    (``out_offsets`` has length len(bm) + 1) and returns the number of rows
-    used, or -1 when ``out_moves`` is too small.
-    """
-    buf = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
-    row = 0
-    out_offsets[0] = 0
-    for i in range(bm.shape[0]):
-        n = generate_moves(bm[i], bk[i], wm[i], wk[i], turn, buf)
-        if row + n > out_moves.shape[0]:
-            return -1
-        out_moves[row:row + n, :] = buf[:n, :]
-        row += n
-        out_offsets[i + 1] = row
-    return row

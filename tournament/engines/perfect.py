@@ -24,13 +24,12 @@ from egtb.rules.board import Board, Move
 from egtb.rules.movegen import count_simple_moves
 from egtb.probe import MissingRuleLayerError, MissingTableError, MoveValue, Tablebase
 from tournament.engines.base import Engine, EngineError, GameState, Limit
-from tournament.engines.search import search_position
+from tournament.engines.search import KING_VALUE, MAN_VALUE, search_position
 
 __all__ = ["PerfectEngine"]
 
 #: Plies of the search that orders drawing moves (and chooses outside the tables).
 DEFAULT_DRAW_DEPTH = 4
-MAN_VALUE, KING_VALUE = 100, 140
 
 
 class PerfectEngine(Engine):
