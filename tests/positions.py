@@ -25,3 +25,20 @@ def random_game_boards(count: int, *, seed: int, min_plies: int = 1, max_plies: 
         if not board.is_game_over():
             boards.append(board)
     return boards
+
+
+def pydraughts_perft(board, depth: int) -> int:
+    """perft by pydraughts (a ``draughts.Board``), counting duplicate capture paths once."""
+    if depth == 0:
+        return 1
+    distinct = {}
+    for move in board.legal_moves():
+        distinct.setdefault((move.steps_move[0], move.steps_move[-1], frozenset(move.captures)), move)
+    if depth == 1:
+        return len(distinct)
+    total = 0
+    for move in distinct.values():
+        board.push(move)
+        total += pydraughts_perft(board, depth - 1)
+        board.pop()
+    return total

@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+from positions import pydraughts_perft
 from egtb.rules.board import Board
 from egtb.rules.movegen import START_BM, START_WM, count_moves, generate_moves, new_move_buffer, perft
 from egtb.rules.notation import Placement, format_fen
@@ -38,23 +39,6 @@ def oracle_moves(fen: str) -> set[MoveKey]:
 
 def our_moves(fen: str) -> list[MoveKey]:
     return [(m.start, m.end, m.captured) for m in Board(fen).legal_moves()]
-
-
-def oracle_perft(board, depth: int) -> int:
-    """perft by pydraughts, counting duplicate capture paths once."""
-    if depth == 0:
-        return 1
-    distinct = {}
-    for move in board.legal_moves():
-        distinct.setdefault((move.steps_move[0], move.steps_move[-1], frozenset(move.captures)), move)
-    if depth == 1:
-        return len(distinct)
-    total = 0
-    for move in distinct.values():
-        board.push(move)
-        total += oracle_perft(board, depth - 1)
-        board.pop()
-    return total
 
 
 # --- positions --------------------------------------------------------------
@@ -146,7 +130,7 @@ def test_perft_divide_from_start_matches_pydraughts():
         count = perft(*board.key(), 3)
         board.pop()
         oracle.push(by_move[move.start * 100 + move.end])
-        assert count == oracle_perft(oracle, 3), str(move)
+        assert count == pydraughts_perft(oracle, 3), str(move)
         oracle.pop()
         total += count
     assert total == PUBLISHED_PERFT[3]
@@ -159,7 +143,7 @@ def test_perft_divide_from_start_matches_pydraughts():
 ])
 def test_perft_of_positions_matches_pydraughts(fen, depth):
     board = Board(fen)
-    assert perft(*board.key(), depth) == oracle_perft(draughts.Board(variant="english", fen=fen), depth)
+    assert perft(*board.key(), depth) == pydraughts_perft(draughts.Board(variant="english", fen=fen), depth)
 
 
 # --- legal moves against pydraughts ----------------------------------------

@@ -11,6 +11,7 @@ import random
 
 import pytest
 
+from positions import pydraughts_perft
 from egtb.rules.board import Board
 from egtb.rules.movegen import M_BK, M_BM, M_WK, M_WM, generate_moves, new_move_buffer
 from egtb.rules.perft import (
@@ -44,21 +45,6 @@ def mixed_positions(count: int, seed: int) -> list[str]:
             bits[(0 if black else 2) + int(king)] |= 1 << (square - 1)
         fens.append(format_fen(Placement(*bits, rng.randint(0, 1))))
     return fens
-
-
-def oracle_perft(board, depth: int) -> int:
-    """perft by pydraughts, counting duplicate capture paths once."""
-    distinct = {}
-    for move in board.legal_moves():
-        distinct.setdefault((move.steps_move[0], move.steps_move[-1], frozenset(move.captures)), move)
-    if depth == 1:
-        return len(distinct)
-    total = 0
-    for move in distinct.values():
-        board.push(move)
-        total += oracle_perft(board, depth - 1)
-        board.pop()
-    return total
 
 
 def reference_perft(key: tuple[int, int, int, int, int], depth: int) -> int:
@@ -105,7 +91,7 @@ def test_perft_matches_generate_moves_on_mixed_positions():
 def test_perft_of_positions_matches_pydraughts(fen, depth):
     draughts = pytest.importorskip("draughts", reason="install pydraughts (the test extra)")
     board = Board(fen)
-    assert perft(*board.key(), depth) == oracle_perft(draughts.Board(variant="english", fen=fen), depth)
+    assert perft(*board.key(), depth) == pydraughts_perft(draughts.Board(variant="english", fen=fen), depth)
 
 
 def test_hashed_perft_matches_plain_perft():
