@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from egtb.rules.board import BLACK, WHITE
 from tournament.cli import main
 from tournament.engines.base import EngineSetupError, GameState, Limit
 from tournament.engines.config import EngineConfig, parse_engine, parse_settings, parse_time_control

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tournament.engines.base import Engine, GameState, Limit
 from tournament.engines.pool import EnginePool
 from tournament.engines.random import RandomEngine
 from tournament.result import GameTermination

@@ -27,7 +27,7 @@ from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_
 from egtb.tables import storage
 from egtb.tables.build import build
 from egtb.tables.index import NUM_CODES, code_of_material, unrank_positions
-from egtb.tables.material import Material, all_materials, count_positions
+from egtb.tables.material import all_materials, count_positions
 from egtb.tables.values import Category, Wdl
 
 MAX_PIECES = 3

@@ -14,7 +14,6 @@ answer. Every end is a :class:`GameResult` with a winner, a
 
 from __future__ import annotations
 
-import enum
 import logging
 import threading
 import time
@@ -22,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from egtb.rules.board import BLACK, Board, Color, Move
-from egtb.rules.notation import START_FEN, is_move_text
+from egtb.rules.board import Board, Color, Move
+from egtb.rules.notation import is_move_text
 from tournament.adjudicate import Adjudicator
 from tournament.engines.base import Engine, GameState, IllegalMoveError, Limit
 from tournament.result import GameResult, GameTermination, color_name

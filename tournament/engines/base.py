@@ -14,7 +14,7 @@ True
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from egtb.rules.board import Board, Move
 
