@@ -41,8 +41,7 @@ from pathlib import Path
 from typing import Iterable
 
 import numpy as np
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from egtb.tables import compact, storage
 from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
@@ -52,6 +51,7 @@ from egtb.tables.material import Material, all_materials, mirror_bb
 from egtb.rules.movegen import count_simple_moves, has_capture
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.tables.values import WDL_OF_CODE, Category, Wdl
+from egtb.tables.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
 
 __all__ = [
     "Category", "MissingRuleLayerError", "MissingTableError", "MoveValue", "ProbeResult", "Tablebase",
@@ -210,26 +210,6 @@ def locate_batch(bm, bk, wm, wk, turn, codes, indices, present):
     return -1
 
 
-@intrinsic
-def _uint8_ptr(typingctx, address):
-    """The int64 ``address`` as a uint8 pointer (the array must outlive its use)."""
-    sig = types.CPointer(types.uint8)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-    return sig, codegen
-
-
-@intrinsic
-def _uint16_ptr(typingctx, address):
-    """The int64 ``address`` as a uint16 pointer (the array must outlive its use)."""
-    sig = types.CPointer(types.uint16)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-    return sig, codegen
-
-
 @njit(cache=True)
 def gather(codes, indices, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, out_wld, out_dtw):
     """Values of located positions (codes, indices); return how many fell outside their table.
@@ -250,14 +230,14 @@ def gather(codes, indices, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, out_wld
             out_wld[i] = INVALID_WDL
             bad += 1
             continue
-        value = wdl_of_code[_uint8_ptr(wld_at[code])[index]]
+        value = wdl_of_code[uint8_ptr(wld_at[code])[index]]
         out_wld[i] = value
         if value == WDL_DRAW:
             out_dtw[i] = 0
         elif dtw_wide[code]:
-            out_dtw[i] = _uint16_ptr(dtw_at[code])[index]
+            out_dtw[i] = uint16_ptr(dtw_at[code])[index]
         else:
-            out_dtw[i] = _uint8_ptr(dtw_at[code])[index]
+            out_dtw[i] = uint8_ptr(dtw_at[code])[index]
     return bad
 
 
@@ -300,35 +280,15 @@ def terminal_rule(code, bm, bk, wm, wk, turn):
     return CAT_LOSS, 0
 
 
-@intrinsic
-def _int8_ptr(typingctx, address):
-    """The int64 ``address`` as an int8 pointer (the array must outlive its use)."""
-    sig = types.CPointer(types.int8)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-    return sig, codegen
-
-
-@intrinsic
-def _int64_ptr(typingctx, address):
-    """The int64 ``address`` as an int64 pointer (the array must outlive its use)."""
-    sig = types.CPointer(types.int64)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-    return sig, codegen
-
-
 @njit(cache=True, inline="always")
 def _read_layer(row, index):
     """(category, dtz) at ``index`` of the layer a lookup row points to (a draw's DTZ is 0, not read)."""
-    category = np.int64(_int8_ptr(row[COL_CATEGORY_AT])[index])
+    category = np.int64(int8_ptr(row[COL_CATEGORY_AT])[index])
     if category == CAT_DRAW:
         return category, np.int64(0)
     if row[COL_DTZ_WIDE]:
-        return category, np.int64(_uint16_ptr(row[COL_DTZ_AT])[index])
-    return category, np.int64(_uint8_ptr(row[COL_DTZ_AT])[index])
+        return category, np.int64(uint16_ptr(row[COL_DTZ_AT])[index])
+    return category, np.int64(uint8_ptr(row[COL_DTZ_AT])[index])
 
 
 @njit(cache=True)
@@ -346,7 +306,7 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
     if code < 0:
         category, dtz = terminal_rule(code, bm, bk, wm, wk, turn)
     else:
-        row = _int64_ptr(rows_at + code * ROW_WIDTH * 8)
+        row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
         if row[COL_CATEGORY_AT] == 0:
             return STATUS_NOT_LOADED, 0, 0, 0, code
         if index >= row[COL_SIZE]:

@@ -38,8 +38,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.rules.movegen import (M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, count_simple_moves,
@@ -49,6 +48,7 @@ from egtb.tables.index import (MEN_OFFSET, NUM_CODES, material_code, material_of
                                position_index, unit_size, unrank_men, unrank_unit)
 from egtb.tables.material import Material, count_positions, mirror_bb
 from egtb.tables.values import DRAW, LOSS, UNKNOWN, WDL_OF_CODE, WIN
+from egtb.tables.pointers import int32_ptr, int64_ptr, uint16_ptr, uint32_ptr, uint8_ptr
 
 __all__ = [
     "BLOCK_BYTES", "CompactReport", "CompactTable", "FORMAT_VERSION", "SUFFIX",
@@ -796,51 +796,6 @@ def probe_position(table: CompactTable, key: tuple[int, int, int, int, int], ind
 
 # ------------------------------------------------------------------ probing (numba batch)
 
-@intrinsic
-def _ptr_u8(typingctx, address):
-    sig = types.CPointer(types.uint8)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-    return sig, codegen
-
-
-@intrinsic
-def _ptr_i64(typingctx, address):
-    sig = types.CPointer(types.int64)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-    return sig, codegen
-
-
-@intrinsic
-def _ptr_u16(typingctx, address):
-    sig = types.CPointer(types.uint16)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-    return sig, codegen
-
-
-@intrinsic
-def _ptr_u32(typingctx, address):
-    sig = types.CPointer(types.uint32)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-    return sig, codegen
-
-
-@intrinsic
-def _ptr_i32(typingctx, address):
-    sig = types.CPointer(types.int32)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-    return sig, codegen
-
-
 #: Columns of the per-table descriptor rows the batch kernel reads (int64 each).
 D_KIND = 0  #: KIND_NONE, KIND_MASTER or KIND_COMPACT
 D_SIZE = 1  #: positions
@@ -881,7 +836,7 @@ def _pool_value(row, index, desc, pool_owner, pool_width, pool_clock, pool_runs,
     A table's slot map (D_SLOTS) gives the pool slot of each of its decoded
     blocks (-1 when not decoded); slots are reused in turn (a clock).
     """
-    starts = _ptr_i64(desc[row, D_STARTS])
+    starts = int64_ptr(desc[row, D_STARTS])
     lo, hi = 0, desc[row, D_BLOCKS] - 1
     while lo < hi:
         mid = (lo + hi + 1) >> 1
@@ -890,25 +845,25 @@ def _pool_value(row, index, desc, pool_owner, pool_width, pool_clock, pool_runs,
         else:
             hi = mid - 1
     block = lo
-    slots = _ptr_i64(desc[row, D_SLOTS])
+    slots = int64_ptr(desc[row, D_SLOTS])
     slot = slots[block]
     if slot < 0:
         slot = pool_clock[0]
         pool_clock[0] = (slot + 1) % pool_width.shape[0]
         old_row = pool_owner[slot, 0]
         if old_row >= 0:
-            _ptr_i64(desc[old_row, D_SLOTS])[pool_owner[slot, 1]] = -1
+            int64_ptr(desc[old_row, D_SLOTS])[pool_owner[slot, 1]] = -1
             pool_owner[slot, 0] = -1
-        data = _ptr_u8(desc[row, D_DATA])
+        data = uint8_ptr(desc[row, D_DATA])
         start = block * BLOCK_BYTES
         stop = min(start + BLOCK_BYTES, desc[row, D_DATA_LEN])
-        if crc32(data, start, stop) != _ptr_u32(desc[row, D_CRCS])[block]:
+        if crc32(data, start, stop) != uint32_ptr(desc[row, D_CRCS])[block]:
             status[0], status[2], status[3] = ST_CORRUPT, row, block
             return -1
-        lut = _ptr_i32(desc[row, D_LUT])
+        lut = int32_ptr(desc[row, D_LUT])
         count = starts[block + 1] - starts[block]
         runs = pool_runs[slot]
-        n = _decode_ptr(data, start, stop, count, _ptr_u8(desc[row, D_CTX])[block], lut, runs,
+        n = _decode_ptr(data, start, stop, count, uint8_ptr(desc[row, D_CTX])[block], lut, runs,
                         pool_vals)
         if n < 0:
             status[0], status[2], status[3] = ST_CORRUPT, row, block
@@ -1004,7 +959,7 @@ def _table_value(code, index, bm, bk, wm, wk, turn, rows, desc, pool, status):
         status[0], status[2] = ST_RANGE, code
         return -9
     if desc[row, D_KIND] == KIND_MASTER:
-        return WDL_OF_CODE[_ptr_u8(desc[row, D_DATA])[index]]
+        return WDL_OF_CODE[uint8_ptr(desc[row, D_DATA])[index]]
     if has_capture(bm, bk, wm, wk, turn):
         return 2
     v = _pool_value(row, index, desc, pool[0], pool[1], pool[2], pool[3], pool[4], pool[5], status)
@@ -1090,8 +1045,8 @@ def _dtw_of(code, index, v, rows, desc):
     if v == WDL_DRAW:
         return 0
     if desc[row, D_DTW_WIDE]:
-        return np.int64(_ptr_u16(desc[row, D_DTW])[index])
-    return np.int64(_ptr_u8(desc[row, D_DTW])[index])
+        return np.int64(uint16_ptr(desc[row, D_DTW])[index])
+    return np.int64(uint8_ptr(desc[row, D_DTW])[index])
 
 
 class _BatchState:
