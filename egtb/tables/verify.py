@@ -272,22 +272,39 @@ def needed_materials(material: Material) -> list[Material]:
     return sorted(found)
 
 
+def _flat_arrays(directory: Path, material: Material, cache: dict, *,
+                 preset: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(offsets by material code, values, distances as uint16) of `material` and every
+    material its moves reach, concatenated: the rule-free wld/dtw, or with `preset`
+    that rule layer's category/dtz. Loaded tables are kept in `cache`."""
+    offsets = np.full(NUM_CODES, -1, dtype=np.int64)
+    parts, start = [], 0
+    for m in needed_materials(material):
+        key = (str(directory), m) if preset is None else (str(directory), m, preset)
+        if key not in cache:
+            cache[key] = (storage.load_material(directory, m) if preset is None
+                          else _load_layer(directory, m, preset))
+        offsets[code_of_material(m)] = start
+        parts.append(cache[key])
+        start += count_positions(m)
+    return (offsets, np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1].astype(np.uint16) for p in parts]))
+
+
+def _load_layer(directory: Path, material: Material, preset: str) -> tuple[np.ndarray, np.ndarray]:
+    """(category, dtz) of one rule layer; FileNotFoundError when the table is missing."""
+    path = storage.table_path(directory, material)
+    if not path.exists():
+        raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
+    layer = storage.open_table(path, rules=(preset,)).rules[preset]
+    return layer.category, layer.dtz
+
+
 def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20,
                     cache: dict | None = None) -> tuple[int, list[str]]:
     """Check one table; return (number of bad positions, first messages)."""
     cache = {} if cache is None else cache
-    materials = needed_materials(material)
-    offsets = np.full(NUM_CODES, -1, dtype=np.int64)
-    parts, start = [], 0
-    for m in materials:
-        key = (str(directory), m)
-        if key not in cache:
-            cache[key] = storage.load_material(directory, m)
-        offsets[code_of_material(m)] = start
-        parts.append(cache[key])
-        start += count_positions(m)
-    wld = np.concatenate([p[0] for p in parts])
-    dtw = np.concatenate([p[1].astype(np.uint16) for p in parts])
+    offsets, wld, dtw = _flat_arrays(directory, material, cache)
     counts = np.array([material.black_men, material.black_kings, material.white_men,
                        material.white_kings], dtype=np.int64)
     base = offsets[code_of_material(material)]
@@ -316,21 +333,7 @@ def verify_rule_layer(directory: Path, material: Material, preset: str, wld: np.
     from egtb.tables.rule_layer import PRESETS
     cache = {} if cache is None else cache
     rule = PRESETS[preset]
-    offsets = np.full(NUM_CODES, -1, dtype=np.int64)
-    parts, start = [], 0
-    for m in needed_materials(material):
-        key = (str(directory), m, preset)
-        if key not in cache:
-            path = storage.table_path(directory, m)
-            if not path.exists():
-                raise FileNotFoundError(f"no table for {m.name}: {path} is missing")
-            layer = storage.open_table(path, rules=(preset,)).rules[preset]
-            cache[key] = (layer.category, layer.dtz)
-        offsets[code_of_material(m)] = start
-        parts.append(cache[key])
-        start += count_positions(m)
-    category = np.concatenate([p[0] for p in parts])
-    dtz = np.concatenate([p[1].astype(np.uint16) for p in parts])
+    offsets, category, dtz = _flat_arrays(directory, material, cache, preset=preset)
     counts = np.array([material.black_men, material.black_kings, material.white_men,
                        material.white_kings], dtype=np.int64)
     base = offsets[code_of_material(material)]
