@@ -312,6 +312,9 @@ def crc32(data, start, stop):
 def decode_block(data, start, stop, count, prev, lut, out_ends, out_vals):
     """Decode the runs of one block (bytes data[start:stop], `count` positions).
 
+    `data` and `lut` (the :func:`decoding_table` flattened by rows of
+    2**MAX_CODE_BITS) are arrays or raw pointers (the batch kernel's block pool).
+
     Fills out_ends (run end offsets in the block) and out_vals (value codes);
     returns the number of runs, or -1 when the bits do not decode to exactly
     `count` positions.
@@ -328,7 +331,7 @@ def decode_block(data, start, stop, count, prev, lut, out_ends, out_vals):
                 acc |= np.uint64(data[p]) << np.uint64(acc_bits)
             p += 1
             acc_bits += 8
-        entry = lut[prev, acc & mask]
+        entry = lut[np.int64(prev) * (1 << MAX_CODE_BITS) + np.int64(acc & mask)]
         n = entry & 15
         if n == 0:
             return -1
@@ -695,7 +698,8 @@ class CompactTable:
         if zlib.crc32(self.data[lo:hi]) != int(self.crcs[block]):
             raise TableError(f"{self.path}: block {block} is damaged (CRC-32 mismatch)")
         count = self._starts_list[block + 1] - self._starts_list[block]
-        n = decode_block(self.data, lo, hi, count, self.ctx[block], self.lut, self._ends, self._vals)
+        n = decode_block(self.data, lo, hi, count, self.ctx[block], self.lut.reshape(-1),
+                         self._ends, self._vals)
         if n < 0:
             raise TableError(f"{self.path}: block {block} does not decode")
         return self._ends[:n].copy(), self._vals[:n].copy()
@@ -863,7 +867,7 @@ def _pool_value(row, index, desc, pool_owner, pool_width, pool_clock, pool_runs,
         lut = int32_ptr(desc[row, D_LUT])
         count = starts[block + 1] - starts[block]
         runs = pool_runs[slot]
-        n = _decode_ptr(data, start, stop, count, uint8_ptr(desc[row, D_CTX])[block], lut, runs,
+        n = decode_block(data, start, stop, count, uint8_ptr(desc[row, D_CTX])[block], lut, runs,
                         pool_vals)
         if n < 0:
             status[0], status[2], status[3] = ST_CORRUPT, row, block
@@ -901,46 +905,6 @@ def _index_runs(runs, vals, n, count, buckets):
             r += 1
         buckets[b] = -(runs[r] & 3) if (runs[r] >> 2) > last else r  # r < 2**15: see MAX_RUNS
     return shift
-
-
-@njit(cache=True)
-def _decode_ptr(data, start, stop, count, prev, lut, out_ends, out_vals):
-    """:func:`decode_block` over raw pointers (lut flattened by rows of 2**MAX_CODE_BITS)."""
-    mask = np.uint64((1 << MAX_CODE_BITS) - 1)
-    acc = np.uint64(0)
-    acc_bits = 0
-    p = start
-    pos = np.int64(0)
-    r = 0
-    while pos < count:
-        while acc_bits <= 56:
-            if p < stop:
-                acc |= np.uint64(data[p]) << np.uint64(acc_bits)
-            p += 1
-            acc_bits += 8
-        entry = lut[np.int64(prev) * (1 << MAX_CODE_BITS) + np.int64(acc & mask)]
-        n = entry & 15
-        if n == 0:
-            return -1
-        acc >>= np.uint64(n)
-        acc_bits -= n
-        sym = entry >> 4
-        choice = sym // NUM_BUCKETS
-        bucket = sym - choice * NUM_BUCKETS
-        xb = extra_bits(bucket)
-        extra = np.int64(0)
-        if xb:
-            extra = np.int64(acc & ((np.uint64(1) << np.uint64(xb)) - np.uint64(1)))
-            acc >>= np.uint64(xb)
-            acc_bits -= xb
-        pos += length_of(bucket, xb, extra)
-        if pos > count or r >= out_ends.shape[0] or p > stop + 8:
-            return -1
-        prev = NEXT_VALUE[prev, choice]
-        out_ends[r] = pos
-        out_vals[r] = prev
-        r += 1
-    return r
 
 
 @njit(cache=True, inline="always")
