@@ -788,14 +788,7 @@ class Tablebase:
         """
         arrays = _batch_arrays(bm, bk, wm, wk, turn)
         n = len(arrays[0])
-        codes = np.empty(n, dtype=np.int32)
-        indices = np.empty(n, dtype=np.int64)
-        present = np.zeros(NUM_CODES, dtype=np.bool_)
-        first = locate_batch(*arrays, codes, indices, present)
-        if first >= 0:
-            raise ValueError(f"invalid position at {first}: "
-                             f"{tuple(int(a[first]) for a in arrays)}")
-        tables = [self._table(code) for code in np.flatnonzero(present).tolist()]
+        codes, indices, tables = self._locate_batch(arrays)
         if any(isinstance(t, compact.CompactTable) for t in tables):
             return compact.probe_batch(arrays, self._table, owner=self)
         out_wld = np.zeros(n, dtype=np.int8)
@@ -804,6 +797,21 @@ class Tablebase:
             raise TableError(f"an index fell outside its table in {self.directory}")
         fill_terminal(*arrays, codes, out_wld, out_dtw)
         return out_wld, out_dtw
+
+    def _locate_batch(self, arrays: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, list]:
+        """(material codes, indices, the tables they need) of a batch.
+
+        Raises ValueError naming the first invalid position.
+        """
+        n = len(arrays[0])
+        codes = np.empty(n, dtype=np.int32)
+        indices = np.empty(n, dtype=np.int64)
+        present = np.zeros(NUM_CODES, dtype=np.bool_)
+        first = locate_batch(*arrays, codes, indices, present)
+        if first >= 0:
+            raise ValueError(f"invalid position at {first}: "
+                             f"{tuple(int(a[first]) for a in arrays)}")
+        return codes, indices, [self._table(code) for code in np.flatnonzero(present).tolist()]
 
     def probe_batch_rule(self, bm: np.ndarray, bk: np.ndarray, wm: np.ndarray, wk: np.ndarray,
                          turn: np.ndarray | int, counter: np.ndarray | int, *,
@@ -827,14 +835,7 @@ class Tablebase:
         if n and (counters.min() < 0 or counters.max() > draw_rule.limit_plies):
             raise ValueError(f"counters must lie in 0..{draw_rule.limit_plies} under {draw_rule.name}, "
                              f"got {int(counters.min())}..{int(counters.max())}")
-        codes = np.empty(n, dtype=np.int32)
-        indices = np.empty(n, dtype=np.int64)
-        present = np.zeros(NUM_CODES, dtype=np.bool_)
-        first = locate_batch(*arrays, codes, indices, present)
-        if first >= 0:
-            raise ValueError(f"invalid position at {first}: "
-                             f"{tuple(int(a[first]) for a in arrays)}")
-        tables = [self._table(code) for code in np.flatnonzero(present).tolist()]
+        codes, indices, tables = self._locate_batch(arrays)
         rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
         for table in tables:
             rows[code_of_material(table.material)] = _layer_row(table.layer(draw_rule.name))
