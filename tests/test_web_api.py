@@ -321,3 +321,9 @@ def test_engine_failures_are_errors_not_cancels(tables):
         thinker.join(timeout=30)
     assert len(errors) == 1 and isinstance(errors[0], RuntimeError)
     assert "ended without answering" in str(errors[0])
+
+
+def test_tournament_play_refuses_a_missing_table_directory(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", "0",
+                             "--tables", str(tmp_path / "no-such")], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "no-such" in result.stderr and "serving" not in result.stdout

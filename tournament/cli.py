@@ -81,6 +81,8 @@ def _play(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise ValueError(f"the play page needs the web extras ({exc.name} is missing): "
                          "pip install 'draughts-egtb[web]'") from None
+    if args.tables is not None and not Path(args.tables).is_dir():  # asked for, absent: bad setup
+        raise ValueError(f"--tables {args.tables}: no such table directory")
     print(describe_tables(args.tables))
     try:
         serve(tables_dir=args.tables, port=args.port, open_browser=not args.no_browser,
