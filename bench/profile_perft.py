@@ -97,8 +97,8 @@ def split_by_capture(positions):
     for i in range(positions.shape[0]):
         bm, bk, wm, wk, turn = positions[i, 0], positions[i, 1], positions[i, 2], positions[i, 3], positions[i, 4]
         pm, pk, opp = (bm, bk, wm | wk) if turn == 0 else (wm, wk, bm | bk)
-        empty = fast.FULL & ~(bm | bk | wm | wk)
-        caps[i] = fast._jumpers(pm, pk, opp, empty, turn) != 0
+        empty = fast.ALL_SQUARES & ~(bm | bk | wm | wk)
+        caps[i] = fast.jumping_pieces(pm, pk, opp, empty, turn) != 0
     return positions[caps], positions[~caps]
 
 
@@ -137,28 +137,23 @@ def fast_generate(positions):
 
 def baseline_parts(module):
     """njit loops over the baseline's count_moves and generate_moves."""
-    count_moves, generate_moves = module.count_moves, module.generate_moves
     shape = (module.MAX_MOVES, module.MOVE_WIDTH)
+    return _summed_over_positions(module.count_moves, shape), _summed_over_positions(module.generate_moves, shape)
+
+
+def _summed_over_positions(kernel, shape):
+    """An njit loop adding up ``kernel(bm, bk, wm, wk, turn, buffer)`` over rows of positions."""
 
     @njit
-    def count(positions):
-        scratch = np.zeros(shape, dtype=np.int64)
+    def summed(positions):
+        buffer = np.zeros(shape, dtype=np.int64)
         total = 0
         for i in range(positions.shape[0]):
-            total += count_moves(positions[i, 0], positions[i, 1], positions[i, 2], positions[i, 3],
-                                 positions[i, 4], scratch)
+            total += kernel(positions[i, 0], positions[i, 1], positions[i, 2], positions[i, 3], positions[i, 4],
+                            buffer)
         return total
 
-    @njit
-    def generate(positions):
-        moves = np.zeros(shape, dtype=np.int64)
-        total = 0
-        for i in range(positions.shape[0]):
-            total += generate_moves(positions[i, 0], positions[i, 1], positions[i, 2], positions[i, 3],
-                                    positions[i, 4], moves)
-        return total
-
-    return count, generate
+    return summed
 
 
 def cpu_seconds(function, *args, repeats: int = 3) -> float:

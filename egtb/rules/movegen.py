@@ -23,8 +23,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.rules.perft import lowest_bit64, perft, popcount64  # perft: the fast kernel, re-exported
-from egtb.rules.squares import JUMP, NEIGHBOUR
+from egtb.rules.perft import count_steps, jumping_pieces, lowest_bit64, perft, popcount64  # perft: re-exported
+from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, JUMP, NEIGHBOUR, START_BM, START_WM,  # noqa: F401
+                                WHITE_CROWN_ROW, direction_range)
 
 #: Most legal moves a position can have (12 kings x 4 steps is 48; capture
 #: sequences of kings can branch further, so leave room).
@@ -45,19 +46,8 @@ M_MAN = 9  #: 1 when the moving piece is a man (a crowning is a man move)
 M_PATH = 10  #: first of MAX_JUMPS columns: bit indexes of the landing squares
 MOVE_WIDTH = M_PATH + MAX_JUMPS
 
-START_BM = 0x00000FFF  #: black men on 1-12
-START_WM = 0xFFF00000  #: white men on 21-32
-BLACK_CROWN = 0xF0000000  #: row where black men crown (29-32)
-WHITE_CROWN = 0x0000000F  #: row where white men crown (1-4)
-FULL = 0xFFFFFFFF
-
 _NEIGHBOUR = NEIGHBOUR.copy()
 _JUMP = JUMP.copy()
-
-# Shift masks: bits (0-31) from which a step of +5/-3 (even rows, not the right
-# edge) or +3/-5 (odd rows, not the left edge) stays on the board.
-MASK_EVEN_INNER = 0x07070707
-MASK_ODD_INNER = 0xE0E0E0E0
 
 
 def new_move_buffer() -> np.ndarray:
@@ -68,28 +58,13 @@ def new_move_buffer() -> np.ndarray:
 @njit(cache=True, inline="always")
 def popcount(x):
     """Number of set bits of a 32-bit bitboard (the CPU's popcount instruction)."""
-    return popcount64(np.int64(x) & 0xFFFFFFFF)
+    return popcount64(np.int64(x) & ALL_SQUARES)
 
 
 @njit(cache=True, inline="always")
 def _lowest_bit_index(x):
     # index of the lowest set bit of a non-zero 32-bit value
     return lowest_bit64(np.int64(x))
-
-
-@njit(cache=True, inline="always")
-def _down(s):
-    """Squares one step toward higher numbers (Black's forward) from set s."""
-    return (
-        ((s << 4) | ((s & MASK_EVEN_INNER) << 5) | ((s & MASK_ODD_INNER) << 3))
-        & FULL
-    )
-
-
-@njit(cache=True, inline="always")
-def _up(s):
-    """Squares one step toward lower numbers (White's forward) from set s."""
-    return (s >> 4) | ((s & MASK_ODD_INNER) >> 5) | ((s & MASK_EVEN_INNER) >> 3)
 
 
 @njit(cache=True, inline="always")
@@ -103,58 +78,15 @@ def _sides(bm, bk, wm, wk, turn):
 @njit(cache=True)
 def count_simple_moves(bm, bk, wm, wk, turn):
     """Number of non-capturing moves (valid only when no capture exists)."""
-    empty = FULL & ~(bm | bk | wm | wk)
-    if turn == 0:
-        down_src = bm | bk
-        up_src = bk
-    else:
-        down_src = wk
-        up_src = wm | wk
-    n = 0
-    # count per direction so that two pieces reaching one square both count
-    n += popcount((down_src << 4) & empty)
-    n += popcount(((down_src & MASK_EVEN_INNER) << 5) & empty)
-    n += popcount(((down_src & MASK_ODD_INNER) << 3) & empty)
-    n += popcount((up_src >> 4) & empty)
-    n += popcount(((up_src & MASK_ODD_INNER) >> 5) & empty)
-    n += popcount(((up_src & MASK_EVEN_INNER) >> 3) & empty)
-    return n
+    men, kings, _ = _sides(bm, bk, wm, wk, turn)
+    return count_steps(men, kings, ALL_SQUARES & ~(bm | bk | wm | wk), turn)
 
 
 @njit(cache=True)
 def has_capture(bm, bk, wm, wk, turn):
     """True when the side to move has a capture (and so must capture)."""
-    empty = FULL & ~(bm | bk | wm | wk)
-    if turn == 0:
-        down_src, up_src, opp = bm | bk, bk, wm | wk
-    else:
-        down_src, up_src, opp = wk, wm | wk, bm | bk
-    if down_src:
-        # a jump keeps its direction; split by the row parity of the source
-        e = down_src & 0x0F0F0F0F  # even rows
-        o = down_src & 0xF0F0F0F0  # odd rows
-        # down-left: even +4 then odd +3 ; odd +3 then even +4  => +7 overall
-        dl_over = ((e << 4) | ((o & MASK_ODD_INNER) << 3)) & FULL & opp
-        dl_land = (((dl_over & 0xF0F0F0F0 & MASK_ODD_INNER) << 3) | ((dl_over & 0x0F0F0F0F) << 4)) & FULL & empty
-        if dl_land:
-            return True
-        dr_over = (((e & MASK_EVEN_INNER) << 5) | (o << 4)) & FULL & opp
-        dr_land = (((dr_over & 0xF0F0F0F0) << 4) | ((dr_over & 0x0F0F0F0F & MASK_EVEN_INNER) << 5)) & FULL & empty
-        if dr_land:
-            return True
-    if up_src:
-        e = up_src & 0x0F0F0F0F
-        o = up_src & 0xF0F0F0F0
-        # up-left: odd -5 then even -4 ; even -4 then odd -5
-        ul_over = (((o & MASK_ODD_INNER) >> 5) | (e >> 4)) & opp
-        ul_land = (((ul_over & 0x0F0F0F0F) >> 4) | ((ul_over & 0xF0F0F0F0 & MASK_ODD_INNER) >> 5)) & empty
-        if ul_land:
-            return True
-        ur_over = ((o >> 4) | ((e & MASK_EVEN_INNER) >> 3)) & opp
-        ur_land = (((ur_over & 0x0F0F0F0F & MASK_EVEN_INNER) >> 3) | ((ur_over & 0xF0F0F0F0) >> 4)) & empty
-        if ur_land:
-            return True
-    return False
+    men, kings, opp = _sides(bm, bk, wm, wk, turn)
+    return jumping_pieces(men, kings, opp, ALL_SQUARES & ~(bm | bk | wm | wk), turn) != 0
 
 
 @njit(cache=True, inline="always")
@@ -162,29 +94,25 @@ def _write_result(out, n, frm, to, captured, njumps, bm, bk, wm, wk, turn, is_ki
     """Fill row n of out with the move and the position it leads to."""
     src = np.int64(1) << frm
     dst = np.int64(1) << to
-    crowns = 0
     if turn == 0:
-        if is_king:
-            bk = (bk & ~src) | dst
-        elif dst & BLACK_CROWN:
-            bm = bm & ~src
-            bk = bk | dst
-            crowns = 1
-        else:
-            bm = (bm & ~src) | dst
-        wm = wm & ~captured
-        wk = wk & ~captured
+        own_men, own_kings, opp_men, opp_kings, crown = bm, bk, wm, wk, BLACK_CROWN_ROW
     else:
-        if is_king:
-            wk = (wk & ~src) | dst
-        elif dst & WHITE_CROWN:
-            wm = wm & ~src
-            wk = wk | dst
-            crowns = 1
-        else:
-            wm = (wm & ~src) | dst
-        bm = bm & ~captured
-        bk = bk & ~captured
+        own_men, own_kings, opp_men, opp_kings, crown = wm, wk, bm, bk, WHITE_CROWN_ROW
+    crowns = 0
+    if is_king:
+        own_kings = (own_kings & ~src) | dst
+    elif dst & crown:
+        own_men = own_men & ~src
+        own_kings = own_kings | dst
+        crowns = 1
+    else:
+        own_men = (own_men & ~src) | dst
+    opp_men = opp_men & ~captured
+    opp_kings = opp_kings & ~captured
+    if turn == 0:
+        bm, bk, wm, wk = own_men, own_kings, opp_men, opp_kings
+    else:
+        bm, bk, wm, wk = opp_men, opp_kings, own_men, own_kings
     out[n, M_FROM] = frm
     out[n, M_TO] = to
     out[n, M_CAPTURED] = captured
@@ -203,13 +131,8 @@ def _captures_from(frm, is_king, turn, opp, empty, bm, bk, wm, wk, out, n, stack
 
     stack is a (4, MAX_JUMPS + 1) int64 scratch array for the depth-first search.
     """
-    if is_king:
-        d_lo, d_hi = 0, 4
-    elif turn == 0:
-        d_lo, d_hi = 0, 2
-    else:
-        d_lo, d_hi = 2, 4
-    crown_row = BLACK_CROWN if turn == 0 else WHITE_CROWN
+    d_lo, d_hi = direction_range(is_king, turn)
+    crown_row = BLACK_CROWN_ROW if turn == 0 else WHITE_CROWN_ROW
     path = stack[0]
     capt = stack[1]
     next_dir = stack[2]
@@ -275,7 +198,7 @@ def generate_moves(bm, bk, wm, wk, turn, out):
     wm = np.int64(wm)
     wk = np.int64(wk)
     men, kings, opp = _sides(bm, bk, wm, wk, turn)
-    empty = FULL & ~(bm | bk | wm | wk)
+    empty = ALL_SQUARES & ~(bm | bk | wm | wk)
     n = 0
     if has_capture(bm, bk, wm, wk, turn):
         stack = np.empty((4, MAX_JUMPS + 1), dtype=np.int64)
@@ -291,12 +214,7 @@ def generate_moves(bm, bk, wm, wk, turn, out):
         frm = _lowest_bit_index(pieces)
         pieces &= pieces - 1
         is_king = (kings >> frm) & 1 == 1
-        if is_king:
-            d_lo, d_hi = 0, 4
-        elif turn == 0:
-            d_lo, d_hi = 0, 2
-        else:
-            d_lo, d_hi = 2, 4
+        d_lo, d_hi = direction_range(is_king, turn)
         for d in range(d_lo, d_hi):
             to = _NEIGHBOUR[frm, d]
             if to >= 0 and (empty >> to) & 1:

@@ -33,19 +33,11 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["START_BM", "START_WM", "HASH_ENTRY_BYTES", "lowest_bit64", "new_hash_table", "perft",
-           "perft_hashed", "popcount64"]
+from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, EVEN_NOT_RIGHT, EVEN_ROWS, ODD_NOT_LEFT, ODD_ROWS,
+                                START_BM, START_WM, WHITE_CROWN_ROW, direction_range)
 
-START_BM = 0x00000FFF  #: black men on 1-12
-START_WM = 0xFFF00000  #: white men on 21-32
-FULL = 0xFFFFFFFF
-BLACK_CROWN = 0xF0000000  #: row where black men crown (29-32)
-WHITE_CROWN = 0x0000000F  #: row where white men crown (1-4)
-
-EVEN_ROWS = 0x0F0F0F0F  #: rows 0, 2, 4, 6 (squares in columns 1, 3, 5, 7)
-ODD_ROWS = 0xF0F0F0F0  #: rows 1, 3, 5, 7 (squares in columns 0, 2, 4, 6)
-EVEN_NOT_RIGHT = 0x07070707  #: even rows without the right edge: step +5 / -3
-ODD_NOT_LEFT = 0xE0E0E0E0  #: odd rows without the left edge: step +3 / -5
+__all__ = ["START_BM", "START_WM", "HASH_ENTRY_BYTES", "count_steps", "jumping_pieces", "lowest_bit64",
+           "new_hash_table", "perft", "perft_hashed", "popcount64"]
 
 #: Capture rows of the scratch array: (from bit, to bit, captured bitboard); as
 #: many as movegen.MAX_MOVES, far above any position's distinct captures.
@@ -130,11 +122,11 @@ def _jumpers_up(s, opp, empty):
     """Pieces of s that can jump toward lower squares."""
     ul = _up_left(_up_left(s) & opp) & empty
     ur = _up_right(_up_right(s) & opp) & empty
-    return ((ul << 9) | (ur << 7)) & FULL
+    return ((ul << 9) | (ur << 7)) & ALL_SQUARES
 
 
 @njit(cache=True)
-def _jumpers(pm, pk, opp, empty, turn):
+def jumping_pieces(pm, pk, opp, empty, turn):
     """Pieces of the side to move that have a capture (men forward only)."""
     if turn == 0:
         return _jumpers_down(pm | pk, opp, empty) | (_jumpers_up(pk, opp, empty) if pk else 0)
@@ -142,7 +134,7 @@ def _jumpers(pm, pk, opp, empty, turn):
 
 
 @njit(cache=True)
-def _count_steps(pm, pk, empty, turn):
+def count_steps(pm, pk, empty, turn):
     """Number of simple moves (valid when there is no capture)."""
     if turn == 0:
         down, up = pm | pk, pk
@@ -202,34 +194,31 @@ def _record(buf, n, first, src, to, captured, check):
     return n + 1
 
 
-@njit(cache=True)
-def _piece_jumps(src, king, opp, empty, turn, buf, n):
+@njit(cache=True, inline="always")
+def _jump_sequences(src, at, captured, king, turn, opp, empty, buf, n, record):
     # buf rows from CAPTURE_ROWS on are the depth-first stack
-    """Append the distinct capture sequences of the piece on `src`; return the new row count.
+    """Walk the capture sequences of the piece that left `src` and stands on `at`, having taken `captured`.
 
+    With ``record``, append each distinct sequence as a row (src, end, captured)
+    and return the new row count; without, return n plus the number of sequences.
     A man captures forward only, so two of its paths never share their captured
     set (one piece per row crossed); only a king's paths are checked for
     duplicates (same end, same captured pieces: one move).
     """
-    if king:
-        d_lo, d_hi = 0, 4
-    elif turn == 0:
-        d_lo, d_hi = 0, 2
-    else:
-        d_lo, d_hi = 2, 4
-    crown = 0 if king else (BLACK_CROWN if turn == 0 else WHITE_CROWN)
+    d_lo, d_hi = direction_range(king, turn)
+    crown = 0 if king else (BLACK_CROWN_ROW if turn == 0 else WHITE_CROWN_ROW)
     first = n
     sp = 0
-    buf[CAPTURE_ROWS, S_AT] = src
-    buf[CAPTURE_ROWS, S_CAPTURED] = 0
+    buf[CAPTURE_ROWS, S_AT] = at
+    buf[CAPTURE_ROWS, S_CAPTURED] = captured
     buf[CAPTURE_ROWS, S_NEXT] = d_lo
     buf[CAPTURE_ROWS, S_EXTENDED] = 0
     while sp >= 0:
         d = buf[CAPTURE_ROWS + sp, S_NEXT]
         captured = buf[CAPTURE_ROWS + sp, S_CAPTURED]
         if d >= d_hi:
-            if sp > 0 and buf[CAPTURE_ROWS + sp, S_EXTENDED] == 0:
-                n = _record(buf, n, first, src, buf[CAPTURE_ROWS + sp, S_AT], captured, king)
+            if captured and buf[CAPTURE_ROWS + sp, S_EXTENDED] == 0:  # a sequence ends here
+                n = _record(buf, n, first, src, buf[CAPTURE_ROWS + sp, S_AT], captured, king) if record else n + 1
             sp -= 1
             continue
         buf[CAPTURE_ROWS + sp, S_NEXT] = d + 1
@@ -238,7 +227,7 @@ def _piece_jumps(src, king, opp, empty, turn, buf, n):
             continue
         buf[CAPTURE_ROWS + sp, S_EXTENDED] = 1
         if land & crown:  # crowning ends the move
-            n = _record(buf, n, first, src, land, captured | over, False)
+            n = _record(buf, n, first, src, land, captured | over, False) if record else n + 1
             continue
         sp += 1
         buf[CAPTURE_ROWS + sp, S_AT] = land
@@ -246,6 +235,12 @@ def _piece_jumps(src, king, opp, empty, turn, buf, n):
         buf[CAPTURE_ROWS + sp, S_NEXT] = d_lo
         buf[CAPTURE_ROWS + sp, S_EXTENDED] = 0
     return n
+
+
+@njit(cache=True)
+def _piece_jumps(src, king, opp, empty, turn, buf, n):
+    """Append the distinct capture sequences of the piece on `src` to buf; return the new row count."""
+    return _jump_sequences(src, src, 0, king, turn, opp, empty, buf, n, True)
 
 
 @njit(cache=True)
@@ -278,7 +273,7 @@ CH_OK = 3
 @njit(cache=True, inline="always")
 def _count_moves(pm, pk, om, ok, turn, scratch):
     """Number of distinct legal moves (the last ply, bulk-counted)."""
-    empty = FULL & ~(pm | pk | om | ok)
+    empty = ALL_SQUARES & ~(pm | pk | om | ok)
     opp = om | ok
     if turn == 0:
         land1 = _down_left(_down_left(pm) & opp) & empty
@@ -288,14 +283,14 @@ def _count_moves(pm, pk, om, ok, turn, scratch):
         land2 = _up_right(_up_right(pm) & opp) & empty
     king_jumpers = (_jumpers_down(pk, opp, empty) | _jumpers_up(pk, opp, empty)) if pk else 0
     if (land1 | land2 | king_jumpers) == 0:
-        return _count_steps(pm, pk, empty, turn)
+        return count_steps(pm, pk, empty, turn)
     # A man continues forward only, so whether it can jump again depends on its
     # landing square alone: landings with no continuation (or on the crowning
     # row) are one move each, counted in bulk.
     if turn == 0:
-        cont = _jumpers_down((land1 | land2) & ~BLACK_CROWN, opp, empty)
+        cont = _jumpers_down((land1 | land2) & ~BLACK_CROWN_ROW, opp, empty)
     else:
-        cont = _jumpers_up((land1 | land2) & ~WHITE_CROWN, opp, empty)
+        cont = _jumpers_up((land1 | land2) & ~WHITE_CROWN_ROW, opp, empty)
     n = popcount64(land1 & ~cont) + popcount64(land2 & ~cont)
     if cont:
         n += _count_man_captures(land1 & cont, land2 & cont, opp, empty, turn, scratch)
@@ -328,39 +323,9 @@ def _count_man_captures(multi1, multi2, opp, empty, turn, scratch):
 
 
 @njit(cache=True)
-def _count_man_sequences(at, captured, opp, empty, turn, stack):
-    # stack: the scratch array, whose rows from CAPTURE_ROWS on are the stack
+def _count_man_sequences(at, captured, opp, empty, turn, scratch):
     """Number of complete capture sequences of a man on `at` that has taken `captured`."""
-    d_lo = 0 if turn == 0 else 2
-    crown = BLACK_CROWN if turn == 0 else WHITE_CROWN
-    n = 0
-    sp = 0
-    stack[CAPTURE_ROWS, S_AT] = at
-    stack[CAPTURE_ROWS, S_CAPTURED] = captured
-    stack[CAPTURE_ROWS, S_NEXT] = d_lo
-    stack[CAPTURE_ROWS, S_EXTENDED] = 0
-    while sp >= 0:
-        d = stack[CAPTURE_ROWS + sp, S_NEXT]
-        captured = stack[CAPTURE_ROWS + sp, S_CAPTURED]
-        if d >= d_lo + 2:
-            if stack[CAPTURE_ROWS + sp, S_EXTENDED] == 0:
-                n += 1
-            sp -= 1
-            continue
-        stack[CAPTURE_ROWS + sp, S_NEXT] = d + 1
-        over, land = _jump(stack[CAPTURE_ROWS + sp, S_AT], d, opp & ~captured, empty)
-        if land == 0:
-            continue
-        stack[CAPTURE_ROWS + sp, S_EXTENDED] = 1
-        if land & crown:
-            n += 1
-            continue
-        sp += 1
-        stack[CAPTURE_ROWS + sp, S_AT] = land
-        stack[CAPTURE_ROWS + sp, S_CAPTURED] = captured | over
-        stack[CAPTURE_ROWS + sp, S_NEXT] = d_lo
-        stack[CAPTURE_ROWS + sp, S_EXTENDED] = 0
-    return n
+    return _jump_sequences(0, at, captured, False, turn, opp, empty, scratch, 0, False)
 
 
 @njit(cache=True)
@@ -379,13 +344,13 @@ def _children(pm, pk, om, ok, turn, out, base, scratch):
     Rows from `base` on; each child row is side-relative for the child: the
     opponent's pieces come first.
     """
-    empty = FULL & ~(pm | pk | om | ok)
+    empty = ALL_SQUARES & ~(pm | pk | om | ok)
     opp = om | ok
     n = base
-    jumpers = _jumpers(pm, pk, opp, empty, turn)
+    jumpers = jumping_pieces(pm, pk, opp, empty, turn)
     if jumpers:
         caps = _captures(pm, pk, opp, empty, jumpers, turn, scratch)
-        crown = BLACK_CROWN if turn == 0 else WHITE_CROWN
+        crown = BLACK_CROWN_ROW if turn == 0 else WHITE_CROWN_ROW
         for i in range(caps):
             f = scratch[i, C_FROM]
             t = scratch[i, C_TO]
@@ -401,38 +366,38 @@ def _children(pm, pk, om, ok, turn, out, base, scratch):
         while dest:
             t = dest & -dest
             dest ^= t
-            crowned = t & BLACK_CROWN
+            crowned = t & BLACK_CROWN_ROW
             n = _put(out, n, om, ok, pm ^ (t >> 4) ^ (t ^ crowned), pk | crowned)
         dest = ((pm & EVEN_NOT_RIGHT) << 5) & empty
         while dest:
             t = dest & -dest
             dest ^= t
-            crowned = t & BLACK_CROWN
+            crowned = t & BLACK_CROWN_ROW
             n = _put(out, n, om, ok, pm ^ (t >> 5) ^ (t ^ crowned), pk | crowned)
         dest = ((pm & ODD_NOT_LEFT) << 3) & empty
         while dest:
             t = dest & -dest
             dest ^= t
-            crowned = t & BLACK_CROWN
+            crowned = t & BLACK_CROWN_ROW
             n = _put(out, n, om, ok, pm ^ (t >> 3) ^ (t ^ crowned), pk | crowned)
     else:
         dest = (pm >> 4) & empty
         while dest:
             t = dest & -dest
             dest ^= t
-            crowned = t & WHITE_CROWN
+            crowned = t & WHITE_CROWN_ROW
             n = _put(out, n, om, ok, pm ^ (t << 4) ^ (t ^ crowned), pk | crowned)
         dest = ((pm & EVEN_NOT_RIGHT) >> 3) & empty
         while dest:
             t = dest & -dest
             dest ^= t
-            crowned = t & WHITE_CROWN
+            crowned = t & WHITE_CROWN_ROW
             n = _put(out, n, om, ok, pm ^ (t << 3) ^ (t ^ crowned), pk | crowned)
         dest = ((pm & ODD_NOT_LEFT) >> 5) & empty
         while dest:
             t = dest & -dest
             dest ^= t
-            crowned = t & WHITE_CROWN
+            crowned = t & WHITE_CROWN_ROW
             n = _put(out, n, om, ok, pm ^ (t << 5) ^ (t ^ crowned), pk | crowned)
     if pk:
         n = _king_steps(pm, pk, om, ok, empty, out, n)

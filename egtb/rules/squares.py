@@ -19,6 +19,7 @@ Directions are indexed 0-3: 0 and 1 go toward higher numbers (Black's forward),
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 Square = int  # 1..32, PDN numbering
 
@@ -39,6 +40,17 @@ BLACK_MEN_SQUARES = ALL_SQUARES & ~BLACK_CROWN_ROW
 WHITE_MEN_SQUARES = ALL_SQUARES & ~WHITE_CROWN_ROW
 #: At most 12 pieces of one colour stand on the board.
 MAX_PER_SIDE = 12
+#: The starting position: black men on 1-12, white men on 21-32.
+START_BM = 0x00000FFF
+START_WM = 0xFFF00000
+
+#: Row masks for shifting whole sets: a step toward higher squares is a shift left
+#: by 4, or by 5 from an even row off the right edge, or by 3 from an odd row off
+#: the left edge (toward lower squares: right by 4, 3 or 5).
+EVEN_ROWS = 0x0F0F0F0F  #: rows 0, 2, 4, 6 (squares in columns 1, 3, 5, 7)
+ODD_ROWS = 0xF0F0F0F0  #: rows 1, 3, 5, 7 (squares in columns 0, 2, 4, 6)
+EVEN_NOT_RIGHT = 0x07070707  #: even rows without the right edge: step +5 / -3
+ODD_NOT_LEFT = 0xE0E0E0E0  #: odd rows without the left edge: step +3 / -5
 
 
 def square_to_coords(square: Square) -> tuple[int, int]:
@@ -80,6 +92,20 @@ def _build_tables() -> tuple[np.ndarray, np.ndarray]:
 #: JUMP[i, d]: bit index of the landing square of a jump from bit i in direction d
 #: (over NEIGHBOUR[i, d]), or -1.
 NEIGHBOUR, JUMP = _build_tables()
+
+
+@njit(cache=True, inline="always")
+def direction_range(king, turn):
+    """(first, end) of the directions a piece moves in: a king all four, a man its forward two.
+
+    >>> direction_range(False, WHITE)
+    (2, 4)
+    """
+    if king:
+        return 0, 4
+    if turn == BLACK:
+        return 0, 2
+    return 2, 4
 
 
 def squares_of(bitboard: int) -> list[Square]:

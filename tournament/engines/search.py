@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from egtb.rules.board import Board, Move
+from egtb.rules.squares import BLACK_CROWN_ROW, WHITE_CROWN_ROW
 from egtb.rules.movegen import (
     M_BK, M_BM, M_CAPTURED, M_CROWNS, M_FROM, M_MAN, M_TO, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
     count_simple_moves, generate_moves, popcount,
@@ -80,8 +81,8 @@ DEFAULT_TT_BITS = 20  #: 2**20 entries, 40 MB
 NO_MOVE = -1
 
 # squares as bit masks (square s is bit s - 1)
-BLACK_BACK = 0x0000000F  #: squares 1-4
-WHITE_BACK = 0xF0000000  #: squares 29-32
+BLACK_BACK = WHITE_CROWN_ROW  #: squares 1-4, Black's back rank (where White crowns)
+WHITE_BACK = BLACK_CROWN_ROW  #: squares 29-32
 BLACK_BRIDGE = (1 << 0) | (1 << 2)  #: squares 1 and 3
 WHITE_BRIDGE = (1 << 29) | (1 << 31)  #: squares 30 and 32
 CENTRE4 = (1 << 13) | (1 << 14) | (1 << 17) | (1 << 18)  #: squares 14, 15, 18, 19
