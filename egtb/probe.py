@@ -2,7 +2,8 @@
 
 A :class:`Tablebase` opens a directory of table files written by the builder
 (one ``<material>.h5`` per material, see :mod:`egtb.tables.storage`), loads tables
-lazily and keeps a bounded LRU cache of them. A position is colour-normalised
+lazily and keeps a bounded LRU cache of them (:mod:`egtb.tables.cache`, as the builder
+and the verifier do). A position is colour-normalised
 (mirrored when White is to move), its material picks the table and
 :mod:`egtb.tables.index` gives its place in it.
 
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -44,6 +44,7 @@ import numpy as np
 from numba import njit
 
 from egtb.tables import compact, storage
+from egtb.tables.cache import TableCache
 from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
 from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
 from egtb.tables.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
@@ -71,6 +72,8 @@ CODE_NO_PIECES = -2  #: the side to move has no pieces: lost, DTW 0
 CODE_NO_OPPONENT = -3  #: only the side to move has pieces (the opponent already lost)
 #: Tables kept in memory by default.
 DEFAULT_MAX_OPEN = 512
+#: A loaded table's file is checked for a rebuild (new mtime or size) at most this often, in seconds.
+RECHECK_SECONDS = 1.0
 #: The preset a FEN string is probed under (a Board carries its own).
 DEFAULT_RULE = "wcdf"
 
@@ -421,8 +424,9 @@ class Tablebase:
         self.directory = Path(directory) if directory is not None else storage.default_dir()
         self.max_open = max_open
         self.memory_limit_bytes = memory_limit_bytes
-        self._tables: OrderedDict[int, _Table] = OrderedDict()
-        self._loaded_bytes = 0
+        #: Loaded tables by material code (a file rebuilt since is read again, checked at most once a second).
+        self._tables = TableCache(max_entries=max_open, max_bytes=memory_limit_bytes,
+                                  recheck_seconds=RECHECK_SECONDS, on_evict=self._forget_rows)
         #: Per preset, the lookup rows of the loaded layers for :func:`probe_rule_one`.
         self._rows = {name: np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64) for name in DRAW_RULES}
         self._rows_at = {name: rows.ctypes.data for name, rows in self._rows.items()}
@@ -432,10 +436,9 @@ class Tablebase:
 
     def close(self) -> None:
         """Drop every loaded table."""
+        self._tables.clear()
         for rows in self._rows.values():
             rows[:] = 0
-        self._tables.clear()
-        self._loaded_bytes = 0
 
     def __enter__(self) -> "Tablebase":
         return self
@@ -477,7 +480,7 @@ class Tablebase:
     @property
     def loaded_bytes(self) -> int:
         """Memory taken by the loaded tables' arrays."""
-        return self._loaded_bytes
+        return self._tables.nbytes
 
     @property
     def loaded_materials(self) -> list[Material]:
@@ -498,27 +501,36 @@ class Tablebase:
 
     def _table(self, code: int) -> _Table:
         """The loaded table of a material code, loading (and evicting) as needed."""
-        table = self._tables.get(code)
-        if table is not None:
-            self._tables.move_to_end(code)
-            return table
-        table = self._read(material_of_code(code))
-        self._tables[code] = table
-        self._loaded_bytes += table.nbytes
+        material = material_of_code(code)
+        return self._tables.get(code, lambda: self._file_of(material), lambda path: self._install(code, path))
+
+    def _file_of(self, material: Material) -> Path:
+        """The master file of a material, else its compact file (MissingTableError when neither exists)."""
+        path = storage.table_path(self.directory, material)
+        if path.exists():
+            return path
+        if compact.compact_path(self.directory, material).exists():
+            return compact.compact_path(self.directory, material)
+        raise MissingTableError(f"no table for material {material.name} in {self.directory} "
+                                f"({path.name} is missing)")
+
+    def _install(self, code: int, path: Path) -> _Table | compact.CompactTable:
+        """Read a material's table file and enter its rule layers in the kernels' lookup rows."""
+        table = self._read(material_of_code(code), path)
         for name, layer in table.rules.items():
             if name in self._rows:
                 self._rows[name][code] = _layer_row(layer)
-        self._evict()
         return table
 
-    def _read(self, material: Material) -> _Table | compact.CompactTable:
-        """Read one table file (checksum verified); a compact file when there is no master."""
-        path = storage.table_path(self.directory, material)
-        if not path.exists() and compact.compact_path(self.directory, material).exists():
-            return compact.open_compact(compact.compact_path(self.directory, material), owner=self)
-        if not path.exists():
-            raise MissingTableError(f"no table for material {material.name} in {self.directory} "
-                                    f"({path.name} is missing)")
+    def _forget_rows(self, code: int, table: object) -> None:
+        """Clear the lookup rows of a table leaving the cache."""
+        for rows in self._rows.values():
+            rows[code] = 0
+
+    def _read(self, material: Material, path: Path) -> _Table | compact.CompactTable:
+        """Read one table file (checksum verified), master or compact."""
+        if path.suffix == compact.SUFFIX:
+            return compact.open_compact(path, owner=self)
         data = storage.open_table(path)
         if data.material != material:
             raise TableError(f"{path}: holds material {data.material.name}, not {material.name}")
@@ -529,17 +541,6 @@ class Tablebase:
                  if self.rules is None or name in self.rules}
         return _Table(material, np.ascontiguousarray(data.wld, dtype=np.uint8),
                       np.ascontiguousarray(data.dtw, dtype=dtw_type), path, rules)
-
-    def _evict(self) -> None:
-        """Drop least recently used tables beyond max_open or the memory limit."""
-        limit = self.memory_limit_bytes
-        while len(self._tables) > 1 and (
-                len(self._tables) > self.max_open
-                or (limit is not None and self._loaded_bytes > limit)):
-            code, old = self._tables.popitem(last=False)
-            self._loaded_bytes -= old.nbytes
-            for rows in self._rows.values():
-                rows[code] = 0
 
     # --- single probes -----------------------------------------------------
 
@@ -611,7 +612,7 @@ class Tablebase:
                     count, draw_rule.limit_plies, self._rows_at[draw_rule.name])
                 if status == STATUS_OK:
                     if code >= 0:
-                        self._tables.move_to_end(code)
+                        self._tables.touch(code)
                     return _WDL_OF[outcome + 2]
         draw_rule, count = _rule_and_counter(board, rule, counter)
         return _WDL_OF[self._probe_rule_key(_key_of(board), draw_rule, count)[0] + 2]
@@ -694,7 +695,7 @@ class Tablebase:
                                                               self._rows_at[rule.name])
         if status == STATUS_OK:
             if code >= 0:
-                self._tables.move_to_end(code)
+                self._tables.touch(code)
             return outcome, category, dtz
         if status == STATUS_NOT_LOADED:
             if self.rules is not None and rule.name not in self.rules:
@@ -709,7 +710,7 @@ class Tablebase:
             return self._probe_rule_key(key, rule, counter)
         if status == STATUS_INVALID:
             raise ValueError(f"invalid position {key}")
-        raise TableError(f"{self._tables[code].path}: position outside the {rule.name} layer")
+        raise TableError(f"{self._tables.peek(code).path}: position outside the {rule.name} layer")
 
     # --- moves -------------------------------------------------------------
 

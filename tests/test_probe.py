@@ -12,7 +12,6 @@ import pytest
 
 from egtb.tables import storage
 from egtb.rules.board import Board
-from egtb.tables.build import build
 from egtb.tables.index import global_unrank
 from egtb.tables.material import Material, all_materials, count_positions, mirror
 from egtb.rules.notation import Placement, format_fen
@@ -27,17 +26,9 @@ MAX_PIECES = 4
 
 
 @pytest.fixture(scope="session")
-def tables_dir(tmp_path_factory) -> Path:
-    """Every table up to 4 pieces, built once per session."""
-    directory = tmp_path_factory.mktemp("probe_tables")
-    build(MAX_PIECES, directory=directory, jobs=2, progress=False)
-    return directory
-
-
-@pytest.fixture()
-def tb(tables_dir) -> Tablebase:
-    with Tablebase(tables_dir) as tablebase:
-        yield tablebase
+def tables_dir(built_tables) -> Path:
+    """Every table up to 4 pieces."""
+    return built_tables(MAX_PIECES)
 
 
 def fen_of(material: Material, index: int, *, white_to_move: bool = False) -> str:
@@ -222,6 +213,20 @@ def test_damaged_file_names_it(tables_dir, tmp_path, damage):
     (tmp_path / name).write_bytes(bytes(raw))
     with pytest.raises(TableError, match=str(tmp_path / name).replace("\\", "\\\\")):
         Tablebase(tmp_path).probe("B:WK10,K14:BK1")
+
+
+def test_a_rebuilt_file_is_read_again(tables_dir, tmp_path, monkeypatch):
+    """A table file replaced while loaded is read again once its recheck time is up."""
+    monkeypatch.setattr("egtb.probe.RECHECK_SECONDS", 0.0)
+    name = "1k-2k.h5"
+    shutil.copy(tables_dir / name, tmp_path / name)
+    tb = Tablebase(tmp_path)
+    assert tb.probe_wdl("B:WK10,K14:BK1") == Wdl.LOSS  # two kings against one win
+    (tmp_path / name).write_bytes((tmp_path / name).read_bytes()[:1000])  # "rebuilt": now broken
+    with pytest.raises(TableError, match="1k-2k"):
+        tb.probe_wdl("B:WK10,K14:BK1")
+    shutil.copy(tables_dir / name, tmp_path / name)
+    assert tb.probe_wdl("B:WK10,K14:BK1") == Wdl.LOSS
 
 
 def test_bad_inputs(tb):

@@ -30,7 +30,6 @@ import logging
 import os
 import signal
 import time
-from collections import OrderedDict
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -41,6 +40,7 @@ import numpy as np
 from egtb.errors import MissingTableError, SolverError
 from egtb.tables.values import DRAW, LOSS, WIN
 from egtb.tables import rule_layer, solve, storage
+from egtb.tables.cache import TableCache
 from egtb.tables.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
 from egtb.tables.material import Material, all_materials, count_positions
 from egtb.rules.notation import Placement, format_fen
@@ -125,34 +125,31 @@ def plan_pairs(max_pieces: int, *, min_pieces: int = 2) -> list[Pair]:
 
 # ------------------------------------------------------------------ one pair
 
-_CACHE: OrderedDict = OrderedDict()
+#: Tables this process has read for solving (a worker solves many pairs that share dependencies).
+_CACHE = TableCache(max_bytes=CACHE_BYTES)
 
 
 def load_table_cached(directory: Path, material: Material, presets: tuple[str, ...] = ()
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(wld, dtw, rule categories, rule DTZ) of a finished table, in a per-process LRU cache.
+    """(wld, dtw, rule categories, rule DTZ) of a finished table, kept in the process's table cache.
 
-    The rule arrays have one row per preset of `presets`.
+    The rule arrays have one row per preset of `presets`. A file rewritten since
+    it was cached is read again.
     """
-    key = (str(directory), material, presets)
-    if key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
-    path = storage.table_path(directory, material)
-    if not path.exists():
-        raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
-    data = storage.open_table(path, rules=presets)
+    return _CACHE.get((str(directory), material, presets), storage.table_path(directory, material),
+                      lambda _: _solver_arrays(storage.open_material(directory, material, rules=presets), presets))
+
+
+def _solver_arrays(data: storage.TableData, presets: tuple[str, ...]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(wld, dtw, categories, DTZ) of a read table, one row of each rule array per preset."""
     count = len(data.wld)
     rcat = np.zeros((len(presets), count), dtype=np.int8)
     rdtz = np.zeros((len(presets), count), dtype=np.uint16)
     for row, name in enumerate(presets):
         rcat[row] = data.rules[name].category
         rdtz[row] = data.rules[name].dtz
-    _CACHE[key] = (data.wld, data.dtw, rcat, rdtz)
-    while sum(sum(a.nbytes for a in v) for v in _CACHE.values()) > CACHE_BYTES \
-            and len(_CACHE) > 1:
-        _CACHE.popitem(last=False)
-    return _CACHE[key]
+    return data.wld, data.dtw, rcat, rdtz
 
 
 @dataclass

@@ -301,16 +301,28 @@ def read_attrs(path: os.PathLike | str) -> dict:
     return attrs
 
 
-def load_material(directory: os.PathLike | str, material: Material
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(wld unpacked uint8, dtw) of a material's table in a directory.
+def open_material(directory: os.PathLike | str, material: Material, *,
+                  rules: bool | tuple[str, ...] = True) -> TableData:
+    """The table of a material in a directory (see :func:`open_table`).
 
-    Raises FileNotFoundError when the table is absent, TableError when broken.
+    Raises FileNotFoundError naming the material and the file when the table is
+    absent, TableError when it is broken.
+
+    >>> open_material("/nonexistent", Material.parse("1k-1k"))
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no table for 1k-1k: /nonexistent/1k-1k.h5 is missing
     """
     path = table_path(directory, material)
     if not path.exists():
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
-    data = open_table(path, rules=False)
+    return open_table(path, rules=rules)
+
+
+def load_material(directory: os.PathLike | str, material: Material
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(wld unpacked uint8, dtw) of a material's table in a directory (see :func:`open_material`)."""
+    data = open_material(directory, material, rules=False)
     return data.wld, data.dtw
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from egtb.tables import storage
+from egtb.tables.cache import TableCache
 from egtb.tables.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
                         unit_size, unrank_kings, unrank_men)
 from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN, Wdl
@@ -75,6 +76,10 @@ ERROR_NAMES = {
 CAT_LOSS, CAT_BLESSED, CAT_DRAW, CAT_CURSED, CAT_WIN = -2, -1, 0, 1, 2
 #: "No winning move" marker of the rule check.
 NONE_FOUND = 1 << 30
+#: What :func:`_locate` returns for a successor without pieces for the side to move (lost),
+#: and for one whose table is not loaded.
+NO_PIECES = -2
+NOT_LOADED = -1
 #: Errors remembered per table.
 MAX_REPORTED = 20
 
@@ -82,35 +87,45 @@ MAX_REPORTED = 20
 @njit(cache=True)
 def _lookup(bm, bk, wm, wk, offsets, wld, dtw):
     """(value, dtw) of the position after Black's move, seen by White (to move)."""
-    sbm, sbk = np.int64(mirror_bb(wm)), np.int64(mirror_bb(wk))
-    swm, swk = np.int64(mirror_bb(bm)), np.int64(mirror_bb(bk))
-    if sbm == 0 and sbk == 0:
+    t = _locate(bm, bk, wm, wk, offsets)
+    if t == NO_PIECES:
         return LOSS, 0
-    base = offsets[material_code(popcount(sbm), popcount(sbk), popcount(swm), popcount(swk))]
-    if base < 0:
+    if t == NOT_LOADED:
         return UNKNOWN, 0
-    index = base + position_index(sbm, sbk, swm, swk)
-    return wld[index], np.int64(dtw[index])
+    return wld[t], np.int64(dtw[t])
 
 
 @njit(cache=True)
 def check_positions(counts, start, stop, base, offsets, wld, dtw, errors):
     """Check positions start..stop of a material; fill errors (index, code); return the count."""
-    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
-    size = unit_size(n_bm, n_bk, n_wm, n_wk)
+    size = unit_size(counts[0], counts[1], counts[2], counts[3])
     moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
     found = 0
     for i in range(start, stop):
-        bm, wm = unrank_men(i // size, n_bm, n_wm)
-        bk, wk = unrank_kings(i % size, np.int64(bm) | np.int64(wm), n_bk, n_wk)
+        bm, bk, wm, wk = _unrank(counts, size, i)
         code = _check_one(bm, bk, wm, wk, wld[base + i], np.int64(dtw[base + i]),
                           offsets, wld, dtw, moves)
-        if code != 0:
-            if found < errors.shape[0]:
-                errors[found, 0] = i
-                errors[found, 1] = code
-            found += 1
+        found = _note_error(errors, found, i, code)
     return found
+
+
+@njit(cache=True, inline="always")
+def _unrank(counts, size, i):
+    """(bm, bk, wm, wk) of position i of a material (counts: men and kings of each side)."""
+    bm, wm = unrank_men(i // size, counts[0], counts[2])
+    bk, wk = unrank_kings(i % size, np.int64(bm) | np.int64(wm), counts[1], counts[3])
+    return bm, bk, wm, wk
+
+
+@njit(cache=True, inline="always")
+def _note_error(errors, found, i, code):
+    """Count a failed check (code != 0), remembering the first ones (index, code); return the count."""
+    if code == 0:
+        return found
+    if found < errors.shape[0]:
+        errors[found, 0] = i
+        errors[found, 1] = code
+    return found + 1
 
 
 @njit(cache=True)
@@ -152,14 +167,14 @@ def _check_one(bm, bk, wm, wk, value, depth, offsets, wld, dtw, moves):
 
 @njit(cache=True)
 def _locate(bm, bk, wm, wk, offsets):
-    """Flat index of the position after Black's move (mirrored); -2: no pieces, -1: not loaded."""
+    """Flat index of the position after Black's move (mirrored), or NO_PIECES / NOT_LOADED."""
     sbm, sbk = np.int64(mirror_bb(wm)), np.int64(mirror_bb(wk))
     swm, swk = np.int64(mirror_bb(bm)), np.int64(mirror_bb(bk))
     if sbm == 0 and sbk == 0:
-        return np.int64(-2)
+        return np.int64(NO_PIECES)
     base = offsets[material_code(popcount(sbm), popcount(sbk), popcount(swm), popcount(swk))]
     if base < 0:
-        return np.int64(-1)
+        return np.int64(NOT_LOADED)
     return base + position_index(sbm, sbk, swm, swk)
 
 
@@ -171,21 +186,15 @@ def check_rule_positions(counts, start, stop, base, offsets, wld, category, dtz,
     ``wld``: the material's own rule-free codes (indexed from 0); ``category``,
     ``dtz``: the layer over the flat arrays of every needed material.
     """
-    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
-    size = unit_size(n_bm, n_bk, n_wm, n_wk)
+    size = unit_size(counts[0], counts[1], counts[2], counts[3])
     moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
     found = 0
     for i in range(start, stop):
-        bm, wm = unrank_men(i // size, n_bm, n_wm)
-        bk, wk = unrank_kings(i % size, np.int64(bm) | np.int64(wm), n_bk, n_wk)
+        bm, bk, wm, wk = _unrank(counts, size, i)
         code = _check_rule_one(bm, bk, wm, wk, wld[i], category[base + i],
                                np.int64(dtz[base + i]), offsets, category, dtz, limit,
                                man_resets, moves)
-        if code != 0:
-            if found < errors.shape[0]:
-                errors[found, 0] = i
-                errors[found, 1] = code
-            found += 1
+        found = _note_error(errors, found, i, code)
     return found
 
 
@@ -205,11 +214,11 @@ def _check_rule_one(bm, bk, wm, wk, value, cat, z, offsets, category, dtz, limit
     draws = 0
     for m in range(n):
         t = _locate(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK], offsets)
-        if t == -1:
+        if t == NOT_LOADED:
             return ERR_MISSING_SUCCESSOR
         zeroing = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0 or (
             man_resets and moves[m, M_MAN] != 0)
-        if t == -2:
+        if t == NO_PIECES:
             fastest_win = min(fastest_win, 1)  # the opponent has no piece left
             continue
         tc = category[t]
@@ -272,7 +281,7 @@ def needed_materials(material: Material) -> list[Material]:
     return sorted(found)
 
 
-def _flat_arrays(directory: Path, material: Material, cache: dict, *,
+def _flat_arrays(directory: Path, material: Material, cache: TableCache, *,
                  preset: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(offsets by material code, values, distances as uint16) of `material` and every
     material its moves reach, concatenated: the rule-free wld/dtw, or with `preset`
@@ -280,44 +289,33 @@ def _flat_arrays(directory: Path, material: Material, cache: dict, *,
     offsets = np.full(NUM_CODES, -1, dtype=np.int64)
     parts, start = [], 0
     for m in needed_materials(material):
-        key = (str(directory), m) if preset is None else (str(directory), m, preset)
-        if key not in cache:
-            cache[key] = (storage.load_material(directory, m) if preset is None
-                          else _load_layer(directory, m, preset))
+        parts.append(cache.get((str(directory), m, preset), storage.table_path(directory, m),
+                               lambda _, m=m: _load_arrays(directory, m, preset)))
         offsets[code_of_material(m)] = start
-        parts.append(cache[key])
         start += count_positions(m)
     return (offsets, np.concatenate([p[0] for p in parts]),
             np.concatenate([p[1].astype(np.uint16) for p in parts]))
 
 
-def _load_layer(directory: Path, material: Material, preset: str) -> tuple[np.ndarray, np.ndarray]:
-    """(category, dtz) of one rule layer; FileNotFoundError when the table is missing."""
-    path = storage.table_path(directory, material)
-    if not path.exists():
-        raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
-    layer = storage.open_table(path, rules=(preset,)).rules[preset]
+def _load_arrays(directory: Path, material: Material, preset: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """(wld, dtw), or with `preset` (category, dtz) of that rule layer; FileNotFoundError when missing."""
+    if preset is None:
+        return storage.load_material(directory, material)
+    layer = storage.open_material(directory, material, rules=(preset,)).rules[preset]
     return layer.category, layer.dtz
 
 
 def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20,
-                    cache: dict | None = None) -> tuple[int, list[str]]:
+                    cache: TableCache | None = None) -> tuple[int, list[str]]:
     """Check one table; return (number of bad positions, first messages)."""
-    cache = {} if cache is None else cache
+    cache = TableCache(max_bytes=CACHE_BYTES) if cache is None else cache
     offsets, wld, dtw = _flat_arrays(directory, material, cache)
-    counts = np.array([material.black_men, material.black_kings, material.white_men,
-                       material.white_kings], dtype=np.int64)
-    base = offsets[code_of_material(material)]
-    errors = np.zeros((MAX_REPORTED, 2), dtype=np.int64)
-    total = count_positions(material)
-    bad = 0
-    messages: list[str] = []
-    for lo in range(0, total, chunk):
-        found = check_positions(counts, lo, min(lo + chunk, total), base, offsets, wld, dtw,
-                                errors)
-        messages += _describe(material, errors[:min(found, MAX_REPORTED)], wld, dtw, base)
-        bad += found
-    own_wld = wld[base:base + total]
+    counts, base = _counts_of(material), offsets[code_of_material(material)]
+    bad, messages = _check_in_chunks(
+        material, chunk,
+        lambda lo, hi, errors: check_positions(counts, lo, hi, base, offsets, wld, dtw, errors),
+        lambda errors: _describe(material, errors, wld, dtw, base))
+    own_wld = wld[base:base + count_positions(material)]
     for preset in storage.rule_presets_in(storage.table_path(directory, material)):
         layer_bad, layer_messages = verify_rule_layer(directory, material, preset, own_wld,
                                                       chunk=chunk, cache=cache)
@@ -327,30 +325,45 @@ def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20
 
 
 def verify_rule_layer(directory: Path, material: Material, preset: str, wld: np.ndarray, *,
-                      chunk: int = 1 << 20, cache: dict | None = None) -> tuple[int, list[str]]:
+                      chunk: int = 1 << 20, cache: TableCache | None = None) -> tuple[int, list[str]]:
     """Check one rule layer of a table against its successors' layers and `wld` (the
     material's verified rule-free values); return (bad positions, first messages)."""
     from egtb.tables.rule_layer import PRESETS
-    cache = {} if cache is None else cache
+    cache = TableCache(max_bytes=CACHE_BYTES) if cache is None else cache
     rule = PRESETS[preset]
     offsets, category, dtz = _flat_arrays(directory, material, cache, preset=preset)
-    counts = np.array([material.black_men, material.black_kings, material.white_men,
-                       material.white_kings], dtype=np.int64)
-    base = offsets[code_of_material(material)]
+    counts, base = _counts_of(material), offsets[code_of_material(material)]
+
+    def describe(errors: np.ndarray) -> list[str]:
+        return [f"{_fen_of(material, int(index))} ({material.name} #{index}, {preset}: stored "
+                f"{int(category[base + index])} dtz {int(dtz[base + index])}): {ERROR_NAMES[code]}"
+                for index, code in errors]
+
+    bad, messages = _check_in_chunks(
+        material, chunk,
+        lambda lo, hi, errors: check_rule_positions(counts, lo, hi, base, offsets, wld, category, dtz,
+                                                    rule.limit, rule.man_move_resets, errors),
+        describe)
+    return bad, messages[:MAX_REPORTED]
+
+
+def _counts_of(material: Material) -> np.ndarray:
+    """Men and kings of each side, as the check kernels take them."""
+    return np.array([material.black_men, material.black_kings, material.white_men,
+                     material.white_kings], dtype=np.int64)
+
+
+def _check_in_chunks(material: Material, chunk: int, check, describe) -> tuple[int, list[str]]:
+    """Run ``check(lo, hi, errors)`` (a kernel returning its failure count) over a material's
+    positions, chunk by chunk; return (failures, ``describe`` of the remembered ones)."""
     errors = np.zeros((MAX_REPORTED, 2), dtype=np.int64)
     total = count_positions(material)
-    bad = 0
-    messages: list[str] = []
+    bad, messages = 0, []
     for lo in range(0, total, chunk):
-        found = check_rule_positions(counts, lo, min(lo + chunk, total), base, offsets, wld,
-                                     category, dtz, rule.limit, rule.man_move_resets, errors)
-        for index, code in errors[:min(found, MAX_REPORTED)]:
-            fen = _fen_of(material, int(index))
-            messages.append(f"{fen} ({material.name} #{index}, {preset}: stored "
-                            f"{int(category[base + index])} dtz {int(dtz[base + index])}): "
-                            f"{ERROR_NAMES[code]}")
+        found = check(lo, min(lo + chunk, total), errors)
+        messages += describe(errors[:min(found, MAX_REPORTED)])
         bad += found
-    return bad, messages[:MAX_REPORTED]
+    return bad, messages
 
 
 def _fen_of(material: Material, index: int) -> str:
@@ -390,7 +403,7 @@ def verify_directory(directory: os.PathLike | str | None = None, *,
     if materials is None:
         materials = storage.stored_materials(directory)
     report = VerifyReport()
-    _WORKER_CACHE.clear()  # tables may have changed since the last call; workers fork empty
+    _WORKER_CACHE.clear()  # workers fork empty
     bar = tqdm(total=sum(count_positions(m) for m in materials), unit="pos", unit_scale=True,
                desc="verify", disable=not progress)
     for material, bad, messages in _results(directory, materials, jobs=jobs):
@@ -404,8 +417,10 @@ def verify_directory(directory: os.PathLike | str | None = None, *,
     return report
 
 
-#: Tables loaded by the process checking materials, keyed by (directory, material).
-_WORKER_CACHE: dict = {}
+#: Bytes of tables verify keeps loaded between materials.
+CACHE_BYTES = 2 << 30
+#: Tables loaded by the process checking materials, keyed by (directory, material, preset or None).
+_WORKER_CACHE = TableCache(max_bytes=CACHE_BYTES)
 
 
 def _check_material(directory: Path, material: Material) -> tuple[Material, int, list[str]]:
@@ -414,7 +429,6 @@ def _check_material(directory: Path, material: Material) -> tuple[Material, int,
         bad, messages = verify_material(directory, material, cache=_WORKER_CACHE)
     except (storage.TableError, FileNotFoundError) as exc:
         bad, messages = 1, [str(exc)]
-    _trim(_WORKER_CACHE, material)
     return material, bad, messages
 
 
@@ -428,15 +442,3 @@ def _results(directory: Path, materials: list[Material], *, jobs: int):
     from multiprocessing import get_context
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
         yield from pool.map(_check_material, [directory] * len(materials), materials)
-
-
-def _trim(cache: dict, done: Material) -> None:
-    """Forget the cached tables when they take more than CACHE_BYTES."""
-    if sum(w.nbytes + d.nbytes for w, d in cache.values()) > CACHE_BYTES:
-        cache.clear()
-
-
-#: Bytes of tables verify keeps loaded between materials.
-CACHE_BYTES = 2 << 30
-
-

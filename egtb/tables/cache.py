@@ -1,0 +1,145 @@
+"""One bounded cache of loaded tables, shared by the builder, the verifier and the prober.
+
+Entries are kept least recently used first and dropped from that end while
+there are more than ``max_entries`` of them or they take more than
+``max_bytes`` (the entry just asked for always stays). Each entry remembers the
+modification time and size of the file it was read from: a file replaced since
+(a rebuilt table) is read again instead of served stale. The check costs one
+``stat``; ``recheck_seconds`` spares it for an entry checked that recently (the
+prober's hot path).
+
+>>> import tempfile, numpy as np
+>>> path = Path(tempfile.mkdtemp()) / "t.npy"
+>>> np.save(path, np.arange(3))
+>>> cache = TableCache(max_entries=2)
+>>> cache.get("t", path, np.load).tolist()
+[0, 1, 2]
+>>> np.save(path, np.arange(5))                  # the file changes: its size differs
+>>> cache.get("t", path, np.load).tolist()
+[0, 1, 2, 3, 4]
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TableCache", "file_stamp"]
+
+
+def file_stamp(path: os.PathLike | str) -> tuple[int, int] | None:
+    """(modification time in ns, size) of a file, or None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def nbytes_of(value: Any) -> int:
+    """Memory of a cached value: its ``nbytes``, or the sum over a tuple's items."""
+    if isinstance(value, tuple):
+        return sum(nbytes_of(item) for item in value)
+    return int(getattr(value, "nbytes", 0))
+
+
+@dataclass
+class _Entry:
+    value: Any
+    path: Path
+    stamp: tuple[int, int] | None
+    nbytes: int
+    checked: float
+
+
+@dataclass(kw_only=True)
+class TableCache:
+    """A least-recently-used cache of tables read from files, bounded by count and bytes."""
+
+    max_entries: int | None = None
+    """Most entries kept (None: no bound)."""
+    max_bytes: int | None = None
+    """Most bytes kept (None: no bound); one entry larger than that still stays."""
+    recheck_seconds: float = 0.0
+    """An entry whose file was checked less than this long ago is served without a ``stat``."""
+    on_evict: Callable[[Hashable, Any], None] | None = None
+    """Called as ``on_evict(key, value)`` for each entry dropped (by the bounds, a reload or :meth:`clear`)."""
+    _entries: OrderedDict[Hashable, _Entry] = field(default_factory=OrderedDict, init=False, repr=False)
+    _nbytes: int = field(default=0, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_entries is not None and self.max_entries < 1:
+            raise ValueError(f"max_entries must be at least 1, not {self.max_entries}")
+
+    def get(self, key: Hashable, path: os.PathLike | str | Callable[[], os.PathLike | str],
+            load: Callable[[Path], Any]) -> Any:
+        """The value cached under ``key``, or ``load(path)`` when absent or the file changed since.
+
+        ``path`` may be a function that finds the file (called only when it is
+        read). ``load`` raises what it raises (a missing file is its error to name).
+        """
+        entry = self._entries.get(key)
+        now = time.monotonic()
+        if entry is not None:
+            if now - entry.checked < self.recheck_seconds or file_stamp(entry.path) == entry.stamp:
+                entry.checked = now
+                self._entries.move_to_end(key)
+                return entry.value
+            self._drop(key)
+        path = Path(path() if callable(path) else path)
+        stamp = file_stamp(path)
+        value = load(path)
+        entry = _Entry(value, path, stamp, nbytes_of(value), now)
+        self._entries[key] = entry
+        self._nbytes += entry.nbytes
+        self._trim()
+        return value
+
+    def touch(self, key: Hashable) -> None:
+        """Mark a cached entry as just used (it is dropped last)."""
+        self._entries.move_to_end(key)
+
+    def peek(self, key: Hashable) -> Any | None:
+        """The value cached under ``key`` (None if absent), without checking its file or using it."""
+        entry = self._entries.get(key)
+        return None if entry is None else entry.value
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        for key in list(self._entries):
+            self._drop(key)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the cached values take."""
+        return self._nbytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._entries
+
+    def values(self) -> Iterator[Any]:
+        """The cached values, least recently used first."""
+        return (entry.value for entry in self._entries.values())
+
+    def _over(self) -> bool:
+        return ((self.max_entries is not None and len(self._entries) > self.max_entries)
+                or (self.max_bytes is not None and self._nbytes > self.max_bytes))
+
+    def _trim(self) -> None:
+        """Drop least recently used entries while over a bound, keeping the newest."""
+        while len(self._entries) > 1 and self._over():
+            self._drop(next(iter(self._entries)))
+
+    def _drop(self, key: Hashable) -> None:
+        entry = self._entries.pop(key)
+        self._nbytes -= entry.nbytes
+        if self.on_evict is not None:
+            self.on_evict(key, entry.value)
