@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -29,6 +29,9 @@ from numba import njit
 from egtb.rules.movegen import MAX_MOVES, MOVE_WIDTH, START_BM, START_WM, generate_moves, new_move_buffer
 from egtb.rules.perft import new_hash_table, perft, perft_hashed
 from profile_perft import BASELINE_DIR, load_baseline
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from positions import played_fens, pydraughts_perft  # noqa: E402 - the tests' oracle and sample positions
 
 #: Distinct-move perft from the start (DESIGN.md through 10; 11-13 as the tests assert).
 PUBLISHED = {10: 18391564, 11: 85242128, 12: 388617999, 13: 1766564893}
@@ -46,21 +49,6 @@ def time_perft(depth: int, kernel=perft) -> tuple[int, float]:
     return int(leaves), time.process_time() - start
 
 
-def pydraughts_perft(board, depth: int) -> int:
-    """perft with pydraughts (bulk-counted at the last ply, duplicate paths once)."""
-    distinct = {}
-    for move in board.legal_moves():
-        distinct.setdefault((move.steps_move[0], move.steps_move[-1], frozenset(move.captures)), move)
-    if depth == 1:
-        return len(distinct)
-    total = 0
-    for move in distinct.values():
-        board.push(move)
-        total += pydraughts_perft(board, depth - 1)
-        board.pop()
-    return total
-
-
 def time_pydraughts(depth: int) -> tuple[int, float] | None:
     """(leaves, seconds) of pydraughts' perft(depth) from the start, or None without pydraughts."""
     try:
@@ -71,19 +59,6 @@ def time_pydraughts(depth: int) -> tuple[int, float] | None:
     start = time.process_time()
     leaves = pydraughts_perft(board, depth)
     return leaves, time.process_time() - start
-
-
-def sample_positions(count: int, *, seed: int = 1) -> list[str]:
-    """FENs from random games (openings, middle games with captures, endings with kings)."""
-    rng = random.Random(seed)
-    fens: list[str] = []
-    board = Board()
-    while len(fens) < count:
-        if board.is_game_over() or len(board.move_stack) >= 150:
-            board = Board()
-        fens.append(board.fen())
-        board.push(rng.choice(board.legal_moves()))
-    return fens
 
 
 def time_legal_moves(fens: list[str]) -> list[float]:
@@ -232,7 +207,7 @@ def main() -> None:
                      *[(f"egtb perft({d})", d, "", "", f"{rate:,.0f}", f"{rate / their_rate:,.0f}x")
                        for d, rate in rates.items()]])
 
-    fens = sample_positions(args.positions)
+    fens = played_fens(args.positions, seed=1, max_plies=150)
     legal = time_legal_moves(fens)
     calls = time_kernel_calls(fens)
     batch = time_kernel_batch(fens)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from egtb.rules.board import Board
+from egtb.rules.notation import Placement, format_fen
 
 
 def random_game_boards(count: int, *, seed: int, min_plies: int = 1, max_plies: int = 50,
@@ -25,6 +26,48 @@ def random_game_boards(count: int, *, seed: int, min_plies: int = 1, max_plies: 
         if not board.is_game_over():
             boards.append(board)
     return boards
+
+
+def played_fens(count: int, *, seed: int, max_plies: int = 200) -> list[str]:
+    """FENs met in random games from the start (men, captures, then kings), a new game after max_plies.
+
+    >>> played_fens(2, seed=1)[0]
+    'B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12'
+    """
+    rng = random.Random(seed)
+    fens: list[str] = []
+    board = Board()
+    while len(fens) < count:
+        if board.is_game_over() or len(board.move_stack) >= max_plies:
+            board = Board()
+        fens.append(board.fen())
+        board.push(rng.choice(board.legal_moves()))
+    return fens
+
+
+def placed_fens(count: int, *, seed: int, max_per_side: int = 12) -> list[str]:
+    """FENs of random placements: 1..max_per_side pieces a side, any share of kings, either side to move."""
+    rng = random.Random(seed)
+    return [_random_placement(rng, max_per_side) for _ in range(count)]
+
+
+def _random_placement(rng: random.Random, max_per_side: int) -> str:
+    squares = rng.sample(range(1, 33), 32)
+    n_black, n_white = rng.randint(1, max_per_side), rng.randint(1, max_per_side)
+    king_share = rng.random()
+    bits = [0, 0, 0, 0]  # bm, bk, wm, wk
+    for i, square in enumerate(squares[:n_black + n_white]):
+        black = i < n_black
+        on_crown_row = square >= 29 if black else square <= 4
+        king = on_crown_row or rng.random() < king_share
+        bits[(0 if black else 2) + int(king)] |= 1 << (square - 1)
+    return format_fen(Placement(*bits, rng.randint(0, 1)))
+
+
+def mixed_fens(count: int, *, seed: int, max_per_side: int = 12) -> list[str]:
+    """Half :func:`played_fens`, half :func:`placed_fens` (kings, multi-jumps, crownings, king loops)."""
+    half = count // 2
+    return played_fens(half, seed=seed) + placed_fens(count - half, seed=seed + 1, max_per_side=max_per_side)
 
 
 def pydraughts_perft(board, depth: int) -> int:

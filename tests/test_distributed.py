@@ -145,11 +145,9 @@ def copy_tables(source: Path, target: Path, *, max_pieces: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def local4(tmp_path_factory) -> Path:
+def local4(built_tables) -> Path:
     """Every table up to 4 pieces, built by the local pool."""
-    directory = tmp_path_factory.mktemp("local4")
-    builder.build(4, directory=directory, jobs=2, progress=False)
-    return directory
+    return built_tables(4)
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,11 @@ a capture as its steps plus the captured squares, and lists every capture path
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
-from positions import pydraughts_perft
+from positions import mixed_fens, pydraughts_perft
 from egtb.rules.board import Board
 from egtb.rules.movegen import START_BM, START_WM, count_moves, generate_moves, new_move_buffer, perft
-from egtb.rules.notation import Placement, format_fen
 
 draughts = pytest.importorskip("draughts")
 
@@ -42,43 +39,6 @@ def our_moves(fen: str) -> list[MoveKey]:
 
 
 # --- positions --------------------------------------------------------------
-
-
-def played_positions(count: int, seed: int) -> list[str]:
-    """FENs met in random games from the start (men, captures, then kings)."""
-    rng = random.Random(seed)
-    fens: list[str] = []
-    board = Board()
-    while len(fens) < count:
-        if board.is_game_over() or len(board.move_stack) >= 200:
-            board = Board()
-        fens.append(board.fen())
-        board.push(rng.choice(board.legal_moves()))
-    return fens
-
-
-def placed_positions(count: int, seed: int) -> list[str]:
-    """FENs of random placements: 1-12 pieces a side, any share of kings, either side to move."""
-    rng = random.Random(seed)
-    return [_random_placement(rng) for _ in range(count)]
-
-
-def _random_placement(rng: random.Random) -> str:
-    squares = rng.sample(range(1, 33), 32)
-    n_black, n_white = rng.randint(1, 12), rng.randint(1, 12)
-    king_share = rng.random()
-    bits = [0, 0, 0, 0]  # bm, bk, wm, wk
-    for i, square in enumerate(squares[:n_black + n_white]):
-        black = i < n_black
-        on_crown_row = square >= 29 if black else square <= 4
-        king = on_crown_row or rng.random() < king_share
-        bits[(0 if black else 2) + int(king)] |= 1 << (square - 1)
-    return format_fen(Placement(*bits, rng.randint(0, 1)))
-
-
-def mixed_positions(count: int, seed: int) -> list[str]:
-    half = count // 2
-    return played_positions(half, seed) + placed_positions(count - half, seed + 1)
 
 
 def compare_with_oracle(fens: list[str]) -> dict[str, int]:
@@ -150,13 +110,13 @@ def test_perft_of_positions_matches_pydraughts(fen, depth):
 
 
 def test_legal_moves_match_pydraughts():
-    seen = compare_with_oracle(mixed_positions(ORACLE_POSITIONS, seed=7))
+    seen = compare_with_oracle(mixed_fens(ORACLE_POSITIONS, seed=7))
     assert all(seen[kind] > 200 for kind in ("captures", "multi-jumps", "crownings", "king moves")), seen
 
 
 def test_resulting_positions_match_pydraughts():
     """The position after each move (crowning included) equals pydraughts'."""
-    for fen in mixed_positions(200, seed=99):
+    for fen in mixed_fens(200, seed=99):
         board = Board(fen)
         oracle = draughts.Board(variant="english", fen=fen)
         by_key = {(m.steps_move[0], m.steps_move[-1], frozenset(m.captures)): m for m in oracle.legal_moves()}
@@ -173,6 +133,6 @@ def test_resulting_positions_match_pydraughts():
 
 def test_count_moves_equals_generated_moves():
     scratch, out = new_move_buffer(), new_move_buffer()
-    for fen in mixed_positions(500, seed=5):
+    for fen in mixed_fens(500, seed=5):
         key = Board(fen).key()
         assert count_moves(*key, scratch) == generate_moves(*key, out)

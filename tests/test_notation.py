@@ -41,7 +41,8 @@ def test_empty_side_is_allowed():
     assert format_fen(parse_fen("B:W10:B")) == "B:W10:B"
 
 
-@pytest.mark.parametrize("fen, fault", [
+#: Malformed FENs and the words their errors must contain.
+FEN_FAULTS = [
     ("B:W33:B1", "unknown square 33"),
     ("B:W0:B1", "unknown square 0"),
     ("B:W10:B10", "two pieces on square 10"),
@@ -59,10 +60,22 @@ def test_empty_side_is_allowed():
     ("B:X21:B1", "must start with 'B' or 'W'"),
     ("B:W21:W22", "listed twice"),
     ("B:W24-21:B1", "empty range"),
-])
-def test_fen_errors_name_the_fault(fen, fault):
+]
+#: Malformed move texts and the words their errors must contain.
+MOVE_FAULTS = [
+    ("11-15-19", "two squares"),
+    ("9x18-27", "mixes"),
+    ("33-29", "unknown square"),
+    ("e3-d4", "not PDN move notation"),
+    ("", "not PDN move notation"),
+]
+
+
+@pytest.mark.parametrize("parse, text, fault", [(parse_fen, *case) for case in FEN_FAULTS]
+                         + [(parse_move_text, *case) for case in MOVE_FAULTS])
+def test_errors_name_the_fault(parse, text, fault):
     with pytest.raises(ValueError, match=fault):
-        parse_fen(fen)
+        parse(text)
 
 
 def test_board_rejects_bad_fen():
@@ -82,15 +95,3 @@ def test_kings_may_stand_on_any_row():
 ])
 def test_parse_move_text(text, expected):
     assert parse_move_text(text) == expected
-
-
-@pytest.mark.parametrize("text, fault", [
-    ("11-15-19", "two squares"),
-    ("9x18-27", "mixes"),
-    ("33-29", "unknown square"),
-    ("e3-d4", "not PDN move notation"),
-    ("", "not PDN move notation"),
-])
-def test_parse_move_text_errors(text, fault):
-    with pytest.raises(ValueError, match=fault):
-        parse_move_text(text)

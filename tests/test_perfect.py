@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from egtb.rules.board import Board, Move
-from egtb.tables.build import build
 from egtb.tables.index import global_unrank
 from egtb.tables.material import Material, count_positions
 from egtb.rules.notation import Placement, format_fen
@@ -21,11 +20,9 @@ from egtb.tables.values import Category, Wdl
 
 
 @pytest.fixture(scope="session")
-def tables_dir(tmp_path_factory) -> Path:
+def tables_dir(built_tables) -> Path:
     """Every table up to 4 pieces with all rule layers (cursed wins first appear at 4 pieces)."""
-    directory = tmp_path_factory.mktemp("perfect_tables")
-    build(4, directory=directory, jobs=2, progress=False)
-    return directory
+    return built_tables(4)
 
 
 def play_out(board: Board, players: dict[int, Engine], *, max_plies: int) -> int:

@@ -7,44 +7,18 @@ generate_moves on positions with kings, multi-jumps, crownings and king loops.
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
-from positions import pydraughts_perft
+from positions import mixed_fens, pydraughts_perft
 from egtb.rules.board import Board
 from egtb.rules.movegen import M_BK, M_BM, M_WK, M_WM, generate_moves, new_move_buffer
 from egtb.rules.perft import (
     HASH_ENTRY_BYTES, START_BM, START_WM, new_hash_table, perft, perft_hashed,
 )
-from egtb.rules.notation import Placement, format_fen
 
 #: Published perft from the start, depths 1-12 (DESIGN.md for 1-10; 11 and 12 as the issue asserts).
 PUBLISHED = {1: 7, 2: 49, 3: 302, 4: 1469, 5: 7361, 6: 36768, 7: 179740, 8: 845931, 9: 3963680,
              10: 18391564, 11: 85242128, 12: 388617999}
-
-
-def mixed_positions(count: int, seed: int) -> list[str]:
-    """Half from random games from the start, half random placements with many kings."""
-    rng = random.Random(seed)
-    fens: list[str] = []
-    board = Board()
-    while len(fens) < count // 2:
-        if board.is_game_over() or len(board.move_stack) >= 200:
-            board = Board()
-        fens.append(board.fen())
-        board.push(rng.choice(board.legal_moves()))
-    while len(fens) < count:
-        squares = rng.sample(range(1, 33), 32)
-        n_black, n_white = rng.randint(1, 8), rng.randint(1, 8)
-        king_share = rng.random()
-        bits = [0, 0, 0, 0]  # bm, bk, wm, wk
-        for i, square in enumerate(squares[:n_black + n_white]):
-            black = i < n_black
-            king = (square >= 29 if black else square <= 4) or rng.random() < king_share
-            bits[(0 if black else 2) + int(king)] |= 1 << (square - 1)
-        fens.append(format_fen(Placement(*bits, rng.randint(0, 1))))
-    return fens
 
 
 def reference_perft(key: tuple[int, int, int, int, int], depth: int) -> int:
@@ -70,7 +44,7 @@ def test_perft_depth_zero_is_one():
 
 
 def test_perft_matches_generate_moves_on_mixed_positions():
-    fens = mixed_positions(400, seed=11)
+    fens = mixed_fens(400, seed=11, max_per_side=8)
     kinds = {"captures": 0, "kings": 0}
     for fen in fens:
         key = Board(fen).key()
@@ -96,7 +70,7 @@ def test_perft_of_positions_matches_pydraughts(fen, depth):
 
 def test_hashed_perft_matches_plain_perft():
     table = new_hash_table(megabytes=0.05)  # small: many slots are overwritten
-    for fen in mixed_positions(60, seed=21):
+    for fen in mixed_fens(60, seed=21, max_per_side=8):
         key = Board(fen).key()
         assert perft_hashed(*key, 5, table) == perft(*key, 5), fen
     assert perft_hashed(START_BM, 0, START_WM, 0, 0, 9, table) == PUBLISHED[9]

@@ -25,7 +25,6 @@ from egtb.probe import (CODE_NO_PIECES, MoveValue, ProbeResult, Tablebase, _move
 from egtb.rules.board import DRAW_RULES, Board, Move
 from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, generate_moves, new_move_buffer
 from egtb.tables import storage
-from egtb.tables.build import build
 from egtb.tables.index import NUM_CODES, code_of_material, unrank_positions
 from egtb.tables.material import all_materials, count_positions
 from egtb.tables.values import Category, Wdl
@@ -35,17 +34,9 @@ PRESETS = tuple(DRAW_RULES)
 
 
 @pytest.fixture(scope="session")
-def tables_dir(tmp_path_factory) -> Path:
+def tables_dir(built_tables) -> Path:
     """Every table up to 3 pieces, with all rule layers."""
-    directory = tmp_path_factory.mktemp("rule_probe_tables")
-    build(MAX_PIECES, directory=directory, jobs=2, progress=False)
-    return directory
-
-
-@pytest.fixture()
-def tb(tables_dir) -> Tablebase:
-    with Tablebase(tables_dir) as tablebase:
-        yield tablebase
+    return built_tables(MAX_PIECES)
 
 
 # --- the oracle ---------------------------------------------------------------

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from egtb.tables import storage
-from egtb.tables.build import build
 from egtb.cli import main
 from egtb.tables.material import all_materials
 
@@ -19,11 +18,9 @@ NO_MOVE_FEN = "B:W5,6,10:B1"
 
 
 @pytest.fixture(scope="session")
-def tables_dir(tmp_path_factory) -> Path:
+def tables_dir(built_tables) -> Path:
     """Every table up to 3 pieces."""
-    directory = tmp_path_factory.mktemp("probecli_tables")
-    build(3, directory=directory, jobs=2, progress=False)
-    return directory
+    return built_tables(3)
 
 
 def run(argv: list[str], capsys, monkeypatch, stdin: str | None = None) -> tuple[int, str, str]:

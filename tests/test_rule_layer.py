@@ -18,6 +18,7 @@ wins iff the category is WIN and ``dtz + c <= limit``, loses iff it is LOSS and
 from __future__ import annotations
 
 import itertools
+import shutil
 from collections import deque
 from pathlib import Path
 
@@ -246,11 +247,9 @@ def assert_agree(directory: Path, graph: StateGraph, preset: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def tables3(tmp_path_factory) -> Path:
-    """Every table up to 3 pieces with all rule layers."""
-    directory = tmp_path_factory.mktemp("rules3")
-    builder.build(3, directory=directory, jobs=1, progress=False)
-    return directory
+def tables3(built_tables) -> Path:
+    """Every table up to 3 pieces with all rule layers (shared: read only)."""
+    return built_tables(3)
 
 
 @pytest.fixture(scope="module")
@@ -260,13 +259,15 @@ def graph3() -> StateGraph:
 
 
 @pytest.fixture(scope="module")
-def tables_cursed(tables3) -> Path:
+def tables_cursed(tables3, tmp_path_factory) -> Path:
     """Up to 3 pieces, plus the 4-piece pairs 2k-2k, 1m1k-2k and 2k-2m (cursed wins exist)."""
+    directory = tmp_path_factory.mktemp("cursed")
+    shutil.copytree(tables3, directory, dirs_exist_ok=True)
     for name in ("2k-2k", "1m1k-2k", "2k-2m"):
         pair = next(p for p in builder.plan_pairs(4, min_pieces=4)
                     if p.key == builder.pair_of(Material.parse(name))[0].name)
-        builder.build_pair(tables3, pair, builder.dependency_materials(pair))
-    return tables3
+        builder.build_pair(directory, pair, builder.dependency_materials(pair))
+    return directory
 
 
 def test_graph_covers_every_position(graph3):

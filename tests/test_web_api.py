@@ -36,10 +36,8 @@ LONG_THINK = 30
 
 
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory) -> Path:
-    directory = tmp_path_factory.mktemp("web-tables")
-    build(TABLE_PIECES, directory=directory, jobs=2, progress=False)
-    return directory
+def tables(built_tables) -> Path:
+    return built_tables(TABLE_PIECES)
 
 
 @pytest.fixture(scope="module")

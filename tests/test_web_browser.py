@@ -29,7 +29,6 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 from egtb.probe import Tablebase  # noqa: E402
 from egtb.rules.board import Board  # noqa: E402
 from egtb.rules.notation import START_FEN  # noqa: E402
-from egtb.tables.build import build  # noqa: E402
 from tournament.web.app import create_app  # noqa: E402
 from tournament.web.engines import EngineService  # noqa: E402
 from tournament.web.server import bind_socket  # noqa: E402
@@ -53,10 +52,8 @@ pytestmark = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIV
 
 
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory) -> Path:
-    directory = tmp_path_factory.mktemp("web-browser-tables")
-    build(TABLE_PIECES, directory=directory, jobs=2, progress=False)
-    return directory
+def tables(built_tables) -> Path:
+    return built_tables(TABLE_PIECES)
 
 
 @pytest.fixture(scope="module")
