@@ -21,7 +21,7 @@ Move.from_pdn('23-19')
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -377,56 +377,58 @@ def _rule_fields(tokens: Sequence[str], kinds: dict[str, Any], option: str) -> d
     return fields
 
 
-class ScoreDrawAdjudicator:
-    """Draw by the engines' scores (see :class:`ScoreDrawRule`); told each score by the game loop."""
+class _ScoreStreaks:
+    """Per colour, how many consecutive moves the engine's reported score passed each test of
+    :meth:`_tests`; told each score by the game loop (a move without a score breaks every streak)."""
 
-    def __init__(self, rule: ScoreDrawRule) -> None:
+    def __init__(self, rule: Any) -> None:
         self.rule = rule
         self.reset()
 
     def reset(self) -> None:
-        self._streak = [0, 0]
+        self._streaks = {name: [0, 0] for name in self._tests()}
         self._ply = 0
 
     def update(self, board: Board) -> None:
         self._ply = len(board.move_stack)
 
+    def _tests(self) -> dict[str, Callable[[int], bool]]:
+        raise NotImplementedError
+
     def record_score(self, color: Color, score: int | None) -> None:
-        """The score ``color``'s engine gave with its move (None: none, which breaks the streak)."""
-        self._streak[color] = self._streak[color] + 1 if score is not None and abs(score) <= self.rule.score else 0
+        """The score ``color``'s engine gave with its move (None: none, which breaks its streaks)."""
+        for name, passes in self._tests().items():
+            streak = self._streaks[name]
+            streak[color] = streak[color] + 1 if score is not None and passes(score) else 0
+
+
+class ScoreDrawAdjudicator(_ScoreStreaks):
+    """Draw by the engines' scores (see :class:`ScoreDrawRule`); told each score by the game loop."""
+
+    def _tests(self) -> dict[str, Callable[[int], bool]]:
+        return {"level": lambda score: abs(score) <= self.rule.score}
 
     def adjudicatable(self) -> Adjudication | None:
         move_number = self._ply // 2 + 1
-        if move_number >= self.rule.movenumber and min(self._streak) >= max(1, self.rule.movecount):
+        if move_number >= self.rule.movenumber and min(self._streaks["level"]) >= max(1, self.rule.movecount):
             return Adjudication(None, GameTermination.ADJUDICATION,
                                 f"draw adjudication: both engines scored within {self.rule.score / 100:.2f} "
                                 f"for {self.rule.movecount} moves")
         return None
 
 
-class ResignAdjudicator:
+class ResignAdjudicator(_ScoreStreaks):
     """Resignation by the engines' scores (see :class:`ResignRule`); told each score by the game loop."""
 
-    def __init__(self, rule: ResignRule) -> None:
-        self.rule = rule
-        self.reset()
-
-    def reset(self) -> None:
-        self._losing = [0, 0]
-        self._winning = [0, 0]
-
-    def update(self, board: Board) -> None:
-        pass
-
-    def record_score(self, color: Color, score: int | None) -> None:
-        """The score ``color``'s engine gave with its move (None: none, which breaks its streaks)."""
-        self._losing[color] = self._losing[color] + 1 if score is not None and score <= -self.rule.score else 0
-        self._winning[color] = self._winning[color] + 1 if score is not None and score >= self.rule.score else 0
+    def _tests(self) -> dict[str, Callable[[int], bool]]:
+        return {"losing": lambda score: score <= -self.rule.score,
+                "winning": lambda score: score >= self.rule.score}
 
     def adjudicatable(self) -> Adjudication | None:
         count = max(1, self.rule.movecount)
+        losing, winning = self._streaks["losing"], self._streaks["winning"]
         for loser in (BLACK, WHITE):
-            if self._losing[loser] >= count and (not self.rule.twosided or self._winning[1 - loser] >= count):
+            if losing[loser] >= count and (not self.rule.twosided or winning[1 - loser] >= count):
                 return Adjudication(1 - loser, GameTermination.ADJUDICATION,
                                     f"resign adjudication: {color_name(loser)} scored {-self.rule.score / 100:.2f} "
                                     f"or worse for {self.rule.movecount} moves")

@@ -481,21 +481,17 @@ function exploreBest() {
   if (best) exploreMove(best);
 }
 
-function exploreBack() {
+/** Step through the explorer's history: to the last position of `from`, keeping this one in `to`. */
+function exploreStep(from, to) {
   const e = S.explore;
-  if (!e.back.length) return;
-  const previous = e.back.pop();
-  e.forward.push({fen: e.fen, counter: e.counter, lastMove: e.lastMove});
-  loadExplore({...previous, pushHistory: false});
+  if (!e[from].length) return;
+  const target = e[from].pop();
+  e[to].push({fen: e.fen, counter: e.counter, lastMove: e.lastMove});
+  loadExplore({...target, pushHistory: false});
 }
 
-function exploreForward() {
-  const e = S.explore;
-  if (!e.forward.length) return;
-  const next = e.forward.pop();
-  e.back.push({fen: e.fen, counter: e.counter, lastMove: e.lastMove});
-  loadExplore({...next, pushHistory: false});
-}
+const exploreBack = () => exploreStep("back", "forward");
+const exploreForward = () => exploreStep("forward", "back");
 
 /** The colour class and the words of a move's or position's value.
  *  With the move-rule layer (outcome, category, dtz in the answer) the result under the rule
