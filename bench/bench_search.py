@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -34,51 +35,63 @@ POSITIONS = {
 
 
 def _kernel_search(kernel, board: Board, depth: int) -> tuple[int, float]:
-    """(nodes, seconds) of one fixed-depth search by ``kernel`` with a fresh hash table (as search_position)."""
+    """(nodes, CPU seconds) of one fixed-depth search by ``kernel`` with a fresh hash table (as search_position)."""
     tables = _Tables(20)
     history = _history_keys(board)
     tables.path[:len(history)] = history
     tables.stats[:] = 0
     tables.stats[S_MAX_NODES] = 2**62
-    started = time.perf_counter()
+    started = time.process_time()
     kernel(board.black_men, board.black_kings, board.white_men, board.white_kings, board.turn,
            depth, -INF, INF, 0, board.quiet_plies, len(history), len(history),
            board.rule.limit_plies, board.rule.man_move_resets,
            tables.moves, tables.scores, tables.orders, tables.tt, tables.killers,
            tables.history, tables.path, ZOBRIST, tables.stats)
-    return int(tables.stats[S_NODES]), time.perf_counter() - started
+    return int(tables.stats[S_NODES]), time.process_time() - started
 
 
 def bench_speed(depth: int, repeats: int) -> None:
-    """Nodes/s of the current kernel and of the kernel before the split (bench/baseline_negamax.py), same run.
+    """Nodes per CPU second of the current kernel and of the kernel before the split
+    (bench/baseline_negamax.py), in the same run.
 
-    Each position is searched ``repeats`` times by each kernel, alternating; the best time counts.
-    Both kernels must visit the same nodes (the split changed no decision).
+    Every position is searched ``repeats`` times by each kernel, alternating. Per kernel the
+    median rate over the repeats (of all positions together) is printed with its spread
+    (lowest-highest), and the ratio of the medians. Both kernels must visit the same nodes
+    (the split changed no decision).
     """
     kernels = {"current": negamax, "baseline": negamax_baseline}
     for kernel in kernels.values():
         _kernel_search(kernel, Board(), 2)  # compile / load both first
-    print(f"\nSearch speed at depth {depth} (fresh hash table each, best of {repeats}):")
-    print(f"{'position':34} {'nodes':>10} {'current n/s':>12} {'baseline n/s':>13} {'ratio':>6}")
-    totals = {name: 0.0 for name in kernels}
-    total_nodes = 0
-    for name, fen in POSITIONS.items():
-        board = Board(fen)
-        best = {k: float("inf") for k in kernels}
-        nodes = {}
-        for _ in range(repeats):
+    boards = {name: Board(fen) for name, fen in POSITIONS.items()}
+    seconds = {k: [[0.0] * repeats for _ in boards] for k in kernels}  # [position][repeat]
+    nodes: dict[str, int] = {}
+    for r in range(repeats):
+        for p, (name, board) in enumerate(boards.items()):
             for k, kernel in kernels.items():
-                nodes[k], seconds = _kernel_search(kernel, board, depth)
-                best[k] = min(best[k], seconds)
-        if nodes["current"] != nodes["baseline"]:
-            raise SystemExit(f"{name}: the kernels disagree: {nodes['current']} vs {nodes['baseline']} nodes")
-        total_nodes += nodes["current"]
-        for k in kernels:
-            totals[k] += best[k]
-        cur, base = nodes["current"] / best["current"], nodes["current"] / best["baseline"]
-        print(f"{name:34} {nodes['current']:>10,} {cur:>12,.0f} {base:>13,.0f} {cur / base:>6.2f}")
-    cur, base = total_nodes / totals["current"], total_nodes / totals["baseline"]
-    print(f"{'total':34} {total_nodes:>10,} {cur:>12,.0f} {base:>13,.0f} {cur / base:>6.2f}")
+                n, cpu = _kernel_search(kernel, board, depth)
+                if nodes.setdefault(name, n) != n:
+                    raise SystemExit(f"{name}: the kernels disagree: {nodes[name]} vs {n} nodes")
+                seconds[k][p][r] = cpu
+    print(f"\nSearch speed at depth {depth} (fresh hash table each; nodes per CPU second, "
+          f"median of {repeats} and lowest-highest):")
+    print(f"{'position':34} {'nodes':>10} {'current n/s':>12} {'baseline n/s':>13} {'ratio':>6}")
+
+    def rates(rows: list[list[float]], count: int) -> list[float]:
+        return [count / max(sum(row[r] for row in rows), 1e-9) for r in range(repeats)]
+
+    for p, name in enumerate(boards):
+        cur, base = (statistics.median(rates([seconds[k][p]], nodes[name])) for k in kernels)
+        print(f"{name:34} {nodes[name]:>10,} {cur:>12,.0f} {base:>13,.0f} {cur / base:>6.3f}")
+    total = sum(nodes.values())
+    summary = {k: rates(seconds[k], total) for k in kernels}
+    cur, base = (statistics.median(summary[k]) for k in kernels)
+    print(f"{'total':34} {total:>10,} {cur:>12,.0f} {base:>13,.0f} {cur / base:>6.3f}")
+    for k in kernels:
+        print(f"  {k:9} median {statistics.median(summary[k]):>12,.0f} n/s, "
+              f"spread {min(summary[k]):,.0f}-{max(summary[k]):,.0f}")
+    per_repeat = [c / b for c, b in zip(summary["current"], summary["baseline"])]
+    print(f"  ratio current/baseline per repeat: median {statistics.median(per_repeat):.3f}, "
+          f"spread {min(per_repeat):.3f}-{max(per_repeat):.3f}")
 
 
 def play_game(black: Engine, white: Engine, opening: list[str], max_plies: int) -> float:
@@ -128,7 +141,7 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=14, help="depth of the speed test")
     parser.add_argument("--max-plies", type=int, default=200, help="longer games are draws")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=3, help="searches per position and kernel (best counts)")
+    parser.add_argument("--repeats", type=int, default=5, help="searches per position and kernel (median counts)")
     parser.add_argument("--speed-only", action="store_true", help="skip the matches")
     args = parser.parse_args()
     bench_speed(args.depth, args.repeats)
