@@ -36,11 +36,11 @@ import numpy as np
 from numba import njit
 
 from egtb.rules.board import Board, Move
-from egtb.rules.squares import BLACK_CROWN_ROW, WHITE_CROWN_ROW
 from egtb.rules.movegen import (
     M_BK, M_BM, M_CAPTURED, M_CROWNS, M_FROM, M_MAN, M_TO, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
     count_simple_moves, generate_moves, popcount,
 )
+from egtb.rules.squares import BLACK_CROWN_ROW, WHITE_CROWN_ROW
 from tournament.engines.base import Engine, GameState, Limit
 
 __all__ = ["SearchEngine", "SearchInfo", "STRENGTHS", "MATE", "search_position", "evaluate"]
