@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.rules.perft import count_steps, jumping_pieces, lowest_bit64, perft, popcount64  # perft: re-exported
-from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, JUMP, NEIGHBOUR, START_BM, START_WM,  # noqa: F401
-                                WHITE_CROWN_ROW, direction_range)
+from egtb.rules.perft import count_steps, lowest_bit64, perft, popcount64  # perft: re-exported
+from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, EVEN_NOT_RIGHT, EVEN_ROWS, JUMP, NEIGHBOUR,  # noqa: F401
+                                ODD_NOT_LEFT, ODD_ROWS, START_BM, START_WM, WHITE_CROWN_ROW, direction_range)
 
 #: Most legal moves a position can have (12 kings x 4 steps is 48; capture
 #: sequences of kings can branch further, so leave room).
@@ -84,9 +84,52 @@ def count_simple_moves(bm, bk, wm, wk, turn):
 
 @njit(cache=True)
 def has_capture(bm, bk, wm, wk, turn):
-    """True when the side to move has a capture (and so must capture)."""
-    men, kings, opp = _sides(bm, bk, wm, wk, turn)
-    return jumping_pieces(men, kings, opp, ALL_SQUARES & ~(bm | bk | wm | wk), turn) != 0
+    """True when the side to move has a capture (and so must capture).
+
+    Direction by direction with an early exit: cheaper here than perft's set of
+    all jumping pieces (measured), which this answers the same as.
+    """
+    empty = ALL_SQUARES & ~(bm | bk | wm | wk)
+    if turn == 0:
+        down_src, up_src, opp = bm | bk, bk, wm | wk
+    else:
+        down_src, up_src, opp = wk, wm | wk, bm | bk
+    if down_src:
+        # a jump keeps its direction; split by the row parity of the source
+        e = down_src & EVEN_ROWS
+        o = down_src & ODD_ROWS
+        # down-left: even +4 then odd +3 ; odd +3 then even +4  => +7 overall
+        dl_over = ((e << 4) | ((o & ODD_NOT_LEFT) << 3)) & ALL_SQUARES & opp
+        dl_land = (((dl_over & ODD_NOT_LEFT) << 3) | ((dl_over & EVEN_ROWS) << 4)) & ALL_SQUARES & empty
+        if dl_land:
+            return True
+        dr_over = (((e & EVEN_NOT_RIGHT) << 5) | (o << 4)) & ALL_SQUARES & opp
+        dr_land = (((dr_over & ODD_ROWS) << 4) | ((dr_over & EVEN_NOT_RIGHT) << 5)) & ALL_SQUARES & empty
+        if dr_land:
+            return True
+    if up_src:
+        e = up_src & EVEN_ROWS
+        o = up_src & ODD_ROWS
+        # up-left: odd -5 then even -4 ; even -4 then odd -5
+        ul_over = (((o & ODD_NOT_LEFT) >> 5) | (e >> 4)) & opp
+        ul_land = (((ul_over & EVEN_ROWS) >> 4) | ((ul_over & ODD_NOT_LEFT) >> 5)) & empty
+        if ul_land:
+            return True
+        ur_over = ((o >> 4) | ((e & EVEN_NOT_RIGHT) >> 3)) & opp
+        ur_land = (((ur_over & EVEN_NOT_RIGHT) >> 3) | ((ur_over & ODD_ROWS) >> 4)) & empty
+        if ur_land:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _move_piece(men, kings, src, dst, is_king, crown):
+    """(men, kings, 1 if it crowned else 0) of the mover's side after its piece went from src to dst."""
+    if is_king:
+        return men, (kings & ~src) | dst, 0
+    if dst & crown:
+        return men & ~src, kings | dst, 1
+    return (men & ~src) | dst, kings, 0
 
 
 @njit(cache=True, inline="always")
@@ -95,24 +138,11 @@ def _write_result(out, n, frm, to, captured, njumps, bm, bk, wm, wk, turn, is_ki
     src = np.int64(1) << frm
     dst = np.int64(1) << to
     if turn == 0:
-        own_men, own_kings, opp_men, opp_kings, crown = bm, bk, wm, wk, BLACK_CROWN_ROW
+        bm, bk, crowns = _move_piece(bm, bk, src, dst, is_king, BLACK_CROWN_ROW)
+        wm, wk = wm & ~captured, wk & ~captured
     else:
-        own_men, own_kings, opp_men, opp_kings, crown = wm, wk, bm, bk, WHITE_CROWN_ROW
-    crowns = 0
-    if is_king:
-        own_kings = (own_kings & ~src) | dst
-    elif dst & crown:
-        own_men = own_men & ~src
-        own_kings = own_kings | dst
-        crowns = 1
-    else:
-        own_men = (own_men & ~src) | dst
-    opp_men = opp_men & ~captured
-    opp_kings = opp_kings & ~captured
-    if turn == 0:
-        bm, bk, wm, wk = own_men, own_kings, opp_men, opp_kings
-    else:
-        bm, bk, wm, wk = opp_men, opp_kings, own_men, own_kings
+        wm, wk, crowns = _move_piece(wm, wk, src, dst, is_king, WHITE_CROWN_ROW)
+        bm, bk = bm & ~captured, bk & ~captured
     out[n, M_FROM] = frm
     out[n, M_TO] = to
     out[n, M_CAPTURED] = captured
