@@ -213,6 +213,23 @@ def locate_batch(bm, bk, wm, wk, turn, codes, indices, present):
     return -1
 
 
+#: What :func:`_table_index` gives for a position no table holds (a negative code:
+#: one side has no pieces) and for one past the end of its table.
+NO_TABLE = -1
+PAST_END = -2
+
+
+@njit(cache=True, inline="always")
+def _table_index(codes, indices, sizes, i):
+    """Index of located position i in its table (``sizes`` by material code), or NO_TABLE / PAST_END."""
+    code = codes[i]
+    if code < 0:
+        return NO_TABLE
+    if indices[i] >= sizes[code]:
+        return PAST_END
+    return indices[i]
+
+
 @njit(cache=True)
 def gather(codes, indices, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, out_wld, out_dtw):
     """Values of located positions (codes, indices); return how many fell outside their table.
@@ -225,14 +242,13 @@ def gather(codes, indices, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, out_wld
     """
     bad = 0
     for i in range(codes.shape[0]):
+        index = _table_index(codes, indices, sizes, i)
+        if index < 0:
+            if index == PAST_END:
+                out_wld[i] = INVALID_WDL
+                bad += 1
+            continue
         code = codes[i]
-        if code < 0:
-            continue
-        index = indices[i]
-        if index >= sizes[code]:
-            out_wld[i] = INVALID_WDL
-            bad += 1
-            continue
         value = wdl_of_code[uint8_ptr(wld_at[code])[index]]
         out_wld[i] = value
         if value == WDL_DRAW:
@@ -324,16 +340,14 @@ def gather_rule(codes, indices, rows, counters, limit, out_outcome, out_category
 
     Terminal positions (negative codes) are left for :func:`fill_terminal_rule`.
     """
+    sizes = rows[:, COL_SIZE]
     bad = 0
     for i in range(codes.shape[0]):
-        code = codes[i]
-        if code < 0:
+        index = _table_index(codes, indices, sizes, i)
+        if index < 0:
+            bad += 1 if index == PAST_END else 0
             continue
-        row = rows[code]
-        if indices[i] >= row[COL_SIZE]:
-            bad += 1
-            continue
-        category, dtz = _read_layer(row, indices[i])
+        category, dtz = _read_layer(rows[codes[i]], index)
         out_category[i] = category
         out_dtz[i] = dtz
         out_outcome[i] = outcome_at(category, dtz, counters[i], limit)
