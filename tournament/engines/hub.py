@@ -213,7 +213,7 @@ class HubEngine(Engine):
     ``ready``) and again at the next :meth:`new_game` if it has died. Faults
     raise :class:`EngineError` (crash, garbage, illegal move; the message
     quotes what the engine said) or :class:`EngineTimeoutError` (no answer
-    within the move time plus ``time_margin``; the process is then killed).
+    within the move time or the clock left, plus ``time_margin``; the process is then killed).
 
     >>> import sys
     >>> from egtb import Board
@@ -336,8 +336,8 @@ class HubEngine(Engine):
         if level:
             self._send(level)
         self._send("go think")
-        budget = limit.move_time_budget()
-        deadline = None if budget is None else time.monotonic() + budget + self.time_margin
+        allowed = limit.time_allowed()  # the clock, not the share a move should aim at: the engine plans its time
+        deadline = None if allowed is None else time.monotonic() + allowed + self.time_margin
         self.last_info = {}
         while True:
             command, fields = self._receive(deadline, "its move")
