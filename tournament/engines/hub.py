@@ -172,7 +172,8 @@ class _Process:
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stderr_tail: deque[str] = deque(maxlen=20)
         threading.Thread(target=self._pump_stdout, daemon=True).start()
-        threading.Thread(target=self._pump_stderr, daemon=True).start()
+        self.stderr_reader = threading.Thread(target=self._pump_stderr, daemon=True)
+        self.stderr_reader.start()
 
     def _pump_stdout(self) -> None:
         assert self.popen.stdout is not None
@@ -322,6 +323,8 @@ class HubEngine(Engine):
             code = process.popen.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             code = None
+        else:
+            process.stderr_reader.join(timeout=1.0)  # its last words (a setup error) may still be in the pipe
         tail = " | ".join(list(process.stderr_tail)[-3:])
         return f" (exit code {code}{'; stderr: ' + tail if tail else ''})"
 
