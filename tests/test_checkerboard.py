@@ -170,9 +170,11 @@ def test_the_engines_time_control_reaches_the_library_as_checkerboard_sends_it(
     for call in rest:
         if later is not None:
             assert " ".join(f"{k}={call[k]}" for k in expected_first) == later
-        else:  # the clock, as it runs: same unit and increment, less time left than the base plus increments
-            assert call["unit"] == expected_first["unit"] and call["increment"] == expected_first["increment"]
-            assert int(call["info"]) == int(expected_first["info"]) - 1
+        else:  # the clock as it runs: the same increment; the unit grows past 65.535 s (ms) and 655.35 s (cs)
+            left = float(call["remaining"])
+            unit = 1 if left <= 65.535 else 2 if left <= 655.35 else 3
+            assert call["increment"] == expected_first["increment"]
+            assert (call["unit"], call["info"]) == (str(unit), str(unit << 2))
             assert 0 < float(call["remaining"]) <= float(expected_first["remaining"]) + 15 * float(call["increment"])
             assert 0 < float(call["maxtime"]) <= float(call["remaining"]) + 0.001
     lines = log.read_text().splitlines()
