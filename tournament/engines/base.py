@@ -50,6 +50,14 @@ class Limit:
             return max(0.001, self.clock / share + self.increment * 0.8)
         return None
 
+    def time_allowed(self) -> float | None:
+        """Seconds this move may take before the engine is out of time (None: no time limit).
+
+        >>> Limit(clock=60.0, increment=1.0).time_allowed(), Limit(time=0.5).time_allowed()
+        (60.0, 0.5)
+        """
+        return self.clock if self.clock is not None else self.time
+
 
 @dataclass(frozen=True)
 class GameState:
