@@ -816,7 +816,7 @@ class Tablebase:
         n = len(arrays[0])
         codes, indices, tables = self._locate_batch(arrays)
         if any(isinstance(t, compact.CompactTable) for t in tables):
-            return compact.probe_batch(arrays, self._table, owner=self)
+            return compact.probe_batch(arrays, self._table, owner=self, located=(codes, indices))
         out_wld = np.zeros(n, dtype=np.int8)
         out_dtw = np.zeros(n, dtype=np.uint16)
         if gather(codes, indices, *_kernel_tables(tables), WDL_OF_CODE, out_wld, out_dtw):
@@ -866,7 +866,7 @@ class Tablebase:
                              f"got {int(counters.min())}..{int(counters.max())}")
         codes, indices, tables = self._locate_batch(arrays)
         if any(isinstance(t, compact.CompactTable) for t in tables):
-            return self._probe_batch_rule_compact(arrays, counters, draw_rule)
+            return self._probe_batch_rule_compact(arrays, (codes, indices), counters, draw_rule)
         rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
         for table in tables:
             rows[code_of_material(table.material)] = _layer_row(table.layer(draw_rule.name))
@@ -880,10 +880,12 @@ class Tablebase:
         return out_outcome, out_category, out_dtz
 
 
-    def _probe_batch_rule_compact(self, arrays: tuple[np.ndarray, ...], counters: np.ndarray,
+    def _probe_batch_rule_compact(self, arrays: tuple[np.ndarray, ...],
+                                  located: tuple[np.ndarray, np.ndarray], counters: np.ndarray,
                                   rule: DrawRule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`probe_batch_rule` through compact category files (and master layers)."""
-        category, dtz = compact.probe_batch(arrays, self._table, owner=self, rule=rule.name)
+        category, dtz = compact.probe_batch(arrays, self._table, owner=self, rule=rule.name,
+                                            located=located)
         unknown = dtz == compact.NO_DTW
         late = np.flatnonzero(unknown & (np.abs(category) == CAT_WIN) & (counters > 0))
         if len(late):

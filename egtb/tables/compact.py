@@ -946,6 +946,8 @@ D_DTW_WIDE = 11  #: 1 when that DTW (DTZ) is uint16, 0 when uint8
 D_WIDTH = 12
 #: Buckets of a decoded block in the pool: each points at the run holding its first position.
 POOL_BUCKETS = 1 << 15
+#: Buckets a decoded block aims at per run (fewer buckets: faster to build, more run scans).
+BUCKETS_PER_RUN = 4
 
 
 @njit(cache=True, inline="always")
@@ -1025,8 +1027,8 @@ def _index_runs(runs, vals, n, count, buckets):
     """
     for r in range(n):
         runs[r] = (runs[r] << VALUE_BITS) | vals[r]
-    shift = 0
-    while (count + (1 << shift) - 1) >> shift > POOL_BUCKETS:
+    shift = 0  # about BUCKETS_PER_RUN buckets a run (at most POOL_BUCKETS): cheap to build
+    while (count + (1 << shift) - 1) >> shift > min(POOL_BUCKETS, BUCKETS_PER_RUN * n):
         shift += 1
     r = 0
     for b in range((count + (1 << shift) - 1) >> shift):
@@ -1112,12 +1114,21 @@ MAX_SEARCH_DEPTH = 25
 
 
 @njit(cache=True)
-def probe_kernel(bm, bk, wm, wk, turn, first, rows, desc, pool, value_of, out_value, out_dist,
-                 status):
+def locate_all(bm, bk, wm, wk, turn, codes, indices):
+    """(material code, index) of every position, as :func:`_locate` gives them."""
+    for i in range(bm.shape[0]):
+        codes[i], indices[i] = _locate(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]),
+                                       np.int64(wk[i]), turn[i])
+
+
+@njit(cache=True)
+def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, pool, value_of,
+                 out_value, out_dist, status):
     """Values and distances of positions first.. into out_value, out_dist; stops at a missing
     table or a damaged block.
 
-    ``value_of`` maps stored codes to values: WDL (+1/0/-1) and DTW for WLD
+    ``codes`` and ``indices`` locate the positions (:func:`locate_all`, or the
+    prober's own pass). ``value_of`` maps stored codes to values: WDL (+1/0/-1) and DTW for WLD
     files and master values, or categories (+2..-2) and DTZ for category
     files and master rule layers (:data:`FileKind.value_of_code`).
     ``pool`` is the block pool (owner, width, clock, runs, buckets, scratch).
@@ -1132,7 +1143,7 @@ def probe_kernel(bm, bk, wm, wk, turn, first, rows, desc, pool, value_of, out_va
     status[0] = ST_OK
     for i in range(first, bm.shape[0]):
         b_m, b_k, w_m, w_k, t = np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i]
-        code, index = _locate(b_m, b_k, w_m, w_k, t)
+        code, index = np.int64(codes[i]), np.int64(indices[i])
         v = _table_value(code, index, b_m, b_k, w_m, w_k, t, rows, desc, pool, status, value_of, top)
         if v == NEEDS_SEARCH:
             v = _search_captures(b_m, b_k, w_m, w_k, t, rows, desc, pool, status, stack, value_of, top)
@@ -1262,7 +1273,8 @@ def _state(owner: object) -> _OwnerState:
 
 
 def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *,
-                owner: object, rule: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+                owner: object, rule: str | None = None,
+                located: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """WDL (int8) and DTW (uint16, NO_DTW where a compact file answered) of many positions;
     with ``rule`` ("wcdf"), the category at counter 0 (int8) and DTZ (NO_DTW likewise).
 
@@ -1270,19 +1282,23 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
     ``load(code)`` returns the table of a material code (master or compact,
     MissingTableError when absent); with ``rule`` its ``layer(rule)`` is
     probed (MissingRuleLayerError when absent). Capture positions of compact
-    tables are resolved by a capture search in the kernel.
+    tables are resolved by a capture search in the kernel. ``located`` are the
+    positions' (material codes, indices) when the caller has them already.
     """
     if rule is not None and rule not in RULE_KINDS:
         raise MissingRuleLayerError(f"compact files hold no categories for preset {rule!r} "
                                     f"(only {', '.join(RULE_KINDS)})")
     state = _state(owner).batch(rule)
     n = len(arrays[0])
+    if located is None:
+        located = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+        locate_all(*arrays, *located)
     out_value = np.zeros(n, dtype=np.int8)
     out_dist = np.zeros(n, dtype=np.uint16)
     status = np.zeros(4, dtype=np.int64)
     first = 0
     while True:
-        probe_kernel(*arrays, first, state.rows, state.desc, state.pool(), state.kind.value_of_code,
+        probe_kernel(*arrays, *located, first, state.rows, state.desc, state.pool(), state.kind.value_of_code,
                      out_value, out_dist, status)
         kind, first = int(status[0]), int(status[1])
         if kind == ST_OK:
