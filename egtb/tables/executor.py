@@ -168,21 +168,31 @@ class DaskExecutor:
                       rules: str) -> dict[str, tuple[Any, Any, list]]:
         """Submit every pair of ``todo`` with its dependencies' futures: key -> (pair, future, those futures)."""
         from egtb.tables.build import dependency_materials
-        pending = {p.key: p for p in todo}
         submitted: dict[str, tuple[Any, Any, list]] = {}
-        while pending:
-            ready = [p for p in pending.values() if all(d in done or d in submitted for d in p.depends)]
-            if not ready:
-                raise SolverError(f"pairs {sorted(pending)} wait for dependencies that are neither "
-                                  "built nor planned")
-            for pair in ready:
-                after = [submitted[d][1] for d in sorted(pair.depends) if d in submitted]
-                future = client.submit(run_pair, str(directory), pair, dependency_materials(pair), rules, after,
-                                       key=f"egtb-pair-{pair.key}-{time.time_ns()}", pure=False,
-                                       retries=self.retries, priority=pair.positions)
-                submitted[pair.key] = (pair, future, after)
-                del pending[pair.key]
+        for pair in _dependency_order(todo, done):
+            after = [submitted[d][1] for d in sorted(pair.depends) if d in submitted]
+            future = client.submit(run_pair, str(directory), pair, dependency_materials(pair), rules, after,
+                                   key=f"egtb-pair-{pair.key}-{time.time_ns()}", pure=False,
+                                   retries=self.retries, priority=pair.positions)
+            submitted[pair.key] = (pair, future, after)
         return submitted
+
+
+def _dependency_order(todo: list, done: set[str]) -> list:
+    """The pairs of ``todo``, each after the pairs it depends on (those in ``done`` exist already)."""
+    pending = {p.key: p for p in todo}
+    order: list = []
+    placed = set(done)
+    while pending:
+        ready = [p for p in pending.values() if p.depends <= placed]
+        if not ready:
+            raise SolverError(f"pairs {sorted(pending)} wait for dependencies that are neither "
+                              "built nor planned")
+        for pair in ready:
+            order.append(pair)
+            placed.add(pair.key)
+            del pending[pair.key]
+    return order
 
 
 def _failure(future: Any, pairs: dict, depends: dict) -> SolverError:
