@@ -53,13 +53,15 @@ def bench_single(tb: Tablebase, boards, *, seconds: float = 2.0) -> float:
     return done / (time.process_time() - start)
 
 
-def bench_batch(tb: Tablebase, arrays, *, repeats: int = 3) -> float:
-    """Batch probes per CPU second (best of ``repeats``)."""
-    tb.probe_batch(*arrays)  # compile, load, decode
+def bench_batch(tb: Tablebase, arrays, *, repeats: int = 3, rule: bool = False) -> float:
+    """Batch probes per CPU second (best of ``repeats``); with ``rule`` the wcdf category at counter 0."""
+    def probe():
+        return tb.probe_batch_rule(*arrays, 0) if rule else tb.probe_batch(*arrays)
+    probe()  # compile, load, decode
     best = float("inf")
     for _ in range(repeats):
         start = time.process_time()
-        tb.probe_batch(*arrays)
+        probe()
         best = min(best, time.process_time() - start)
     return len(arrays[0]) / best
 
@@ -128,6 +130,8 @@ def main() -> None:
     parser.add_argument("--build", type=int, default=4, help="pieces to build when --tables has none")
     parser.add_argument("--jobs", type=int, default=2, help="processes compacting")
     parser.add_argument("--batch", type=int, default=2_000_000, help="positions per batch")
+    parser.add_argument("--pieces", type=int, default=None,
+                        help="probe positions of this many pieces only (default: every table)")
     args = parser.parse_args()
     master = Path(args.tables) if args.tables else storage.default_dir()
     note = ""
@@ -147,17 +151,18 @@ def main() -> None:
           f"({report.positions / report.seconds / 1e6:.1f} M positions/s); "
           f"{report.captures / report.positions:.1%} of positions are captures (left out)")
     print(f"{'pieces':<8}{'tables':>7}{'positions':>16}{'bytes':>13}{'bits/pos':>10}{'pos/byte':>10}"
-          f"{'vs KingsRow 60':>16}{'vs Binomial 124':>17}")
-    for n, (positions, size, tables) in sorted(report.by_pieces.items()):
+          f"{'vs KingsRow 60':>16}{'vs Binomial 124':>17}{'wcdf bytes':>12}{'wcdf bits/pos':>15}")
+    for n, (positions, size, tables, rule_size) in sorted(report.by_pieces.items()):
         per_byte = positions / size
         print(f"{n:<8}{tables:>7}{positions:>16,}{size:>13,}{8 * size / positions:>10.4f}"
-              f"{per_byte:>10.1f}{per_byte / KINGSROW:>15.2f}x{per_byte / BINOMIAL:>16.2f}x")
+              f"{per_byte:>10.1f}{per_byte / KINGSROW:>15.2f}x{per_byte / BINOMIAL:>16.2f}x"
+              f"{rule_size:>12,}{8 * rule_size / positions:>15.4f}")
     six = sum(count_positions(m) for m in all_materials(6, min_pieces=6))
     rate = report.positions / report.seconds
     print(f"6 pieces extrapolated: {six:,} positions / {rate / 1e6:.1f} M/s = "
           f"{six / rate / 60:.1f} min (target < {SIX_PIECE_MINUTES} min on 2 cores)")
 
-    materials = [m for m in Tablebase(out).materials()]
+    materials = [m for m in Tablebase(out).materials() if args.pieces in (None, m.pieces)]
     arrays = random_positions(materials, args.batch)
     boards = boards_of(arrays, 20_000)
     rows = []
@@ -165,18 +170,21 @@ def main() -> None:
         tb = Tablebase(directory, max_open=1 << 20)
         for board in boards:
             tb.probe_wdl(board)  # warm: tables loaded, blocks decoded
-        rows.append((name, bench_single(tb, boards), bench_batch(tb, arrays)))
+        rows.append((name, bench_single(tb, boards), bench_batch(tb, arrays),
+                     bench_batch(tb, arrays, rule=True) if report.rule_bytes else None))
     cold_single, cold_batch, blocks = cold_rates(out, materials)
-    (_, m_single, m_batch), (_, c_single, c_batch) = rows
-    print(f"{'measure':<44}{'compact':>14}{'master':>14}{'target':>12}{'ratio':>8}")
+    (_, m_single, m_batch, m_rule), (_, c_single, c_batch, c_rule) = rows
+    print(f"{'measure':<44}{'compact':>14}{'master':>14}{'target':>12}{'ratio':>8}{'/master':>9}")
     for name, value, base, target in (
             ("single probes/s, warm (Board)", c_single, m_single, SINGLE_TARGET),
             (f"batch probes/s, warm ({args.batch:,} positions)", c_batch, m_batch, BATCH_TARGET),
+            *([("batch wcdf categories/s, warm", c_rule, m_rule, None)] if c_rule else []),
             (f"single probes/s, cold ({blocks:,} blocks)", cold_single, None, None),
             (f"batch probes/s, cold ({blocks:,} blocks)", cold_batch, None, None)):
         print(f"{name:<44}{value:>14,.0f}{(f'{base:,.0f}' if base else '-'):>14}"
               f"{(f'{target:,}' if target else '-'):>12}"
-              f"{(f'{value / target:.2f}x' if target else '-'):>8}")
+              f"{(f'{value / target:.2f}x' if target else '-'):>8}"
+              f"{(f'{value / base:.2f}x' if base else '-'):>9}")
 
 
 if __name__ == "__main__":

@@ -1,24 +1,31 @@
 """Dask cluster against the local pool, measured in the same run (prints figures, asserts nothing).
 
 Usage:
-    .venv/bin/python bench/bench_distributed.py [--pieces 5] [--games 400] [--workers 2]
+    .venv/bin/python bench/bench_distributed.py [--pieces 5] [--games 400] [--workers 2] [--repeats 3]
 
 1. Builds every table up to ``--pieces`` with the local pool (``--workers`` processes)
-   and then on a ``LocalCluster`` of ``--workers`` single-threaded worker processes;
-   prints both wall times, their ratio (target: Dask within 1.3x) and the
-   scheduling overhead: the round trip of an empty task submitted when the
-   previous one returned, the median time from a pair's last dependency ending
-   to the pair starting (both executors), and the workers' time outside the
-   solver per pair.
+   and on a ``LocalCluster`` of ``--workers`` single-threaded worker processes,
+   ``--repeats`` times, alternating which goes first (the load of a shared
+   machine drifts). Per build: wall time, the machine's load average, and CPU
+   seconds: inside ``build_pair`` (the solver's thread), of the whole worker
+   processes, and of the coordinating process (the local pool's parent; for
+   Dask the client, with the LocalCluster's scheduler and nannies in it).
+   Then the ratios (target: Dask within 1.3x of the local wall time) and the
+   scheduling overhead: an empty task's round trip, the median time from a
+   pair's last dependency ending to the pair starting, and the workers' time
+   outside ``build_pair`` per pair.
 2. Plays ``--games`` random-mover games with the local pool and on the same
-   cluster (after a 20-game warm-up of each); prints games/s of both.
+   cluster, ``--repeats`` times alternating (after a 20-game warm-up of each);
+   prints games/s of both and their ratio.
 
+CPU seconds are robust to other load on the machine; wall times are not.
 Needs Dask: ``pip install .[distributed]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import tempfile
@@ -47,12 +54,6 @@ def round_trip_ms(client) -> float:
     return 1000 * statistics.median(times)
 
 
-def idle_per_pair(report, wall: float, workers: int) -> float:
-    """Seconds per pair the workers were not inside build_pair (dependency waits included)."""
-    busy = sum(r["seconds"] for r in report.records)
-    return (wall * workers - busy) / max(1, len(report.records))
-
-
 def process_cpu() -> float:
     """CPU seconds (user + system) of the process this runs in."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -65,11 +66,6 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def workers_cpu(client) -> float:
-    """CPU seconds of the Dask worker processes so far."""
-    return sum(client.run(process_cpu).values())
-
-
 def ready_to_start(report, pieces: int, begin: float) -> list[float]:
     """Per pair: seconds from its last dependency's end (or the build's start) to its own start."""
     records = {r["key"]: r for r in report.records}
@@ -78,12 +74,32 @@ def ready_to_start(report, pieces: int, begin: float) -> list[float]:
             for key, r in records.items()]
 
 
-def timed_build(pieces: int, directory: Path, **kwargs):
-    begin = time.time()
-    start = time.perf_counter()
-    report = builder.build(pieces, directory=directory, progress=False, **kwargs)
-    wall = time.perf_counter() - start
-    return report, wall, ready_to_start(report, pieces, begin)
+class Run:
+    """One build's figures."""
+
+    def __init__(self, name: str, pieces: int, directory: Path, workers_cpu, **kwargs) -> None:
+        self.load = os.getloadavg()[0]
+        cpu0, own0, begin, start = workers_cpu(), process_cpu(), time.time(), time.perf_counter()
+        self.report = builder.build(pieces, directory=directory, progress=False, **kwargs)
+        self.wall = time.perf_counter() - start
+        self.workers_cpu = workers_cpu() - cpu0
+        self.own_cpu = process_cpu() - own0
+        self.name = name
+        self.solver_cpu = sum(r["cpu_seconds"] for r in self.report.records)
+        self.waits = ready_to_start(self.report, pieces, begin)
+        self.busy = sum(r["seconds"] for r in self.report.records)
+
+    def idle_per_pair(self, workers: int) -> float:
+        """Seconds per pair the workers were not inside build_pair (start-up, DAG waits, scheduling)."""
+        return (self.wall * workers - self.busy) / max(1, len(self.report.records))
+
+    def checksums(self) -> list:
+        return sorted((r["key"], [t["checksum"] for t in r["tables"]]) for r in self.report.records)
+
+    def line(self) -> str:
+        return (f"{self.name:5s} wall {self.wall:7.1f} s  CPU: build_pair {self.solver_cpu:6.1f} s, "
+                f"worker processes {self.workers_cpu:6.1f} s, coordinator {self.own_cpu:5.1f} s  "
+                f"(load average {self.load:.1f})")
 
 
 def timed_games(games: int, out: Path, **kwargs) -> float:
@@ -93,50 +109,77 @@ def timed_games(games: int, out: Path, **kwargs) -> float:
     return games / (time.perf_counter() - start)
 
 
+def spread(values: list[float]) -> str:
+    return f"median {statistics.median(values):.2f} (min {min(values):.2f}, max {max(values):.2f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pieces", type=int, default=5)
     parser.add_argument("--games", type=int, default=400)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     from distributed import Client, LocalCluster
 
     root = Path(tempfile.mkdtemp(prefix="bench-dask-"))
     builder._warm_up()
-    cpu0 = children_cpu()
-    local, local_wall, local_waits = timed_build(args.pieces, root / "local", jobs=args.workers)
-    local_cpu = children_cpu() - cpu0
+    runs: dict[str, list[Run]] = {"local": [], "dask": []}
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         executor = DaskExecutor(client=client)
-        cpu0 = workers_cpu(client)
-        dask, dask_wall, dask_waits = timed_build(args.pieces, root / "dask", executor=executor)
-        dask_cpu = workers_cpu(client) - cpu0
+
+        def workers_cpu() -> float:
+            return sum(client.run(process_cpu).values())
+
+        print(f"build up to {args.pieces} pieces, {args.workers} workers, {args.repeats} repeats "
+              f"(alternating which goes first)", flush=True)
+        for repeat in range(args.repeats):
+            order = ["local", "dask"] if repeat % 2 == 0 else ["dask", "local"]
+            for name in order:
+                directory = root / f"{name}-{repeat}"
+                if name == "local":
+                    run = Run(name, args.pieces, directory, children_cpu, jobs=args.workers)
+                else:
+                    run = Run(name, args.pieces, directory, workers_cpu, executor=executor)
+                runs[name].append(run)
+                print(f"  {repeat + 1}: {run.line()}", flush=True)
         trip = round_trip_ms(client)
+        warm = max(executor.warm_seconds)
         timed_games(20, root / "warm-local", concurrency=args.workers)  # imports, engines
         timed_games(20, root / "warm-dask", executor=DaskGames(client=client))
-        local_rate = timed_games(args.games, root / "games-local", concurrency=args.workers)
+        rates: dict[str, list[float]] = {"local": [], "dask": []}
         games = DaskGames(client=client)
-        dask_rate = timed_games(args.games, root / "games-dask", executor=games)
-    same = [(r["key"], [t["checksum"] for t in r["tables"]]) for r in local.records]
-    identical = sorted(same) == sorted((r["key"], [t["checksum"] for t in r["tables"]]) for r in dask.records)
-    pairs = len(dask.records)
-    print(f"build up to {args.pieces} pieces, {pairs} pairs, {local.positions:,} positions, "
-          f"{args.workers} workers (files identical: {identical})")
-    print(f"  local pool   {local_wall:8.1f} s")
-    print(f"  Dask cluster {dask_wall:8.1f} s   ratio {dask_wall / local_wall:.2f}x (target <= 1.3x); "
-          f"kernel warm-up {max(executor.warm_seconds):.1f} s of it")
-    print(f"  workers' CPU: local {local_cpu:.1f} s, Dask {dask_cpu:.1f} s, ratio {dask_cpu / local_cpu:.2f}x "
-          "(robust to other load on the machine, unlike the wall times)")
-    print(f"  scheduling: empty-task round trip {trip:.1f} ms (median of {EMPTY_TASKS}); "
-          f"dependency end -> pair start, median: local {statistics.median(local_waits):.3f} s, "
-          f"Dask {statistics.median(dask_waits):.3f} s (includes waiting for a free worker)")
-    print(f"  workers' time outside build_pair per pair: local {idle_per_pair(local, local_wall, args.workers):.2f} s, "
-          f"Dask {idle_per_pair(dask, dask_wall, args.workers):.2f} s (start-up, DAG waits, scheduling)")
-    print(f"tournament, {args.games} random-mover games, {args.workers} workers")
-    print(f"  local pool   {local_rate:8.1f} games/s")
-    print(f"  Dask cluster {dask_rate:8.1f} games/s   ratio {dask_rate / local_rate:.2f} "
-          f"({games.tasks} tasks: batches of pairs adapted to ~{TARGET_TASK_SECONDS} s)")
+        for repeat in range(args.repeats):
+            for name in (["local", "dask"] if repeat % 2 == 0 else ["dask", "local"]):
+                out = root / f"games-{name}-{repeat}"
+                if name == "local":
+                    rates[name].append(timed_games(args.games, out, concurrency=args.workers))
+                else:
+                    rates[name].append(timed_games(args.games, out, executor=games))
+
+    local, dask = runs["local"], runs["dask"]
+    identical = all(r.checksums() == local[0].checksums() for r in local + dask)
+    print(f"{len(local[0].report.records)} pairs, {local[0].report.positions:,} positions, "
+          f"files identical in every run: {identical}")
+    print(f"  wall ratio Dask/local per repeat {[round(d.wall / l.wall, 2) for l, d in zip(local, dask)]}, "
+          f"{spread([d.wall / l.wall for l, d in zip(local, dask)])} (target <= 1.3)")
+    total = [(d.workers_cpu + d.own_cpu) / (l.workers_cpu + l.own_cpu) for l, d in zip(local, dask)]
+    print(f"  CPU ratio Dask/local, everything: {spread(total)}; in build_pair: "
+          f"{spread([d.solver_cpu / l.solver_cpu for l, d in zip(local, dask)])}")
+    print(f"  scheduling: empty-task round trip {trip:.1f} ms (median of {EMPTY_TASKS}); kernel warm-up "
+          f"{warm:.1f} s; dependency end -> pair start, median: local "
+          f"{statistics.median([w for r in local for w in r.waits]):.3f} s, Dask "
+          f"{statistics.median([w for r in dask for w in r.waits]):.3f} s (includes waiting for a free worker)")
+    print(f"  workers' time outside build_pair per pair: local "
+          f"{statistics.median([r.idle_per_pair(args.workers) for r in local]):.2f} s, Dask "
+          f"{statistics.median([r.idle_per_pair(args.workers) for r in dask]):.2f} s (start-up, DAG waits, scheduling)")
+    print(f"tournament, {args.games} random-mover games, {args.workers} workers "
+          f"({games.tasks} tasks in the last Dask run: batches of pairs adapted to ~{TARGET_TASK_SECONDS} s)")
+    print(f"  local pool   games/s {[round(r, 1) for r in rates['local']]}")
+    print(f"  Dask cluster games/s {[round(r, 1) for r in rates['dask']]}")
+    print(f"  ratio Dask/local per repeat {[round(d / l, 2) for l, d in zip(rates['local'], rates['dask'])]}, "
+          f"{spread([d / l for l, d in zip(rates['local'], rates['dask'])])}")
 
 
 if __name__ == "__main__":

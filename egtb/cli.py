@@ -355,7 +355,8 @@ def _add_compact_check(report, directory: Path) -> None:
 
 def _register_compact(subparsers) -> None:
     p = _subcommand(subparsers, "compact", help="write compact WLD files (.wld) from master tables",
-                    description="Write one compact WLD file per master table: capture positions "
+                    description="Write one compact WLD file per master table (and a .wcdf file of its "
+                                "categories under wcdf when it has that layer): capture positions "
                                 "left out, values run-length/Huffman coded in 4 KB blocks.")
     p.add_argument("--tables", type=Path, default=None, metavar="DIR",
                    help=f"master table directory (default: ${storage.ENV_DIR} or {storage.DEFAULT_DIR})")
@@ -383,16 +384,19 @@ def run_compact(args: argparse.Namespace) -> int:
         print(f"no master tables in {directory}", file=sys.stderr)
         return EXIT_FAILED
     rows = {str(n): {"positions": p, "bytes": b, "tables": t,
-                     "positions_per_byte": round(p / b, 2), "bits_per_position": round(8 * b / p, 4)}
-            for n, (p, b, t) in sorted(report.by_pieces.items())}
+                     "positions_per_byte": round(p / b, 2), "bits_per_position": round(8 * b / p, 4),
+                     "category_bytes": c}
+            for n, (p, b, t, c) in sorted(report.by_pieces.items())}
     if args.json:
         _print_json({"tables": report.tables, "positions": report.positions, "bytes": report.bytes,
                      "captures": report.captures, "seconds": round(report.seconds, 3),
+                     "category_bytes": report.rule_bytes,
                      "by_pieces": rows})
         return EXIT_OK
     for n, row in rows.items():
         print(f"{n} pieces: {row['tables']} tables, {row['positions']} positions, {row['bytes']} bytes, "
-              f"{row['positions_per_byte']} positions/byte ({row['bits_per_position']} bits/position)")
+              f"{row['positions_per_byte']} positions/byte ({row['bits_per_position']} bits/position)"
+              + (f", categories {row['category_bytes']} bytes" if row["category_bytes"] else ""))
     print(f"compacted {report.tables} tables in {report.seconds:.1f}s: "
           f"{report.positions / report.bytes:.1f} positions/byte")
     return EXIT_OK

@@ -112,7 +112,8 @@ class ProbeResult:
     """Category at counter 0 under ``rule``: win, cursed-win, draw, blessed-loss, loss."""
     dtz: int | None = None
     """Plies up to and including the next zeroing ply (or the end) under perfect play
-    with the rule; 0 for a draw or a finished game."""
+    with the rule; 0 for a draw or a finished game; None when a compact category
+    file (``.wcdf``, categories at counter 0 only) answered."""
     rule: str | None = None
     """The move-rule preset of the answer."""
     counter: int | None = None
@@ -640,8 +641,10 @@ class Tablebase:
         draw_rule, _ = _rule_and_counter(board, rule, 0)
         return _CATEGORY_OF[self._probe_rule_key(_key_of(board), draw_rule, 0)[1] + 2]
 
-    def probe_dtz(self, board: PositionLike, *, rule: str | None = None) -> int:
+    def probe_dtz(self, board: PositionLike, *, rule: str | None = None) -> int | None:
         """Plies to the next zeroing ply (or the end) under perfect play with the rule; 0 for a draw.
+
+        None when a compact category file answered (it holds no DTZ).
 
         >>> Tablebase("/nonexistent").probe_dtz("B:W5,6,10:B1")
         0
@@ -716,7 +719,10 @@ class Tablebase:
                 raise MissingRuleLayerError(f"preset {rule.name!r} is not loaded by this Tablebase "
                                             f"(rules={self.rules}); open it with that preset")
             try:
-                self._table(code).layer(rule.name)
+                table = self._table(code)
+                if isinstance(table, compact.CompactTable):
+                    return self._probe_compact_rule_key(table, key, rule, counter)
+                table.layer(rule.name)
             except MissingTableError:
                 if not has_moves(*key):
                     return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table holds
@@ -725,6 +731,26 @@ class Tablebase:
         if status == STATUS_INVALID:
             raise ValueError(f"invalid position {key}")
         raise TableError(f"{self._tables.peek(code).path}: position outside the {rule.name} layer")
+
+    def _probe_compact_rule_key(self, table: compact.CompactTable, key: tuple[int, int, int, int, int],
+                                rule: DrawRule, counter: int) -> tuple[int, int, None]:
+        """(outcome, category, None) from a compact category file (which holds no DTZ).
+
+        Exact at counter 0, and at any counter for a category that draws there;
+        MissingRuleLayerError for a win or loss under the rule at a later
+        counter (whether it still fits needs the DTZ of the master file).
+        """
+        layer = table.layer(rule.name)
+        category, _ = compact.probe_position(layer, key, locate(*key)[1],
+                                             lambda k: (self._probe_rule_key(k, rule, 0)[1],))
+        if category not in (CAT_WIN, CAT_LOSS):
+            return WDL_DRAW, category, None
+        if counter:
+            raise MissingRuleLayerError(
+                f"{layer.path}: a compact category file holds no DTZ, so the {rule.name} outcome of "
+                f"a {_CATEGORY_OF[category + 2]} from counter {counter} needs the master file "
+                f"(it is exact at counter 0)")
+        return (WDL_WIN if category == CAT_WIN else WDL_LOSS), category, None
 
     # --- moves -------------------------------------------------------------
 
@@ -780,7 +806,7 @@ class Tablebase:
             board.pop()
         if at_limit:
             outcome = WDL_DRAW
-        move_dtz = 0 if category == CAT_DRAW else 1 if after == 0 else dtz + 1
+        move_dtz = 0 if category == CAT_DRAW else 1 if after == 0 else None if dtz is None else dtz + 1
         return MoveValue(move, _WDL_NAME_OF[2 - wld], 0 if wld == 0 else dtw + 1, _WDL_OF[2 - outcome],
                          _CATEGORY_OF[2 - category], move_dtz, after)
 
@@ -805,7 +831,7 @@ class Tablebase:
         n = len(arrays[0])
         codes, indices, tables = self._locate_batch(arrays)
         if any(isinstance(t, compact.CompactTable) for t in tables):
-            return compact.probe_batch(arrays, self._table, owner=self)
+            return compact.probe_batch(arrays, self._table, owner=self, located=(codes, indices))
         out_wld = np.zeros(n, dtype=np.int8)
         out_dtw = np.zeros(n, dtype=np.uint16)
         if gather(codes, indices, *_kernel_tables(tables), WDL_OF_CODE, out_wld, out_dtw):
@@ -836,6 +862,9 @@ class Tablebase:
         Positions as for :meth:`probe_batch`; ``counter`` is an array or one
         count for every position, each within 0..limit (ValueError otherwise).
         Raises MissingRuleLayerError when a needed table has no layer for ``rule``.
+        Where a compact category file (``.wcdf``) answered, the DTZ is 65535
+        (none) and a win or loss under the rule is known at counter 0 only
+        (MissingRuleLayerError for such a position at a later counter).
 
         >>> tb = Tablebase("/nonexistent")
         >>> outcome, category, dtz = tb.probe_batch_rule(np.array([0, 1]), np.array([0, 0]),
@@ -851,6 +880,8 @@ class Tablebase:
             raise ValueError(f"counters must lie in 0..{draw_rule.limit_plies} under {draw_rule.name}, "
                              f"got {int(counters.min())}..{int(counters.max())}")
         codes, indices, tables = self._locate_batch(arrays)
+        if any(isinstance(t, compact.CompactTable) for t in tables):
+            return self._probe_batch_rule_compact(arrays, (codes, indices), counters, draw_rule)
         rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
         for table in tables:
             rows[code_of_material(table.material)] = _layer_row(table.layer(draw_rule.name))
@@ -862,6 +893,25 @@ class Tablebase:
             raise TableError(f"an index fell outside its {draw_rule.name} layer in {self.directory}")
         fill_terminal_rule(*arrays, codes, counters, limit, out_outcome, out_category, out_dtz)
         return out_outcome, out_category, out_dtz
+
+
+    def _probe_batch_rule_compact(self, arrays: tuple[np.ndarray, ...],
+                                  located: tuple[np.ndarray, np.ndarray], counters: np.ndarray,
+                                  rule: DrawRule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`probe_batch_rule` through compact category files (and master layers)."""
+        category, dtz = compact.probe_batch(arrays, self._table, owner=self, rule=rule.name,
+                                            located=located)
+        unknown = dtz == compact.NO_DTW
+        late = np.flatnonzero(unknown & (np.abs(category) == CAT_WIN) & (counters > 0))
+        if len(late):
+            i = int(late[0])
+            raise MissingRuleLayerError(
+                f"position {i} {tuple(int(a[i]) for a in arrays)}: a compact category file holds "
+                f"no DTZ, so its {rule.name} outcome from counter {int(counters[i])} needs the master file")
+        fits = np.where(unknown, 0, dtz) + counters <= rule.limit_plies
+        outcome = np.where(fits & (category == CAT_WIN), WDL_WIN,
+                           np.where(fits & (category == CAT_LOSS), WDL_LOSS, WDL_DRAW)).astype(np.int8)
+        return outcome, category, dtz
 
 
 def _kernel_tables(tables: list[_Table]) -> tuple[np.ndarray, ...]:
@@ -924,18 +974,18 @@ def _move_order(mv: MoveValue) -> tuple[int, int, int, str]:
     largest DTZ then DTW. Rule-free (no outcome): wins by shortest DTW,
     draws, losses by longest DTW.
     """
+    dtw, dtz = mv.dtw or 0, mv.dtz or 0  # None from a compact file: ranked by value alone
     if mv.outcome is None:
-        dtw = mv.dtw or 0  # None from a compact file: ranked by value alone
         if mv.value == "win":
             return 0, dtw, 0, str(mv.move)
         if mv.value == "draw":
             return 1, 0, 0, str(mv.move)
         return 2, -dtw, 0, str(mv.move)
     if mv.outcome > 0:
-        return 0, mv.dtz, mv.dtw, str(mv.move)
+        return 0, dtz, dtw, str(mv.move)
     if mv.outcome == 0:
-        return 1, -int(mv.category), (mv.dtw if mv.category > 0 else -mv.dtw), str(mv.move)
-    return 2, -mv.dtz, -mv.dtw, str(mv.move)
+        return 1, -int(mv.category), (dtw if mv.category > 0 else -dtw), str(mv.move)
+    return 2, -dtz, -dtw, str(mv.move)
 
 
 def _draw_rule(name: str) -> DrawRule:

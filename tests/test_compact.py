@@ -12,30 +12,30 @@ import pytest
 from egtb import cli
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe import Tablebase
-from egtb.rules.board import Board
+from egtb.rules.board import DRAW_RULES, Board
 from egtb.tables import compact, storage
 from egtb.tables.build import build
 from egtb.tables.index import global_unrank
 from egtb.tables.material import Material, all_materials, count_positions
-from egtb.tables.values import DRAW, LOSS, WDL_OF_CODE, WIN
+from egtb.tables.values import DRAW, LOSS, WDL_OF_CODE, WIN, Category
 
 MAX_PIECES = 4
 
 
 @pytest.fixture(scope="session")
 def master_dir(tmp_path_factory) -> Path:
-    """Every master table up to 4 pieces, built once per session."""
+    """Every master table up to 4 pieces with its "wcdf" layer, built once per session."""
     directory = tmp_path_factory.mktemp("compact_master")
-    build(MAX_PIECES, directory=directory, jobs=2, progress=False, rules="none")
+    build(MAX_PIECES, directory=directory, jobs=2, progress=False, rules="wcdf")
     return directory
 
 
 @pytest.fixture(scope="session")
 def compact_dir(master_dir, tmp_path_factory) -> Path:
-    """The compact files of every table up to 4 pieces, alone in a directory."""
+    """The compact files (.wld and .wcdf) of every table up to 4 pieces, alone in a directory."""
     directory = tmp_path_factory.mktemp("compact_wld")
     report = compact.compact_directory(master_dir, out=directory, jobs=2)
-    assert report.tables == len(all_materials(MAX_PIECES))
+    assert report.tables == len(all_materials(MAX_PIECES)) and report.rule_bytes > 0
     return directory
 
 
@@ -74,9 +74,42 @@ def test_huffman_code_is_prefix_free_and_length_limited():
 def test_every_position_up_to_four_pieces_matches_the_master_table(master_dir, compact_dir):
     report = compact.verify_compact(compact_dir, master=master_dir)
     assert report.ok, report.messages
-    assert report.tables == len(all_materials(MAX_PIECES))
-    assert report.checked == sum(count_positions(m) for m in all_materials(MAX_PIECES))
+    total = sum(count_positions(m) for m in all_materials(MAX_PIECES))
+    assert report.tables == report.layers == len(all_materials(MAX_PIECES))
+    assert report.checked == report.layer_checked == total  # every value and every wcdf category
     assert report.captures > 0
+
+
+def test_stored_categories_equal_the_master_layer_where_no_capture_is_due(master_dir, compact_dir):
+    cursed = 0
+    for material in all_materials(MAX_PIECES):
+        layer = storage.open_table(storage.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
+        table = compact.CompactTable(compact.compact_path(compact_dir, material)).layer("wcdf")
+        quiet = ~capture_mask(material)
+        codes = table.values()
+        assert np.array_equal(compact.CATEGORY_OF_CODE[codes[quiet]], layer.category[quiet]), material.name
+        cursed += int(np.isin(codes, (compact.CURSED_WIN, compact.BLESSED_LOSS)).sum())
+    assert cursed == 0  # under wcdf the first cursed wins come at 6 pieces (docs/move-rule-figures.md)
+
+
+def test_all_five_category_codes_round_trip_through_a_file(master_dir, compact_dir, tmp_path):
+    material = Material.parse("1m1k-1k")  # its real categories made cursed and blessed in places
+    layer = storage.open_table(storage.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
+    category = layer.category.copy()
+    every_third = np.arange(len(category)) % 3 == 0
+    category[every_third & (category == 2)] = 1
+    category[every_third & (category == -2)] = -1
+    assert set(np.unique(category).tolist()) == {-2, -1, 0, 1, 2}
+    shutil.copy(compact.compact_path(compact_dir, material), tmp_path)
+    blob, _ = compact.encode_values(material, compact.category_codes(category), kind=compact.WCDF)
+    compact.write_compact(compact.compact_path(tmp_path, material, kind=compact.WCDF), blob)
+    table = compact.CompactTable(compact.compact_path(tmp_path, material)).layer("wcdf")
+    quiet = np.flatnonzero(~capture_mask(material))
+    assert np.array_equal(compact.CATEGORY_OF_CODE[table.values()[quiet]], category[quiet])
+    assert [compact.CATEGORY_OF_CODE[table.value(int(i))] for i in quiet[:200]] == category[quiet[:200]].tolist()
+    with Tablebase(tmp_path) as tb:  # the batch kernel's packed runs hold all five codes
+        _, got, _ = tb.probe_batch_rule(*stored_arrays(material, quiet[::7]), 0, 0)
+    assert got.tolist() == category[quiet[::7]].tolist()
 
 
 def test_stored_values_equal_the_master_where_no_capture_is_due(master_dir, compact_dir):
@@ -112,6 +145,43 @@ def test_capture_positions_answer_through_the_search(master_dir, compact_dir):
     assert set(dtw.tolist()) == {compact.NO_DTW}
 
 
+def test_capture_positions_recover_their_category_through_the_search(master_dir, compact_dir):
+    material = Material.parse("2m-1m1k")
+    layer = storage.open_table(storage.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
+    table = compact.CompactTable(compact.compact_path(compact_dir, material)).layer("wcdf")
+    stored = compact.CATEGORY_OF_CODE[table.values()]
+    differing = np.flatnonzero(capture_mask(material) & (stored != layer.category))
+    assert len(differing) > 100  # the file really holds filler there
+    sample = differing[:: max(1, len(differing) // 50)]
+    with Tablebase(compact_dir) as tb:
+        for index in sample.tolist():
+            fen = _fen(*global_unrank(material, index))
+            assert int(tb.probe_category(fen)) == int(layer.category[index]), fen
+            assert tb.probe(fen).dtz is None
+        _, category, dtz = tb.probe_batch_rule(*stored_arrays(material, sample), 0, 0)
+    assert category.tolist() == layer.category[sample].tolist()
+    assert set(dtz.tolist()) == {compact.NO_DTW}
+
+
+def test_compact_categories_answer_at_counter_zero_and_draws_at_any_counter(master_dir, compact_dir):
+    rng = np.random.default_rng(11)
+    with Tablebase(master_dir) as tm, Tablebase(compact_dir) as tc:
+        for material in all_materials(MAX_PIECES):
+            arrays = stored_arrays(material, rng.integers(0, count_positions(material), 40))
+            for turn in (0, 1):
+                expected = tm.probe_batch_rule(*arrays, turn, 0)
+                got = tc.probe_batch_rule(*arrays, turn, 0)
+                assert got[0].tolist() == expected[0].tolist(), material.name
+                assert got[1].tolist() == expected[1].tolist(), material.name
+                drawn = np.flatnonzero(np.abs(expected[1]) != 2)  # draws, cursed wins, blessed losses
+                late = tc.probe_batch_rule(*(a[drawn] for a in arrays), turn, 79)
+                assert late[0].tolist() == [0] * len(drawn)
+                for k in range(0, 40, 8):
+                    key = tuple(int(a[k]) for a in arrays) + (turn,)
+                    assert tc._probe_rule_key(key, DRAW_RULES["wcdf"], 0)[:2] == tuple(
+                        int(x[k]) for x in expected[:2])
+
+
 def _fen(bm, bk, wm, wk) -> str:
     from egtb.rules.notation import Placement, format_fen
     return format_fen(Placement(bm, bk, wm, wk, 0))
@@ -137,8 +207,12 @@ def test_compact_results_have_no_dtw_and_moves_are_ranked_by_value(compact_dir):
         result = tb.probe("W:WK10,K14:BK1", rule_free=True)
         moves = tb.best_moves("W:WK10,K14:BK1", rule_free=True)
         assert tb.max_pieces == MAX_PIECES
+        ruled = tb.probe("W:WK10,K14:BK1")  # wcdf at counter 0: the category file answers
+        assert (ruled.category, ruled.outcome, ruled.dtz) == (Category.WIN, 1, None)
+        with pytest.raises(MissingRuleLayerError, match=r"2k-1k\.wcdf: a compact category file holds no DTZ"):
+            tb.probe("W:WK10,K14:BK1", counter=10)  # whether the win still fits needs the DTZ
         with pytest.raises(MissingRuleLayerError, match=r"2k-1k\.wld: a compact file has no rule layer"):
-            tb.probe("W:WK10,K14:BK1")  # the rule needs a layer a compact file lacks
+            tb.probe("W:WK10,K14:BK1", rule="crowning")  # no compact file for that preset
     assert result.value == "win" and result.dtw is None
     assert [m.value for m in moves] == sorted((m.value for m in moves),
                                               key=["win", "draw", "loss"].index)
@@ -165,6 +239,38 @@ def test_a_flipped_byte_in_a_block_is_detected_and_named(compact_dir, tmp_path):
             tb.probe_batch(*arrays, 0)
     report = compact.verify_compact(tmp_path, materials=[material])
     assert not report.ok and f"block {block}" in report.messages[0]
+
+
+def test_a_flipped_byte_in_a_category_block_is_detected_and_named(compact_dir, tmp_path):
+    material = Material.parse("2k-2k")
+    for kind in (compact.WLD, compact.WCDF):
+        shutil.copy(compact.compact_path(compact_dir, material, kind=kind), tmp_path)
+    path = compact.compact_path(tmp_path, material, kind=compact.WCDF)
+    table = compact.CompactTable(path)
+    raw = bytearray(path.read_bytes())
+    raw[table.data_offset + 7] ^= 0x04
+    path.write_bytes(bytes(raw))
+    with Tablebase(tmp_path) as tb:
+        arrays = stored_arrays(material, np.array([0]))
+        assert tb.probe_batch(*arrays, 0)[0].tolist() in ([-1], [0], [1])  # the WLD file is intact
+        with pytest.raises(TableError, match=r"2k-2k\.wcdf: block 0 is damaged"):
+            tb.probe_batch_rule(*arrays, 0, 0)
+    report = compact.verify_compact(tmp_path, materials=[material])
+    assert not report.ok and any("2k-2k.wcdf: block 0" in m for m in report.messages)
+
+
+def test_a_wrong_stored_category_is_found_against_the_master_and_the_wld_file(master_dir, tmp_path):
+    material = Material.parse("2k-1k")
+    compact.compact_directory(master_dir, out=tmp_path, materials=all_materials(3))
+    layer = storage.open_table(storage.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
+    wrong = np.flatnonzero(~capture_mask(material) & (layer.category == 2))[5]
+    category = layer.category.copy()
+    category[wrong] = 0
+    blob, _ = compact.encode_values(material, compact.category_codes(category), kind=compact.WCDF)
+    compact.write_compact(compact.compact_path(tmp_path, material, kind=compact.WCDF), blob)
+    for master in (master_dir, tmp_path):  # the master layer, then the .wld file alone
+        report = compact.verify_compact(tmp_path, master=master, materials=[material])
+        assert report.errors == 1 and f"2k-1k.wcdf #{wrong}): stored category" in report.messages[0]
 
 
 def test_a_damaged_header_is_named(compact_dir, tmp_path):

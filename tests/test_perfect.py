@@ -205,3 +205,37 @@ def test_late_counter_turns_a_win_into_a_held_draw(tables_dir):
     assert tb.probe(board).outcome is Wdl.DRAW  # won without the rule, one ply too late with it
     winner = play_checked(board, {0: SearchEngine(depth=3), 1: engine}, 1, tb)
     assert winner is None and board.outcome().termination.name in ("MOVE_RULE", "REPETITION")
+
+
+def test_the_starting_counter_survives_the_replay(tables_dir):
+    """A game set up part-way through a quiet phase keeps its counter when an engine replays it."""
+    board = Board("B:WK29:BK1,5", quiet_plies=70)
+    board.push_pdn("1-6")
+    board.push_pdn("29-25")
+    replayed = GameState.from_board(board).board()
+    assert (replayed.quiet_plies, replayed.start_quiet_plies) == (72, 70)
+
+
+def test_page_engine_worker_plays_for_the_counter_it_is_given(tables_dir):
+    """The page's engine worker hears the counter: near the limit only a man move keeps the win."""
+    import io
+    import json
+
+    from tournament.web.engines import serve_requests
+
+    tb = Tablebase(tables_dir)
+    for fen in positions_of(tb, Material(1, 1, 0, 1), "wcdf", lambda r: r.category is Category.WIN, 200, 2):
+        board = Board(fen, quiet_plies=79)
+        moves = tb.best_moves(board)
+        if tb.probe(board).outcome is Wdl.WIN and not any(
+                m.outcome is Wdl.WIN and m.counter > 0 for m in moves):
+            break
+    else:
+        pytest.fail("no position needs a man move at counter 79")
+    request = {"fen": fen, "moves": [], "rule": "wcdf", "counter": 79, "strength": "perfect",
+               "seconds": 1.0}
+    sink = io.StringIO()
+    serve_requests(io.StringIO(json.dumps(request) + "\n"), sink, tables_dir=str(tables_dir))
+    replies = [json.loads(line) for line in sink.getvalue().splitlines()]
+    assert replies[0] == "ready"
+    assert replies[1]["move"] == str(moves[0].move) and moves[0].counter == 0

@@ -441,11 +441,12 @@ def test_layers_match_the_reference_figures(tables3):
     assert len(problems) == 1 and "2k-1k.h5: rule layer forty-plies" in problems[0]
 
 
-def test_rule_reference_covers_five_pieces():
+def test_rule_reference_covers_six_pieces():
     from egtb.tables.reference import load_reference, load_rule_reference
     from egtb.tables.stats import PUBLISHED_POSITIONS
     tables, layers = load_reference(), load_rule_reference()
-    for pieces in range(2, 6):
+    assert len(layers) == len(tables) * len(PRESETS) == 155 * 3
+    for pieces in range(2, 7):
         names = [n for n in tables if Material.parse(n).pieces == pieces]
         for preset in PRESETS:
             total = sum(sum(getattr(layers[n, preset], f) for f in (

@@ -281,6 +281,17 @@ class Board:
         key = self.key()
         self._seen[key] = self._seen.get(key, 0) + 1
 
+    @property
+    def start_quiet_plies(self) -> int:
+        """The move-rule counter of the position the moves were played from.
+
+        >>> board = Board("B:WK29:BK1", quiet_plies=7)
+        >>> _ = board.push_pdn("1-6")
+        >>> board.quiet_plies, board.start_quiet_plies
+        (8, 7)
+        """
+        return self._undo[0].quiet_plies if self._undo else self.quiet_plies
+
     def push_pdn(self, text: str) -> Move:
         """Parse a PDN move, play it and return it."""
         move = Move.from_pdn(text, self)

@@ -48,7 +48,9 @@ from egtb.tables.index import (MEN_OFFSET, NUM_CODES, material_code, material_of
                                position_index, unit_size, unrank_men, unrank_unit)
 from egtb.tables.material import Material, count_positions, mirror_bb
 from egtb.tables.values import DRAW, LOSS, UNKNOWN, WDL_OF_CODE, WIN
-from egtb.tables.pointers import int32_ptr, int64_ptr, uint16_ptr, uint32_ptr, uint8_ptr
+from egtb.tables.verify import VerifyReport
+from egtb.rules.notation import Placement, format_fen
+from egtb.tables.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint32_ptr, uint8_ptr
 
 __all__ = [
     "BLOCK_BYTES", "CompactReport", "CompactTable", "FORMAT_VERSION", "SUFFIX",
@@ -72,24 +74,76 @@ MANTISSA_BITS = 2
 #: Largest exponent of a run length (runs shorter than 2**(MAX_EXPONENT + 1)).
 MAX_EXPONENT = 47
 NUM_BUCKETS = EXACT_LENGTHS + (MAX_EXPONENT - 3) * (1 << MANTISSA_BITS)
-#: Symbols per context: (choice of the next value, length bucket).
-NUM_SYMBOLS = 2 * NUM_BUCKETS
-#: Contexts are the previous run's value code (1..3); row 0 is unused.
-NUM_CONTEXTS = 4
-#: Fixed header: magic, version, flags, counts, positions, block bytes, code
+#: Most value codes a file kind has (a category file: 1..5).
+MAX_VALUES = 5
+#: Contexts are the previous run's value code (1..values); row 0 is unused.
+NUM_CONTEXTS = MAX_VALUES + 1
+#: Fixed header: magic, version, preset, counts, positions, block bytes, code
 #: bits, blocks, max runs, buckets, data offset, header CRC (see the docs).
 HEADER = struct.Struct("<8sHH4BQIIQIIQI4x")
 INDEX_ENTRY = struct.Struct("<QIB3x")
-LENGTHS_BYTES = 3 * NUM_SYMBOLS
-#: What the batch kernel writes as DTW for a position answered from a compact file.
+#: What the batch kernel writes as DTW (or DTZ) for a position answered from a compact file.
 NO_DTW = 0xFFFF
 #: Most runs a block may hold: a token takes at least one bit (and the pool's
 #: int16 bucket entries index runs).
 MAX_RUNS = BLOCK_BITS
 #: Decoded blocks kept per Tablebase for single probes.
 DEFAULT_CACHE_BLOCKS = 2048
-#: Bytes of the numba batch block pool per Tablebase.
+#: Bytes of the numba batch block pool per Tablebase (and per kind of file probed).
 DEFAULT_POOL_BYTES = 64 << 20
+
+#: Value codes of a category file beyond the WLD codes (DRAW, WIN, LOSS keep theirs).
+CURSED_WIN = 4
+BLESSED_LOSS = 5
+#: Category-file code of each category, indexed by category + 2 (loss .. win).
+CODE_OF_CATEGORY = np.array([LOSS, BLESSED_LOSS, DRAW, CURSED_WIN, WIN], dtype=np.uint8)
+#: Value (+1/0/-1) of each WLD code, for the kernels (0 and the category codes unused).
+WDL_VALUE_OF_CODE = np.array([-2, 0, 1, -1, -2, -2], dtype=np.int8)
+#: Category (+2..-2) of each category-file code, for the kernels (0 unused).
+CATEGORY_OF_CODE = np.array([-3, 0, 2, -2, 1, -1], dtype=np.int8)
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """A kind of compact file: what its values are and how a reader recognises it."""
+
+    suffix: str
+    """File name suffix after the material name."""
+    magic: bytes
+    """First 8 bytes of the file."""
+    values: int
+    """Value codes 1..values (contexts 1..values, choices 0..values - 2)."""
+    preset: int
+    """Header field at offset 10: 0 for WLD, 1 for the categories under "wcdf"."""
+    rule: str | None
+    """The move-rule preset of the categories (None for WLD)."""
+    value_of_code: np.ndarray
+    """Kernel value (WDL or category) of each code."""
+
+    @property
+    def symbols(self) -> int:
+        """Huffman symbols per context: (choice of the next value, length bucket)."""
+        return (self.values - 1) * NUM_BUCKETS
+
+    @property
+    def lengths_bytes(self) -> int:
+        """Bytes of the code-length table after the header."""
+        return self.values * self.symbols
+
+    @property
+    def top(self) -> int:
+        """The best value for the side to move (WDL win 1, category win 2)."""
+        return int(self.value_of_code.max())
+
+
+#: Win/draw/loss files (``<material>.wld``): codes DRAW, WIN, LOSS.
+WLD = FileKind(SUFFIX, MAGIC, 3, 0, None, WDL_VALUE_OF_CODE)
+#: Category files under "wcdf" (``<material>.wcdf``): codes DRAW, WIN, LOSS, CURSED_WIN, BLESSED_LOSS.
+WCDF = FileKind(".wcdf", b"EGTBCAT\x00", 5, 1, "wcdf", CATEGORY_OF_CODE)
+#: The file kinds, by header preset field.
+KINDS = {kind.preset: kind for kind in (WLD, WCDF)}
+#: The category file kind of each preset that has one.
+RULE_KINDS = {kind.rule: kind for kind in KINDS.values() if kind.rule}
 
 #: Kernel status codes (what stopped a batch).
 ST_OK = 0
@@ -98,18 +152,27 @@ ST_CORRUPT = 2  #: a block fails its CRC or does not decode: detail = code, bloc
 ST_RANGE = 3  #: an index beyond its table
 #: Kinds of table a kernel sees per material code.
 KIND_NONE = 0
-KIND_MASTER = 1
+KIND_MASTER = 1  #: master value codes (mapped by the kernel's value_of_code)
 KIND_COMPACT = 2
+KIND_MASTER_CATEGORY = 3  #: a master rule layer's categories (int8), read as they are
+#: Kernel results beside values: a capture search is due; the batch stopped (see status).
+NEEDS_SEARCH = 9
+STOPPED = -9
 
 #: The value a block's first run is coded after (any value other than the run's).
-FIRST_CONTEXT = np.array([DRAW, WIN, DRAW, DRAW], dtype=np.uint8)
-#: NEXT_VALUE[prev, choice]: the two values other than prev, smaller code first.
-NEXT_VALUE = np.array([[0, 0], [WIN, LOSS], [DRAW, LOSS], [DRAW, WIN]], dtype=np.uint8)
+FIRST_CONTEXT = np.array([DRAW, WIN, DRAW, DRAW, DRAW, DRAW], dtype=np.uint8)
+#: NEXT_VALUE[prev, choice]: the values other than prev, smaller code first (a WLD file
+#: uses choices 0 and 1, which are the same as for 3 values).
+NEXT_VALUE = np.zeros((NUM_CONTEXTS, MAX_VALUES - 1), dtype=np.uint8)
 #: CHOICE_OF[prev, value]: inverse of NEXT_VALUE.
-CHOICE_OF = np.zeros((4, 4), dtype=np.int64)
-for _p in range(1, 4):
-    for _c in range(2):
-        CHOICE_OF[_p, NEXT_VALUE[_p, _c]] = _c
+CHOICE_OF = np.zeros((NUM_CONTEXTS, NUM_CONTEXTS), dtype=np.int64)
+for _p in range(1, NUM_CONTEXTS):
+    for _c, _v in enumerate(v for v in range(1, NUM_CONTEXTS) if v != _p):
+        NEXT_VALUE[_p, _c] = _v
+        CHOICE_OF[_p, _v] = _c
+#: Bits of a value code in the batch pool's packed runs (end << VALUE_BITS | code).
+VALUE_BITS = 3
+VALUE_MASK = (1 << VALUE_BITS) - 1
 
 
 def _crc_table() -> np.ndarray:
@@ -410,8 +473,8 @@ def canonical_codes(lengths: np.ndarray) -> np.ndarray:
 
 def decoding_table(lengths: np.ndarray) -> np.ndarray:
     """Lookup table [context, next MAX_CODE_BITS bits] -> symbol << 4 | length (0: no code)."""
-    lut = np.zeros((NUM_CONTEXTS, 1 << MAX_CODE_BITS), dtype=np.int32)
-    for ctx in range(1, NUM_CONTEXTS):
+    lut = np.zeros((len(lengths), 1 << MAX_CODE_BITS), dtype=np.int32)
+    for ctx in range(1, len(lengths)):
         row_lengths = lengths[ctx]
         codes = canonical_codes(row_lengths)
         for s in np.flatnonzero(row_lengths).tolist():
@@ -438,8 +501,10 @@ class CompactReport:
     """Files written."""
     seconds: float = 0.0
     """Wall time."""
+    rule_bytes: int = 0
+    """Size of the category files (``.wcdf``), not counted in ``bytes``."""
     by_pieces: dict = field(default_factory=dict)
-    """Piece count -> [positions, bytes, tables]."""
+    """Piece count -> [positions, bytes, tables, rule_bytes]."""
 
     @property
     def bits_per_position(self) -> float:
@@ -453,19 +518,32 @@ class CompactReport:
         self.runs += other.runs
         self.bytes += other.bytes
         self.tables += other.tables
-        row = self.by_pieces.setdefault(pieces, [0, 0, 0])
+        self.rule_bytes += other.rule_bytes
+        row = self.by_pieces.setdefault(pieces, [0, 0, 0, 0])
         row[0] += other.positions
         row[1] += other.bytes
         row[2] += other.tables
+        row[3] += other.rule_bytes
 
 
-def compact_path(directory: os.PathLike | str, material: Material) -> Path:
-    """The compact file of a material in a directory.
+def compact_path(directory: os.PathLike | str, material: Material, *, kind: FileKind = WLD) -> Path:
+    """The compact file of a material in a directory (``kind=WCDF``: its category file).
 
     >>> compact_path("data/egtb", Material.parse("1k-1k")).name
     '1k-1k.wld'
+    >>> compact_path("data/egtb", Material.parse("1k-1k"), kind=WCDF).name
+    '1k-1k.wcdf'
     """
-    return Path(directory) / f"{material.name}{SUFFIX}"
+    return Path(directory) / f"{material.name}{kind.suffix}"
+
+
+def category_codes(category: np.ndarray) -> np.ndarray:
+    """Category-file codes (uint8) of categories (int8, -2..2).
+
+    >>> category_codes(np.array([2, 1, 0, -1, -2], dtype=np.int8)).tolist()
+    [2, 4, 1, 5, 3]
+    """
+    return CODE_OF_CATEGORY[np.asarray(category, dtype=np.int64) + 2]
 
 
 def _counts(material: Material) -> np.ndarray:
@@ -473,8 +551,13 @@ def _counts(material: Material) -> np.ndarray:
                      material.white_kings], dtype=np.int64)
 
 
-def encode_values(material: Material, wld: np.ndarray) -> tuple[bytes, CompactReport]:
-    """The compact file's bytes for a material's value codes (uint8, one per position)."""
+def encode_values(material: Material, wld: np.ndarray, *, kind: FileKind = WLD
+                  ) -> tuple[bytes, CompactReport]:
+    """The compact file's bytes for a material's value codes (uint8, one per position).
+
+    The codes are those of ``kind``: DRAW, WIN, LOSS for a WLD file, also
+    CURSED_WIN and BLESSED_LOSS for a category file (see :func:`category_codes`).
+    """
     values = np.ascontiguousarray(wld, dtype=np.uint8).copy()
     if len(values) != count_positions(material):
         raise ValueError(f"{material.name}: {len(values)} values for "
@@ -485,10 +568,13 @@ def encode_values(material: Material, wld: np.ndarray) -> tuple[bytes, CompactRe
     run_lens = np.empty(n_runs, dtype=np.int64)
     find_runs(values, run_vals, run_lens)
     del values
-    hist = np.zeros((NUM_CONTEXTS, NUM_SYMBOLS), dtype=np.int64)
+    if n_runs and int(run_vals.max()) > kind.values:
+        raise ValueError(f"{material.name}: value code {int(run_vals.max())} is not a "
+                         f"{kind.suffix} code (1..{kind.values})")
+    hist = np.zeros((kind.values + 1, kind.symbols), dtype=np.int64)
     count_symbols(run_vals, run_lens, hist)
-    lengths = _code_lengths(hist, run_lens)
-    codes = np.stack([canonical_codes(lengths[c]) for c in range(NUM_CONTEXTS)])
+    lengths = _code_lengths(hist, run_lens, kind)
+    codes = np.stack([canonical_codes(row) for row in lengths])
     bound = int((lengths.max() + MAX_EXPONENT) * n_runs // 8)
     capacity = (bound // (BLOCK_BYTES - 16) + 2) * BLOCK_BYTES
     out = np.zeros(capacity, dtype=np.uint8)
@@ -499,33 +585,33 @@ def encode_values(material: Material, wld: np.ndarray) -> tuple[bytes, CompactRe
     n_blocks, used = encode_blocks(run_vals, run_lens, codes, lengths, out, starts, ctx, runs)
     data = out[:used].tobytes()
     blob = _file_bytes(material, len(wld), data, starts[:n_blocks], ctx[:n_blocks],
-                       int(runs[:n_blocks].max(initial=1)), lengths)
+                       int(runs[:n_blocks].max(initial=1)), lengths, kind)
     return blob, CompactReport(len(wld), captures, n_runs, len(blob), 1)
 
 
-def _code_lengths(hist: np.ndarray, run_lens: np.ndarray) -> np.ndarray:
+def _code_lengths(hist: np.ndarray, run_lens: np.ndarray, kind: FileKind) -> np.ndarray:
     """Huffman code lengths per context; every symbol a block start may need gets a code."""
     top = int(length_symbol(int(run_lens.max()))[0]) if len(run_lens) else 0
     smoothed = hist.copy()
-    smoothed[1:, :top + 1] += 1
-    smoothed[1:, NUM_BUCKETS:NUM_BUCKETS + top + 1] += 1
+    for choice in range(kind.values - 1):
+        smoothed[1:, choice * NUM_BUCKETS:choice * NUM_BUCKETS + top + 1] += 1
     lengths = np.zeros_like(hist)
-    for c in range(1, NUM_CONTEXTS):
+    for c in range(1, kind.values + 1):
         lengths[c] = huffman_lengths(smoothed[c])
     return lengths
 
 
 def _file_bytes(material: Material, positions: int, data: bytes, starts: np.ndarray,
-                ctx: np.ndarray, max_runs: int, lengths: np.ndarray) -> bytes:
+                ctx: np.ndarray, max_runs: int, lengths: np.ndarray, kind: FileKind) -> bytes:
     n_blocks = len(starts)
     index_bytes = INDEX_ENTRY.size * n_blocks
-    data_offset = -(-(HEADER.size + LENGTHS_BYTES + index_bytes) // DATA_ALIGN) * DATA_ALIGN
+    data_offset = -(-(HEADER.size + kind.lengths_bytes + index_bytes) // DATA_ALIGN) * DATA_ALIGN
     index = bytearray()
     for k in range(n_blocks):
         block = data[k * BLOCK_BYTES:(k + 1) * BLOCK_BYTES]
         index += INDEX_ENTRY.pack(int(starts[k]), zlib.crc32(block), int(ctx[k]))
     table = lengths[1:].astype(np.uint8).tobytes()
-    head = HEADER.pack(MAGIC, FORMAT_VERSION, 0, material.black_men, material.black_kings,
+    head = HEADER.pack(kind.magic, FORMAT_VERSION, kind.preset, material.black_men, material.black_kings,
                        material.white_men, material.white_kings, positions, BLOCK_BYTES,
                        MAX_CODE_BITS, n_blocks, max_runs, NUM_BUCKETS, data_offset, 0)
     crc = zlib.crc32(index, zlib.crc32(table, zlib.crc32(head[:-8])))
@@ -548,13 +634,25 @@ def write_compact(path: os.PathLike | str, blob: bytes) -> Path:
 
 def compact_material(tables: os.PathLike | str, material: Material, *,
                      out: os.PathLike | str | None = None) -> CompactReport:
-    """Write ``<material>.wld`` (in ``out``, default ``tables``) from the master table.
+    """Write ``<material>.wld`` (in ``out``, default ``tables``) from the master table,
+    and ``<material>.wcdf`` (the categories under "wcdf") when the master has that layer.
 
     Raises FileNotFoundError when the master file is absent, TableError when broken.
     """
-    wld, _ = storage.load_material(tables, material)
-    blob, report = encode_values(material, wld)
-    write_compact(compact_path(out if out is not None else tables, material), blob)
+    path = storage.table_path(tables, material)
+    if not path.exists():
+        raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
+    rules = tuple(r for r in storage.rule_presets_in(path) if r in RULE_KINDS)
+    data = storage.open_table(path, rules=rules)
+    out = out if out is not None else tables
+    blob, report = encode_values(material, data.wld)
+    data.wld = data.dtw = None  # free them before the layers are coded
+    write_compact(compact_path(out, material), blob)
+    for rule in rules:
+        kind = RULE_KINDS[rule]
+        blob, _ = encode_values(material, category_codes(data.rules[rule].category), kind=kind)
+        write_compact(compact_path(out, material, kind=kind), blob)
+        report.rule_bytes += len(blob)
     return report
 
 
@@ -605,7 +703,7 @@ _SERIAL = [0]
 
 
 class CompactTable:
-    """One open compact file: header, block index and the blocks (memory-mapped).
+    """One open compact file (WLD or categories): header, block index and the blocks (memory-mapped).
 
     >>> CompactTable("/nonexistent/1k-1k.wld")
     Traceback (most recent call last):
@@ -615,14 +713,17 @@ class CompactTable:
 
     dtw = None
     rules: dict = {}
-    """Compact files hold no rule layer (see :meth:`layer`)."""
+    """No rule layer in the kernels' sense: a category file is opened by :meth:`layer`."""
 
     def __init__(self, path: os.PathLike | str, *, cache: "BlockCache | None" = None) -> None:
         self.path = Path(path)
+        self._layers: dict[str, CompactTable] = {}
         try:
             with open(self.path, "rb") as fh:
-                head = fh.read(HEADER.size + LENGTHS_BYTES)
+                head = fh.read(HEADER.size)
                 self._parse_header(head)
+                head += fh.read(self.kind.lengths_bytes)
+                self._parse_lengths(head)
                 index = fh.read(INDEX_ENTRY.size * self.n_blocks)
             self._parse_index(head, index)
             size = self.path.stat().st_size
@@ -636,12 +737,16 @@ class CompactTable:
         self.serial = _SERIAL[0]
         self._ends = np.empty(self.max_runs, dtype=np.int64)
         self._vals = np.empty(self.max_runs, dtype=np.uint8)
+        self.value_of = tuple(int(v) for v in self.kind.value_of_code)
+        """WDL (WLD file) or category (category file) of each value code."""
 
     def _parse_header(self, head: bytes) -> None:
-        if len(head) < HEADER.size + LENGTHS_BYTES or head[:8] != MAGIC:
-            raise TableError(f"{self.path}: not a compact WLD file")
+        kind = KINDS.get(HEADER.unpack(head)[2]) if len(head) == HEADER.size else None
+        if kind is None or head[:8] != kind.magic:
+            raise TableError(f"{self.path}: not a compact WLD or category file")
+        self.kind = kind
         (_, version, _, bm, bk, wm, wk, positions, block_bytes, code_bits, n_blocks, max_runs,
-         buckets, data_offset, _) = HEADER.unpack(head[:HEADER.size])
+         buckets, data_offset, _) = HEADER.unpack(head)
         if version != FORMAT_VERSION:
             raise TableError(f"{self.path}: compact format version {version} is not {FORMAT_VERSION}")
         if (block_bytes, code_bits, buckets) != (BLOCK_BYTES, MAX_CODE_BITS, NUM_BUCKETS):
@@ -651,8 +756,13 @@ class CompactTable:
         self.n_blocks = n_blocks
         self.max_runs = max(1, max_runs)
         self.data_offset = data_offset
-        lengths = np.zeros((NUM_CONTEXTS, NUM_SYMBOLS), dtype=np.int64)
-        lengths[1:] = np.frombuffer(head[HEADER.size:], dtype=np.uint8).reshape(3, NUM_SYMBOLS)
+
+    def _parse_lengths(self, head: bytes) -> None:
+        kind = self.kind
+        if len(head) != HEADER.size + kind.lengths_bytes:
+            raise TableError(f"{self.path}: truncated code-length table")
+        lengths = np.zeros((kind.values + 1, kind.symbols), dtype=np.int64)
+        lengths[1:] = np.frombuffer(head[HEADER.size:], dtype=np.uint8).reshape(kind.values, -1)
         self.lut = decoding_table(lengths)
 
     def _parse_index(self, head: bytes, index: bytes) -> None:
@@ -680,10 +790,26 @@ class CompactTable:
     def __len__(self) -> int:
         return self.positions
 
-    def layer(self, rule: str):
-        """Always MissingRuleLayerError: a compact file holds WDL only."""
-        raise MissingRuleLayerError(f"{self.path}: a compact file has no rule layer for preset "
-                                    f"{rule!r} (WDL only); probe with rule_free=True")
+    def layer(self, rule: str) -> "CompactTable":
+        """The category file of a preset next to this WLD file (opened once, sharing the cache).
+
+        MissingRuleLayerError when there is none: compact category files exist
+        for "wcdf" only, and hold no DTZ.
+        """
+        found = self._layers.get(rule)
+        if found is not None:
+            return found
+        kind = RULE_KINDS.get(rule)
+        path = self.path.with_suffix(kind.suffix) if kind is not None and self.kind is WLD else None
+        if path is None or not path.exists():
+            raise MissingRuleLayerError(
+                f"{self.path}: a compact file has no rule layer for preset {rule!r} "
+                f"(compact category files exist for {', '.join(RULE_KINDS)} only, "
+                f"as <material>{WCDF.suffix}); probe with rule_free=True")
+        found = self._layers[rule] = CompactTable(path, cache=self.cache)
+        if found.material != self.material or found.positions != self.positions:
+            raise TableError(f"{path}: holds material {found.material.name}, not {self.material.name}")
+        return found
 
     def block_of(self, index: int) -> int:
         """The block holding a position index."""
@@ -760,7 +886,6 @@ def open_compact(path: os.PathLike | str, *, owner: object | None = None) -> Com
 # ------------------------------------------------------------------ probing (Python)
 
 WDL_WIN, WDL_DRAW, WDL_LOSS = 1, 0, -1
-_WDL = tuple(int(v) for v in WDL_OF_CODE)
 
 
 @njit(cache=True)
@@ -781,19 +906,24 @@ _MOVES = np.empty((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
 
 def probe_position(table: CompactTable, key: tuple[int, int, int, int, int], index: int,
                    probe_key: Callable[[tuple], tuple[int, object]]) -> tuple[int, None]:
-    """(wdl, None) of a position of a compact table; ``probe_key`` probes successors.
+    """(value, None) of a position of a compact table; ``probe_key`` probes successors.
 
-    A position whose side to move must capture is resolved by searching its
-    captures (all of them lead to smaller material).
+    The value is the WDL (+1/0/-1) from a WLD file, the category at counter 0
+    (+2..-2) from a category file. A position whose side to move must capture
+    is resolved by searching its captures (all of them lead to smaller
+    material): the best over them of minus the successor's value. Under
+    "wcdf" that holds for categories too, as a capture resets the counter: the
+    successors are at counter 0, where their categories are.
     """
     if not must_capture(*key):
-        return _WDL[table.value(index)], None
+        return table.value_of[table.value(index)], None
     n = capture_successors(*key, _MOVES)
     turn = 1 - key[4]
-    best = WDL_LOSS
+    top = table.kind.top
+    best = -top
     for bm, bk, wm, wk in _MOVES[:n, M_BM:M_WK + 1].tolist():
         best = max(best, -probe_key((bm, bk, wm, wk, turn))[0])
-        if best == WDL_WIN:
+        if best == top:
             break
     return best, None
 
@@ -801,9 +931,9 @@ def probe_position(table: CompactTable, key: tuple[int, int, int, int, int], ind
 # ------------------------------------------------------------------ probing (numba batch)
 
 #: Columns of the per-table descriptor rows the batch kernel reads (int64 each).
-D_KIND = 0  #: KIND_NONE, KIND_MASTER or KIND_COMPACT
+D_KIND = 0  #: KIND_NONE, KIND_MASTER, KIND_COMPACT or KIND_MASTER_CATEGORY
 D_SIZE = 1  #: positions
-D_DATA = 2  #: address of the master codes (uint8) or of the compact blocks
+D_DATA = 2  #: address of the master codes (uint8) or categories (int8), or of the compact blocks
 D_DATA_LEN = 3  #: bytes of the compact blocks
 D_STARTS = 4  #: address of the block starts (int64, blocks + 1)
 D_CRCS = 5  #: address of the block CRCs (uint32)
@@ -811,11 +941,13 @@ D_CTX = 6  #: address of the block contexts (uint8)
 D_LUT = 7  #: address of the decoding table (int32, NUM_CONTEXTS x 2**MAX_CODE_BITS)
 D_BLOCKS = 8  #: blocks
 D_SLOTS = 9  #: address of the table's slot map (int64 per block: pool slot or -1)
-D_DTW = 10  #: address of a master table's DTW
-D_DTW_WIDE = 11  #: 1 when that DTW is uint16, 0 when uint8
+D_DTW = 10  #: address of a master table's DTW (of its layer's DTZ for KIND_MASTER_CATEGORY)
+D_DTW_WIDE = 11  #: 1 when that DTW (DTZ) is uint16, 0 when uint8
 D_WIDTH = 12
 #: Buckets of a decoded block in the pool: each points at the run holding its first position.
 POOL_BUCKETS = 1 << 15
+#: Buckets a decoded block aims at per run (fewer buckets: faster to build, more run scans).
+BUCKETS_PER_RUN = 4
 
 
 @njit(cache=True, inline="always")
@@ -880,69 +1012,78 @@ def _pool_value(row, index, desc, pool_owner, pool_width, pool_clock, pool_runs,
     if entry < 0:
         return np.int64(-entry)
     runs = pool_runs[slot]
-    while (runs[entry] >> 2) <= offset:
+    while (runs[entry] >> VALUE_BITS) <= offset:
         entry += 1
-    return runs[entry] & 3
+    return runs[entry] & VALUE_MASK
 
 
 @njit(cache=True)
 def _index_runs(runs, vals, n, count, buckets):
-    """Pack runs[r] = end << 2 | value and index them by buckets of 2**shift positions; return shift.
+    """Pack runs[r] = end << VALUE_BITS | value and index them by buckets of 2**shift positions;
+    return shift.
 
     A bucket inside one run holds minus that run's value, any other the first
     run it overlaps, so most probes read one bucket and no run.
     """
     for r in range(n):
-        runs[r] = (runs[r] << 2) | vals[r]
-    shift = 0
-    while (count + (1 << shift) - 1) >> shift > POOL_BUCKETS:
+        runs[r] = (runs[r] << VALUE_BITS) | vals[r]
+    shift = 0  # about BUCKETS_PER_RUN buckets a run (at most POOL_BUCKETS): cheap to build
+    while (count + (1 << shift) - 1) >> shift > min(POOL_BUCKETS, BUCKETS_PER_RUN * n):
         shift += 1
     r = 0
     for b in range((count + (1 << shift) - 1) >> shift):
         first = b << shift
         last = min(count, (b + 1) << shift) - 1
-        while (runs[r] >> 2) <= first:
+        while (runs[r] >> VALUE_BITS) <= first:
             r += 1
-        buckets[b] = -(runs[r] & 3) if (runs[r] >> 2) > last else r  # r < 2**15: see MAX_RUNS
+        buckets[b] = -(runs[r] & VALUE_MASK) if (runs[r] >> VALUE_BITS) > last else r  # r < 2**15
     return shift
 
 
 @njit(cache=True, inline="always")
-def _table_value(code, index, bm, bk, wm, wk, turn, rows, desc, pool, status):
-    """Wdl of a located position without search, 2 when it needs a capture search, -9 on a stop."""
+def _table_value(code, index, bm, bk, wm, wk, turn, rows, desc, pool, status, value_of, top):
+    """Value (WDL, or category when top is 2) of a located position without search;
+    NEEDS_SEARCH when a capture search must give it, STOPPED when the batch stops (see status)."""
     if code == -2:
-        return WDL_LOSS
+        return -top
     if code == -3:
         moves = count_simple_moves(bm, bk, wm, wk, turn) > 0 or has_capture(bm, bk, wm, wk, turn)
-        return WDL_WIN if moves else WDL_LOSS
+        return top if moves else -top
     row = rows[code]
     if row < 0:
         status[0], status[2] = ST_MISSING, code
-        return -9
+        return STOPPED
     if index >= desc[row, D_SIZE]:
-        status[0], status[2] = ST_RANGE, code
-        return -9
-    if desc[row, D_KIND] == KIND_MASTER:
-        return WDL_OF_CODE[uint8_ptr(desc[row, D_DATA])[index]]
+        status[0], status[2] = ST_RANGE, row
+        return STOPPED
+    kind = desc[row, D_KIND]
+    if kind == KIND_MASTER:
+        return value_of[uint8_ptr(desc[row, D_DATA])[index]]
+    if kind == KIND_MASTER_CATEGORY:
+        return int8_ptr(desc[row, D_DATA])[index]
     if has_capture(bm, bk, wm, wk, turn):
-        return 2
+        return NEEDS_SEARCH
     v = _pool_value(row, index, desc, pool[0], pool[1], pool[2], pool[3], pool[4], pool[5], status)
     if v < 0:
-        return -9
-    return WDL_OF_CODE[v]
+        return STOPPED
+    return value_of[v]
 
 
 @njit(cache=True, inline="always")
-def _search_captures(bm, bk, wm, wk, turn, rows, desc, pool, status, stack):
-    """Wdl of a position whose side must capture: depth-first over the captures (explicit stack)."""
+def _search_captures(bm, bk, wm, wk, turn, rows, desc, pool, status, stack, value_of, top):
+    """Value of a position whose side must capture: depth-first over the captures (explicit stack).
+
+    The best over the captures of minus the successor's value (a capture
+    resets the move-rule counter, so categories negate like WDL values).
+    """
     moves, n_moves, next_move, best, turns = stack
     level = 0
     n_moves[0] = generate_moves(bm, bk, wm, wk, turn, moves[0])
     next_move[0] = 0
-    best[0] = WDL_LOSS
+    best[0] = -top
     turns[0] = turn
     while True:
-        if next_move[level] == n_moves[level] or best[level] == WDL_WIN:
+        if next_move[level] == n_moves[level] or best[level] == top:
             v = best[level]
             if level == 0:
                 return v
@@ -955,16 +1096,16 @@ def _search_captures(bm, bk, wm, wk, turn, rows, desc, pool, status, stack):
         cwm, cwk = moves[level, m, M_WM], moves[level, m, M_WK]
         cturn = 1 - turns[level]
         code, index = _locate(cbm, cbk, cwm, cwk, cturn)
-        v = _table_value(code, index, cbm, cbk, cwm, cwk, cturn, rows, desc, pool, status)
-        if v == -9:
-            return -9
-        if v != 2:
+        v = _table_value(code, index, cbm, cbk, cwm, cwk, cturn, rows, desc, pool, status, value_of, top)
+        if v == STOPPED:
+            return STOPPED
+        if v != NEEDS_SEARCH:
             best[level] = max(best[level], -v)
             continue
         level += 1
         n_moves[level] = generate_moves(cbm, cbk, cwm, cwk, cturn, moves[level])
         next_move[level] = 0
-        best[level] = WDL_LOSS
+        best[level] = -top
         turns[level] = cturn
 
 
@@ -973,40 +1114,56 @@ MAX_SEARCH_DEPTH = 25
 
 
 @njit(cache=True)
-def probe_kernel(bm, bk, wm, wk, turn, first, rows, desc, pool, out_wdl, out_dtw, status):
-    """Wdl and DTW of positions first.. into out_wdl, out_dtw; stops at a missing table or damaged block.
+def locate_all(bm, bk, wm, wk, turn, codes, indices):
+    """(material code, index) of every position, as :func:`_locate` gives them."""
+    for i in range(bm.shape[0]):
+        codes[i], indices[i] = _locate(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]),
+                                       np.int64(wk[i]), turn[i])
 
+
+@njit(cache=True)
+def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, pool, value_of,
+                 out_value, out_dist, status):
+    """Values and distances of positions first.. into out_value, out_dist; stops at a missing
+    table or a damaged block.
+
+    ``codes`` and ``indices`` locate the positions (:func:`locate_all`, or the
+    prober's own pass). ``value_of`` maps stored codes to values: WDL (+1/0/-1) and DTW for WLD
+    files and master values, or categories (+2..-2) and DTZ for category
+    files and master rule layers (:data:`FileKind.value_of_code`).
     ``pool`` is the block pool (owner, width, clock, runs, buckets, scratch).
-    DTW comes from master tables (NO_DTW where a compact file answered).
+    The distance comes from master tables (NO_DTW where a compact file answered).
     status = [kind, position, detail, block]: ST_OK, or what stopped the batch
     at which position (the caller loads the table and resumes there).
     """
+    top = np.int64(max(value_of[1], value_of[2]))
     stack = (np.empty((MAX_SEARCH_DEPTH, MAX_MOVES, MOVE_WIDTH), dtype=np.int64),
              np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64), np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64),
              np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64), np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64))
     status[0] = ST_OK
     for i in range(first, bm.shape[0]):
         b_m, b_k, w_m, w_k, t = np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i]
-        code, index = _locate(b_m, b_k, w_m, w_k, t)
-        v = _table_value(code, index, b_m, b_k, w_m, w_k, t, rows, desc, pool, status)
-        if v == 2:
-            v = _search_captures(b_m, b_k, w_m, w_k, t, rows, desc, pool, status, stack)
-        if v == -9:
+        code, index = np.int64(codes[i]), np.int64(indices[i])
+        v = _table_value(code, index, b_m, b_k, w_m, w_k, t, rows, desc, pool, status, value_of, top)
+        if v == NEEDS_SEARCH:
+            v = _search_captures(b_m, b_k, w_m, w_k, t, rows, desc, pool, status, stack, value_of, top)
+        if v == STOPPED:
             status[1] = i
             return
-        out_wdl[i] = v
-        out_dtw[i] = _dtw_of(code, index, v, rows, desc)
+        out_value[i] = v
+        out_dist[i] = _distance_of(code, index, v, rows, desc)
 
 
 @njit(cache=True, inline="always")
-def _dtw_of(code, index, v, rows, desc):
-    """DTW of a probed position: from its master table, NO_DTW from a compact one."""
+def _distance_of(code, index, v, rows, desc):
+    """DTW (DTZ) of a probed position: from its master table (layer), NO_DTW from a compact one."""
     if code < 0:
-        return 1 if v == WDL_WIN else 0
+        return 1 if v > 0 else 0
     row = rows[code]
-    if desc[row, D_KIND] != KIND_MASTER:
+    kind = desc[row, D_KIND]
+    if kind != KIND_MASTER and kind != KIND_MASTER_CATEGORY:
         return NO_DTW
-    if v == WDL_DRAW:
+    if v == 0:
         return 0
     if desc[row, D_DTW_WIDE]:
         return np.int64(uint16_ptr(desc[row, D_DTW])[index])
@@ -1014,10 +1171,11 @@ def _dtw_of(code, index, v, rows, desc):
 
 
 class _BatchState:
-    """A Tablebase's compact-probing state: block cache, numba pool, table descriptors."""
+    """The numba block pool and table descriptors of one kind of batch probe (WDL, or the
+    categories of one preset) for one owner."""
 
-    def __init__(self, pool_bytes: int = DEFAULT_POOL_BYTES) -> None:
-        self.cache = BlockCache()
+    def __init__(self, kind: FileKind, pool_bytes: int = DEFAULT_POOL_BYTES) -> None:
+        self.kind = kind
         self.pool_bytes = pool_bytes
         self.rows = np.full(NUM_CODES, -1, dtype=np.int64)
         self.desc = np.zeros((0, D_WIDTH), dtype=np.int64)
@@ -1028,10 +1186,14 @@ class _BatchState:
         self._ensure_pool(1)
 
     def describe(self, code: int, table) -> None:
-        """Add (or replace) the table of a material code."""
+        """Add (or replace) the table of a material code: a CompactTable, a master table
+        (``wld``, ``dtw``) or a master rule layer (``category``, ``dtz``)."""
         row = np.zeros(D_WIDTH, dtype=np.int64)
         slot_map = np.zeros(1, dtype=np.int64)
         if isinstance(table, CompactTable):
+            if table.kind is not self.kind:
+                raise TableError(f"{table.path}: a {table.kind.suffix} file where a "
+                                 f"{self.kind.suffix} file was expected")
             slot_map = np.full(table.n_blocks, -1, dtype=np.int64)
             row[D_SIZE] = len(table)
             row[D_KIND] = KIND_COMPACT
@@ -1044,11 +1206,12 @@ class _BatchState:
             row[D_BLOCKS] = table.n_blocks
             self._ensure_pool(table.max_runs)
         else:
-            row[D_KIND] = KIND_MASTER
-            row[D_DATA] = table.wld.ctypes.data
-            row[D_SIZE] = min(len(table.wld), len(table.dtw))
-            row[D_DTW] = table.dtw.ctypes.data
-            row[D_DTW_WIDE] = table.dtw.dtype.itemsize == 2
+            values, dist = (table.category, table.dtz) if self.kind.rule else (table.wld, table.dtw)
+            row[D_KIND] = KIND_MASTER_CATEGORY if self.kind.rule else KIND_MASTER
+            row[D_DATA] = values.ctypes.data
+            row[D_SIZE] = min(len(values), len(dist))
+            row[D_DTW] = dist.ctypes.data
+            row[D_DTW_WIDE] = dist.dtype.itemsize == 2
         row[D_SLOTS] = slot_map.ctypes.data
         index = self.rows[code]
         if index >= 0:
@@ -1083,62 +1246,89 @@ class _BatchState:
             slot_map[:] = -1
 
 
-_STATES: "weakref.WeakKeyDictionary[object, _BatchState]" = weakref.WeakKeyDictionary()
+class _OwnerState:
+    """What one owner (a Tablebase) keeps for compact files: the block cache of single
+    probes, and a batch state per kind of batch (created when first used)."""
+
+    def __init__(self) -> None:
+        self.cache = BlockCache()
+        self.batches: dict[str | None, _BatchState] = {}
+
+    def batch(self, rule: str | None) -> _BatchState:
+        """The batch state of WDL probes (rule None) or of a preset's categories."""
+        state = self.batches.get(rule)
+        if state is None:
+            state = self.batches[rule] = _BatchState(WLD if rule is None else RULE_KINDS[rule])
+        return state
 
 
-def _state(owner: object) -> _BatchState:
+_STATES: "weakref.WeakKeyDictionary[object, _OwnerState]" = weakref.WeakKeyDictionary()
+
+
+def _state(owner: object) -> _OwnerState:
     state = _STATES.get(owner)
     if state is None:
-        state = _STATES[owner] = _BatchState()
+        state = _STATES[owner] = _OwnerState()
     return state
 
 
 def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *,
-                owner: object) -> tuple[np.ndarray, np.ndarray]:
-    """WDL (int8) and DTW (uint16, NO_DTW where a compact file answered) of many positions.
+                owner: object, rule: str | None = None,
+                located: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """WDL (int8) and DTW (uint16, NO_DTW where a compact file answered) of many positions;
+    with ``rule`` ("wcdf"), the category at counter 0 (int8) and DTZ (NO_DTW likewise).
 
     ``arrays`` are (bm, bk, wm, wk, turn) int64 arrays of valid positions;
     ``load(code)`` returns the table of a material code (master or compact,
-    MissingTableError when absent). Capture positions of compact tables are
-    resolved by a capture search in the kernel.
+    MissingTableError when absent); with ``rule`` its ``layer(rule)`` is
+    probed (MissingRuleLayerError when absent). Capture positions of compact
+    tables are resolved by a capture search in the kernel. ``located`` are the
+    positions' (material codes, indices) when the caller has them already.
     """
-    state = _state(owner)
+    if rule is not None and rule not in RULE_KINDS:
+        raise MissingRuleLayerError(f"compact files hold no categories for preset {rule!r} "
+                                    f"(only {', '.join(RULE_KINDS)})")
+    state = _state(owner).batch(rule)
     n = len(arrays[0])
-    out_wdl = np.zeros(n, dtype=np.int8)
-    out_dtw = np.zeros(n, dtype=np.uint16)
+    if located is None:
+        located = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+        locate_all(*arrays, *located)
+    out_value = np.zeros(n, dtype=np.int8)
+    out_dist = np.zeros(n, dtype=np.uint16)
     status = np.zeros(4, dtype=np.int64)
     first = 0
     while True:
-        probe_kernel(*arrays, first, state.rows, state.desc, state.pool(), out_wdl, out_dtw, status)
+        probe_kernel(*arrays, *located, first, state.rows, state.desc, state.pool(), state.kind.value_of_code,
+                     out_value, out_dist, status)
         kind, first = int(status[0]), int(status[1])
         if kind == ST_OK:
-            return out_wdl, out_dtw
+            return out_value, out_dist
         if kind == ST_MISSING:
             code = int(status[2])
-            state.describe(code, load(code))
+            table = load(code)
+            state.describe(code, table if rule is None else table.layer(rule))
             continue
         table = state.tables[int(status[2])]
+        name = getattr(table, "path", None) or material_of_code(
+            int(np.flatnonzero(state.rows == int(status[2]))[0])).name
         if kind == ST_CORRUPT:
-            raise TableError(f"{table.path}: block {int(status[3])} is damaged (CRC-32 mismatch)")
-        raise TableError(f"{table.path}: an index fell outside the table")
+            raise TableError(f"{name}: block {int(status[3])} is damaged (CRC-32 mismatch)")
+        raise TableError(f"{name}: an index fell outside the table")
 
 
 # ------------------------------------------------------------------ verification
 
 @dataclass
-class CompactVerifyReport:
-    """Outcome of :func:`verify_compact`."""
+class CompactVerifyReport(VerifyReport):
+    """Outcome of :func:`verify_compact`: ``tables`` and ``checked`` count the WLD files and
+    their positions, ``layers`` and ``layer_checked`` the category files and theirs."""
 
-    tables: int = 0
-    checked: int = 0
     captures: int = 0
     """Positions whose value came from the capture search."""
-    errors: int = 0
-    messages: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.errors == 0 and self.tables > 0
+    layers: int = 0
+    """Category files (``.wcdf``) checked."""
+    layer_checked: int = 0
+    """Positions whose category was checked."""
 
 
 @njit(cache=True)
@@ -1203,13 +1393,14 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     Every position (stored or recovered by the capture search) is compared with
     the master table in ``master`` (default: the same directory) when there is
     one, else checked against its successors (its value is the best over its
-    moves, probed from the compact files; no move is a loss). Damaged blocks
-    and missing files count as errors, named in the messages.
+    moves, probed from the compact files; no move is a loss). A category file
+    (``.wcdf``) is compared with the master's rule layer when there is one,
+    else with the WLD file (a category's win or loss side must be its WDL).
+    Damaged blocks and missing files count as errors, named in the messages.
 
     >>> verify_compact("/nonexistent").ok
     False
     """
-    from egtb.rules.notation import Placement, format_fen
     from egtb.tables.index import global_unrank
     directory = Path(directory)
     master = Path(master) if master is not None else directory
@@ -1218,19 +1409,28 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     report = CompactVerifyReport()
     prober = CompactProber(directory)
     for material in materials:
-        report.tables += 1
-        try:
-            bad, caps, errors = _verify_one(prober, master, material, chunk, max_reported)
-        except (TableError, FileNotFoundError) as exc:
-            report.errors += 1
-            report.messages.append(str(exc))
-            continue
-        report.checked += count_positions(material)
-        report.captures += caps
-        report.errors += bad
-        for index, what in errors[:max(0, max_reported - len(report.messages))]:
-            fen = format_fen(Placement(*global_unrank(material, index), 0))
-            report.messages.append(f"{fen} ({material.name}.wld #{index}): {what}")
+        for rule in (None, *(r for r, kind in RULE_KINDS.items()
+                             if compact_path(directory, material, kind=kind).exists())):
+            kind = RULE_KINDS[rule] if rule else WLD
+            if rule is None:
+                report.tables += 1
+            else:
+                report.layers += 1
+            try:
+                bad, caps, errors = _verify_one(prober, master, material, chunk, max_reported, rule)
+            except (TableError, FileNotFoundError) as exc:
+                report.errors += 1
+                report.messages.append(str(exc))
+                continue
+            if rule is None:
+                report.checked += count_positions(material)
+                report.captures += caps
+            else:
+                report.layer_checked += count_positions(material)
+            report.errors += bad
+            for index, what in errors[:max(0, max_reported - len(report.messages))]:
+                fen = format_fen(Placement(*global_unrank(material, index), 0))
+                report.messages.append(f"{fen} ({material.name}{kind.suffix} #{index}): {what}")
     return report
 
 
@@ -1253,21 +1453,34 @@ class CompactProber:
                                     f"{self.directory} ({path.name} is missing)")
         return open_compact(path, owner=self)
 
-    def probe_batch(self, bm, bk, wm, wk, turn) -> tuple[np.ndarray, np.ndarray]:
-        """WDL (and NO_DTW) of valid positions given as bitboard arrays."""
+    def probe_batch(self, bm, bk, wm, wk, turn, *, rule: str | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """WDL (or with ``rule`` the category) and NO_DTW of valid positions given as bitboard arrays."""
         arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in (bm, bk, wm, wk)]
         turns = np.ascontiguousarray(np.broadcast_to(np.asarray(turn, dtype=np.int64),
                                                      (len(arrays[0]),)))
         return probe_batch((*arrays, turns), lambda code: self.table(material_of_code(code)),
-                           owner=self)
+                           owner=self, rule=rule)
+
+
+def _reference(master: Path, material: Material, rule: str | None) -> np.ndarray | None:
+    """The master's WDL (rule None) or categories of a material, None without a master."""
+    path = storage.table_path(master, material)
+    if not path.exists():
+        return None
+    if rule is None:
+        wld, _ = storage.load_material(master, material)
+        return WDL_OF_CODE[wld]
+    if rule not in storage.rule_presets_in(path):
+        return None
+    return storage.open_table(path, rules=(rule,)).rules[rule].category
 
 
 def _verify_one(prober: CompactProber, master: Path, material: Material, chunk: int,
-                max_reported: int) -> tuple[int, int, list[tuple[int, str]]]:
-    prober.table(material).values()  # every block's CRC and decoding
-    reference = None
-    if storage.table_path(master, material).exists():
-        reference, _ = storage.load_material(master, material)
+                max_reported: int, rule: str | None = None) -> tuple[int, int, list[tuple[int, str]]]:
+    table = prober.table(material)
+    (table.layer(rule) if rule else table).values()  # every block's CRC and decoding
+    reference = _reference(master, material, rule)
     counts = _counts(material)
     total = count_positions(material)
     bad, caps, errors = 0, 0, []
@@ -1277,15 +1490,19 @@ def _verify_one(prober: CompactProber, master: Path, material: Material, chunk: 
         cap = np.empty(hi - lo, dtype=np.bool_)
         _unrank_chunk(counts, lo, hi, bm, bk, wm, wk, cap)
         caps += int(cap.sum())
-        wdl, _ = prober.probe_batch(bm, bk, wm, wk, 0)
+        got, _ = prober.probe_batch(bm, bk, wm, wk, 0, rule=rule)
         if reference is not None:
-            wrong = np.flatnonzero(wdl != WDL_OF_CODE[reference[lo:hi]])
+            wrong = np.flatnonzero(got != reference[lo:hi])
             what = "differs from the master table"
-        else:
-            wrong = _successor_errors(prober, bm, bk, wm, wk, wdl)
+        elif rule is None:
+            wrong = _successor_errors(prober, bm, bk, wm, wk, got)
             what = "is not the best value over its successors"
+        else:
+            wrong = np.flatnonzero(np.sign(got) != prober.probe_batch(bm, bk, wm, wk, 0)[0])
+            what = f"disagrees with {material.name}{SUFFIX}"
         bad += len(wrong)
-        errors += [(lo + int(i), f"{'recovered' if cap[i] else 'stored'} value {what}")
+        errors += [(lo + int(i), f"{'recovered' if cap[i] else 'stored'} "
+                                 f"{'category' if rule else 'value'} {what}")
                    for i in wrong[:max_reported]]
     return bad, caps, errors
 

@@ -9,12 +9,16 @@ and rename it when complete, return a small record (name, counts, checksum,
 seconds, start/end time stamps). The files are the same whichever executor
 wrote them.
 
-:class:`DaskExecutor` submits a pair to the cluster as a Dask future when its
-last dependency has finished (the way the local driver does), largest first.
-The client keeps every result, so a worker that dies loses nothing finished:
-Dask reruns its running pair elsewhere, which rewrites the same file. A pair
-that keeps failing stops the build with a :class:`egtb.errors.SolverError`
-naming the material. The workers' log lines come back with each record and go
+:class:`DaskExecutor` submits the whole dependency graph at once: each pair is
+a Dask future that takes the futures of the pairs it depends on as arguments,
+so the scheduler starts a pair on a free worker as soon as its last dependency
+has finished, without a round trip through the client; among ready pairs the
+largest goes first (the task priority). The client collects each record once,
+as it completes. A worker that dies loses nothing finished: Dask reruns its
+running pair elsewhere (and a finished pair whose record it held, when a pair
+still waiting needs it), which rewrites the same file. A pair that keeps
+failing stops the build with a :class:`egtb.errors.SolverError` naming the
+material. The workers' log lines come back with each record and go
 to the build log; the tqdm bars run in the client. Before the first pair, each
 worker compiles (or loads) the numba kernels, one worker first, so that
 workers sharing a cache directory never compile into it at the same time.
@@ -30,7 +34,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +65,12 @@ def make_executor(*, jobs: int | None = None, scheduler: str | None = None,
     return DaskExecutor(spec)
 
 
-def run_pair(directory: str, pair: Any, dependencies: list, rules: str) -> dict:
-    """One pair on a Dask worker: :func:`~egtb.tables.build.build_pair` plus who ran it and its log lines."""
+def run_pair(directory: str, pair: Any, dependencies: list, rules: str, after: Sequence = ()) -> dict:
+    """One pair on a Dask worker: :func:`~egtb.tables.build.build_pair` plus who ran it and its log lines.
+
+    ``after``: the records of the pairs this one depends on, unused: given as futures, they make
+    the scheduler start this pair only once they are finished.
+    """
     from egtb.tables.build import build_pair
     with capture_logs("egtb") as lines:
         record = build_pair(Path(directory), pair, dependencies, rules=rules)
@@ -133,57 +141,72 @@ class DaskExecutor:
 
     def _schedule(self, client: Any, todo: list, done: set[str], directory: Path, rules: str,
                   on_progress: Callable[[int, int], None]) -> Iterator[dict]:
-        """Submit ready pairs, collect finished ones, until every pair is done."""
+        """Submit the dependency graph, yield each pair's record as it completes."""
         from distributed import as_completed
-        from egtb.tables.build import dependency_materials
-        pending = {p.key: p for p in todo}
-        done = set(done)
-        running: dict[Any, Any] = {}
-        completed = as_completed()
+        futures = self._submit_graph(client, todo, done, directory, rules)
+        pairs = {future.key: pair for pair, future, _ in futures.values()}
+        depends = {future.key: after for _, future, after in futures.values()}
+        remaining = {future.key: future for _, future, _ in futures.values()}
         positions = units = 0
-
-        def submit_ready() -> None:
-            for pair in _take_ready(pending, done, running):
-                future = client.submit(run_pair, str(directory), pair, dependency_materials(pair), rules,
-                                       key=f"egtb-pair-{pair.key}-{time.time_ns()}", pure=False,
-                                       retries=self.retries, priority=pair.positions)
-                running[future] = pair
-                completed.add(future)
-            if pending and not running:
-                raise SolverError(f"pairs {sorted(pending)} wait for dependencies that are neither "
-                                  "built nor planned")
-
         try:
-            submit_ready()
-            for future in completed:
-                pair = running.pop(future)
-                record = _result(future, pair)
+            for future in as_completed(list(remaining.values())):
+                if future.status != "finished":  # erred, or cancelled (e.g. the scheduler went away)
+                    raise _failure(future, pairs, depends)
+                record = future.result()
+                del remaining[future.key]
                 future.release()
                 replay_logs(record.pop("log", []), log)
-                done.add(pair.key)
                 positions += record["positions"]
                 units += record["units"]
                 on_progress(positions, units)
                 yield record
-                submit_ready()
         finally:
-            if running:
-                client.cancel(list(running))
+            if remaining:
+                client.cancel(list(remaining.values()))
+
+    def _submit_graph(self, client: Any, todo: list, done: set[str], directory: Path,
+                      rules: str) -> dict[str, tuple[Any, Any, list]]:
+        """Submit every pair of ``todo`` with its dependencies' futures: key -> (pair, future, those futures)."""
+        from egtb.tables.build import dependency_materials
+        submitted: dict[str, tuple[Any, Any, list]] = {}
+        for pair in _dependency_order(todo, done):
+            after = [submitted[d][1] for d in sorted(pair.depends) if d in submitted]
+            future = client.submit(run_pair, str(directory), pair, dependency_materials(pair), rules, after,
+                                   key=f"egtb-pair-{pair.key}-{time.time_ns()}", pure=False,
+                                   retries=self.retries, priority=pair.positions)
+            submitted[pair.key] = (pair, future, after)
+        return submitted
 
 
-def _result(future: Any, pair: Any) -> dict:
-    """The record of a finished future; a failure becomes a SolverError naming the material."""
-    try:
-        return future.result()
-    except Exception as exc:  # noqa: BLE001 - any worker-side failure (or KilledWorker) stops the build
-        materials = "/".join(m.name for m in pair.materials)
-        raise SolverError(f"building {materials} on the Dask cluster failed: {type(exc).__name__}: {exc}") from exc
+def _dependency_order(todo: list, done: set[str]) -> list:
+    """The pairs of ``todo``, each after the pairs it depends on (those in ``done`` exist already)."""
+    pending = {p.key: p for p in todo}
+    order: list = []
+    placed = set(done)
+    while pending:
+        ready = [p for p in pending.values() if p.depends <= placed]
+        if not ready:
+            raise SolverError(f"pairs {sorted(pending)} wait for dependencies that are neither "
+                              "built nor planned")
+        for pair in ready:
+            order.append(pair)
+            placed.add(pair.key)
+            del pending[pair.key]
+    return order
 
 
-def _take_ready(pending: dict, done: set[str], running: dict) -> list:
-    """Pending pairs whose dependencies are done, largest first; removed from pending."""
-    from egtb.tables.build import _ready
-    return _ready(pending, done, running)
+def _failure(future: Any, pairs: dict, depends: dict) -> SolverError:
+    """A SolverError naming the pair that failed first: ``future``'s, or a failed dependency's."""
+    failed = next((dep for dep in depends[future.key] if dep.status == "error"), None)
+    if failed is not None:
+        return _failure(failed, pairs, depends)
+    materials = "/".join(m.name for m in pairs[future.key].materials)
+    if future.status != "error":
+        return SolverError(f"building {materials} on the Dask cluster failed: its task was {future.status}")
+    exc = future.exception()  # any worker-side failure, or KilledWorker
+    error = SolverError(f"building {materials} on the Dask cluster failed: {type(exc).__name__}: {exc}")
+    error.__cause__ = exc
+    return error
 
 
 def _remove_temporaries(directory: Path) -> list[Path]:

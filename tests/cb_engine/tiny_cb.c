@@ -4,7 +4,11 @@
  * rows y = 0..2 and moves towards y = 7. It plays the first legal move it generates, or a random
  * one with "set mode random"; "set mode crash" makes getmove crash, "set mode illegal" makes it
  * move a man backwards, "set mode same" returns the board unchanged.
+ * "set logfile PATH" appends to PATH a line for every enginecommand, getmove and islegal call
+ * it receives afterwards, with the arguments it saw (info, moreinfo and the times they hold).
  * Build: cc -shared -fPIC -o tiny_cb.so tiny_cb.c
+ * -DTINY_GAMETYPE=22 makes it answer another "get gametype"; -DTINY_LEGACY_NAME makes it
+ * refuse "name" and export the old enginename() instead.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +22,12 @@
 #define CB_WIN 1
 #define CB_LOSS 2
 #define CB_UNKNOWN 3
+#define CB_RESET_MOVES 1
+#define CB_EXACT_TIME 2
+#define CB_INCR_TIME_SHIFT 2
+#ifndef TINY_GAMETYPE
+#define TINY_GAMETYPE 21
+#endif
 
 struct coor { int x; int y; };
 struct CBmove {
@@ -31,6 +41,17 @@ struct CBmove {
 static char mode[64] = "first";
 static unsigned seed = 12345;
 static int games = 0;
+static FILE *logfile = NULL;
+
+/* The remaining time and increment in seconds that info/moreinfo carry; 0 without a clock. */
+static int clock_times(int info, int moreinfo, double *remaining, double *increment) {
+    static const double unit[4] = {0.0, 0.001, 0.01, 0.1};
+    int mode = (info >> CB_INCR_TIME_SHIFT) & 3;
+    unsigned packed = (unsigned)moreinfo;
+    *remaining = (packed >> 16) * unit[mode];
+    *increment = (packed & 0xffffu) * unit[mode];
+    return mode;
+}
 
 typedef struct { int b[8][8]; } Pos;
 static Pos found[256];
@@ -84,8 +105,16 @@ static void generate(int board[8][8], int color) {
 
 int getmove(int board[8][8], int color, double maxtime, char str[1024], int *playnow, int info, int moreinfo,
             struct CBmove *move) {
-    (void)maxtime; (void)playnow; (void)moreinfo; (void)move;
-    if (info & 1) games++;
+    (void)playnow; (void)move;
+    if (logfile) {
+        double remaining, increment;
+        int mode = clock_times(info, moreinfo, &remaining, &increment);
+        fprintf(logfile, "getmove color=%d maxtime=%.6f info=%d moreinfo=%u reset=%d exact=%d unit=%d "
+                "remaining=%.3f increment=%.3f\n", color, maxtime, info, (unsigned)moreinfo,
+                info & CB_RESET_MOVES, (info & CB_EXACT_TIME) != 0, mode, remaining, increment);
+        fflush(logfile);
+    }
+    if (info & CB_RESET_MOVES) games++;
     if (strcmp(mode, "crash") == 0) { volatile int *nowhere = NULL; *nowhere = 1; }
     if (strcmp(mode, "same") == 0) { strcpy(str, "thinking about nothing"); return CB_UNKNOWN; }
     if (strcmp(mode, "illegal") == 0) {
@@ -109,12 +138,21 @@ int getmove(int board[8][8], int color, double maxtime, char str[1024], int *pla
 }
 
 int enginecommand(char command[256], char reply[1024]) {
-    char name[64], value[64];
+    char name[64], value[1024];
+    if (logfile) { fprintf(logfile, "command %s\n", command); fflush(logfile); }
+#ifndef TINY_LEGACY_NAME
     if (strcmp(command, "name") == 0) { strcpy(reply, "Tiny CB"); return 1; }
+#endif
     if (strcmp(command, "about") == 0) { strcpy(reply, "a test engine"); return 1; }
-    if (strcmp(command, "get gametype") == 0) { strcpy(reply, "21"); return 1; }
+    if (strcmp(command, "get gametype") == 0) { snprintf(reply, 1024, "%d", TINY_GAMETYPE); return 1; }
+    if (strncmp(command, "set gamehist ", 13) == 0) { strcpy(reply, "ok"); return 1; }
     if (strcmp(command, "get protocolversion") == 0) { strcpy(reply, "2"); return 1; }
-    if (sscanf(command, "set %63s %63s", name, value) == 2) {
+    if (sscanf(command, "set %63s %1023s", name, value) == 2) {
+        if (strcmp(name, "logfile") == 0) {
+            if (logfile) fclose(logfile);
+            logfile = fopen(value, "a");
+            strcpy(reply, logfile ? "ok" : "cannot open"); return logfile != NULL;
+        }
         if (strcmp(name, "mode") == 0) { strcpy(mode, value); strcpy(reply, "ok"); return 1; }
         if (strcmp(name, "seed") == 0) { seed = (unsigned)atoi(value); strcpy(reply, "ok"); return 1; }
         strcpy(reply, "?"); return 0;
@@ -124,6 +162,11 @@ int enginecommand(char command[256], char reply[1024]) {
 }
 
 int islegal(int board[8][8], int color, int from, int to, struct CBmove *move) {
-    (void)board; (void)color; (void)from; (void)to; (void)move;
+    (void)board; (void)move;
+    if (logfile) { fprintf(logfile, "islegal color=%d from=%d to=%d\n", color, from, to); fflush(logfile); }
     return 0;
 }
+
+#ifdef TINY_LEGACY_NAME
+int enginename(char str[255]) { strcpy(str, "Tiny legacy"); return 1; }
+#endif

@@ -50,6 +50,14 @@ class Limit:
             return max(0.001, self.clock / share + self.increment * 0.8)
         return None
 
+    def time_allowed(self) -> float | None:
+        """Seconds this move may take before the engine is out of time (None: no time limit).
+
+        >>> Limit(clock=60.0, increment=1.0).time_allowed(), Limit(time=0.5).time_allowed()
+        (60.0, 0.5)
+        """
+        return self.clock if self.clock is not None else self.time
+
 
 @dataclass(frozen=True)
 class GameState:
@@ -62,16 +70,24 @@ class GameState:
     rule: str = "wcdf"
     """Draw-rule preset in force."""
     quiet_plies: int = 0
-    """Plies since the last capture or man move (as the rule counts them)."""
+    """Plies since the last capture or man move (as the rule counts them), after the moves."""
+    start_quiet_plies: int = 0
+    """The counter at ``start_fen`` (a game set up part-way through a quiet phase)."""
 
     @classmethod
     def from_board(cls, board: Board) -> "GameState":
         """The state of a board that was played from its start_fen."""
-        return cls(board.start_fen, tuple(str(m) for m in board.move_stack), board.rule.name, board.quiet_plies)
+        return cls(board.start_fen, tuple(str(m) for m in board.move_stack), board.rule.name,
+                   board.quiet_plies, board.start_quiet_plies)
 
     def board(self) -> Board:
-        """Replay the moves into a Board."""
-        board = Board(self.start_fen, rule=self.rule)
+        """Replay the moves into a Board, from the counter the game started with.
+
+        >>> state = GameState("B:WK29:BK1", ("1-6",), start_quiet_plies=7)
+        >>> state.board().quiet_plies
+        8
+        """
+        board = Board(self.start_fen, rule=self.rule, quiet_plies=self.start_quiet_plies)
         for text in self.moves:
             board.push_pdn(text)
         return board

@@ -172,7 +172,8 @@ class _Process:
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stderr_tail: deque[str] = deque(maxlen=20)
         threading.Thread(target=self._pump_stdout, daemon=True).start()
-        threading.Thread(target=self._pump_stderr, daemon=True).start()
+        self.stderr_reader = threading.Thread(target=self._pump_stderr, daemon=True)
+        self.stderr_reader.start()
 
     def _pump_stdout(self) -> None:
         assert self.popen.stdout is not None
@@ -213,7 +214,7 @@ class HubEngine(Engine):
     ``ready``) and again at the next :meth:`new_game` if it has died. Faults
     raise :class:`EngineError` (crash, garbage, illegal move; the message
     quotes what the engine said) or :class:`EngineTimeoutError` (no answer
-    within the move time plus ``time_margin``; the process is then killed).
+    within the move time or the clock left, plus ``time_margin``; the process is then killed).
 
     >>> import sys
     >>> from egtb import Board
@@ -322,6 +323,8 @@ class HubEngine(Engine):
             code = process.popen.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             code = None
+        else:
+            process.stderr_reader.join(timeout=1.0)  # its last words (a setup error) may still be in the pipe
         tail = " | ".join(list(process.stderr_tail)[-3:])
         return f" (exit code {code}{'; stderr: ' + tail if tail else ''})"
 
@@ -336,8 +339,8 @@ class HubEngine(Engine):
         if level:
             self._send(level)
         self._send("go think")
-        budget = limit.move_time_budget()
-        deadline = None if budget is None else time.monotonic() + budget + self.time_margin
+        allowed = limit.time_allowed()  # the clock, not the share a move should aim at: the engine plans its time
+        deadline = None if allowed is None else time.monotonic() + allowed + self.time_margin
         self.last_info = {}
         while True:
             command, fields = self._receive(deadline, "its move")

@@ -174,14 +174,16 @@ class _Api:
             raise BadRequest(f"fen must be a string, got {fen!r}")
         strength = parse_strength(body.get("strength"))
         seconds = parse_seconds(body.get("time"))
-        board = game_board(fen, history, rule=rule, counter=parse_counter(body.get("counter"), rule=rule))
+        counter = parse_counter(body.get("counter"), rule=rule)
+        board = game_board(fen, history, rule=rule, counter=counter)
         if board.is_game_over():
             raise BadRequest(f"the game is over ({board.outcome().termination.value}); no move to play")
         if self.engines is None:
             return JSONResponse({"error": "this server runs without engines"}, status_code=503)
         try:
             reply = await run_in_threadpool(self.engines.play, fen=board.start_fen, moves=history,
-                                            rule=rule, strength=strength, seconds=seconds)
+                                            rule=rule, strength=strength, seconds=seconds,
+                                            counter=counter)
         except EngineCancelled as exc:
             return JSONResponse({"error": str(exc), "cancelled": True}, status_code=409)
         move = {str(m): m for m in board.legal_moves()}.get(reply.move)

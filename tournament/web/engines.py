@@ -146,8 +146,11 @@ class EngineService:
     # --- moves -------------------------------------------------------------
 
     def play(self, *, fen: str, moves: list[str], rule: str, strength: str,
-             seconds: float = DEFAULT_SECONDS) -> EngineReply:
+             seconds: float = DEFAULT_SECONDS, counter: int = 0) -> EngineReply:
         """The engine's move after ``moves`` from ``fen`` (checked legal by the caller).
+
+        ``counter`` is the move-rule counter at ``fen``: a perfect engine plays for
+        the outcome under the rule from there.
 
         Raises EngineCancelled when :meth:`cancel` ended the search,
         RuntimeError when the engine failed or its worker died.
@@ -161,8 +164,8 @@ class EngineService:
                 if not self._ready:
                     self._expect(process, "ready")
                     self._ready = True
-                request = {"fen": fen, "moves": list(moves), "rule": rule, "strength": strength,
-                           "seconds": seconds}
+                request = {"fen": fen, "moves": list(moves), "rule": rule, "counter": counter,
+                           "strength": strength, "seconds": seconds}
                 process.stdin.write(json.dumps(request) + "\n")
                 process.stdin.flush()
                 reply = json.loads(_read_line(process))
@@ -232,7 +235,7 @@ def serve_requests(source: TextIO, sink: TextIO, *, tables_dir: str | None,
                    specs: Mapping[str, str] | None = None) -> None:
     """The worker's loop: read JSON requests from ``source``, write JSON replies to ``sink``.
 
-    A request is ``{"fen", "moves", "rule", "strength", "seconds"}``; the reply
+    A request is ``{"fen", "moves", "rule", "counter", "strength", "seconds"}``; the reply
     ``{"move", "seconds", "source"}`` or ``{"error"}``; ``null`` or the end of
     the input stops the loop. Says ``"ready"`` first, once the engines load.
     ``specs`` maps a strength to the engine spec played (default: its name).
@@ -268,7 +271,8 @@ def serve_requests(source: TextIO, sink: TextIO, *, tables_dir: str | None,
         started = time.perf_counter()
         try:
             engine = engine_for(request["strength"])
-            state = GameState(request["fen"], tuple(request["moves"]), request["rule"])
+            state = GameState(request["fen"], tuple(request["moves"]), request["rule"],
+                              start_quiet_plies=request.get("counter", 0))
             move = engine.play(state, Limit(time=request["seconds"]))
             if not isinstance(move, Move):
                 move = Move.from_pdn(str(move), state.board())
