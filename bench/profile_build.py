@@ -9,7 +9,8 @@ solver's kernels (:mod:`egtb.tables.solve`) one at a time:
 
 - load: reading the dependency tables from disk into the flat arrays;
 - unrank: men configuration and king placements of every unit;
-- move generation: ``generate_moves`` for every position;
+- move generation: set-wise moves of every position (captures through
+  :mod:`egtb.rules.perft`'s search), each successor's bitboards made;
 - successor indexing: mirroring each successor and ranking it (king steps in
   the unit, exits in their material);
 - value lookups: reading the exits' values and folding them into the node
@@ -34,11 +35,11 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
+from egtb.rules import perft
 from egtb.tables import build as builder
-from egtb.tables import solve
-from egtb.tables.index import rank_kings, rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
-from egtb.tables.material import mirror_bb
+from egtb.tables import rule_layer, solve
+from egtb.tables.index import rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
+from egtb.tables.material import Material, mirror_bb
 
 STEP_UNRANK = 1
 STEP_GENERATE = 2
@@ -49,8 +50,8 @@ STEP_INDEX = 3
 def walk_pair(counts, configs, offsets, steps):
     """Unrank every unit (steps >= 1), generate moves (>= 2), index successors (>= 3).
 
-    Mirrors the loop of solve_units/collect_moves without solving; returns a
-    checksum so that nothing is optimised away.
+    Mirrors the loop of solve_units/collect_moves (the node mirrored, set-wise
+    moves) without solving; returns a checksum so that nothing is optimised away.
     """
     symmetric = True
     for j in range(4):
@@ -59,7 +60,8 @@ def walk_pair(counts, configs, offsets, steps):
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
     bk_arr = np.zeros(2 * size, dtype=np.int64)
     wk_arr = np.zeros(2 * size, dtype=np.int64)
-    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    scratch = np.zeros((perft.CAPTURE_ROWS + perft.MAX_JUMPS + 1, 4), dtype=np.int64)
+    succ = np.zeros(64, dtype=np.int32)
     men = np.zeros((2, 2), dtype=np.int64)
     check = 0
     for u in range(configs.shape[0]):
@@ -77,20 +79,42 @@ def walk_pair(counts, configs, offsets, steps):
         for i in range(halves * size):
             h = i // size
             other = (1 - h) if halves == 2 else h
-            n = generate_moves(men[h, 0], bk_arr[i], men[h, 1], wk_arr[i], 0, moves)
-            check += n
-            if steps < STEP_INDEX:
+            pm, om = men[1 - h, 1], men[1 - h, 0]
+            pk, ok = np.int64(mirror_bb(bk_arr[i])), np.int64(mirror_bb(wk_arr[i]))
+            empty = perft.FULL & ~(pm | pk | om | ok)
+            jumpers = perft.jumpers(pm, pk, om | ok, empty, 1)
+            if jumpers:
+                caps = perft.captures(pm, pk, om | ok, empty, jumpers, 1, scratch)
+                for c in range(caps):
+                    f, t, taken = scratch[c, 0], scratch[c, 1], scratch[c, 2]
+                    if pk & f:
+                        npm, npk = pm, pk ^ f ^ t
+                    else:
+                        crowned = t & perft.WHITE_CROWN
+                        npm, npk = pm ^ f ^ (t ^ crowned), pk | crowned
+                    check += npm ^ npk
+                    if steps >= STEP_INDEX and (om & ~taken) | (ok & ~taken):
+                        check += solve.flat_index(om & ~taken, ok & ~taken, npm, npk, offsets)
                 continue
-            for m in range(n):
-                if moves[m, M_CAPTURED] == 0 and moves[m, M_MAN] == 0:
-                    check += rank_kings(np.int64(mirror_bb(moves[m, M_WK])), np.int64(mirror_bb(moves[m, M_BK])),
-                                        men[other, 0] | men[other, 1], counts[other, 1], counts[other, 3])
+            for shift in (4, 3, 5):
+                if shift == 4:
+                    dest = (pm >> 4) & empty
+                elif shift == 3:
+                    dest = ((pm & perft.EVEN_NOT_RIGHT) >> 3) & empty
                 else:
-                    nbm = np.int64(mirror_bb(moves[m, M_WM]))
-                    nbk = np.int64(mirror_bb(moves[m, M_WK]))
-                    if nbm | nbk:
-                        check += solve.flat_index(nbm, nbk, np.int64(mirror_bb(moves[m, M_BM])),
-                                                  np.int64(mirror_bb(moves[m, M_BK])), offsets)
+                    dest = ((pm & perft.ODD_NOT_LEFT) >> 5) & empty
+                while dest:
+                    t = dest & -dest
+                    dest ^= t
+                    crowned = t & perft.WHITE_CROWN
+                    npm, npk = pm ^ (t << shift) ^ (t ^ crowned), pk | crowned
+                    check += npm ^ npk
+                    if steps >= STEP_INDEX:
+                        check += solve.flat_index(om, ok, npm, npk, offsets)
+            if steps >= STEP_INDEX:
+                check += solve.add_king_steps(pm, pk, om, ok, counts[other, 3], other * size, succ, 0)
+            elif pk:
+                check += perft.popcount64((pk >> 4) & empty) + perft.popcount64((pk << 4) & empty)
     return check
 
 
@@ -103,42 +127,60 @@ def cpu(function, *args, **kwargs):
 
 def pick_pair(pieces: int, key: str | None) -> builder.Pair:
     """The pair named `key`, or the largest pair of `pieces` pieces with men on both sides."""
-    pairs = builder.plan_pairs(pieces)
     if key is not None:
-        for pair in pairs:
+        for pair in builder.plan_pairs(Material.parse(key).pieces):
             if key in (m.name for m in pair.materials):
                 return pair
-        raise SystemExit(f"no pair {key!r} up to {pieces} pieces")
+        raise SystemExit(f"no pair {key!r}")
+    pairs = builder.plan_pairs(pieces)
     mixed = [p for p in pairs if p.materials[0].pieces == pieces
              and p.materials[0].black_men and p.materials[0].white_men]
     return max(mixed, key=lambda p: p.positions)
 
 
-def profile_pair(directory: Path, pair: builder.Pair) -> list[tuple[str, float]]:
-    """(phase, CPU seconds) of solving `pair` again from the tables in `directory`."""
+def warm_up(presets: tuple) -> None:
+    """Load or compile every kernel the timings call (a two-piece pair solved in memory)."""
+    pair = builder.plan_pairs(2)[0]
+    tables = builder.load_dependencies(Path("."), [], pair.materials, presets)
+    builder.solve_pair(pair.materials, tables)
+
+
+def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
+                 ) -> list[tuple[str, float]]:
+    """(phase, CPU seconds) of solving `pair` again from the tables in `directory` (read only).
+
+    The pair's files are written to `out`.
+    """
     materials = pair.materials
     first, last = materials[0], materials[-1]
     counts = np.array([[m.black_men, m.black_kings, m.white_men, m.white_kings] for m in (first, last)],
                       dtype=np.int64)
     configs = solve.order_units(first.black_men, first.white_men, len(materials) == 1)
-    tables, load = cpu(builder.load_dependencies, directory, builder.dependency_materials(pair), materials)
+    warm_up(presets)
+    tables, load = cpu(builder.load_dependencies, directory, builder.dependency_materials(pair), materials,
+                       presets)
     walk_pair(counts, configs[:1], tables.offsets, STEP_INDEX)  # compile outside the timings
     _, unrank = cpu(walk_pair, counts, configs, tables.offsets, STEP_UNRANK)
     _, generate = cpu(walk_pair, counts, configs, tables.offsets, STEP_GENERATE)
     _, index = cpu(walk_pair, counts, configs, tables.offsets, STEP_INDEX)
 
     halves = 1 if (len(materials) == 1 and first.men == 0) else 2
-    scratch = solve.Scratch(slice_unit_size(first), halves=halves, kings=(first.black_kings, first.white_kings))
+    scratch = solve.Scratch(slice_unit_size(first), halves=halves, kings=(first.black_kings, first.white_kings),
+                            layers=len(presets))
     bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries = scratch.arrays()
+    limits = np.array([p.limit for p in presets], dtype=np.int64)
+    man_resets = np.array([p.man_move_resets for p in presets], dtype=np.bool_)
     size = unit_size(*counts[0])
     code_a, code_b = (builder.code_of_material(m) for m in (first, last))
-    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    moves = solve.new_move_scratch()
     heads = np.full(solve.MAX_DEPTH + 2, -1, dtype=np.int64)
     men = np.zeros((2, 2), dtype=np.int64)
     base = np.zeros(2, dtype=np.int64)
     progress = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
     symmetric = len(materials) == 1
-    collect = invert = propagate = 0.0
+    collect = invert = check = 0.0
+    layer_seconds = np.zeros(len(presets) + 1)
+    share = 8 * (len(presets) + 1)
     for ca in configs:
         bm_a, wm_a = unrank_men(ca, counts[0, 0], counts[0, 2])
         men[0] = bm_a, wm_a
@@ -153,53 +195,79 @@ def profile_pair(directory: Path, pair: builder.Pair) -> list[tuple[str, float]]
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         t0 = time.process_time()
         status = solve.collect_moves(counts, unit_halves, size, men, bk_arr, wk_arr, tables.offsets, tables.wld,
-                                     tables.dtw, moves, succ_start, succ, node, progress)
+                                     tables.dtw, tables.rcat, tables.rdtz, limits, man_resets, moves,
+                                     succ_start, succ, node, progress)
         t1 = time.process_time()
         solve.invert_edges(n, succ_start, succ, pred_start, pred)
         t2 = time.process_time()
-        status |= solve.propagate(n, pred_start, pred, node, entries, heads, size, base, tables.wld, tables.dtw,
-                                  progress)
-        t3 = time.process_time()
-        if status != solve.OK:
-            raise SystemExit(f"solving {pair.key} failed: status {status}")
         collect += t1 - t0
         invert += t2 - t1
-        propagate += t3 - t2
-    with tempfile.TemporaryDirectory(prefix="egtb-profile-") as out:
-        _, write = cpu(builder.write_pair, Path(out), materials, tables, rules="wcdf", seconds=0.0)
+        status |= solve.propagate(n, pred_start, pred, node[0], entries, heads, size, base, tables.wld,
+                                  tables.dtw, progress, share)
+        layer_seconds[0] += time.process_time() - t2
+        for layer in range(len(presets)):
+            t = time.process_time()
+            status |= solve.propagate(n, pred_start, pred, node[layer + 1], entries, heads, size, base,
+                                      tables.rcat[layer], tables.rdtz[layer], progress, share, limits[layer])
+            layer_seconds[layer + 1] += time.process_time() - t
+        t = time.process_time()
+        same = solve.same_wdl(n, size, base, tables.wld, tables.rcat)
+        check += time.process_time() - t
+        if status != solve.OK or not same:
+            raise SystemExit(f"solving {pair.key} failed: status {status}, same wdl {same}")
+    t = time.process_time()
+    for material in materials:
+        part = tables.slice_of(material)
+        builder.summarise(material, tables.wld[part], tables.dtw[part])
+        for row, preset in enumerate(presets):
+            rule_layer.make_layer(preset, tables.rcat[row, part], tables.rdtz[row, part])
+    summaries = time.process_time() - t
+    out.mkdir(parents=True, exist_ok=True)
+    _, write = cpu(builder.write_pair, out, materials, tables, seconds=0.0)
     return [
         ("load dependencies (read, decompress)", load),
         ("unrank (men configurations, king placements)", unrank),
-        ("move generation (generate_moves)", generate - unrank),
+        ("move generation", generate - unrank),
         ("successor indexing (mirror, rank)", index - generate),
-        ("value lookups and exit folding", collect - (index - unrank)),
+        ("value lookups and exit folding (all layers)", collect - (index - unrank)),
         ("edge inversion", invert),
-        ("propagation (bucket queue, value writes)", propagate),
-        ("write (summaries, compression, checksums, HDF5)", write),
+        *((f"propagation, {name}", seconds) for name, seconds in
+          zip(["rule-free (WDL, DTW)"] + [f"layer {p.name}" for p in presets], layer_seconds)),
+        ("layer check (same win/draw/loss)", check),
+        ("write: summaries and layer counts", summaries),
+        ("write: packing, checksums, compression, HDF5", write - summaries),
     ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pieces", type=int, default=5, help="build up to this many pieces (5 takes about 30 s)")
-    parser.add_argument("--pair", default=None, help="material of the pair to profile, e.g. 2m1k-1m1k")
-    parser.add_argument("--tables", type=Path, default=None, help="reuse a table directory built up to --pieces")
+    parser.add_argument("--pair", default=None, help="material of the pair to profile, e.g. 1m2k-1m2k")
+    parser.add_argument("--tables", type=Path, default=None,
+                        help="read the dependency tables from this complete directory (read only, not built)")
+    parser.add_argument("--out", type=Path, default=None, help="where the profiled pair's files are written")
+    parser.add_argument("--rules", default=builder.DEFAULT_RULES, help="rule layers to solve (default all)")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    directory = args.tables or Path(tempfile.mkdtemp(prefix="egtb-profile-"))
-    start = time.perf_counter()
-    builder.build(args.pieces, directory=directory, jobs=args.jobs, progress=False)
-    print(f"tables up to {args.pieces} pieces built or found complete in {directory} "
-          f"({time.perf_counter() - start:.1f} s wall)")
+    presets = rule_layer.parse_presets(args.rules)
+    if args.tables is None:
+        directory = Path(tempfile.mkdtemp(prefix="egtb-profile-"))
+        start = time.perf_counter()
+        builder.build(args.pieces, directory=directory, jobs=args.jobs, rules=args.rules, progress=False)
+        print(f"tables up to {args.pieces} pieces built in {directory} ({time.perf_counter() - start:.1f} s wall)")
+    else:
+        directory = args.tables
     pair = pick_pair(args.pieces, args.pair)
-    phases = profile_pair(directory, pair)
+    out = args.out or Path(tempfile.mkdtemp(prefix="egtb-profile-out-"))
+    phases = profile_pair(directory, out, pair, presets)
     total = sum(seconds for _, seconds in phases)
     print(f"\npair {'/'.join(m.name for m in pair.materials)}: {pair.positions:,} positions, "
-          f"CPU seconds by phase (load average {os.getloadavg()[0]:.1f})")
+          f"rules {args.rules}, CPU seconds by phase (load average {os.getloadavg()[0]:.1f})")
     width = max(len(name) for name, _ in phases)
     for name, seconds in phases:
-        print(f"  {name.ljust(width)}  {seconds:7.3f}  {100 * seconds / total:5.1f}%")
-    print(f"  {'total'.ljust(width)}  {total:7.3f}  {pair.positions / total:,.0f} positions/s")
+        print(f"  {name.ljust(width)}  {seconds:8.3f}  {100 * seconds / total:5.1f}%")
+    print(f"  {'total'.ljust(width)}  {total:8.3f}  {pair.positions / total:,.0f} positions/s "
+          f"({total / pair.positions * 1e6:.2f} CPU s per million positions)")
 
 
 if __name__ == "__main__":
