@@ -1,22 +1,24 @@
 """Where a table build's time goes: one material pair solved phase by phase (prints figures).
 
-Run: ``.venv/bin/python bench/profile_build.py [--pieces 5] [--pair KEY] [--tables DIR]``
+Run: ``.venv/bin/python bench/profile_build.py [--pieces 5] [--pair KEY] [--tables DIR] [--out DIR]``
 
-Builds every table up to ``--pieces`` (or reuses ``--tables DIR``), then solves
+Builds every table up to ``--pieces`` (or reads a complete ``--tables DIR``
+without writing there, e.g. ``--pair 2k-4k --tables /work/egtb6``), then solves
 one pair again in this process (default: the largest pair with men on both
 sides with the most pieces) and times each phase on its own, calling the
 solver's kernels (:mod:`egtb.tables.solve`) one at a time:
 
 - load: reading the dependency tables from disk into the flat arrays;
 - unrank: men configuration and king placements of every unit;
-- move generation: set-wise moves of every position (captures through
-  :mod:`egtb.rules.perft`'s search), each successor's bitboards made;
+- move generation: ``generate_moves`` for every position;
 - successor indexing: mirroring each successor and ranking it (king steps in
   the unit, exits in their material);
 - value lookups: reading the exits' values and folding them into the node
   table (the rest of ``collect_moves``);
-- propagation: edge inversion and the bucket-queue retrograde pass;
-- write: summaries, compression, checksums and the HDF5 file.
+- propagation: edge inversion, then the bucket-queue retrograde pass of the
+  rule-free values and of each rule layer (``--rules``, default all);
+- write: summaries and layer counts, then packing, checksums, compression
+  and the HDF5 files (written to ``--out``).
 
 Unrank, generation and indexing are timed by three passes of a kernel of this
 file that stop after 1, 2 or 3 of those steps (the difference of two passes is
@@ -35,10 +37,10 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.rules import perft
+from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
 from egtb.tables import build as builder
 from egtb.tables import rule_layer, solve
-from egtb.tables.index import rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
+from egtb.tables.index import rank_kings, rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
 from egtb.tables.material import Material, mirror_bb
 
 STEP_UNRANK = 1
@@ -50,8 +52,8 @@ STEP_INDEX = 3
 def walk_pair(counts, configs, offsets, steps):
     """Unrank every unit (steps >= 1), generate moves (>= 2), index successors (>= 3).
 
-    Mirrors the loop of solve_units/collect_moves (the node mirrored, set-wise
-    moves) without solving; returns a checksum so that nothing is optimised away.
+    Mirrors the loop of solve_units/collect_moves without solving; returns a
+    checksum so that nothing is optimised away.
     """
     symmetric = True
     for j in range(4):
@@ -60,8 +62,7 @@ def walk_pair(counts, configs, offsets, steps):
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
     bk_arr = np.zeros(2 * size, dtype=np.int64)
     wk_arr = np.zeros(2 * size, dtype=np.int64)
-    scratch = np.zeros((perft.CAPTURE_ROWS + perft.MAX_JUMPS + 1, 4), dtype=np.int64)
-    succ = np.zeros(64, dtype=np.int32)
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
     men = np.zeros((2, 2), dtype=np.int64)
     check = 0
     for u in range(configs.shape[0]):
@@ -79,42 +80,20 @@ def walk_pair(counts, configs, offsets, steps):
         for i in range(halves * size):
             h = i // size
             other = (1 - h) if halves == 2 else h
-            pm, om = men[1 - h, 1], men[1 - h, 0]
-            pk, ok = np.int64(mirror_bb(bk_arr[i])), np.int64(mirror_bb(wk_arr[i]))
-            empty = perft.FULL & ~(pm | pk | om | ok)
-            jumpers = perft.jumpers(pm, pk, om | ok, empty, 1)
-            if jumpers:
-                caps = perft.captures(pm, pk, om | ok, empty, jumpers, 1, scratch)
-                for c in range(caps):
-                    f, t, taken = scratch[c, 0], scratch[c, 1], scratch[c, 2]
-                    if pk & f:
-                        npm, npk = pm, pk ^ f ^ t
-                    else:
-                        crowned = t & perft.WHITE_CROWN
-                        npm, npk = pm ^ f ^ (t ^ crowned), pk | crowned
-                    check += npm ^ npk
-                    if steps >= STEP_INDEX and (om & ~taken) | (ok & ~taken):
-                        check += solve.flat_index(om & ~taken, ok & ~taken, npm, npk, offsets)
+            n = generate_moves(men[h, 0], bk_arr[i], men[h, 1], wk_arr[i], 0, moves)
+            check += n
+            if steps < STEP_INDEX:
                 continue
-            for shift in (4, 3, 5):
-                if shift == 4:
-                    dest = (pm >> 4) & empty
-                elif shift == 3:
-                    dest = ((pm & perft.EVEN_NOT_RIGHT) >> 3) & empty
+            for m in range(n):
+                if moves[m, M_CAPTURED] == 0 and moves[m, M_MAN] == 0:
+                    check += rank_kings(np.int64(mirror_bb(moves[m, M_WK])), np.int64(mirror_bb(moves[m, M_BK])),
+                                        men[other, 0] | men[other, 1], counts[other, 1], counts[other, 3])
                 else:
-                    dest = ((pm & perft.ODD_NOT_LEFT) >> 5) & empty
-                while dest:
-                    t = dest & -dest
-                    dest ^= t
-                    crowned = t & perft.WHITE_CROWN
-                    npm, npk = pm ^ (t << shift) ^ (t ^ crowned), pk | crowned
-                    check += npm ^ npk
-                    if steps >= STEP_INDEX:
-                        check += solve.flat_index(om, ok, npm, npk, offsets)
-            if steps >= STEP_INDEX:
-                check += solve.add_king_steps(pm, pk, om, ok, counts[other, 3], other * size, succ, 0)
-            elif pk:
-                check += perft.popcount64((pk >> 4) & empty) + perft.popcount64((pk << 4) & empty)
+                    nbm = np.int64(mirror_bb(moves[m, M_WM]))
+                    nbk = np.int64(mirror_bb(moves[m, M_WK]))
+                    if nbm | nbk:
+                        check += solve.flat_index(nbm, nbk, np.int64(mirror_bb(moves[m, M_BM])),
+                                                  np.int64(mirror_bb(moves[m, M_BK])), offsets)
     return check
 
 
@@ -172,7 +151,7 @@ def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
     man_resets = np.array([p.man_move_resets for p in presets], dtype=np.bool_)
     size = unit_size(*counts[0])
     code_a, code_b = (builder.code_of_material(m) for m in (first, last))
-    moves = solve.new_move_scratch()
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
     heads = np.full(solve.MAX_DEPTH + 2, -1, dtype=np.int64)
     men = np.zeros((2, 2), dtype=np.int64)
     base = np.zeros(2, dtype=np.int64)

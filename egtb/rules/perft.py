@@ -262,13 +262,6 @@ def _captures(pm, pk, opp, empty, jumpers, turn, buf):
     return n
 
 
-#: The set-wise capture search, shared with the table builder (:mod:`egtb.tables.solve`):
-#: ``jumpers(pm, pk, opp, empty, turn)`` and ``captures(pm, pk, opp, empty, jumpers, turn, buf)``
-#: (rows ``C_FROM``, ``C_TO``, ``C_CAPTURED``).
-jumpers = _jumpers
-captures = _captures
-
-
 # --- perft ------------------------------------------------------------------------
 # Only _perft and _perft_hashed call themselves; every helper is a leaf (numba's
 # cache cannot load mutually recursive functions).

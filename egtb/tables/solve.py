@@ -36,12 +36,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.rules import perft
-from egtb.rules.perft import CAPTURE_ROWS, EVEN_NOT_RIGHT, FULL, MAX_JUMPS, ODD_NOT_LEFT, WHITE_CROWN
-from egtb.tables.index import (BINOM, material_code, men_config_total, popcount, position_index, rank_men,
-                        rank_subset, unit_size, unrank_men, unrank_unit)
+from egtb.tables.index import (material_code, men_config_total, popcount, position_index, rank_kings, rank_men,
+                        unit_size, unrank_men, unrank_unit)
 from egtb.tables.material import mirror_bb
 from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN
+from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
+                          generate_moves)
 
 
 #: Offset of a material not loaded in the flat arrays.
@@ -87,6 +87,46 @@ def flat_index(bm, bk, wm, wk, offsets):
 UNSOLVED_CATEGORY = -128
 CAT_WIN = 2  #: Category.WIN (decisive under the rule); -CAT_WIN is Category.LOSS
 CAT_CURSED = 1  #: Category.CURSED_WIN; -CAT_CURSED is Category.BLESSED_LOSS
+
+#: Successor "index" of a position whose side to move has no pieces (lost in 0).
+NO_PIECES = np.int64(-2)
+
+
+@njit(cache=True)
+def successor_index(bm, bk, wm, wk, offsets, wld):
+    """(flat index, status) of the position after Black's move (White to move).
+
+    The successor is mirrored to Black to move first; a side left without
+    pieces gives :data:`NO_PIECES` (it has lost in 0).
+    """
+    nbm = np.int64(mirror_bb(wm))
+    nbk = np.int64(mirror_bb(wk))
+    nwm = np.int64(mirror_bb(bm))
+    nwk = np.int64(mirror_bb(bk))
+    if nbm == 0 and nbk == 0:
+        return NO_PIECES, OK
+    i = flat_index(nbm, nbk, nwm, nwk, offsets)
+    if i < 0:
+        return i, ERR_MISSING_TABLE
+    if wld[i] == UNKNOWN:
+        return i, ERR_UNSOLVED_SUCCESSOR
+    return i, OK
+
+
+@njit(cache=True)
+def successor_value(bm, bk, wm, wk, offsets, wld, dtw):
+    """(value, dtw, status) of the position after Black's move (White to move).
+
+    The successor is mirrored to Black to move first; a side left without
+    pieces has lost in 0.
+    """
+    i, status = successor_index(bm, bk, wm, wk, offsets, wld)
+    if status != OK:
+        return UNKNOWN, 0, status
+    if i == NO_PIECES:
+        return LOSS, 0, OK
+    return wld[i], np.int64(dtw[i]), OK
+
 
 @njit(cache=True)
 def config_potential(bm, wm):
@@ -198,7 +238,7 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
     code_b = material_code(counts[1, 0], counts[1, 1], counts[1, 2], counts[1, 3])
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
     layers = limits.shape[0]
-    scratch = np.zeros((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
     heads = np.full(MAX_DEPTH + 2, -1, dtype=np.int64)
     men = np.zeros((2, 2), dtype=np.int64)
     base = np.zeros(2, dtype=np.int64)
@@ -217,7 +257,7 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
             unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         status = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw,
-                               rcat, rdtz, limits, man_resets, scratch, succ_start, succ, node,
+                               rcat, rdtz, limits, man_resets, moves, succ_start, succ, node,
                                progress)
         if status != OK:
             return status
@@ -253,25 +293,14 @@ def same_wdl(n, size, base, wld, rcat):
     return True
 
 
-def new_move_scratch() -> np.ndarray:
-    """The capture buffer :func:`collect_moves` takes (captures, then a search stack)."""
-    return np.zeros((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
-
-
 @njit(cache=True)
 def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, rcat, rdtz,
-                  limits, man_resets, scratch, succ_start, succ, node, progress):
+                  limits, man_resets, moves, succ_start, succ, node, progress):
     """Generate every node's moves once: in-unit edges to `succ`, exits summarised in `node`.
 
     ``node[0]`` gets the rule-free exit values, ``node[1 + layer]`` those under
     each rule layer (:func:`record_rule_exit`). Counts half a position in
     `progress` per node (every :data:`PROGRESS_STEP` nodes).
-
-    Moves are generated set-wise on the mirrored board (:func:`fold_exits`), so
-    that every successor comes out already as the Black-to-move position it is
-    looked up as; a king step's successor is ranked in the other half of the
-    unit, with the rank of the (unmoved) new black kings computed once per node.
-    `scratch`: capture buffer (:func:`new_move_scratch`).
     """
     e = 0
     n = halves * size
@@ -281,163 +310,62 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, 
             progress[P_POSITIONS] = start + i // 2
         h = i // size
         other = (1 - h) if halves == 2 else h
-        # the node mirrored (men[1 - h] holds half h's men mirrored, also in a
-        # one-half unit): Black's pieces move up the board, and a successor
-        # (White's pieces first) is Black to move as it is
-        pm = men[1 - h, 1]
-        om = men[1 - h, 0]
-        pk = np.int64(mirror_bb(bk_arr[i]))
-        ok = np.int64(mirror_bb(wk_arr[i]))
+        bm, wm = men[h, 0], men[h, 1]
+        bk, wk = bk_arr[i], wk_arr[i]
+        nmoves = generate_moves(bm, bk, wm, wk, 0, moves)
+        succ_start[i] = e
         for t in range(node.shape[0]):
             node[t, i, N_EXIT_WIN] = NO_WIN
             node[t, i, N_EXIT_DRAW] = 0
             node[t, i, N_LOSS_DEPTH] = 0
-        succ_start[i] = e
-        nmoves, status = fold_exits(i, pm, pk, om, ok, offsets, wld, dtw, rcat, rdtz, limits,
-                                    man_resets, scratch, node)
-        if status != OK:
-            return status
-        if nmoves >= 0:
-            e = add_king_steps(pm, pk, om, ok, counts[other, 3], other * size, succ, e)
-        else:
-            nmoves = -nmoves
+            node[t, i, N_MOVES] = nmoves
+        for m in range(nmoves):
+            if moves[m, M_CAPTURED] == 0 and moves[m, M_MAN] == 0:
+                # a king step: the mirrored successor is in the other half of the unit
+                sk_b = np.int64(mirror_bb(moves[m, M_WK]))
+                sk_w = np.int64(mirror_bb(moves[m, M_BK]))
+                k = rank_kings(sk_b, sk_w, men[other, 0] | men[other, 1],
+                               counts[other, 1], counts[other, 3])
+                succ[e] = other * size + k
+                e += 1
+                continue
+            target, status = successor_index(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM],
+                                             moves[m, M_WK], offsets, wld)
+            if status != OK:
+                return status
+            if target == NO_PIECES:
+                for t in range(node.shape[0]):
+                    record_exit(node[t], i, LOSS, 0)
+                continue
+            record_exit(node[0], i, wld[target], np.int64(dtw[target]))
+            capture_or_crowning = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0
+            for layer in range(limits.shape[0]):
+                category = rcat[layer, target]
+                if category == UNSOLVED_CATEGORY:
+                    return ERR_UNSOLVED_SUCCESSOR
+                zeroing = capture_or_crowning or man_resets[layer]
+                record_rule_exit(node[layer + 1], i, category, np.int64(rdtz[layer, target]),
+                                 limits[layer], zeroing)
         for t in range(node.shape[0]):
-            node[t, i, N_MOVES] = nmoves + e - succ_start[i]
             node[t, i, N_REMAINING] = e - succ_start[i]
     succ_start[n] = e
     return OK
 
 
-@njit(cache=True)
-def fold_exits(i, pm, pk, om, ok, offsets, wld, dtw, rcat, rdtz, limits, man_resets, scratch,
-               node):
-    """Fold node i's exits into its node tables; return (moves, status).
-
-    The node is given mirrored (`pm`, `pk`: Black's men and kings, moving up).
-    When Black must capture, every move is a capture: returns minus their
-    number (no king step follows). Otherwise folds the man moves (a crowning or,
-    under a preset whose man moves reset the counter, any man move zeroes) and
-    returns their number, king steps left to :func:`add_king_steps`.
-    """
-    empty = FULL & ~(pm | pk | om | ok)
-    opp = om | ok
-    jumpers = perft.jumpers(pm, pk, opp, empty, 1)
-    if jumpers:
-        caps = perft.captures(pm, pk, opp, empty, jumpers, 1, scratch)
-        for c in range(caps):
-            f = scratch[c, perft.C_FROM]
-            t = scratch[c, perft.C_TO]
-            taken = scratch[c, perft.C_CAPTURED]
-            if pk & f:
-                npm, npk = pm, pk ^ f ^ t
-            else:
-                crowned = t & WHITE_CROWN
-                npm, npk = pm ^ f ^ (t ^ crowned), pk | crowned
-            status = fold_exit(node, i, om & ~taken, ok & ~taken, npm, npk, True, offsets, wld,
-                               dtw, rcat, rdtz, limits, man_resets)
-            if status != OK:
-                return 0, status
-        return -caps, OK
-    nmoves = 0
-    for shift in (4, 3, 5):
-        if shift == 4:
-            dest = (pm >> 4) & empty
-        elif shift == 3:
-            dest = ((pm & EVEN_NOT_RIGHT) >> 3) & empty
-        else:
-            dest = ((pm & ODD_NOT_LEFT) >> 5) & empty
-        while dest:
-            t = dest & -dest
-            dest ^= t
-            crowned = t & WHITE_CROWN
-            status = fold_exit(node, i, om, ok, pm ^ (t << shift) ^ (t ^ crowned), pk | crowned,
-                               crowned != 0, offsets, wld, dtw, rcat, rdtz, limits, man_resets)
-            if status != OK:
-                return 0, status
-            nmoves += 1
-    return nmoves, OK
-
-
 @njit(cache=True, inline="always")
-def fold_exit(node, i, nbm, nbk, nwm, nwk, capture_or_crowning, offsets, wld, dtw, rcat, rdtz,
-              limits, man_resets):
-    """Fold the exit to the Black-to-move position (nbm, nbk, nwm, nwk) into node i; a status."""
-    if nbm == 0 and nbk == 0:  # the opponent has no pieces left: lost in 0
-        for t in range(node.shape[0]):
-            record_exit(node, t, i, LOSS, 0)
-        return OK
-    target = flat_index(nbm, nbk, nwm, nwk, offsets)
-    if target < 0:
-        return ERR_MISSING_TABLE
-    if wld[target] == UNKNOWN:
-        return ERR_UNSOLVED_SUCCESSOR
-    record_exit(node, 0, i, wld[target], np.int64(dtw[target]))
-    for layer in range(limits.shape[0]):
-        category = rcat[layer, target]
-        if category == UNSOLVED_CATEGORY:
-            return ERR_UNSOLVED_SUCCESSOR
-        zeroing = capture_or_crowning or man_resets[layer]
-        record_rule_exit(node, layer + 1, i, category, np.int64(rdtz[layer, target]),
-                         limits[layer], zeroing)
-    return OK
-
-
-@njit(cache=True, inline="always")
-def add_king_steps(pm, pk, om, ok, n_wk, first, succ, e):
-    """Append the in-unit successors of Black's king steps (mirrored node); return the new end.
-
-    A successor has the new black kings `ok` (unmoved) and the new white kings
-    `pk` with one king moved (`n_wk` of them); `first` is the first node of its
-    half. Ranks as :func:`egtb.tables.index.rank_kings`, the black kings' part once.
-    """
-    if pk == 0:
-        return e
-    empty = FULL & ~(pm | pk | om | ok)
-    free = ~(pm | om) & FULL
-    free2 = free & ~ok
-    black = first + rank_subset(ok, free) * BINOM[popcount(free2), n_wk]
-    for shift in (4, 3, 5):
-        # toward lower squares
-        if shift == 4:
-            dest = (pk >> 4) & empty
-        elif shift == 3:
-            dest = ((pk & EVEN_NOT_RIGHT) >> 3) & empty
-        else:
-            dest = ((pk & ODD_NOT_LEFT) >> 5) & empty
-        while dest:
-            t = dest & -dest
-            dest ^= t
-            succ[e] = black + rank_subset(pk ^ (t << shift) ^ t, free2)
-            e += 1
-        # toward higher squares
-        if shift == 4:
-            dest = (pk << 4) & empty
-        elif shift == 3:
-            dest = ((pk & ODD_NOT_LEFT) << 3) & empty
-        else:
-            dest = ((pk & EVEN_NOT_RIGHT) << 5) & empty
-        while dest:
-            t = dest & -dest
-            dest ^= t
-            succ[e] = black + rank_subset(pk ^ (t >> shift) ^ t, free2)
-            e += 1
-    return e
-
-
-@njit(cache=True, inline="always")
-def record_exit(node, t, i, v, d):
-    """Fold the value of one exit (for the opponent, to move there) into node i of table t."""
+def record_exit(node, i, v, d):
+    """Fold the value of one exit (for the opponent, to move there) into node i."""
     if v == LOSS:
-        node[t, i, N_EXIT_WIN] = min(node[t, i, N_EXIT_WIN], d + 1)
+        node[i, N_EXIT_WIN] = min(node[i, N_EXIT_WIN], d + 1)
     elif v == WIN:
-        node[t, i, N_LOSS_DEPTH] = max(node[t, i, N_LOSS_DEPTH], d + 1)
+        node[i, N_LOSS_DEPTH] = max(node[i, N_LOSS_DEPTH], d + 1)
     else:
-        node[t, i, N_EXIT_DRAW] = 1
+        node[i, N_EXIT_DRAW] = 1
 
 
 @njit(cache=True, inline="always")
-def record_rule_exit(node, t, i, category, dtz, limit, zeroing):
-    """Fold one exit into node i of table t (a rule layer), from the target's category and DTZ.
+def record_rule_exit(node, i, category, dtz, limit, zeroing):
+    """Fold one exit into node i of a rule layer, from the target's category and DTZ.
 
     A quiet exit (a man move that does not reset the counter) continues the
     count: the target's DTZ plus one. A zeroing exit ends it: a target decisive
@@ -449,7 +377,7 @@ def record_rule_exit(node, t, i, category, dtz, limit, zeroing):
     v = LOSS if category < 0 else (WIN if category > 0 else DRAW)
     if zeroing and v != DRAW:
         dtz = 0 if (category == CAT_WIN or category == -CAT_WIN) else limit
-    record_exit(node, t, i, v, dtz)
+    record_exit(node, i, v, dtz)
 
 
 @njit(cache=True)
