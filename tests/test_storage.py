@@ -110,3 +110,18 @@ def test_chunks_compressed_here_give_the_same_file_as_hdf5_filters(tmp_path, mon
     assert paths[0].read_bytes() == paths[1].read_bytes()
     data = storage.open_table(paths[1])
     assert np.array_equal(data.dtw, dtw) and np.array_equal(data.wld, wld)
+
+
+def test_a_forked_child_compresses_with_its_own_threads(tmp_path):
+    """The parent's chunk-compression pool is not reused (and never waited on) in a fork."""
+    import multiprocessing
+    material = Material.parse("2k-2k")
+    wld = np.ones(storage.CHUNK * 2, dtype=np.uint8)
+    dtw = np.arange(storage.CHUNK * 2, dtype=np.uint16)
+    storage.write_table(tmp_path / "parent.h5", material, wld, dtw)  # the parent's pool exists
+    child = multiprocessing.get_context("fork").Process(
+        target=storage.write_table, args=(tmp_path / "child.h5", material, wld, dtw))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    assert np.array_equal(storage.open_table(tmp_path / "child.h5").dtw, dtw)

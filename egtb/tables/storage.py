@@ -220,16 +220,23 @@ def _write_dataset(f: h5py.Group, name: str, data: np.ndarray) -> None:
 
 #: Compress chunks in this process (False: leave it to HDF5's filters, one chunk at a time).
 DIRECT_CHUNKS = True
-_POOL: list = []
+#: (process id, thread pool) of the pool compressing chunks.
+_POOL: dict = {}
 
 
 def _pool():
-    """The process's thread pool compressing chunks (created on first use)."""
-    if not _POOL:
+    """This process's thread pool compressing chunks (created on first use).
+
+    Keyed by process id: a worker forked from a process that had a pool gets
+    its own (the parent's threads do not exist in the child).
+    """
+    pid = os.getpid()
+    if pid not in _POOL:
         from concurrent.futures import ThreadPoolExecutor
-        _POOL.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
-                                        thread_name_prefix="egtb-compress"))
-    return _POOL[0]
+        _POOL.clear()
+        _POOL[pid] = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                                        thread_name_prefix="egtb-compress")
+    return _POOL[pid]
 
 
 def compress_chunk(data: np.ndarray, start: int) -> bytes:
