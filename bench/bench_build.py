@@ -5,6 +5,15 @@ Usage:
     .venv/bin/python bench/bench_build.py --pieces 5 --baseline   # none, then all layers
     .venv/bin/python bench/bench_build.py --six-pairs 3 --dir DIR   # after --pieces 5
 
+``--before DIR --six-tables T --six PAIR,PAIR`` compares this code with an untouched
+checkout (DIR, e.g. ``git archive main | tar -x -C DIR``) in the same run: each
+side runs in its own subprocess (``PYTHONPATH`` pointing at its code, numba
+kernels compiled before the clock starts) and reports CPU seconds (its own and
+its workers') per million positions, for everything up to ``--pieces`` and for
+each named six-piece pair, built from the tables in T (read only, through a
+directory of links; the pair's files are written next to the links), with
+``--rules none`` and with the chosen layers.
+
 ``--six-pairs K`` then builds the first K six-piece material pairs of the plan
 (the kings-only ones come first: the largest units, so the worst memory) and
 extrapolates the time of all 2.4 billion six-piece positions. ``--baseline``
@@ -85,6 +94,57 @@ def bench_six(count: int, *, directory: Path, jobs: int, rules: str = "all") -> 
           f"all {total:,} would take about {total / rate / jobs / 60:.0f} min on {jobs} cores")
 
 
+def measure(pieces: int, six: list[str], six_tables: Path | None, *, jobs: int,
+            rules: str) -> dict:
+    """CPU seconds and positions of building up to `pieces` and each pair of `six` (fresh dirs)."""
+    import os
+    warm = Path(tempfile.mkdtemp(prefix="egtb-bench-warm-"))
+    builder.build(3, directory=warm, jobs=1, rules=rules, progress=False)  # compile first
+    out = {}
+    cpu0, start = _cpu(), time.perf_counter()
+    report = builder.build(pieces, directory=Path(tempfile.mkdtemp(prefix="egtb-bench-")),
+                           jobs=jobs, rules=rules, progress=False)
+    out[f"up to {pieces}"] = (_cpu() - cpu0, time.perf_counter() - start, report.positions)
+    for key in six:
+        pair = next(p for p in builder.plan_pairs(6) if key in (m.name for m in p.materials))
+        links = Path(tempfile.mkdtemp(prefix="egtb-bench-six-"))
+        own = {m.name for m in pair.materials}
+        for path in six_tables.glob("*.h5"):
+            if path.stem not in own:
+                os.symlink(path.resolve(), links / path.name)
+        cpu0, start = _cpu(), time.perf_counter()
+        builder.build_pair(links, pair, builder.dependency_materials(pair), rules=rules)
+        out[pair.key] = (_cpu() - cpu0, time.perf_counter() - start, pair.positions)
+    return out
+
+
+def compare(before: Path, pieces: int, six: list[str], six_tables: Path | None, *, jobs: int,
+            rules: str) -> None:
+    """Print before/after CPU seconds per million positions, both measured in this run."""
+    import json
+    import os
+    import subprocess
+    import sys
+    here = Path(__file__).resolve().parents[1]
+    for layers in ("none", rules):
+        results = {}
+        for name, source in (("before", before), ("after", here)):
+            env = dict(os.environ, PYTHONPATH=str(source))
+            command = [sys.executable, __file__, "--measure", "--pieces", str(pieces),
+                       "--jobs", str(jobs), "--rules", layers, "--six", ",".join(six)]
+            if six_tables:
+                command += ["--six-tables", str(six_tables)]
+            line = subprocess.run(command, env=env, check=True, capture_output=True,
+                                  text=True).stdout.strip().splitlines()[-1]
+            results[name] = json.loads(line)
+        print(f"rules {layers}: CPU s per million positions (wall s in brackets)")
+        for key, (cpu, wall, positions) in results["after"].items():
+            old_cpu, old_wall, _ = results["before"][key]
+            print(f"  {key:12} {positions:>13,} positions  before {1e6 * old_cpu / positions:6.3f} "
+                  f"({old_wall:6.1f})  after {1e6 * cpu / positions:6.3f} ({wall:6.1f})  "
+                  f"speed-up {old_cpu / cpu:.2f}x CPU")
+
+
 def _cpu() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -102,7 +162,22 @@ def main() -> None:
     parser.add_argument("--rules", default="all", help="rule layers to build (default all)")
     parser.add_argument("--baseline", action="store_true",
                         help="first build without rule layers and print the ratio")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="checkout of the code to compare with (CPU s per million positions)")
+    parser.add_argument("--six", default="", help="six-piece pairs to time with --before, comma list")
+    parser.add_argument("--six-tables", type=Path, default=None,
+                        help="complete tables up to 6 pieces the --six pairs read (read only)")
+    parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    six = [key for key in args.six.split(",") if key]
+    if args.measure:
+        import json
+        print(json.dumps(measure(args.pieces, six, args.six_tables, jobs=args.jobs,
+                                 rules=args.rules)))
+        return
+    if args.before:
+        compare(args.before, args.pieces, six, args.six_tables, jobs=args.jobs, rules=args.rules)
+        return
     directory = args.dir or Path(tempfile.mkdtemp(prefix="egtb-bench-"))
     if args.baseline:
         base_wall, base_cpu = bench_all(args.pieces, jobs=args.jobs, rules="none",

@@ -1,8 +1,9 @@
 """Where a table build's time goes: one material pair solved phase by phase (prints figures).
 
-Run: ``.venv/bin/python bench/profile_build.py [--pieces 5] [--pair KEY] [--tables DIR]``
+Run: ``.venv/bin/python bench/profile_build.py [--pieces 5] [--pair KEY] [--tables DIR] [--out DIR]``
 
-Builds every table up to ``--pieces`` (or reuses ``--tables DIR``), then solves
+Builds every table up to ``--pieces`` (or reads a complete ``--tables DIR``
+without writing there, e.g. ``--pair 2k-4k --tables /work/egtb6``), then solves
 one pair again in this process (default: the largest pair with men on both
 sides with the most pieces) and times each phase on its own, calling the
 solver's kernels (:mod:`egtb.tables.solve`) one at a time:
@@ -14,8 +15,10 @@ solver's kernels (:mod:`egtb.tables.solve`) one at a time:
   the unit, exits in their material);
 - value lookups: reading the exits' values and folding them into the node
   table (the rest of ``collect_moves``);
-- propagation: edge inversion and the bucket-queue retrograde pass;
-- write: summaries, compression, checksums and the HDF5 file.
+- propagation: edge inversion, then the bucket-queue retrograde pass of the
+  rule-free values and of each rule layer (``--rules``, default all);
+- write: summaries and layer counts, then packing, checksums, compression
+  and the HDF5 files (written to ``--out``).
 
 Unrank, generation and indexing are timed by three passes of a kernel of this
 file that stop after 1, 2 or 3 of those steps (the difference of two passes is
@@ -36,9 +39,9 @@ from numba import njit
 
 from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
 from egtb.tables import build as builder
-from egtb.tables import solve
+from egtb.tables import rule_layer, solve
 from egtb.tables.index import rank_kings, rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
-from egtb.tables.material import mirror_bb
+from egtb.tables.material import Material, mirror_bb
 
 STEP_UNRANK = 1
 STEP_GENERATE = 2
@@ -103,33 +106,49 @@ def cpu(function, *args, **kwargs):
 
 def pick_pair(pieces: int, key: str | None) -> builder.Pair:
     """The pair named `key`, or the largest pair of `pieces` pieces with men on both sides."""
-    pairs = builder.plan_pairs(pieces)
     if key is not None:
-        for pair in pairs:
+        for pair in builder.plan_pairs(Material.parse(key).pieces):
             if key in (m.name for m in pair.materials):
                 return pair
-        raise SystemExit(f"no pair {key!r} up to {pieces} pieces")
+        raise SystemExit(f"no pair {key!r}")
+    pairs = builder.plan_pairs(pieces)
     mixed = [p for p in pairs if p.materials[0].pieces == pieces
              and p.materials[0].black_men and p.materials[0].white_men]
     return max(mixed, key=lambda p: p.positions)
 
 
-def profile_pair(directory: Path, pair: builder.Pair) -> list[tuple[str, float]]:
-    """(phase, CPU seconds) of solving `pair` again from the tables in `directory`."""
+def warm_up(presets: tuple) -> None:
+    """Load or compile every kernel the timings call (a two-piece pair solved in memory)."""
+    pair = builder.plan_pairs(2)[0]
+    tables = builder.load_dependencies(Path("."), [], pair.materials, presets)
+    builder.solve_pair(pair.materials, tables)
+
+
+def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
+                 ) -> list[tuple[str, float]]:
+    """(phase, CPU seconds) of solving `pair` again from the tables in `directory` (read only).
+
+    The pair's files are written to `out`.
+    """
     materials = pair.materials
     first, last = materials[0], materials[-1]
     counts = np.array([[m.black_men, m.black_kings, m.white_men, m.white_kings] for m in (first, last)],
                       dtype=np.int64)
     configs = solve.order_units(first.black_men, first.white_men, len(materials) == 1)
-    tables, load = cpu(builder.load_dependencies, directory, builder.dependency_materials(pair), materials)
+    warm_up(presets)
+    tables, load = cpu(builder.load_dependencies, directory, builder.dependency_materials(pair), materials,
+                       presets)
     walk_pair(counts, configs[:1], tables.offsets, STEP_INDEX)  # compile outside the timings
     _, unrank = cpu(walk_pair, counts, configs, tables.offsets, STEP_UNRANK)
     _, generate = cpu(walk_pair, counts, configs, tables.offsets, STEP_GENERATE)
     _, index = cpu(walk_pair, counts, configs, tables.offsets, STEP_INDEX)
 
     halves = 1 if (len(materials) == 1 and first.men == 0) else 2
-    scratch = solve.Scratch(slice_unit_size(first), halves=halves, kings=(first.black_kings, first.white_kings))
+    scratch = solve.Scratch(slice_unit_size(first), halves=halves, kings=(first.black_kings, first.white_kings),
+                            layers=len(presets))
     bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries = scratch.arrays()
+    limits = np.array([p.limit for p in presets], dtype=np.int64)
+    man_resets = np.array([p.man_move_resets for p in presets], dtype=np.bool_)
     size = unit_size(*counts[0])
     code_a, code_b = (builder.code_of_material(m) for m in (first, last))
     moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
@@ -138,7 +157,9 @@ def profile_pair(directory: Path, pair: builder.Pair) -> list[tuple[str, float]]
     base = np.zeros(2, dtype=np.int64)
     progress = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
     symmetric = len(materials) == 1
-    collect = invert = propagate = 0.0
+    collect = invert = check = 0.0
+    layer_seconds = np.zeros(len(presets) + 1)
+    share = 8 * (len(presets) + 1)
     for ca in configs:
         bm_a, wm_a = unrank_men(ca, counts[0, 0], counts[0, 2])
         men[0] = bm_a, wm_a
@@ -153,53 +174,79 @@ def profile_pair(directory: Path, pair: builder.Pair) -> list[tuple[str, float]]
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         t0 = time.process_time()
         status = solve.collect_moves(counts, unit_halves, size, men, bk_arr, wk_arr, tables.offsets, tables.wld,
-                                     tables.dtw, moves, succ_start, succ, node, progress)
+                                     tables.dtw, tables.rcat, tables.rdtz, limits, man_resets, moves,
+                                     succ_start, succ, node, progress)
         t1 = time.process_time()
         solve.invert_edges(n, succ_start, succ, pred_start, pred)
         t2 = time.process_time()
-        status |= solve.propagate(n, pred_start, pred, node, entries, heads, size, base, tables.wld, tables.dtw,
-                                  progress)
-        t3 = time.process_time()
-        if status != solve.OK:
-            raise SystemExit(f"solving {pair.key} failed: status {status}")
         collect += t1 - t0
         invert += t2 - t1
-        propagate += t3 - t2
-    with tempfile.TemporaryDirectory(prefix="egtb-profile-") as out:
-        _, write = cpu(builder.write_pair, Path(out), materials, tables, rules="wcdf", seconds=0.0)
+        status |= solve.propagate(n, pred_start, pred, node[0], entries, heads, size, base, tables.wld,
+                                  tables.dtw, progress, share)
+        layer_seconds[0] += time.process_time() - t2
+        for layer in range(len(presets)):
+            t = time.process_time()
+            status |= solve.propagate(n, pred_start, pred, node[layer + 1], entries, heads, size, base,
+                                      tables.rcat[layer], tables.rdtz[layer], progress, share, limits[layer])
+            layer_seconds[layer + 1] += time.process_time() - t
+        t = time.process_time()
+        same = solve.same_wdl(n, size, base, tables.wld, tables.rcat)
+        check += time.process_time() - t
+        if status != solve.OK or not same:
+            raise SystemExit(f"solving {pair.key} failed: status {status}, same wdl {same}")
+    t = time.process_time()
+    for material in materials:
+        part = tables.slice_of(material)
+        builder.summarise(material, tables.wld[part], tables.dtw[part])
+        for row, preset in enumerate(presets):
+            rule_layer.make_layer(preset, tables.rcat[row, part], tables.rdtz[row, part])
+    summaries = time.process_time() - t
+    out.mkdir(parents=True, exist_ok=True)
+    _, write = cpu(builder.write_pair, out, materials, tables, seconds=0.0)
     return [
         ("load dependencies (read, decompress)", load),
         ("unrank (men configurations, king placements)", unrank),
-        ("move generation (generate_moves)", generate - unrank),
+        ("move generation", generate - unrank),
         ("successor indexing (mirror, rank)", index - generate),
-        ("value lookups and exit folding", collect - (index - unrank)),
+        ("value lookups and exit folding (all layers)", collect - (index - unrank)),
         ("edge inversion", invert),
-        ("propagation (bucket queue, value writes)", propagate),
-        ("write (summaries, compression, checksums, HDF5)", write),
+        *((f"propagation, {name}", seconds) for name, seconds in
+          zip(["rule-free (WDL, DTW)"] + [f"layer {p.name}" for p in presets], layer_seconds)),
+        ("layer check (same win/draw/loss)", check),
+        ("write: summaries and layer counts", summaries),
+        ("write: packing, checksums, compression, HDF5", write - summaries),
     ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pieces", type=int, default=5, help="build up to this many pieces (5 takes about 30 s)")
-    parser.add_argument("--pair", default=None, help="material of the pair to profile, e.g. 2m1k-1m1k")
-    parser.add_argument("--tables", type=Path, default=None, help="reuse a table directory built up to --pieces")
+    parser.add_argument("--pair", default=None, help="material of the pair to profile, e.g. 1m2k-1m2k")
+    parser.add_argument("--tables", type=Path, default=None,
+                        help="read the dependency tables from this complete directory (read only, not built)")
+    parser.add_argument("--out", type=Path, default=None, help="where the profiled pair's files are written")
+    parser.add_argument("--rules", default=builder.DEFAULT_RULES, help="rule layers to solve (default all)")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    directory = args.tables or Path(tempfile.mkdtemp(prefix="egtb-profile-"))
-    start = time.perf_counter()
-    builder.build(args.pieces, directory=directory, jobs=args.jobs, progress=False)
-    print(f"tables up to {args.pieces} pieces built or found complete in {directory} "
-          f"({time.perf_counter() - start:.1f} s wall)")
+    presets = rule_layer.parse_presets(args.rules)
+    if args.tables is None:
+        directory = Path(tempfile.mkdtemp(prefix="egtb-profile-"))
+        start = time.perf_counter()
+        builder.build(args.pieces, directory=directory, jobs=args.jobs, rules=args.rules, progress=False)
+        print(f"tables up to {args.pieces} pieces built in {directory} ({time.perf_counter() - start:.1f} s wall)")
+    else:
+        directory = args.tables
     pair = pick_pair(args.pieces, args.pair)
-    phases = profile_pair(directory, pair)
+    out = args.out or Path(tempfile.mkdtemp(prefix="egtb-profile-out-"))
+    phases = profile_pair(directory, out, pair, presets)
     total = sum(seconds for _, seconds in phases)
     print(f"\npair {'/'.join(m.name for m in pair.materials)}: {pair.positions:,} positions, "
-          f"CPU seconds by phase (load average {os.getloadavg()[0]:.1f})")
+          f"rules {args.rules}, CPU seconds by phase (load average {os.getloadavg()[0]:.1f})")
     width = max(len(name) for name, _ in phases)
     for name, seconds in phases:
-        print(f"  {name.ljust(width)}  {seconds:7.3f}  {100 * seconds / total:5.1f}%")
-    print(f"  {'total'.ljust(width)}  {total:7.3f}  {pair.positions / total:,.0f} positions/s")
+        print(f"  {name.ljust(width)}  {seconds:8.3f}  {100 * seconds / total:5.1f}%")
+    print(f"  {'total'.ljust(width)}  {total:8.3f}  {pair.positions / total:,.0f} positions/s "
+          f"({total / pair.positions * 1e6:.2f} CPU s per million positions)")
 
 
 if __name__ == "__main__":

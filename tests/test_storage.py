@@ -90,3 +90,38 @@ def test_default_dir_from_environment(monkeypatch, tmp_path):
     assert storage.default_dir() == tmp_path
     monkeypatch.delenv(storage.ENV_DIR)
     assert storage.default_dir() == storage.DEFAULT_DIR
+
+
+@pytest.mark.parametrize("count", [storage.CHUNK * 2, storage.CHUNK * 3 + 12345])
+def test_chunks_compressed_here_give_the_same_file_as_hdf5_filters(tmp_path, monkeypatch, count):
+    """The threaded direct-chunk path writes byte for byte HDF5's own filtered file."""
+    rng = np.random.default_rng(count)
+    material = Material.parse("2k-2k")
+    wld = rng.integers(1, 4, count).astype(np.uint8)
+    dtw = (rng.integers(0, 40, count) * (rng.random(count) < 0.3)).astype(np.uint16)
+    dtw[7] = 300  # stored as uint16: shuffled
+    layer = storage.RuleLayer(np.sign(wld.astype(np.int8) - 1) * 2, dtw // 2, {"limit": 80})
+    monkeypatch.setattr(storage.time, "strftime", lambda *_: "2026-01-01T00:00:00+0000")
+    paths = []
+    for direct in (False, True):
+        monkeypatch.setattr(storage, "DIRECT_CHUNKS", direct)
+        paths.append(storage.write_table(tmp_path / f"{direct}.h5", material, wld, dtw,
+                                         rules={"wcdf": layer}))
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    data = storage.open_table(paths[1])
+    assert np.array_equal(data.dtw, dtw) and np.array_equal(data.wld, wld)
+
+
+def test_a_forked_child_compresses_with_its_own_threads(tmp_path):
+    """The parent's chunk-compression pool is not reused (and never waited on) in a fork."""
+    import multiprocessing
+    material = Material.parse("2k-2k")
+    wld = np.ones(storage.CHUNK * 2, dtype=np.uint8)
+    dtw = np.arange(storage.CHUNK * 2, dtype=np.uint16)
+    storage.write_table(tmp_path / "parent.h5", material, wld, dtw)  # the parent's pool exists
+    child = multiprocessing.get_context("fork").Process(
+        target=storage.write_table, args=(tmp_path / "child.h5", material, wld, dtw))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    assert np.array_equal(storage.open_table(tmp_path / "child.h5").dtw, dtw)

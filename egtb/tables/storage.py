@@ -196,9 +196,68 @@ def _write_layer(f: h5py.File, preset: str, layer: RuleLayer, count: int) -> Non
 
 
 def _write_dataset(f: h5py.Group, name: str, data: np.ndarray) -> None:
+    """A chunked, shuffled (multi-byte items) and gzip-compressed dataset.
+
+    Datasets of several chunks are compressed here, chunk by chunk in threads
+    (zlib releases the GIL), and their bytes handed to HDF5 as they are
+    (``write_direct_chunk``): the same bytes HDF5's own shuffle and deflate
+    filters write, in the same order, so the file is byte for byte the one a
+    plain ``create_dataset(data=...)`` gives (tests/test_storage.py compares them).
+    """
     chunk = (min(CHUNK, len(data)),) if len(data) else None
-    f.create_dataset(name, data=data, chunks=chunk, compression=COMPRESSION,
-                     compression_opts=COMPRESSION_LEVEL, shuffle=data.itemsize > 1)
+    shuffle = data.itemsize > 1
+    if len(data) <= CHUNK or not DIRECT_CHUNKS:
+        f.create_dataset(name, data=data, chunks=chunk, compression=COMPRESSION,
+                         compression_opts=COMPRESSION_LEVEL, shuffle=shuffle)
+        return
+    dataset = f.create_dataset(name, shape=data.shape, dtype=data.dtype, chunks=chunk,
+                               compression=COMPRESSION, compression_opts=COMPRESSION_LEVEL,
+                               shuffle=shuffle)
+    starts = range(0, len(data), CHUNK)
+    for start, blob in zip(starts, _pool().map(lambda s: compress_chunk(data, s), starts)):
+        dataset.id.write_direct_chunk((start,), blob)
+
+
+#: Compress chunks in this process (False: leave it to HDF5's filters, one chunk at a time).
+DIRECT_CHUNKS = True
+#: (process id, thread pool) of the pool compressing chunks.
+_POOL: dict = {}
+
+
+def _pool():
+    """This process's thread pool compressing chunks (created on first use).
+
+    Keyed by process id: a worker forked from a process that had a pool gets
+    its own (the parent's threads do not exist in the child).
+    """
+    pid = os.getpid()
+    if pid not in _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL.clear()
+        _POOL[pid] = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                                        thread_name_prefix="egtb-compress")
+    return _POOL[pid]
+
+
+def compress_chunk(data: np.ndarray, start: int) -> bytes:
+    """The stored bytes of the chunk of `data` starting at `start`: as HDF5's filters make them.
+
+    A partial last chunk is padded with zeros to :data:`CHUNK` items (HDF5
+    stores whole chunks); multi-byte items are shuffled (all first bytes, then
+    all second bytes...), then deflated at :data:`COMPRESSION_LEVEL`.
+
+    >>> import zlib
+    >>> data = np.arange(3, dtype="<u2")
+    >>> zlib.decompress(compress_chunk(data, 0))[:3] == bytes([0, 1, 2])
+    True
+    """
+    part = data[start:start + CHUNK]
+    if len(part) < CHUNK and len(data) > CHUNK:
+        part = np.concatenate([part, np.zeros(CHUNK - len(part), dtype=data.dtype)])
+    raw = np.ascontiguousarray(part).view(np.uint8)
+    if data.itemsize > 1:
+        raw = raw.reshape(-1, data.itemsize).T
+    return zlib.compress(np.ascontiguousarray(raw).tobytes(), COMPRESSION_LEVEL)
 
 
 def _base_attrs(material: Material, count: int, packed: np.ndarray,
