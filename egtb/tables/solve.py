@@ -374,10 +374,17 @@ def record_rule_exit(node, i, category, dtz, limit, zeroing):
     ordered (Syzygy's cursed-win convention), so the layer's DTZ of a cursed win
     or blessed loss exceeds the limit and stays ply-exact.
     """
+    v, d = rule_exit_value(category, dtz, limit, zeroing)
+    record_exit(node, i, v, d)
+
+
+@njit(cache=True, inline="always")
+def rule_exit_value(category, dtz, limit, zeroing):
+    """(value code, distance) an exit to a rule-layer target counts as (see :func:`record_rule_exit`)."""
     v = LOSS if category < 0 else (WIN if category > 0 else DRAW)
     if zeroing and v != DRAW:
         dtz = 0 if (category == CAT_WIN or category == -CAT_WIN) else limit
-    record_exit(node, i, v, dtz)
+    return v, dtz
 
 
 @njit(cache=True)
