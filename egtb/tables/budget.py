@@ -29,7 +29,7 @@ reach, the exits' targets).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from egtb.errors import EgtbError
 from egtb.tables import solve, solve_large
@@ -63,6 +63,8 @@ class PairPlan:
     """0: edge lists; n > 0: the compact kernel with n tables per move generation pass."""
     bytes: int
     """Estimated peak RAM of the worker solving it."""
+    disk: int = 0
+    """Bytes of its scratch files when on disk (:func:`scratch_bytes`)."""
 
 
 def default_budget() -> int:
@@ -120,6 +122,9 @@ def plan_pair(pair, dependencies, *, layers: int, budget: int, on_disk: bool = F
         for per_pass in range(tables, 0, -1):
             options.append(PairPlan(pair.key, mapped, per_pass,
                                     held + nodes * solve_large.node_bytes(per_pass)))
+        if mapped:
+            disk = scratch_bytes(pair, dependencies, layers=layers)
+            options = [replace(o, disk=disk) if o.on_disk else o for o in options]
     for plan in options:
         if plan.bytes <= budget:
             return plan
@@ -129,13 +134,17 @@ def plan_pair(pair, dependencies, *, layers: int, budget: int, on_disk: bool = F
                             f"budget of {format_bytes(budget)}; raise --memory")
 
 
+def scratch_bytes(pair, dependencies, *, layers: int) -> int:
+    """Bytes of a pair's scratch files on disk: the values of its positions and its dependencies'."""
+    return values_bytes(pair.positions + sum(count_positions(m) for m in dependencies), layers)
+
+
 def check_disk(pair, dependencies, *, layers: int, free: int, directory) -> None:
     """Raise :class:`MemoryBudgetError` when a pair's scratch files would not fit in `free` bytes.
 
-    A pair on disk maps the values of its positions and its dependencies'
-    (:func:`values_bytes`) in ``<directory>/<pair>.pair.tmp/``.
+    A pair on disk maps its values (:func:`scratch_bytes`) in ``<directory>/<pair>.pair.tmp/``.
     """
-    need = values_bytes(pair.positions + sum(count_positions(m) for m in dependencies), layers)
+    need = scratch_bytes(pair, dependencies, layers=layers)
     if need > free:
         raise MemoryBudgetError(f"pair {pair.key} needs {format_bytes(need)} of scratch files "
                                 f"on disk, {directory} has {format_bytes(free)} free")

@@ -571,10 +571,12 @@ def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
     being solved (from the workers' shared counters), with one job after each pair.
     `plans` (by key, :func:`plan_memory`; default planned for `memory`): a ready
     pair starts only while the estimates of the running ones and its own fit in
-    `memory` bytes (or nothing else runs).
+    `memory` bytes, and their scratch files in the disk's free space (or nothing
+    else runs).
     """
     memory = memory or budget.default_budget()
     plans = plans or plan_memory(todo, memory, rules=rules)
+    disk = shutil.disk_usage(directory).free
     pending = {p.key: p for p in todo}
     done = set(done)
     on_progress = on_progress or (lambda positions, units: None)
@@ -600,7 +602,9 @@ def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
                              key=lambda p: (-p.positions, p.key))
             for pair in list(waiting):
                 used = sum(plans[key].bytes for key in running.values())
-                if running and (len(running) >= jobs or used + plans[pair.key].bytes > memory):
+                scratch = sum(plans[key].disk for key in running.values())
+                if running and (len(running) >= jobs or used + plans[pair.key].bytes > memory
+                                or scratch + plans[pair.key].disk > disk):
                     continue
                 future = pool.submit(_build_in_worker, directory, pair,
                                      dependency_materials(pair), rules, plans[pair.key],
