@@ -35,13 +35,12 @@ from numba import njit
 from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES,
                                 MOVE_WIDTH, generate_moves)
 from egtb.rules.squares import NEIGHBOUR
-from egtb.tables.index import (lowest_bit_index, material_code, rank_kings, rank_men, unit_size,
-                               unrank_kings, unrank_men)
+from egtb.tables.index import lowest_bit_index, rank_kings, unit_size, unrank_kings
 from egtb.tables.material import mirror_bb
-from egtb.tables.solve import (ERR_RULE_MISMATCH, ERR_TOO_DEEP, ERR_UNSOLVED_SUCCESSOR, MAX_DEPTH,
-                               NO_PIECES, OK, P_POSITIONS, P_UNITS, PROGRESS_STEP,
-                               UNSOLVED_CATEGORY, rule_exit_value, same_wdl, successor_index,
-                               write_categories, write_values)
+from egtb.tables.solve import (ERR_TOO_DEEP, ERR_UNSOLVED_SUCCESSOR, MAX_DEPTH,
+                               NO_PIECES, OK, P_POSITIONS, PROGRESS_STEP,
+                               UNSOLVED_CATEGORY, finish_unit, locate_unit, rule_exit_value,
+                               successor_index, write_categories, write_values)
 from egtb.tables.values import LOSS, WIN
 
 _NEIGHBOUR = NEIGHBOUR.copy()
@@ -111,12 +110,6 @@ def solve_units_compact(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, 
     Table 0 is the rule-free one, table ``1 + layer`` a rule layer; the
     ``remaining.shape[0]`` tables of a pass share one move generation.
     """
-    symmetric = True
-    for j in range(4):
-        if counts[0, j] != counts[1, j]:
-            symmetric = False
-    code_a = material_code(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
-    code_b = material_code(counts[1, 0], counts[1, 1], counts[1, 2], counts[1, 3])
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
     tables = limits.shape[0] + 1
     per_pass = remaining.shape[0]
@@ -126,14 +119,7 @@ def solve_units_compact(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, 
     base = np.zeros(2, dtype=np.int64)
     for u in range(configs.shape[0]):
         start = progress[P_POSITIONS]
-        ca = configs[u]
-        bm_a, wm_a = unrank_men(ca, counts[0, 0], counts[0, 2])
-        men[0, 0], men[0, 1] = bm_a, wm_a
-        men[1, 0], men[1, 1] = mirror_bb(wm_a), mirror_bb(bm_a)
-        cb = rank_men(men[1, 0], men[1, 1], counts[1, 0], counts[1, 2])
-        halves = 1 if (symmetric and cb == ca) else 2
-        base[0] = offsets[code_a] + ca * size
-        base[1] = offsets[code_b] + cb * size
+        halves = locate_unit(configs[u], counts, offsets, size, men, base)
         n = halves * size
         for first in range(0, tables, per_pass):
             last = min(tables, first + per_pass)
@@ -150,10 +136,9 @@ def solve_units_compact(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, 
                 if status != OK:
                     return status
                 finish_table(n, size, base, value, depth, t, wld, dtw, rcat, rdtz, limits)
-        if not same_wdl(n, size, base, wld, rcat):
-            return ERR_RULE_MISMATCH
-        progress[P_POSITIONS] = start + n
-        progress[P_UNITS] += 1
+        status = finish_unit(n, size, base, wld, rcat, progress, start)
+        if status != OK:
+            return status
     return OK
 
 
