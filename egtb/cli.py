@@ -223,6 +223,14 @@ def _register_build(subparsers) -> None:
                         f"'all' or 'none' (default {DEFAULT_RULES})")
     p.add_argument("--compact", action="store_true",
                    help="also write a compact WLD file (.wld) next to each master file")
+    p.add_argument("--memory", type=float, default=None, metavar="GB",
+                   help="memory the build may use, all jobs together (default 60%% of the "
+                        "physical memory); pairs too big run on disk or wait their turn")
+    p.add_argument("--on-disk", action="store_true",
+                   help="keep every pair's values on disk (memory-mapped, checkpointed), "
+                        "as the 7-piece pairs too big for --memory do")
+    p.add_argument("--checkpoint-minutes", type=float, default=5.0, metavar="MIN",
+                   help="minutes between two checkpoints of a pair on disk (default 5)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_json(p)
     add_tables_option(p)
@@ -262,6 +270,7 @@ def _register_verify(subparsers) -> None:
 def run_build(args: argparse.Namespace) -> int:
     """Handler of ``egtb build``."""
     from egtb.errors import SolverError
+    from egtb.tables.budget import GB
     from egtb.tables.build import build
     from egtb.tables.executor import make_executor
     if args.pieces < 2:
@@ -270,7 +279,9 @@ def run_build(args: argparse.Namespace) -> int:
     executor = make_executor(jobs=args.jobs, scheduler=args.scheduler, scheduler_file=args.scheduler_file)
     try:
         report = build(args.pieces, directory=args.tables, jobs=args.jobs, rules=args.rules,
-                       min_pieces=args.min_pieces, progress=not args.quiet, executor=executor)
+                       min_pieces=args.min_pieces, progress=not args.quiet, executor=executor,
+                       memory=int(args.memory * GB) if args.memory else None,
+                       on_disk=args.on_disk, checkpoint_seconds=60 * args.checkpoint_minutes)
     except SolverError as exc:  # a material failed to build: a failed result, not bad usage
         print(f"egtb build: error: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -214,10 +214,10 @@ def _fail_pair(key: str | None) -> None:
         worker_builder.solve_pair = original
         return
 
-    def failing(materials, tables, progress=None):
+    def failing(materials, tables, progress=None, **options):
         if materials[0].name == key:
             raise SolverError(f"injected failure in {key}")
-        return original(materials, tables, progress)
+        return original(materials, tables, progress, **options)
 
     worker_builder.solve_pair = failing
 

@@ -92,9 +92,14 @@ def test_default_dir_from_environment(monkeypatch, tmp_path):
     assert storage.default_dir() == storage.DEFAULT_DIR
 
 
-@pytest.mark.parametrize("count", [storage.CHUNK * 2, storage.CHUNK * 3 + 12345])
-def test_chunks_compressed_here_give_the_same_file_as_hdf5_filters(tmp_path, monkeypatch, count):
-    """The threaded direct-chunk path writes byte for byte HDF5's own filtered file."""
+@pytest.mark.parametrize("count, slice_chunks", [(storage.CHUNK * 2, 16),
+                                                  (storage.CHUNK * 3 + 12345, 16),
+                                                  (storage.CHUNK * 9 + 12345, 4)])
+def test_chunks_compressed_here_give_the_same_file_as_hdf5_filters(tmp_path, monkeypatch, count,
+                                                                   slice_chunks):
+    """The threaded direct-chunk path writes byte for byte HDF5's own filtered file,
+    also when a dataset is written in several slices (the last one partial)."""
+    monkeypatch.setattr(storage, "SLICE", storage.CHUNK * slice_chunks)
     rng = np.random.default_rng(count)
     material = Material.parse("2k-2k")
     wld = rng.integers(1, 4, count).astype(np.uint8)

@@ -28,6 +28,8 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import resource
+import shutil
 import signal
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -39,7 +41,7 @@ import numpy as np
 
 from egtb.errors import MissingTableError, SolverError
 from egtb.tables.values import DRAW, LOSS, WIN
-from egtb.tables import rule_layer, solve, storage
+from egtb.tables import budget, large, rule_layer, solve, solve_large, storage
 from egtb.tables.cache import TableCache
 from egtb.tables.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
 from egtb.tables.material import Material, all_materials, count_positions
@@ -53,6 +55,11 @@ RULE_PRESETS = tuple(rule_layer.PRESETS)
 DEFAULT_RULES = "all"
 #: Bytes of loaded dependency tables a worker keeps between pairs.
 CACHE_BYTES = 1 << 30
+
+#: Seconds between two checkpoints of a pair solved on disk.
+CHECKPOINT_SECONDS = 300.0
+#: Positions solved per kernel call of a pair on disk (between two looks at the clock).
+CHECKPOINT_POSITIONS = 1 << 24
 LOG_NAME = "build.log"
 
 
@@ -173,62 +180,93 @@ class FlatTables:
 
 
 def load_dependencies(directory: Path, solved: list[Material],
-                      fresh: tuple[Material, ...], presets: tuple = ()) -> FlatTables:
+                      fresh: tuple[Material, ...], presets: tuple = (), *,
+                      arrays: list[np.ndarray] | None = None, fill: bool = True) -> FlatTables:
     """Flat arrays holding the `solved` tables (read from disk) and room for `fresh` ones.
 
     `presets`: the rule layers to load and solve (:class:`~egtb.tables.rule_layer.RulePreset`).
+    `arrays`: the (wld, dtw, rcat, rdtz) arrays to use (memory maps of a pair
+    on disk, :func:`egtb.tables.large.map_arrays`) instead of new ones; with
+    `fill` False the solved tables are taken as already in them (a resumed pair).
+    A big table (over :data:`CACHE_BYTES`), or any into mapped arrays, is copied
+    in slice by slice.
     """
     materials = list(solved) + list(fresh)
     total = sum(count_positions(m) for m in materials)
     offsets = np.full(NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
-    wld = np.zeros(total, dtype=np.uint8)
-    dtw = np.zeros(total, dtype=np.uint16)
-    rcat = np.full((len(presets), total), solve.UNSOLVED_CATEGORY, dtype=np.int8)
-    rdtz = np.zeros((len(presets), total), dtype=np.uint16)
+    if arrays is None:
+        arrays = [np.zeros(total, dtype=np.uint8), np.zeros(total, dtype=np.uint16),
+                  np.full((len(presets), total), solve.UNSOLVED_CATEGORY, dtype=np.int8),
+                  np.zeros((len(presets), total), dtype=np.uint16)]
+        mapped = False
+    else:
+        mapped = True
     start = 0
     for material in materials:
         offsets[code_of_material(material)] = start
         start += count_positions(material)
-    tables = FlatTables(offsets, wld, dtw, tuple(presets), rcat, rdtz)
+    tables = FlatTables(offsets, *arrays[:2], tuple(presets), *arrays[2:])
     names = tuple(p.name for p in presets)
-    for material in solved:
+    for material in solved if fill else ():
         part = tables.slice_of(material)
-        wld[part], dtw[part], rcat[:, part], rdtz[:, part] = load_table_cached(
-            directory, material, names)
+        if mapped or budget.values_bytes(count_positions(material), len(presets)) > CACHE_BYTES:
+            large.copy_table(directory, material, part.start, arrays, names)
+            continue
+        tables.wld[part], tables.dtw[part], tables.rcat[:, part], tables.rdtz[:, part] = \
+            load_table_cached(directory, material, names)
     return tables
 
 
 def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
-               progress: np.ndarray | None = None) -> int:
+               progress: np.ndarray | None = None, *, per_pass: int = 0,
+               configs: np.ndarray | None = None) -> int:
     """Solve every unit of a pair into `tables`; return the number of units.
 
     `progress` (int64 counters, positions then units, see :func:`egtb.tables.solve.solve_units`)
     is raised by the pair's positions and units, in part while the kernel runs.
+    `per_pass`: 0 solves with edge lists (:func:`egtb.tables.solve.solve_units`);
+    n > 0 with the few-bytes-per-node kernel for big units
+    (:mod:`egtb.tables.solve_large`), n tables per move generation pass.
+    `configs`: the units to solve (default all, see :func:`egtb.tables.solve.order_units`).
     """
     if progress is None:
         progress = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
     first, last = materials[0], materials[-1]
     counts = np.array([[m.black_men, m.black_kings, m.white_men, m.white_kings]
                        for m in (first, last)], dtype=np.int64)
-    configs = solve.order_units(first.black_men, first.white_men, len(materials) == 1)
+    if configs is None:
+        configs = unit_order(materials)
     halves = 1 if (len(materials) == 1 and first.men == 0) else 2
-    scratch = solve.Scratch(slice_unit_size(first), halves=halves,
-                            kings=(first.black_kings, first.white_kings),
-                            layers=len(tables.presets))
+    if per_pass:
+        scratch = solve_large.CompactScratch(halves * slice_unit_size(first),
+                                             min(per_pass, len(tables.presets) + 1))
+        kernel = solve_large.solve_units_compact
+    else:
+        scratch = solve.Scratch(slice_unit_size(first), halves=halves,
+                                kings=(first.black_kings, first.white_kings),
+                                layers=len(tables.presets))
+        kernel = solve.solve_units
     limits = np.array([p.limit for p in tables.presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in tables.presets], dtype=np.bool_)
-    status = solve.solve_units(counts, configs, tables.offsets, tables.wld, tables.dtw,
-                               tables.rcat, tables.rdtz, limits, man_resets,
-                               *scratch.arrays(), progress)
+    status = kernel(counts, configs, tables.offsets, tables.wld, tables.dtw,
+                    tables.rcat, tables.rdtz, limits, man_resets, *scratch.arrays(), progress)
     if status != solve.OK:
         raise SolverError(f"solving {'/'.join(m.name for m in materials)} failed: "
                           f"{solve.STATUS_NAMES.get(status, f'kernel status {status}')}")
     return len(configs)
 
 
+def unit_order(materials: tuple[Material, ...]) -> np.ndarray:
+    """Men-configuration indices of a pair's units in solving order (:func:`egtb.tables.solve.order_units`)."""
+    first = materials[0]
+    return solve.order_units(first.black_men, first.white_men, len(materials) == 1)
+
+
 def summarise(material: Material, wld: np.ndarray, dtw: np.ndarray) -> dict:
     """Counts, max DTW and a FEN reaching it, as file attributes."""
-    counts = np.bincount(wld, minlength=4)
+    counts = np.zeros(4, dtype=np.int64)
+    for start in range(0, len(wld), storage.SLICE):  # wld may be a memory map: a slice at a time
+        counts += np.bincount(wld[start:start + storage.SLICE], minlength=4)
     worst = int(np.argmax(dtw)) if len(dtw) else 0
     return {
         "wins": int(counts[WIN]),
@@ -269,25 +307,43 @@ def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTab
 
 
 def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
-               rules: str | tuple = DEFAULT_RULES, progress: np.ndarray | None = None) -> dict:
+               rules: str | tuple = DEFAULT_RULES, progress: np.ndarray | None = None,
+               plan: budget.PairPlan | None = None,
+               checkpoint_seconds: float = CHECKPOINT_SECONDS) -> dict:
     """Load, solve and write one pair (runs in a worker); return a small record.
 
     `rules`: the rule layers to build (see :func:`egtb.tables.rule_layer.parse_presets`).
     The record: key, units, positions, seconds, cpu_seconds (of this thread),
-    started/finished (wall-clock epoch seconds) and per table its summary with the file's CRC-32 ``checksum``.
+    started/finished (wall-clock epoch seconds), the plan (on_disk, per_pass,
+    estimated bytes), the worker's peak RSS so far (bytes) and per table its
+    summary with the file's CRC-32 ``checksum``.
     Idempotent: a re-run rewrites identical table data (atomic rename). The same
     function runs in the local pool and on Dask workers (:mod:`egtb.tables.executor`).
     `progress`: counters raised while solving (see :func:`solve_pair`).
+    `plan`: how to run it (:func:`egtb.tables.budget.plan_pair`; default: planned
+    for :func:`egtb.tables.budget.default_budget`); a pair on disk is
+    checkpointed about every `checkpoint_seconds`, 0 after every unit (:func:`solve_on_disk`).
     """
     started = time.time()
     cpu = time.thread_time()
     start = time.perf_counter()
-    tables = load_dependencies(directory, dependencies, pair.materials,
-                               rule_layer.parse_presets(rules))
-    loaded = time.perf_counter()
-    units = solve_pair(pair.materials, tables, progress)
+    presets = rule_layer.parse_presets(rules)
+    if plan is None:
+        plan = budget.plan_pair(pair, dependencies, layers=len(presets),
+                                budget=budget.default_budget())
+    if plan.on_disk:
+        tables, units, loaded = solve_on_disk(directory, pair, dependencies, presets,
+                                              per_pass=plan.per_pass, progress=progress,
+                                              checkpoint_seconds=checkpoint_seconds)
+    else:
+        tables = load_dependencies(directory, dependencies, pair.materials, presets)
+        loaded = time.perf_counter()
+        units = solve_pair(pair.materials, tables, progress, per_pass=plan.per_pass)
     solved = time.perf_counter()
     summaries = write_pair(directory, pair.materials, tables, seconds=solved - start)
+    del tables
+    if plan.on_disk:
+        large.remove_scratch(large.scratch_dir(directory, pair.key))
     seconds = time.perf_counter() - start
     log.info("solved %s: %d units, %d positions in %.2fs (load %.2fs, solve %.2fs, "
              "write %.2fs)", pair.key, units, pair.positions, seconds, loaded - start,
@@ -297,7 +353,48 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
         summary["checksum"] = int(storage.read_attrs(path)["checksum_crc32"])
     return {"key": pair.key, "units": units, "positions": pair.positions,
             "seconds": seconds, "cpu_seconds": time.thread_time() - cpu, "started": started,
-            "finished": time.time(), "tables": summaries}
+            "finished": time.time(), "tables": summaries, "on_disk": plan.on_disk,
+            "per_pass": plan.per_pass, "estimated_bytes": plan.bytes,
+            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+
+
+
+def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], presets: tuple, *,
+                  per_pass: int, progress: np.ndarray | None,
+                  checkpoint_seconds: float) -> tuple[FlatTables, int, float]:
+    """Solve a pair with memory-mapped values (:mod:`egtb.tables.large`), checkpointed.
+
+    Resumes from the pair's last checkpoint when its scratch directory has one
+    for the same tables and rules. Returns (tables, units, perf_counter time when loaded).
+    """
+    path = large.scratch_dir(directory, pair.key)
+    materials = list(dependencies) + list(pair.materials)
+    total = sum(count_positions(m) for m in materials)
+    layout = {"pair": pair.key, "rules": [p.name for p in presets],
+              "materials": [m.name for m in materials], "positions": total}
+    done = large.read_checkpoint(path, layout)
+    arrays = large.map_arrays(path, total, len(presets), create=done is None)
+    tables = load_dependencies(directory, dependencies, pair.materials, presets, arrays=arrays,
+                               fill=done is None)
+    if done is None:
+        large.write_checkpoint(path, layout, 0, arrays)
+        done = 0
+    else:
+        log.info("resuming %s from its checkpoint: %d units done", pair.key, done)
+    loaded = time.perf_counter()
+    configs = unit_order(pair.materials)
+    step = max(1, CHECKPOINT_POSITIONS * len(configs) // max(pair.positions, 1))
+    if checkpoint_seconds <= 0:
+        step = 1  # a checkpoint after every unit
+    last = time.monotonic()
+    for first in range(done, len(configs), step):
+        solve_pair(pair.materials, tables, progress, per_pass=per_pass,
+                   configs=configs[first:first + step])
+        if time.monotonic() - last >= checkpoint_seconds:
+            large.write_checkpoint(path, layout, min(first + step, len(configs)), arrays)
+            last = time.monotonic()
+    large.write_checkpoint(path, layout, len(configs), arrays)
+    return tables, len(configs), loaded
 
 
 def dependency_materials(pair: Pair) -> list[Material]:
@@ -330,7 +427,8 @@ class BuildReport:
 
 def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: int | None = None,
           rules: str | tuple = DEFAULT_RULES, min_pieces: int = 2, progress: bool = True,
-          executor=None) -> BuildReport:
+          executor=None, memory: int | None = None, on_disk: bool = False,
+          checkpoint_seconds: float = CHECKPOINT_SECONDS) -> BuildReport:
     """Build every table with min..max pieces into a directory; skip complete ones.
 
     `rules`: the rule layers every file gets ("all", "none", or a comma list of
@@ -338,6 +436,13 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     `executor`: where the pairs run; None is the local process pool of `jobs`
     workers, else an object with the ``run`` method of
     :class:`egtb.tables.executor.DaskExecutor` (a Dask cluster).
+    `memory`: the bytes the local workers may use together (default
+    :func:`egtb.tables.budget.default_budget`): each pair is planned within it
+    (:func:`egtb.tables.budget.plan_pair`) and pairs run side by side only while
+    their estimates fit; a pair that fits in no way raises
+    :class:`egtb.tables.budget.MemoryBudgetError` before any work. `on_disk`
+    puts every pair's values on disk (:mod:`egtb.tables.large`), checkpointed
+    every `checkpoint_seconds`.
 
     >>> build(2, directory=tmp_path, jobs=1, progress=False).positions  # doctest: +SKIP
     3488
@@ -349,13 +454,16 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     handler = _start_logging(directory)
     try:
         return _run(plan_pairs(max_pieces), directory, jobs=jobs, rules=rules,
-                    min_pieces=min_pieces, progress=progress, executor=executor)
+                    min_pieces=min_pieces, progress=progress, executor=executor,
+                    memory=memory or budget.default_budget(), on_disk=on_disk,
+                    checkpoint_seconds=checkpoint_seconds)
     finally:
         _stop_logging(handler)
 
 
 def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...],
-         min_pieces: int, progress: bool, executor=None) -> BuildReport:
+         min_pieces: int, progress: bool, executor=None, memory: int,
+         on_disk: bool = False, checkpoint_seconds: float = CHECKPOINT_SECONDS) -> BuildReport:
     report = BuildReport()
     start = time.perf_counter()
     for tmp in storage.remove_temporaries(directory):
@@ -365,11 +473,18 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...
     missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
     if missing:
         raise MissingTableError(f"tables needed but not built: {sorted(missing)}")
+    plans = plan_memory(todo, memory, rules=rules, on_disk=on_disk,  # fails before any work
+                        directory=directory)
+    for path in large.scratch_dirs(directory):
+        if path.name[:-len(large.SCRATCH_SUFFIX)] not in {p.key for p in todo}:
+            log.warning("removed the scratch directory %s of a finished pair", path)
+            large.remove_scratch(path)
     log.info("building %d pairs (%d positions) with %d jobs into %s", len(todo),
              sum(p.positions for p in todo), jobs, directory)
     bars = _Progress(todo, enabled=progress)
     if executor is None:
-        results = _execute(todo, done, directory, jobs=jobs, rules=rules, on_progress=bars.advance)
+        results = _execute(todo, done, directory, jobs=jobs, rules=rules, on_progress=bars.advance,
+                           plans=plans, memory=memory, checkpoint_seconds=checkpoint_seconds)
     else:
         results = executor.run(todo, done, directory, rules=rules, on_progress=bars.advance)
     for result in results:
@@ -381,6 +496,32 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...
     report.seconds = time.perf_counter() - start
     log.info("build finished: %d tables in %.1fs", len(report.built), report.seconds)
     return report
+
+
+def plan_memory(todo: list[Pair], memory: int, *, rules: tuple[str, ...],
+                on_disk: bool = False, directory: Path | None = None) -> dict[str, budget.PairPlan]:
+    """How each pair runs within `memory` bytes (:func:`egtb.tables.budget.plan_pair`), by key.
+
+    `on_disk` plans every pair on disk. Raises
+    :class:`~egtb.tables.budget.MemoryBudgetError` for the first pair that cannot
+    fit, or (with `directory`) whose scratch files would not fit on its disk.
+    """
+    plans = {}
+    free = shutil.disk_usage(directory).free if directory else None
+    for pair in todo:
+        dependencies = dependency_materials(pair)
+        plan = budget.plan_pair(pair, dependencies, layers=len(rules), budget=memory,
+                                on_disk=on_disk)
+        if plan.on_disk and free is not None:
+            budget.check_disk(pair, dependencies, layers=len(rules), free=free,
+                              directory=directory)
+        plans[pair.key] = plan
+        if plan.on_disk or plan.per_pass:
+            log.info("pair %s runs %s with the %s kernel (about %.2f GB)", pair.key,
+                     "on disk" if plan.on_disk else "in memory",
+                     f"compact ({plan.per_pass} tables a pass)" if plan.per_pass else "edge-list",
+                     plan.bytes / budget.GB)
+    return plans
 
 
 def find_complete(pairs: list[Pair], directory: Path, report: BuildReport, *,
@@ -399,14 +540,14 @@ def find_complete(pairs: list[Pair], directory: Path, report: BuildReport, *,
                 complete = False
                 continue
             try:
-                data = storage.open_table(path)
+                present = storage.check_table(path)  # in slices: 7-piece files are big
             except storage.TableError as exc:
                 log.warning("%s; rebuilding it", exc)
                 report.rebuilt.append(material.name)
                 path.unlink()
                 complete = False
                 continue
-            lacking = [name for name in rules if name not in data.rules]
+            lacking = [name for name in rules if name not in present]
             if lacking:
                 log.warning("%s lacks rule layers %s; rebuilding it", path, ",".join(lacking))
                 report.rebuilt.append(material.name)
@@ -418,13 +559,21 @@ def find_complete(pairs: list[Pair], directory: Path, report: BuildReport, *,
 
 
 def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
-             rules: tuple[str, ...], on_progress=None):
+             rules: tuple[str, ...], on_progress=None, plans: dict | None = None,
+             memory: int | None = None, checkpoint_seconds: float = CHECKPOINT_SECONDS):
     """Yield the report of each pair as it completes, running ready pairs in parallel.
 
     `on_progress(positions, units)` is called with the totals solved so far by
     this run: with several jobs about every :data:`POLL_SECONDS` while pairs are
     being solved (from the workers' shared counters), with one job after each pair.
+    `plans` (by key, :func:`plan_memory`; default planned for `memory`): a ready
+    pair starts only while the estimates of the running ones and its own fit in
+    `memory` bytes, and their scratch files in the disk's free space (or nothing
+    else runs).
     """
+    memory = memory or budget.default_budget()
+    plans = plans or plan_memory(todo, memory, rules=rules)
+    disk = shutil.disk_usage(directory).free
     pending = {p.key: p for p in todo}
     done = set(done)
     on_progress = on_progress or (lambda positions, units: None)
@@ -432,7 +581,8 @@ def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
         counters = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
         for pair in todo:  # already in dependency order
             result = build_pair(directory, pair, dependency_materials(pair), rules=rules,
-                                progress=counters)
+                                progress=counters, plan=plans[pair.key],
+                                checkpoint_seconds=checkpoint_seconds)
             on_progress(int(counters[solve.P_POSITIONS]), int(counters[solve.P_UNITS]))
             yield result
         return
@@ -443,11 +593,21 @@ def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
                                initializer=_init_worker, initargs=(counters,))
     try:
         running = {}
-        while pending or running:
-            for pair in _ready(pending, done, running):
+        waiting: list[Pair] = []  # ready, not started: the memory budget is taken
+        while pending or running or waiting:
+            waiting = sorted(waiting + _ready(pending, done, running),
+                             key=lambda p: (-p.positions, p.key))
+            for pair in list(waiting):
+                used = sum(plans[key].bytes for key in running.values())
+                scratch = sum(plans[key].disk for key in running.values())
+                if running and (len(running) >= jobs or used + plans[pair.key].bytes > memory
+                                or scratch + plans[pair.key].disk > disk):
+                    continue
                 future = pool.submit(_build_in_worker, directory, pair,
-                                     dependency_materials(pair), rules)
+                                     dependency_materials(pair), rules, plans[pair.key],
+                                     checkpoint_seconds)
                 running[future] = pair.key
+                waiting.remove(pair)
             finished, _ = wait(running, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
             on_progress(*counters.totals())
             for future in finished:
@@ -506,9 +666,11 @@ def _init_worker(counters: _SharedCounters) -> None:
 
 
 def _build_in_worker(directory: Path, pair: Pair, dependencies: list[Material],
-                     rules: tuple[str, ...]) -> dict:
+                     rules: tuple[str, ...], plan: budget.PairPlan,
+                     checkpoint_seconds: float) -> dict:
     """:func:`build_pair` counting into this worker's shared progress counters."""
-    return build_pair(directory, pair, dependencies, rules=rules, progress=_WORKER_PROGRESS)
+    return build_pair(directory, pair, dependencies, rules=rules, progress=_WORKER_PROGRESS,
+                      plan=plan, checkpoint_seconds=checkpoint_seconds)
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:

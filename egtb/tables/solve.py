@@ -230,12 +230,6 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
     inversion an eighth, the propagations the rest), so that another process
     reading them (shared memory) sees even a single big unit advance.
     """
-    symmetric = True
-    for j in range(4):
-        if counts[0, j] != counts[1, j]:
-            symmetric = False
-    code_a = material_code(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
-    code_b = material_code(counts[1, 0], counts[1, 1], counts[1, 2], counts[1, 3])
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
     layers = limits.shape[0]
     moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
@@ -244,14 +238,7 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
     base = np.zeros(2, dtype=np.int64)
     for u in range(configs.shape[0]):
         start = progress[P_POSITIONS]
-        ca = configs[u]
-        bm_a, wm_a = unrank_men(ca, counts[0, 0], counts[0, 2])
-        men[0, 0], men[0, 1] = bm_a, wm_a
-        men[1, 0], men[1, 1] = mirror_bb(wm_a), mirror_bb(bm_a)
-        cb = rank_men(men[1, 0], men[1, 1], counts[1, 0], counts[1, 2])
-        halves = 1 if (symmetric and cb == ca) else 2
-        base[0] = offsets[code_a] + ca * size
-        base[1] = offsets[code_b] + cb * size
+        halves = locate_unit(configs[u], counts, offsets, size, men, base)
         n = halves * size
         for h in range(halves):
             unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
@@ -274,11 +261,42 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
                                base, rcat[layer], rdtz[layer], progress, share, limits[layer])
         if status != OK:
             return status
-        if not same_wdl(n, size, base, wld, rcat):
-            return ERR_RULE_MISMATCH
-        progress[P_POSITIONS] = start + n
-        progress[P_UNITS] += 1
+        status = finish_unit(n, size, base, wld, rcat, progress, start)
+        if status != OK:
+            return status
     return OK
+
+
+@njit(cache=True)
+def finish_unit(n, size, base, wld, rcat, progress, start):
+    """Check a solved unit's rule layers against its values, count it in `progress`; a status."""
+    if not same_wdl(n, size, base, wld, rcat):
+        return ERR_RULE_MISMATCH
+    progress[P_POSITIONS] = start + n
+    progress[P_UNITS] += 1
+    return OK
+
+
+@njit(cache=True)
+def locate_unit(ca, counts, offsets, size, men, base):
+    """Fill the men (`men[h]`: black, white) and flat offsets (`base[h]`) of the halves of unit `ca`.
+
+    Half 0 is men configuration `ca` of M, half 1 its mirror in mirror(M);
+    returns the number of halves (1 when the two are the same).
+    """
+    bm_a, wm_a = unrank_men(ca, counts[0, 0], counts[0, 2])
+    men[0, 0], men[0, 1] = bm_a, wm_a
+    men[1, 0], men[1, 1] = mirror_bb(wm_a), mirror_bb(bm_a)
+    cb = rank_men(men[1, 0], men[1, 1], counts[1, 0], counts[1, 2])
+    symmetric = True
+    for j in range(4):
+        if counts[0, j] != counts[1, j]:
+            symmetric = False
+    base[0] = offsets[material_code(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])] \
+        + ca * size
+    base[1] = offsets[material_code(counts[1, 0], counts[1, 1], counts[1, 2], counts[1, 3])] \
+        + cb * size
+    return 1 if (symmetric and cb == ca) else 2
 
 
 @njit(cache=True)
@@ -374,10 +392,17 @@ def record_rule_exit(node, i, category, dtz, limit, zeroing):
     ordered (Syzygy's cursed-win convention), so the layer's DTZ of a cursed win
     or blessed loss exceeds the limit and stays ply-exact.
     """
+    v, d = rule_exit_value(category, dtz, limit, zeroing)
+    record_exit(node, i, v, d)
+
+
+@njit(cache=True, inline="always")
+def rule_exit_value(category, dtz, limit, zeroing):
+    """(value code, distance) an exit to a rule-layer target counts as (see :func:`record_rule_exit`)."""
     v = LOSS if category < 0 else (WIN if category > 0 else DRAW)
     if zeroing and v != DRAW:
         dtz = 0 if (category == CAT_WIN or category == -CAT_WIN) else limit
-    record_exit(node, i, v, dtz)
+    return v, dtz
 
 
 @njit(cache=True)

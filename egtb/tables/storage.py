@@ -148,13 +148,6 @@ def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
     return zlib.crc32(np.ascontiguousarray(dtz).view(np.uint8), crc)
 
 
-def narrow_dtw(dtw: np.ndarray) -> np.ndarray:
-    """DTW as uint8 when it fits, else uint16 (little-endian)."""
-    if len(dtw) == 0 or int(dtw.max()) < 256:
-        return dtw.astype(np.uint8)
-    return dtw.astype("<u2")
-
-
 def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
                 dtw: np.ndarray, *, attrs: dict | None = None,
                 rules: dict[str, RuleLayer] | None = None) -> Path:
@@ -163,18 +156,19 @@ def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
     ``attrs`` adds attributes (counts, ...); computed ones (checksum, material,
     positions, format) take precedence. ``rules`` adds one rule layer per preset
     (its ``attrs`` become the group's attributes, with a computed checksum).
+    The arrays may be memory maps: they are packed, narrowed and written in
+    slices of :data:`SLICE` positions, never copied whole.
     """
     path = Path(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    packed = pack_wld(wld)
-    dtw_stored = narrow_dtw(dtw)
+    count = len(wld)
     with h5py.File(tmp, "w") as f:
-        _write_dataset(f, "wld", packed)
-        _write_dataset(f, "dtw", dtw_stored)
+        crc = _write_dataset(f, "wld", wld, np.uint8, packed=True)
+        crc = _write_dataset(f, "dtw", dtw, _narrow_type(dtw), crc=crc)
         f.attrs.update(attrs or {})
-        f.attrs.update(_base_attrs(material, len(wld), packed, dtw_stored))  # computed win
+        f.attrs.update(_base_attrs(material, count, crc))  # computed win
         for preset, layer in sorted((rules or {}).items()):
-            _write_layer(f, preset, layer, len(wld))
+            _write_layer(f, preset, layer, count)
         f.flush()
     with open(tmp, "rb") as fh:
         os.fsync(fh.fileno())
@@ -182,40 +176,66 @@ def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
     return path
 
 
+#: Positions packed, narrowed and written at a time: a multiple of ``PER_BYTE * CHUNK``, so
+#: that a slice of packed values, too, fills whole chunks.
+SLICE = 16 * CHUNK
+
+
+def _narrow_type(dtw: np.ndarray) -> np.dtype:
+    """The stored type of a distance array: uint8 when it fits, else uint16 (little-endian)."""
+    return np.dtype(np.uint8 if len(dtw) == 0 or int(dtw.max()) < 256 else "<u2")
+
+
 def _write_layer(f: h5py.File, preset: str, layer: RuleLayer, count: int) -> None:
-    category = np.ascontiguousarray(layer.category, dtype=np.int8)
-    dtz = narrow_dtw(layer.dtz)
-    if len(category) != count or len(dtz) != count:
-        raise ValueError(f"rule layer {preset!r} has {len(category)} values for {count} "
+    if len(layer.category) != count or len(layer.dtz) != count:
+        raise ValueError(f"rule layer {preset!r} has {len(layer.category)} values for {count} "
                          "positions")
     group = f.require_group(RULES_GROUP).create_group(preset)
-    _write_dataset(group, "category", category)
-    _write_dataset(group, "dtz", dtz)
+    crc = _write_dataset(group, "category", layer.category, np.int8)
+    crc = _write_dataset(group, "dtz", layer.dtz, _narrow_type(layer.dtz), crc=crc)
     group.attrs.update(layer.attrs)
-    group.attrs["checksum_crc32"] = layer_checksum(category, dtz)
+    group.attrs["checksum_crc32"] = crc
 
 
-def _write_dataset(f: h5py.Group, name: str, data: np.ndarray) -> None:
-    """A chunked, shuffled (multi-byte items) and gzip-compressed dataset.
+def _write_dataset(f: h5py.Group, name: str, data: np.ndarray, dtype, *, packed: bool = False,
+                   crc: int = 0) -> int:
+    """Write `data` as `dtype` (values packed four per byte when `packed`) slice by slice.
 
-    Datasets of several chunks are compressed here, chunk by chunk in threads
-    (zlib releases the GIL), and their bytes handed to HDF5 as they are
-    (``write_direct_chunk``): the same bytes HDF5's own shuffle and deflate
-    filters write, in the same order, so the file is byte for byte the one a
-    plain ``create_dataset(data=...)`` gives (tests/test_storage.py compares them).
+    A chunked, shuffled (multi-byte items) and gzip-compressed dataset. Returns
+    the CRC-32 of the stored bytes, continuing `crc`. The chunks of a dataset of
+    several chunks are compressed here, in threads (zlib releases the GIL), and
+    their bytes handed to HDF5 as they are (``write_direct_chunk``): the bytes
+    HDF5's own shuffle and deflate filters write, in the same order, so the file
+    is byte for byte the one a plain ``create_dataset(data=...)`` gives
+    (tests/test_storage.py compares them).
     """
-    chunk = (min(CHUNK, len(data)),) if len(data) else None
-    shuffle = data.itemsize > 1
-    if len(data) <= CHUNK or not DIRECT_CHUNKS:
-        f.create_dataset(name, data=data, chunks=chunk, compression=COMPRESSION,
-                         compression_opts=COMPRESSION_LEVEL, shuffle=shuffle)
-        return
-    dataset = f.create_dataset(name, shape=data.shape, dtype=data.dtype, chunks=chunk,
+    dtype = np.dtype(dtype)
+    stored = -(-len(data) // PER_BYTE) if packed else len(data)
+    if stored == 0:
+        f.create_dataset(name, data=np.zeros(0, dtype=dtype))
+        return crc
+    dataset = f.create_dataset(name, shape=(stored,), dtype=dtype, chunks=(min(CHUNK, stored),),
                                compression=COMPRESSION, compression_opts=COMPRESSION_LEVEL,
-                               shuffle=shuffle)
-    starts = range(0, len(data), CHUNK)
-    for start, blob in zip(starts, _pool().map(lambda s: compress_chunk(data, s), starts)):
-        dataset.id.write_direct_chunk((start,), blob)
+                               shuffle=dtype.itemsize > 1)
+    direct = DIRECT_CHUNKS and stored > CHUNK
+    for start in range(0, len(data), SLICE):
+        part = np.asarray(data[start:start + SLICE])
+        out = pack_wld(part) if packed else part.astype(dtype, copy=False)
+        at = start // PER_BYTE if packed else start
+        if direct:
+            _write_chunks(dataset, out, at)
+        else:
+            dataset[at:at + len(out)] = out
+        crc = zlib.crc32(np.ascontiguousarray(out).view(np.uint8), crc)
+    return crc
+
+
+def _write_chunks(dataset: h5py.Dataset, items: np.ndarray, at: int) -> None:
+    """Compress `items` (a whole number of chunks, or the dataset's tail) and store them at `at`."""
+    starts = range(0, len(items), CHUNK)
+    blobs = _pool().map(lambda s: compress_chunk(items[s:s + CHUNK]), starts)
+    for start, blob in zip(starts, blobs):
+        dataset.id.write_direct_chunk((at + start,), blob)
 
 
 #: Compress chunks in this process (False: leave it to HDF5's filters, one chunk at a time).
@@ -239,29 +259,26 @@ def _pool():
     return _POOL[pid]
 
 
-def compress_chunk(data: np.ndarray, start: int) -> bytes:
-    """The stored bytes of the chunk of `data` starting at `start`: as HDF5's filters make them.
+def compress_chunk(items: np.ndarray) -> bytes:
+    """The stored bytes of one chunk of a dataset of several chunks: as HDF5's filters make them.
 
     A partial last chunk is padded with zeros to :data:`CHUNK` items (HDF5
     stores whole chunks); multi-byte items are shuffled (all first bytes, then
     all second bytes...), then deflated at :data:`COMPRESSION_LEVEL`.
 
     >>> import zlib
-    >>> data = np.arange(3, dtype="<u2")
-    >>> zlib.decompress(compress_chunk(data, 0))[:3] == bytes([0, 1, 2])
+    >>> zlib.decompress(compress_chunk(np.arange(3, dtype="<u2")))[:3] == bytes([0, 1, 2])
     True
     """
-    part = data[start:start + CHUNK]
-    if len(part) < CHUNK and len(data) > CHUNK:
-        part = np.concatenate([part, np.zeros(CHUNK - len(part), dtype=data.dtype)])
-    raw = np.ascontiguousarray(part).view(np.uint8)
-    if data.itemsize > 1:
-        raw = raw.reshape(-1, data.itemsize).T
+    if len(items) < CHUNK:
+        items = np.concatenate([items, np.zeros(CHUNK - len(items), dtype=items.dtype)])
+    raw = np.ascontiguousarray(items).view(np.uint8)
+    if items.itemsize > 1:
+        raw = raw.reshape(-1, items.itemsize).T
     return zlib.compress(np.ascontiguousarray(raw).tobytes(), COMPRESSION_LEVEL)
 
 
-def _base_attrs(material: Material, count: int, packed: np.ndarray,
-                dtw: np.ndarray) -> dict:
+def _base_attrs(material: Material, count: int, crc: int) -> dict:
     return {
         "format": "egtb-draughts-english",
         "format_version": FORMAT_VERSION,
@@ -271,7 +288,7 @@ def _base_attrs(material: Material, count: int, packed: np.ndarray,
                                      material.white_men, material.white_kings], dtype=np.int64),
         "positions": count,
         "dtw_rules": DTW_RULES,
-        "checksum_crc32": checksum(packed, dtw),
+        "checksum_crc32": crc,
         "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
@@ -322,6 +339,90 @@ def _read_layers(path: Path, f: h5py.File, rules: bool | tuple[str, ...]) -> dic
         group = f[RULES_GROUP][preset]
         layers[preset] = RuleLayer(group["category"][...], group["dtz"][...], dict(group.attrs))
     return layers
+
+
+def read_slices(path: os.PathLike | str, *, rules: tuple[str, ...] = (), step: int = SLICE,
+                check: bool = True):
+    """Yield (start, wld, dtw, categories, dtz) per slice of `step` positions of a table file.
+
+    For reading tables too big to hold whole (:mod:`egtb.tables.large`): ``wld``
+    unpacked, ``categories`` and ``dtz`` with one row per preset of `rules`. With
+    `check`, the checksums are checked after the last slice (a second pass; a
+    mismatch raises :class:`TableError` naming the file before the generator ends).
+    """
+    path = Path(path)
+    if step % PER_BYTE:
+        raise ValueError(f"slice step {step} is not a multiple of {PER_BYTE}")
+    try:
+        with h5py.File(path, "r") as f:
+            attrs = dict(f.attrs)
+            _check_header(path, attrs)
+            count = int(attrs["positions"])
+            groups = [_layer_group(path, f, name) for name in rules]
+            for start in range(0, count, step):
+                stop = min(count, start + step)
+                wld = unpack_wld(f["wld"][start // PER_BYTE:-(-stop // PER_BYTE)], stop - start)
+                cats = np.zeros((len(rules), stop - start), dtype=np.int8)
+                dtz = np.zeros((len(rules), stop - start), dtype=np.uint16)
+                for row, group in enumerate(groups):
+                    cats[row] = group["category"][start:stop]
+                    dtz[row] = group["dtz"][start:stop]
+                yield start, wld, f["dtw"][start:stop], cats, dtz
+            if check:
+                _check_datasets(path, f, attrs, rules)
+    except TableError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+
+
+def _layer_group(path: Path, f: h5py.File, preset: str) -> h5py.Group:
+    if RULES_GROUP not in f or preset not in f[RULES_GROUP]:
+        raise TableError(f"{path}: no rule layer {preset!r}")
+    return f[RULES_GROUP][preset]
+
+
+def _continue_crc(dataset, crc: int) -> int:
+    """CRC-32 of a dataset's stored bytes read in slices, continuing `crc`."""
+    for start in range(0, len(dataset), SLICE):
+        crc = zlib.crc32(np.ascontiguousarray(dataset[start:start + SLICE]).view(np.uint8), crc)
+    return crc
+
+
+def _check_datasets(path: Path, f: h5py.File, attrs: dict, presets) -> None:
+    """Sizes and checksums of the values and of the `presets` layers, read in slices."""
+    count = int(attrs["positions"])
+    if len(f["wld"]) != -(-count // PER_BYTE) or len(f["dtw"]) != count:
+        raise TableError(f"{path}: dataset sizes do not match {count} positions")
+    if _continue_crc(f["dtw"], _continue_crc(f["wld"], 0)) != int(attrs["checksum_crc32"]):
+        raise TableError(f"{path}: checksum mismatch (file corrupted)")
+    for preset in presets:
+        group = _layer_group(path, f, preset)
+        if len(group["category"]) != count or len(group["dtz"]) != count:
+            raise TableError(f"{path}: rule layer {preset} sizes do not match {count} positions")
+        if _continue_crc(group["dtz"], _continue_crc(group["category"], 0)) != int(
+                group.attrs["checksum_crc32"]):
+            raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
+
+
+def check_table(path: os.PathLike | str) -> list[str]:
+    """Check a table file's checksums reading it in slices; return its rule layers' names.
+
+    Raises :class:`TableError` naming the file when it is broken. Unlike
+    :func:`open_table` it never holds more than a slice in memory.
+    """
+    path = Path(path)
+    try:
+        with h5py.File(path, "r") as f:
+            attrs = dict(f.attrs)
+            _check_header(path, attrs)
+            presets = sorted(f[RULES_GROUP].keys()) if RULES_GROUP in f else []
+            _check_datasets(path, f, attrs, presets)
+    except TableError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    return presets
 
 
 def rule_presets_in(path: os.PathLike | str) -> list[str]:

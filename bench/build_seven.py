@@ -1,0 +1,92 @@
+"""Build chosen 7-piece pairs and extrapolate the whole 7-piece build from their rates.
+
+Usage (the directory must hold every table the pairs need, e.g. the 6-piece
+files symlinked from a finished build; the builder writes its files there):
+
+    nice -n 19 /usr/bin/time -v .venv/bin/python bench/build_seven.py \\
+        --tables /tmp/seven/t7 --memory 14 3k-4k 3k-1m3k
+
+Prints per pair: positions, units, how it ran (in memory or on disk, kernel),
+wall and CPU seconds, positions per CPU second, the worker's peak RSS and the
+size of its master files; then the whole 7-piece build's CPU time extrapolated
+per kind of pair (kings only, with men) from the measured rates, and its wall
+time on `--cores` cores. Rates are in CPU seconds of this process, so they hold
+on a loaded machine; the wall time assumes the cores are ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import time
+from pathlib import Path
+
+from egtb.tables import budget
+from egtb.tables import build as builder
+from egtb.tables import storage
+
+
+def kind_of(pair: builder.Pair) -> str:
+    """'kings' for a pair without men, else 'men'."""
+    return "kings" if pair.materials[0].men == 0 else "men"
+
+
+def build_one(directory: Path, pair: builder.Pair, memory: int, checkpoint: float) -> dict:
+    """Build one pair, return its figures."""
+    deps = builder.dependency_materials(pair)
+    plan = budget.plan_pair(pair, deps, layers=len(builder.RULE_PRESETS), budget=memory)
+    wall, cpu = time.perf_counter(), time.process_time()
+    record = builder.build_pair(directory, pair, deps, plan=plan, checkpoint_seconds=checkpoint)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    size = sum(storage.table_path(directory, m).stat().st_size for m in pair.materials)
+    return {"pair": pair.key, "kind": kind_of(pair), "positions": pair.positions,
+            "units": record["units"], "on_disk": plan.on_disk, "per_pass": plan.per_pass,
+            "estimated_gb": round(plan.bytes / budget.GB, 2), "wall_s": round(wall, 1),
+            "cpu_s": round(cpu, 1), "positions_per_cpu_s": round(pair.positions / cpu),
+            "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+            "master_bytes": size, "bits_per_position": round(8 * size / pair.positions, 2)}
+
+
+def extrapolate(rows: list[dict], cores: int) -> dict:
+    """CPU and wall hours of every 7-piece pair at the measured rate of its kind."""
+    rates = {}
+    for kind in ("kings", "men"):
+        measured = [r for r in rows if r["kind"] == kind]
+        if measured:
+            rates[kind] = sum(r["positions"] for r in measured) / sum(r["cpu_s"] for r in measured)
+    if not rates:
+        return {}
+    pairs = builder.plan_pairs(7, min_pieces=7)
+    cpu = 0.0
+    totals = {}
+    for pair in pairs:
+        rate = rates.get(kind_of(pair), min(rates.values()))
+        cpu += pair.positions / rate
+        totals[kind_of(pair)] = totals.get(kind_of(pair), 0) + pair.positions
+    bits = [r["bits_per_position"] for r in rows]
+    return {"rates_positions_per_cpu_s": {k: round(v) for k, v in rates.items()},
+            "positions_by_kind": totals, "cpu_hours": round(cpu / 3600, 2),
+            f"wall_hours_on_{cores}_cores": round(cpu / 3600 / cores, 2),
+            "master_gb_estimate": round(sum(p.positions for p in pairs) * max(bits) / 8 / 2**30, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pairs", nargs="+", help="pair keys (first material), in order")
+    parser.add_argument("--tables", type=Path, required=True)
+    parser.add_argument("--memory", type=float, default=None, help="GB (default 60%% of RAM)")
+    parser.add_argument("--checkpoint-minutes", type=float, default=5.0)
+    parser.add_argument("--cores", type=int, default=2)
+    args = parser.parse_args()
+    memory = int(args.memory * budget.GB) if args.memory else budget.default_budget()
+    by_key = {p.key: p for p in builder.plan_pairs(7, min_pieces=7)}
+    rows = []
+    for key in args.pairs:
+        rows.append(build_one(args.tables, by_key[key], memory, 60 * args.checkpoint_minutes))
+        print(json.dumps(rows[-1]), flush=True)
+    print(json.dumps({"extrapolation": extrapolate(rows, args.cores)}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

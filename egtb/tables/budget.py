@@ -1,0 +1,159 @@
+"""Memory budget of a build: what a pair needs, and how it runs within a budget.
+
+A pair is solved with its values and those of the tables its exits reach in
+flat arrays (:class:`egtb.tables.build.FlatTables`: 3 bytes a position, and 3
+more per rule layer) and the solver's work arrays for its largest unit. Up to 6
+pieces everything fits in a few GB; at 7 pieces a pair with men holds up to
+2.8 G positions (34 GB of values) and the all-kings units up to 236 M nodes
+(70 GB of edge lists). :func:`plan_pair` picks, for a byte budget, the first of
+these ways to run a pair that fits:
+
+1. values in RAM, edge lists (:func:`egtb.tables.solve.solve_units`): the fastest;
+2. values in RAM, the few-bytes-per-node kernel (:mod:`egtb.tables.solve_large`),
+   as many tables per move generation pass as fit;
+3. values memory-mapped on a scratch file next to the tables
+   (:mod:`egtb.tables.large`, checkpointed), edge lists;
+4. values memory-mapped, the few-bytes-per-node kernel.
+
+For the memory-mapped ways the estimate counts :data:`DISK_RESIDENT` bytes of
+page cache for the working set (the unit being solved, the units its man moves
+reach, the exits' targets).
+
+>>> from egtb.tables.build import plan_pairs, dependency_materials
+>>> pair = plan_pairs(3)[3]
+>>> plan = plan_pair(pair, dependency_materials(pair), layers=3, budget=1 << 30)
+>>> plan.on_disk, plan.per_pass
+(False, 0)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+from egtb.errors import EgtbError
+from egtb.tables import solve, solve_large
+from egtb.tables.index import slice_unit_size
+from egtb.tables.material import count_positions
+
+#: Bytes per position of the values (wld uint8, dtw uint16) and per rule layer (category, DTZ).
+BYTES_VALUES = 3
+BYTES_PER_LAYER = 3
+#: Page cache (bytes) counted for a pair whose values are memory-mapped.
+DISK_RESIDENT = 2 << 30
+#: Share of the physical memory a build uses by default.
+DEFAULT_SHARE = 0.6
+#: Bytes in a GB, as ``--memory`` counts them.
+GB = 1 << 30
+
+
+class MemoryBudgetError(EgtbError, MemoryError):
+    """A pair cannot be solved within the memory budget, even on disk."""
+
+
+@dataclass(frozen=True)
+class PairPlan:
+    """How one pair runs, and the memory it needs that way."""
+
+    key: str
+    """The pair (name of its first material)."""
+    on_disk: bool
+    """Values memory-mapped on a scratch file (:mod:`egtb.tables.large`), with checkpoints."""
+    per_pass: int
+    """0: edge lists; n > 0: the compact kernel with n tables per move generation pass."""
+    bytes: int
+    """Estimated peak RAM of the worker solving it."""
+    disk: int = 0
+    """Bytes of its scratch files when on disk (:func:`scratch_bytes`)."""
+
+
+def default_budget() -> int:
+    """:data:`DEFAULT_SHARE` of this machine's physical memory, in bytes.
+
+    >>> default_budget() > 0
+    True
+    """
+    return int(DEFAULT_SHARE * os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+
+
+def values_bytes(positions: int, layers: int) -> int:
+    """Bytes of the flat value arrays for `positions` positions and `layers` rule layers.
+
+    >>> values_bytes(1000, 3)
+    12000
+    """
+    return positions * (BYTES_VALUES + BYTES_PER_LAYER * layers)
+
+
+def unit_nodes(pair) -> int:
+    """Nodes of the pair's largest unit (one or two halves of king placements)."""
+    first = pair.materials[0]
+    halves = 1 if (len(pair.materials) == 1 and first.men == 0) else 2
+    return halves * slice_unit_size(first)
+
+
+def edge_scratch_bytes(pair, layers: int) -> int:
+    """Bytes of :class:`egtb.tables.solve.Scratch` and the propagation's arrays for a pair."""
+    first = pair.materials[0]
+    nodes = unit_nodes(pair)
+    unit = slice_unit_size(first)
+    kings = first.black_kings + (first.white_kings if nodes == 2 * unit else 0)
+    edges = 4 * unit * kings
+    return (2 * 8 * nodes  # kings
+            + 2 * 8 * (nodes + 1) + 2 * 4 * edges  # successor and predecessor lists
+            + (layers + 1) * nodes * 5 * 4  # node tables
+            + (solve.ENTRIES_PER_NODE * nodes + 1) * 2 * 4  # bucket entries
+            + nodes * 6)  # resolved, processed, depth
+
+
+def plan_pair(pair, dependencies, *, layers: int, budget: int, on_disk: bool = False) -> PairPlan:
+    """The first way to run `pair` (see the module) whose estimate fits in `budget` bytes.
+
+    `on_disk` considers only the ways with values on disk. Raises
+    :class:`MemoryBudgetError` naming the pair and the least it needs.
+    """
+    positions = pair.positions + sum(count_positions(m) for m in dependencies)
+    tables = layers + 1
+    nodes = unit_nodes(pair)
+    options = []
+    for mapped in ((True,) if on_disk else (False, True)):
+        held = DISK_RESIDENT if mapped else values_bytes(positions, layers)
+        options.append(PairPlan(pair.key, mapped, 0, held + edge_scratch_bytes(pair, layers)))
+        for per_pass in range(tables, 0, -1):
+            options.append(PairPlan(pair.key, mapped, per_pass,
+                                    held + nodes * solve_large.node_bytes(per_pass)))
+        if mapped:
+            disk = scratch_bytes(pair, dependencies, layers=layers)
+            options = [replace(o, disk=disk) if o.on_disk else o for o in options]
+    for plan in options:
+        if plan.bytes <= budget:
+            return plan
+    least = min(plan.bytes for plan in options)
+    raise MemoryBudgetError(f"pair {pair.key} needs at least {format_bytes(least)} "
+                            f"(its largest unit has {nodes:,} nodes), more than the memory "
+                            f"budget of {format_bytes(budget)}; raise --memory")
+
+
+def scratch_bytes(pair, dependencies, *, layers: int) -> int:
+    """Bytes of a pair's scratch files on disk: the values of its positions and its dependencies'."""
+    return values_bytes(pair.positions + sum(count_positions(m) for m in dependencies), layers)
+
+
+def check_disk(pair, dependencies, *, layers: int, free: int, directory) -> None:
+    """Raise :class:`MemoryBudgetError` when a pair's scratch files would not fit in `free` bytes.
+
+    A pair on disk maps its values (:func:`scratch_bytes`) in ``<directory>/<pair>.pair.tmp/``.
+    """
+    need = scratch_bytes(pair, dependencies, layers=layers)
+    if need > free:
+        raise MemoryBudgetError(f"pair {pair.key} needs {format_bytes(need)} of scratch files "
+                                f"on disk, {directory} has {format_bytes(free)} free")
+
+
+def format_bytes(count: int) -> str:
+    """A byte count in GB (MB below 0.1 GB), for messages.
+
+    >>> format_bytes(3 * GB), format_bytes(5 << 20)
+    ('3.00 GB', '5.0 MB')
+    """
+    return f"{count / GB:.2f} GB" if count >= GB // 10 else f"{count / (1 << 20):.1f} MB"

@@ -1,0 +1,132 @@
+"""Pairs bigger than memory: values memory-mapped on a scratch directory, with checkpoints.
+
+A pair planned on disk (:func:`egtb.tables.budget.plan_pair`) keeps the flat
+value arrays of :class:`egtb.tables.build.FlatTables` (its own values and those
+of the tables its exits reach) in files of a scratch directory
+``<tables>/<pair>.pair.tmp/``, mapped into memory: the operating system keeps
+in RAM the pages in use (the unit being solved and those its moves reach) and
+writes the others back. The dependencies are copied in slice by slice
+(:func:`egtb.tables.storage.read_slices`), never held whole.
+
+Every few minutes the builder flushes the maps and records in
+``checkpoint.json`` how many units (in solving order) are finished; a build
+killed in the middle of a pair resumes from there (the units after the
+checkpoint are solved again: a unit's values are all rewritten when it is
+solved, and only finished units are ever read). The directory is removed once
+the pair's files are written, or when the pair turns out complete.
+
+>>> scratch_dir("/tables", "1m2k-2m2k").name
+'1m2k-2m2k.pair.tmp'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from egtb.tables import storage
+from egtb.tables.material import Material
+
+#: Suffix of a pair's scratch directory.
+SCRATCH_SUFFIX = ".pair.tmp"
+CHECKPOINT_NAME = "checkpoint.json"
+#: The four flat arrays: file name, element type, rows (None: one; "layers": one per layer).
+ARRAYS = (("wld", np.uint8, None), ("dtw", np.uint16, None), ("rcat", np.int8, "layers"),
+          ("rdtz", np.uint16, "layers"))
+
+
+def scratch_dir(directory: os.PathLike | str, key: str) -> Path:
+    """The scratch directory of a pair in a table directory."""
+    return Path(directory) / f"{key}{SCRATCH_SUFFIX}"
+
+
+def map_arrays(path: Path, total: int, layers: int, *, create: bool) -> list[np.ndarray]:
+    """The flat arrays (wld, dtw, rcat, rdtz) of `total` positions mapped on files in `path`.
+
+    With `create` the files are made anew (wld zero, rcat unsolved, so that
+    nothing solved is assumed); else the existing ones are opened for update.
+    Returned as plain arrays over the maps (numba takes them as they are).
+    """
+    from egtb.tables.solve import UNSOLVED_CATEGORY
+    path.mkdir(parents=True, exist_ok=True)
+    arrays = []
+    for name, dtype, rows in ARRAYS:
+        shape = (layers, total) if rows else (total,)
+        if rows and layers == 0:
+            arrays.append(np.zeros(shape, dtype=dtype))
+            continue
+        mapped = np.memmap(path / f"{name}.bin", dtype=dtype, mode="w+" if create else "r+",
+                           shape=shape)
+        if create and name == "rcat":
+            fill_slices(mapped, UNSOLVED_CATEGORY)
+        arrays.append(np.asarray(mapped))  # a plain array over the map (its base)
+    return arrays
+
+
+def fill_slices(array: np.ndarray, value: int) -> None:
+    """Set every element of a (mapped) array, a slice of :data:`storage.SLICE` at a time."""
+    flat = array.reshape(-1)
+    for start in range(0, len(flat), storage.SLICE):
+        flat[start:start + storage.SLICE] = value
+
+
+def copy_table(directory: Path, material: Material, start: int, arrays: list[np.ndarray],
+               presets: tuple[str, ...]) -> None:
+    """Copy a finished table into the flat arrays at `start`, slice by slice.
+
+    The checksums are not checked again: the build checked every file when it
+    started (:func:`egtb.tables.build.find_complete`).
+    """
+    wld, dtw, rcat, rdtz = arrays
+    path = storage.table_path(directory, material)
+    if not path.exists():
+        raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
+    for at, values, distances, cats, dtz in storage.read_slices(path, rules=presets,
+                                                               check=False):
+        stop = start + at + len(values)
+        wld[start + at:stop] = values
+        dtw[start + at:stop] = distances
+        rcat[:, start + at:stop] = cats
+        rdtz[:, start + at:stop] = dtz
+
+
+def flush(arrays: list[np.ndarray]) -> None:
+    """Write the mapped arrays' dirty pages back to their files."""
+    for array in arrays:
+        if isinstance(array.base, np.memmap):
+            array.base.flush()
+
+
+def read_checkpoint(path: Path, layout: dict) -> int | None:
+    """Units finished in a scratch directory for this `layout`, or None (no usable checkpoint)."""
+    try:
+        record = json.loads((path / CHECKPOINT_NAME).read_text())
+    except (OSError, ValueError):
+        return None
+    if record.get("layout") != layout:
+        return None
+    return int(record["units"])
+
+
+def write_checkpoint(path: Path, layout: dict, units: int, arrays: list[np.ndarray]) -> None:
+    """Flush the arrays, then record atomically that `units` units are finished."""
+    flush(arrays)
+    tmp = path / f"{CHECKPOINT_NAME}.tmp"
+    tmp.write_text(json.dumps({"layout": layout, "units": units}))
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path / CHECKPOINT_NAME)
+
+
+def remove_scratch(path: Path) -> None:
+    """Delete a pair's scratch directory (after its files are written)."""
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def scratch_dirs(directory: os.PathLike | str) -> list[Path]:
+    """Scratch directories left in a table directory (one per pair being built on disk)."""
+    return sorted(Path(directory).glob(f"*{SCRATCH_SUFFIX}"))

@@ -1,0 +1,317 @@
+"""Retrograde kernel for units too big for edge lists (7 pieces, mostly kings).
+
+:func:`egtb.tables.solve.solve_units` keeps, per node of a unit, its kings,
+successor and predecessor lists (up to 4 edges per king) and a node table per
+layer: about 300 bytes a node, 70 GB for the one unit of ``3k-4k``. This kernel
+keeps a few bytes per node and regenerates the in-unit predecessors on the fly:
+
+- a king step is reversible, so the predecessors of node ``i`` (Black to move,
+  kings ``bk``, ``wk``) are the nodes of the other half whose white kings are
+  ``mirror(bk)`` and whose black kings, after one of them stepped, are
+  ``mirror(wk)``: un-step each of those kings to an empty neighbour square;
+- such a node really has that move unless it must capture, which is when it has
+  no king step at all: its count of in-unit moves (``quiet``, kept for every
+  node) is then 0;
+- the bucket queue becomes a pending depth per node and one scan of the unit per
+  depth that has pending nodes (only between the lowest and highest node index
+  pending there).
+
+Per node: ``quiet`` (uint8) and, per table solved in the same pass (the
+rule-free one and one per rule layer), remaining in-unit moves (uint8), shortest
+exit win and longest loss (uint16), a flag byte; plus a value byte and a depth
+(uint16) for the propagation. :func:`pass_tables` picks how many tables share
+one move generation pass for a byte budget (down to one table per pass, then
+7 bytes per node: 1.65 GB for ``3k-4k``).
+
+The values are those of :func:`egtb.tables.solve.solve_units` (win in the
+fewest plies, loss in the most, the rest drawn), so the files are identical.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES,
+                                MOVE_WIDTH, generate_moves)
+from egtb.rules.squares import NEIGHBOUR
+from egtb.tables.index import lowest_bit_index, rank_kings, unit_size, unrank_kings
+from egtb.tables.material import mirror_bb
+from egtb.tables.solve import (ERR_TOO_DEEP, ERR_UNSOLVED_SUCCESSOR, MAX_DEPTH,
+                               NO_PIECES, OK, P_POSITIONS, PROGRESS_STEP,
+                               UNSOLVED_CATEGORY, finish_unit, locate_unit, rule_exit_value,
+                               successor_index, write_categories, write_values)
+from egtb.tables.values import LOSS, WIN
+
+_NEIGHBOUR = NEIGHBOUR.copy()
+
+#: "No exit win" in the uint16 exit-win column.
+NO_EXIT_WIN = np.uint16(0xFFFF)
+
+# Flag bits of a node per table.
+F_EXIT_DRAW = 1  #: an exit is a draw (the node cannot lose)
+# Value byte of the propagation: the value code (WIN or LOSS) pending or fixed, plus
+V_KIND = 3  #: mask of the value code
+V_DONE = 4  #: predecessors told (the value is final)
+
+#: Bytes per node: shared, per table of a pass, and of the propagation.
+BYTES_SHARED = 1
+BYTES_PER_TABLE = 6
+BYTES_PROPAGATION = 3
+
+
+def node_bytes(tables: int) -> int:
+    """Bytes per node of the kernel when `tables` tables share a pass.
+
+    >>> node_bytes(1), node_bytes(4)
+    (10, 28)
+    """
+    return BYTES_SHARED + BYTES_PER_TABLE * tables + BYTES_PROPAGATION
+
+
+def pass_tables(nodes: int, tables: int, budget: int) -> int:
+    """How many of `tables` tables to solve per move-generation pass within `budget` bytes.
+
+    0 when even one table per pass does not fit.
+
+    >>> pass_tables(1000, 4, 30_000), pass_tables(1000, 4, 9_000)
+    (4, 0)
+    """
+    for per_pass in range(tables, 0, -1):
+        if nodes * node_bytes(per_pass) <= budget:
+            return per_pass
+    return 0
+
+
+class CompactScratch:
+    """Work arrays of :func:`solve_units_compact` for `nodes` nodes and `per_pass` tables."""
+
+    def __init__(self, nodes: int, per_pass: int) -> None:
+        self.quiet = np.zeros(nodes, dtype=np.uint8)
+        self.remaining = np.zeros((per_pass, nodes), dtype=np.uint8)
+        self.exit_win = np.zeros((per_pass, nodes), dtype=np.uint16)
+        self.loss_depth = np.zeros((per_pass, nodes), dtype=np.uint16)
+        self.flags = np.zeros((per_pass, nodes), dtype=np.uint8)
+        self.value = np.zeros(nodes, dtype=np.uint8)
+        self.depth = np.zeros(nodes, dtype=np.uint16)
+
+    def arrays(self) -> tuple:
+        """The arrays in the order :func:`solve_units_compact` takes them."""
+        return (self.quiet, self.remaining, self.exit_win, self.loss_depth, self.flags,
+                self.value, self.depth)
+
+
+@njit(cache=True, nogil=True)
+def solve_units_compact(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_resets,
+                        quiet, remaining, exit_win, loss_depth, flags, value, depth, progress):
+    """Solve the units of a pair like :func:`egtb.tables.solve.solve_units`; return a status.
+
+    Same arguments up to `man_resets`, then the :class:`CompactScratch` arrays.
+    Table 0 is the rule-free one, table ``1 + layer`` a rule layer; the
+    ``remaining.shape[0]`` tables of a pass share one move generation.
+    """
+    size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
+    tables = limits.shape[0] + 1
+    per_pass = remaining.shape[0]
+    passes = (tables + per_pass - 1) // per_pass
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    men = np.zeros((2, 2), dtype=np.int64)
+    base = np.zeros(2, dtype=np.int64)
+    for u in range(configs.shape[0]):
+        start = progress[P_POSITIONS]
+        halves = locate_unit(configs[u], counts, offsets, size, men, base)
+        n = halves * size
+        for first in range(0, tables, per_pass):
+            last = min(tables, first + per_pass)
+            status = collect_exits(counts, halves, size, men, offsets, wld, dtw, rcat, rdtz,
+                                   limits, man_resets, first, last, moves, quiet, remaining,
+                                   exit_win, loss_depth, flags, progress, start,
+                                   (first // per_pass) * n // passes, n // passes)
+            if status != OK:
+                return status
+            for t in range(first, last):
+                status = propagate_table(counts, halves, size, men, quiet, remaining[t - first],
+                                         exit_win[t - first], loss_depth[t - first],
+                                         flags[t - first], value, depth)
+                if status != OK:
+                    return status
+                finish_table(n, size, base, value, depth, t, wld, dtw, rcat, rdtz, limits)
+        status = finish_unit(n, size, base, wld, rcat, progress, start)
+        if status != OK:
+            return status
+    return OK
+
+
+@njit(cache=True)
+def unit_kings(i, size, counts, men):
+    """(half, black kings, white kings) of node i of a unit."""
+    h = i // size
+    bk, wk = unrank_kings(i - h * size, men[h, 0] | men[h, 1], counts[h, 1], counts[h, 3])
+    return h, np.int64(bk), np.int64(wk)
+
+
+@njit(cache=True)
+def collect_exits(counts, halves, size, men, offsets, wld, dtw, rcat, rdtz, limits, man_resets,
+                  first, last, moves, quiet, remaining, exit_win, loss_depth, flags, progress,
+                  start, done_before, share):
+    """Generate every node's moves: count its king steps, fold its exits into tables first..last-1.
+
+    Raises `progress` from ``start + done_before`` by up to `share` positions.
+    """
+    n = halves * size
+    for i in range(n):
+        if i & (PROGRESS_STEP - 1) == 0:
+            progress[P_POSITIONS] = start + done_before + share * i // max(n, 1)
+        h, bk, wk = unit_kings(i, size, counts, men)
+        nmoves = generate_moves(men[h, 0], bk, men[h, 1], wk, 0, moves)
+        steps = 0
+        for t in range(last - first):
+            exit_win[t, i] = NO_EXIT_WIN
+            loss_depth[t, i] = 0
+            flags[t, i] = 0
+        for m in range(nmoves):
+            if moves[m, M_CAPTURED] == 0 and moves[m, M_MAN] == 0:
+                steps += 1
+                continue
+            target, status = successor_index(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM],
+                                             moves[m, M_WK], offsets, wld)
+            if status != OK:
+                return status
+            for t in range(first, last):
+                if target == NO_PIECES:
+                    v, d = LOSS, np.int64(0)
+                elif t == 0:
+                    v, d = wld[target], np.int64(dtw[target])
+                else:
+                    category = rcat[t - 1, target]
+                    if category == UNSOLVED_CATEGORY:
+                        return ERR_UNSOLVED_SUCCESSOR
+                    zeroing = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0 \
+                        or man_resets[t - 1]
+                    v, d = rule_exit_value(category, np.int64(rdtz[t - 1, target]),
+                                           limits[t - 1], zeroing)
+                if not fold_exit(t - first, i, v, d, exit_win, loss_depth, flags):
+                    return ERR_TOO_DEEP
+        quiet[i] = steps
+        for t in range(last - first):
+            remaining[t, i] = steps
+    return OK
+
+
+@njit(cache=True, inline="always")
+def fold_exit(t, i, v, d, exit_win, loss_depth, flags):
+    """Fold one exit (value v for the opponent, in d plies) into node i; False when too deep."""
+    if d + 1 > MAX_DEPTH:
+        return False
+    if v == LOSS:
+        exit_win[t, i] = min(np.int64(exit_win[t, i]), d + 1)
+    elif v == WIN:
+        loss_depth[t, i] = max(np.int64(loss_depth[t, i]), d + 1)
+    else:
+        flags[t, i] |= F_EXIT_DRAW
+    return True
+
+
+@njit(cache=True, inline="always")
+def _can_lose(i, remaining, exit_win, flags):
+    """Every move of node i is known to lose."""
+    return remaining[i] == 0 and exit_win[i] == NO_EXIT_WIN and (flags[i] & F_EXIT_DRAW) == 0
+
+
+@njit(cache=True, inline="always")
+def _mark(i, kind, d, value, depth, pending, low, high):
+    value[i] = kind
+    depth[i] = d
+    pending[d] += 1
+    low[d] = min(low[d], i)
+    high[d] = max(high[d], i)
+
+
+@njit(cache=True)
+def propagate_table(counts, halves, size, men, quiet, remaining, exit_win, loss_depth, flags,
+                    value, depth):
+    """Retrograde over one unit for one table; leaves value codes and depths in value/depth.
+
+    Depth d fixes the wins in d plies (the shortest) and the losses in d plies
+    (the longest), in increasing d; a node never reached is a draw (value 0).
+    """
+    n = halves * size
+    pending = np.zeros(MAX_DEPTH + 2, dtype=np.int64)
+    low = np.full(MAX_DEPTH + 2, n, dtype=np.int64)
+    high = np.full(MAX_DEPTH + 2, -1, dtype=np.int64)
+    top = 0
+    for i in range(n):
+        value[i] = 0
+        depth[i] = 0
+        if exit_win[i] != NO_EXIT_WIN:
+            _mark(i, WIN, exit_win[i], value, depth, pending, low, high)
+            top = max(top, np.int64(exit_win[i]))
+        elif _can_lose(i, remaining, exit_win, flags):
+            _mark(i, LOSS, loss_depth[i], value, depth, pending, low, high)
+            top = max(top, np.int64(loss_depth[i]))
+    d = 0
+    while d <= top:
+        if pending[d] > 0:
+            for i in range(low[d], high[d] + 1):
+                if value[i] & V_DONE or value[i] == 0 or depth[i] != d:
+                    continue
+                value[i] |= V_DONE
+                if d + 1 > MAX_DEPTH:
+                    return ERR_TOO_DEEP
+                top = max(top, tell_predecessors(i, value[i] & V_KIND, d, counts, halves, size,
+                                                 men, quiet, remaining, loss_depth, exit_win,
+                                                 flags, value, depth, pending, low, high))
+        d += 1
+    for i in range(n):
+        value[i] &= V_KIND
+    return OK
+
+
+@njit(cache=True)
+def tell_predecessors(i, kind, d, counts, halves, size, men, quiet, remaining, loss_depth,
+                      exit_win, flags, value, depth, pending, low, high):
+    """Node i is fixed as `kind` in d plies: update its predecessors; return the deepest mark.
+
+    A predecessor of a loss wins in d + 1 (unless it already wins sooner); a
+    predecessor of a win has one move fewer left, and is lost once none is.
+    """
+    h, bk, wk = unit_kings(i, size, counts, men)
+    o = (1 - h) if halves == 2 else h
+    white = np.int64(mirror_bb(bk))  # the predecessor's white kings
+    moved = np.int64(mirror_bb(wk))  # its black kings after the step
+    occupied = men[o, 0] | men[o, 1]
+    taken = occupied | white | moved
+    top = 0
+    rest = moved
+    while rest:
+        to = rest & -rest
+        rest ^= to
+        s = lowest_bit_index(to)
+        for direction in range(4):
+            frm = _NEIGHBOUR[s, direction]
+            if frm < 0 or (taken >> frm) & 1:
+                continue
+            black = moved ^ to | (np.int64(1) << frm)
+            p = o * size + rank_kings(black, white, occupied, counts[o, 1], counts[o, 3])
+            if quiet[p] == 0 or value[p] & V_DONE:
+                continue  # p must capture (no king step), or is fixed already
+            if kind == LOSS:
+                if value[p] != WIN or depth[p] > d + 1:
+                    _mark(p, WIN, d + 1, value, depth, pending, low, high)
+                    top = max(top, d + 1)
+            elif value[p] == 0:
+                remaining[p] -= 1
+                loss_depth[p] = max(np.int64(loss_depth[p]), d + 1)
+                if _can_lose(p, remaining, exit_win, flags):
+                    _mark(p, LOSS, loss_depth[p], value, depth, pending, low, high)
+                    top = max(top, np.int64(loss_depth[p]))
+    return top
+
+
+@njit(cache=True)
+def finish_table(n, size, base, value, depth, t, wld, dtw, rcat, rdtz, limits):
+    """Write table t of the unit: values and DTW (t = 0) or a rule layer's categories and DTZ."""
+    if t == 0:
+        write_values(n, value, depth, size, base, wld, dtw)
+    else:
+        write_categories(n, value, depth, size, base, rcat[t - 1], rdtz[t - 1], limits[t - 1])

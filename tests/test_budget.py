@@ -1,0 +1,68 @@
+"""Tests of the memory budget: 7-piece counts, plans, failing before any work."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from math import comb
+
+import pytest
+
+from egtb.tables import budget
+from egtb.tables import build as builder
+
+#: Published number of placements of 7 pieces (any colours, side to move not counted).
+PUBLISHED_PLACEMENTS_7 = 34_779_531_480
+
+
+def one_colour_placements(pieces: int) -> int:
+    """Placements of `pieces` pieces all of one colour (men never on their crowning row)."""
+    return 2 * sum(comb(28, men) * comb(32 - men, pieces - men) for men in range(pieces + 1))
+
+
+def pair_named(key: str) -> builder.Pair:
+    return next(p for p in builder.plan_pairs(7, min_pieces=7) if p.key == key)
+
+
+def test_seven_piece_positions_add_up_to_the_published_placements():
+    pairs = builder.plan_pairs(7, min_pieces=7)
+    both_colours = sum(p.positions for p in pairs)
+    assert len(pairs) == 52
+    assert both_colours == 34_243_113_624
+    assert one_colour_placements(7) == 536_417_856
+    assert both_colours + one_colour_placements(7) == PUBLISHED_PLACEMENTS_7
+
+
+def test_seven_piece_pairs_are_planned_within_24_gb():
+    memory = int(0.6 * 24 * budget.GB)
+    plans = builder.plan_memory(builder.plan_pairs(7, min_pieces=7), memory,
+                                rules=builder.RULE_PRESETS)
+    assert all(plan.bytes <= memory for plan in plans.values())
+    assert plans["1m2k-2m2k"].on_disk and plans["1m2k-2m2k"].per_pass == 0
+    # the one unit of 3k-4k (235.6 M nodes) is far too big for edge lists
+    assert plans["3k-4k"].per_pass > 0 and not plans["3k-4k"].on_disk
+    assert budget.edge_scratch_bytes(pair_named("3k-4k"), 3) > 50 * budget.GB
+
+
+def test_a_pair_that_fits_in_no_way_is_named():
+    pair = pair_named("3k-4k")
+    with pytest.raises(budget.MemoryBudgetError, match="3k-4k") as caught:
+        budget.plan_pair(pair, builder.dependency_materials(pair), layers=3, budget=budget.GB)
+    assert isinstance(caught.value, MemoryError)
+
+
+def test_small_pairs_keep_the_edge_list_solver_in_memory():
+    for pair in builder.plan_pairs(5):
+        plan = budget.plan_pair(pair, builder.dependency_materials(pair), layers=3,
+                                budget=budget.GB)
+        assert (plan.on_disk, plan.per_pass) == (False, 0), pair.key
+
+
+def test_too_small_a_budget_fails_before_any_work(tmp_path):
+    command = [sys.executable, "-m", "egtb.cli", "build", "--pieces", "3", "--quiet",
+               "--memory", "0.0001", "--tables", str(tmp_path)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "more than the memory budget of 0.1 MB" in result.stderr
+    assert "pair 1k-2k needs" in result.stderr
+    assert not list(tmp_path.glob("*.h5"))

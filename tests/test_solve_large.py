@@ -1,0 +1,68 @@
+"""The compact kernel for big units gives exactly the edge-list solver's values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from egtb.tables import budget, rule_layer
+from egtb.tables import build as builder
+from egtb.tables.material import Material, all_materials
+from egtb.tables.verify import verify_directory
+from test_large import file_checksums
+
+PRESETS = rule_layer.parse_presets("all")
+
+
+@pytest.fixture(scope="module")
+def tables4(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("egtb4")
+    builder.build(4, directory=directory, jobs=1, progress=False)
+    return directory
+
+
+def solve_both(directory: Path, pair: builder.Pair, per_pass: int):
+    deps = builder.dependency_materials(pair)
+    edges = builder.load_dependencies(directory, deps, pair.materials, PRESETS)
+    compact = builder.load_dependencies(directory, deps, pair.materials, PRESETS)
+    builder.solve_pair(pair.materials, edges)
+    builder.solve_pair(pair.materials, compact, per_pass=per_pass)
+    return edges, compact
+
+
+def same(a: builder.FlatTables, b: builder.FlatTables) -> bool:
+    return all(np.array_equal(getattr(a, name), getattr(b, name))
+               for name in ("wld", "dtw", "rcat", "rdtz"))
+
+
+def test_every_pair_up_to_four_pieces(tables4):
+    for pair in builder.plan_pairs(4):
+        assert same(*solve_both(tables4, pair, 4)), pair.key
+
+
+@pytest.mark.parametrize("per_pass", [1, 2, 3])
+def test_fewer_tables_per_pass(tables4, per_pass):
+    for key in ("2k-2k", "1k-1m2k", "1m1k-2m"):
+        pair = next(p for p in builder.plan_pairs(4) if p.key == key)
+        assert same(*solve_both(tables4, pair, per_pass)), key
+
+
+def test_build_with_the_compact_kernel_writes_the_same_files(tables4, tmp_path):
+    for pair in builder.plan_pairs(4):  # each pair reads the files written before it
+        record = builder.build_pair(tmp_path, pair, builder.dependency_materials(pair),
+                                    plan=budget.PairPlan(pair.key, False, 4, 0))
+        assert record["per_pass"] == 4
+    materials = all_materials(4)
+    assert file_checksums(tmp_path, materials) == file_checksums(tables4, materials)
+    assert verify_directory(tmp_path, materials=[Material.parse("2k-2k"),
+                                                 Material.parse("1m1k-2m")]).ok
+
+
+@pytest.mark.slow
+def test_five_piece_pairs(tmp_path):
+    builder.build(5, directory=tmp_path, jobs=1, progress=False)
+    for key in ("3k-2k", "1k-1m3k", "1m1k-1m2k", "2m-2m1k", "1m-3m1k"):
+        pair = next(p for p in builder.plan_pairs(5) if p.key == key)
+        assert same(*solve_both(tmp_path, pair, 4)), key
