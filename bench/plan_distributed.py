@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
+from egtb.tables import solve
 from egtb.tables.build import pair_of, successor_materials
 from egtb.tables.material import all_materials, count_king_placements, count_positions
 
@@ -31,7 +34,8 @@ def scratch_bytes(material) -> int:
     unit = count_king_placements(material)
     nodes = 2 * unit
     edges = 4 * unit * (material.black_kings + material.white_kings)
-    return nodes * (8 + 8 + 8 + 8 + 5 * 4 + 3 * 2 * 4) + 2 * edges * 4
+    node_table = 5 * np.dtype(solve.NODE_DTYPE).itemsize
+    return nodes * (8 + 8 + 8 + 8 + node_table + 3 * 2 * 4) + 2 * edges * 4
 
 
 def plan(n: int, max_per_side: int) -> dict:

@@ -39,9 +39,9 @@ def test_seven_piece_pairs_are_planned_within_24_gb():
                                 rules=builder.RULE_PRESETS)
     assert all(plan.bytes <= memory for plan in plans.values())
     assert plans["1m2k-2m2k"].on_disk and plans["1m2k-2m2k"].per_pass == 0
-    # the one unit of 3k-4k (235.6 M nodes) is far too big for edge lists
+    # the one unit of 3k-4k (235.6 M nodes) is far too big for edge lists: more than the machine
     assert plans["3k-4k"].per_pass > 0 and not plans["3k-4k"].on_disk
-    assert budget.edge_scratch_bytes(pair_named("3k-4k"), 3) > 50 * budget.GB
+    assert budget.edge_scratch_bytes(pair_named("3k-4k"), 3) > 24 * budget.GB
 
 
 def test_a_pair_that_fits_in_no_way_is_named():

@@ -31,6 +31,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from egtb.errors import EgtbError
 from egtb.tables import solve, solve_large
 from egtb.tables.index import slice_unit_size
@@ -101,7 +103,7 @@ def edge_scratch_bytes(pair, layers: int) -> int:
     edges = 4 * unit * kings
     return (2 * 8 * nodes  # kings
             + 2 * 8 * (nodes + 1) + 2 * 4 * edges  # successor and predecessor lists
-            + (layers + 1) * nodes * 5 * 4  # node tables
+            + (layers + 1) * nodes * 5 * np.dtype(solve.NODE_DTYPE).itemsize  # node tables
             + (solve.ENTRIES_PER_NODE * nodes + 1) * 2 * 4  # bucket entries
             + nodes * 6)  # resolved, processed, depth
 

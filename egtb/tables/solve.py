@@ -48,8 +48,11 @@ from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M
 NOT_LOADED = -1
 #: Deepest DTW the bucket queue handles (far beyond any table up to 8 pieces).
 MAX_DEPTH = 4096
-#: "No win found through an exit" marker.
-NO_WIN = np.int32(2 ** 30)
+#: Type of the per-node tables: every column (moves, remaining moves, distances up to
+#: MAX_DEPTH + 1) fits in 16 bits, half the memory of the biggest unit's tables.
+NODE_DTYPE = np.int16
+#: "No win found through an exit" marker (above any distance the solver accepts).
+NO_WIN = np.int16(np.iinfo(NODE_DTYPE).max)
 
 #: Progress counters a kernel keeps up to date (see :func:`solve_units`).
 P_POSITIONS = 0  #: positions solved, counting the unit being solved in part
@@ -189,7 +192,7 @@ class Scratch:
         self.succ = np.zeros(edges, dtype=np.int32)
         self.pred_start = np.zeros(n + 1, dtype=np.int64)
         self.pred = np.zeros(edges, dtype=np.int32)
-        self.node = np.zeros((layers + 1, n, 5), dtype=np.int32)
+        self.node = np.zeros((layers + 1, n, 5), dtype=NODE_DTYPE)
         self.entries = np.zeros((ENTRIES_PER_NODE * n + 1, 2), dtype=np.int32)
 
     def arrays(self) -> tuple:
