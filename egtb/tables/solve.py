@@ -235,10 +235,8 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
     """
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
     layers = limits.shape[0]
-    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    moves, men, base = unit_buffers()
     heads = np.full(MAX_DEPTH + 2, -1, dtype=np.int64)
-    men = np.zeros((2, 2), dtype=np.int64)
-    base = np.zeros(2, dtype=np.int64)
     for u in range(configs.shape[0]):
         start = progress[P_POSITIONS]
         halves = locate_unit(configs[u], counts, offsets, size, men, base)
@@ -300,6 +298,14 @@ def locate_unit(ca, counts, offsets, size, men, base):
     base[1] = offsets[material_code(counts[1, 0], counts[1, 1], counts[1, 2], counts[1, 3])] \
         + cb * size
     return 1 if (symmetric and cb == ca) else 2
+
+
+@njit(cache=True)
+def unit_buffers():
+    """Buffers a kernel reuses over a pair's units: one node's moves, the men of the unit's
+    two halves (see :func:`locate_unit`) and where the halves start in the flat arrays."""
+    return (np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64), np.zeros((2, 2), dtype=np.int64),
+            np.zeros(2, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -449,22 +455,26 @@ def seed_queue(n, node, entries, heads):
     heads[:] = -1
     count = 0
     top = 0
+    status = OK
     for i in range(n):
         if node[i, N_MOVES] == 0:
             count = _push(entries, heads, count, i, LOSS, 0)
         elif node[i, N_EXIT_WIN] != NO_WIN:
-            d = node[i, N_EXIT_WIN]
-            if d > MAX_DEPTH:
-                return count, top, ERR_TOO_DEEP
-            count = _push(entries, heads, count, i, WIN, d)
-            top = max(top, d)
+            count, top, status = _enqueue(entries, heads, count, top, i, WIN, node[i, N_EXIT_WIN])
         elif _loss_ready(node, i):
-            d = node[i, N_LOSS_DEPTH]
-            if d > MAX_DEPTH:
-                return count, top, ERR_TOO_DEEP
-            count = _push(entries, heads, count, i, LOSS, d)
-            top = max(top, d)
+            count, top, status = _enqueue(entries, heads, count, top, i, LOSS,
+                                          node[i, N_LOSS_DEPTH])
+        if status != OK:
+            return count, top, status
     return count, top, OK
+
+
+@njit(cache=True, inline="always")
+def _enqueue(entries, heads, count, top, node_id, kind, d):
+    """Push a node found `kind` in d plies; return (count, top, status), ERR_TOO_DEEP beyond MAX_DEPTH."""
+    if d > MAX_DEPTH:
+        return count, top, ERR_TOO_DEEP
+    return _push(entries, heads, count, node_id, kind, d), max(top, np.int64(d)), OK
 
 
 @njit(cache=True, inline="always")
@@ -489,6 +499,7 @@ def tell_predecessors(i, kind, d, pred_start, pred, node, entries, heads, count,
     A predecessor of a loss wins in d + 1 (the first loss found is the nearest);
     a predecessor of a win loses one more move, and is lost once all are.
     """
+    status = OK
     for e in range(pred_start[i], pred_start[i + 1]):
         p = pred[e]
         if resolved[p] != 0:
@@ -496,17 +507,15 @@ def tell_predecessors(i, kind, d, pred_start, pred, node, entries, heads, count,
         if kind == LOSS:
             resolved[p] = WIN
             depth[p] = d + 1
-            count = _push(entries, heads, count, p, WIN, d + 1)
-            top = max(top, d + 1)
+            count, top, status = _enqueue(entries, heads, count, top, p, WIN, d + 1)
         else:
             node[p, N_REMAINING] -= 1
             node[p, N_LOSS_DEPTH] = max(node[p, N_LOSS_DEPTH], d + 1)
             if _loss_ready(node, p):
-                ld = node[p, N_LOSS_DEPTH]
-                if ld > MAX_DEPTH:
-                    return count, top, ERR_TOO_DEEP
-                count = _push(entries, heads, count, p, LOSS, ld)
-                top = max(top, ld)
+                count, top, status = _enqueue(entries, heads, count, top, p, LOSS,
+                                              node[p, N_LOSS_DEPTH])
+        if status != OK:
+            return count, top, status
     return count, top, OK
 
 

@@ -32,15 +32,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES,
-                                MOVE_WIDTH, generate_moves)
+from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, generate_moves
 from egtb.rules.squares import NEIGHBOUR
 from egtb.tables.index import lowest_bit_index, rank_kings, unit_size, unrank_kings
 from egtb.tables.material import mirror_bb
 from egtb.tables.solve import (ERR_TOO_DEEP, ERR_UNSOLVED_SUCCESSOR, MAX_DEPTH,
                                NO_PIECES, OK, P_POSITIONS, PROGRESS_STEP,
                                UNSOLVED_CATEGORY, finish_unit, locate_unit, rule_exit_value,
-                               successor_index, write_categories, write_values)
+                               successor_index, unit_buffers, write_categories, write_values)
 from egtb.tables.values import LOSS, WIN
 
 _NEIGHBOUR = NEIGHBOUR.copy()
@@ -114,9 +113,7 @@ def solve_units_compact(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, 
     tables = limits.shape[0] + 1
     per_pass = remaining.shape[0]
     passes = (tables + per_pass - 1) // per_pass
-    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
-    men = np.zeros((2, 2), dtype=np.int64)
-    base = np.zeros(2, dtype=np.int64)
+    moves, men, base = unit_buffers()
     for u in range(configs.shape[0]):
         start = progress[P_POSITIONS]
         halves = locate_unit(configs[u], counts, offsets, size, men, base)
