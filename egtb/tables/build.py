@@ -437,9 +437,11 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     workers, else an object with the ``run`` method of
     :class:`egtb.tables.executor.DaskExecutor` (a Dask cluster).
     `memory`: the bytes the local workers may use together (default
-    :func:`egtb.tables.budget.default_budget`): each pair is planned within it
-    (:func:`egtb.tables.budget.plan_pair`) and pairs run side by side only while
-    their estimates fit; a pair that fits in no way raises
+    :func:`egtb.tables.budget.default_budget`), all processes together: what
+    the workers' table caches and processes leave of it
+    (:func:`egtb.tables.budget.pair_budget`) is for the pairs, each planned
+    within it (:func:`egtb.tables.budget.plan_pair`), and pairs run side by side
+    only while their estimates fit; a pair that fits in no way raises
     :class:`egtb.tables.budget.MemoryBudgetError` before any work. `on_disk`
     puts every pair's values on disk (:mod:`egtb.tables.large`), checkpointed
     every `checkpoint_seconds`.
@@ -473,6 +475,8 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...
     missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
     if missing:
         raise MissingTableError(f"tables needed but not built: {sorted(missing)}")
+    if executor is None:  # the workers' table caches and processes come out of the budget
+        memory = budget.pair_budget(memory, jobs=jobs, cache_bytes=CACHE_BYTES)
     plans = plan_memory(todo, memory, rules=rules, on_disk=on_disk,  # fails before any work
                         directory=directory)
     for path in large.scratch_dirs(directory):
