@@ -27,7 +27,7 @@ from tournament.schedule import (
 OPENINGS = load_ballots("3-move")[:4]
 
 
-# --- fake engines, built by the workers from "test_runner:Class" specs ----------------
+# --- fake engines, built by the workers from "test_schedule:Class" specs ----------------
 
 
 class IllegalEngine(Engine):
@@ -152,10 +152,10 @@ def _hub(script: str) -> str:
 
 
 @pytest.mark.parametrize("fault,termination,text", [
-    ("test_runner:IllegalEngine", GameTermination.ILLEGAL_MOVE, "illegal move"),
-    ("test_runner:SleepyEngine", GameTermination.TIME_FORFEIT, "lost on time"),
-    ("test_runner:CrashEngine", GameTermination.CRASH, "crashed: EngineError: engine process died"),
-    ("test_runner:GarbageEngine", GameTermination.CRASH, "answered garbage"),
+    ("test_schedule:IllegalEngine", GameTermination.ILLEGAL_MOVE, "illegal move"),
+    ("test_schedule:SleepyEngine", GameTermination.TIME_FORFEIT, "lost on time"),
+    ("test_schedule:CrashEngine", GameTermination.CRASH, "crashed: EngineError: engine process died"),
+    ("test_schedule:GarbageEngine", GameTermination.CRASH, "answered garbage"),
     (_hub("illegal.py"), GameTermination.ILLEGAL_MOVE, "illegal move"),
     (_hub("sleeping.py"), GameTermination.TIME_FORFEIT, "did not answer in time"),
     (_hub("crashing.py"), GameTermination.CRASH, "crashed"),
@@ -176,8 +176,8 @@ def test_faulty_engine_loses_and_the_tournament_goes_on(tmp_path: Path, fault: s
 
 
 def test_an_engine_that_cannot_start_stops_the_run_before_any_game(tmp_path: Path) -> None:
-    with pytest.raises(EngineSetupError, match="test_runner:BrokenStartEngine.*cannot start"):
-        run_tournament(["random", "test_runner:BrokenStartEngine"], out_dir=tmp_path / "run", games=2,
+    with pytest.raises(EngineSetupError, match="test_schedule:BrokenStartEngine.*cannot start"):
+        run_tournament(["random", "test_schedule:BrokenStartEngine"], out_dir=tmp_path / "run", games=2,
                        concurrency=1, progress=False)
     assert not (tmp_path / "run").exists()
 
@@ -234,7 +234,7 @@ def test_other_settings_refuse_to_resume(tmp_path: Path) -> None:
 
 
 def test_sprt_stops_a_decided_match(tmp_path: Path) -> None:
-    result = run_tournament(["depth=2", "test_runner:IllegalEngine"], out_dir=tmp_path, games=200,
+    result = run_tournament(["depth=2", "test_schedule:IllegalEngine"], out_dir=tmp_path, games=200,
                             openings=OPENINGS, concurrency=1, progress=False,
                             sprt_settings=SprtSettings(0, 10, 0.05, 0.05))
     assert result.sprt is not None and result.sprt.decision == "H1"
@@ -292,7 +292,7 @@ def test_killed_process_resumes_to_the_same_totals(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    specs = ["random", "test_runner:SlowRandomEngine"]
+    specs = ["random", "test_schedule:SlowRandomEngine"]
     argv = [sys.executable, "-m", "tournament.cli", "run", "--engine", specs[0], "--engine", specs[1],
             "--openings", "2-move", "--games", "24", "--concurrency", "2", "--seed", "5", "--no-progress",
             "--out", str(tmp_path / "killed")]
