@@ -116,6 +116,19 @@ def successor_index(bm, bk, wm, wk, offsets, wld):
     return i, OK
 
 
+@njit(cache=True, inline="always")
+def is_king_step(moves, m):
+    """Move m of a generated list is a king's move without capture (it stays in the unit)."""
+    return moves[m, M_CAPTURED] == 0 and moves[m, M_MAN] == 0
+
+
+@njit(cache=True, inline="always")
+def move_successor(moves, m, offsets, wld):
+    """:func:`successor_index` of the position after move m of a generated list."""
+    return successor_index(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK],
+                           offsets, wld)
+
+
 @njit(cache=True)
 def successor_value(bm, bk, wm, wk, offsets, wld, dtw):
     """(value, dtw, status) of the position after Black's move (White to move).
@@ -347,7 +360,7 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, 
             node[t, i, N_LOSS_DEPTH] = 0
             node[t, i, N_MOVES] = nmoves
         for m in range(nmoves):
-            if moves[m, M_CAPTURED] == 0 and moves[m, M_MAN] == 0:
+            if is_king_step(moves, m):
                 # a king step: the mirrored successor is in the other half of the unit
                 sk_b = np.int64(mirror_bb(moves[m, M_WK]))
                 sk_w = np.int64(mirror_bb(moves[m, M_BK]))
@@ -356,8 +369,7 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, 
                 succ[e] = other * size + k
                 e += 1
                 continue
-            target, status = successor_index(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM],
-                                             moves[m, M_WK], offsets, wld)
+            target, status = move_successor(moves, m, offsets, wld)
             if status != OK:
                 return status
             if target == NO_PIECES:
@@ -461,9 +473,8 @@ def seed_queue(n, node, entries, heads):
             count = _push(entries, heads, count, i, LOSS, 0)
         elif node[i, N_EXIT_WIN] != NO_WIN:
             count, top, status = _enqueue(entries, heads, count, top, i, WIN, node[i, N_EXIT_WIN])
-        elif _loss_ready(node, i):
-            count, top, status = _enqueue(entries, heads, count, top, i, LOSS,
-                                          node[i, N_LOSS_DEPTH])
+        else:
+            count, top, status = _enqueue_if_lost(node, entries, heads, count, top, i)
         if status != OK:
             return count, top, status
     return count, top, OK
@@ -475,6 +486,14 @@ def _enqueue(entries, heads, count, top, node_id, kind, d):
     if d > MAX_DEPTH:
         return count, top, ERR_TOO_DEEP
     return _push(entries, heads, count, node_id, kind, d), max(top, np.int64(d)), OK
+
+
+@njit(cache=True, inline="always")
+def _enqueue_if_lost(node, entries, heads, count, top, i):
+    """Push node i as lost in its longest loss once every move is known to lose; else nothing."""
+    if _loss_ready(node, i):
+        return _enqueue(entries, heads, count, top, i, LOSS, node[i, N_LOSS_DEPTH])
+    return count, top, OK
 
 
 @njit(cache=True, inline="always")
@@ -511,9 +530,7 @@ def tell_predecessors(i, kind, d, pred_start, pred, node, entries, heads, count,
         else:
             node[p, N_REMAINING] -= 1
             node[p, N_LOSS_DEPTH] = max(node[p, N_LOSS_DEPTH], d + 1)
-            if _loss_ready(node, p):
-                count, top, status = _enqueue(entries, heads, count, top, p, LOSS,
-                                              node[p, N_LOSS_DEPTH])
+            count, top, status = _enqueue_if_lost(node, entries, heads, count, top, p)
         if status != OK:
             return count, top, status
     return count, top, OK

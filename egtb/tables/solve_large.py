@@ -32,14 +32,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, generate_moves
+from egtb.rules.movegen import M_CAPTURED, M_CROWNS, generate_moves
 from egtb.rules.squares import NEIGHBOUR
 from egtb.tables.index import lowest_bit_index, rank_kings, unit_size, unrank_kings
 from egtb.tables.material import mirror_bb
 from egtb.tables.solve import (ERR_TOO_DEEP, ERR_UNSOLVED_SUCCESSOR, MAX_DEPTH,
                                NO_PIECES, OK, P_POSITIONS, PROGRESS_STEP,
-                               UNSOLVED_CATEGORY, finish_unit, locate_unit, rule_exit_value,
-                               successor_index, unit_buffers, write_categories, write_values)
+                               UNSOLVED_CATEGORY, finish_unit, is_king_step, locate_unit,
+                               move_successor, rule_exit_value, unit_buffers, write_categories,
+                               write_values)
 from egtb.tables.values import LOSS, WIN
 
 _NEIGHBOUR = NEIGHBOUR.copy()
@@ -167,11 +168,10 @@ def collect_exits(counts, halves, size, men, offsets, wld, dtw, rcat, rdtz, limi
             loss_depth[t, i] = 0
             flags[t, i] = 0
         for m in range(nmoves):
-            if moves[m, M_CAPTURED] == 0 and moves[m, M_MAN] == 0:
+            if is_king_step(moves, m):
                 steps += 1
                 continue
-            target, status = successor_index(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM],
-                                             moves[m, M_WK], offsets, wld)
+            target, status = move_successor(moves, m, offsets, wld)
             if status != OK:
                 return status
             for t in range(first, last):
