@@ -8,8 +8,8 @@ samples (psutil, every ``--interval`` seconds) and prints as one line of JSON.
 
 >>> import sys
 >>> report = measure([sys.executable, "-c", "x = bytearray(50_000_000)"], interval=0.01)
->>> report["exit_status"], report["peak_rss_mb"] > 10
-(0, True)
+>>> report["exit_status"], report["peak_rss_mb"] > 10, len(report["processes_at_peak_mb"])
+(0, True, 1)
 """
 
 from __future__ import annotations
@@ -24,46 +24,66 @@ import time
 import psutil
 
 
-def tree_rss(process: psutil.Process) -> int:
-    """Resident bytes of a process and all its descendants now (0 for those already gone)."""
-    total = 0
+def tree_memory(process: psutil.Process, *, pss: bool = False) -> dict[int, int]:
+    """Resident bytes of a process and each of its descendants now, by pid (gone ones left out).
+
+    `pss`: proportional set size instead (pages shared between processes counted
+    once over them all; slower, it reads each process's smaps).
+    """
     try:
         members = [process, *process.children(recursive=True)]
     except psutil.NoSuchProcess:
-        return 0
+        return {}
+    sizes = {}
     for member in members:
         try:
-            total += member.memory_info().rss
-        except psutil.NoSuchProcess:
+            sizes[member.pid] = member.memory_full_info().pss if pss else member.memory_info().rss
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
             pass
-    return total
+    return sizes
 
 
-def measure(command: list[str], *, interval: float = 0.2) -> dict:
-    """Run `command` to its end; return wall seconds, CPU seconds of the tree, peak summed RSS."""
+def measure(command: list[str], *, interval: float = 0.2, pss: bool = False) -> dict:
+    """Run `command` to its end; return wall seconds, CPU seconds of the tree, peak summed RSS.
+
+    Also the processes' resident sizes at that peak (MB, largest first), and with
+    `pss` the peak of the summed proportional set sizes.
+    """
     start = time.perf_counter()
     child = subprocess.Popen(command)
     process = psutil.Process(child.pid)
-    peak = 0
+    peak, at_peak, peak_pss = 0, {}, 0
     while child.poll() is None:
-        peak = max(peak, tree_rss(process))
+        sizes = tree_memory(process)
+        if sum(sizes.values()) > peak:
+            peak, at_peak = sum(sizes.values()), sizes
+        if pss:
+            peak_pss = max(peak_pss, sum(tree_memory(process, pss=True).values()))
         time.sleep(interval)
     wall = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {"command": command, "exit_status": child.returncode, "wall_seconds": round(wall, 1),
-            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
-            "peak_rss_mb": round(peak / 2 ** 20), "largest_process_mb": round(usage.ru_maxrss / 1024)}
+    report = {"command": command, "exit_status": child.returncode, "wall_seconds": round(wall, 1),
+              "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
+              "peak_rss_mb": round(peak / 2 ** 20),
+              "processes_at_peak_mb": sorted((round(s / 2 ** 20) for s in at_peak.values()),
+                                             reverse=True),
+              "largest_process_mb": round(usage.ru_maxrss / 1024)}
+    if pss:
+        report["peak_pss_mb"] = round(peak_pss / 2 ** 20)
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=0.2, help="seconds between samples")
+    parser.add_argument("--pss", action="store_true",
+                        help="also sample the summed proportional set size (shared pages once)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the command to run after --")
-    report = measure(command, interval=args.interval)
+    report = measure(command, interval=args.interval, pss=args.pss)
     print(json.dumps(report), file=sys.stderr)
     return report["exit_status"]
 
