@@ -79,11 +79,22 @@ def default_budget() -> int:
 
 
 #: Memory a build process holds besides its pairs' arrays and table cache (interpreter,
-#: numpy, numba kernels, and a heap that grows over the pairs). Measured on 6-piece builds
-#: with ``--memory 8`` and 256 MB here: summed peaks of 7,995 and 8,320 MB (up to 2% over).
-PROCESS_BYTES = 512 << 20
-#: Measured peaks run up to about 9% above the estimates (3k-4k: 10.2 GB for 9.4 planned).
-ESTIMATE_MARGIN = 1.1
+#: numpy, numba kernels: a worker 229 MB after the 4-piece pairs, the parent 159 MB).
+PROCESS_BYTES = 256 << 20
+#: Measured peaks run up to 16% above the estimates: a 6-piece build with ``--memory 8``
+#: and a margin of 1.1 peaked at 8,320 MB summed, 5.5 GB of it for 4.77 GB of estimates.
+ESTIMATE_MARGIN = 1.25
+#: Share of a build's memory that each worker's table cache may take (at most the build's cap).
+CACHE_SHARE = 1 / 16
+
+
+def cache_budget(memory: int, *, most: int) -> int:
+    """Bytes each worker's table cache may keep in a build of `memory` bytes: a share, at most `most`.
+
+    >>> cache_budget(8 * GB, most=GB) / GB, cache_budget(32 * GB, most=GB) / GB
+    (0.5, 1.0)
+    """
+    return min(most, int(memory * CACHE_SHARE))
 
 
 def pair_budget(memory: int, *, jobs: int, cache_bytes: int) -> int:
@@ -93,8 +104,8 @@ def pair_budget(memory: int, *, jobs: int, cache_bytes: int) -> int:
     and its process; the parent keeps its own; the rest, less the estimates'
     margin, is for the pairs.
 
-    >>> round(pair_budget(8 * GB, jobs=2, cache_bytes=GB) / GB, 2)
-    4.09
+    >>> round(pair_budget(8 * GB, jobs=2, cache_bytes=GB // 2) / GB, 2)
+    5.0
     """
     rest = memory - jobs * (cache_bytes + PROCESS_BYTES) - PROCESS_BYTES
     if rest <= 0:

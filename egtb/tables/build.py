@@ -53,7 +53,8 @@ log = logging.getLogger("egtb.tables.build")
 RULE_PRESETS = tuple(rule_layer.PRESETS)
 #: Rule layers built by default: all of them.
 DEFAULT_RULES = "all"
-#: Bytes of loaded dependency tables a worker keeps between pairs.
+#: Bytes of loaded dependency tables a worker keeps between pairs, at most
+#: (a build with little memory keeps less: :func:`egtb.tables.budget.cache_budget`).
 CACHE_BYTES = 1 << 30
 
 #: Seconds between two checkpoints of a pair solved on disk.
@@ -188,8 +189,8 @@ def load_dependencies(directory: Path, solved: list[Material],
     `arrays`: the (wld, dtw, rcat, rdtz) arrays to use (memory maps of a pair
     on disk, :func:`egtb.tables.large.map_arrays`) instead of new ones; with
     `fill` False the solved tables are taken as already in them (a resumed pair).
-    A big table (over :data:`CACHE_BYTES`), or any into mapped arrays, is copied
-    in slice by slice.
+    A table bigger than the table cache holds, or any into mapped arrays, is
+    copied in slice by slice.
     """
     materials = list(solved) + list(fresh)
     total = sum(count_positions(m) for m in materials)
@@ -209,7 +210,7 @@ def load_dependencies(directory: Path, solved: list[Material],
     names = tuple(p.name for p in presets)
     for material in solved if fill else ():
         part = tables.slice_of(material)
-        if mapped or budget.values_bytes(count_positions(material), len(presets)) > CACHE_BYTES:
+        if mapped or budget.values_bytes(count_positions(material), len(presets)) > _CACHE.max_bytes:
             large.copy_table(directory, material, part.start, arrays, names)
             continue
         tables.wld[part], tables.dtw[part], tables.rcat[:, part], tables.rdtz[:, part] = \
@@ -476,7 +477,8 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...
     if missing:
         raise MissingTableError(f"tables needed but not built: {sorted(missing)}")
     if executor is None:  # the workers' table caches and processes come out of the budget
-        memory = budget.pair_budget(memory, jobs=jobs, cache_bytes=CACHE_BYTES)
+        _CACHE.max_bytes = budget.cache_budget(memory, most=CACHE_BYTES)  # forked workers inherit it
+        memory = budget.pair_budget(memory, jobs=jobs, cache_bytes=_CACHE.max_bytes)
     plans = plan_memory(todo, memory, rules=rules, on_disk=on_disk,  # fails before any work
                         directory=directory)
     for path in large.scratch_dirs(directory):
