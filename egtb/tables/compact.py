@@ -1208,31 +1208,31 @@ def _absolute(pm, pk, om, ok, turn):
     return om, ok, pm, pk
 
 
-@njit(cache=True, inline="always")
-def _search_captures(bm, bk, wm, wk, turn, rows, desc, pool, status, stack, value_of, top):
+@njit(cache=True)
+def _search_captures(bm, bk, wm, wk, turn, rows, desc, pool, status, children, scratch, levels, value_of, top):
     """Value of a position whose side must capture: depth-first over the captures (explicit stack).
 
     The best over the captures of minus the successor's value (a capture
     resets the move-rule counter, so categories negate like WDL values); a
     level stops at its first winning capture. The children of level L are rows
-    L * MAX_CHILDREN.. of the stack, side-relative (:func:`child_positions`).
+    L * MAX_CHILDREN.. of `children`, side-relative (:func:`child_positions`);
+    ``levels[L]`` holds their number, the next one and the best value so far.
     """
-    children, scratch, n_moves, next_move, best = stack
     level = 0
     pm, pk, om, ok = _absolute(bm, bk, wm, wk, turn)  # the same swap turns it side-relative
-    n_moves[0] = child_positions(pm, pk, om, ok, turn, children, 0, scratch)
-    next_move[0] = 0
-    best[0] = -top
+    levels[0, S_MOVES] = child_positions(pm, pk, om, ok, turn, children, 0, scratch)
+    levels[0, S_NEXT] = 0
+    levels[0, S_BEST] = -top
     while True:
-        if next_move[level] == n_moves[level] or best[level] == top:
-            v = best[level]
+        if levels[level, S_NEXT] == levels[level, S_MOVES] or levels[level, S_BEST] == top:
+            v = levels[level, S_BEST]
             if level == 0:
                 return v
             level -= 1
-            best[level] = max(best[level], -v)
+            levels[level, S_BEST] = max(levels[level, S_BEST], -v)
             continue
-        row = level * MAX_CHILDREN + next_move[level]
-        next_move[level] += 1
+        row = level * MAX_CHILDREN + levels[level, S_NEXT]
+        levels[level, S_NEXT] += 1
         cturn = (turn + level + 1) & 1
         pm, pk, om, ok = children[row, CH_PM], children[row, CH_PK], children[row, CH_OM], children[row, CH_OK]
         cbm, cbk, cwm, cwk = _absolute(pm, pk, om, ok, cturn)
@@ -1241,16 +1241,20 @@ def _search_captures(bm, bk, wm, wk, turn, rows, desc, pool, status, stack, valu
         if v == STOPPED:
             return STOPPED
         if v != NEEDS_SEARCH:
-            best[level] = max(best[level], -v)
+            levels[level, S_BEST] = max(levels[level, S_BEST], -v)
             continue
         level += 1
-        n_moves[level] = child_positions(pm, pk, om, ok, cturn, children, level * MAX_CHILDREN, scratch)
-        next_move[level] = 0
-        best[level] = -top
+        levels[level, S_MOVES] = child_positions(pm, pk, om, ok, cturn, children, level * MAX_CHILDREN, scratch)
+        levels[level, S_NEXT] = 0
+        levels[level, S_BEST] = -top
 
 
 #: Levels of the capture search stack (each level removes a piece).
 MAX_SEARCH_DEPTH = 25
+#: Columns of a search level: its children, the next child to probe, the best value so far.
+S_MOVES = 0
+S_NEXT = 1
+S_BEST = 2
 
 
 @njit(cache=True)
@@ -1277,10 +1281,9 @@ def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, pool, 
     at which position (the caller loads the table and resumes there).
     """
     top = np.int64(max(value_of[1], value_of[2]))
-    stack = (np.empty((MAX_SEARCH_DEPTH * MAX_CHILDREN, 4), dtype=np.int64),
-             np.empty((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64),
-             np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64), np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64),
-             np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64))
+    children = np.empty((MAX_SEARCH_DEPTH * MAX_CHILDREN, 4), dtype=np.int64)
+    scratch = np.empty((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
+    levels = np.zeros((MAX_SEARCH_DEPTH, 3), dtype=np.int64)
     status[0] = ST_OK
     end = bm.shape[0]
     for i in range(first, end):  # a tight loop first: many table reads in flight
@@ -1295,7 +1298,7 @@ def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, pool, 
         v = np.int64(out_value[i])
         if v == NEEDS_SEARCH:
             v = _search_captures(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i],
-                                 rows, desc, pool, status, stack, value_of, top)
+                                 rows, desc, pool, status, children, scratch, levels, value_of, top)
             if v == STOPPED:
                 status[1] = i
                 return
