@@ -107,7 +107,7 @@ def test_all_five_category_codes_round_trip_through_a_file(master_dir, compact_d
     quiet = np.flatnonzero(~capture_mask(material))
     assert np.array_equal(compact.CATEGORY_OF_CODE[table.values()[quiet]], category[quiet])
     assert [compact.CATEGORY_OF_CODE[table.value(int(i))] for i in quiet[:200]] == category[quiet[:200]].tolist()
-    with Tablebase(tmp_path) as tb:  # the batch kernel's packed runs hold all five codes
+    with Tablebase(tmp_path) as tb:  # the batch pool packs all five codes, three a byte
         _, got, _ = tb.probe_batch_rule(*stored_arrays(material, quiet[::7]), 0, 0)
     assert got.tolist() == category[quiet[::7]].tolist()
 
