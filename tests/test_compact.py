@@ -107,7 +107,7 @@ def test_all_five_category_codes_round_trip_through_a_file(master_dir, compact_d
     quiet = np.flatnonzero(~capture_mask(material))
     assert np.array_equal(compact.CATEGORY_OF_CODE[table.values()[quiet]], category[quiet])
     assert [compact.CATEGORY_OF_CODE[table.value(int(i))] for i in quiet[:200]] == category[quiet[:200]].tolist()
-    with Tablebase(tmp_path) as tb:  # the batch kernel's packed runs hold all five codes
+    with Tablebase(tmp_path) as tb:  # the batch pool packs all five codes, three a byte
         _, got, _ = tb.probe_batch_rule(*stored_arrays(material, quiet[::7]), 0, 0)
     assert got.tolist() == category[quiet[::7]].tolist()
 
@@ -297,6 +297,45 @@ def test_a_wrong_stored_value_fails_the_successor_check(master_dir, tmp_path):
     report = compact.verify_compact(tmp_path, master=tmp_path)
     assert not report.ok and report.errors >= 1
     assert any(f"2k-1k.wld #{quiet[len(quiet) // 2]}" in m for m in report.messages)
+
+
+def test_one_shuffled_batch_of_every_table_through_a_small_pool_matches_the_master(master_dir, compact_dir):
+    # one batch over every material, in random order, from a fresh prober: the kernel stops
+    # at each table it has not seen (after positions whose capture search is still due) and
+    # resumes; a pool of 16 pages refills its slots many times over
+    rng = np.random.default_rng(17)
+    materials = all_materials(MAX_PIECES)
+    parts = [stored_arrays(m, rng.integers(0, count_positions(m), 60)) for m in materials]
+    arrays = [np.concatenate(a) for a in zip(*parts)]
+    order = rng.permutation(len(arrays[0]))
+    arrays = [a[order] for a in arrays]
+    turns = rng.integers(0, 2, len(order))
+    with Tablebase(master_dir) as tm, Tablebase(compact_dir) as tc:
+        state = compact._state(tc).batches[None] = compact._BatchState(compact.WLD, pool_bytes=1)
+        expected, _ = tm.probe_batch(*arrays, turns)
+        got, dtw = tc.probe_batch(*arrays, turns)
+        again, _ = tc.probe_batch(*arrays, turns)
+        pages = {(int(state.rows[code]), int(i) >> compact.PAGE_SHIFT)
+                 for code, i in zip(*tc._locate_batch((*arrays, turns))[:2]) if code >= 0}
+    assert len(state.owner) == 16 and len(pages) > 16  # more pages than slots: some were refilled
+    assert got.tolist() == expected.tolist() and again.tolist() == expected.tolist()
+    assert set(dtw.tolist()) <= {compact.NO_DTW, 0, 1}  # 1: one side has no piece
+    assert set(got.tolist()) == {-1, 0, 1}
+
+
+@pytest.mark.parametrize("kind", [compact.WLD, compact.WCDF])
+def test_page_offsets_divide_exactly_by_the_values_a_byte_packs(kind):
+    pool = np.zeros(compact.PL_WIDTH, dtype=np.int64)
+    pool[compact.PL_PER_BYTE], pool[compact.PL_BASE], pool[compact.PL_REPEAT], pool[compact.PL_RECIPROCAL] = \
+        compact.packing(kind)
+    per_byte = compact.packing(kind)[0]
+    assert kind.values ** per_byte <= 256 < kind.values ** (per_byte + 1)
+    offsets = np.arange(compact.PAGE_POSITIONS, dtype=np.int64)
+    reciprocal = int(pool[compact.PL_RECIPROCAL])
+    assert np.array_equal((offsets * reciprocal) >> compact.RECIPROCAL_BITS, offsets // per_byte)
+    for offset in (0, 1, per_byte - 1, per_byte, 12_345, compact.PAGE_MASK):
+        assert compact._byte_and_place(offset, pool) == divmod(offset, per_byte)
+    assert (compact.PAGE_POSITIONS + per_byte - 1) // per_byte <= compact.page_bytes(kind)
 
 
 # ------------------------------------------------------------------ mixed directories

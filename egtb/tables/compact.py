@@ -38,11 +38,12 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
-from numba import njit
+from numba import carray, njit
 
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.rules.movegen import (M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, count_simple_moves,
                                 generate_moves, has_capture, popcount)
+from egtb.rules.perft import CAPTURE_ROWS, CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, MAX_JUMPS, child_positions
 from egtb.tables import storage
 from egtb.tables.index import (MEN_OFFSET, NUM_CODES, material_code, material_of_code,
                                position_index, unit_size, unrank_men, unrank_unit)
@@ -170,9 +171,6 @@ for _p in range(1, NUM_CONTEXTS):
     for _c, _v in enumerate(v for v in range(1, NUM_CONTEXTS) if v != _p):
         NEXT_VALUE[_p, _c] = _v
         CHOICE_OF[_p, _v] = _c
-#: Bits of a value code in the batch pool's packed runs (end << VALUE_BITS | code).
-VALUE_BITS = 3
-VALUE_MASK = (1 << VALUE_BITS) - 1
 
 
 def _crc_table() -> np.ndarray:
@@ -940,14 +938,79 @@ D_CRCS = 5  #: address of the block CRCs (uint32)
 D_CTX = 6  #: address of the block contexts (uint8)
 D_LUT = 7  #: address of the decoding table (int32, NUM_CONTEXTS x 2**MAX_CODE_BITS)
 D_BLOCKS = 8  #: blocks
-D_SLOTS = 9  #: address of the table's slot map (int64 per block: pool slot or -1)
+D_SLOTS = 9  #: address of the table's page map (int64 per page of PAGE_POSITIONS: pool slot or -1)
 D_DTW = 10  #: address of a master table's DTW (of its layer's DTZ for KIND_MASTER_CATEGORY)
 D_DTW_WIDE = 11  #: 1 when that DTW (DTZ) is uint16, 0 when uint8
 D_WIDTH = 12
-#: Buckets of a decoded block in the pool: each points at the run holding its first position.
-POOL_BUCKETS = 1 << 15
-#: Buckets a decoded block aims at per run (fewer buckets: faster to build, more run scans).
-BUCKETS_PER_RUN = 4
+#: Positions of a page of the batch pool: a table's positions i with the same i >> PAGE_SHIFT.
+PAGE_SHIFT = 16
+PAGE_POSITIONS = 1 << PAGE_SHIFT
+PAGE_MASK = PAGE_POSITIONS - 1
+#: Pages start at multiples of this many bytes in the pool.
+PAGE_ALIGN = 64
+#: Columns of the pool descriptor (int64 each; addresses, so that the kernels pass one array).
+PL_PAGES = 0  #: address of the pages (uint8, slots x page bytes)
+PL_PAGE_BYTES = 1  #: bytes of a page
+PL_SLOTS = 2  #: pages the pool holds
+PL_OWNER = 3  #: address of each slot's (table row, page), int64; row -1: free
+PL_ENDS = 4  #: address of the decoding scratch: run ends (int64)
+PL_VALS = 5  #: address of the decoding scratch: run value codes (uint8)
+PL_LUT = 6  #: address of the value of each packed byte's places (int8, see :func:`page_values`)
+PL_PER_BYTE = 7  #: values a byte packs, as base-PL_BASE digits
+PL_BASE = 8  #: the number of value codes
+PL_REPEAT = 9  #: the byte whose every place holds digit 1
+PL_RECIPROCAL = 10  #: ceil(2**RECIPROCAL_BITS / PL_PER_BYTE), to divide page offsets
+PL_CLOCK = 11  #: the next slot to fill
+PL_MEMO_ROW = 12  #: the table row whose block the scratch holds (-1: none)
+PL_MEMO_BLOCK = 13  #: that block
+PL_MEMO_RUNS = 14  #: its runs
+PL_RUNS = 15  #: runs the decoding scratch holds at most
+PL_WIDTH = 16
+#: Bits of the fixed-point reciprocal (exact for every page offset, see :func:`_byte_and_place`).
+RECIPROCAL_BITS = 32
+#: Columns of the page value table: a byte's places (at most 8 values a byte).
+LUT_PLACES = 8
+
+
+def packing(kind: FileKind) -> tuple[int, int, int, int]:
+    """(values a byte packs, base, repeat, reciprocal) of a kind of file in the batch pool.
+
+    A WLD file's three codes pack five to a byte (3**5 = 243), a category
+    file's five codes three to a byte (5**3 = 125), as base-3 or base-5
+    digits (code - 1); repeat is the byte whose every digit is 1.
+
+    >>> packing(WLD)[:3], packing(WCDF)[:3]
+    ((5, 3, 121), (3, 5, 31))
+    """
+    per_byte = 1
+    while kind.values ** (per_byte + 1) <= 256:
+        per_byte += 1
+    repeat = sum(kind.values ** k for k in range(per_byte))
+    return per_byte, kind.values, repeat, -(-(1 << RECIPROCAL_BITS) // per_byte)
+
+
+def page_values(kind: FileKind) -> np.ndarray:
+    """The value (WDL or category) of each place of each packed byte: entry byte * LUT_PLACES + place.
+
+    >>> lut = page_values(WLD)
+    >>> [int(lut[(0 + 1 * 3 + 2 * 9) * LUT_PLACES + place]) for place in range(3)]   # draw, win, loss
+    [0, 1, -1]
+    """
+    per_byte, base, _, _ = packing(kind)
+    lut = np.zeros(256 * LUT_PLACES, dtype=np.int8)
+    for byte in range(base ** per_byte):
+        for place in range(per_byte):
+            lut[byte * LUT_PLACES + place] = kind.value_of_code[(byte // base ** place) % base + 1]
+    return lut
+
+
+def page_bytes(kind: FileKind) -> int:
+    """Bytes of one page of the pool (PAGE_POSITIONS packed values, aligned).
+
+    >>> page_bytes(WLD), page_bytes(WCDF)
+    (13120, 21888)
+    """
+    return -(-(-(-PAGE_POSITIONS // packing(kind)[0])) // PAGE_ALIGN) * PAGE_ALIGN
 
 
 @njit(cache=True, inline="always")
@@ -965,79 +1028,150 @@ def _locate(bm, bk, wm, wk, turn):
 
 
 @njit(cache=True, inline="always")
-def _pool_value(row, index, desc, pool_owner, pool_width, pool_clock, pool_runs, pool_buckets,
-                pool_vals, status):
-    """Stored code of position `index` of compact table `row`, through the block pool (or -1).
+def _byte_and_place(offset, pool):
+    """(byte, place) of a page offset: offset // per_byte and offset % per_byte, by a multiply.
 
-    A table's slot map (D_SLOTS) gives the pool slot of each of its decoded
-    blocks (-1 when not decoded); slots are reused in turn (a clock).
+    Exact for offsets below 2**32 / per_byte**2, far above PAGE_POSITIONS.
     """
+    byte = (offset * pool[PL_RECIPROCAL]) >> RECIPROCAL_BITS
+    return byte, offset - byte * pool[PL_PER_BYTE]
+
+
+@njit(cache=True, inline="always")
+def _page_value(row, index, desc, pool, status):
+    """Value (WDL or category) of position `index` of compact table `row`, from its page in the
+    block pool (filled first when absent); STOPPED when a block is damaged (see status).
+
+    A table's page map (D_SLOTS) gives the pool slot of each of its pages (-1
+    when absent): a probe reads one entry of it and one byte of the pool.
+    """
+    page = index >> PAGE_SHIFT
+    slot = int64_ptr(desc[row, D_SLOTS])[page]
+    if slot < 0:
+        slot = _fill_page(row, page, desc, pool, status)
+        if slot < 0:
+            return STOPPED
+    byte, place = _byte_and_place(index & PAGE_MASK, pool)
+    packed = np.int64(uint8_ptr(pool[PL_PAGES])[slot * pool[PL_PAGE_BYTES] + byte])
+    return np.int64(int8_ptr(pool[PL_LUT])[packed * LUT_PLACES + place])
+
+
+@njit(cache=True)
+def _fill_page(row, page, desc, pool, status):
+    """Fill the clock's next pool slot with a page of compact table `row`, decoding the blocks
+    it overlaps; return the slot, or -1 when a block is damaged (status set)."""
+    slot = pool[PL_CLOCK]
+    pool[PL_CLOCK] = (slot + 1) % pool[PL_SLOTS]
+    owner = int64_ptr(pool[PL_OWNER])
+    if owner[2 * slot] >= 0:
+        int64_ptr(desc[owner[2 * slot], D_SLOTS])[owner[2 * slot + 1]] = -1
+        owner[2 * slot] = -1
+    out = uint8_ptr(pool[PL_PAGES] + slot * pool[PL_PAGE_BYTES])
+    ends, vals = int64_ptr(pool[PL_ENDS]), uint8_ptr(pool[PL_VALS])
     starts = int64_ptr(desc[row, D_STARTS])
-    lo, hi = 0, desc[row, D_BLOCKS] - 1
+    lo = page << PAGE_SHIFT
+    hi = min(lo + PAGE_POSITIONS, desc[row, D_SIZE])
+    block = _block_of(starts, desc[row, D_BLOCKS], lo)
+    pos = lo
+    writer = (np.int64(0), np.int64(0), np.int64(1), np.int64(0))  # byte, place, weight, packed so far
+    while pos < hi:
+        n = _decoded_block(row, block, desc, pool, status)
+        if n < 0:
+            return -1
+        base = starts[block]
+        stop = min(starts[block + 1], hi)
+        r = _run_at(ends, n, pos - base)
+        while pos < stop:
+            end = min(base + ends[r], stop)
+            writer = _put_run(out, writer, np.int64(vals[r]) - 1, end - pos, pool)
+            pos = end
+            r += 1
+        block += 1
+    if writer[1]:
+        out[writer[0]] = writer[3]
+    owner[2 * slot], owner[2 * slot + 1] = row, page
+    int64_ptr(desc[row, D_SLOTS])[page] = slot
+    return slot
+
+
+@njit(cache=True, inline="always")
+def _block_of(starts, n_blocks, index):
+    """The block holding a position index (starts: the first index of each block)."""
+    lo, hi = 0, n_blocks - 1
     while lo < hi:
         mid = (lo + hi + 1) >> 1
         if starts[mid] <= index:
             lo = mid
         else:
             hi = mid - 1
-    block = lo
-    slots = int64_ptr(desc[row, D_SLOTS])
-    slot = slots[block]
-    if slot < 0:
-        slot = pool_clock[0]
-        pool_clock[0] = (slot + 1) % pool_width.shape[0]
-        old_row = pool_owner[slot, 0]
-        if old_row >= 0:
-            int64_ptr(desc[old_row, D_SLOTS])[pool_owner[slot, 1]] = -1
-            pool_owner[slot, 0] = -1
-        data = uint8_ptr(desc[row, D_DATA])
-        start = block * BLOCK_BYTES
-        stop = min(start + BLOCK_BYTES, desc[row, D_DATA_LEN])
-        if crc32(data, start, stop) != uint32_ptr(desc[row, D_CRCS])[block]:
-            status[0], status[2], status[3] = ST_CORRUPT, row, block
-            return -1
-        lut = int32_ptr(desc[row, D_LUT])
-        count = starts[block + 1] - starts[block]
-        runs = pool_runs[slot]
-        n = decode_block(data, start, stop, count, uint8_ptr(desc[row, D_CTX])[block], lut, runs,
-                        pool_vals)
-        if n < 0:
-            status[0], status[2], status[3] = ST_CORRUPT, row, block
-            return -1
-        pool_width[slot] = _index_runs(runs, pool_vals, n, count, pool_buckets[slot])
-        pool_owner[slot, 0], pool_owner[slot, 1] = row, block
-        slots[block] = slot
-    offset = index - starts[block]
-    entry = pool_buckets[slot, offset >> pool_width[slot]]
-    if entry < 0:
-        return np.int64(-entry)
-    runs = pool_runs[slot]
-    while (runs[entry] >> VALUE_BITS) <= offset:
-        entry += 1
-    return runs[entry] & VALUE_MASK
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _run_at(ends, n, offset):
+    """The first of runs 0..n-1 whose end (exclusive) is beyond a block offset."""
+    lo, hi = 0, n - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if ends[mid] > offset:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 @njit(cache=True)
-def _index_runs(runs, vals, n, count, buckets):
-    """Pack runs[r] = end << VALUE_BITS | value and index them by buckets of 2**shift positions;
-    return shift.
+def _decoded_block(row, block, desc, pool, status):
+    """Decode a block of compact table `row` into the pool's scratch runs (unless it holds them);
+    return their number, or -1 when the block is damaged (status set)."""
+    if pool[PL_MEMO_ROW] == row and pool[PL_MEMO_BLOCK] == block:
+        return pool[PL_MEMO_RUNS]
+    pool[PL_MEMO_ROW] = -1
+    data = uint8_ptr(desc[row, D_DATA])
+    start = block * BLOCK_BYTES
+    stop = min(start + BLOCK_BYTES, desc[row, D_DATA_LEN])
+    if crc32(data, start, stop) != uint32_ptr(desc[row, D_CRCS])[block]:
+        status[0], status[2], status[3] = ST_CORRUPT, row, block
+        return -1
+    starts = int64_ptr(desc[row, D_STARTS])
+    n = decode_block(data, start, stop, starts[block + 1] - starts[block], uint8_ptr(desc[row, D_CTX])[block],
+                     int32_ptr(desc[row, D_LUT]), carray(int64_ptr(pool[PL_ENDS]), pool[PL_RUNS]),
+                     uint8_ptr(pool[PL_VALS]))
+    if n < 0:
+        status[0], status[2], status[3] = ST_CORRUPT, row, block
+        return -1
+    pool[PL_MEMO_ROW], pool[PL_MEMO_BLOCK], pool[PL_MEMO_RUNS] = row, block, n
+    return n
 
-    A bucket inside one run holds minus that run's value, any other the first
-    run it overlaps, so most probes read one bucket and no run.
+
+@njit(cache=True, inline="always")
+def _put_run(out, writer, digit, length, pool):
+    """Append `length` values `digit` to a page being packed; return the writer's new state.
+
+    The writer is (byte, place, weight, packed): the next place to fill, its
+    weight (base ** place) and the partial byte so far (written when full).
     """
-    for r in range(n):
-        runs[r] = (runs[r] << VALUE_BITS) | vals[r]
-    shift = 0  # about BUCKETS_PER_RUN buckets a run (at most POOL_BUCKETS): cheap to build
-    while (count + (1 << shift) - 1) >> shift > min(POOL_BUCKETS, BUCKETS_PER_RUN * n):
-        shift += 1
-    r = 0
-    for b in range((count + (1 << shift) - 1) >> shift):
-        first = b << shift
-        last = min(count, (b + 1) << shift) - 1
-        while (runs[r] >> VALUE_BITS) <= first:
-            r += 1
-        buckets[b] = -(runs[r] & VALUE_MASK) if (runs[r] >> VALUE_BITS) > last else r  # r < 2**15
-    return shift
+    byte, place, weight, packed = writer
+    per_byte, base = pool[PL_PER_BYTE], pool[PL_BASE]
+    while length > 0 and place != 0:  # finish the partial byte
+        packed += digit * weight
+        weight *= base
+        place += 1
+        length -= 1
+        if place == per_byte:
+            out[byte] = packed
+            byte, place, weight, packed = byte + 1, 0, 1, 0
+    full = digit * pool[PL_REPEAT]
+    while length >= per_byte:  # whole bytes
+        out[byte] = full
+        byte += 1
+        length -= per_byte
+    while length > 0:  # start the next byte
+        packed += digit * weight
+        weight *= base
+        place += 1
+        length -= 1
+    return byte, place, weight, packed
 
 
 @njit(cache=True, inline="always")
@@ -1063,54 +1197,64 @@ def _table_value(code, index, bm, bk, wm, wk, turn, rows, desc, pool, status, va
         return int8_ptr(desc[row, D_DATA])[index]
     if has_capture(bm, bk, wm, wk, turn):
         return NEEDS_SEARCH
-    v = _pool_value(row, index, desc, pool[0], pool[1], pool[2], pool[3], pool[4], pool[5], status)
-    if v < 0:
-        return STOPPED
-    return value_of[v]
+    return _page_value(row, index, desc, pool, status)
 
 
 @njit(cache=True, inline="always")
-def _search_captures(bm, bk, wm, wk, turn, rows, desc, pool, status, stack, value_of, top):
+def _absolute(pm, pk, om, ok, turn):
+    """(bm, bk, wm, wk) of a side-relative position (the side to move's pieces first)."""
+    if turn == 0:
+        return pm, pk, om, ok
+    return om, ok, pm, pk
+
+
+@njit(cache=True)
+def _search_captures(bm, bk, wm, wk, turn, rows, desc, pool, status, children, scratch, levels, value_of, top):
     """Value of a position whose side must capture: depth-first over the captures (explicit stack).
 
     The best over the captures of minus the successor's value (a capture
-    resets the move-rule counter, so categories negate like WDL values).
+    resets the move-rule counter, so categories negate like WDL values); a
+    level stops at its first winning capture. The children of level L are rows
+    L * MAX_CHILDREN.. of `children`, side-relative (:func:`child_positions`);
+    ``levels[L]`` holds their number, the next one and the best value so far.
     """
-    moves, n_moves, next_move, best, turns = stack
     level = 0
-    n_moves[0] = generate_moves(bm, bk, wm, wk, turn, moves[0])
-    next_move[0] = 0
-    best[0] = -top
-    turns[0] = turn
+    pm, pk, om, ok = _absolute(bm, bk, wm, wk, turn)  # the same swap turns it side-relative
+    levels[0, S_MOVES] = child_positions(pm, pk, om, ok, turn, children, 0, scratch)
+    levels[0, S_NEXT] = 0
+    levels[0, S_BEST] = -top
     while True:
-        if next_move[level] == n_moves[level] or best[level] == top:
-            v = best[level]
+        if levels[level, S_NEXT] == levels[level, S_MOVES] or levels[level, S_BEST] == top:
+            v = levels[level, S_BEST]
             if level == 0:
                 return v
             level -= 1
-            best[level] = max(best[level], -v)
+            levels[level, S_BEST] = max(levels[level, S_BEST], -v)
             continue
-        m = next_move[level]
-        next_move[level] += 1
-        cbm, cbk = moves[level, m, M_BM], moves[level, m, M_BK]
-        cwm, cwk = moves[level, m, M_WM], moves[level, m, M_WK]
-        cturn = 1 - turns[level]
+        row = level * MAX_CHILDREN + levels[level, S_NEXT]
+        levels[level, S_NEXT] += 1
+        cturn = (turn + level + 1) & 1
+        pm, pk, om, ok = children[row, CH_PM], children[row, CH_PK], children[row, CH_OM], children[row, CH_OK]
+        cbm, cbk, cwm, cwk = _absolute(pm, pk, om, ok, cturn)
         code, index = _locate(cbm, cbk, cwm, cwk, cturn)
         v = _table_value(code, index, cbm, cbk, cwm, cwk, cturn, rows, desc, pool, status, value_of, top)
         if v == STOPPED:
             return STOPPED
         if v != NEEDS_SEARCH:
-            best[level] = max(best[level], -v)
+            levels[level, S_BEST] = max(levels[level, S_BEST], -v)
             continue
         level += 1
-        n_moves[level] = generate_moves(cbm, cbk, cwm, cwk, cturn, moves[level])
-        next_move[level] = 0
-        best[level] = -top
-        turns[level] = cturn
+        levels[level, S_MOVES] = child_positions(pm, pk, om, ok, cturn, children, level * MAX_CHILDREN, scratch)
+        levels[level, S_NEXT] = 0
+        levels[level, S_BEST] = -top
 
 
 #: Levels of the capture search stack (each level removes a piece).
 MAX_SEARCH_DEPTH = 25
+#: Columns of a search level: its children, the next child to probe, the best value so far.
+S_MOVES = 0
+S_NEXT = 1
+S_BEST = 2
 
 
 @njit(cache=True)
@@ -1131,27 +1275,35 @@ def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, pool, 
     prober's own pass). ``value_of`` maps stored codes to values: WDL (+1/0/-1) and DTW for WLD
     files and master values, or categories (+2..-2) and DTZ for category
     files and master rule layers (:data:`FileKind.value_of_code`).
-    ``pool`` is the block pool (owner, width, clock, runs, buckets, scratch).
+    ``pool`` describes the block pool (PL_* columns, :class:`_BatchState`).
     The distance comes from master tables (NO_DTW where a compact file answered).
     status = [kind, position, detail, block]: ST_OK, or what stopped the batch
     at which position (the caller loads the table and resumes there).
     """
     top = np.int64(max(value_of[1], value_of[2]))
-    stack = (np.empty((MAX_SEARCH_DEPTH, MAX_MOVES, MOVE_WIDTH), dtype=np.int64),
-             np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64), np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64),
-             np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64), np.zeros(MAX_SEARCH_DEPTH, dtype=np.int64))
+    children = np.empty((MAX_SEARCH_DEPTH * MAX_CHILDREN, 4), dtype=np.int64)
+    scratch = np.empty((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
+    levels = np.zeros((MAX_SEARCH_DEPTH, 3), dtype=np.int64)
     status[0] = ST_OK
-    for i in range(first, bm.shape[0]):
-        b_m, b_k, w_m, w_k, t = np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i]
-        code, index = np.int64(codes[i]), np.int64(indices[i])
-        v = _table_value(code, index, b_m, b_k, w_m, w_k, t, rows, desc, pool, status, value_of, top)
-        if v == NEEDS_SEARCH:
-            v = _search_captures(b_m, b_k, w_m, w_k, t, rows, desc, pool, status, stack, value_of, top)
+    end = bm.shape[0]
+    for i in range(first, end):  # a tight loop first: many table reads in flight
+        v = _table_value(np.int64(codes[i]), np.int64(indices[i]), np.int64(bm[i]), np.int64(bk[i]),
+                         np.int64(wm[i]), np.int64(wk[i]), turn[i], rows, desc, pool, status, value_of, top)
         if v == STOPPED:
-            status[1] = i
-            return
+            end = i  # finish the positions before it, then stop there
+            break
         out_value[i] = v
-        out_dist[i] = _distance_of(code, index, v, rows, desc)
+    status[1] = end
+    for i in range(first, end):  # then the capture searches and the distances
+        v = np.int64(out_value[i])
+        if v == NEEDS_SEARCH:
+            v = _search_captures(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i],
+                                 rows, desc, pool, status, children, scratch, levels, value_of, top)
+            if v == STOPPED:
+                status[1] = i
+                return
+            out_value[i] = v
+        out_dist[i] = _distance_of(np.int64(codes[i]), np.int64(indices[i]), v, rows, desc)
 
 
 @njit(cache=True, inline="always")
@@ -1172,18 +1324,33 @@ def _distance_of(code, index, v, rows, desc):
 
 class _BatchState:
     """The numba block pool and table descriptors of one kind of batch probe (WDL, or the
-    categories of one preset) for one owner."""
+    categories of one preset) for one owner.
+
+    The pool holds pages of PAGE_POSITIONS consecutive positions of a table,
+    their values packed as base-3 (WLD) or base-5 (categories) digits, five or
+    three a byte: at most ``pool_bytes`` of them, reused in turn (a clock). A
+    page is filled from the blocks it overlaps when first probed.
+    """
 
     def __init__(self, kind: FileKind, pool_bytes: int = DEFAULT_POOL_BYTES) -> None:
         self.kind = kind
-        self.pool_bytes = pool_bytes
         self.rows = np.full(NUM_CODES, -1, dtype=np.int64)
         self.desc = np.zeros((0, D_WIDTH), dtype=np.int64)
         self.tables: list = []  # keeps every described table's arrays alive
-        self.slot_maps: list[np.ndarray] = []
-        self.runs = 0
-        self.pool_owner = None
-        self._ensure_pool(1)
+        self.slot_maps: list[np.ndarray] = []  # each table's page map
+        slots = max(16, pool_bytes // page_bytes(kind))
+        self.pages = np.zeros((slots, page_bytes(kind)), dtype=np.uint8)
+        self.owner = np.full((slots, 2), -1, dtype=np.int64)  # (table row, page) of each slot
+        self.lut = page_values(kind)
+        self.ends = np.zeros(1, dtype=np.int64)
+        self.vals = np.zeros(1, dtype=np.uint8)
+        self.pool = np.zeros(PL_WIDTH, dtype=np.int64)
+        """The pool descriptor the kernels take (PL_* columns)."""
+        pool = self.pool
+        pool[PL_PAGES], pool[PL_PAGE_BYTES], pool[PL_SLOTS] = self.pages.ctypes.data, self.pages.shape[1], slots
+        pool[PL_OWNER], pool[PL_LUT] = self.owner.ctypes.data, self.lut.ctypes.data
+        pool[PL_PER_BYTE], pool[PL_BASE], pool[PL_REPEAT], pool[PL_RECIPROCAL] = packing(kind)
+        self._ensure_scratch(1)
 
     def describe(self, code: int, table) -> None:
         """Add (or replace) the table of a material code: a CompactTable, a master table
@@ -1194,7 +1361,7 @@ class _BatchState:
             if table.kind is not self.kind:
                 raise TableError(f"{table.path}: a {table.kind.suffix} file where a "
                                  f"{self.kind.suffix} file was expected")
-            slot_map = np.full(table.n_blocks, -1, dtype=np.int64)
+            slot_map = np.full((len(table) + PAGE_MASK) >> PAGE_SHIFT, -1, dtype=np.int64)
             row[D_SIZE] = len(table)
             row[D_KIND] = KIND_COMPACT
             row[D_DATA] = table.data.ctypes.data if len(table.data) else 0
@@ -1204,7 +1371,7 @@ class _BatchState:
             row[D_CTX] = table.ctx.ctypes.data
             row[D_LUT] = table.lut.ctypes.data
             row[D_BLOCKS] = table.n_blocks
-            self._ensure_pool(table.max_runs)
+            self._ensure_scratch(table.max_runs)
         else:
             values, dist = (table.category, table.dtz) if self.kind.rule else (table.wld, table.dtw)
             row[D_KIND] = KIND_MASTER_CATEGORY if self.kind.rule else KIND_MASTER
@@ -1213,9 +1380,10 @@ class _BatchState:
             row[D_DTW] = dist.ctypes.data
             row[D_DTW_WIDE] = dist.dtype.itemsize == 2
         row[D_SLOTS] = slot_map.ctypes.data
+        self.pool[PL_MEMO_ROW] = -1
         index = self.rows[code]
         if index >= 0:
-            self.pool_owner[self.pool_owner[:, 0] == index] = -1
+            self.owner[self.owner[:, 0] == index] = -1  # its pages are the old table's
             self.desc[index] = row
             self.tables[index] = table
             self.slot_maps[index] = slot_map
@@ -1225,25 +1393,14 @@ class _BatchState:
             self.tables.append(table)
             self.slot_maps.append(slot_map)
 
-    def pool(self) -> tuple[np.ndarray, ...]:
-        """The block pool as the kernels take it."""
-        return (self.pool_owner, self.pool_width, self.pool_clock, self.pool_runs,
-                self.pool_buckets, self.pool_vals)
-
-    def _ensure_pool(self, max_runs: int) -> None:
-        """A pool whose slots hold max_runs runs (emptied when it must grow)."""
-        if self.pool_owner is not None and max_runs <= self.runs:
-            return
-        self.runs = max(self.runs, max_runs)
-        slots = max(16, self.pool_bytes // (8 * self.runs + 2 * POOL_BUCKETS))
-        self.pool_owner = np.full((slots, 2), -1, dtype=np.int64)
-        self.pool_width = np.zeros(slots, dtype=np.int64)  # log2 of the bucket width
-        self.pool_clock = np.zeros(1, dtype=np.int64)
-        self.pool_runs = np.zeros((slots, self.runs), dtype=np.int64)
-        self.pool_buckets = np.zeros((slots, POOL_BUCKETS), dtype=np.int16)
-        self.pool_vals = np.zeros(self.runs, dtype=np.uint8)  # decoding scratch
-        for slot_map in self.slot_maps:
-            slot_map[:] = -1
+    def _ensure_scratch(self, max_runs: int) -> None:
+        """Decoding scratch for blocks of max_runs runs."""
+        if max_runs > len(self.ends) or self.pool[PL_ENDS] == 0:
+            self.ends = np.zeros(max_runs, dtype=np.int64)
+            self.vals = np.zeros(max_runs, dtype=np.uint8)
+            self.pool[PL_ENDS], self.pool[PL_VALS] = self.ends.ctypes.data, self.vals.ctypes.data
+            self.pool[PL_RUNS] = max_runs
+        self.pool[PL_MEMO_ROW] = -1
 
 
 class _OwnerState:
@@ -1298,7 +1455,7 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
     status = np.zeros(4, dtype=np.int64)
     first = 0
     while True:
-        probe_kernel(*arrays, *located, first, state.rows, state.desc, state.pool(), state.kind.value_of_code,
+        probe_kernel(*arrays, *located, first, state.rows, state.desc, state.pool, state.kind.value_of_code,
                      out_value, out_dist, status)
         kind, first = int(status[0]), int(status[1])
         if kind == ST_OK:
