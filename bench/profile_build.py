@@ -151,7 +151,8 @@ def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
     man_resets = np.array([p.man_move_resets for p in presets], dtype=np.bool_)
     size = unit_size(*counts[0])
     code_a, code_b = (builder.code_of_material(m) for m in (first, last))
-    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    captures = solve.new_capture_buffer()
+    step_base = np.empty((2, solve.STEP_SHIFTS, 32), dtype=np.int64)
     heads = np.full(solve.MAX_DEPTH + 2, -1, dtype=np.int64)
     men = np.zeros((2, 2), dtype=np.int64)
     base = np.zeros(2, dtype=np.int64)
@@ -174,8 +175,8 @@ def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         t0 = time.process_time()
         status = solve.collect_moves(counts, unit_halves, size, men, bk_arr, wk_arr, tables.offsets, tables.wld,
-                                     tables.dtw, tables.rcat, tables.rdtz, limits, man_resets, moves,
-                                     succ_start, succ, node, progress)
+                                     tables.dtw, tables.rcat, tables.rdtz, limits, man_resets, captures,
+                                     step_base, succ_start, succ, node, progress)
         t1 = time.process_time()
         solve.invert_edges(n, succ_start, succ, pred_start, pred)
         t2 = time.process_time()
