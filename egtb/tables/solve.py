@@ -637,7 +637,7 @@ def _loss_ready(node, i):
             and node[i, N_EXIT_DRAW] == 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def seed_queue(n, node, entries, heads):
     """Push what the exits alone decide; return (entries used, deepest bucket, status).
 
@@ -744,23 +744,17 @@ def write_categories(n, resolved, depth, size, base, rcat, rdtz, limit):
             rdtz[g] = d if sign != 0 else 0
 
 
-@njit(cache=True)
-def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, progress,
-              share=8, limit=-1):
-    """Bucket-queue retrograde over one unit; writes values and distances to the tables.
+@njit(cache=True, _nrt=False)
+def run_queue(n, pred_start, pred, node, entries, heads, resolved, processed, depth, progress,
+              share):
+    """The bucket queue of :func:`propagate`: fill `resolved` (value codes) and `depth`; a status.
 
-    Depth d resolves wins in d plies (the shortest) and losses in d plies (the
-    longest), in increasing d; what is never reached is a draw. Writes
-    WIN/LOSS/DRAW codes, or with a move-rule `limit` (a rule layer) categories
-    (:func:`write_categories`). Counts 3/share of a position in `progress` per
-    node resolved (every :data:`PROGRESS_STEP`).
+    Compiled without reference counting, like :func:`collect_moves` (its
+    inlined steps take arrays, per node resolved).
     """
     count, top, status = seed_queue(n, node, entries, heads)
     if status != OK:
         return status
-    resolved = np.zeros(n, dtype=np.int8)  # value code, set when known (a win may shorten)
-    processed = np.zeros(n, dtype=np.bool_)  # predecessors already told
-    depth = np.zeros(n, dtype=np.int32)
     start = progress[P_POSITIONS]
     done = 0
     d = 0
@@ -784,6 +778,27 @@ def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, p
             if status != OK:
                 return status
         d += 1
+    return OK
+
+
+@njit(cache=True)
+def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, progress,
+              share=8, limit=-1):
+    """Bucket-queue retrograde over one unit; writes values and distances to the tables.
+
+    Depth d resolves wins in d plies (the shortest) and losses in d plies (the
+    longest), in increasing d; what is never reached is a draw. Writes
+    WIN/LOSS/DRAW codes, or with a move-rule `limit` (a rule layer) categories
+    (:func:`write_categories`). Counts 3/share of a position in `progress` per
+    node resolved (every :data:`PROGRESS_STEP`).
+    """
+    resolved = np.zeros(n, dtype=np.int8)  # value code, set when known (a win may shorten)
+    processed = np.zeros(n, dtype=np.bool_)  # predecessors already told
+    depth = np.zeros(n, dtype=np.int32)
+    status = run_queue(n, pred_start, pred, node, entries, heads, resolved, processed, depth,
+                       progress, share)
+    if status != OK:
+        return status
     if limit < 0:
         write_values(n, resolved, depth, size, base, wld, dtw)
     else:
