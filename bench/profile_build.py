@@ -10,19 +10,16 @@ solver's kernels (:mod:`egtb.tables.solve`) one at a time:
 
 - load: reading the dependency tables from disk into the flat arrays;
 - unrank: men configuration and king placements of every unit;
-- move generation: ``generate_moves`` for every position;
-- successor indexing: mirroring each successor and ranking it (king steps in
-  the unit, exits in their material);
-- value lookups: reading the exits' values and folding them into the node
-  table (the rest of ``collect_moves``);
+- moves: ``collect_moves``, which generates every position's moves (set-wise,
+  on the position mirrored once), ranks each successor (king steps in the
+  unit, exits in their material), reads the exits' values and folds them into
+  the node tables of every layer (one kernel: its steps are not timed apart);
 - propagation: edge inversion, then the bucket-queue retrograde pass of the
   rule-free values and of each rule layer (``--rules``, default all);
 - write: summaries and layer counts, then packing, checksums, compression
   and the HDF5 files (written to ``--out``).
 
-Unrank, generation and indexing are timed by three passes of a kernel of this
-file that stop after 1, 2 or 3 of those steps (the difference of two passes is
-one step); the other phases are timed around the solver's own kernels. CPU
+Every phase is timed around the solver's own kernels, unit by unit. CPU
 seconds of this process (``time.process_time``).
 """
 
@@ -35,67 +32,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
-from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
 from egtb.tables import build as builder
 from egtb.tables import rule_layer, solve
-from egtb.tables.index import rank_kings, rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
+from egtb.tables.index import rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
 from egtb.tables.material import Material, mirror_bb
-
-STEP_UNRANK = 1
-STEP_GENERATE = 2
-STEP_INDEX = 3
-
-
-@njit(cache=True)
-def walk_pair(counts, configs, offsets, steps):
-    """Unrank every unit (steps >= 1), generate moves (>= 2), index successors (>= 3).
-
-    Mirrors the loop of solve_units/collect_moves without solving; returns a
-    checksum so that nothing is optimised away.
-    """
-    symmetric = True
-    for j in range(4):
-        if counts[0, j] != counts[1, j]:
-            symmetric = False
-    size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
-    bk_arr = np.zeros(2 * size, dtype=np.int64)
-    wk_arr = np.zeros(2 * size, dtype=np.int64)
-    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
-    men = np.zeros((2, 2), dtype=np.int64)
-    check = 0
-    for u in range(configs.shape[0]):
-        bm_a, wm_a = unrank_men(configs[u], counts[0, 0], counts[0, 2])
-        men[0, 0], men[0, 1] = bm_a, wm_a
-        men[1, 0], men[1, 1] = mirror_bb(wm_a), mirror_bb(bm_a)
-        cb = rank_men(men[1, 0], men[1, 1], counts[1, 0], counts[1, 2])
-        halves = 1 if (symmetric and cb == configs[u]) else 2
-        for h in range(halves):
-            unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
-                        bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
-        check += bk_arr[0] ^ wk_arr[size - 1]
-        if steps < STEP_GENERATE:
-            continue
-        for i in range(halves * size):
-            h = i // size
-            other = (1 - h) if halves == 2 else h
-            n = generate_moves(men[h, 0], bk_arr[i], men[h, 1], wk_arr[i], 0, moves)
-            check += n
-            if steps < STEP_INDEX:
-                continue
-            for m in range(n):
-                if moves[m, M_CAPTURED] == 0 and moves[m, M_MAN] == 0:
-                    check += rank_kings(np.int64(mirror_bb(moves[m, M_WK])), np.int64(mirror_bb(moves[m, M_BK])),
-                                        men[other, 0] | men[other, 1], counts[other, 1], counts[other, 3])
-                else:
-                    nbm = np.int64(mirror_bb(moves[m, M_WM]))
-                    nbk = np.int64(mirror_bb(moves[m, M_WK]))
-                    if nbm | nbk:
-                        check += solve.flat_index(nbm, nbk, np.int64(mirror_bb(moves[m, M_BM])),
-                                                  np.int64(mirror_bb(moves[m, M_BK])), offsets)
-    return check
-
 
 def cpu(function, *args, **kwargs):
     """(result, CPU seconds) of one call."""
@@ -138,10 +79,6 @@ def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
     warm_up(presets)
     tables, load = cpu(builder.load_dependencies, directory, builder.dependency_materials(pair), materials,
                        presets)
-    walk_pair(counts, configs[:1], tables.offsets, STEP_INDEX)  # compile outside the timings
-    _, unrank = cpu(walk_pair, counts, configs, tables.offsets, STEP_UNRANK)
-    _, generate = cpu(walk_pair, counts, configs, tables.offsets, STEP_GENERATE)
-    _, index = cpu(walk_pair, counts, configs, tables.offsets, STEP_INDEX)
 
     halves = 1 if (len(materials) == 1 and first.men == 0) else 2
     scratch = solve.Scratch(slice_unit_size(first), halves=halves, kings=(first.black_kings, first.white_kings),
@@ -151,13 +88,14 @@ def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
     man_resets = np.array([p.man_move_resets for p in presets], dtype=np.bool_)
     size = unit_size(*counts[0])
     code_a, code_b = (builder.code_of_material(m) for m in (first, last))
-    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    captures = solve.new_capture_buffer()
+    step_base = np.empty((2, solve.STEP_SHIFTS, 32), dtype=np.int64)
     heads = np.full(solve.MAX_DEPTH + 2, -1, dtype=np.int64)
     men = np.zeros((2, 2), dtype=np.int64)
     base = np.zeros(2, dtype=np.int64)
     progress = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
     symmetric = len(materials) == 1
-    collect = invert = check = 0.0
+    unrank = collect = invert = check = 0.0
     layer_seconds = np.zeros(len(presets) + 1)
     share = 8 * (len(presets) + 1)
     for ca in configs:
@@ -169,13 +107,15 @@ def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
         base[0] = tables.offsets[code_a] + ca * size
         base[1] = tables.offsets[code_b] + cb * size
         n = unit_halves * size
+        t = time.process_time()
         for h in range(unit_halves):
             unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         t0 = time.process_time()
+        unrank += t0 - t
         status = solve.collect_moves(counts, unit_halves, size, men, bk_arr, wk_arr, tables.offsets, tables.wld,
-                                     tables.dtw, tables.rcat, tables.rdtz, limits, man_resets, moves,
-                                     succ_start, succ, node, progress)
+                                     tables.dtw, tables.rcat, tables.rdtz, limits, man_resets, captures,
+                                     step_base, succ_start, succ, node, progress)
         t1 = time.process_time()
         solve.invert_edges(n, succ_start, succ, pred_start, pred)
         t2 = time.process_time()
@@ -206,9 +146,7 @@ def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
     return [
         ("load dependencies (read, decompress)", load),
         ("unrank (men configurations, king placements)", unrank),
-        ("move generation", generate - unrank),
-        ("successor indexing (mirror, rank)", index - generate),
-        ("value lookups and exit folding (all layers)", collect - (index - unrank)),
+        ("moves: generation, indexing, value lookups, exit folding (collect_moves)", collect),
         ("edge inversion", invert),
         *((f"propagation, {name}", seconds) for name, seconds in
           zip(["rule-free (WDL, DTW)"] + [f"layer {p.name}" for p in presets], layer_seconds)),

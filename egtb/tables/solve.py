@@ -36,12 +36,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.tables.index import (material_code, men_config_total, popcount, position_index, rank_kings, rank_men,
-                        unit_size, unrank_men, unrank_unit)
+from egtb.tables.index import (BINOM, material_code, men_config_total, popcount, position_index, rank_kings,
+                               rank_men, rank_subset, unit_size, unrank_men, unrank_unit)
 from egtb.tables.material import mirror_bb
 from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN
-from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
-                          generate_moves)
+from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH
+from egtb.rules.perft import _captures as perft_captures  # its set-wise capture search
+from egtb.rules.perft import C_CAPTURED, C_FROM, C_TO, CAPTURE_ROWS, MAX_JUMPS, jumping_pieces, lowest_bit64
+from egtb.rules.squares import ALL_SQUARES, EVEN_NOT_RIGHT, ODD_NOT_LEFT, WHITE_CROWN_ROW
 
 
 #: Offset of a material not loaded in the flat arrays.
@@ -76,7 +78,7 @@ STATUS_NAMES = {
 }
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def flat_index(bm, bk, wm, wk, offsets):
     """Index in the flat arrays of a Black-to-move position, or -1 when not loaded."""
     code = material_code(popcount(bm), popcount(bk), popcount(wm), popcount(wk))
@@ -95,7 +97,7 @@ CAT_CURSED = 1  #: Category.CURSED_WIN; -CAT_CURSED is Category.BLESSED_LOSS
 NO_PIECES = np.int64(-2)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def successor_index(bm, bk, wm, wk, offsets, wld):
     """(flat index, status) of the position after Black's move (White to move).
 
@@ -248,7 +250,9 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
     """
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
     layers = limits.shape[0]
-    moves, men, base = unit_buffers()
+    _, men, base = unit_buffers()
+    step_base = np.empty((2, STEP_SHIFTS, 32), dtype=np.int64)
+    captures = new_capture_buffer()
     heads = np.full(MAX_DEPTH + 2, -1, dtype=np.int64)
     for u in range(configs.shape[0]):
         start = progress[P_POSITIONS]
@@ -258,8 +262,8 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
             unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         status = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw,
-                               rcat, rdtz, limits, man_resets, moves, succ_start, succ, node,
-                               progress)
+                               rcat, rdtz, limits, man_resets, captures, step_base, succ_start,
+                               succ, node, progress)
         if status != OK:
             return status
         progress[P_POSITIONS] = start + n // 2
@@ -333,18 +337,30 @@ def same_wdl(n, size, base, wld, rcat):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, rcat, rdtz,
-                  limits, man_resets, moves, succ_start, succ, node, progress):
+                  limits, man_resets, captures, step_base, succ_start, succ, node, progress):
     """Generate every node's moves once: in-unit edges to `succ`, exits summarised in `node`.
 
     ``node[0]`` gets the rule-free exit values, ``node[1 + layer]`` those under
     each rule layer (:func:`record_rule_exit`). Counts half a position in
     `progress` per node (every :data:`PROGRESS_STEP` nodes).
+
+    Moves are generated set-wise on the node mirrored once, so that every
+    successor comes out as the Black-to-move position it is looked up as:
+    captures (:func:`fold_captures`), else simple moves (:func:`fold_steps`).
+    `captures`: perft's capture buffer (:func:`new_capture_buffer`); `step_base`:
+    int64 (2, :data:`STEP_SHIFTS`, 32) for :func:`index_man_steps`.
+
+    Compiled without numba's reference counting (``_nrt=False``): every
+    helper it inlines that takes an array would otherwise update the array's
+    count atomically on entry and exit, which took half its time.
     """
     e = 0
     n = halves * size
     start = progress[P_POSITIONS]
+    for h in range(halves):
+        index_man_steps(counts, h, size, men, offsets, step_base[h])
     for i in range(n):
         if i & (PROGRESS_STEP - 1) == 0:
             progress[P_POSITIONS] = start + i // 2
@@ -352,59 +368,223 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, 
         other = (1 - h) if halves == 2 else h
         bm, wm = men[h, 0], men[h, 1]
         bk, wk = bk_arr[i], wk_arr[i]
-        nmoves = generate_moves(bm, bk, wm, wk, 0, moves)
         succ_start[i] = e
         for t in range(node.shape[0]):
             node[t, i, N_EXIT_WIN] = NO_WIN
             node[t, i, N_EXIT_DRAW] = 0
             node[t, i, N_LOSS_DEPTH] = 0
-            node[t, i, N_MOVES] = nmoves
-        for m in range(nmoves):
-            if is_king_step(moves, m):
-                # a king step: the mirrored successor is in the other half of the unit
-                sk_b = np.int64(mirror_bb(moves[m, M_WK]))
-                sk_w = np.int64(mirror_bb(moves[m, M_BK]))
-                k = rank_kings(sk_b, sk_w, men[other, 0] | men[other, 1],
-                               counts[other, 1], counts[other, 3])
-                succ[e] = other * size + k
-                e += 1
-                continue
-            target, status = move_successor(moves, m, offsets, wld)
-            if status != OK:
-                return status
-            if target == NO_PIECES:
-                for t in range(node.shape[0]):
-                    record_exit(node[t], i, LOSS, 0)
-                continue
-            record_exit(node[0], i, wld[target], np.int64(dtw[target]))
-            capture_or_crowning = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0
-            for layer in range(limits.shape[0]):
-                category = rcat[layer, target]
-                if category == UNSOLVED_CATEGORY:
-                    return ERR_UNSOLVED_SUCCESSOR
-                zeroing = capture_or_crowning or man_resets[layer]
-                record_rule_exit(node[layer + 1], i, category, np.int64(rdtz[layer, target]),
-                                 limits[layer], zeroing)
+        nmoves, status = fold_captures(h, men, bk, wk, offsets, wld, dtw, rcat, rdtz, limits,
+                                       man_resets, captures, node, i)
+        if nmoves == 0 and status == OK:
+            nmoves, e, status = fold_steps(counts, h, other, size, men, bk, wk, step_base,
+                                           offsets, wld, dtw, rcat, rdtz, limits, man_resets,
+                                           succ, e, node, i)
+        if status != OK:
+            return status
         for t in range(node.shape[0]):
+            node[t, i, N_MOVES] = nmoves
             node[t, i, N_REMAINING] = e - succ_start[i]
     succ_start[n] = e
     return OK
 
 
+#: The three shifts of a step on the 32-square board (the edge masks of
+#: :func:`step_targets` tell which squares have that neighbour).
+STEP_SHIFTS = 3
+
+
 @njit(cache=True, inline="always")
-def record_exit(node, i, v, d):
-    """Fold the value of one exit (for the opponent, to move there) into node i."""
+def step_targets(pieces, shift, empty, down):
+    """Squares of `empty` that a piece of `pieces` reaches by one step of `shift`
+    (0: 4 squares, 1: the 3-or-5 diagonal, 2: the 5-or-3 one), toward lower
+    squares when `down` is False, else toward higher ones."""
+    if down:
+        if shift == 0:
+            return (pieces << 4) & empty
+        if shift == 1:
+            return ((pieces & ODD_NOT_LEFT) << 3) & empty
+        return ((pieces & EVEN_NOT_RIGHT) << 5) & empty
+    if shift == 0:
+        return (pieces >> 4) & empty
+    if shift == 1:
+        return ((pieces & EVEN_NOT_RIGHT) >> 3) & empty
+    return ((pieces & ODD_NOT_LEFT) >> 5) & empty
+
+
+@njit(cache=True, inline="always")
+def step_source(target, shift, down):
+    """The square a step of `shift` to `target` came from (see :func:`step_targets`)."""
+    amount = 4 if shift == 0 else (3 if shift == 1 else 5)
+    return target >> amount if down else target << amount
+
+
+@njit(cache=True)
+def index_man_steps(counts, h, size, men, offsets, out):
+    """Flat index of the men part of every non-crowning man step of half h, for all its nodes.
+
+    Seen mirrored (the mover's men ``men[1 - h, 1]`` step toward lower squares),
+    a step to square bit t by shift s leads to a position of the other half's
+    material whose men configuration does not depend on the kings: ``out[s, t]``
+    is its first flat index (then add the kings' rank), -1 where no step lands.
+    """
+    pm, om = men[1 - h, 1], men[1 - h, 0]
+    code = material_code(counts[1 - h, 0], counts[1 - h, 1], counts[1 - h, 2], counts[1 - h, 3])
+    out[:, :] = -1
+    for shift in range(STEP_SHIFTS):
+        dest = step_targets(pm, shift, ALL_SQUARES & ~(pm | om) & ~WHITE_CROWN_ROW, False)
+        while dest:
+            t = dest & -dest
+            dest ^= t
+            moved = pm ^ t ^ step_source(t, shift, False)
+            out[shift, lowest_bit64(t)] = offsets[code] + size * rank_men(
+                om, moved, counts[1 - h, 0], counts[1 - h, 2])
+
+
+@njit(cache=True, inline="always")
+def fold_steps(counts, h, other, size, men, bk, wk, man_base, offsets, wld, dtw, rcat, rdtz,
+               limits, man_resets, succ, e, node, i):
+    """Fold the simple moves of node i (no capture) into its node tables; (moves, e, status).
+
+    The node is mirrored once (the mover's pieces ``pm``, ``pk`` step toward
+    lower squares), so every successor comes out as the Black-to-move position
+    it is looked up as. Man steps are exits (:func:`index_man_steps` gives the
+    men part of their index, a crowning is indexed in full); king steps stay in
+    the unit, appended to `succ` from `e`, their black kings' rank computed once.
+    """
+    pm, om = men[1 - h, 1], men[1 - h, 0]
+    pk = np.int64(mirror_bb(bk))
+    ok = np.int64(mirror_bb(wk))
+    empty = ALL_SQUARES & ~(pm | om | pk | ok)
+    nmoves = 0
+    for shift in range(STEP_SHIFTS):
+        dest = step_targets(pm, shift, empty, False)
+        while dest:
+            t = dest & -dest
+            dest ^= t
+            f = step_source(t, shift, False)
+            nmoves += 1
+            if t & WHITE_CROWN_ROW:
+                target = flat_index(om, ok, pm ^ f, pk | t, offsets)
+                crowns = True
+            else:
+                moved = pm ^ f ^ t
+                target = man_base[h, shift, lowest_bit64(t)] + rank_kings(
+                    ok, pk, om | moved, counts[1 - h, 1], counts[1 - h, 3])
+                crowns = False
+            status = OK if target >= 0 else ERR_MISSING_TABLE
+            if status == OK and wld[target] == UNKNOWN:
+                status = ERR_UNSOLVED_SUCCESSOR
+            if status == OK:
+                status = fold_exit(node, i, target, crowns, wld, dtw, rcat, rdtz, limits,
+                                   man_resets)
+            if status != OK:
+                return nmoves, e, status
+    if pk == 0:
+        return nmoves, e, OK
+    # a king step: the successor is in the other half, with black kings `ok` (unmoved)
+    free = ALL_SQUARES & ~(men[other, 0] | men[other, 1])
+    rest = free & ~ok
+    first = other * size + rank_subset(ok, free) * BINOM[popcount(rest), counts[other, 3]]
+    steps_from = e
+    for down in (False, True):
+        for shift in range(STEP_SHIFTS):
+            dest = step_targets(pk, shift, empty, down)
+            while dest:
+                t = dest & -dest
+                dest ^= t
+                succ[e] = first + rank_subset(pk ^ t ^ step_source(t, shift, down), rest)
+                e += 1
+    return nmoves + e - steps_from, e, OK
+
+
+@njit(cache=True)
+def new_capture_buffer():
+    """The buffer :func:`fold_captures` hands to perft's capture search (captures, then its stack)."""
+    return np.zeros((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
+def fold_captures(h, men, bk, wk, offsets, wld, dtw, rcat, rdtz, limits, man_resets, captures,
+                  node, i):
+    """Fold the captures of node i into its node tables; (number of captures, status).
+
+    Through perft's set-wise capture search on the mirrored node (the mover
+    going toward lower squares); 0 captures when the node has none (then it
+    has simple moves, :func:`fold_steps`).
+    """
+    pm, om = men[1 - h, 1], men[1 - h, 0]
+    pk = np.int64(mirror_bb(bk))
+    ok = np.int64(mirror_bb(wk))
+    empty = ALL_SQUARES & ~(pm | om | pk | ok)
+    jumpers = jumping_pieces(pm, pk, om | ok, empty, 1)
+    if jumpers == 0:
+        return 0, OK
+    n = perft_captures(pm, pk, om | ok, empty, jumpers, 1, captures)
+    for c in range(n):
+        f = captures[c, C_FROM]
+        t = captures[c, C_TO]
+        taken = captures[c, C_CAPTURED]
+        if pk & f:
+            npm, npk = pm, pk ^ f ^ t
+        else:
+            crowned = t & WHITE_CROWN_ROW
+            npm, npk = pm ^ f ^ (t ^ crowned), pk | crowned
+        nbm, nbk = om & ~taken, ok & ~taken
+        if nbm == 0 and nbk == 0:
+            target, status = NO_PIECES, OK
+        else:
+            target = flat_index(nbm, nbk, npm, npk, offsets)
+            status = OK if target >= 0 else ERR_MISSING_TABLE
+            if status == OK and wld[target] == UNKNOWN:
+                status = ERR_UNSOLVED_SUCCESSOR
+        if status == OK:
+            status = fold_exit(node, i, target, True, wld, dtw, rcat, rdtz, limits, man_resets)
+        if status != OK:
+            return n, status
+    return n, OK
+
+
+@njit(cache=True, inline="always")
+def fold_exit(node, i, target, capture_or_crowning, wld, dtw, rcat, rdtz, limits, man_resets):
+    """Fold the exit to flat index `target` (or :data:`NO_PIECES`) into node i's tables; a status.
+
+    Under a rule layer a capture or a crowning zeroes the counter, and so does
+    any man move where the layer's man moves reset it.
+    """
+    if target == NO_PIECES:
+        for t in range(node.shape[0]):
+            record_exit(node, t, i, LOSS, 0)
+        return OK
+    record_exit(node, 0, i, wld[target], np.int64(dtw[target]))
+    for layer in range(limits.shape[0]):
+        category = rcat[layer, target]
+        if category == UNSOLVED_CATEGORY:
+            return ERR_UNSOLVED_SUCCESSOR
+        zeroing = capture_or_crowning or man_resets[layer]
+        record_rule_exit(node, layer + 1, i, category, np.int64(rdtz[layer, target]),
+                         limits[layer], zeroing)
+    return OK
+
+
+@njit(cache=True, inline="always")
+def record_exit(node, t, i, v, d):
+    """Fold the value of one exit (for the opponent, to move there) into node i of table t.
+
+    (Indexed in full rather than through a view ``node[t]``: a view per exit
+    costs two atomic reference count updates, which were half the time of
+    :func:`collect_moves`.)
+    """
     if v == LOSS:
-        node[i, N_EXIT_WIN] = min(node[i, N_EXIT_WIN], d + 1)
+        node[t, i, N_EXIT_WIN] = min(node[t, i, N_EXIT_WIN], d + 1)
     elif v == WIN:
-        node[i, N_LOSS_DEPTH] = max(node[i, N_LOSS_DEPTH], d + 1)
+        node[t, i, N_LOSS_DEPTH] = max(node[t, i, N_LOSS_DEPTH], d + 1)
     else:
-        node[i, N_EXIT_DRAW] = 1
+        node[t, i, N_EXIT_DRAW] = 1
 
 
 @njit(cache=True, inline="always")
-def record_rule_exit(node, i, category, dtz, limit, zeroing):
-    """Fold one exit into node i of a rule layer, from the target's category and DTZ.
+def record_rule_exit(node, t, i, category, dtz, limit, zeroing):
+    """Fold one exit into node i of table t (a rule layer), from the target's category and DTZ.
 
     A quiet exit (a man move that does not reset the counter) continues the
     count: the target's DTZ plus one. A zeroing exit ends it: a target decisive
@@ -414,7 +594,7 @@ def record_rule_exit(node, i, category, dtz, limit, zeroing):
     or blessed loss exceeds the limit and stays ply-exact.
     """
     v, d = rule_exit_value(category, dtz, limit, zeroing)
-    record_exit(node, i, v, d)
+    record_exit(node, t, i, v, d)
 
 
 @njit(cache=True, inline="always")
@@ -457,7 +637,7 @@ def _loss_ready(node, i):
             and node[i, N_EXIT_DRAW] == 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def seed_queue(n, node, entries, heads):
     """Push what the exits alone decide; return (entries used, deepest bucket, status).
 
@@ -510,7 +690,7 @@ def settle(i, kind, d, resolved, depth):
     return resolved[i] == kind and depth[i] == d
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def tell_predecessors(i, kind, d, pred_start, pred, node, entries, heads, count, top,
                       resolved, depth):
     """Node i resolved as `kind` in d plies: update its predecessors; return (count, top, status).
@@ -564,23 +744,17 @@ def write_categories(n, resolved, depth, size, base, rcat, rdtz, limit):
             rdtz[g] = d if sign != 0 else 0
 
 
-@njit(cache=True)
-def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, progress,
-              share=8, limit=-1):
-    """Bucket-queue retrograde over one unit; writes values and distances to the tables.
+@njit(cache=True, _nrt=False)
+def run_queue(n, pred_start, pred, node, entries, heads, resolved, processed, depth, progress,
+              share):
+    """The bucket queue of :func:`propagate`: fill `resolved` (value codes) and `depth`; a status.
 
-    Depth d resolves wins in d plies (the shortest) and losses in d plies (the
-    longest), in increasing d; what is never reached is a draw. Writes
-    WIN/LOSS/DRAW codes, or with a move-rule `limit` (a rule layer) categories
-    (:func:`write_categories`). Counts 3/share of a position in `progress` per
-    node resolved (every :data:`PROGRESS_STEP`).
+    Compiled without reference counting, like :func:`collect_moves` (its
+    inlined steps take arrays, per node resolved).
     """
     count, top, status = seed_queue(n, node, entries, heads)
     if status != OK:
         return status
-    resolved = np.zeros(n, dtype=np.int8)  # value code, set when known (a win may shorten)
-    processed = np.zeros(n, dtype=np.bool_)  # predecessors already told
-    depth = np.zeros(n, dtype=np.int32)
     start = progress[P_POSITIONS]
     done = 0
     d = 0
@@ -604,6 +778,27 @@ def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, p
             if status != OK:
                 return status
         d += 1
+    return OK
+
+
+@njit(cache=True)
+def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, progress,
+              share=8, limit=-1):
+    """Bucket-queue retrograde over one unit; writes values and distances to the tables.
+
+    Depth d resolves wins in d plies (the shortest) and losses in d plies (the
+    longest), in increasing d; what is never reached is a draw. Writes
+    WIN/LOSS/DRAW codes, or with a move-rule `limit` (a rule layer) categories
+    (:func:`write_categories`). Counts 3/share of a position in `progress` per
+    node resolved (every :data:`PROGRESS_STEP`).
+    """
+    resolved = np.zeros(n, dtype=np.int8)  # value code, set when known (a win may shorten)
+    processed = np.zeros(n, dtype=np.bool_)  # predecessors already told
+    depth = np.zeros(n, dtype=np.int32)
+    status = run_queue(n, pred_start, pred, node, entries, heads, resolved, processed, depth,
+                       progress, share)
+    if status != OK:
+        return status
     if limit < 0:
         write_values(n, resolved, depth, size, base, wld, dtw)
     else:

@@ -148,7 +148,7 @@ def unit_kings(i, size, counts, men):
     return h, np.int64(bk), np.int64(wk)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counts: see solve.collect_moves
 def collect_exits(counts, halves, size, men, offsets, wld, dtw, rcat, rdtz, limits, man_resets,
                   first, last, moves, quiet, remaining, exit_win, loss_depth, flags, progress,
                   start, done_before, share):
@@ -264,7 +264,7 @@ def propagate_table(counts, halves, size, men, quiet, remaining, exit_win, loss_
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counts: see solve.collect_moves
 def tell_predecessors(i, kind, d, counts, halves, size, men, quiet, remaining, loss_depth,
                       exit_win, flags, value, depth, pending, low, high):
     """Node i is fixed as `kind` in d plies: update its predecessors; return the deepest mark.
