@@ -36,8 +36,8 @@ from numba.extending import intrinsic
 from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, EVEN_NOT_RIGHT, EVEN_ROWS, ODD_NOT_LEFT, ODD_ROWS,
                                 START_BM, START_WM, WHITE_CROWN_ROW, direction_range)
 
-__all__ = ["START_BM", "START_WM", "HASH_ENTRY_BYTES", "child_positions", "count_steps", "jumping_pieces",
-           "lowest_bit64", "new_hash_table", "perft", "perft_hashed", "popcount64"]
+__all__ = ["START_BM", "START_WM", "HASH_ENTRY_BYTES", "capture_moves", "child_positions",
+           "count_steps", "jumping_pieces", "lowest_bit64", "new_hash_table", "perft", "perft_hashed", "popcount64"]
 
 #: Capture rows of the scratch array: (from bit, to bit, captured bitboard); as
 #: many as movegen.MAX_MOVES, far above any position's distinct captures.
@@ -407,6 +407,9 @@ def _children(pm, pk, om, ok, turn, out, base, scratch):
 #: The children of a position for other kernels (the compact prober's capture search):
 #: out rows base.. as (pm, pk, om, ok) of the child, scratch as for :func:`_captures`.
 child_positions = _children
+#: The set-wise capture search, for the table builder:
+#: ``capture_moves(pm, pk, opp, empty, jumpers, turn, buf)``, rows as for :func:`_captures`.
+capture_moves = _captures
 
 
 @njit(cache=True)

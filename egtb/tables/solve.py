@@ -41,7 +41,7 @@ from egtb.tables.index import (BINOM, material_code, men_config_total, popcount,
 from egtb.tables.material import mirror_bb
 from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN
 from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH
-from egtb.rules.perft import _captures as perft_captures  # its set-wise capture search
+from egtb.rules.perft import capture_moves
 from egtb.rules.perft import C_CAPTURED, C_FROM, C_TO, CAPTURE_ROWS, MAX_JUMPS, jumping_pieces, lowest_bit64
 from egtb.rules.squares import ALL_SQUARES, EVEN_NOT_RIGHT, ODD_NOT_LEFT, WHITE_CROWN_ROW
 
@@ -519,7 +519,7 @@ def fold_captures(h, men, bk, wk, offsets, wld, dtw, rcat, rdtz, limits, man_res
     jumpers = jumping_pieces(pm, pk, om | ok, empty, 1)
     if jumpers == 0:
         return 0, OK
-    n = perft_captures(pm, pk, om | ok, empty, jumpers, 1, captures)
+    n = capture_moves(pm, pk, om | ok, empty, jumpers, 1, captures)
     for c in range(n):
         f = captures[c, C_FROM]
         t = captures[c, C_TO]
