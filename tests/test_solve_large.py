@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -66,3 +69,30 @@ def test_five_piece_pairs(tmp_path):
     for key in ("3k-2k", "1k-1m3k", "1m1k-1m2k", "2m-2m1k", "1m-3m1k"):
         pair = next(p for p in builder.plan_pairs(5) if p.key == key)
         assert same(*solve_both(tmp_path, pair, 4)), key
+
+
+FRESH_BUILD = """
+import sys
+from pathlib import Path
+from egtb.tables import budget
+from egtb.tables import build as builder
+directory, per_pass = Path(sys.argv[1]), int(sys.argv[2])
+for pair in builder.plan_pairs(3):  # this kernel first, before anything else is compiled
+    builder.build_pair(directory, pair, builder.dependency_materials(pair),
+                       plan=budget.PairPlan(pair.key, False, per_pass, 0))
+print("built")
+"""
+
+
+@pytest.mark.parametrize("per_pass", [0, 4], ids=["edge-lists", "compact"])
+def test_kernels_compile_first_in_a_fresh_process(tmp_path, per_pass):
+    """Kernels compiled without reference counts type their callees the same way: one
+    that allocates (generate_moves) fails there unless something compiled it before, so
+    a fresh machine's first build on the compact kernel failed. Here nothing is cached."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    (tmp_path / "tables").mkdir()
+    done = subprocess.run([sys.executable, "-c", FRESH_BUILD, str(tmp_path / "tables"),
+                           str(per_pass)],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "built"

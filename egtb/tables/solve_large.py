@@ -148,7 +148,7 @@ def unit_kings(i, size, counts, men):
     return h, np.int64(bk), np.int64(wk)
 
 
-@njit(cache=True, _nrt=False)  # no reference counts: see solve.collect_moves
+@njit(cache=True)  # with reference counts: generate_moves allocates a stack for captures
 def collect_exits(counts, halves, size, men, offsets, wld, dtw, rcat, rdtz, limits, man_resets,
                   first, last, moves, quiet, remaining, exit_win, loss_depth, flags, progress,
                   start, done_before, share):
