@@ -516,8 +516,8 @@ class Tablebase:
 
     def _table(self, code: int) -> _Table:
         """The loaded table of a material code, loading (and evicting) as needed."""
-        material = material_of_code(code)
-        return self._tables.get(code, lambda: self._file_of(material), lambda path: self._install(code, path))
+        return self._tables.get(code, lambda: self._file_of(material_of_code(code)),  # only on a (re)check
+                                lambda path: self._install(code, path))
 
     def _file_of(self, material: Material) -> Path:
         """The master file of a material, else its compact file (MissingTableError when neither exists)."""
