@@ -111,11 +111,18 @@ def successor_index(bm, bk, wm, wk, offsets, wld):
     if nbm == 0 and nbk == 0:
         return NO_PIECES, OK
     i = flat_index(nbm, nbk, nwm, nwk, offsets)
+    return i, index_status(i, wld)
+
+
+@njit(cache=True, inline="always")
+def index_status(i, wld):
+    """OK for a successor's flat index, ERR_MISSING_TABLE when its table is not loaded
+    (i < 0), ERR_UNSOLVED_SUCCESSOR when its value is not known yet."""
     if i < 0:
-        return i, ERR_MISSING_TABLE
+        return ERR_MISSING_TABLE
     if wld[i] == UNKNOWN:
-        return i, ERR_UNSOLVED_SUCCESSOR
-    return i, OK
+        return ERR_UNSOLVED_SUCCESSOR
+    return OK
 
 
 @njit(cache=True, inline="always")
@@ -366,19 +373,22 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, 
             progress[P_POSITIONS] = start + i // 2
         h = i // size
         other = (1 - h) if halves == 2 else h
-        bm, wm = men[h, 0], men[h, 1]
-        bk, wk = bk_arr[i], wk_arr[i]
+        # the node mirrored: the mover's pieces (pm, pk) step toward lower squares
+        pm, om = men[1 - h, 1], men[1 - h, 0]
+        pk = np.int64(mirror_bb(bk_arr[i]))
+        ok = np.int64(mirror_bb(wk_arr[i]))
+        empty = ALL_SQUARES & ~(pm | om | pk | ok)
         succ_start[i] = e
         for t in range(node.shape[0]):
             node[t, i, N_EXIT_WIN] = NO_WIN
             node[t, i, N_EXIT_DRAW] = 0
             node[t, i, N_LOSS_DEPTH] = 0
-        nmoves, status = fold_captures(h, men, bk, wk, offsets, wld, dtw, rcat, rdtz, limits,
-                                       man_resets, captures, node, i)
+        nmoves, status = fold_captures(pm, pk, om, ok, empty, offsets, wld, dtw, rcat, rdtz,
+                                       limits, man_resets, captures, node, i)
         if nmoves == 0 and status == OK:
-            nmoves, e, status = fold_steps(counts, h, other, size, men, bk, wk, step_base,
-                                           offsets, wld, dtw, rcat, rdtz, limits, man_resets,
-                                           succ, e, node, i)
+            nmoves, e, status = fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty,
+                                           step_base, offsets, wld, dtw, rcat, rdtz, limits,
+                                           man_resets, succ, e, node, i)
         if status != OK:
             return status
         for t in range(node.shape[0]):
@@ -441,20 +451,16 @@ def index_man_steps(counts, h, size, men, offsets, out):
 
 
 @njit(cache=True, inline="always")
-def fold_steps(counts, h, other, size, men, bk, wk, man_base, offsets, wld, dtw, rcat, rdtz,
-               limits, man_resets, succ, e, node, i):
+def fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty, man_base, offsets, wld, dtw,
+               rcat, rdtz, limits, man_resets, succ, e, node, i):
     """Fold the simple moves of node i (no capture) into its node tables; (moves, e, status).
 
-    The node is mirrored once (the mover's pieces ``pm``, ``pk`` step toward
-    lower squares), so every successor comes out as the Black-to-move position
-    it is looked up as. Man steps are exits (:func:`index_man_steps` gives the
+    The node comes mirrored (the mover's pieces ``pm``, ``pk`` step toward
+    lower squares; `empty` its free squares), so every successor comes out as
+    the Black-to-move position it is looked up as. Man steps are exits (:func:`index_man_steps` gives the
     men part of their index, a crowning is indexed in full); king steps stay in
     the unit, appended to `succ` from `e`, their black kings' rank computed once.
     """
-    pm, om = men[1 - h, 1], men[1 - h, 0]
-    pk = np.int64(mirror_bb(bk))
-    ok = np.int64(mirror_bb(wk))
-    empty = ALL_SQUARES & ~(pm | om | pk | ok)
     nmoves = 0
     for shift in range(STEP_SHIFTS):
         dest = step_targets(pm, shift, empty, False)
@@ -471,9 +477,7 @@ def fold_steps(counts, h, other, size, men, bk, wk, man_base, offsets, wld, dtw,
                 target = man_base[h, shift, lowest_bit64(t)] + rank_kings(
                     ok, pk, om | moved, counts[1 - h, 1], counts[1 - h, 3])
                 crowns = False
-            status = OK if target >= 0 else ERR_MISSING_TABLE
-            if status == OK and wld[target] == UNKNOWN:
-                status = ERR_UNSOLVED_SUCCESSOR
+            status = index_status(target, wld)
             if status == OK:
                 status = fold_exit(node, i, target, crowns, wld, dtw, rcat, rdtz, limits,
                                    man_resets)
@@ -504,18 +508,14 @@ def new_capture_buffer():
 
 
 @njit(cache=True, inline="always")
-def fold_captures(h, men, bk, wk, offsets, wld, dtw, rcat, rdtz, limits, man_resets, captures,
-                  node, i):
+def fold_captures(pm, pk, om, ok, empty, offsets, wld, dtw, rcat, rdtz, limits, man_resets,
+                  captures, node, i):
     """Fold the captures of node i into its node tables; (number of captures, status).
 
-    Through perft's set-wise capture search on the mirrored node (the mover
-    going toward lower squares); 0 captures when the node has none (then it
-    has simple moves, :func:`fold_steps`).
+    Through perft's set-wise capture search on the mirrored node (the mover's
+    pieces ``pm``, ``pk`` going toward lower squares); 0 captures when the node
+    has none (then it has simple moves, :func:`fold_steps`).
     """
-    pm, om = men[1 - h, 1], men[1 - h, 0]
-    pk = np.int64(mirror_bb(bk))
-    ok = np.int64(mirror_bb(wk))
-    empty = ALL_SQUARES & ~(pm | om | pk | ok)
     jumpers = jumping_pieces(pm, pk, om | ok, empty, 1)
     if jumpers == 0:
         return 0, OK
@@ -534,9 +534,7 @@ def fold_captures(h, men, bk, wk, offsets, wld, dtw, rcat, rdtz, limits, man_res
             target, status = NO_PIECES, OK
         else:
             target = flat_index(nbm, nbk, npm, npk, offsets)
-            status = OK if target >= 0 else ERR_MISSING_TABLE
-            if status == OK and wld[target] == UNKNOWN:
-                status = ERR_UNSOLVED_SUCCESSOR
+            status = index_status(target, wld)
         if status == OK:
             status = fold_exit(node, i, target, True, wld, dtw, rcat, rdtz, limits, man_resets)
         if status != OK:
