@@ -4,7 +4,13 @@ Usage (the directory must hold every table the pairs need, e.g. the 6-piece
 files symlinked from a finished build; the builder writes its files there):
 
     nice -n 19 /usr/bin/time -v .venv/bin/python bench/build_seven.py \\
-        --tables /tmp/seven/t7 --memory 14 3k-4k 3k-1m3k
+        --tables /tmp/seven/t7 --memory 14 --log seven.jsonl 3k-4k 3k-1m3k
+
+A pair whose files are complete is skipped, so a killed run resumes (a pair on
+disk from its last checkpoint). With `--log`, each pair's figures are appended
+to that JSON-lines file and the extrapolation uses every pair in it, so pairs
+measured by separate runs (one process per pair: its own peak RSS) add up.
+`--extrapolate` only prints the extrapolation of the log.
 
 Prints per pair: positions, units, how it ran (in memory or on disk, kernel),
 wall and CPU seconds, positions per CPU second, the worker's peak RSS and the
@@ -48,6 +54,19 @@ def build_one(directory: Path, pair: builder.Pair, memory: int, checkpoint: floa
             "master_bytes": size, "bits_per_position": round(8 * size / pair.positions, 2)}
 
 
+def is_complete(directory: Path, pair: builder.Pair) -> bool:
+    """Whether every file of `pair` passes its checksum and holds all rule layers."""
+    rules = tuple(builder.RULE_PRESETS)
+    return pair.key in builder.find_complete([pair], directory, builder.BuildReport(), rules=rules)
+
+
+def read_log(path: Path | None) -> list[dict]:
+    """The rows of a JSON-lines log (empty when there is none)."""
+    if path is None or not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 def extrapolate(rows: list[dict], cores: int) -> dict:
     """CPU and wall hours of every 7-piece pair at the measured rate of its kind."""
     rates = {}
@@ -73,18 +92,26 @@ def extrapolate(rows: list[dict], cores: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("pairs", nargs="+", help="pair keys (first material), in order")
+    parser.add_argument("pairs", nargs="*", help="pair keys (first material), in order")
     parser.add_argument("--tables", type=Path, required=True)
     parser.add_argument("--memory", type=float, default=None, help="GB (default 60%% of RAM)")
     parser.add_argument("--checkpoint-minutes", type=float, default=5.0)
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--log", type=Path, default=None, help="JSON-lines file of measured pairs")
+    parser.add_argument("--extrapolate", action="store_true", help="only extrapolate the log")
     args = parser.parse_args()
     memory = int(args.memory * budget.GB) if args.memory else budget.default_budget()
     by_key = {p.key: p for p in builder.plan_pairs(7, min_pieces=7)}
-    rows = []
-    for key in args.pairs:
+    rows = read_log(args.log)
+    for key in [] if args.extrapolate else args.pairs:
+        if is_complete(args.tables, by_key[key]):
+            print(json.dumps({"pair": key, "skipped": "complete"}), flush=True)
+            continue
         rows.append(build_one(args.tables, by_key[key], memory, 60 * args.checkpoint_minutes))
         print(json.dumps(rows[-1]), flush=True)
+        if args.log:
+            with args.log.open("a") as log:
+                log.write(json.dumps(rows[-1]) + "\n")
     print(json.dumps({"extrapolation": extrapolate(rows, args.cores)}, indent=1))
 
 

@@ -65,6 +65,7 @@ WDL_LOSS = int(Wdl.LOSS)  #: the side to move loses
 #: What the batch kernel writes for an unsolved position (UNKNOWN is never stored).
 INVALID_WDL = int(WDL_OF_CODE[0])
 _WDL_OF_CODE = tuple(int(v) for v in WDL_OF_CODE)
+_WDL_OF_VALUE = {int(w): w for w in Wdl}  #: a dict lookup is 10 times cheaper than calling Wdl
 
 #: Special codes of :func:`locate` for positions no table holds.
 CODE_INVALID = -1  #: overlapping pieces, men on their crowning row, > 12 a side, bad turn
@@ -177,6 +178,14 @@ def locate(bm, bk, wm, wk, turn):
     if n_wm + n_wk == 0:
         return CODE_NO_OPPONENT, np.int64(0)
     return material_code(n_bm, n_bk, n_wm, n_wk), position_index(bm, bk, wm, wk)
+
+
+@njit(cache=True)
+def locate_capture(bm, bk, wm, wk, turn):
+    """:func:`locate` and whether the side to move must capture, in one call from Python."""
+    code, index = locate(bm, bk, wm, wk, turn)
+    return code, index, code >= 0 and has_capture(np.int64(bm), np.int64(bk), np.int64(wm),
+                                                  np.int64(wk), turn)
 
 
 @njit(cache=True, inline="always")
@@ -567,7 +576,7 @@ class Tablebase:
         >>> Tablebase("/nonexistent").probe_wdl("B:W5,6,10:B1")   # no legal move
         <Wdl.LOSS: -1>
         """
-        return Wdl(self._probe_key(_key_of(board))[0])
+        return _WDL_OF_VALUE[self._probe_key(_key_of(board))[0]]
 
     def probe_wld(self, board: PositionLike) -> int:
         """Deprecated spelling of :meth:`probe_wdl` (kept for one release)."""
@@ -689,7 +698,7 @@ class Tablebase:
 
     def _probe_key(self, key: tuple[int, int, int, int, int]) -> tuple[int, int]:
         """(wld, dtw) of a position given as (bm, bk, wm, wk, turn)."""
-        code, index = locate(*key)
+        code, index, capture = locate_capture(*key)
         if code >= 0:
             try:
                 table = self._table(code)
@@ -698,7 +707,7 @@ class Tablebase:
                     return WDL_LOSS, 0
                 raise
             if isinstance(table, compact.CompactTable):
-                return compact.probe_position(table, key, index, self._probe_key)
+                return compact.probe_position(table, key, index, self._probe_key, capture=capture)
             wld = _WDL_OF_CODE[table.wld[index]]
             if wld == INVALID_WDL:
                 raise TableError(f"{table.path}: position {index} is unsolved")

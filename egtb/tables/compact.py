@@ -34,6 +34,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -131,7 +132,7 @@ class FileKind:
         """Bytes of the code-length table after the header."""
         return self.values * self.symbols
 
-    @property
+    @cached_property
     def top(self) -> int:
         """The best value for the side to move (WDL win 1, category win 2)."""
         return int(self.value_of_code.max())
@@ -903,7 +904,8 @@ _MOVES = np.empty((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
 
 
 def probe_position(table: CompactTable, key: tuple[int, int, int, int, int], index: int,
-                   probe_key: Callable[[tuple], tuple[int, object]]) -> tuple[int, None]:
+                   probe_key: Callable[[tuple], tuple[int, object]], *,
+                   capture: bool | None = None) -> tuple[int, None]:
     """(value, None) of a position of a compact table; ``probe_key`` probes successors.
 
     The value is the WDL (+1/0/-1) from a WLD file, the category at counter 0
@@ -911,9 +913,10 @@ def probe_position(table: CompactTable, key: tuple[int, int, int, int, int], ind
     is resolved by searching its captures (all of them lead to smaller
     material): the best over them of minus the successor's value. Under
     "wcdf" that holds for categories too, as a capture resets the counter: the
-    successors are at counter 0, where their categories are.
+    successors are at counter 0, where their categories are. ``capture``:
+    whether the side to move must capture, when the caller knows (else found here).
     """
-    if not must_capture(*key):
+    if not (must_capture(*key) if capture is None else capture):
         return table.value_of[table.value(index)], None
     n = capture_successors(*key, _MOVES)
     turn = 1 - key[4]
