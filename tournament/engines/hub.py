@@ -50,8 +50,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Seconds allowed for the "hub" ... "wait" and "init" ... "ready" handshakes.
-HANDSHAKE_TIMEOUT = 10.0
+#: Seconds allowed for the "hub" ... "wait" and "init" ... "ready" handshakes: generous, as a
+#: program may load an opening book or tables first, and a busy machine starts processes slowly.
+HANDSHAKE_TIMEOUT = 30.0
 #: Seconds an engine may exceed its move time before it is declared lost on time.
 TIME_MARGIN = 1.0
 #: Seconds "quit" gets before the process is killed.
