@@ -750,8 +750,10 @@ class Tablebase:
         counter (whether it still fits needs the DTZ of the master file).
         """
         layer = table.layer(rule.name)
-        category, _ = compact.probe_position(layer, key, locate(*key)[1],
-                                             lambda k: (self._probe_rule_key(k, rule, 0)[1],))
+        _, index, capture = locate_capture(*key)
+        category, _ = compact.probe_position(layer, key, index,
+                                             lambda k: (self._probe_rule_key(k, rule, 0)[1],),
+                                             capture=capture)
         if category not in (CAT_WIN, CAT_LOSS):
             return WDL_DRAW, category, None
         if counter:
