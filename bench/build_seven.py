@@ -30,7 +30,7 @@ from pathlib import Path
 
 from egtb.tables import budget
 from egtb.tables import build as builder
-from egtb.tables import storage
+from egtb.tables import compact, storage
 
 
 def kind_of(pair: builder.Pair) -> str:
@@ -60,6 +60,15 @@ def is_complete(directory: Path, pair: builder.Pair) -> bool:
     return pair.key in builder.find_complete([pair], directory, builder.BuildReport(), rules=rules)
 
 
+def add_row(rows: list[dict], row: dict, log: Path | None) -> None:
+    """Print a row of figures and append it to the rows and the log."""
+    rows.append(row)
+    print(json.dumps(row), flush=True)
+    if log:
+        with log.open("a") as out:
+            out.write(json.dumps(row) + "\n")
+
+
 def read_log(path: Path | None) -> list[dict]:
     """The rows of a JSON-lines log (empty when there is none)."""
     if path is None or not path.exists():
@@ -67,27 +76,63 @@ def read_log(path: Path | None) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def compact_one(directory: Path, pair: builder.Pair) -> dict:
+    """Compact the pair's master files (WLD and wcdf files next to them), return their figures."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    report = compact.compact_directory(directory, materials=list(pair.materials))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"pair": pair.key, "compact_bytes": report.bytes, "wcdf_bytes": report.rule_bytes,
+            "compact_bits_per_position": round(8 * report.bytes / pair.positions, 4),
+            "positions_per_byte": round(pair.positions / report.bytes, 1),
+            "captures": report.captures, "compact_wall_s": round(wall, 1),
+            "compact_cpu_s": round(cpu, 1)}
+
+
+def weighted(rows: list[dict], field: str, per: str = "positions") -> float:
+    """Sum of `field` over sum of `per` in the rows (a rate or a size per position)."""
+    return sum(r[field] for r in rows) / sum(r[per] for r in rows)
+
+
 def extrapolate(rows: list[dict], cores: int) -> dict:
-    """CPU and wall hours of every 7-piece pair at the measured rate of its kind."""
-    rates = {}
-    for kind in ("kings", "men"):
-        measured = [r for r in rows if r["kind"] == kind]
-        if measured:
-            rates[kind] = sum(r["positions"] for r in measured) / sum(r["cpu_s"] for r in measured)
-    if not rates:
+    """CPU hours, wall hours and disk of every 7-piece pair from the measured pairs of its kind.
+
+    Rates are positions per CPU second; master and compact sizes bytes per
+    position; the wall factor is wall over CPU seconds of the measured pairs
+    (above 1 where a pair waited on its disk). A kind not measured takes the
+    other kind's figures.
+    """
+    built = [r for r in rows if "cpu_s" in r]
+    compacted = {r["pair"]: r for r in rows if "compact_bytes" in r}
+    if not built:
         return {}
+    figures = {}
+    for kind in ("kings", "men"):
+        measured = [r for r in built if r["kind"] == kind]
+        if not measured:
+            continue
+        sized = [dict(r, **compacted[r["pair"]]) for r in measured if r["pair"] in compacted]
+        figures[kind] = {"rate": weighted(measured, "positions", "cpu_s"),
+                         "wall_per_cpu": weighted(measured, "wall_s", "cpu_s"),
+                         "master_bytes": weighted(measured, "master_bytes"),
+                         "compact_bytes": weighted(sized, "compact_bytes") if sized else None}
     pairs = builder.plan_pairs(7, min_pieces=7)
-    cpu = 0.0
+    cpu = wall = master = compact_bytes = 0.0
     totals = {}
     for pair in pairs:
-        rate = rates.get(kind_of(pair), min(rates.values()))
-        cpu += pair.positions / rate
-        totals[kind_of(pair)] = totals.get(kind_of(pair), 0) + pair.positions
-    bits = [r["bits_per_position"] for r in rows]
-    return {"rates_positions_per_cpu_s": {k: round(v) for k, v in rates.items()},
+        kind = kind_of(pair)
+        f = figures.get(kind) or next(iter(figures.values()))
+        cpu += pair.positions / f["rate"]
+        wall += pair.positions / f["rate"] * f["wall_per_cpu"] / cores
+        master += pair.positions * f["master_bytes"]
+        compact_bytes += pair.positions * (f["compact_bytes"] or 0)
+        totals[kind] = totals.get(kind, 0) + pair.positions
+    return {"rates_positions_per_cpu_s": {k: round(f["rate"]) for k, f in figures.items()},
+            "wall_per_cpu": {k: round(f["wall_per_cpu"], 2) for k, f in figures.items()},
             "positions_by_kind": totals, "cpu_hours": round(cpu / 3600, 2),
-            f"wall_hours_on_{cores}_cores": round(cpu / 3600 / cores, 2),
-            "master_gb_estimate": round(sum(p.positions for p in pairs) * max(bits) / 8 / 2**30, 1)}
+            f"wall_hours_on_{cores}_cores": round(wall / 3600, 2),
+            "master_gb_estimate": round(master / budget.GB, 1),
+            "compact_gb_estimate": round(compact_bytes / budget.GB, 2)
+            if all(f["compact_bytes"] for f in figures.values()) else None}
 
 
 def main() -> None:
@@ -99,6 +144,8 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--log", type=Path, default=None, help="JSON-lines file of measured pairs")
     parser.add_argument("--extrapolate", action="store_true", help="only extrapolate the log")
+    parser.add_argument("--compact", action="store_true",
+                        help="also compact each pair (built now or before) that has no .wld files")
     args = parser.parse_args()
     memory = int(args.memory * budget.GB) if args.memory else budget.default_budget()
     by_key = {p.key: p for p in builder.plan_pairs(7, min_pieces=7)}
@@ -106,12 +153,12 @@ def main() -> None:
     for key in [] if args.extrapolate else args.pairs:
         if is_complete(args.tables, by_key[key]):
             print(json.dumps({"pair": key, "skipped": "complete"}), flush=True)
-            continue
-        rows.append(build_one(args.tables, by_key[key], memory, 60 * args.checkpoint_minutes))
-        print(json.dumps(rows[-1]), flush=True)
-        if args.log:
-            with args.log.open("a") as log:
-                log.write(json.dumps(rows[-1]) + "\n")
+        else:
+            add_row(rows, build_one(args.tables, by_key[key], memory, 60 * args.checkpoint_minutes),
+                    args.log)
+        pair = by_key[key]
+        if args.compact and not all(compact.compact_path(args.tables, m).exists() for m in pair.materials):
+            add_row(rows, compact_one(args.tables, pair), args.log)
     print(json.dumps({"extrapolation": extrapolate(rows, args.cores)}, indent=1))
 
 
