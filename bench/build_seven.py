@@ -31,6 +31,7 @@ from pathlib import Path
 from egtb.tables import budget
 from egtb.tables import build as builder
 from egtb.tables import compact, storage
+from egtb.tables.material import Material
 
 
 def kind_of(pair: builder.Pair) -> str:
@@ -93,12 +94,23 @@ def weighted(rows: list[dict], field: str, per: str = "positions") -> float:
     return sum(r[field] for r in rows) / sum(r[per] for r in rows)
 
 
-def extrapolate(rows: list[dict], cores: int) -> dict:
+def scratch_of(pair: builder.Pair, memory: int) -> int:
+    """Bytes of the pair's scratch files when `memory` puts it on disk, else 0."""
+    deps = builder.dependency_materials(pair)
+    plan = budget.plan_pair(pair, deps, layers=len(builder.RULE_PRESETS), budget=memory)
+    return budget.scratch_bytes(pair, deps, layers=len(builder.RULE_PRESETS)) if plan.on_disk else 0
+
+
+def extrapolate(rows: list[dict], cores: int, *, memory: int, smaller: int = 0) -> dict:
     """CPU hours, wall hours and disk of every 7-piece pair from the measured pairs of its kind.
 
+    The disk peak: the files of up to 6 pieces (`smaller` bytes), the 7-piece
+    master files of the pairs before, and the scratch files of the pair on disk
+    (pairs one after the other in the build's order, planned within `memory`).
     Rates are positions per CPU second; master and compact sizes bytes per
     position; the wall factor is wall over CPU seconds of the measured pairs
-    (above 1 where a pair waited on its disk). A kind not measured takes the
+    (above 1 where a pair waited on its disk or shared its core: on a busy
+    machine it measures the load too). A kind not measured takes the
     other kind's figures.
     """
     built = [r for r in rows if "cpu_s" in r]
@@ -116,7 +128,7 @@ def extrapolate(rows: list[dict], cores: int) -> dict:
                          "master_bytes": weighted(measured, "master_bytes"),
                          "compact_bytes": weighted(sized, "compact_bytes") if sized else None}
     pairs = builder.plan_pairs(7, min_pieces=7)
-    cpu = wall = master = compact_bytes = 0.0
+    cpu = wall = master = compact_bytes = disk_peak = 0.0
     totals = {}
     for pair in pairs:
         kind = kind_of(pair)
@@ -126,11 +138,14 @@ def extrapolate(rows: list[dict], cores: int) -> dict:
         master += pair.positions * f["master_bytes"]
         compact_bytes += pair.positions * (f["compact_bytes"] or 0)
         totals[kind] = totals.get(kind, 0) + pair.positions
+        disk_peak = max(disk_peak, master + scratch_of(pair, memory))
     return {"rates_positions_per_cpu_s": {k: round(f["rate"]) for k, f in figures.items()},
             "wall_per_cpu": {k: round(f["wall_per_cpu"], 2) for k, f in figures.items()},
             "positions_by_kind": totals, "cpu_hours": round(cpu / 3600, 2),
-            f"wall_hours_on_{cores}_cores": round(wall / 3600, 2),
+            f"wall_hours_on_{cores}_idle_cores": round(cpu / 3600 / cores, 2),
+            f"wall_hours_on_{cores}_cores_at_measured_wall_per_cpu": round(wall / 3600, 2),
             "master_gb_estimate": round(master / budget.GB, 1),
+            "disk_peak_gb_estimate": round((disk_peak + smaller) / budget.GB, 1),
             "compact_gb_estimate": round(compact_bytes / budget.GB, 2)
             if all(f["compact_bytes"] for f in figures.values()) else None}
 
@@ -159,7 +174,10 @@ def main() -> None:
         pair = by_key[key]
         if args.compact and not all(compact.compact_path(args.tables, m).exists() for m in pair.materials):
             add_row(rows, compact_one(args.tables, pair), args.log)
-    print(json.dumps({"extrapolation": extrapolate(rows, args.cores)}, indent=1))
+    smaller = sum(path.stat().st_size for path in args.tables.glob("*.h5")  # symlinks followed
+                  if Material.parse(path.stem).pieces < 7)
+    print(json.dumps({"extrapolation": extrapolate(rows, args.cores, memory=memory, smaller=smaller)},
+                     indent=1))
 
 
 if __name__ == "__main__":
