@@ -273,22 +273,62 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
                                succ, node, progress)
         if status != OK:
             return status
-        progress[P_POSITIONS] = start + n // 2
-        invert_edges(n, succ_start, succ, pred_start, pred)
-        progress[P_POSITIONS] = start + n // 2 + n // 8
-        share = 8 * (layers + 1)  # each propagation counts 3/share of a position per node
-        status = propagate(n, pred_start, pred, node[0], entries, heads, size, base, wld, dtw,
-                           progress, share)
-        for layer in range(layers):
-            if status != OK:
-                return status
-            status = propagate(n, pred_start, pred, node[layer + 1], entries, heads, size,
-                               base, rcat[layer], rdtz[layer], progress, share, limits[layer])
+        if succ_start[n] == 0:  # no move stays in the unit (men only): the exits decide
+            status = resolve_exits(n, node, size, base, wld, dtw, rcat, rdtz, limits)
+        else:
+            progress[P_POSITIONS] = start + n // 2
+            invert_edges(n, succ_start, succ, pred_start, pred)
+            progress[P_POSITIONS] = start + n // 2 + n // 8
+            share = 8 * (layers + 1)  # each propagation counts 3/share of a position per node
+            status = propagate(n, pred_start, pred, node[0], entries, heads, size, base, wld,
+                               dtw, progress, share)
+            for layer in range(layers):
+                if status != OK:
+                    return status
+                status = propagate(n, pred_start, pred, node[layer + 1], entries, heads, size,
+                                   base, rcat[layer], rdtz[layer], progress, share,
+                                   limits[layer])
         if status != OK:
             return status
         status = finish_unit(n, size, base, wld, rcat, progress, start)
         if status != OK:
             return status
+    return OK
+
+
+@njit(cache=True)
+def resolve_exits(n, node, size, base, wld, dtw, rcat, rdtz, limits):
+    """Values of a unit without in-unit moves, from its node tables alone; a status.
+
+    What :func:`propagate` finds for such a unit (its queue holds only the
+    seeds, see :func:`seed_queue`, and no node has a predecessor), without
+    building predecessor lists or a queue: no move loses in 0, a winning exit
+    wins in its distance, else a drawing exit draws, else every move loses
+    and the node loses in the longest. ERR_TOO_DEEP from a distance of
+    :data:`MAX_DEPTH` on, like the queue.
+    """
+    for t in range(node.shape[0]):
+        for h in range(n // size):
+            for k in range(size):
+                i = h * size + k
+                if node[t, i, N_MOVES] == 0:
+                    kind, d = LOSS, 0
+                elif node[t, i, N_EXIT_WIN] != NO_WIN:
+                    kind, d = WIN, np.int64(node[t, i, N_EXIT_WIN])
+                elif node[t, i, N_EXIT_DRAW] == 0:
+                    kind, d = LOSS, np.int64(node[t, i, N_LOSS_DEPTH])
+                else:
+                    kind, d = DRAW, 0
+                if d >= MAX_DEPTH:
+                    return ERR_TOO_DEEP
+                g = base[h] + k
+                if t == 0:
+                    wld[g] = kind
+                    dtw[g] = d
+                else:
+                    sign = 1 if kind == WIN else (-1 if kind == LOSS else 0)
+                    rcat[t - 1, g] = sign * (CAT_WIN if d <= limits[t - 1] else CAT_CURSED)
+                    rdtz[t - 1, g] = d
     return OK
 
 
@@ -640,9 +680,10 @@ def seed_queue(n, node, entries, heads):
     """Push what the exits alone decide; return (entries used, deepest bucket, status).
 
     No move: lost in 0; a winning exit: won in its distance; every move an exit
-    that loses: lost in the longest of them.
+    that loses: lost in the longest of them. `heads` comes empty (all -1): a
+    queue run empties every bucket it uses (:func:`run_queue`), so a unit does
+    not pay for clearing all :data:`MAX_DEPTH` of them.
     """
-    heads[:] = -1
     count = 0
     top = 0
     status = OK
