@@ -44,6 +44,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+from numba import njit
 
 from egtb.errors import TableError
 from egtb.tables.material import Material
@@ -89,7 +90,7 @@ class TableData:
     material: Material
     """Material of the table (Black to move)."""
     wld: np.ndarray
-    """Value code per position (uint8, unpacked)."""
+    """Value code per position (uint8, unpacked; as stored, four a byte, when read ``packed``)."""
     dtw: np.ndarray
     """Plies to the end per position (uint8 or uint16)."""
     attrs: dict = field(default_factory=dict)
@@ -130,10 +131,33 @@ def unpack_wld(packed: np.ndarray, count: int) -> np.ndarray:
     >>> unpack_wld(np.array([121, 2], dtype=np.uint8), 5).tolist()
     [1, 2, 3, 1, 2]
     """
-    out = np.empty((len(packed), PER_BYTE), dtype=np.uint8)
-    for j in range(PER_BYTE):
-        out[:, j] = (packed >> (2 * j)) & 3
-    return out.reshape(-1)[:count]
+    out = np.empty(count, dtype=np.uint8)
+    unpack_into(packed, out)
+    return out
+
+
+@njit(cache=True)
+def unpack_into(packed, out):
+    """Unpack the first ``len(out)`` values packed four per byte (:func:`pack_wld`) into `out`.
+
+    One pass straight into the destination (the builder's flat arrays), no
+    temporary.
+
+    >>> out = np.zeros(3, dtype=np.uint8)
+    >>> unpack_into(np.array([121], dtype=np.uint8), out)
+    >>> out.tolist()
+    [1, 2, 3]
+    """
+    count = out.shape[0]
+    whole = count // PER_BYTE
+    for j in range(whole):
+        byte = packed[j]
+        out[PER_BYTE * j] = byte & 3
+        out[PER_BYTE * j + 1] = (byte >> 2) & 3
+        out[PER_BYTE * j + 2] = (byte >> 4) & 3
+        out[PER_BYTE * j + 3] = byte >> 6
+    for i in range(PER_BYTE * whole, count):
+        out[i] = (packed[i // PER_BYTE] >> (2 * (i % PER_BYTE))) & 3
 
 
 def checksum(packed: np.ndarray, dtw: np.ndarray) -> int:
@@ -294,11 +318,13 @@ def _base_attrs(material: Material, count: int, crc: int) -> dict:
 
 
 def open_table(path: os.PathLike | str, *, check: bool = True,
-               rules: bool | tuple[str, ...] = True) -> TableData:
+               rules: bool | tuple[str, ...] = True, packed: bool = False) -> TableData:
     """Read a table file, verifying its format and (with ``check``) its checksums.
 
     ``rules``: True reads every rule layer, False none, a tuple of preset names
-    just those (a name the file lacks raises :class:`TableError`). Raises
+    just those (a name the file lacks raises :class:`TableError`). With
+    ``packed`` the ``wld`` array is left as stored, four values per byte
+    (:func:`unpack_into` unpacks it where it is needed). Raises
     :class:`TableError` naming the file when it is missing, truncated, foreign or
     corrupted.
     """
@@ -307,7 +333,7 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
         with h5py.File(path, "r") as f:
             attrs = dict(f.attrs)
             _check_header(path, attrs)
-            packed = f["wld"][...]
+            stored = f["wld"][...]
             dtw = f["dtw"][...]
             layers = _read_layers(path, f, rules)
     except TableError:
@@ -315,9 +341,9 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
     except (OSError, KeyError, ValueError, RuntimeError) as exc:
         raise TableError(f"{path}: unreadable table file ({exc})") from exc
     count = int(attrs["positions"])
-    if len(packed) != -(-count // PER_BYTE) or len(dtw) != count:
+    if len(stored) != -(-count // PER_BYTE) or len(dtw) != count:
         raise TableError(f"{path}: dataset sizes do not match {count} positions")
-    if check and checksum(packed, dtw) != int(attrs["checksum_crc32"]):
+    if check and checksum(stored, dtw) != int(attrs["checksum_crc32"]):
         raise TableError(f"{path}: checksum mismatch (file corrupted)")
     for preset, layer in layers.items():
         if len(layer.category) != count or len(layer.dtz) != count:
@@ -326,7 +352,7 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
                 layer.attrs["checksum_crc32"]):
             raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
     material = Material.parse(str(attrs["material"]))
-    return TableData(material, unpack_wld(packed, count), dtw, attrs, layers)
+    return TableData(material, stored if packed else unpack_wld(stored, count), dtw, attrs, layers)
 
 
 def _read_layers(path: Path, f: h5py.File, rules: bool | tuple[str, ...]) -> dict:
@@ -462,7 +488,7 @@ def read_attrs(path: os.PathLike | str) -> dict:
 
 
 def open_material(directory: os.PathLike | str, material: Material, *,
-                  rules: bool | tuple[str, ...] = True) -> TableData:
+                  rules: bool | tuple[str, ...] = True, packed: bool = False) -> TableData:
     """The table of a material in a directory (see :func:`open_table`).
 
     Raises FileNotFoundError naming the material and the file when the table is
@@ -476,7 +502,7 @@ def open_material(directory: os.PathLike | str, material: Material, *,
     path = table_path(directory, material)
     if not path.exists():
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
-    return open_table(path, rules=rules)
+    return open_table(path, rules=rules, packed=packed)
 
 
 def load_material(directory: os.PathLike | str, material: Material
