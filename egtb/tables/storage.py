@@ -119,10 +119,24 @@ def pack_wld(wld: np.ndarray) -> np.ndarray:
     >>> pack_wld(np.array([1, 2, 3, 1, 2], dtype=np.uint8)).tolist()
     [121, 2]
     """
-    padded = np.zeros(-(-len(wld) // PER_BYTE) * PER_BYTE, dtype=np.uint8)
-    padded[:len(wld)] = wld
-    q = padded.reshape(-1, PER_BYTE)
-    return (q[:, 0] | (q[:, 1] << 2) | (q[:, 2] << 4) | (q[:, 3] << 6)).astype(np.uint8)
+    out = np.empty(-(-len(wld) // PER_BYTE), dtype=np.uint8)
+    _pack_into(np.asarray(wld), out)
+    return out
+
+
+@njit(cache=True)
+def _pack_into(wld, out):
+    """:func:`pack_wld` in one pass (the last byte padded with zeros)."""
+    count = wld.shape[0]
+    whole = count // PER_BYTE
+    for j in range(whole):
+        i = PER_BYTE * j
+        out[j] = wld[i] | (wld[i + 1] << 2) | (wld[i + 2] << 4) | (wld[i + 3] << 6)
+    if whole < out.shape[0]:
+        byte = 0
+        for i in range(PER_BYTE * whole, count):
+            byte |= wld[i] << (2 * (i % PER_BYTE))
+        out[whole] = byte
 
 
 def unpack_wld(packed: np.ndarray, count: int) -> np.ndarray:
