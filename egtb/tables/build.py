@@ -324,9 +324,28 @@ def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTab
         attrs = dict(summary, rule_presets=",".join(layers), build_seconds=round(seconds, 3))
         storage.write_table(storage.table_path(directory, material), material, wld, dtw,
                             attrs=attrs, rules=layers)
+        keep_written(directory, material, tables)
         summaries.append(dict(summary, material=material.name, positions=len(wld),
                               rules={name: layer.attrs for name, layer in layers.items()}))
     return summaries
+
+
+def keep_written(directory: Path, material: Material, tables: FlatTables) -> None:
+    """Put a table just written into this process's table cache, as :func:`load_table_cached`
+    would read it back (values packed, distances narrowed to their stored type).
+
+    A pair that depends on it and runs next in this worker then skips reading
+    and decompressing the file. Tables bigger than the cache holds are left out.
+    """
+    names = tuple(p.name for p in tables.presets)
+    part = tables.slice_of(material)
+    if budget.values_bytes(part.stop - part.start, len(names)) > _CACHE.max_bytes:
+        return
+    dtw, rdtz = tables.dtw[part], tables.rdtz[:, part]
+    value = (storage.pack_wld(tables.wld[part]), dtw.astype(storage.narrow_type(dtw)),
+             tuple(tables.rcat[row, part].copy() for row in range(len(names))),
+             tuple(rdtz[row].astype(storage.narrow_type(rdtz[row])) for row in range(len(names))))
+    _CACHE.put((str(directory), material, names), storage.table_path(directory, material), value)
 
 
 def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,

@@ -202,7 +202,7 @@ def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
     count = len(wld)
     with h5py.File(tmp, "w") as f:
         crc = _write_dataset(f, "wld", wld, np.uint8, packed=True)
-        crc = _write_dataset(f, "dtw", dtw, _narrow_type(dtw), crc=crc)
+        crc = _write_dataset(f, "dtw", dtw, narrow_type(dtw), crc=crc)
         f.attrs.update(attrs or {})
         f.attrs.update(_base_attrs(material, count, crc))  # computed win
         for preset, layer in sorted((rules or {}).items()):
@@ -219,7 +219,7 @@ def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
 SLICE = 16 * CHUNK
 
 
-def _narrow_type(dtw: np.ndarray) -> np.dtype:
+def narrow_type(dtw: np.ndarray) -> np.dtype:
     """The stored type of a distance array: uint8 when it fits, else uint16 (little-endian)."""
     return np.dtype(np.uint8 if len(dtw) == 0 or int(dtw.max()) < 256 else "<u2")
 
@@ -230,7 +230,7 @@ def _write_layer(f: h5py.File, preset: str, layer: RuleLayer, count: int) -> Non
                          "positions")
     group = f.require_group(RULES_GROUP).create_group(preset)
     crc = _write_dataset(group, "category", layer.category, np.int8)
-    crc = _write_dataset(group, "dtz", layer.dtz, _narrow_type(layer.dtz), crc=crc)
+    crc = _write_dataset(group, "dtz", layer.dtz, narrow_type(layer.dtz), crc=crc)
     group.attrs.update(layer.attrs)
     group.attrs["checksum_crc32"] = crc
 
