@@ -778,10 +778,15 @@ def _die_with_parent() -> None:
 
 
 def _warm_up() -> None:
-    """Compile the kernels in the parent so forked workers do not each compile them."""
+    """Compile (or load) the kernels in the parent so forked workers do not each do it:
+    the solver's, and those that summarise, pack and unpack a table."""
     pair = plan_pairs(2)[0]
     tables = load_dependencies(Path("."), [], pair.materials, rule_layer.parse_presets("all"))
     solve_pair(pair.materials, tables)
+    summarise(pair.materials[0], tables.wld, tables.dtw)
+    for row, preset in enumerate(tables.presets):
+        rule_layer.make_layer(preset, tables.rcat[row], tables.rdtz[row])
+    storage.unpack_into(storage.pack_wld(tables.wld), tables.wld)
 
 
 class _Progress:
