@@ -92,13 +92,32 @@ class TableCache:
                 return entry.value
             self._drop(key)
         path = Path(path() if callable(path) else path)
-        stamp = file_stamp(path)
+        stamp = file_stamp(path)  # before reading: a file replaced meanwhile is read again
         value = load(path)
-        entry = _Entry(value, path, stamp, nbytes_of(value), now)
+        self._insert(key, _Entry(value, path, stamp, nbytes_of(value), now))
+        return value
+
+    def put(self, key: Hashable, path: os.PathLike | str, value: Any) -> None:
+        """Cache `value` as what ``load(path)`` gives now (e.g. a table this process just
+        wrote, still in memory), replacing any entry under `key`.
+
+        >>> import tempfile, numpy as np
+        >>> path = Path(tempfile.mkdtemp()) / "t.npy"
+        >>> np.save(path, np.arange(2))
+        >>> cache = TableCache()
+        >>> cache.put("t", path, np.arange(2))
+        >>> cache.get("t", path, lambda p: "read again").tolist()
+        [0, 1]
+        """
+        if key in self._entries:
+            self._drop(key)
+        path = Path(path)
+        self._insert(key, _Entry(value, path, file_stamp(path), nbytes_of(value), time.monotonic()))
+
+    def _insert(self, key: Hashable, entry: _Entry) -> None:
         self._entries[key] = entry
         self._nbytes += entry.nbytes
         self._trim()
-        return value
 
     def touch(self, key: Hashable) -> None:
         """Mark a cached entry as just used (it is dropped last)."""

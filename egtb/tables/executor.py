@@ -13,7 +13,8 @@ wrote them.
 a Dask future that takes the futures of the pairs it depends on as arguments,
 so the scheduler starts a pair on a free worker as soon as its last dependency
 has finished, without a round trip through the client; among ready pairs the
-largest goes first (the task priority). The client collects each record once,
+one with the longest chain of dependants goes first (the task priority, as in
+the local pool: :func:`egtb.tables.build.longest_chains`). The client collects each record once,
 as it completes. A worker that dies loses nothing finished: Dask reruns its
 running pair elsewhere (and a finished pair whose record it held, when a pair
 still waiting needs it), which rewrites the same file. A pair that keeps
@@ -167,13 +168,14 @@ class DaskExecutor:
     def _submit_graph(self, client: Any, todo: list, done: set[str], directory: Path,
                       rules: str) -> dict[str, tuple[Any, Any, list]]:
         """Submit every pair of ``todo`` with its dependencies' futures: key -> (pair, future, those futures)."""
-        from egtb.tables.build import dependency_materials
+        from egtb.tables.build import dependency_materials, longest_chains
         submitted: dict[str, tuple[Any, Any, list]] = {}
+        chains = longest_chains(todo)
         for pair in _dependency_order(todo, done):
             after = [submitted[d][1] for d in sorted(pair.depends) if d in submitted]
             future = client.submit(run_pair, str(directory), pair, dependency_materials(pair), rules, after,
                                    key=f"egtb-pair-{pair.key}-{time.time_ns()}", pure=False,
-                                   retries=self.retries, priority=pair.positions)
+                                   retries=self.retries, priority=chains[pair.key])
             submitted[pair.key] = (pair, future, after)
         return submitted
 

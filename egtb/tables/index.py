@@ -177,7 +177,7 @@ def unrank_men(index, n_bm, n_wm):
 
 
 @njit(cache=True, inline="always")
-def _next_combination(c):
+def next_combination(c):
     """Gosper's hack: the next larger integer with as many set bits as c (c > 0)."""
     low = c & -c
     ripple = c + low
@@ -185,7 +185,7 @@ def _next_combination(c):
 
 
 @njit(cache=True)
-def _fill_squares(allowed, squares):
+def fill_squares(allowed, squares):
     """Write the single-bit values of `allowed`'s squares, ascending, into `squares`."""
     i = 0
     while allowed:
@@ -196,7 +196,7 @@ def _fill_squares(allowed, squares):
 
 
 @njit(cache=True, inline="always")
-def _deposit_fast(c, squares):
+def deposit_squares(c, squares):
     """pdep of a compressed mask `c` using the single-bit values in `squares`."""
     result = np.int64(0)
     while c:
@@ -218,21 +218,21 @@ def unrank_unit(n_bk, n_wk, bm, wm, out_bk, out_wk):
     white_count = BINOM[n_free - n_bk, n_wk]
     free_squares = np.zeros(32, dtype=np.int64)
     rest_squares = np.zeros(32, dtype=np.int64)
-    _fill_squares(free, free_squares)
+    fill_squares(free, free_squares)
     cb = (np.int64(1) << n_bk) - 1
     i = 0
     for _ in range(black_count):
-        bk = _deposit_fast(cb, free_squares)
-        _fill_squares(free & ~bk, rest_squares)
+        bk = deposit_squares(cb, free_squares)
+        fill_squares(free & ~bk, rest_squares)
         cw = (np.int64(1) << n_wk) - 1
         for _ in range(white_count):
             out_bk[i] = bk
-            out_wk[i] = _deposit_fast(cw, rest_squares)
+            out_wk[i] = deposit_squares(cw, rest_squares)
             i += 1
             if n_wk:
-                cw = _next_combination(cw)
+                cw = next_combination(cw)
         if n_bk:
-            cb = _next_combination(cb)
+            cb = next_combination(cb)
 
 
 #: Material codes are base-16 digits (black men, black kings, white men, white

@@ -44,6 +44,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+from numba import njit
 
 from egtb.errors import TableError
 from egtb.tables.material import Material
@@ -89,7 +90,7 @@ class TableData:
     material: Material
     """Material of the table (Black to move)."""
     wld: np.ndarray
-    """Value code per position (uint8, unpacked)."""
+    """Value code per position (uint8, unpacked; as stored, four a byte, when read ``packed``)."""
     dtw: np.ndarray
     """Plies to the end per position (uint8 or uint16)."""
     attrs: dict = field(default_factory=dict)
@@ -118,10 +119,24 @@ def pack_wld(wld: np.ndarray) -> np.ndarray:
     >>> pack_wld(np.array([1, 2, 3, 1, 2], dtype=np.uint8)).tolist()
     [121, 2]
     """
-    padded = np.zeros(-(-len(wld) // PER_BYTE) * PER_BYTE, dtype=np.uint8)
-    padded[:len(wld)] = wld
-    q = padded.reshape(-1, PER_BYTE)
-    return (q[:, 0] | (q[:, 1] << 2) | (q[:, 2] << 4) | (q[:, 3] << 6)).astype(np.uint8)
+    out = np.empty(-(-len(wld) // PER_BYTE), dtype=np.uint8)
+    _pack_into(np.asarray(wld), out)
+    return out
+
+
+@njit(cache=True)
+def _pack_into(wld, out):
+    """:func:`pack_wld` in one pass (the last byte padded with zeros)."""
+    count = wld.shape[0]
+    whole = count // PER_BYTE
+    for j in range(whole):
+        i = PER_BYTE * j
+        out[j] = wld[i] | (wld[i + 1] << 2) | (wld[i + 2] << 4) | (wld[i + 3] << 6)
+    if whole < out.shape[0]:
+        byte = 0
+        for i in range(PER_BYTE * whole, count):
+            byte |= wld[i] << (2 * (i % PER_BYTE))
+        out[whole] = byte
 
 
 def unpack_wld(packed: np.ndarray, count: int) -> np.ndarray:
@@ -130,10 +145,33 @@ def unpack_wld(packed: np.ndarray, count: int) -> np.ndarray:
     >>> unpack_wld(np.array([121, 2], dtype=np.uint8), 5).tolist()
     [1, 2, 3, 1, 2]
     """
-    out = np.empty((len(packed), PER_BYTE), dtype=np.uint8)
-    for j in range(PER_BYTE):
-        out[:, j] = (packed >> (2 * j)) & 3
-    return out.reshape(-1)[:count]
+    out = np.empty(count, dtype=np.uint8)
+    unpack_into(packed, out)
+    return out
+
+
+@njit(cache=True)
+def unpack_into(packed, out):
+    """Unpack the first ``len(out)`` values packed four per byte (:func:`pack_wld`) into `out`.
+
+    One pass straight into the destination (the builder's flat arrays), no
+    temporary.
+
+    >>> out = np.zeros(3, dtype=np.uint8)
+    >>> unpack_into(np.array([121], dtype=np.uint8), out)
+    >>> out.tolist()
+    [1, 2, 3]
+    """
+    count = out.shape[0]
+    whole = count // PER_BYTE
+    for j in range(whole):
+        byte = packed[j]
+        out[PER_BYTE * j] = byte & 3
+        out[PER_BYTE * j + 1] = (byte >> 2) & 3
+        out[PER_BYTE * j + 2] = (byte >> 4) & 3
+        out[PER_BYTE * j + 3] = byte >> 6
+    for i in range(PER_BYTE * whole, count):
+        out[i] = (packed[i // PER_BYTE] >> (2 * (i % PER_BYTE))) & 3
 
 
 def checksum(packed: np.ndarray, dtw: np.ndarray) -> int:
@@ -164,7 +202,7 @@ def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
     count = len(wld)
     with h5py.File(tmp, "w") as f:
         crc = _write_dataset(f, "wld", wld, np.uint8, packed=True)
-        crc = _write_dataset(f, "dtw", dtw, _narrow_type(dtw), crc=crc)
+        crc = _write_dataset(f, "dtw", dtw, narrow_type(dtw), crc=crc)
         f.attrs.update(attrs or {})
         f.attrs.update(_base_attrs(material, count, crc))  # computed win
         for preset, layer in sorted((rules or {}).items()):
@@ -181,7 +219,7 @@ def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
 SLICE = 16 * CHUNK
 
 
-def _narrow_type(dtw: np.ndarray) -> np.dtype:
+def narrow_type(dtw: np.ndarray) -> np.dtype:
     """The stored type of a distance array: uint8 when it fits, else uint16 (little-endian)."""
     return np.dtype(np.uint8 if len(dtw) == 0 or int(dtw.max()) < 256 else "<u2")
 
@@ -192,7 +230,7 @@ def _write_layer(f: h5py.File, preset: str, layer: RuleLayer, count: int) -> Non
                          "positions")
     group = f.require_group(RULES_GROUP).create_group(preset)
     crc = _write_dataset(group, "category", layer.category, np.int8)
-    crc = _write_dataset(group, "dtz", layer.dtz, _narrow_type(layer.dtz), crc=crc)
+    crc = _write_dataset(group, "dtz", layer.dtz, narrow_type(layer.dtz), crc=crc)
     group.attrs.update(layer.attrs)
     group.attrs["checksum_crc32"] = crc
 
@@ -294,11 +332,13 @@ def _base_attrs(material: Material, count: int, crc: int) -> dict:
 
 
 def open_table(path: os.PathLike | str, *, check: bool = True,
-               rules: bool | tuple[str, ...] = True) -> TableData:
+               rules: bool | tuple[str, ...] = True, packed: bool = False) -> TableData:
     """Read a table file, verifying its format and (with ``check``) its checksums.
 
     ``rules``: True reads every rule layer, False none, a tuple of preset names
-    just those (a name the file lacks raises :class:`TableError`). Raises
+    just those (a name the file lacks raises :class:`TableError`). With
+    ``packed`` the ``wld`` array is left as stored, four values per byte
+    (:func:`unpack_into` unpacks it where it is needed). Raises
     :class:`TableError` naming the file when it is missing, truncated, foreign or
     corrupted.
     """
@@ -307,7 +347,7 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
         with h5py.File(path, "r") as f:
             attrs = dict(f.attrs)
             _check_header(path, attrs)
-            packed = f["wld"][...]
+            stored = f["wld"][...]
             dtw = f["dtw"][...]
             layers = _read_layers(path, f, rules)
     except TableError:
@@ -315,9 +355,9 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
     except (OSError, KeyError, ValueError, RuntimeError) as exc:
         raise TableError(f"{path}: unreadable table file ({exc})") from exc
     count = int(attrs["positions"])
-    if len(packed) != -(-count // PER_BYTE) or len(dtw) != count:
+    if len(stored) != -(-count // PER_BYTE) or len(dtw) != count:
         raise TableError(f"{path}: dataset sizes do not match {count} positions")
-    if check and checksum(packed, dtw) != int(attrs["checksum_crc32"]):
+    if check and checksum(stored, dtw) != int(attrs["checksum_crc32"]):
         raise TableError(f"{path}: checksum mismatch (file corrupted)")
     for preset, layer in layers.items():
         if len(layer.category) != count or len(layer.dtz) != count:
@@ -326,7 +366,7 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
                 layer.attrs["checksum_crc32"]):
             raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
     material = Material.parse(str(attrs["material"]))
-    return TableData(material, unpack_wld(packed, count), dtw, attrs, layers)
+    return TableData(material, stored if packed else unpack_wld(stored, count), dtw, attrs, layers)
 
 
 def _read_layers(path: Path, f: h5py.File, rules: bool | tuple[str, ...]) -> dict:
@@ -462,7 +502,7 @@ def read_attrs(path: os.PathLike | str) -> dict:
 
 
 def open_material(directory: os.PathLike | str, material: Material, *,
-                  rules: bool | tuple[str, ...] = True) -> TableData:
+                  rules: bool | tuple[str, ...] = True, packed: bool = False) -> TableData:
     """The table of a material in a directory (see :func:`open_table`).
 
     Raises FileNotFoundError naming the material and the file when the table is
@@ -476,7 +516,7 @@ def open_material(directory: os.PathLike | str, material: Material, *,
     path = table_path(directory, material)
     if not path.exists():
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
-    return open_table(path, rules=rules)
+    return open_table(path, rules=rules, packed=packed)
 
 
 def load_material(directory: os.PathLike | str, material: Material
