@@ -14,10 +14,12 @@ measured by separate runs (one process per pair: its own peak RSS) add up.
 
 Prints per pair: positions, units, how it ran (in memory or on disk, kernel),
 wall and CPU seconds, positions per CPU second, the worker's peak RSS and the
-size of its master files; then the whole 7-piece build's CPU time extrapolated
-per kind of pair (kings only, with men) from the measured rates, and its wall
-time on `--cores` cores. Rates are in CPU seconds of this process, so they hold
-on a loaded machine; the wall time assumes the cores are ours.
+size of its master files; with `--compact`, the size of its compact files and
+the time to write them. Then the whole 7-piece build extrapolated per kind of
+pair (kings only, with men) from the measured pairs: CPU hours, wall hours on
+`--cores` idle cores and at the measured wall over CPU, master and compact
+gigabytes, and the disk peak. Rates are in CPU seconds of this process, so
+they hold on a loaded machine.
 """
 
 from __future__ import annotations
@@ -153,10 +155,11 @@ def extrapolate(rows: list[dict], cores: int, *, memory: int, smaller: int = 0) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pairs", nargs="*", help="pair keys (first material), in order")
-    parser.add_argument("--tables", type=Path, required=True)
+    parser.add_argument("--tables", type=Path, required=True,
+                        help="tables up to 6 pieces; the 7-piece files are written here")
     parser.add_argument("--memory", type=float, default=None, help="GB (default 60%% of RAM)")
     parser.add_argument("--checkpoint-minutes", type=float, default=5.0)
-    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--cores", type=int, default=2, help="cores of the extrapolated build")
     parser.add_argument("--log", type=Path, default=None, help="JSON-lines file of measured pairs")
     parser.add_argument("--extrapolate", action="store_true", help="only extrapolate the log")
     parser.add_argument("--compact", action="store_true",
