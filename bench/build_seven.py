@@ -167,6 +167,12 @@ def main() -> None:
     args = parser.parse_args()
     memory = int(args.memory * budget.GB) if args.memory else budget.default_budget()
     by_key = {p.key: p for p in builder.plan_pairs(7, min_pieces=7)}
+    unknown = [key for key in args.pairs if key not in by_key]
+    if unknown:
+        parser.error(f"not 7-piece pairs: {', '.join(unknown)} (a pair is named by its first "
+                     f"material, e.g. {next(iter(by_key))})")
+    if not args.tables.is_dir():
+        parser.error(f"table directory {args.tables} does not exist")
     rows = read_log(args.log)
     for key in [] if args.extrapolate else args.pairs:
         if is_complete(args.tables, by_key[key]):
