@@ -707,7 +707,7 @@ class Tablebase:
                     return WDL_LOSS, 0
                 raise
             if isinstance(table, compact.CompactTable):
-                return compact.probe_position(table, key, index, self._probe_key, capture=capture)
+                return compact.probe_position(table, key, index, capture, self._probe_key)
             wld = _WDL_OF_CODE[table.wld[index]]
             if wld == INVALID_WDL:
                 raise TableError(f"{table.path}: position {index} is unsolved")
@@ -751,9 +751,8 @@ class Tablebase:
         """
         layer = table.layer(rule.name)
         _, index, capture = locate_capture(*key)
-        category, _ = compact.probe_position(layer, key, index,
-                                             lambda k: (self._probe_rule_key(k, rule, 0)[1],),
-                                             capture=capture)
+        category, _ = compact.probe_position(layer, key, index, capture,
+                                             lambda k: (self._probe_rule_key(k, rule, 0)[1],))
         if category not in (CAT_WIN, CAT_LOSS):
             return WDL_DRAW, category, None
         if counter:

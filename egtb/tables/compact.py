@@ -888,12 +888,6 @@ WDL_WIN, WDL_DRAW, WDL_LOSS = 1, 0, -1
 
 
 @njit(cache=True)
-def must_capture(bm, bk, wm, wk, turn):
-    """Whether the side to move has a capture (and so must capture)."""
-    return has_capture(np.int64(bm), np.int64(bk), np.int64(wm), np.int64(wk), turn)
-
-
-@njit(cache=True)
 def capture_successors(bm, bk, wm, wk, turn, moves):
     """Generate the legal moves into ``moves``; return how many."""
     return generate_moves(np.int64(bm), np.int64(bk), np.int64(wm), np.int64(wk), turn, moves)
@@ -904,8 +898,8 @@ _MOVES = np.empty((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
 
 
 def probe_position(table: CompactTable, key: tuple[int, int, int, int, int], index: int,
-                   probe_key: Callable[[tuple], tuple[int, object]], *,
-                   capture: bool | None = None) -> tuple[int, None]:
+                   capture: bool, probe_key: Callable[[tuple], tuple[int, object]]
+                   ) -> tuple[int, None]:
     """(value, None) of a position of a compact table; ``probe_key`` probes successors.
 
     The value is the WDL (+1/0/-1) from a WLD file, the category at counter 0
@@ -913,10 +907,11 @@ def probe_position(table: CompactTable, key: tuple[int, int, int, int, int], ind
     is resolved by searching its captures (all of them lead to smaller
     material): the best over them of minus the successor's value. Under
     "wcdf" that holds for categories too, as a capture resets the counter: the
-    successors are at counter 0, where their categories are. ``capture``:
-    whether the side to move must capture, when the caller knows (else found here).
+    successors are at counter 0, where their categories are. ``index`` and
+    ``capture`` (whether the side to move must capture) come from
+    :func:`egtb.probe.locate_capture`.
     """
-    if not (must_capture(*key) if capture is None else capture):
+    if not capture:
         return table.value_of[table.value(index)], None
     n = capture_successors(*key, _MOVES)
     turn = 1 - key[4]
