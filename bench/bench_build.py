@@ -34,8 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from egtb.tables import build as builder
-from egtb.tables.stats import PUBLISHED_POSITIONS
+from egtb.build import driver as builder
+from egtb.build.stats import PUBLISHED_POSITIONS
 
 
 def peak_mb() -> float:

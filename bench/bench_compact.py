@@ -31,10 +31,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_probe import boards_of, random_positions  # noqa: E402
 
-from egtb.probe import Tablebase  # noqa: E402
-from egtb.tables import compact, storage  # noqa: E402
-from egtb.tables.index import unrank_positions  # noqa: E402
-from egtb.tables.material import all_materials, count_positions  # noqa: E402
+from egtb.probe.tablebase import Tablebase  # noqa: E402
+from egtb.formats import compact, master  # noqa: E402
+from egtb.positions.index import unrank_positions  # noqa: E402
+from egtb.positions.material import all_materials, count_positions  # noqa: E402
 
 SINGLE_TARGET = 200_000
 BATCH_TARGET = 5_000_000
@@ -133,19 +133,19 @@ def main() -> None:
     parser.add_argument("--pieces", type=int, default=None,
                         help="probe positions of this many pieces only (default: every table)")
     args = parser.parse_args()
-    master = Path(args.tables) if args.tables else storage.default_dir()
+    masters = Path(args.tables) if args.tables else master.default_dir()
     note = ""
-    if not any(master.glob("*.h5")):
-        from egtb.tables.build import build
-        master = Path(tempfile.mkdtemp(prefix="bench_compact_master_"))
-        atexit.register(shutil.rmtree, master, ignore_errors=True)
-        build(args.build, directory=master, progress=False)
-        note = f"(no tables found; built up to {args.build} pieces into {master}, removed at exit)"
+    if not any(masters.glob("*.h5")):
+        from egtb.build.driver import build
+        masters = Path(tempfile.mkdtemp(prefix="bench_compact_master_"))
+        atexit.register(shutil.rmtree, masters, ignore_errors=True)
+        build(args.build, directory=masters, progress=False)
+        note = f"(no tables found; built up to {args.build} pieces into {masters}, removed at exit)"
     out = Path(tempfile.mkdtemp(prefix="bench_compact_"))
     atexit.register(shutil.rmtree, out, ignore_errors=True)
 
-    report = compact_all(master, out, args.jobs)
-    print(f"master tables: {master} {note}")
+    report = compact_all(masters, out, args.jobs)
+    print(f"master tables: {masters} {note}")
     print(f"compacted {report.tables} tables, {report.positions:,} positions, in "
           f"{report.seconds:.1f} s with {args.jobs} jobs "
           f"({report.positions / report.seconds / 1e6:.1f} M positions/s); "
@@ -166,7 +166,7 @@ def main() -> None:
     arrays = random_positions(materials, args.batch)
     boards = boards_of(arrays, 20_000)
     rows = []
-    for name, directory in (("master", master), ("compact", out)):
+    for name, directory in (("masters", masters), ("compact", out)):
         tb = Tablebase(directory, max_open=1 << 20)
         for board in boards:
             tb.probe_wdl(board)  # warm: tables loaded, blocks decoded
@@ -174,7 +174,7 @@ def main() -> None:
                      bench_batch(tb, arrays, rule=True) if report.rule_bytes else None))
     cold_single, cold_batch, blocks = cold_rates(out, materials)
     (_, m_single, m_batch, m_rule), (_, c_single, c_batch, c_rule) = rows
-    print(f"{'measure':<44}{'compact':>14}{'master':>14}{'target':>12}{'ratio':>8}{'/master':>9}")
+    print(f"{'measure':<44}{'compact':>14}{'masters':>14}{'target':>12}{'ratio':>8}{'/masters':>9}")
     for name, value, base, target in (
             ("single probes/s, warm (Board)", c_single, m_single, SINGLE_TARGET),
             (f"batch probes/s, warm ({args.batch:,} positions)", c_batch, m_batch, BATCH_TARGET),

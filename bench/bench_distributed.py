@@ -32,8 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from egtb.tables import build as builder
-from egtb.tables.executor import DaskExecutor
+from egtb.build import driver as builder
+from egtb.build.executor import DaskExecutor
 from tournament.distributed import TARGET_TASK_SECONDS, DaskGames
 from tournament.schedule import run_tournament
 

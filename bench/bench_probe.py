@@ -26,12 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.tables import storage
+from egtb.formats import master
 from egtb.rules.board import DRAW_RULES, Board
-from egtb.tables.index import unrank_positions
-from egtb.tables.material import Material, count_positions
+from egtb.positions.index import unrank_positions
+from egtb.positions.material import Material, count_positions
 from egtb.rules.notation import Placement, format_fen
-from egtb.probe import Tablebase
+from egtb.probe.tablebase import Tablebase
 
 SINGLE_TARGET = 100_000
 BATCH_TARGET = 10_000_000
@@ -140,10 +140,10 @@ def main() -> None:
     args = parser.parse_args()
     global clock
     clock = time.process_time if args.cpu_time else time.perf_counter
-    directory = Path(args.dir) if args.dir else storage.default_dir()
+    directory = Path(args.dir) if args.dir else master.default_dir()
     note = ""
     if not Tablebase(directory).materials():
-        from egtb.tables.build import build
+        from egtb.build.driver import build
         directory = Path(tempfile.mkdtemp(prefix="bench_probe_"))
         atexit.register(shutil.rmtree, directory, ignore_errors=True)
         build(args.build, directory=directory, progress=False)

@@ -1,4 +1,4 @@
-"""The ways a pair can run (egtb.tables.budget), timed on the same pair in one process.
+"""The ways a pair can run (egtb.build.budget), timed on the same pair in one process.
 
     nice -n 19 .venv/bin/python bench/bench_seven_paths.py --tables DIR 2k-3k 1m1k-1m2k
 
@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.tables import build as builder
-from egtb.tables import large, rule_layer
+from egtb.build import driver as builder
+from egtb.formats import scratch
+from egtb.build import rule_layer
 
 PRESETS = rule_layer.parse_presets("all")
 
@@ -50,7 +51,7 @@ def bench(directory: Path, pair: builder.Pair) -> dict:
     row["disk_wall_s"] = time.perf_counter() - wall
     row["identical"] = same(edges, compact) and same(edges, disk)
     del disk
-    large.remove_scratch(large.scratch_dir(directory, pair.key))
+    scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     row["compact_ratio"] = row["compact_s"] / row["edges_s"]
     row["disk_ratio"] = row["disk_load_and_solve_s"] / (row["load_s"] + row["edges_s"])
     return {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}

@@ -28,7 +28,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 from egtb.cli import answer
-from egtb.probe import Tablebase
+from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import Board
 
 PIECES = 5

@@ -30,10 +30,11 @@ import resource
 import time
 from pathlib import Path
 
-from egtb.tables import budget
-from egtb.tables import build as builder
-from egtb.tables import compact, storage
-from egtb.tables.material import Material
+from egtb.build import budget
+from egtb.build import driver as builder
+from egtb.formats import compact
+from egtb.formats import master
+from egtb.positions.material import Material
 
 
 def kind_of(pair: builder.Pair) -> str:
@@ -48,7 +49,7 @@ def build_one(directory: Path, pair: builder.Pair, memory: int, checkpoint: floa
     wall, cpu = time.perf_counter(), time.process_time()
     record = builder.build_pair(directory, pair, deps, plan=plan, checkpoint_seconds=checkpoint)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    size = sum(storage.table_path(directory, m).stat().st_size for m in pair.materials)
+    size = sum(master.table_path(directory, m).stat().st_size for m in pair.materials)
     return {"pair": pair.key, "kind": kind_of(pair), "positions": pair.positions,
             "units": record["units"], "on_disk": plan.on_disk, "per_pass": plan.per_pass,
             "estimated_gb": round(plan.bytes / budget.GB, 2), "wall_s": round(wall, 1),

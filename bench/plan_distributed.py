@@ -18,9 +18,9 @@ import argparse
 
 import numpy as np
 
-from egtb.tables import solve
-from egtb.tables.build import pair_of, successor_materials
-from egtb.tables.material import all_materials, count_king_placements, count_positions
+from egtb.build import solve
+from egtb.build.driver import pair_of, successor_materials
+from egtb.positions.material import all_materials, count_king_placements, count_positions
 
 RATE = 3.0e6  #: positions solved per second per core (measured, see bench_build.py)
 BITS_PER_POSITION = 3.5  #: today's compressed size on disk
@@ -30,7 +30,7 @@ PUBLISHED = {7: 34_779_531_480}  #: any colours, DESIGN.md (checkers proof)
 
 
 def scratch_bytes(material) -> int:
-    """Bytes of egtb.tables.solve.Scratch for a unit of this material (two halves)."""
+    """Bytes of egtb.build.solve.Scratch for a unit of this material (two halves)."""
     unit = count_king_placements(material)
     nodes = 2 * unit
     edges = 4 * unit * (material.black_kings + material.white_kings)

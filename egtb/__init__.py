@@ -11,8 +11,8 @@ True
 from egtb.errors import (AmbiguousMoveError, EgtbError, IllegalMoveError, InvalidFenError, InvalidMoveError,
                          MissingRuleLayerError, MissingTableError, SolverError, TableError)
 from egtb.rules.board import BLACK, DRAW_RULES, WHITE, Board, DrawRule, Move, Outcome, Termination
-from egtb.tables.material import Material
-from egtb.tables.values import Category, Wdl
+from egtb.positions.material import Material
+from egtb.formats.values import Category, Wdl
 
 __version__ = "0.2.0"
 
@@ -24,7 +24,7 @@ __all__ = [
     "__version__",
 ]
 
-_LAZY = {"Tablebase": "egtb.probe", "ProbeResult": "egtb.probe"}
+_LAZY = {"Tablebase": "egtb.probe.tablebase", "ProbeResult": "egtb.probe.tablebase"}
 
 
 def __getattr__(name: str):

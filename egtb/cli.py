@@ -27,10 +27,10 @@ from typing import Iterable, Iterator, Sequence, TextIO
 import numpy as np
 
 from egtb.errors import EgtbError, MissingRuleLayerError, MissingTableError, TableError
-from egtb.probe import MoveValue, Tablebase
+from egtb.probe.tablebase import MoveValue, Tablebase
 from egtb.rules.board import DRAW_RULES, Board
 from egtb.rules.perft import HASH_ENTRY_BYTES, new_hash_table, perft, perft_hashed
-from egtb.tables import storage
+from egtb.formats import master
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "EXIT_CODES_HELP",
            "add_tables_option", "build_parser", "main"]
@@ -88,7 +88,7 @@ def add_tables_option(parser: argparse.ArgumentParser, *, help_text: str | None 
                       default: Path | str | None = None) -> None:
     """``--tables DIR`` (with the hidden aliases ``--dir`` and ``--out`` kept for one release)."""
     parser.add_argument("--tables", dest="tables", type=Path, default=default, metavar="DIR",
-                        help=help_text or f"table directory (default: ${storage.ENV_DIR} or {storage.DEFAULT_DIR})")
+                        help=help_text or f"table directory (default: ${master.ENV_DIR} or {master.DEFAULT_DIR})")
     parser.add_argument("--dir", "--out", dest="tables", type=Path, help=argparse.SUPPRESS)
 
 
@@ -210,7 +210,7 @@ def run_moves(args: argparse.Namespace) -> int:
 
 
 def _register_build(subparsers) -> None:
-    from egtb.tables.build import DEFAULT_RULES, RULE_PRESETS
+    from egtb.build.driver import DEFAULT_RULES, RULE_PRESETS
     p = _subcommand(subparsers, "build", help="build endgame tables up to N pieces",
                     description="Build every table with up to N pieces, skipping complete files (resumable).")
     p.add_argument("--pieces", "-n", type=int, default=DEFAULT_PIECES,
@@ -234,14 +234,14 @@ def _register_build(subparsers) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_json(p)
     add_tables_option(p)
-    from egtb.cluster import add_scheduler_options
+    from egtb.dask.cluster import add_scheduler_options
     add_scheduler_options(p)  # --scheduler / --scheduler-file: run on a Dask cluster
     p.set_defaults(func=run_build)
 
 
 def _rule_list(text: str) -> str:
     """argparse type of ``--rules``: checks the preset names, keeps the text."""
-    from egtb.tables.rule_layer import parse_presets
+    from egtb.build.rule_layer import parse_presets
     try:
         parse_presets(text)
     except ValueError as exc:
@@ -270,9 +270,9 @@ def _register_verify(subparsers) -> None:
 def run_build(args: argparse.Namespace) -> int:
     """Handler of ``egtb build``."""
     from egtb.errors import SolverError
-    from egtb.tables.budget import GB
-    from egtb.tables.build import build
-    from egtb.tables.executor import make_executor
+    from egtb.build.budget import GB
+    from egtb.build.driver import build
+    from egtb.build.executor import make_executor
     if args.pieces < 2:
         raise ValueError(f"--pieces must be at least 2, not {args.pieces}")
     _log_warnings_to_console()
@@ -286,8 +286,8 @@ def run_build(args: argparse.Namespace) -> int:
         print(f"egtb build: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     if args.compact:
-        from egtb.tables.compact import compact_directory
-        compact_directory(args.tables or storage.default_dir(), jobs=args.jobs or os.cpu_count() or 1)
+        from egtb.formats.compact import compact_directory
+        compact_directory(args.tables or master.default_dir(), jobs=args.jobs or os.cpu_count() or 1)
     if args.json:
         _print_json({"built": report.built, "skipped": report.skipped, "rebuilt": report.rebuilt,
                      "positions": report.positions, "seconds": round(report.seconds, 3)})
@@ -309,7 +309,7 @@ def _log_warnings_to_console() -> None:
 
 def _existing_tables_dir(args: argparse.Namespace) -> Path:
     """The --tables directory of a command that reads tables; ValueError when it does not exist."""
-    directory = Path(args.tables or storage.default_dir())
+    directory = Path(args.tables or master.default_dir())
     if not directory.is_dir():
         raise ValueError(f"table directory {directory} does not exist")
     return directory
@@ -317,7 +317,7 @@ def _existing_tables_dir(args: argparse.Namespace) -> Path:
 
 def run_stats(args: argparse.Namespace) -> int:
     """Handler of ``egtb stats``."""
-    from egtb.tables.stats import directory_stats, format_stats, stats_json
+    from egtb.build.stats import directory_stats, format_stats, stats_json
     tables, totals = directory_stats(_existing_tables_dir(args))
     print(stats_json(tables, totals) if args.json else format_stats(tables, totals))
     return EXIT_OK
@@ -325,7 +325,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     """Handler of ``egtb verify``: exit status 1 on any error."""
-    from egtb.tables.verify import verify_directory
+    from egtb.build.verify import verify_directory
     directory = _existing_tables_dir(args)
     report = verify_directory(directory, jobs=args.jobs or os.cpu_count() or 1, progress=not args.quiet)
     _add_compact_check(report, directory)
@@ -355,7 +355,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def _add_compact_check(report, directory: Path) -> None:
     """Fold the check of the directory's compact files (if any) into a verify report."""
-    from egtb.tables.compact import verify_compact
+    from egtb.formats.compact import verify_compact
     compact = verify_compact(directory)
     if compact.tables:
         report.tables += compact.tables
@@ -370,7 +370,7 @@ def _register_compact(subparsers) -> None:
                                 "categories under wcdf when it has that layer): capture positions "
                                 "left out, values run-length/Huffman coded in 4 KB blocks.")
     p.add_argument("--tables", type=Path, default=None, metavar="DIR",
-                   help=f"master table directory (default: ${storage.ENV_DIR} or {storage.DEFAULT_DIR})")
+                   help=f"master table directory (default: ${master.ENV_DIR} or {master.DEFAULT_DIR})")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="where to write the .wld files (default: the --tables directory)")
     _add_jobs(p)
@@ -381,7 +381,7 @@ def _register_compact(subparsers) -> None:
 
 def run_compact(args: argparse.Namespace) -> int:
     """Handler of ``egtb compact``."""
-    from egtb.tables.compact import compact_directory
+    from egtb.formats.compact import compact_directory
 
     def show(material, table) -> None:
         if not args.quiet and not args.json:
@@ -416,13 +416,13 @@ def run_compact(args: argparse.Namespace) -> int:
 def _compare_reference(directory: Path) -> tuple[list[str], int, int]:
     """(messages about tables or rule layers whose figures differ from the shipped reference,
     tables listed there, rule layers listed there)."""
-    from egtb.tables.reference import compare_with_reference, load_reference, load_rule_reference
+    from egtb.build.reference import compare_with_reference, load_reference, load_rule_reference
     reference, rule_reference = load_reference(), load_rule_reference()
-    materials = storage.stored_materials(directory)
+    materials = master.stored_materials(directory)
     differing = compare_with_reference(directory, materials, reference=reference,
                                        rule_reference=rule_reference)
     layers_listed = sum((m.name, preset) in rule_reference for m in materials
-                        for preset in storage.rule_presets_in(storage.table_path(directory, m)))
+                        for preset in master.rule_presets_in(master.table_path(directory, m)))
     return differing, sum(m.name in reference for m in materials), layers_listed
 
 

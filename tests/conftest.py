@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from egtb.probe import Tablebase
-from egtb.tables.build import build
+from egtb.probe.tablebase import Tablebase
+from egtb.build.driver import build
 
 # Scripts run as external engine processes by the tests, not test modules: they
 # read standard input when imported, so doctest collection must skip them.

@@ -5,9 +5,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from egtb import cli
-from egtb.probe import Tablebase
+from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import BLACK, WHITE, Board
-from egtb.tables.values import Category
+from egtb.formats.values import Category
 from tournament.adjudicate import (
     DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, ResignAdjudicator, ResignRule, ScoreDrawAdjudicator,
     ScoreDrawRule, TablebaseAdjudicator, build_adjudicators, probe_wdl,

@@ -76,7 +76,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_graph_is_read():
     graph = import_graph()
     assert "egtb.rules.board" in graph["egtb.rules.pdn"]
-    assert "egtb.probe" in graph["tournament.engines.perfect"]
+    assert "egtb.probe.tablebase" in graph["tournament.engines.perfect"]
 
 
 def test_find_cycle_finds_a_cycle():
@@ -90,8 +90,8 @@ def test_no_import_cycles():
 
 @pytest.mark.parametrize("layer, forbidden", [
     ("egtb", ("tournament",)),
-    ("egtb.rules", ("egtb.tables", "egtb.probe", "egtb.cli")),
-    ("egtb.tables", ("egtb.probe", "egtb.cli")),
+    ("egtb.rules", ("egtb.build", "egtb.probe.tablebase", "egtb.cli")),
+    ("egtb.build", ("egtb.probe.tablebase", "egtb.cli")),
     ("tournament.engines", ("tournament.schedule", "tournament.cli", "tournament.records")),
 ])
 def test_layers_import_only_downwards(layer, forbidden):

@@ -8,8 +8,8 @@ from math import comb
 
 import pytest
 
-from egtb.tables import budget
-from egtb.tables import build as builder
+from egtb.build import budget
+from egtb.build import driver as builder
 
 #: Published number of placements of 7 pieces (any colours, side to move not counted).
 PUBLISHED_PLACEMENTS_7 = 34_779_531_480

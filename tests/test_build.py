@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egtb.tables import build as builder
-from egtb.tables import storage
-from egtb.tables.values import DRAW, LOSS, WIN
-from egtb.tables.index import global_rank, position_index
-from egtb.tables.material import Material, all_materials, count_positions, normalise
+from egtb.build import driver as builder
+from egtb.formats import master
+from egtb.formats.values import DRAW, LOSS, WIN
+from egtb.positions.index import global_rank, position_index
+from egtb.positions.material import Material, all_materials, count_positions, normalise
 from egtb.rules.notation import parse_fen
-from egtb.tables.reference import compare_with_reference, load_reference
-from egtb.tables.stats import PUBLISHED_POSITIONS, directory_stats
+from egtb.build.reference import compare_with_reference, load_reference
+from egtb.build.stats import PUBLISHED_POSITIONS, directory_stats
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden" / "positions.txt"
 CODE_OF_NAME = {"win": WIN, "loss": LOSS, "draw": DRAW}
@@ -36,7 +36,7 @@ def tables4(tmp_path_factory) -> Path:
 
 def crcs(directory: Path, *, max_pieces: int = 4) -> dict[str, int]:
     """Content checksum of every table up to max_pieces in a directory."""
-    return {m.name: int(storage.read_attrs(storage.table_path(directory, m))["checksum_crc32"])
+    return {m.name: int(master.read_attrs(master.table_path(directory, m))["checksum_crc32"])
             for m in all_materials(max_pieces)}
 
 
@@ -45,7 +45,7 @@ def probe(directory: Path, fen: str) -> tuple[int, int]:
     p = parse_fen(fen)
     bm, bk, wm, wk = normalise(p.black_men, p.black_kings, p.white_men, p.white_kings, p.turn)
     material = Material(bm.bit_count(), bk.bit_count(), wm.bit_count(), wk.bit_count())
-    wld, dtw = storage.load_material(directory, material)
+    wld, dtw = master.load_material(directory, material)
     i = global_rank(material, bm, bk, wm, wk)
     return int(wld[i]), int(dtw[i])
 
@@ -94,9 +94,9 @@ def test_worker_count_does_not_change_files(tables4, tmp_path):
 
 def test_rerun_skips_complete_and_rebuilds_corrupted(tables4, tmp_path):
     for m in all_materials(3):
-        src = storage.table_path(tables4, m)
-        storage.table_path(tmp_path, m).write_bytes(src.read_bytes())
-    victim = storage.table_path(tmp_path, Material.parse("2k-1k"))
+        src = master.table_path(tables4, m)
+        master.table_path(tmp_path, m).write_bytes(src.read_bytes())
+    victim = master.table_path(tmp_path, Material.parse("2k-1k"))
     victim.write_bytes(victim.read_bytes()[:-500])  # truncated
     report = builder.build(3, directory=tmp_path, jobs=1, progress=False)
     assert report.rebuilt == ["2k-1k"]
@@ -122,12 +122,12 @@ def test_killed_build_resumes_to_identical_files(tables4, tmp_path, sig):
     written = len(list(tmp_path.glob("*.h5")))
     assert written < len(all_materials(4)), "the build finished before it could be killed"
     for path in tmp_path.glob("*.h5"):
-        storage.open_table(path)  # every complete file is valid
+        master.open_table(path)  # every complete file is valid
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    assert not list(tmp_path.glob(storage.TMP_GLOB))
+    assert not list(tmp_path.glob(master.TMP_GLOB))
     assert crcs(tmp_path) == crcs(tables4)
     for m in (Material.parse("2k-2k"), Material.parse("1m1k-2m")):
-        a, b = storage.load_material(tmp_path, m), storage.load_material(tables4, m)
+        a, b = master.load_material(tmp_path, m), master.load_material(tables4, m)
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
 
 
@@ -137,7 +137,7 @@ def test_log_file_has_worker_records(tables4):
 
 
 def test_fen_of_max_dtw_position_is_in_its_material(tables4):
-    attrs = storage.read_attrs(storage.table_path(tables4, Material.parse("2k-1k")))
+    attrs = master.read_attrs(master.table_path(tables4, Material.parse("2k-1k")))
     assert probe(tables4, str(attrs["max_dtw_fen"])) == (WIN, int(attrs["max_dtw"]))
 
 
@@ -150,7 +150,7 @@ def test_position_index_kernel_matches_global_rank():
 
 @pytest.mark.slow
 def test_five_pieces_counts_and_verify(tmp_path):
-    from egtb.tables.verify import verify_directory
+    from egtb.build.verify import verify_directory
     builder.build(5, directory=tmp_path, progress=False)
     _, totals = directory_stats(tmp_path)
     assert {t.pieces: t.positions for t in totals} == {n: PUBLISHED_POSITIONS[n] for n in range(2, 6)}
@@ -202,4 +202,4 @@ def test_solve_pair_counts_a_single_unit_in_full(tables4):
     assert builder.solve_pair(pair.materials, tables, counters) == 1
     assert counters.tolist() == [5 + pair.positions, 2]
     part = tables.slice_of(pair.materials[0])
-    assert np.array_equal(tables.wld[part], storage.load_material(tables4, pair.materials[0])[0])
+    assert np.array_equal(tables.wld[part], master.load_material(tables4, pair.materials[0])[0])

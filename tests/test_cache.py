@@ -1,4 +1,4 @@
-"""Tests of egtb.tables.cache: the bounds hold, a changed file is read again, an unchanged one is not."""
+"""Tests of egtb.formats.cache: the bounds hold, a changed file is read again, an unchanged one is not."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egtb.tables.cache import TableCache, file_stamp
+from egtb.formats.cache import TableCache, file_stamp
 
 
 class CountingLoader:

@@ -11,13 +11,14 @@ import pytest
 
 from egtb import cli
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
-from egtb.probe import Tablebase
+from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
-from egtb.tables import compact, storage
-from egtb.tables.build import build
-from egtb.tables.index import global_unrank
-from egtb.tables.material import Material, all_materials, count_positions
-from egtb.tables.values import DRAW, LOSS, WDL_OF_CODE, WIN, Category
+from egtb.formats import compact
+from egtb.formats import master
+from egtb.build.driver import build
+from egtb.positions.index import global_unrank
+from egtb.positions.material import Material, all_materials, count_positions
+from egtb.formats.values import DRAW, LOSS, WDL_OF_CODE, WIN, Category
 
 MAX_PIECES = 4
 
@@ -72,7 +73,7 @@ def test_huffman_code_is_prefix_free_and_length_limited():
 # ------------------------------------------------------------------ round trip
 
 def test_every_position_up_to_four_pieces_matches_the_master_table(master_dir, compact_dir):
-    report = compact.verify_compact(compact_dir, master=master_dir)
+    report = compact.verify_compact(compact_dir, masters=master_dir)
     assert report.ok, report.messages
     total = sum(count_positions(m) for m in all_materials(MAX_PIECES))
     assert report.tables == report.layers == len(all_materials(MAX_PIECES))
@@ -83,7 +84,7 @@ def test_every_position_up_to_four_pieces_matches_the_master_table(master_dir, c
 def test_stored_categories_equal_the_master_layer_where_no_capture_is_due(master_dir, compact_dir):
     cursed = 0
     for material in all_materials(MAX_PIECES):
-        layer = storage.open_table(storage.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
+        layer = master.open_table(master.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
         table = compact.CompactTable(compact.compact_path(compact_dir, material)).layer("wcdf")
         quiet = ~capture_mask(material)
         codes = table.values()
@@ -94,7 +95,7 @@ def test_stored_categories_equal_the_master_layer_where_no_capture_is_due(master
 
 def test_all_five_category_codes_round_trip_through_a_file(master_dir, compact_dir, tmp_path):
     material = Material.parse("1m1k-1k")  # its real categories made cursed and blessed in places
-    layer = storage.open_table(storage.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
+    layer = master.open_table(master.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
     category = layer.category.copy()
     every_third = np.arange(len(category)) % 3 == 0
     category[every_third & (category == 2)] = 1
@@ -114,10 +115,10 @@ def test_all_five_category_codes_round_trip_through_a_file(master_dir, compact_d
 
 def test_stored_values_equal_the_master_where_no_capture_is_due(master_dir, compact_dir):
     for material in all_materials(MAX_PIECES):
-        master, _ = storage.load_material(master_dir, material)
+        stored, _ = master.load_material(master_dir, material)
         table = compact.CompactTable(compact.compact_path(compact_dir, material))
         quiet = ~capture_mask(material)
-        assert np.array_equal(table.values()[quiet], master[quiet]), material.name
+        assert np.array_equal(table.values()[quiet], stored[quiet]), material.name
 
 
 def test_files_are_far_smaller_than_the_values(compact_dir):
@@ -131,23 +132,23 @@ def test_files_are_far_smaller_than_the_values(compact_dir):
 
 def test_capture_positions_answer_through_the_search(master_dir, compact_dir):
     material = Material.parse("2m-1m1k")
-    master, _ = storage.load_material(master_dir, material)
+    stored, _ = master.load_material(master_dir, material)
     table = compact.CompactTable(compact.compact_path(compact_dir, material))
-    differing = np.flatnonzero(capture_mask(material) & (table.values() != master))
+    differing = np.flatnonzero(capture_mask(material) & (table.values() != stored))
     assert len(differing) > 100  # the file really holds filler there
     sample = differing[:: max(1, len(differing) // 50)]
     with Tablebase(compact_dir) as tb:
         for index in sample.tolist():
             board = Board(_fen(*global_unrank(material, index)))
-            assert int(tb.probe_wdl(board)) == int(WDL_OF_CODE[master[index]])
+            assert int(tb.probe_wdl(board)) == int(WDL_OF_CODE[stored[index]])
         wdl, dtw = tb.probe_batch(*stored_arrays(material, sample), 0)
-    assert wdl.tolist() == WDL_OF_CODE[master[sample]].tolist()
+    assert wdl.tolist() == WDL_OF_CODE[stored[sample]].tolist()
     assert set(dtw.tolist()) == {compact.NO_DTW}
 
 
 def test_capture_positions_recover_their_category_through_the_search(master_dir, compact_dir):
     material = Material.parse("2m-1m1k")
-    layer = storage.open_table(storage.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
+    layer = master.open_table(master.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
     table = compact.CompactTable(compact.compact_path(compact_dir, material)).layer("wcdf")
     stored = compact.CATEGORY_OF_CODE[table.values()]
     differing = np.flatnonzero(capture_mask(material) & (stored != layer.category))
@@ -262,14 +263,14 @@ def test_a_flipped_byte_in_a_category_block_is_detected_and_named(compact_dir, t
 def test_a_wrong_stored_category_is_found_against_the_master_and_the_wld_file(master_dir, tmp_path):
     material = Material.parse("2k-1k")
     compact.compact_directory(master_dir, out=tmp_path, materials=all_materials(3))
-    layer = storage.open_table(storage.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
+    layer = master.open_table(master.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
     wrong = np.flatnonzero(~capture_mask(material) & (layer.category == 2))[5]
     category = layer.category.copy()
     category[wrong] = 0
     blob, _ = compact.encode_values(material, compact.category_codes(category), kind=compact.WCDF)
     compact.write_compact(compact.compact_path(tmp_path, material, kind=compact.WCDF), blob)
-    for master in (master_dir, tmp_path):  # the master layer, then the .wld file alone
-        report = compact.verify_compact(tmp_path, master=master, materials=[material])
+    for reference in (master_dir, tmp_path):  # the master layer, then the .wld file alone
+        report = compact.verify_compact(tmp_path, masters=reference, materials=[material])
         assert report.errors == 1 and f"2k-1k.wcdf #{wrong}): stored category" in report.messages[0]
 
 
@@ -286,15 +287,15 @@ def test_a_damaged_header_is_named(compact_dir, tmp_path):
 def test_a_wrong_stored_value_fails_the_successor_check(master_dir, tmp_path):
     materials = all_materials(3)
     compact.compact_directory(master_dir, out=tmp_path, materials=materials)
-    assert compact.verify_compact(tmp_path, master=tmp_path).ok  # successor check alone
+    assert compact.verify_compact(tmp_path, masters=tmp_path).ok  # successor check alone
     material = Material.parse("2k-1k")
-    wld, _ = storage.load_material(master_dir, material)
+    wld, _ = master.load_material(master_dir, material)
     quiet = np.flatnonzero(~capture_mask(material) & (wld == WIN))
     wld = wld.copy()
     wld[quiet[len(quiet) // 2]] = DRAW if wld[quiet[0]] != DRAW else LOSS
     blob, _ = compact.encode_values(material, wld)
     compact.write_compact(compact.compact_path(tmp_path, material), blob)
-    report = compact.verify_compact(tmp_path, master=tmp_path)
+    report = compact.verify_compact(tmp_path, masters=tmp_path)
     assert not report.ok and report.errors >= 1
     assert any(f"2k-1k.wld #{quiet[len(quiet) // 2]}" in m for m in report.messages)
 
@@ -342,7 +343,7 @@ def test_page_offsets_divide_exactly_by_the_values_a_byte_packs(kind):
 
 def test_a_directory_mixing_compact_and_master_files_works(master_dir, compact_dir, tmp_path):
     for material in all_materials(MAX_PIECES):
-        source = (storage.table_path(master_dir, material) if material.pieces <= 3
+        source = (master.table_path(master_dir, material) if material.pieces <= 3
                   else compact.compact_path(compact_dir, material))
         shutil.copy(source, tmp_path / source.name)
     rng = np.random.default_rng(3)
@@ -379,7 +380,7 @@ def test_compact_and_verify_from_the_command_line(master_dir, tmp_path, capsys):
     small = tmp_path / "master"
     small.mkdir()
     for material in all_materials(3):
-        shutil.copy(storage.table_path(master_dir, material), small)
+        shutil.copy(master.table_path(master_dir, material), small)
     assert cli.main(["compact", "--tables", str(small), "--out", str(out), "--jobs", "1",
                      "--json"]) == cli.EXIT_OK
     summary = json.loads(capsys.readouterr().out)

@@ -23,12 +23,12 @@ import pytest
 distributed = pytest.importorskip("distributed", reason="Dask is not installed: pip install .[distributed]")
 
 from egtb.cli import main as egtb_main  # noqa: E402
-from egtb.cluster import ClusterError, ClusterSpec, connect  # noqa: E402
+from egtb.dask.cluster import ClusterError, ClusterSpec, connect  # noqa: E402
 from egtb.errors import SolverError  # noqa: E402
-from egtb.tables import build as builder  # noqa: E402
-from egtb.tables import storage  # noqa: E402
-from egtb.tables.executor import DaskExecutor  # noqa: E402
-from egtb.tables.material import all_materials  # noqa: E402
+from egtb.build import driver as builder  # noqa: E402
+from egtb.formats import master  # noqa: E402
+from egtb.build.executor import DaskExecutor  # noqa: E402
+from egtb.positions.material import all_materials  # noqa: E402
 from tournament.distributed import DaskGames  # noqa: E402
 from tournament.records import pair_counts  # noqa: E402
 from tournament.schedule import SprtSettings, load_records, run_tournament  # noqa: E402
@@ -134,14 +134,14 @@ def bounded(function, *args, seconds: float = STEP_SECONDS, **kwargs):
 
 
 def crcs(directory: Path, *, max_pieces: int = 4) -> dict[str, int]:
-    return {m.name: int(storage.read_attrs(storage.table_path(directory, m))["checksum_crc32"])
+    return {m.name: int(master.read_attrs(master.table_path(directory, m))["checksum_crc32"])
             for m in all_materials(max_pieces)}
 
 
 def copy_tables(source: Path, target: Path, *, max_pieces: int) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for m in all_materials(max_pieces):
-        shutil.copy(storage.table_path(source, m), storage.table_path(target, m))
+        shutil.copy(master.table_path(source, m), master.table_path(target, m))
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +173,7 @@ def test_cluster_build_matches_local_build(cluster4, local4, capsys):
     assert egtb_main(["verify", "--tables", str(directory), "--jobs", "1", "--json", "--quiet"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["ok"] and result["reference_listed"] > 0 and result["reference_differing"] == []
-    assert not list(directory.glob(storage.TMP_GLOB))
+    assert not list(directory.glob(master.TMP_GLOB))
     assert "worker: " in (directory / builder.LOG_NAME).read_text()  # worker log lines collected
 
 
@@ -209,7 +209,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers canno
 
 def _fail_pair(key: str | None) -> None:
     """In a worker: make solving the pair ``key`` raise (None: undo)."""
-    from egtb.tables import build as worker_builder
+    from egtb.build import driver as worker_builder
     original = getattr(worker_builder, "_original_solve_pair", worker_builder.solve_pair)
     worker_builder._original_solve_pair = original
     if key is None:
@@ -235,7 +235,7 @@ def test_a_failing_material_stops_the_build_naming_it(cluster, local4, tmp_path)
     finally:
         cluster.client.run(_fail_pair, None)
     failed = next(p for p in builder.plan_pairs(3) if p.key == key)
-    assert not any(storage.table_path(tmp_path, m).exists() for m in failed.materials)
+    assert not any(master.table_path(tmp_path, m).exists() for m in failed.materials)
 
 
 def test_bad_cluster_setup_fails_before_any_work(tmp_path):
@@ -256,7 +256,7 @@ def test_worker_killed_mid_build_still_gives_identical_files(cluster, local4, tm
     thread.join(STEP_SECONDS)
     assert not thread.is_alive(), "build did not finish after a worker was killed"
     assert crcs(tmp_path) == crcs(local4)
-    assert not list(tmp_path.glob(storage.TMP_GLOB))
+    assert not list(tmp_path.glob(master.TMP_GLOB))
     assert len(done["report"].built) == len(all_materials(4)) - len(all_materials(3))
     cluster.wait_for_workers()
 

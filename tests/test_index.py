@@ -1,4 +1,4 @@
-"""Tests for egtb.tables.index: bijective rank/unrank of slices, units and men configurations."""
+"""Tests for egtb.positions.index: bijective rank/unrank of slices, units and men configurations."""
 
 from itertools import combinations
 from math import comb
@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from numba import njit
 
-from egtb.tables.index import (BINOM, MEN_OFFSET, global_rank, global_unrank,
+from egtb.positions.index import (BINOM, MEN_OFFSET, global_rank, global_unrank,
                         men_config_rank, men_config_unrank, position_rank, position_unrank,
                         rank_kings, rank_men, rank_positions, rank_subset, rank_unit_kings,
                         slice_unit_size, unit_size, unrank_kings, unrank_men, unrank_positions,
                         unrank_subset, unrank_unit)
-from egtb.tables.material import Material, all_materials, count_men_configs, count_positions
+from egtb.positions.material import Material, all_materials, count_men_configs, count_positions
 
 BLACK_MEN_OK = 0x0FFFFFFF
 WHITE_MEN_OK = 0xFFFFFFF0

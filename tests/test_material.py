@@ -1,11 +1,11 @@
-"""Tests for egtb.tables.material: slices, counts, colour normalisation."""
+"""Tests for egtb.positions.material: slices, counts, colour normalisation."""
 
 from itertools import combinations
 
 import numpy as np
 import pytest
 
-from egtb.tables.material import (Material, all_materials, count_men_configs, count_placements,
+from egtb.positions.material import (Material, all_materials, count_men_configs, count_placements,
                            count_positions, material_of, mirror, mirror_bb, normalise,
                            normalise_bb)
 from egtb.rules.squares import BLACK, WHITE

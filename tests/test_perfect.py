@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from egtb.rules.board import Board, Move
-from egtb.tables.index import global_unrank
-from egtb.tables.material import Material, count_positions
+from egtb.positions.index import global_unrank
+from egtb.positions.material import Material, count_positions
 from egtb.rules.notation import Placement, format_fen
-from egtb.probe import Tablebase
+from egtb.probe.tablebase import Tablebase
 from tournament.engines.base import Engine, GameState, Limit
 from tournament.engines.random import RandomEngine
 from tournament.engines.perfect import PerfectEngine
 from tournament.engines.search import SearchEngine
-from egtb.tables.values import Category, Wdl
+from egtb.formats.values import Category, Wdl
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Tests of egtb.probe: golden values, agreement with the stored arrays, best moves, errors."""
+"""Tests of egtb.probe.tablebase: golden values, agreement with the stored arrays, best moves, errors."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import h5py
 import numpy as np
 import pytest
 
-from egtb.tables import storage
+from egtb.formats import master
 from egtb.rules.board import Board
-from egtb.tables.index import global_unrank
-from egtb.tables.material import Material, all_materials, count_positions, mirror
+from egtb.positions.index import global_unrank
+from egtb.positions.material import Material, all_materials, count_positions, mirror
 from egtb.rules.notation import Placement, format_fen
-from egtb.probe import MissingTableError, _move_order, MoveValue, ProbeResult, Tablebase, TableError
-from egtb.tables.values import DRAW, LOSS, WIN, Category, Wdl
+from egtb.probe.tablebase import MissingTableError, _move_order, MoveValue, ProbeResult, Tablebase, TableError
+from egtb.formats.values import DRAW, LOSS, WIN, Category, Wdl
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "data" / "golden"
 #: Ours (table values, some worked by hand) and the builder's (forward search).
@@ -75,7 +75,7 @@ def test_golden(tb, fen, value, dtw):
                                                          Material.parse("1m-1m1k")],
                          ids=str)
 def test_every_position_through_fen_matches_table(tb, tables_dir, material):
-    data = storage.open_table(storage.table_path(tables_dir, material))
+    data = master.open_table(master.table_path(tables_dir, material))
     white = random.Random(material.name)
     for index in range(count_positions(material)):
         fen = fen_of(material, index, white_to_move=white.random() < 0.5)
@@ -86,7 +86,7 @@ def test_every_position_through_fen_matches_table(tb, tables_dir, material):
 
 @pytest.mark.parametrize("material", all_materials(3), ids=str)
 def test_batch_matches_table_for_every_position(tb, tables_dir, material):
-    data = storage.open_table(storage.table_path(tables_dir, material))
+    data = master.open_table(master.table_path(tables_dir, material))
     n = count_positions(material)
     boards = np.array([global_unrank(material, i) for i in range(n)], dtype=np.int64)
     wld, dtw = tb.probe_batch(*boards.T, 0)
@@ -184,7 +184,7 @@ def test_terminal_positions_need_no_table(tmp_path):
 
 def test_missing_table(tables_dir, tmp_path):
     for material in all_materials(2):
-        shutil.copy(storage.table_path(tables_dir, material), tmp_path)
+        shutil.copy(master.table_path(tables_dir, material), tmp_path)
     tb = Tablebase(tmp_path)
     assert tb.max_pieces == 2
     assert tb.probe_wdl("B:WK10:BK1") == 0
@@ -217,7 +217,7 @@ def test_damaged_file_names_it(tables_dir, tmp_path, damage):
 
 def test_a_rebuilt_file_is_read_again(tables_dir, tmp_path, monkeypatch):
     """A table file replaced while loaded is read again once its recheck time is up."""
-    monkeypatch.setattr("egtb.probe.RECHECK_SECONDS", 0.0)
+    monkeypatch.setattr("egtb.probe.tablebase.RECHECK_SECONDS", 0.0)
     name = "1k-2k.h5"
     shutil.copy(tables_dir / name, tmp_path / name)
     tb = Tablebase(tmp_path)
@@ -258,5 +258,5 @@ def test_max_pieces_and_materials(tb):
 
 
 def test_default_directory_from_environment(tables_dir, monkeypatch):
-    monkeypatch.setenv(storage.ENV_DIR, str(tables_dir))
+    monkeypatch.setenv(master.ENV_DIR, str(tables_dir))
     assert Tablebase().directory == Path(tables_dir)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from egtb.tables import storage
+from egtb.formats import master
 from egtb.cli import main
-from egtb.tables.material import all_materials
+from egtb.positions.material import all_materials
 
 WIN_FEN = "W:W18:B5"  # 18-14 5-9 14x5: win in 3
 NO_MOVE_FEN = "B:W5,6,10:B1"
@@ -76,7 +76,7 @@ def test_malformed_line_text_goes_to_stderr(tables_dir, capsys, monkeypatch):
 
 def test_missing_table_fails_the_line(tables_dir, tmp_path, capsys, monkeypatch):
     for material in all_materials(2):
-        shutil.copy(storage.table_path(tables_dir, material), tmp_path)
+        shutil.copy(master.table_path(tables_dir, material), tmp_path)
     status, out, err = run(["probe", "--tables", str(tmp_path), "--json", "B:WK10,K14:BK1",
                             "B:WK10:BK1"], capsys, monkeypatch)
     assert status == 1
@@ -86,6 +86,6 @@ def test_missing_table_fails_the_line(tables_dir, tmp_path, capsys, monkeypatch)
 
 
 def test_default_directory_from_environment(tables_dir, capsys, monkeypatch):
-    monkeypatch.setenv(storage.ENV_DIR, str(tables_dir))
+    monkeypatch.setenv(master.ENV_DIR, str(tables_dir))
     status, out, _ = run(["probe", "--json", WIN_FEN], capsys, monkeypatch)
     assert status == 0 and json.loads(out)["dtw"] == 3

@@ -21,13 +21,13 @@ from numba import njit
 
 from egtb.cli import main
 from egtb.errors import MissingRuleLayerError, MissingTableError
-from egtb.probe import (CODE_NO_PIECES, MoveValue, ProbeResult, Tablebase, _move_order, locate)
+from egtb.probe.tablebase import (CODE_NO_PIECES, MoveValue, ProbeResult, Tablebase, _move_order, locate)
 from egtb.rules.board import DRAW_RULES, Board, Move
 from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, generate_moves, new_move_buffer
-from egtb.tables import storage
-from egtb.tables.index import NUM_CODES, code_of_material, unrank_positions
-from egtb.tables.material import all_materials, count_positions
-from egtb.tables.values import Category, Wdl
+from egtb.formats import master
+from egtb.positions.index import NUM_CODES, code_of_material, unrank_positions
+from egtb.positions.material import all_materials, count_positions
+from egtb.formats.values import Category, Wdl
 
 MAX_PIECES = 3
 PRESETS = tuple(DRAW_RULES)
@@ -191,7 +191,7 @@ def test_single_probes_agree_with_batch_both_colours(tb, oracles, rule):
 
 def _fen(oracle: Oracle, i: int, *, white_to_move: bool = False) -> str:
     from egtb.rules.notation import Placement, format_fen
-    from egtb.tables.material import mirror
+    from egtb.positions.material import mirror
 
     bm, bk, wm, wk = (int(a[i]) for a in (oracle.bm, oracle.bk, oracle.wm, oracle.wk))
     if white_to_move:
@@ -288,8 +288,8 @@ def test_counter_outside_the_rule_is_refused(tb):
 
 def test_rule_free_probe_needs_no_layer(tables_dir, tmp_path):
     for path in tables_dir.glob("*.h5"):  # the same tables without their rule layers
-        data = storage.open_table(path)
-        storage.write_table(tmp_path / path.name, data.material, data.wld, data.dtw, attrs={})
+        data = master.open_table(path)
+        master.write_table(tmp_path / path.name, data.material, data.wld, data.dtw, attrs={})
     name = "1k-2k.h5"
     tb = Tablebase(tmp_path)
     fen = "B:WK10,K14:BK1"

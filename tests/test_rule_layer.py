@@ -1,6 +1,6 @@
 """Rule layers against an independent brute-force solver over (position, counter) states.
 
-The solver here shares nothing with :mod:`egtb.tables.solve`: it enumerates
+The solver here shares nothing with :mod:`egtb.build.solve`: it enumerates
 positions itself, takes moves from the rules core's move generator (the one
 :class:`egtb.rules.board.Board` uses), applies the move rule as
 ../shared/DESIGN.md states it (a quiet ply adds 1 to the counter, a zeroing ply
@@ -29,13 +29,14 @@ from egtb.rules.board import DRAW_RULES, Board
 from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM,
                                 generate_moves, new_move_buffer)
 from egtb.rules.notation import parse_fen
-from egtb.tables import build as builder
-from egtb.tables import rule_layer, storage
-from egtb.tables.index import position_index
-from egtb.tables.material import Material
-from egtb.tables.values import LOSS as LOSS_CODE
-from egtb.tables.values import WIN as WIN_CODE
-from egtb.tables.values import Category
+from egtb.build import driver as builder
+from egtb.build import rule_layer
+from egtb.formats import master
+from egtb.positions.index import position_index
+from egtb.positions.material import Material
+from egtb.formats.values import LOSS as LOSS_CODE
+from egtb.formats.values import WIN as WIN_CODE
+from egtb.formats.values import Category
 
 #: Oracle values for the side to move.
 W, D, L = 1, 0, -1
@@ -212,7 +213,7 @@ def stored_layer(directory: Path, keys: list[tuple], preset: str):
         m = Material(bm.bit_count(), bk.bit_count(), wm.bit_count(), wk.bit_count())
         by_material.setdefault(m, []).append(i)
     for material, rows in by_material.items():
-        data = storage.open_table(storage.table_path(directory, material), rules=(preset,))
+        data = master.open_table(master.table_path(directory, material), rules=(preset,))
         layer = data.rules[preset]
         for i in rows:
             j = position_index(*keys[i])
@@ -314,7 +315,7 @@ def layer_of(directory: Path, fen: str, preset: str) -> tuple[Category, int, int
     key = black_to_move(p.black_men, p.black_kings, p.white_men, p.white_kings, p.turn)
     category, dtz, _ = stored_layer(directory, [key], preset)
     material = Material(*(b.bit_count() for b in key))
-    data = storage.open_table(storage.table_path(directory, material), rules=False)
+    data = master.open_table(master.table_path(directory, material), rules=False)
     return Category(int(category[0])), int(dtz[0]), int(data.dtw[position_index(*key)])
 
 
@@ -394,34 +395,34 @@ def test_layer_arrays_survive_a_round_trip(tmp_path):
     preset = rule_layer.PRESETS["forty-plies"]
     dtz = np.array([0, 5, 4, 300], dtype=np.uint16)
     layer = rule_layer.make_layer(preset, rule_layer.categories(wld, dtz, preset.limit), dtz)
-    path = storage.write_table(tmp_path / "x.h5", material, wld, dtw, rules={preset.name: layer})
-    data = storage.open_table(path)
+    path = master.write_table(tmp_path / "x.h5", material, wld, dtw, rules={preset.name: layer})
+    data = master.open_table(path)
     assert data.rules["forty-plies"].category.tolist() == [0, 2, -2, 1]
     assert data.rules["forty-plies"].dtz.tolist() == [0, 5, 4, 300]
     assert data.rules["forty-plies"].attrs["cursed_wins"] == 1
-    assert storage.open_table(path, rules=False).rules == {}
-    with pytest.raises(storage.TableError, match="no rule layer 'wcdf'"):
-        storage.open_table(path, rules=("wcdf",))
+    assert master.open_table(path, rules=False).rules == {}
+    with pytest.raises(master.TableError, match="no rule layer 'wcdf'"):
+        master.open_table(path, rules=("wcdf",))
 
 
 def test_verify_finds_a_wrong_rule_layer(tables3, tmp_path):
     import shutil
-    from egtb.tables.verify import verify_directory
+    from egtb.build.verify import verify_directory
     for path in tables3.glob("*.h5"):
         if Material.parse(path.stem).pieces <= 3:
             shutil.copy(path, tmp_path / path.name)
     material = Material.parse("2k-1k")
-    path = storage.table_path(tmp_path, material)
+    path = master.table_path(tmp_path, material)
     assert verify_directory(tmp_path, materials=[material]).ok
-    data = storage.open_table(path)
+    data = master.open_table(path)
     layers = dict(data.rules)
     forty = layers["forty-plies"]
     dtz = forty.dtz.copy()
     i = int(np.flatnonzero(forty.category == Category.WIN)[0])
     dtz[i] += 2  # still a win within the limit, but not the fastest
-    layers["forty-plies"] = storage.RuleLayer(forty.category, dtz, forty.attrs)
+    layers["forty-plies"] = master.RuleLayer(forty.category, dtz, forty.attrs)
     attrs = {k: v for k, v in data.attrs.items() if k != "checksum_crc32"}
-    storage.write_table(path, material, data.wld, data.dtw, attrs=attrs, rules=layers)
+    master.write_table(path, material, data.wld, data.dtw, attrs=attrs, rules=layers)
     report = verify_directory(tmp_path, materials=[material])
     assert report.errors >= 1
     assert any("forty-plies" in m and "rule layer: DTZ" in m for m in report.messages)
@@ -429,8 +430,8 @@ def test_verify_finds_a_wrong_rule_layer(tables3, tmp_path):
 
 def test_layers_match_the_reference_figures(tables3):
     import dataclasses
-    from egtb.tables.reference import compare_with_reference, load_rule_reference
-    from egtb.tables.storage import stored_materials
+    from egtb.build.reference import compare_with_reference, load_rule_reference
+    from egtb.formats.master import stored_materials
     reference = load_rule_reference()
     materials = [m for m in stored_materials(tables3) if m.pieces <= 3]
     assert all((m.name, p) in reference for m in materials for p in PRESETS)
@@ -442,8 +443,8 @@ def test_layers_match_the_reference_figures(tables3):
 
 
 def test_rule_reference_covers_six_pieces():
-    from egtb.tables.reference import load_reference, load_rule_reference
-    from egtb.tables.stats import PUBLISHED_POSITIONS
+    from egtb.build.reference import load_reference, load_rule_reference
+    from egtb.build.stats import PUBLISHED_POSITIONS
     tables, layers = load_reference(), load_rule_reference()
     assert len(layers) == len(tables) * len(PRESETS) == 155 * 3
     for pieces in range(2, 7):

@@ -132,7 +132,7 @@ def test_probes_tables_within_their_piece_count() -> None:
 
 def test_plays_the_real_tables_best_move(tmp_path) -> None:
     cli = pytest.importorskip("egtb.cli")
-    probe = pytest.importorskip("egtb.probe")
+    probe = pytest.importorskip("egtb.probe.tablebase")
     assert cli.main(["build", "--pieces", "3", "--tables", str(tmp_path)]) == 0
     engine = SearchEngine(depth=4, tables_dir=tmp_path)
     for fen in ["B:WK32:BK1,K10", "W:WK32:BK1,K10", "B:W18:B5,K1"]:

@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from egtb.tables import build as builder
-from egtb.tables import storage
-from egtb.tables.values import DRAW, WIN
+from egtb.build import driver as builder
+from egtb.formats import master
+from egtb.formats.values import DRAW, WIN
 from egtb.cli import main
-from egtb.tables.material import Material
-from egtb.tables.verify import verify_directory
+from egtb.positions.material import Material
+from egtb.build.verify import verify_directory
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +31,12 @@ def test_verify_passes_up_to_four_pieces(tables, capsys):
 
 def tamper(directory, name: str, index: int, *, value: int | None = None, delta: int = 0):
     material = Material.parse(name)
-    path = storage.table_path(directory, material)
-    data = storage.open_table(path)
+    path = master.table_path(directory, material)
+    data = master.open_table(path)
     wld, dtw = data.wld.copy(), data.dtw.astype(np.uint16)
     wld[index] = wld[index] if value is None else value
     dtw[index] += delta
-    storage.write_table(path, material, wld, dtw, attrs=dict(storage.read_attrs(path)), rules=data.rules)
+    master.write_table(path, material, wld, dtw, attrs=dict(master.read_attrs(path)), rules=data.rules)
 
 
 @pytest.mark.parametrize("change", [{"delta": 1}, {"value": DRAW}])
@@ -44,7 +44,7 @@ def test_verify_reports_a_wrong_value(tables, tmp_path, capsys, change):
     for path in tables.glob("*.h5"):
         if Material.parse(path.stem).pieces <= 3:
             (tmp_path / path.name).write_bytes(path.read_bytes())
-    wld, _ = storage.load_material(tmp_path, Material.parse("2k-1k"))
+    wld, _ = master.load_material(tmp_path, Material.parse("2k-1k"))
     index = int(np.flatnonzero(wld == WIN)[5])
     tamper(tmp_path, "2k-1k", index, **change)
     report = verify_directory(tmp_path, materials=[Material.parse("2k-1k")])
@@ -89,7 +89,7 @@ def test_reference_comparison_reads_the_data_not_the_attributes(tables, tmp_path
     target = tmp_path / "1k-1k.h5"
     with h5py.File(target, "r+") as f:  # change the data, keep the attributes (and their checksum)
         f["dtw"][7] = f["dtw"][7] + 3
-    from egtb.tables.reference import compare_with_reference
+    from egtb.build.reference import compare_with_reference
     problems = compare_with_reference(tmp_path, [Material.parse("1k-1k"), Material.parse("1m-1k")])
     assert len(problems) == 1 and "1k-1k" in problems[0] and "checksum_crc32" in problems[0]
     assert main(["verify", "--quiet", "--tables", str(tmp_path)]) != 0

@@ -16,11 +16,11 @@ pytest.importorskip("starlette", reason="the web extras are missing: pip install
 from starlette.testclient import TestClient  # noqa: E402
 
 from egtb.cli import main as egtb_main  # noqa: E402
-from egtb.probe import Tablebase  # noqa: E402
+from egtb.probe.tablebase import Tablebase  # noqa: E402
 from egtb.rules.board import Board  # noqa: E402
 from egtb.rules.notation import START_FEN  # noqa: E402
 from egtb.rules.pdn import read_games  # noqa: E402
-from egtb.tables.build import build  # noqa: E402
+from egtb.build.driver import build  # noqa: E402
 from tournament.cli import build_parser  # noqa: E402
 from tournament.web.app import create_app  # noqa: E402
 from tournament.web.engines import EngineService  # noqa: E402

@@ -26,7 +26,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-from egtb.probe import Tablebase  # noqa: E402
+from egtb.probe.tablebase import Tablebase  # noqa: E402
 from egtb.rules.board import Board  # noqa: E402
 from egtb.rules.notation import START_FEN  # noqa: E402
 from tournament.web.app import create_app  # noqa: E402

@@ -98,7 +98,7 @@ def probe_under_rule(tablebase: Any, board: Board) -> Any | None:
 
     Works with any object whose ``probe(board)`` returns a result with
     ``outcome`` (+1/0/-1 under the rule from the counter), ``category`` and
-    ``dtz`` (as :class:`egtb.probe.ProbeResult`) and raises KeyError for a
+    ``dtz`` (as :class:`egtb.probe.tablebase.ProbeResult`) and raises KeyError for a
     missing table; a missing rule layer (egtb's MissingRuleLayerError is a
     KeyError too) counts as missing.
 
@@ -291,7 +291,7 @@ _TABLEBASES: dict[str, Any] = {}
 
 
 def open_tablebase(directory: str | Path) -> Any:
-    """An egtb.probe.Tablebase for a directory, opened once per process.
+    """An egtb.probe.tablebase.Tablebase for a directory, opened once per process.
 
     Raises ValueError when the directory does not exist or the probe module is not available.
     """
@@ -300,9 +300,9 @@ def open_tablebase(directory: str | Path) -> Any:
     key = str(Path(directory).resolve())
     if key not in _TABLEBASES:
         try:
-            from egtb.probe import Tablebase
+            from egtb.probe.tablebase import Tablebase
         except ImportError as exc:
-            raise ValueError(f"cannot adjudicate with tables in {directory}: egtb.probe unavailable ({exc})") from exc
+            raise ValueError(f"cannot adjudicate with tables in {directory}: egtb.probe.tablebase unavailable ({exc})") from exc
         _TABLEBASES[key] = Tablebase(directory)
     return _TABLEBASES[key]
 

@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from egtb.cluster import ClusterSpec, capture_logs, connect, prepare_workers, replay_logs
+from egtb.dask.cluster import ClusterSpec, capture_logs, connect, prepare_workers, replay_logs
 from tournament.records import GameRecord
 from tournament.engines.pool import close_worker_pool
 from tournament.schedule import GameJob, GameSettings, play_job
@@ -99,7 +99,7 @@ def play_batch(jobs: Sequence[GameJob], settings: GameSettings) -> dict:
 class DaskGames:
     """Play a tournament's games on a Dask cluster; see the module docstring.
 
-    Give a :class:`~egtb.cluster.ClusterSpec` (a client is opened for each :meth:`play` and
+    Give a :class:`~egtb.dask.cluster.ClusterSpec` (a client is opened for each :meth:`play` and
     closed after it) or an open ``distributed.Client`` (it stays open).
 
     >>> DaskGames(ClusterSpec(scheduler="tcp://10.0.0.5:8786"), pairs_per_task=2).pairs_per_task

@@ -1,7 +1,7 @@
 """A perfect-play engine: table moves inside the endgame tables, a fallback outside.
 
 In a position the tables cover, :class:`PerfectEngine` keeps the best value
-under the game's move rule and counter (:meth:`egtb.probe.Tablebase.best_moves`):
+under the game's move rule and counter (:meth:`egtb.probe.tablebase.Tablebase.best_moves`):
 a win is converted by the fastest safe route (smallest DTZ, so the counter
 never runs out and no position repeats), a loss resists longest, and among
 moves that keep the draw it prefers those that keep the best category (a
@@ -22,7 +22,7 @@ from typing import Sequence
 
 from egtb.rules.board import Board, Move
 from egtb.rules.movegen import count_simple_moves
-from egtb.probe import MissingRuleLayerError, MissingTableError, MoveValue, Tablebase
+from egtb.probe.tablebase import MissingRuleLayerError, MissingTableError, MoveValue, Tablebase
 from tournament.engines.base import Engine, EngineError, GameState, Limit
 from tournament.engines.search import KING_VALUE, MAN_VALUE, search_position
 

@@ -589,11 +589,11 @@ class SearchEngine(Engine):
 
 
 def _open_tablebase(tables_dir: str | Path | None) -> Any:
-    """egtb.probe.Tablebase on a directory, or None (no directory or no prober yet)."""
+    """egtb.probe.tablebase.Tablebase on a directory, or None (no directory or no prober yet)."""
     if tables_dir is None:
         return None
     try:
-        from egtb.probe import Tablebase  # written by the probe issue
+        from egtb.probe.tablebase import Tablebase  # written by the probe issue
     except ImportError:
         return None
     return Tablebase(tables_dir)

@@ -39,9 +39,9 @@ from starlette.staticfiles import StaticFiles
 
 from egtb import __version__
 from egtb.errors import MissingTableError, TableError
-from egtb.probe import Tablebase
+from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES
-from egtb.tables import storage
+from egtb.formats import master
 from tournament.web.engines import STRENGTHS, EngineCancelled, EngineService, parse_seconds, parse_strength
 from tournament.web.state import (
     BadRequest, ballots_record, game_board, game_record, missing_record, move_record, parse_counter,
@@ -68,7 +68,7 @@ def create_app(*, tables_dir: str | os.PathLike | None = None,
     :class:`EngineService` started with the application and ended with it;
     None serves no engine moves (503).
     """
-    directory = Path(tables_dir) if tables_dir is not None else storage.default_dir()
+    directory = Path(tables_dir) if tables_dir is not None else master.default_dir()
     tablebase = Tablebase(directory)
     owned = engines is _NO_ENGINES
     service: EngineService | None = EngineService(tables_dir=directory) if owned else engines  # type: ignore[assignment]

@@ -86,10 +86,10 @@ def describe_tables(tables_dir: str | os.PathLike | None) -> str:
     >>> describe_tables("/nonexistent")
     'no table directory /nonexistent: the explorer will say every position is outside the tables'
     """
-    from egtb.probe import Tablebase
-    from egtb.tables import storage
+    from egtb.probe.tablebase import Tablebase
+    from egtb.formats import master
 
-    directory = Path(tables_dir) if tables_dir is not None else storage.default_dir()
+    directory = Path(tables_dir) if tables_dir is not None else master.default_dir()
     if not directory.is_dir():
         return f"no table directory {directory}: the explorer will say every position is outside the tables"
     pieces = Tablebase(directory).max_pieces

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from egtb.errors import MissingRuleLayerError, MissingTableError
-from egtb.probe import Tablebase
+from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board, Move
 from egtb.rules.notation import START_FEN
 from egtb.rules.pdn import game_from_board, write_game

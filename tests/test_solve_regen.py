@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egtb.tables import budget, rule_layer
-from egtb.tables import build as builder
-from egtb.tables.material import Material, all_materials
-from egtb.tables.verify import verify_directory
-from test_large import file_checksums
+from egtb.build import budget
+from egtb.build import rule_layer
+from egtb.build import driver as builder
+from egtb.positions.material import Material, all_materials
+from egtb.build.verify import verify_directory
+from test_scratch import file_checksums
 
 PRESETS = rule_layer.parse_presets("all")
 
@@ -74,8 +75,8 @@ def test_five_piece_pairs(tmp_path):
 FRESH_BUILD = """
 import sys
 from pathlib import Path
-from egtb.tables import budget
-from egtb.tables import build as builder
+from egtb.build import budget
+from egtb.build import driver as builder
 directory, per_pass = Path(sys.argv[1]), int(sys.argv[2])
 for pair in builder.plan_pairs(3):  # this kernel first, before anything else is compiled
     builder.build_pair(directory, pair, builder.dependency_materials(pair),

@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egtb.tables import build as builder
-from egtb.tables import large, storage
-from egtb.tables.material import Material, all_materials
+from egtb.build import driver as builder
+from egtb.formats import scratch
+from egtb.formats import master
+from egtb.positions.material import Material, all_materials
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +31,9 @@ def file_checksums(directory: Path, materials) -> dict[str, tuple]:
     """Per material: the values' CRC-32 and each rule layer's (all the stored data)."""
     out = {}
     for m in materials:
-        path = storage.table_path(directory, m)
-        layers = storage.read_layer_attrs(path)
-        out[m.name] = (int(storage.read_attrs(path)["checksum_crc32"]),
+        path = master.table_path(directory, m)
+        layers = master.read_layer_attrs(path)
+        out[m.name] = (int(master.read_attrs(path)["checksum_crc32"]),
                        tuple(sorted((k, int(v["checksum_crc32"])) for k, v in layers.items())))
     return out
 
@@ -40,7 +41,7 @@ def file_checksums(directory: Path, materials) -> dict[str, tuple]:
 def copy_up_to(source: Path, target: Path, pieces: int) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for m in all_materials(pieces):
-        shutil.copy(storage.table_path(source, m), target)
+        shutil.copy(master.table_path(source, m), target)
 
 
 def test_on_disk_build_writes_the_same_tables(tables4, tmp_path):
@@ -50,10 +51,10 @@ def test_on_disk_build_writes_the_same_tables(tables4, tmp_path):
     assert all(record["on_disk"] for record in report.records)
     four = [m for m in all_materials(4) if m.pieces == 4]
     assert file_checksums(tmp_path, four) == file_checksums(tables4, four)
-    assert not large.scratch_dirs(tmp_path)  # removed once the files are written
+    assert not scratch.scratch_dirs(tmp_path)  # removed once the files are written
     m = Material.parse("1m1k-2m")
-    a, b = storage.open_table(storage.table_path(tmp_path, m)), storage.open_table(
-        storage.table_path(tables4, m))
+    a, b = master.open_table(master.table_path(tmp_path, m)), master.open_table(
+        master.table_path(tables4, m))
     assert np.array_equal(a.dtw, b.dtw) and np.array_equal(a.rules["wcdf"].dtz,
                                                           b.rules["wcdf"].dtz)
 
@@ -67,9 +68,9 @@ def test_killed_pair_on_disk_resumes_from_its_checkpoint(tables4, tmp_path):
     deadline = time.monotonic() + 300
     done = None
     while done is None and time.monotonic() < deadline and process.poll() is None:
-        for path in large.scratch_dirs(tmp_path):
+        for path in scratch.scratch_dirs(tmp_path):
             try:
-                units = json.loads((path / large.CHECKPOINT_NAME).read_text())["units"]
+                units = json.loads((path / scratch.CHECKPOINT_NAME).read_text())["units"]
             except (OSError, ValueError, KeyError):
                 continue
             if units >= 3:  # killed in the middle of a pair, some units after a checkpoint
@@ -83,38 +84,38 @@ def test_killed_pair_on_disk_resumes_from_its_checkpoint(tables4, tmp_path):
     resume.remove("--checkpoint-minutes")
     subprocess.run(resume, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = (tmp_path / builder.LOG_NAME).read_text()
-    assert f"resuming {done[0].name[:-len(large.SCRATCH_SUFFIX)]} from its checkpoint" in log
+    assert f"resuming {done[0].name[:-len(scratch.SCRATCH_SUFFIX)]} from its checkpoint" in log
     four = [m for m in all_materials(4) if m.pieces == 4]
     assert file_checksums(tmp_path, four) == file_checksums(tables4, four)
-    assert not large.scratch_dirs(tmp_path)
+    assert not scratch.scratch_dirs(tmp_path)
 
 
 def test_a_checkpoint_of_other_tables_is_not_used(tmp_path):
-    arrays = large.map_arrays(tmp_path, 10, 1, create=True)
+    arrays = scratch.map_arrays(tmp_path, 10, 1, create=True)
     assert int(arrays[2][0, 0]) == -128  # unsolved categories
-    large.write_checkpoint(tmp_path, {"pair": "a", "positions": 10}, 4, arrays)
-    assert large.read_checkpoint(tmp_path, {"pair": "a", "positions": 10}) == 4
-    assert large.read_checkpoint(tmp_path, {"pair": "a", "positions": 11}) is None
-    assert large.read_checkpoint(tmp_path / "none", {"pair": "a"}) is None
+    scratch.write_checkpoint(tmp_path, {"pair": "a", "positions": 10}, 4, arrays)
+    assert scratch.read_checkpoint(tmp_path, {"pair": "a", "positions": 10}) == 4
+    assert scratch.read_checkpoint(tmp_path, {"pair": "a", "positions": 11}) is None
+    assert scratch.read_checkpoint(tmp_path / "none", {"pair": "a"}) is None
 
 
 def test_slices_read_back_what_was_written(tables4):
     m = Material.parse("1k-1m2k")
-    path = storage.table_path(tables4, m)
-    whole = storage.open_table(path)
-    parts = list(storage.read_slices(path, rules=("crowning",), step=4096))
+    path = master.table_path(tables4, m)
+    whole = master.open_table(path)
+    parts = list(master.read_slices(path, rules=("crowning",), step=4096))
     assert len(parts) > 1
     assert np.array_equal(np.concatenate([p[1] for p in parts]), whole.wld)
     assert np.array_equal(np.concatenate([p[2] for p in parts]), whole.dtw)
     assert np.array_equal(np.concatenate([p[4][0] for p in parts]), whole.rules["crowning"].dtz)
-    assert storage.check_table(path) == sorted(whole.rules)
+    assert master.check_table(path) == sorted(whole.rules)
 
 
 def test_a_flipped_byte_is_found_by_the_sliced_check(tables4, tmp_path):
     m = Material.parse("2k-2k")
-    path = shutil.copy(storage.table_path(tables4, m), tmp_path)
+    path = shutil.copy(master.table_path(tables4, m), tmp_path)
     import h5py
     with h5py.File(path, "r+") as f:
         f["dtw"][5] = f["dtw"][5] ^ 1
-    with pytest.raises(storage.TableError, match="checksum mismatch"):
-        storage.check_table(path)
+    with pytest.raises(master.TableError, match="checksum mismatch"):
+        master.check_table(path)

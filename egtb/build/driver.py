@@ -6,13 +6,13 @@ Phases, in the order they run for one material pair {M, mirror(M)}:
    (captures lead to fewer pieces, crownings to one man fewer);
 2. :func:`load_dependencies` - the finished tables the pair's exits look up;
 3. :func:`solve_pair` - the numba retrograde over the pair's units
-   (:mod:`egtb.tables.solve`), in decreasing potential of the men configuration,
-   solving the rule layers (:mod:`egtb.tables.rule_layer`) in the same pass; the
+   (:mod:`egtb.build.solve`), in decreasing potential of the men configuration,
+   solving the rule layers (:mod:`egtb.build.rule_layer`) in the same pass; the
    kernel keeps a worker's progress counters (positions, units) up to date in
    shared memory as it goes, even inside a unit;
 4. :func:`summarise` - counts and max DTW (and per rule layer its category
    counts and max DTZ);
-5. :func:`write_pair` - one HDF5 file per material (:mod:`egtb.tables.storage`).
+5. :func:`write_pair` - one HDF5 file per material (:mod:`egtb.formats.master`).
 
 :func:`build` runs the pairs in a process pool as their dependencies complete,
 skipping materials whose files are already complete. While it waits for them
@@ -41,21 +41,26 @@ import numpy as np
 from numba import njit
 
 from egtb.errors import MissingTableError, SolverError
-from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN
-from egtb.tables import budget, large, rule_layer, solve, solve_large, storage
-from egtb.tables.cache import TableCache
-from egtb.tables.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
-from egtb.tables.material import Material, all_materials, count_positions
+from egtb.formats.values import DRAW, LOSS, UNKNOWN, WIN
+from egtb.build import budget
+from egtb.formats import scratch
+from egtb.build import rule_layer
+from egtb.build import solve
+from egtb.build import solve_regen
+from egtb.formats import master
+from egtb.formats.cache import TableCache
+from egtb.positions.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
+from egtb.positions.material import Material, all_materials, count_positions
 from egtb.rules.notation import Placement, format_fen
 
-log = logging.getLogger("egtb.tables.build")
+log = logging.getLogger("egtb.build.driver")
 
 #: Rule presets a build may be asked for (one rule layer each; DTW ignores the rule).
 RULE_PRESETS = tuple(rule_layer.PRESETS)
 #: Rule layers built by default: all of them.
 DEFAULT_RULES = "all"
 #: Bytes of loaded dependency tables a worker keeps between pairs, at most
-#: (a build with little memory keeps less: :func:`egtb.tables.budget.cache_budget`).
+#: (a build with little memory keeps less: :func:`egtb.build.budget.cache_budget`).
 CACHE_BYTES = 1 << 30
 
 #: Seconds between two checkpoints of a pair solved on disk.
@@ -149,10 +154,10 @@ def load_table_cached(directory: Path, material: Material, presets: tuple[str, .
     rewritten since it was cached is read again.
     """
     def read(_) -> tuple[np.ndarray, np.ndarray, tuple, tuple]:
-        data = storage.open_material(directory, material, rules=presets, packed=True)
+        data = master.open_material(directory, material, rules=presets, packed=True)
         return (data.wld, data.dtw, tuple(data.rules[name].category for name in presets),
                 tuple(data.rules[name].dtz for name in presets))
-    return _CACHE.get((str(directory), material, presets), storage.table_path(directory, material),
+    return _CACHE.get((str(directory), material, presets), master.table_path(directory, material),
                       read)
 
 
@@ -164,7 +169,7 @@ class FlatTables:
     wld: np.ndarray
     dtw: np.ndarray
     presets: tuple = ()
-    """The rule layers solved along (:class:`egtb.tables.rule_layer.RulePreset`)."""
+    """The rule layers solved along (:class:`egtb.build.rule_layer.RulePreset`)."""
     rcat: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int8))
     """Category per layer (row) and position (solve.UNSOLVED_CATEGORY until solved)."""
     rdtz: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint16))
@@ -181,9 +186,9 @@ def load_dependencies(directory: Path, solved: list[Material],
                       arrays: list[np.ndarray] | None = None, fill: bool = True) -> FlatTables:
     """Flat arrays holding the `solved` tables (read from disk) and room for `fresh` ones.
 
-    `presets`: the rule layers to load and solve (:class:`~egtb.tables.rule_layer.RulePreset`).
+    `presets`: the rule layers to load and solve (:class:`~egtb.build.rule_layer.RulePreset`).
     `arrays`: the (wld, dtw, rcat, rdtz) arrays to use (memory maps of a pair
-    on disk, :func:`egtb.tables.large.map_arrays`) instead of new ones; with
+    on disk, :func:`egtb.formats.scratch.map_arrays`) instead of new ones; with
     `fill` False the solved tables are taken as already in them (a resumed pair).
     A table bigger than the table cache holds, or any into mapped arrays, is
     copied in slice by slice.
@@ -207,10 +212,10 @@ def load_dependencies(directory: Path, solved: list[Material],
     for material in solved if fill else ():
         part = tables.slice_of(material)
         if mapped or budget.values_bytes(count_positions(material), len(presets)) > _CACHE.max_bytes:
-            large.copy_table(directory, material, part.start, arrays, names)
+            scratch.copy_table(directory, material, part.start, arrays, names)
             continue
         packed, dtw, categories, dtz = load_table_cached(directory, material, names)
-        storage.unpack_into(packed, tables.wld[part])
+        master.unpack_into(packed, tables.wld[part])
         tables.dtw[part] = dtw
         for row in range(len(names)):
             tables.rcat[row, part], tables.rdtz[row, part] = categories[row], dtz[row]
@@ -222,12 +227,12 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
                configs: np.ndarray | None = None) -> int:
     """Solve every unit of a pair into `tables`; return the number of units.
 
-    `progress` (int64 counters, positions then units, see :func:`egtb.tables.solve.solve_units`)
+    `progress` (int64 counters, positions then units, see :func:`egtb.build.solve.solve_units`)
     is raised by the pair's positions and units, in part while the kernel runs.
-    `per_pass`: 0 solves with edge lists (:func:`egtb.tables.solve.solve_units`);
+    `per_pass`: 0 solves with edge lists (:func:`egtb.build.solve.solve_units`);
     n > 0 with the few-bytes-per-node kernel for big units
-    (:mod:`egtb.tables.solve_large`), n tables per move generation pass.
-    `configs`: the units to solve (default all, see :func:`egtb.tables.solve.order_units`).
+    (:mod:`egtb.build.solve_regen`), n tables per move generation pass.
+    `configs`: the units to solve (default all, see :func:`egtb.build.solve.order_units`).
     """
     if progress is None:
         progress = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
@@ -238,18 +243,18 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
         configs = unit_order(materials)
     halves = 1 if (len(materials) == 1 and first.men == 0) else 2
     if per_pass:
-        scratch = solve_large.CompactScratch(halves * slice_unit_size(first),
+        work = solve_regen.CompactScratch(halves * slice_unit_size(first),
                                              min(per_pass, len(tables.presets) + 1))
-        kernel = solve_large.solve_units_compact
+        kernel = solve_regen.solve_units_compact
     else:
-        scratch = solve.Scratch(slice_unit_size(first), halves=halves,
+        work = solve.Scratch(slice_unit_size(first), halves=halves,
                                 kings=(first.black_kings, first.white_kings),
                                 layers=len(tables.presets))
         kernel = solve.solve_units
     limits = np.array([p.limit for p in tables.presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in tables.presets], dtype=np.bool_)
     status = kernel(counts, configs, tables.offsets, tables.wld, tables.dtw,
-                    tables.rcat, tables.rdtz, limits, man_resets, *scratch.arrays(), progress)
+                    tables.rcat, tables.rdtz, limits, man_resets, *work.arrays(), progress)
     if status != solve.OK:
         raise SolverError(f"solving {'/'.join(m.name for m in materials)} failed: "
                           f"{solve.STATUS_NAMES.get(status, f'kernel status {status}')}")
@@ -257,7 +262,7 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
 
 
 def unit_order(materials: tuple[Material, ...]) -> np.ndarray:
-    """Men-configuration indices of a pair's units in solving order (:func:`egtb.tables.solve.order_units`)."""
+    """Men-configuration indices of a pair's units in solving order (:func:`egtb.build.solve.order_units`)."""
     first = materials[0]
     return solve.order_units(first.black_men, first.white_men, len(materials) == 1)
 
@@ -265,8 +270,8 @@ def unit_order(materials: tuple[Material, ...]) -> np.ndarray:
 def summarise(material: Material, wld: np.ndarray, dtw: np.ndarray) -> dict:
     """Counts, max DTW and a FEN reaching it, as file attributes."""
     counts = np.zeros(4, dtype=np.int64)
-    for start in range(0, len(wld), storage.SLICE):  # wld may be a memory map: a slice at a time
-        count_codes(np.asarray(wld[start:start + storage.SLICE]), counts)
+    for start in range(0, len(wld), master.SLICE):  # wld may be a memory map: a slice at a time
+        count_codes(np.asarray(wld[start:start + master.SLICE]), counts)
     worst = int(np.argmax(dtw)) if len(dtw) else 0
     return {
         "wins": int(counts[WIN]),
@@ -322,7 +327,7 @@ def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTab
                                                 tables.rdtz[row, part])
                   for row, p in enumerate(tables.presets)}
         attrs = dict(summary, rule_presets=",".join(layers), build_seconds=round(seconds, 3))
-        storage.write_table(storage.table_path(directory, material), material, wld, dtw,
+        master.write_table(master.table_path(directory, material), material, wld, dtw,
                             attrs=attrs, rules=layers)
         keep_written(directory, material, tables)
         summaries.append(dict(summary, material=material.name, positions=len(wld),
@@ -342,10 +347,10 @@ def keep_written(directory: Path, material: Material, tables: FlatTables) -> Non
     if budget.values_bytes(part.stop - part.start, len(names)) > _CACHE.max_bytes:
         return
     dtw, rdtz = tables.dtw[part], tables.rdtz[:, part]
-    value = (storage.pack_wld(tables.wld[part]), dtw.astype(storage.narrow_type(dtw)),
+    value = (master.pack_wld(tables.wld[part]), dtw.astype(master.narrow_type(dtw)),
              tuple(tables.rcat[row, part].copy() for row in range(len(names))),
-             tuple(rdtz[row].astype(storage.narrow_type(rdtz[row])) for row in range(len(names))))
-    _CACHE.put((str(directory), material, names), storage.table_path(directory, material), value)
+             tuple(rdtz[row].astype(master.narrow_type(rdtz[row])) for row in range(len(names))))
+    _CACHE.put((str(directory), material, names), master.table_path(directory, material), value)
 
 
 def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
@@ -354,16 +359,16 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
                checkpoint_seconds: float = CHECKPOINT_SECONDS) -> dict:
     """Load, solve and write one pair (runs in a worker); return a small record.
 
-    `rules`: the rule layers to build (see :func:`egtb.tables.rule_layer.parse_presets`).
+    `rules`: the rule layers to build (see :func:`egtb.build.rule_layer.parse_presets`).
     The record: key, units, positions, seconds, cpu_seconds (of this thread),
     started/finished (wall-clock epoch seconds), the plan (on_disk, per_pass,
     estimated bytes), the worker's peak RSS so far (bytes) and per table its
     summary with the file's CRC-32 ``checksum``.
     Idempotent: a re-run rewrites identical table data (atomic rename). The same
-    function runs in the local pool and on Dask workers (:mod:`egtb.tables.executor`).
+    function runs in the local pool and on Dask workers (:mod:`egtb.build.executor`).
     `progress`: counters raised while solving (see :func:`solve_pair`).
-    `plan`: how to run it (:func:`egtb.tables.budget.plan_pair`; default: planned
-    for :func:`egtb.tables.budget.default_budget`); a pair on disk is
+    `plan`: how to run it (:func:`egtb.build.budget.plan_pair`; default: planned
+    for :func:`egtb.build.budget.default_budget`); a pair on disk is
     checkpointed about every `checkpoint_seconds`, 0 after every unit (:func:`solve_on_disk`).
     """
     started = time.time()
@@ -385,14 +390,14 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
     summaries = write_pair(directory, pair.materials, tables, seconds=solved - start)
     del tables
     if plan.on_disk:
-        large.remove_scratch(large.scratch_dir(directory, pair.key))
+        scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     seconds = time.perf_counter() - start
     log.info("solved %s: %d units, %d positions in %.2fs (load %.2fs, solve %.2fs, "
              "write %.2fs)", pair.key, units, pair.positions, seconds, loaded - start,
              solved - loaded, seconds - (solved - start))
     for summary in summaries:
-        path = storage.table_path(directory, Material.parse(summary["material"]))
-        summary["checksum"] = int(storage.read_attrs(path)["checksum_crc32"])
+        path = master.table_path(directory, Material.parse(summary["material"]))
+        summary["checksum"] = int(master.read_attrs(path)["checksum_crc32"])
     return {"key": pair.key, "units": units, "positions": pair.positions,
             "seconds": seconds, "cpu_seconds": time.thread_time() - cpu, "started": started,
             "finished": time.time(), "tables": summaries, "on_disk": plan.on_disk,
@@ -404,22 +409,22 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
 def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], presets: tuple, *,
                   per_pass: int, progress: np.ndarray | None,
                   checkpoint_seconds: float) -> tuple[FlatTables, int, float]:
-    """Solve a pair with memory-mapped values (:mod:`egtb.tables.large`), checkpointed.
+    """Solve a pair with memory-mapped values (:mod:`egtb.formats.scratch`), checkpointed.
 
     Resumes from the pair's last checkpoint when its scratch directory has one
     for the same tables and rules. Returns (tables, units, perf_counter time when loaded).
     """
-    path = large.scratch_dir(directory, pair.key)
+    path = scratch.scratch_dir(directory, pair.key)
     materials = list(dependencies) + list(pair.materials)
     total = sum(count_positions(m) for m in materials)
     layout = {"pair": pair.key, "rules": [p.name for p in presets],
               "materials": [m.name for m in materials], "positions": total}
-    done = large.read_checkpoint(path, layout)
-    arrays = large.map_arrays(path, total, len(presets), create=done is None)
+    done = scratch.read_checkpoint(path, layout)
+    arrays = scratch.map_arrays(path, total, len(presets), create=done is None)
     tables = load_dependencies(directory, dependencies, pair.materials, presets, arrays=arrays,
                                fill=done is None)
     if done is None:
-        large.write_checkpoint(path, layout, 0, arrays)
+        scratch.write_checkpoint(path, layout, 0, arrays)
         done = 0
     else:
         log.info("resuming %s from its checkpoint: %d units done", pair.key, done)
@@ -433,9 +438,9 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], pre
         solve_pair(pair.materials, tables, progress, per_pass=per_pass,
                    configs=configs[first:first + step])
         if time.monotonic() - last >= checkpoint_seconds:
-            large.write_checkpoint(path, layout, min(first + step, len(configs)), arrays)
+            scratch.write_checkpoint(path, layout, min(first + step, len(configs)), arrays)
             last = time.monotonic()
-    large.write_checkpoint(path, layout, len(configs), arrays)
+    scratch.write_checkpoint(path, layout, len(configs), arrays)
     return tables, len(configs), loaded
 
 
@@ -477,22 +482,22 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     presets); a file lacking one of them is incomplete and is rebuilt.
     `executor`: where the pairs run; None is the local process pool of `jobs`
     workers, else an object with the ``run`` method of
-    :class:`egtb.tables.executor.DaskExecutor` (a Dask cluster).
+    :class:`egtb.build.executor.DaskExecutor` (a Dask cluster).
     `memory`: the bytes the local workers may use together (default
-    :func:`egtb.tables.budget.default_budget`), all processes together: what
+    :func:`egtb.build.budget.default_budget`), all processes together: what
     the workers' table caches and processes leave of it
-    (:func:`egtb.tables.budget.pair_budget`) is for the pairs, each planned
-    within it (:func:`egtb.tables.budget.plan_pair`), and pairs run side by side
+    (:func:`egtb.build.budget.pair_budget`) is for the pairs, each planned
+    within it (:func:`egtb.build.budget.plan_pair`), and pairs run side by side
     only while their estimates fit; a pair that fits in no way raises
-    :class:`egtb.tables.budget.MemoryBudgetError` before any work. `on_disk`
-    puts every pair's values on disk (:mod:`egtb.tables.large`), checkpointed
+    :class:`egtb.build.budget.MemoryBudgetError` before any work. `on_disk`
+    puts every pair's values on disk (:mod:`egtb.formats.scratch`), checkpointed
     every `checkpoint_seconds`.
 
     >>> build(2, directory=tmp_path, jobs=1, progress=False).positions  # doctest: +SKIP
     3488
     """
     rules = tuple(p.name for p in rule_layer.parse_presets(rules))  # ValueError when unknown
-    directory = Path(directory or storage.default_dir())
+    directory = Path(directory or master.default_dir())
     directory.mkdir(parents=True, exist_ok=True)
     jobs = jobs or os.cpu_count() or 1
     handler = _start_logging(directory)
@@ -510,7 +515,7 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...
          on_disk: bool = False, checkpoint_seconds: float = CHECKPOINT_SECONDS) -> BuildReport:
     report = BuildReport()
     start = time.perf_counter()
-    for tmp in storage.remove_temporaries(directory):
+    for tmp in master.remove_temporaries(directory):
         log.warning("removed unfinished file %s", tmp)
     done = find_complete(pairs, directory, report, rules=rules)
     todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= min_pieces]
@@ -522,10 +527,10 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...
         memory = budget.pair_budget(memory, jobs=jobs, cache_bytes=_CACHE.max_bytes)
     plans = plan_memory(todo, memory, rules=rules, on_disk=on_disk,  # fails before any work
                         directory=directory)
-    for path in large.scratch_dirs(directory):
-        if path.name[:-len(large.SCRATCH_SUFFIX)] not in {p.key for p in todo}:
+    for path in scratch.scratch_dirs(directory):
+        if path.name[:-len(scratch.SCRATCH_SUFFIX)] not in {p.key for p in todo}:
             log.warning("removed the scratch directory %s of a finished pair", path)
-            large.remove_scratch(path)
+            scratch.remove_scratch(path)
     log.info("building %d pairs (%d positions) with %d jobs into %s", len(todo),
              sum(p.positions for p in todo), jobs, directory)
     bars = _Progress(todo, enabled=progress)
@@ -547,10 +552,10 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...
 
 def plan_memory(todo: list[Pair], memory: int, *, rules: tuple[str, ...],
                 on_disk: bool = False, directory: Path | None = None) -> dict[str, budget.PairPlan]:
-    """How each pair runs within `memory` bytes (:func:`egtb.tables.budget.plan_pair`), by key.
+    """How each pair runs within `memory` bytes (:func:`egtb.build.budget.plan_pair`), by key.
 
     `on_disk` plans every pair on disk. Raises
-    :class:`~egtb.tables.budget.MemoryBudgetError` for the first pair that cannot
+    :class:`~egtb.build.budget.MemoryBudgetError` for the first pair that cannot
     fit, or (with `directory`) whose scratch files would not fit on its disk.
     """
     plans = {}
@@ -582,13 +587,13 @@ def find_complete(pairs: list[Pair], directory: Path, report: BuildReport, *,
     for pair in pairs:
         complete = True
         for material in pair.materials:
-            path = storage.table_path(directory, material)
+            path = master.table_path(directory, material)
             if not path.exists():
                 complete = False
                 continue
             try:
-                present = storage.check_table(path)  # in slices: 7-piece files are big
-            except storage.TableError as exc:
+                present = master.check_table(path)  # in slices: 7-piece files are big
+            except master.TableError as exc:
                 log.warning("%s; rebuilding it", exc)
                 report.rebuilt.append(material.name)
                 path.unlink()
@@ -646,9 +651,9 @@ def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
             waiting = sorted(waiting + _ready(pending, done), key=lambda p: (-chain[p.key], p.key))
             for pair in list(waiting):
                 used = sum(plans[key].bytes for key in running.values())
-                scratch = sum(plans[key].disk for key in running.values())
+                on_disk = sum(plans[key].disk for key in running.values())
                 if running and (len(running) >= jobs or used + plans[pair.key].bytes > memory
-                                or scratch + plans[pair.key].disk > disk):
+                                or on_disk + plans[pair.key].disk > disk):
                     continue
                 future = pool.submit(_build_in_worker, directory, pair,
                                      dependency_materials(pair), rules, plans[pair.key],
@@ -786,7 +791,7 @@ def _warm_up() -> None:
     summarise(pair.materials[0], tables.wld, tables.dtw)
     for row, preset in enumerate(tables.presets):
         rule_layer.make_layer(preset, tables.rcat[row], tables.rdtz[row])
-    storage.unpack_into(storage.pack_wld(tables.wld), tables.wld)
+    master.unpack_into(master.pack_wld(tables.wld), tables.wld)
 
 
 class _Progress:

@@ -9,17 +9,17 @@ in other materials).
 
 All tables a kernel needs live in two flat arrays (``wld``: value codes, ``dtw``:
 plies to the end) with a per-material offset table indexed by
-:func:`egtb.tables.index.material_code`; the pair being solved is part of them and is filled in
+:func:`egtb.positions.index.material_code`; the pair being solved is part of them and is filled in
 place.
 
-Rule layers (one per move-rule preset, see :mod:`egtb.tables.rule_layer`) ride on
+Rule layers (one per move-rule preset, see :mod:`egtb.build.rule_layer`) ride on
 the same move generation: every node's moves are generated once, its in-unit
 king steps (always quiet) become the unit's graph, and each exit is folded into
 one node table per layer: the rule-free value, and per preset the value the exit
 has under that preset (a zeroing exit by the target's category at counter 0, a
 quiet man move by the target's own DTZ plus one). Then the same bucket-queue
 propagation runs once per layer. A layer is kept in the flat arrays ``rcat``
-(:class:`egtb.tables.values.Category` codes, :data:`UNSOLVED_CATEGORY` until
+(:class:`egtb.formats.values.Category` codes, :data:`UNSOLVED_CATEGORY` until
 solved) and ``rdtz`` (the layer's DTZ); the propagation writes value codes,
 which :func:`finish_layer` turns into categories.
 
@@ -36,11 +36,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.tables.index import (BINOM, deposit_squares, fill_squares, material_code, men_config_total,
+from egtb.positions.index import (BINOM, deposit_squares, fill_squares, material_code, men_config_total,
                                next_combination, popcount, position_index, rank_kings, rank_men,
                                rank_subset, unit_size, unrank_men, unrank_subset, unrank_unit)
-from egtb.tables.material import BLACK_ONLY_MEN_SQUARES, NUM_SHARED, SHARED_MEN_SQUARES, mirror_bb
-from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN
+from egtb.positions.material import BLACK_ONLY_MEN_SQUARES, NUM_SHARED, SHARED_MEN_SQUARES, mirror_bb
+from egtb.formats.values import DRAW, LOSS, UNKNOWN, UNSOLVED_CATEGORY, WIN
 from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH
 from egtb.rules.perft import capture_moves
 from egtb.rules.perft import C_CAPTURED, C_FROM, C_TO, CAPTURE_ROWS, MAX_JUMPS, jumping_pieces, lowest_bit64
@@ -90,8 +90,6 @@ def flat_index(bm, bk, wm, wk, offsets):
     return base + position_index(bm, bk, wm, wk)
 
 
-#: Category of a rule-layer position not solved yet.
-UNSOLVED_CATEGORY = -128
 CAT_WIN = 2  #: Category.WIN (decisive under the rule); -CAT_WIN is Category.LOSS
 CAT_CURSED = 1  #: Category.CURSED_WIN; -CAT_CURSED is Category.BLESSED_LOSS
 
@@ -184,7 +182,7 @@ def order_units(n_bm, n_wm, symmetric):
     For a symmetric material only one of (c, mirror c) is kept (the smaller index).
     Ties keep index order, so the order is deterministic.
 
-    The configurations are enumerated in index order (:func:`egtb.tables.index.rank_men`:
+    The configurations are enumerated in index order (:func:`egtb.positions.index.rank_men`:
     the black men unranked once per placement, the white men's placements then
     following one another), and sorted by counting (potentials are below
     7 * men): a few seconds less for the biggest all-men 6-piece pairs.

@@ -24,7 +24,7 @@ n_wm) + white_rank, white men ranked among squares 5-32 not holding a black man.
 All kernels take and return bitboards as integers holding 32 bits (square s is
 bit s - 1); scalar kernels return uint32 bitboards and int64 indices.
 
->>> from egtb.tables.material import Material
+>>> from egtb.positions.material import Material
 >>> m = Material(1, 1, 0, 1)
 >>> position_rank(m, bm=1, bk=2, wm=0, wk=4)
 (0, 0)
@@ -39,7 +39,7 @@ from numba import njit
 
 from egtb.rules.movegen import popcount
 from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
-from egtb.tables.material import (BLACK_ONLY_MEN_SQUARES, NUM_SHARED, SHARED_MEN_SQUARES, Material,
+from egtb.positions.material import (BLACK_ONLY_MEN_SQUARES, NUM_SHARED, SHARED_MEN_SQUARES, Material,
                                   count_men_configs, men_configs_with_shared)
 
 #: BINOM[n, k] = C(n, k) for 0 <= n, k <= 32 (zero when k > n).
@@ -317,7 +317,7 @@ def _counts(material: Material) -> tuple[int, int, int, int]:
 @njit(cache=True)
 def men_config_total(n_bm, n_wm):
     """Number of men configurations (units) with these men counts, for kernels
-    (the same figure as :func:`egtb.tables.material.count_men_configs`).
+    (the same figure as :func:`egtb.positions.material.count_men_configs`).
 
     >>> int(men_config_total(1, 1))
     760

@@ -1,9 +1,9 @@
 """Where a table build runs: the local process pool (default) or a Dask cluster.
 
-:func:`egtb.tables.build.build` plans the material pairs and skips complete
+:func:`egtb.build.driver.build` plans the material pairs and skips complete
 files; an executor runs the pairs that are left, each once its dependencies are
 finished, and yields each pair's record as it completes. Both executors run the
-same function, :func:`egtb.tables.build.build_pair`: load the dependency
+same function, :func:`egtb.build.driver.build_pair`: load the dependency
 tables from the table directory, solve, write each file under a temporary name
 and rename it when complete, return a small record (name, counts, checksum,
 seconds, start/end time stamps). The files are the same whichever executor
@@ -14,7 +14,7 @@ a Dask future that takes the futures of the pairs it depends on as arguments,
 so the scheduler starts a pair on a free worker as soon as its last dependency
 has finished, without a round trip through the client; among ready pairs the
 one with the longest chain of dependants goes first (the task priority, as in
-the local pool: :func:`egtb.tables.build.longest_chains`). The client collects each record once,
+the local pool: :func:`egtb.build.driver.longest_chains`). The client collects each record once,
 as it completes. A worker that dies loses nothing finished: Dask reruns its
 running pair elsewhere (and a finished pair whose record it held, when a pair
 still waiting needs it), which rewrites the same file. A pair that keeps
@@ -39,12 +39,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from egtb.cluster import ClusterSpec, capture_logs, connect, replay_logs
+from egtb.dask.cluster import ClusterSpec, capture_logs, connect, replay_logs
 from egtb.errors import SolverError
 
 __all__ = ["DaskExecutor", "make_executor", "run_pair"]
 
-log = logging.getLogger("egtb.tables.executor")
+log = logging.getLogger("egtb.build.executor")
 
 #: Times Dask retries a pair that raised (a worker that dies is handled by Dask on its own:
 #: the pair is rerun elsewhere, up to ``distributed.scheduler.allowed-failures`` deaths).
@@ -67,12 +67,12 @@ def make_executor(*, jobs: int | None = None, scheduler: str | None = None,
 
 
 def run_pair(directory: str, pair: Any, dependencies: list, rules: str, after: Sequence = ()) -> dict:
-    """One pair on a Dask worker: :func:`~egtb.tables.build.build_pair` plus who ran it and its log lines.
+    """One pair on a Dask worker: :func:`~egtb.build.driver.build_pair` plus who ran it and its log lines.
 
     ``after``: the records of the pairs this one depends on, unused: given as futures, they make
     the scheduler start this pair only once they are finished.
     """
-    from egtb.tables.build import build_pair
+    from egtb.build.driver import build_pair
     with capture_logs("egtb") as lines:
         record = build_pair(Path(directory), pair, dependencies, rules=rules)
     record.update(host=socket.gethostname(), pid=os.getpid(), log=lines)
@@ -81,7 +81,7 @@ def run_pair(directory: str, pair: Any, dependencies: list, rules: str, after: S
 
 def warm_worker() -> dict:
     """Compile (or load from the numba cache) the solver kernels in this worker process."""
-    from egtb.tables.build import _warm_up
+    from egtb.build.driver import _warm_up
     start = time.perf_counter()
     _warm_up()
     return {"host": socket.gethostname(), "pid": os.getpid(), "seconds": time.perf_counter() - start}
@@ -90,7 +90,7 @@ def warm_worker() -> dict:
 class DaskExecutor:
     """Run a build's pairs on a Dask cluster; see the module docstring.
 
-    Give a :class:`~egtb.cluster.ClusterSpec` (the executor connects at :meth:`run` and closes
+    Give a :class:`~egtb.dask.cluster.ClusterSpec` (the executor connects at :meth:`run` and closes
     its client afterwards) or an open ``distributed.Client`` (e.g. of a ``LocalCluster``),
     which stays open.
 
@@ -115,7 +115,7 @@ class DaskExecutor:
         own = self.client is None
         client = connect(self.spec, directories=[directory]) if own else self.client
         if not own:
-            from egtb.cluster import prepare_workers
+            from egtb.dask.cluster import prepare_workers
             prepare_workers(client, directories=[directory])
         try:
             self._warm(client)
@@ -168,7 +168,7 @@ class DaskExecutor:
     def _submit_graph(self, client: Any, todo: list, done: set[str], directory: Path,
                       rules: str) -> dict[str, tuple[Any, Any, list]]:
         """Submit every pair of ``todo`` with its dependencies' futures: key -> (pair, future, those futures)."""
-        from egtb.tables.build import dependency_materials, longest_chains
+        from egtb.build.driver import dependency_materials, longest_chains
         submitted: dict[str, tuple[Any, Any, list]] = {}
         chains = longest_chains(todo)
         for pair in _dependency_order(todo, done):
@@ -213,5 +213,5 @@ def _failure(future: Any, pairs: dict, depends: dict) -> SolverError:
 
 def _remove_temporaries(directory: Path) -> list[Path]:
     """Temporaries left by workers that died while writing (nothing runs any more)."""
-    from egtb.tables import storage
-    return storage.remove_temporaries(directory)
+    from egtb.formats import master
+    return master.remove_temporaries(directory)

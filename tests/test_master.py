@@ -6,8 +6,8 @@ import h5py
 import numpy as np
 import pytest
 
-from egtb.tables import storage
-from egtb.tables.material import Material, count_positions
+from egtb.formats import master
+from egtb.positions.material import Material, count_positions
 
 M = Material.parse("1k-1m")
 
@@ -22,98 +22,98 @@ def sample(n: int, *, deep: bool = False) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("n", [0, 1, 5, 868, 100_003])
 def test_pack_round_trip(n):
     wld, _ = sample(n)
-    assert np.array_equal(storage.unpack_wld(storage.pack_wld(wld), n), wld)
+    assert np.array_equal(master.unpack_wld(master.pack_wld(wld), n), wld)
 
 
 @pytest.mark.parametrize("deep", [False, True])
 def test_write_read_round_trip(tmp_path, deep):
     wld, dtw = sample(count_positions(M), deep=deep)
-    path = storage.write_table(storage.table_path(tmp_path, M), M, wld, dtw,
+    path = master.write_table(master.table_path(tmp_path, M), M, wld, dtw,
                                attrs={"wins": 1, "rule_preset": "wcdf"})
-    data = storage.open_table(path)
+    data = master.open_table(path)
     assert data.material == M and data.attrs["rule_preset"] == "wcdf"
     assert np.array_equal(data.wld, wld) and np.array_equal(data.dtw, dtw)
     assert data.dtw.dtype == (np.uint16 if deep else np.uint8)
-    assert not list(tmp_path.glob(storage.TMP_GLOB))
-    got = storage.load_material(tmp_path, M)
+    assert not list(tmp_path.glob(master.TMP_GLOB))
+    got = master.load_material(tmp_path, M)
     assert np.array_equal(got[0], wld)
 
 
 def test_missing_table(tmp_path):
     with pytest.raises(FileNotFoundError, match="1k-1m"):
-        storage.load_material(tmp_path, M)
-    assert storage.stored_materials(tmp_path) == []
+        master.load_material(tmp_path, M)
+    assert master.stored_materials(tmp_path) == []
 
 
 def write_sample(tmp_path):
     wld, dtw = sample(count_positions(M))
-    return storage.write_table(storage.table_path(tmp_path, M), M, wld, dtw)
+    return master.write_table(master.table_path(tmp_path, M), M, wld, dtw)
 
 
 def test_truncated_file_is_detected(tmp_path):
     path = write_sample(tmp_path)
     path.write_bytes(path.read_bytes()[:1000])
-    with pytest.raises(storage.TableError, match=str(path.name)):
-        storage.open_table(path)
-    assert storage.stored_materials(tmp_path) == [M]  # listed by name; opening it is what fails
+    with pytest.raises(master.TableError, match=str(path.name)):
+        master.open_table(path)
+    assert master.stored_materials(tmp_path) == [M]  # listed by name; opening it is what fails
 
 
 def test_changed_values_fail_the_checksum(tmp_path):
     path = write_sample(tmp_path)
     with h5py.File(path, "r+") as f:
         f["dtw"][3] = f["dtw"][3] + 1
-    with pytest.raises(storage.TableError, match="checksum"):
-        storage.open_table(path)
-    storage.open_table(path, check=False)
+    with pytest.raises(master.TableError, match="checksum"):
+        master.open_table(path)
+    master.open_table(path, check=False)
 
 
 def test_foreign_file_is_rejected(tmp_path):
     path = tmp_path / "1k-1m.h5"
     with h5py.File(path, "w") as f:
         f["x"] = np.arange(3)
-    with pytest.raises(storage.TableError, match="not an English draughts table"):
-        storage.open_table(path)
+    with pytest.raises(master.TableError, match="not an English draughts table"):
+        master.open_table(path)
     (tmp_path / "2k-1k.h5").write_text("not hdf5")
-    with pytest.raises(storage.TableError, match="2k-1k.h5"):
-        storage.open_table(tmp_path / "2k-1k.h5")
+    with pytest.raises(master.TableError, match="2k-1k.h5"):
+        master.open_table(tmp_path / "2k-1k.h5")
 
 
 def test_temporaries_are_removed(tmp_path):
     leftover = tmp_path / "1k-1m.h5.1234.tmp"
     leftover.write_bytes(b"partial")
-    assert storage.remove_temporaries(tmp_path) == [leftover]
+    assert master.remove_temporaries(tmp_path) == [leftover]
     assert not leftover.exists()
 
 
 def test_default_dir_from_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv(storage.ENV_DIR, str(tmp_path))
-    assert storage.default_dir() == tmp_path
-    monkeypatch.delenv(storage.ENV_DIR)
-    assert storage.default_dir() == storage.DEFAULT_DIR
+    monkeypatch.setenv(master.ENV_DIR, str(tmp_path))
+    assert master.default_dir() == tmp_path
+    monkeypatch.delenv(master.ENV_DIR)
+    assert master.default_dir() == master.DEFAULT_DIR
 
 
-@pytest.mark.parametrize("count, slice_chunks", [(storage.CHUNK * 2, 16),
-                                                  (storage.CHUNK * 3 + 12345, 16),
-                                                  (storage.CHUNK * 9 + 12345, 4)])
+@pytest.mark.parametrize("count, slice_chunks", [(master.CHUNK * 2, 16),
+                                                  (master.CHUNK * 3 + 12345, 16),
+                                                  (master.CHUNK * 9 + 12345, 4)])
 def test_chunks_compressed_here_give_the_same_file_as_hdf5_filters(tmp_path, monkeypatch, count,
                                                                    slice_chunks):
     """The threaded direct-chunk path writes byte for byte HDF5's own filtered file,
     also when a dataset is written in several slices (the last one partial)."""
-    monkeypatch.setattr(storage, "SLICE", storage.CHUNK * slice_chunks)
+    monkeypatch.setattr(master, "SLICE", master.CHUNK * slice_chunks)
     rng = np.random.default_rng(count)
     material = Material.parse("2k-2k")
     wld = rng.integers(1, 4, count).astype(np.uint8)
     dtw = (rng.integers(0, 40, count) * (rng.random(count) < 0.3)).astype(np.uint16)
     dtw[7] = 300  # stored as uint16: shuffled
-    layer = storage.RuleLayer(np.sign(wld.astype(np.int8) - 1) * 2, dtw // 2, {"limit": 80})
-    monkeypatch.setattr(storage.time, "strftime", lambda *_: "2026-01-01T00:00:00+0000")
+    layer = master.RuleLayer(np.sign(wld.astype(np.int8) - 1) * 2, dtw // 2, {"limit": 80})
+    monkeypatch.setattr(master.time, "strftime", lambda *_: "2026-01-01T00:00:00+0000")
     paths = []
     for direct in (False, True):
-        monkeypatch.setattr(storage, "DIRECT_CHUNKS", direct)
-        paths.append(storage.write_table(tmp_path / f"{direct}.h5", material, wld, dtw,
+        monkeypatch.setattr(master, "DIRECT_CHUNKS", direct)
+        paths.append(master.write_table(tmp_path / f"{direct}.h5", material, wld, dtw,
                                          rules={"wcdf": layer}))
     assert paths[0].read_bytes() == paths[1].read_bytes()
-    data = storage.open_table(paths[1])
+    data = master.open_table(paths[1])
     assert np.array_equal(data.dtw, dtw) and np.array_equal(data.wld, wld)
 
 
@@ -121,12 +121,12 @@ def test_a_forked_child_compresses_with_its_own_threads(tmp_path):
     """The parent's chunk-compression pool is not reused (and never waited on) in a fork."""
     import multiprocessing
     material = Material.parse("2k-2k")
-    wld = np.ones(storage.CHUNK * 2, dtype=np.uint8)
-    dtw = np.arange(storage.CHUNK * 2, dtype=np.uint16)
-    storage.write_table(tmp_path / "parent.h5", material, wld, dtw)  # the parent's pool exists
+    wld = np.ones(master.CHUNK * 2, dtype=np.uint8)
+    dtw = np.arange(master.CHUNK * 2, dtype=np.uint16)
+    master.write_table(tmp_path / "parent.h5", material, wld, dtw)  # the parent's pool exists
     child = multiprocessing.get_context("fork").Process(
-        target=storage.write_table, args=(tmp_path / "child.h5", material, wld, dtw))
+        target=master.write_table, args=(tmp_path / "child.h5", material, wld, dtw))
     child.start()
     child.join(60)
     assert child.exitcode == 0
-    assert np.array_equal(storage.open_table(tmp_path / "child.h5").dtw, dtw)
+    assert np.array_equal(master.open_table(tmp_path / "child.h5").dtw, dtw)

@@ -1,9 +1,9 @@
 """HDF5 table files: one file per material, written once, read with checks.
 
 A file ``<material name>.h5`` holds two datasets over the material's positions
-(Black to move, in index order, see :mod:`egtb.tables.index`):
+(Black to move, in index order, see :mod:`egtb.positions.index`):
 
-- ``wld``: value codes (:data:`egtb.tables.values.DRAW`, ``WIN``, ``LOSS``) packed four
+- ``wld``: value codes (:data:`egtb.formats.values.DRAW`, ``WIN``, ``LOSS``) packed four
   per byte, position ``i`` in bits ``2 * (i % 4)`` of byte ``i // 4``;
 - ``dtw``: plies to the end under perfect play, ``uint8`` or ``uint16``.
 
@@ -12,9 +12,9 @@ reaching it, a CRC32 checksum of the raw dataset bytes (``wld`` then ``dtw``),
 build time and builder version.
 
 Format version 2 adds one rule layer per move-rule preset (group
-``rules/<preset>``, see :mod:`egtb.tables.rule_layer`):
+``rules/<preset>``, see :mod:`egtb.build.rule_layer`):
 
-- ``rules/<preset>/category``: ``int8`` :class:`egtb.tables.values.Category` code
+- ``rules/<preset>/category``: ``int8`` :class:`egtb.formats.values.Category` code
   at counter 0 (-2 loss, -1 blessed loss, 0 draw, 1 cursed win, 2 win);
 - ``rules/<preset>/dtz``: ``uint8`` or ``uint16``, ply-exact: the side to move
   wins (loses) from counter ``c`` iff the category is WIN (LOSS) and
@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit
 
 from egtb.errors import TableError
-from egtb.tables.material import Material
+from egtb.positions.material import Material
 
 FORMAT_VERSION = 2
 #: Format versions this reader opens (version 1 has no rule layers).
@@ -76,7 +76,7 @@ class RuleLayer:
     """Values of one material under one move-rule preset, at counter 0."""
 
     category: np.ndarray
-    """Category code per position (int8, :class:`egtb.tables.values.Category`)."""
+    """Category code per position (int8, :class:`egtb.formats.values.Category`)."""
     dtz: np.ndarray
     """Plies to the next zeroing ply or the end, ply-exact (uint8 or uint16)."""
     attrs: dict = field(default_factory=dict)
@@ -385,7 +385,7 @@ def read_slices(path: os.PathLike | str, *, rules: tuple[str, ...] = (), step: i
                 check: bool = True):
     """Yield (start, wld, dtw, categories, dtz) per slice of `step` positions of a table file.
 
-    For reading tables too big to hold whole (:mod:`egtb.tables.large`): ``wld``
+    For reading tables too big to hold whole (:mod:`egtb.formats.scratch`): ``wld``
     unpacked, ``categories`` and ``dtz`` with one row per preset of `rules`. With
     `check`, the checksums are checked after the last slice (a second pass; a
     mismatch raises :class:`TableError` naming the file before the generator ends).

@@ -1,18 +1,18 @@
 """Probe endgame tables: value, DTW and, under a move rule, the exact result at any counter.
 
 A :class:`Tablebase` opens a directory of table files written by the builder
-(one ``<material>.h5`` per material, see :mod:`egtb.tables.storage`), loads tables
-lazily and keeps a bounded LRU cache of them (:mod:`egtb.tables.cache`, as the builder
+(one ``<material>.h5`` per material, see :mod:`egtb.formats.master`), loads tables
+lazily and keeps a bounded LRU cache of them (:mod:`egtb.formats.cache`, as the builder
 and the verifier do). A position is colour-normalised
 (mirrored when White is to move), its material picks the table and
-:mod:`egtb.tables.index` gives its place in it.
+:mod:`egtb.positions.index` gives its place in it.
 
 Values are for the side to move. Without the move rule (``wdl``, ``dtw``):
 ``+1`` win, ``0`` draw, ``-1`` loss, and DTW, the plies to the end of the game
 under perfect play (the winner shortest, the loser longest). Under a move-rule
 preset (``wcdf``, ``crowning``, ``forty-plies``; see
 :data:`egtb.rules.board.DRAW_RULES`) each table file carries a rule layer: the
-:class:`~egtb.tables.values.Category` at counter 0 and DTZ, the plies up to and
+:class:`~egtb.formats.values.Category` at counter 0 and DTZ, the plies up to and
 including the next zeroing ply (or the end) that the winner needs. From
 counter ``c`` the side to move wins iff the category is WIN and
 ``dtz + c <= limit``, loses iff it is LOSS and ``dtz + c <= limit``, and the
@@ -43,16 +43,17 @@ from typing import Iterable
 import numpy as np
 from numba import njit
 
-from egtb.tables import compact, storage
-from egtb.tables.cache import TableCache
+from egtb.formats import compact
+from egtb.formats import master
+from egtb.formats.cache import TableCache
 from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
 from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
-from egtb.tables.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
-from egtb.tables.material import Material, all_materials, mirror_bb
+from egtb.positions.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
+from egtb.positions.material import Material, all_materials, mirror_bb
 from egtb.rules.movegen import count_simple_moves, has_capture
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
-from egtb.tables.values import WDL_OF_CODE, Category, Wdl
-from egtb.tables.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
+from egtb.formats.values import WDL_OF_CODE, Category, Wdl
+from egtb.formats.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
 
 __all__ = [
     "Category", "MissingRuleLayerError", "MissingTableError", "MoveValue", "ProbeResult", "Tablebase",
@@ -445,7 +446,7 @@ class Tablebase:
             raise ValueError(f"max_open must be at least 1, not {max_open}")
         self.rules = tuple(_draw_rule(name).name for name in rules) if rules is not None else None
         """Presets whose layers are kept (None: all)."""
-        self.directory = Path(directory) if directory is not None else storage.default_dir()
+        self.directory = Path(directory) if directory is not None else master.default_dir()
         self.max_open = max_open
         self.memory_limit_bytes = memory_limit_bytes
         #: Loaded tables by material code (a file rebuilt since is read again, checked at most once a second).
@@ -488,8 +489,8 @@ class Tablebase:
 
     def _scan(self) -> list[Material]:
         """Materials of the table files in the directory (read from their names)."""
-        return sorted(set(storage.stored_materials(self.directory))
-                      | set(storage.stored_materials(self.directory, suffix=compact.SUFFIX)),
+        return sorted(set(master.stored_materials(self.directory))
+                      | set(master.stored_materials(self.directory, suffix=compact.SUFFIX)),
                       key=lambda m: (m.pieces, m.name))
 
     @property
@@ -530,7 +531,7 @@ class Tablebase:
 
     def _file_of(self, material: Material) -> Path:
         """The master file of a material, else its compact file (MissingTableError when neither exists)."""
-        path = storage.table_path(self.directory, material)
+        path = master.table_path(self.directory, material)
         if path.exists():
             return path
         if compact.compact_path(self.directory, material).exists():
@@ -555,7 +556,7 @@ class Tablebase:
         """Read one table file (checksum verified), master or compact."""
         if path.suffix == compact.SUFFIX:
             return compact.open_compact(path, owner=self)
-        data = storage.open_table(path)
+        data = master.open_table(path)
         if data.material != material:
             raise TableError(f"{path}: holds material {data.material.name}, not {material.name}")
         dtw_type = np.uint8 if data.dtw.dtype.itemsize == 1 else np.uint16

@@ -1,25 +1,25 @@
 """Memory budget of a build: what a pair needs, and how it runs within a budget.
 
 A pair is solved with its values and those of the tables its exits reach in
-flat arrays (:class:`egtb.tables.build.FlatTables`: 3 bytes a position, and 3
+flat arrays (:class:`egtb.build.driver.FlatTables`: 3 bytes a position, and 3
 more per rule layer) and the solver's work arrays for its largest unit. Up to 6
 pieces everything fits in a few GB; at 7 pieces a pair with men holds up to
 2.8 G positions (34 GB of values) and the all-kings units up to 236 M nodes
 (70 GB of edge lists). :func:`plan_pair` picks, for a byte budget, the first of
 these ways to run a pair that fits:
 
-1. values in RAM, edge lists (:func:`egtb.tables.solve.solve_units`): the fastest;
-2. values in RAM, the few-bytes-per-node kernel (:mod:`egtb.tables.solve_large`),
+1. values in RAM, edge lists (:func:`egtb.build.solve.solve_units`): the fastest;
+2. values in RAM, the few-bytes-per-node kernel (:mod:`egtb.build.solve_regen`),
    as many tables per move generation pass as fit;
 3. values memory-mapped on a scratch file next to the tables
-   (:mod:`egtb.tables.large`, checkpointed), edge lists;
+   (:mod:`egtb.formats.scratch`, checkpointed), edge lists;
 4. values memory-mapped, the few-bytes-per-node kernel.
 
 For the memory-mapped ways the estimate counts :data:`DISK_RESIDENT` bytes of
 page cache for the working set (the unit being solved, the units its man moves
 reach, the exits' targets).
 
->>> from egtb.tables.build import plan_pairs, dependency_materials
+>>> from egtb.build.driver import plan_pairs, dependency_materials
 >>> pair = plan_pairs(3)[3]
 >>> plan = plan_pair(pair, dependency_materials(pair), layers=3, budget=1 << 30)
 >>> plan.on_disk, plan.per_pass
@@ -34,9 +34,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from egtb.errors import EgtbError
-from egtb.tables import solve, solve_large
-from egtb.tables.index import slice_unit_size
-from egtb.tables.material import count_positions
+from egtb.build import solve
+from egtb.build import solve_regen
+from egtb.positions.index import slice_unit_size
+from egtb.positions.material import count_positions
 
 #: Bytes per position of the values (wld uint8, dtw uint16) and per rule layer (category, DTZ).
 BYTES_VALUES = 3
@@ -60,7 +61,7 @@ class PairPlan:
     key: str
     """The pair (name of its first material)."""
     on_disk: bool
-    """Values memory-mapped on a scratch file (:mod:`egtb.tables.large`), with checkpoints."""
+    """Values memory-mapped on a scratch file (:mod:`egtb.formats.scratch`), with checkpoints."""
     per_pass: int
     """0: edge lists; n > 0: the compact kernel with n tables per move generation pass."""
     bytes: int
@@ -132,7 +133,7 @@ def unit_nodes(pair) -> int:
 
 
 def edge_scratch_bytes(pair, layers: int) -> int:
-    """Bytes of :class:`egtb.tables.solve.Scratch` and the propagation's arrays for a pair."""
+    """Bytes of :class:`egtb.build.solve.Scratch` and the propagation's arrays for a pair."""
     first = pair.materials[0]
     nodes = unit_nodes(pair)
     unit = slice_unit_size(first)
@@ -160,7 +161,7 @@ def plan_pair(pair, dependencies, *, layers: int, budget: int, on_disk: bool = F
         options.append(PairPlan(pair.key, mapped, 0, held + edge_scratch_bytes(pair, layers)))
         for per_pass in range(tables, 0, -1):
             options.append(PairPlan(pair.key, mapped, per_pass,
-                                    held + nodes * solve_large.node_bytes(per_pass)))
+                                    held + nodes * solve_regen.node_bytes(per_pass)))
         if mapped:
             disk = scratch_bytes(pair, dependencies, layers=layers)
             options = [replace(o, disk=disk) if o.on_disk else o for o in options]

@@ -45,14 +45,14 @@ from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.rules.movegen import (M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, count_simple_moves,
                                 generate_moves, has_capture, popcount)
 from egtb.rules.perft import CAPTURE_ROWS, CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, MAX_JUMPS, child_positions
-from egtb.tables import storage
-from egtb.tables.index import (MEN_OFFSET, NUM_CODES, material_code, material_of_code,
+from egtb.formats import master
+from egtb.positions.index import (MEN_OFFSET, NUM_CODES, material_code, material_of_code,
                                position_index, unit_size, unrank_men, unrank_unit)
-from egtb.tables.material import Material, count_positions, mirror_bb
-from egtb.tables.values import DRAW, LOSS, UNKNOWN, WDL_OF_CODE, WIN
-from egtb.tables.verify import VerifyReport
+from egtb.positions.material import Material, count_positions, mirror_bb
+from egtb.formats.values import DRAW, LOSS, UNKNOWN, WDL_OF_CODE, WIN
+from egtb.build.verify import VerifyReport
 from egtb.rules.notation import Placement, format_fen
-from egtb.tables.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint32_ptr, uint8_ptr
+from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint32_ptr, uint8_ptr
 
 __all__ = [
     "BLOCK_BYTES", "CompactReport", "CompactTable", "FORMAT_VERSION", "SUFFIX",
@@ -638,11 +638,11 @@ def compact_material(tables: os.PathLike | str, material: Material, *,
 
     Raises FileNotFoundError when the master file is absent, TableError when broken.
     """
-    path = storage.table_path(tables, material)
+    path = master.table_path(tables, material)
     if not path.exists():
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
-    rules = tuple(r for r in storage.rule_presets_in(path) if r in RULE_KINDS)
-    data = storage.open_table(path, rules=rules)
+    rules = tuple(r for r in master.rule_presets_in(path) if r in RULE_KINDS)
+    data = master.open_table(path, rules=rules)
     out = out if out is not None else tables
     blob, report = encode_values(material, data.wld)
     data.wld = data.dtw = None  # free them before the layers are coded
@@ -668,7 +668,7 @@ def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | Non
     tables = Path(tables)
     out = Path(out) if out is not None else tables
     if materials is None:
-        materials = storage.stored_materials(tables)
+        materials = master.stored_materials(tables)
     if materials:
         out.mkdir(parents=True, exist_ok=True)
     todo = sorted(materials, key=count_positions, reverse=True)
@@ -909,7 +909,7 @@ def probe_position(table: CompactTable, key: tuple[int, int, int, int, int], ind
     "wcdf" that holds for categories too, as a capture resets the counter: the
     successors are at counter 0, where their categories are. ``index`` and
     ``capture`` (whether the side to move must capture) come from
-    :func:`egtb.probe.locate_capture`.
+    :func:`egtb.probe.tablebase.locate_capture`.
     """
     if not capture:
         return table.value_of[table.value(index)], None
@@ -1541,12 +1541,12 @@ def _check_successors(values, offsets, succ_wdl, errors):
 
 
 def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | None = None,
-                   master: os.PathLike | str | None = None, chunk: int = 1 << 20,
+                   masters: os.PathLike | str | None = None, chunk: int = 1 << 20,
                    max_reported: int = 20) -> CompactVerifyReport:
     """Check the compact files of a directory, probing through them alone.
 
     Every position (stored or recovered by the capture search) is compared with
-    the master table in ``master`` (default: the same directory) when there is
+    the master table in ``masters`` (default: the same directory) when there is
     one, else checked against its successors (its value is the best over its
     moves, probed from the compact files; no move is a loss). A category file
     (``.wcdf``) is compared with the master's rule layer when there is one,
@@ -1556,11 +1556,11 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     >>> verify_compact("/nonexistent").ok
     False
     """
-    from egtb.tables.index import global_unrank
+    from egtb.positions.index import global_unrank
     directory = Path(directory)
-    master = Path(master) if master is not None else directory
+    masters = Path(masters) if masters is not None else directory
     if materials is None:
-        materials = storage.stored_materials(directory, suffix=SUFFIX)
+        materials = master.stored_materials(directory, suffix=SUFFIX)
     report = CompactVerifyReport()
     prober = CompactProber(directory)
     for material in materials:
@@ -1572,7 +1572,7 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
             else:
                 report.layers += 1
             try:
-                bad, caps, errors = _verify_one(prober, master, material, chunk, max_reported, rule)
+                bad, caps, errors = _verify_one(prober, masters, material, chunk, max_reported, rule)
             except (TableError, FileNotFoundError) as exc:
                 report.errors += 1
                 report.messages.append(str(exc))
@@ -1618,24 +1618,24 @@ class CompactProber:
                            owner=self, rule=rule)
 
 
-def _reference(master: Path, material: Material, rule: str | None) -> np.ndarray | None:
+def _reference(masters: Path, material: Material, rule: str | None) -> np.ndarray | None:
     """The master's WDL (rule None) or categories of a material, None without a master."""
-    path = storage.table_path(master, material)
+    path = master.table_path(masters, material)
     if not path.exists():
         return None
     if rule is None:
-        wld, _ = storage.load_material(master, material)
+        wld, _ = master.load_material(masters, material)
         return WDL_OF_CODE[wld]
-    if rule not in storage.rule_presets_in(path):
+    if rule not in master.rule_presets_in(path):
         return None
-    return storage.open_table(path, rules=(rule,)).rules[rule].category
+    return master.open_table(path, rules=(rule,)).rules[rule].category
 
 
-def _verify_one(prober: CompactProber, master: Path, material: Material, chunk: int,
+def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk: int,
                 max_reported: int, rule: str | None = None) -> tuple[int, int, list[tuple[int, str]]]:
     table = prober.table(material)
     (table.layer(rule) if rule else table).values()  # every block's CRC and decoding
-    reference = _reference(master, material, rule)
+    reference = _reference(masters, material, rule)
     counts = _counts(material)
     total = count_positions(material)
     bad, caps, errors = 0, 0, []

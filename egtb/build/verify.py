@@ -11,7 +11,7 @@ to Black to move, looks its value up in the stored tables and checks
 
 A successor whose side to move has no piece left is a LOSS in 0.
 
-Each rule layer (:mod:`egtb.tables.rule_layer`) is checked the same way, from
+Each rule layer (:mod:`egtb.build.rule_layer`) is checked the same way, from
 the definitions: a move's value to the mover is taken from its successor's
 stored category and DTZ under the same preset: a zeroing move (a capture, a
 crowning, and under "wcdf" any man move) ends the count, so it is worth 1 ply
@@ -35,12 +35,12 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.tables import storage
-from egtb.tables.cache import TableCache
-from egtb.tables.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
+from egtb.formats import master
+from egtb.formats.cache import TableCache
+from egtb.positions.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
                         unit_size, unrank_kings, unrank_men)
-from egtb.tables.values import DRAW, LOSS, UNKNOWN, WIN, Wdl
-from egtb.tables.material import Material, count_positions, mirror_bb
+from egtb.formats.values import DRAW, LOSS, UNKNOWN, WIN, Wdl
+from egtb.positions.material import Material, count_positions, mirror_bb
 from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES,
                                 MOVE_WIDTH, generate_moves)
 from egtb.rules.notation import Placement, format_fen
@@ -72,7 +72,7 @@ ERROR_NAMES = {
     ERR_RULE_DTZ: "rule layer: DTZ does not follow from the successors",
     ERR_RULE_SIGN: "rule layer: category disagrees with the rule-free value",
 }
-#: Category codes as the rule check kernel sees them (egtb.tables.values.Category).
+#: Category codes as the rule check kernel sees them (egtb.formats.values.Category).
 CAT_LOSS, CAT_BLESSED, CAT_DRAW, CAT_CURSED, CAT_WIN = -2, -1, 0, 1, 2
 #: "No winning move" marker of the rule check.
 NONE_FOUND = 1 << 30
@@ -289,7 +289,7 @@ def _flat_arrays(directory: Path, material: Material, cache: TableCache, *,
     offsets = np.full(NUM_CODES, -1, dtype=np.int64)
     parts, start = [], 0
     for m in needed_materials(material):
-        parts.append(cache.get((str(directory), m, preset), storage.table_path(directory, m),
+        parts.append(cache.get((str(directory), m, preset), master.table_path(directory, m),
                                lambda _, m=m: _load_arrays(directory, m, preset)))
         offsets[code_of_material(m)] = start
         start += count_positions(m)
@@ -300,8 +300,8 @@ def _flat_arrays(directory: Path, material: Material, cache: TableCache, *,
 def _load_arrays(directory: Path, material: Material, preset: str | None) -> tuple[np.ndarray, np.ndarray]:
     """(wld, dtw), or with `preset` (category, dtz) of that rule layer; FileNotFoundError when missing."""
     if preset is None:
-        return storage.load_material(directory, material)
-    layer = storage.open_material(directory, material, rules=(preset,)).rules[preset]
+        return master.load_material(directory, material)
+    layer = master.open_material(directory, material, rules=(preset,)).rules[preset]
     return layer.category, layer.dtz
 
 
@@ -316,7 +316,7 @@ def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20
         lambda lo, hi, errors: check_positions(counts, lo, hi, base, offsets, wld, dtw, errors),
         lambda errors: _describe(material, errors, wld, dtw, base))
     own_wld = wld[base:base + count_positions(material)]
-    for preset in storage.rule_presets_in(storage.table_path(directory, material)):
+    for preset in master.rule_presets_in(master.table_path(directory, material)):
         layer_bad, layer_messages = verify_rule_layer(directory, material, preset, own_wld,
                                                       chunk=chunk, cache=cache)
         bad += layer_bad
@@ -328,7 +328,7 @@ def verify_rule_layer(directory: Path, material: Material, preset: str, wld: np.
                       chunk: int = 1 << 20, cache: TableCache | None = None) -> tuple[int, list[str]]:
     """Check one rule layer of a table against its successors' layers and `wld` (the
     material's verified rule-free values); return (bad positions, first messages)."""
-    from egtb.tables.rule_layer import PRESETS
+    from egtb.build.rule_layer import PRESETS
     cache = TableCache(max_bytes=CACHE_BYTES) if cache is None else cache
     rule = PRESETS[preset]
     offsets, category, dtz = _flat_arrays(directory, material, cache, preset=preset)
@@ -367,7 +367,7 @@ def _check_in_chunks(material: Material, chunk: int, check, describe) -> tuple[i
 
 
 def _fen_of(material: Material, index: int) -> str:
-    from egtb.tables.index import global_unrank
+    from egtb.positions.index import global_unrank
     return format_fen(Placement(*global_unrank(material, index), 0))
 
 
@@ -380,7 +380,7 @@ def _code_name(code: int) -> str:
 
 def _describe(material: Material, errors: np.ndarray, wld: np.ndarray, dtw: np.ndarray,
               base: int) -> list[str]:
-    from egtb.tables.index import global_unrank
+    from egtb.positions.index import global_unrank
     out = []
     for index, code in errors:
         bm, bk, wm, wk = global_unrank(material, int(index))
@@ -399,9 +399,9 @@ def verify_directory(directory: os.PathLike | str | None = None, *,
     False
     """
     from tqdm import tqdm
-    directory = Path(directory or storage.default_dir())
+    directory = Path(directory or master.default_dir())
     if materials is None:
-        materials = storage.stored_materials(directory)
+        materials = master.stored_materials(directory)
     report = VerifyReport()
     _WORKER_CACHE.clear()  # workers fork empty
     bar = tqdm(total=sum(count_positions(m) for m in materials), unit="pos", unit_scale=True,
@@ -427,7 +427,7 @@ def _check_material(directory: Path, material: Material) -> tuple[Material, int,
     """Check one material, reporting broken or missing files as errors."""
     try:
         bad, messages = verify_material(directory, material, cache=_WORKER_CACHE)
-    except (storage.TableError, FileNotFoundError) as exc:
+    except (master.TableError, FileNotFoundError) as exc:
         bad, messages = 1, [str(exc)]
     return material, bad, messages
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.tables import storage
-from egtb.tables.material import Material
-from egtb.tables.values import DRAW, LOSS, WIN
+from egtb.formats import master
+from egtb.positions.material import Material
+from egtb.formats.values import DRAW, LOSS, WIN
 
 #: The reference file shipped with the project.
 REFERENCE_PATH = Path(str(resources.files("egtb").joinpath("data", "reference", "tables.tsv")))
@@ -120,12 +120,12 @@ def figures_from_data(path: os.PathLike | str) -> ReferenceEntry:
     data was changed after writing differs from the reference even though its
     attributes still carry the old figures.
     """
-    data = storage.open_table(path, check=False)
+    data = master.open_table(path, check=False)
     counts = np.bincount(data.wld, minlength=4)
     return ReferenceEntry(
         positions=len(data.wld), wins=int(counts[WIN]), losses=int(counts[LOSS]), draws=int(counts[DRAW]),
         max_dtw=int(data.dtw.max()) if len(data.dtw) else 0,
-        checksum_crc32=storage.checksum(storage.pack_wld(data.wld), data.dtw))
+        checksum_crc32=master.checksum(master.pack_wld(data.wld), data.dtw))
 
 
 def compare_with_reference(directory: os.PathLike | str, materials: list[Material], *,
@@ -143,7 +143,7 @@ def compare_with_reference(directory: os.PathLike | str, materials: list[Materia
         expected = reference.get(material.name)
         if expected is None:
             continue
-        path = storage.table_path(directory, material)
+        path = master.table_path(directory, material)
         found = figures_from_data(path)
         if found != expected:
             differ = [f"{name} {getattr(found, name)} (reference {getattr(expected, name)})"
@@ -156,8 +156,8 @@ def _compare_layers(directory: os.PathLike | str, materials: list[Material],
                     reference: dict[tuple[str, str], RuleReferenceEntry]) -> list[str]:
     problems = []
     for material in materials:
-        path = storage.table_path(directory, material)
-        for preset, attrs in sorted(storage.read_layer_attrs(path).items()):
+        path = master.table_path(directory, material)
+        for preset, attrs in sorted(master.read_layer_attrs(path).items()):
             expected = reference.get((material.name, preset))
             if expected is None:
                 continue
@@ -175,7 +175,7 @@ def rule_reference_lines(directory: os.PathLike | str, materials: list[Material]
     """Lines of rule_layers.tsv for the layers of the given tables (to refresh the file)."""
     lines = []
     for material in materials:
-        attrs = storage.read_layer_attrs(storage.table_path(directory, material))
+        attrs = master.read_layer_attrs(master.table_path(directory, material))
         for preset in sorted(attrs):
             values = [str(int(attrs[preset][name])) for name in _RULE_FIELDS]
             lines.append("\t".join([material.name, preset, *values]))

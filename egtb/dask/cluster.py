@@ -10,7 +10,7 @@ start one on a laptop, under SLURM or on Kubernetes.
 :func:`connect` checks the setup before any work is sent (bad setup fails
 early): the scheduler answers, at least one worker joins, and every worker
 can import this package and see the shared directories the work needs. It
-also installs a worker plugin (``egtb._dask_worker.WorkerEnvironment``), which sets
+also installs a worker plugin (``egtb.dask.plugin.WorkerEnvironment``), which sets
 ``HDF5_USE_FILE_LOCKING=FALSE`` in each worker process (unless the worker's
 environment already sets it) before the worker opens any HDF5 file.
 
@@ -39,7 +39,7 @@ from egtb.errors import EgtbError
 __all__ = ["ClusterError", "ClusterSpec", "INSTALL_HINT", "add_scheduler_options",
            "capture_logs", "connect", "require_distributed", "replay_logs"]
 
-log = logging.getLogger("egtb.cluster")
+log = logging.getLogger("egtb.dask.cluster")
 
 #: What to install when Dask is missing.
 INSTALL_HINT = "pip install .[distributed]  (or: pip install 'dask[distributed]')"
@@ -138,7 +138,7 @@ def prepare_workers(client: Any, *, directories: Sequence[os.PathLike | str] = (
     except TimeoutError:
         raise ClusterError(f"no Dask worker joined the scheduler {client.scheduler.address} within "
                            f"{timeout:g}s (start some with: dask worker ADDRESS)") from None
-    from egtb._dask_worker import WorkerEnvironment
+    from egtb.dask.plugin import WorkerEnvironment
     client.register_plugin(WorkerEnvironment(WORKER_ENVIRONMENT), name="egtb-environment")
     paths = [str(Path(d).resolve()) for d in directories]
     try:

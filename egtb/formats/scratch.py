@@ -1,12 +1,12 @@
 """Pairs bigger than memory: values memory-mapped on a scratch directory, with checkpoints.
 
-A pair planned on disk (:func:`egtb.tables.budget.plan_pair`) keeps the flat
-value arrays of :class:`egtb.tables.build.FlatTables` (its own values and those
+A pair planned on disk (:func:`egtb.build.budget.plan_pair`) keeps the flat
+value arrays of :class:`egtb.build.driver.FlatTables` (its own values and those
 of the tables its exits reach) in files of a scratch directory
 ``<tables>/<pair>.pair.tmp/``, mapped into memory: the operating system keeps
 in RAM the pages in use (the unit being solved and those its moves reach) and
 writes the others back. The dependencies are copied in slice by slice
-(:func:`egtb.tables.storage.read_slices`), never held whole.
+(:func:`egtb.formats.master.read_slices`), never held whole.
 
 Every few minutes the builder flushes the maps and records in
 ``checkpoint.json`` how many units (in solving order) are finished; a build
@@ -28,8 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.tables import storage
-from egtb.tables.material import Material
+from egtb.formats import master
+from egtb.formats.values import UNSOLVED_CATEGORY
+from egtb.positions.material import Material
 
 #: Suffix of a pair's scratch directory.
 SCRATCH_SUFFIX = ".pair.tmp"
@@ -51,7 +52,6 @@ def map_arrays(path: Path, total: int, layers: int, *, create: bool) -> list[np.
     nothing solved is assumed); else the existing ones are opened for update.
     Returned as plain arrays over the maps (numba takes them as they are).
     """
-    from egtb.tables.solve import UNSOLVED_CATEGORY
     path.mkdir(parents=True, exist_ok=True)
     arrays = []
     for name, dtype, rows in ARRAYS:
@@ -68,10 +68,10 @@ def map_arrays(path: Path, total: int, layers: int, *, create: bool) -> list[np.
 
 
 def fill_slices(array: np.ndarray, value: int) -> None:
-    """Set every element of a (mapped) array, a slice of :data:`storage.SLICE` at a time."""
+    """Set every element of a (mapped) array, a slice of :data:`master.SLICE` at a time."""
     flat = array.reshape(-1)
-    for start in range(0, len(flat), storage.SLICE):
-        flat[start:start + storage.SLICE] = value
+    for start in range(0, len(flat), master.SLICE):
+        flat[start:start + master.SLICE] = value
 
 
 def copy_table(directory: Path, material: Material, start: int, arrays: list[np.ndarray],
@@ -79,13 +79,13 @@ def copy_table(directory: Path, material: Material, start: int, arrays: list[np.
     """Copy a finished table into the flat arrays at `start`, slice by slice.
 
     The checksums are not checked again: the build checked every file when it
-    started (:func:`egtb.tables.build.find_complete`).
+    started (:func:`egtb.build.driver.find_complete`).
     """
     wld, dtw, rcat, rdtz = arrays
-    path = storage.table_path(directory, material)
+    path = master.table_path(directory, material)
     if not path.exists():
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
-    for at, values, distances, cats, dtz in storage.read_slices(path, rules=presets,
+    for at, values, distances, cats, dtz in master.read_slices(path, rules=presets,
                                                                check=False):
         stop = start + at + len(values)
         wld[start + at:stop] = values

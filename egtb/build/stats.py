@@ -16,8 +16,8 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 
-from egtb.tables import storage
-from egtb.tables.material import Material
+from egtb.formats import master
+from egtb.positions.material import Material
 
 #: Positions with both colours present, one side to move (checkers proof tables).
 PUBLISHED_POSITIONS = {2: 3488, 3: 196032, 4: 6209316, 5: 139450808, 6: 2426085676}
@@ -117,9 +117,9 @@ class TableStats:
 
 def material_stats(path: os.PathLike | str) -> TableStats:
     """Figures of one table file (attributes only)."""
-    attrs = storage.read_attrs(path)
+    attrs = master.read_attrs(path)
     material = Material.parse(str(attrs["material"]))
-    layers = storage.read_layer_attrs(path)
+    layers = master.read_layer_attrs(path)
     rules = {preset: LayerStats(*(int(layers[preset][name]) for name in LAYER_FIELDS))
              for preset in sorted(layers, key=_preset_order)}
     return TableStats(material.name, material.pieces, int(attrs["positions"]),
@@ -137,8 +137,8 @@ def _preset_order(name: str) -> tuple[int, str]:
 
 def directory_stats(directory: os.PathLike | str) -> tuple[list[TableStats], list[TableStats]]:
     """(per material, per piece count) figures of every table in a directory."""
-    tables = [material_stats(storage.table_path(directory, m))
-              for m in storage.stored_materials(directory)]
+    tables = [material_stats(master.table_path(directory, m))
+              for m in master.stored_materials(directory)]
     totals: dict[int, TableStats] = {}
     for t in tables:
         totals.setdefault(t.pieces, TableStats(f"{t.pieces} pieces", t.pieces)).add(t)

@@ -13,7 +13,7 @@ A cursed win (won without the rule, drawn by it) and a blessed loss store a DTZ
 above the limit, Syzygy's convention: a zeroing ply into a cursed win or blessed
 loss counts ``limit + 1`` instead of 1, so ``dtz - limit`` orders the ways to
 keep the rule-free win for the case the opponent errs. The solver computes every
-layer in the same kernel pass as the rule-free values (:mod:`egtb.tables.solve`);
+layer in the same kernel pass as the rule-free values (:mod:`egtb.build.solve`);
 this module names the presets and turns the kernel's (code, DTZ) into categories.
 
 >>> [p.name for p in parse_presets("all")]
@@ -31,8 +31,8 @@ import numpy as np
 from numba import njit
 
 from egtb.rules.board import DRAW_RULES
-from egtb.tables.storage import RuleLayer
-from egtb.tables.values import DRAW, LOSS, WIN, Category
+from egtb.formats.master import RuleLayer
+from egtb.formats.values import DRAW, LOSS, WIN, Category
 
 __all__ = ["PRESETS", "RulePreset", "categories", "codes_of", "layer_attrs", "make_layer",
            "parse_presets"]

@@ -1,4 +1,4 @@
-"""The Dask worker plugin of :mod:`egtb.cluster` (imports Dask, so only loaded when a cluster is used)."""
+"""The Dask worker plugin of :mod:`egtb.dask.cluster` (imports Dask, so only loaded when a cluster is used)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from distributed import WorkerPlugin
 
-log = logging.getLogger("egtb.cluster")
+log = logging.getLogger("egtb.dask.cluster")
 
 
 class WorkerEnvironment(WorkerPlugin):

@@ -22,13 +22,15 @@ import enum
 import numpy as np
 
 __all__ = [
-    "Category", "DRAW", "LOSS", "STORED_CODES", "UNKNOWN", "WIN", "WDL_OF_CODE", "Wdl",
+    "Category", "DRAW", "LOSS", "STORED_CODES", "UNKNOWN", "UNSOLVED_CATEGORY", "WIN", "WDL_OF_CODE", "Wdl",
 ]
 
 UNKNOWN = 0  #: stored code: not solved yet (never in a finished table)
 DRAW = 1  #: stored code: neither side can force a win
 WIN = 2  #: stored code: the side to move wins
 LOSS = 3  #: stored code: the side to move loses
+#: Category code of a rule-layer position not solved yet (never in a finished table).
+UNSOLVED_CATEGORY = -128
 #: The codes a finished table may hold.
 STORED_CODES = (DRAW, WIN, LOSS)
 

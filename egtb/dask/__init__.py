@@ -1,0 +1,1 @@
+"""The Dask cluster connection and worker plugin, shared by the builder and the tournament."""
