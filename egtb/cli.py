@@ -220,7 +220,10 @@ def _register_build(subparsers) -> None:
     _add_jobs(p)
     p.add_argument("--rules", type=_rule_list, default=DEFAULT_RULES,
                    help=f"rule layers to build: a comma list of {', '.join(RULE_PRESETS)}, "
-                        f"'all' or 'none' (default {DEFAULT_RULES})")
+                        f"'all' or 'none' (default {DEFAULT_RULES}: all up to 6 pieces, "
+                        "wcdf from 7)")
+    p.add_argument("--dtw", action=argparse.BooleanOptionalAction, default=None,
+                   help="store the rule-free distance to win (default: up to 6 pieces)")
     p.add_argument("--compact", action="store_true",
                    help="also write a compact WLD file (.wld) next to each master file")
     p.add_argument("--memory", type=float, default=None, metavar="GB",
@@ -241,9 +244,11 @@ def _register_build(subparsers) -> None:
 
 def _rule_list(text: str) -> str:
     """argparse type of ``--rules``: checks the preset names, keeps the text."""
+    from egtb.build.contents import AUTO
     from egtb.build.rule_layer import parse_presets
     try:
-        parse_presets(text)
+        if text.strip() != AUTO:
+            parse_presets(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
@@ -279,7 +284,7 @@ def run_build(args: argparse.Namespace) -> int:
     executor = make_executor(jobs=args.jobs, scheduler=args.scheduler, scheduler_file=args.scheduler_file)
     try:
         report = build(args.pieces, directory=args.tables, jobs=args.jobs, rules=args.rules,
-                       min_pieces=args.min_pieces, progress=not args.quiet, executor=executor,
+                       dtw=args.dtw, min_pieces=args.min_pieces, progress=not args.quiet, executor=executor,
                        memory=int(args.memory * GB) if args.memory else None,
                        on_disk=args.on_disk, checkpoint_seconds=60 * args.checkpoint_minutes)
     except SolverError as exc:  # a material failed to build: a failed result, not bad usage

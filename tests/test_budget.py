@@ -10,6 +10,8 @@ import pytest
 
 from egtb.build import budget
 from egtb.build import driver as builder
+from egtb.build.contents import contents_for
+from egtb.positions.material import count_positions
 
 #: Published number of placements of 7 pieces (any colours, side to move not counted).
 PUBLISHED_PLACEMENTS_7 = 34_779_531_480
@@ -35,25 +37,36 @@ def test_seven_piece_positions_add_up_to_the_published_placements():
 
 def test_seven_piece_pairs_are_planned_within_24_gb():
     memory = int(0.6 * 24 * budget.GB)
-    plans = builder.plan_memory(builder.plan_pairs(7, min_pieces=7), memory,
-                                rules=builder.RULE_PRESETS)
+    plans = builder.plan_memory(builder.plan_pairs(7, min_pieces=7), memory)
     assert all(plan.bytes <= memory for plan in plans.values())
+    # a pair of a billion positions or more runs on disk, checkpointed
     assert plans["1m2k-2m2k"].on_disk and plans["1m2k-2m2k"].per_pass == 0
     # the one unit of 3k-4k (235.6 M nodes) is far too big for edge lists: more than the machine
     assert plans["3k-4k"].per_pass > 0 and not plans["3k-4k"].on_disk
-    assert budget.edge_scratch_bytes(pair_named("3k-4k"), 3) > 24 * budget.GB
+    assert budget.edge_scratch_bytes(pair_named("3k-4k"), 1) > 20 * budget.GB
+
+
+def test_seven_piece_pairs_hold_a_byte_a_position_and_two_more_for_their_own():
+    pair = pair_named("1m2k-2m2k")
+    deps = builder.dependency_materials(pair)
+    everything = pair.positions + sum(count_positions(m) for m in deps)
+    lean = budget.scratch_bytes(pair, deps, contents=contents_for(7))
+    assert lean == everything + 2 * pair.positions
+    full = budget.scratch_bytes(pair, deps, contents=contents_for(7, rules="all", dtw=True))
+    assert full == 6 * everything + 6 * pair.positions
 
 
 def test_a_pair_that_fits_in_no_way_is_named():
     pair = pair_named("3k-4k")
     with pytest.raises(budget.MemoryBudgetError, match="3k-4k") as caught:
-        budget.plan_pair(pair, builder.dependency_materials(pair), layers=3, budget=budget.GB)
+        budget.plan_pair(pair, builder.dependency_materials(pair),
+                         contents=contents_for(7, rules="all", dtw=True), budget=budget.GB)
     assert isinstance(caught.value, MemoryError)
 
 
 def test_small_pairs_keep_the_edge_list_solver_in_memory():
     for pair in builder.plan_pairs(5):
-        plan = budget.plan_pair(pair, builder.dependency_materials(pair), layers=3,
+        plan = budget.plan_pair(pair, builder.dependency_materials(pair), contents=contents_for(5),
                                 budget=budget.GB)
         assert (plan.on_disk, plan.per_pass) == (False, 0), pair.key
 

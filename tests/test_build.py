@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from egtb.build.contents import contents_for
 from egtb.build import driver as builder
 from egtb.formats import master
 from egtb.formats.values import DRAW, LOSS, WIN
@@ -197,9 +198,36 @@ def test_progress_counters_reach_every_position_and_unit(tmp_path, jobs):
 def test_solve_pair_counts_a_single_unit_in_full(tables4):
     pair = builder.Pair(builder.pair_of(Material.parse("2k-2k")))  # one unit of 215,760
     tables = builder.load_dependencies(tables4, builder.dependency_materials(pair),
-                                       pair.materials)
+                                       pair.materials, contents_for(4))
     counters = np.array([5, 1], dtype=np.int64)  # counting on from earlier pairs
     assert builder.solve_pair(pair.materials, tables, counters) == 1
     assert counters.tolist() == [5 + pair.positions, 2]
     part = tables.slice_of(pair.materials[0])
     assert np.array_equal(tables.wld[part], master.load_material(tables4, pair.materials[0])[0])
+
+
+# ------------------------------------------------------------------ without DTW (7 pieces' default)
+
+def test_seven_pieces_hold_the_values_and_the_wcdf_layer_by_default():
+    assert (contents_for(6).dtw, contents_for(6).names) == (True, ("wcdf", "crowning", "forty-plies"))
+    assert (contents_for(7).dtw, contents_for(7).names) == (False, ("wcdf",))
+
+
+@pytest.mark.parametrize("on_disk", [False, True], ids=["in-memory", "on-disk"])
+def test_a_build_without_dtw_gives_the_same_values_and_wcdf_layer(tables4, tmp_path, on_disk):
+    """The values are solved from the wcdf layer alone (its categories' signs)."""
+    builder.build(4, directory=tmp_path, jobs=2, rules="wcdf", dtw=False, progress=False,
+                  on_disk=on_disk, checkpoint_seconds=60)
+    for material in all_materials(4):
+        lean = master.open_material(tmp_path, material)
+        full = master.open_material(tables4, material)
+        assert lean.dtw is None and list(lean.rules) == ["wcdf"], material.name
+        assert int(lean.attrs["format_version"]) == master.FORMAT_VERSION_NO_DTW
+        assert "max_dtw" not in lean.attrs
+        assert np.array_equal(lean.wld, full.wld), material.name
+        assert np.array_equal(lean.rules["wcdf"].category, full.rules["wcdf"].category)
+        assert np.array_equal(lean.rules["wcdf"].dtz, full.rules["wcdf"].dtz), material.name
+    assert builder.build(4, directory=tmp_path, rules="wcdf", dtw=False,
+                         progress=False).skipped  # complete as they are
+    rebuilt = builder.build(3, directory=tmp_path, jobs=1, progress=False)  # asks for DTW now
+    assert sorted(rebuilt.built) == sorted(m.name for m in all_materials(3))

@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from egtb.build.contents import contents_for
 from egtb.build import budget
-from egtb.build import rule_layer
 from egtb.build import driver as builder
 from egtb.positions.material import Material, all_materials
 from egtb.build.verify import verify_directory
 from test_scratch import file_checksums
 
-PRESETS = rule_layer.parse_presets("all")
+CONTENTS = contents_for(4)  # the rule-free table and every layer
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +29,8 @@ def tables4(tmp_path_factory) -> Path:
 
 def solve_both(directory: Path, pair: builder.Pair, per_pass: int):
     deps = builder.dependency_materials(pair)
-    edges = builder.load_dependencies(directory, deps, pair.materials, PRESETS)
-    compact = builder.load_dependencies(directory, deps, pair.materials, PRESETS)
+    edges = builder.load_dependencies(directory, deps, pair.materials, CONTENTS)
+    compact = builder.load_dependencies(directory, deps, pair.materials, CONTENTS)
     builder.solve_pair(pair.materials, edges)
     builder.solve_pair(pair.materials, compact, per_pass=per_pass)
     return edges, compact

@@ -1,12 +1,14 @@
 """Memory budget of a build: what a pair needs, and how it runs within a budget.
 
 A pair is solved with its values and those of the tables its exits reach in
-flat arrays (:class:`egtb.build.driver.FlatTables`: 3 bytes a position, and 3
-more per rule layer) and the solver's work arrays for its largest unit. Up to 6
-pieces everything fits in a few GB; at 7 pieces a pair with men holds up to
-2.8 G positions (34 GB of values) and the all-kings units up to 236 M nodes
-(70 GB of edge lists). :func:`plan_pair` picks, for a byte budget, the first of
-these ways to run a pair that fits:
+flat arrays (:class:`egtb.build.driver.FlatTables`: 3 bytes a position for the
+values and DTW when they are solved, 1 per rule layer, and 2 more per layer for
+the pair's own positions) and the solver's work arrays for its largest unit.
+Up to 6 pieces everything fits in a few GB; at 7 pieces (the ``wcdf`` layer
+alone) a pair with men holds up to 4.7 G positions with its dependencies
+(10.4 GB) and the all-kings units up to 236 M nodes (70 GB of edge lists).
+:func:`plan_pair` picks, for a byte budget, the first of these ways to run a
+pair that fits:
 
 1. values in RAM, edge lists (:func:`egtb.build.solve.solve_units`): the fastest;
 2. values in RAM, the few-bytes-per-node kernel (:mod:`egtb.build.solve_regen`),
@@ -21,7 +23,8 @@ reach, the exits' targets).
 
 >>> from egtb.build.driver import plan_pairs, dependency_materials
 >>> pair = plan_pairs(3)[3]
->>> plan = plan_pair(pair, dependency_materials(pair), layers=3, budget=1 << 30)
+>>> from egtb.build.contents import contents_for
+>>> plan = plan_pair(pair, dependency_materials(pair), contents=contents_for(3), budget=1 << 30)
 >>> plan.on_disk, plan.per_pass
 (False, 0)
 """
@@ -34,16 +37,21 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from egtb.errors import EgtbError
-from egtb.build import solve
-from egtb.build import solve_regen
+from egtb.build import solve, solve_regen
+from egtb.formats import scratch
 from egtb.positions.index import slice_unit_size
 from egtb.positions.material import count_positions
 
-#: Bytes per position of the values (wld uint8, dtw uint16) and per rule layer (category, DTZ).
+#: Bytes per position of the values with DTW (wld uint8, dtw uint16) and per rule layer
+#: (category); the pair's own positions also keep each layer's DTZ.
 BYTES_VALUES = 3
-BYTES_PER_LAYER = 3
+BYTES_PER_LAYER = 1
+BYTES_PER_OWN_LAYER = 2
 #: Page cache (bytes) counted for a pair whose values are memory-mapped.
 DISK_RESIDENT = 2 << 30
+#: Pairs of this many positions or more run on disk, checkpointed (a few minutes of solving
+#: each): a killed build redoes at most a checkpoint interval of them.
+CHECKPOINTED_POSITIONS = 1 << 30
 #: Share of the physical memory a build uses by default.
 DEFAULT_SHARE = 0.6
 #: Bytes in a GB, as ``--memory`` counts them.
@@ -116,13 +124,17 @@ def pair_budget(memory: int, *, jobs: int, cache_bytes: int) -> int:
     return int(rest / ESTIMATE_MARGIN)
 
 
-def values_bytes(positions: int, layers: int) -> int:
-    """Bytes of the flat value arrays for `positions` positions and `layers` rule layers.
+def values_bytes(positions: int, contents, *, own: int = 0) -> int:
+    """Bytes of the flat value arrays for `positions` positions, `own` of them the pair's,
+    holding `contents` (:class:`egtb.build.contents.Contents`).
 
-    >>> values_bytes(1000, 3)
-    12000
+    >>> from egtb.build.contents import contents_for
+    >>> values_bytes(1000, contents_for(6)), values_bytes(1000, contents_for(7), own=400)
+    (6000, 1800)
     """
-    return positions * (BYTES_VALUES + BYTES_PER_LAYER * layers)
+    layers = len(contents.presets)
+    return (positions * (BYTES_VALUES * contents.dtw + BYTES_PER_LAYER * layers)
+            + own * BYTES_PER_OWN_LAYER * layers)
 
 
 def unit_nodes(pair) -> int:
@@ -132,7 +144,7 @@ def unit_nodes(pair) -> int:
     return halves * slice_unit_size(first)
 
 
-def edge_scratch_bytes(pair, layers: int) -> int:
+def edge_scratch_bytes(pair, tables: int) -> int:
     """Bytes of :class:`egtb.build.solve.Scratch` and the propagation's arrays for a pair."""
     first = pair.materials[0]
     nodes = unit_nodes(pair)
@@ -141,29 +153,32 @@ def edge_scratch_bytes(pair, layers: int) -> int:
     edges = 4 * unit * kings
     return (2 * 8 * nodes  # kings
             + 2 * 8 * (nodes + 1) + 2 * 4 * edges  # successor and predecessor lists
-            + (layers + 1) * nodes * 5 * np.dtype(solve.NODE_DTYPE).itemsize  # node tables
+            + tables * nodes * 5 * np.dtype(solve.NODE_DTYPE).itemsize  # node tables
             + (solve.ENTRIES_PER_NODE * nodes + 1) * 2 * 4  # bucket entries
             + nodes * 6)  # resolved, processed, depth
 
 
-def plan_pair(pair, dependencies, *, layers: int, budget: int, on_disk: bool = False) -> PairPlan:
+def plan_pair(pair, dependencies, *, contents, budget: int, on_disk: bool = False) -> PairPlan:
     """The first way to run `pair` (see the module) whose estimate fits in `budget` bytes.
 
-    `on_disk` considers only the ways with values on disk. Raises
-    :class:`MemoryBudgetError` naming the pair and the least it needs.
+    `contents`: the tables solved (:class:`egtb.build.contents.Contents`).
+    `on_disk` considers only the ways with values on disk, as does a pair of
+    :data:`CHECKPOINTED_POSITIONS` or more. Raises :class:`MemoryBudgetError`
+    naming the pair and the least it needs.
     """
+    on_disk = on_disk or pair.positions >= CHECKPOINTED_POSITIONS
     positions = pair.positions + sum(count_positions(m) for m in dependencies)
-    tables = layers + 1
+    tables = contents.tables
     nodes = unit_nodes(pair)
     options = []
     for mapped in ((True,) if on_disk else (False, True)):
-        held = DISK_RESIDENT if mapped else values_bytes(positions, layers)
-        options.append(PairPlan(pair.key, mapped, 0, held + edge_scratch_bytes(pair, layers)))
+        held = DISK_RESIDENT if mapped else values_bytes(positions, contents, own=pair.positions)
+        options.append(PairPlan(pair.key, mapped, 0, held + edge_scratch_bytes(pair, tables)))
         for per_pass in range(tables, 0, -1):
             options.append(PairPlan(pair.key, mapped, per_pass,
                                     held + nodes * solve_regen.node_bytes(per_pass)))
         if mapped:
-            disk = scratch_bytes(pair, dependencies, layers=layers)
+            disk = scratch_bytes(pair, dependencies, contents=contents)
             options = [replace(o, disk=disk) if o.on_disk else o for o in options]
     for plan in options:
         if plan.bytes <= budget:
@@ -174,17 +189,20 @@ def plan_pair(pair, dependencies, *, layers: int, budget: int, on_disk: bool = F
                             f"budget of {format_bytes(budget)}; raise --memory")
 
 
-def scratch_bytes(pair, dependencies, *, layers: int) -> int:
-    """Bytes of a pair's scratch files on disk: the values of its positions and its dependencies'."""
-    return values_bytes(pair.positions + sum(count_positions(m) for m in dependencies), layers)
+def scratch_bytes(pair, dependencies, *, contents) -> int:
+    """Bytes of a pair's scratch files on disk: the values of its positions and its dependencies'
+    (:func:`egtb.formats.scratch.scratch_bytes`)."""
+    total = pair.positions + sum(count_positions(m) for m in dependencies)
+    return scratch.scratch_bytes(total, pair.positions, dtw=contents.dtw,
+                                 layers=len(contents.presets))
 
 
-def check_disk(pair, dependencies, *, layers: int, free: int, directory) -> None:
+def check_disk(pair, dependencies, *, contents, free: int, directory) -> None:
     """Raise :class:`MemoryBudgetError` when a pair's scratch files would not fit in `free` bytes.
 
     A pair on disk maps its values (:func:`scratch_bytes`) in ``<directory>/<pair>.pair.tmp/``.
     """
-    need = scratch_bytes(pair, dependencies, layers=layers)
+    need = scratch_bytes(pair, dependencies, contents=contents)
     if need > free:
         raise MemoryBudgetError(f"pair {pair.key} needs {format_bytes(need)} of scratch files "
                                 f"on disk, {directory} has {format_bytes(free)} free")

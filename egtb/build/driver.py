@@ -40,15 +40,12 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.errors import MissingTableError, SolverError
-from egtb.formats.values import DRAW, LOSS, UNKNOWN, WIN
-from egtb.build import budget
-from egtb.formats import scratch
-from egtb.build import rule_layer
-from egtb.build import solve
-from egtb.build import solve_regen
-from egtb.formats import master
+from egtb.errors import MissingTableError, SolverError, TableError
+from egtb.build import budget, rule_layer, solve, solve_regen
+from egtb.build.contents import AUTO, Contents, contents_for
+from egtb.formats import master, scratch
 from egtb.formats.cache import TableCache
+from egtb.formats.values import DRAW, LOSS, UNKNOWN, UNSOLVED_CATEGORY, WIN
 from egtb.positions.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
 from egtb.positions.material import Material, all_materials, count_positions
 from egtb.rules.notation import Placement, format_fen
@@ -57,8 +54,8 @@ log = logging.getLogger("egtb.build.driver")
 
 #: Rule presets a build may be asked for (one rule layer each; DTW ignores the rule).
 RULE_PRESETS = tuple(rule_layer.PRESETS)
-#: Rule layers built by default: all of them.
-DEFAULT_RULES = "all"
+#: Rule layers built by default: all of them up to 6 pieces, wcdf from 7 (:mod:`egtb.build.contents`).
+DEFAULT_RULES = AUTO
 #: Bytes of loaded dependency tables a worker keeps between pairs, at most
 #: (a build with little memory keeps less: :func:`egtb.build.budget.cache_budget`).
 CACHE_BYTES = 1 << 30
@@ -143,37 +140,55 @@ def plan_pairs(max_pieces: int, *, min_pieces: int = 2) -> list[Pair]:
 _CACHE = TableCache(max_bytes=CACHE_BYTES)
 
 
-def load_table_cached(directory: Path, material: Material, presets: tuple[str, ...] = ()
-                      ) -> tuple[np.ndarray, np.ndarray, tuple, tuple]:
-    """(wld packed four a byte, dtw, rule categories, rule DTZ) of a finished table, kept in
-    the process's table cache.
+def load_table_cached(directory: Path, material: Material, contents: Contents
+                      ) -> tuple[np.ndarray | None, np.ndarray | None, tuple]:
+    """(wld packed four a byte, dtw, rule categories) of a finished table, kept in the
+    process's table cache: what a pair's exits read of it.
 
-    The rule tuples have one array per preset of `presets`. The values stay
-    packed as stored (a quarter of the memory, so the cache holds more tables);
+    The values and DTW only with ``contents.dtw`` (else None), a category array
+    per rule layer of `contents`; never the layers' DTZ (an exit that leaves a
+    pair always zeroes the counter). The values stay packed as stored (a
+    quarter of the memory, so the cache holds more tables);
     :func:`load_dependencies` unpacks them straight into the flat arrays. A file
     rewritten since it was cached is read again.
     """
-    def read(_) -> tuple[np.ndarray, np.ndarray, tuple, tuple]:
-        data = master.open_material(directory, material, rules=presets, packed=True)
-        return (data.wld, data.dtw, tuple(data.rules[name].category for name in presets),
-                tuple(data.rules[name].dtz for name in presets))
-    return _CACHE.get((str(directory), material, presets), master.table_path(directory, material),
+    def read(_) -> tuple[np.ndarray | None, np.ndarray | None, tuple]:
+        data = master.open_material(directory, material, rules=contents.names, packed=True)
+        if contents.dtw and data.dtw is None:
+            raise TableError(f"{master.table_path(directory, material)} stores no DTW, "
+                             "which this build needs (built without --dtw)")
+        return (data.wld if contents.dtw else None, data.dtw if contents.dtw else None,
+                tuple(data.rules[name].category for name in contents.names))
+    return _CACHE.get((str(directory), material, contents), master.table_path(directory, material),
                       read)
 
 
 @dataclass
 class FlatTables:
-    """Tables concatenated for the kernels: offsets by material code, values, DTW, rule layers."""
+    """Tables concatenated for the kernels: offsets by material code, values, DTW, rule layers.
+
+    The pair being solved comes first, then the tables its exits reach. A
+    position costs 3 bytes of values and DTW (none without ``contents.dtw``) and
+    1 byte per rule layer; a position of the pair 2 more per layer (its DTZ).
+    """
 
     offsets: np.ndarray
+    """Where each material starts (by :func:`egtb.positions.index.code_of_material`), or -1."""
     wld: np.ndarray
+    """Value codes (empty without DTW: the values are then the first layer's signs)."""
     dtw: np.ndarray
-    presets: tuple = ()
-    """The rule layers solved along (:class:`egtb.build.rule_layer.RulePreset`)."""
-    rcat: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int8))
-    """Category per layer (row) and position (solve.UNSOLVED_CATEGORY until solved)."""
-    rdtz: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint16))
-    """DTZ per layer (row) and position."""
+    """Rule-free distances (empty without DTW)."""
+    contents: Contents
+    """What is solved: DTW and the rule layers (:mod:`egtb.build.contents`)."""
+    rcat: np.ndarray
+    """Category per layer (row) and position (UNSOLVED_CATEGORY until solved)."""
+    rdtz: np.ndarray
+    """DTZ per layer (row) and position of the pair (the first positions)."""
+
+    @property
+    def presets(self) -> tuple:
+        """The rule layers solved (:class:`egtb.build.rule_layer.RulePreset`)."""
+        return self.contents.presets
 
     def slice_of(self, material: Material) -> slice:
         """The positions of a loaded material in the flat arrays."""
@@ -182,44 +197,55 @@ class FlatTables:
 
 
 def load_dependencies(directory: Path, solved: list[Material],
-                      fresh: tuple[Material, ...], presets: tuple = (), *,
+                      fresh: tuple[Material, ...], contents: Contents, *,
                       arrays: list[np.ndarray] | None = None, fill: bool = True) -> FlatTables:
-    """Flat arrays holding the `solved` tables (read from disk) and room for `fresh` ones.
+    """Flat arrays with room for the `fresh` tables (the pair, first) and the `solved` ones
+    (read from disk).
 
-    `presets`: the rule layers to load and solve (:class:`~egtb.build.rule_layer.RulePreset`).
+    `contents`: the tables to load and solve (:class:`~egtb.build.contents.Contents`).
     `arrays`: the (wld, dtw, rcat, rdtz) arrays to use (memory maps of a pair
     on disk, :func:`egtb.formats.scratch.map_arrays`) instead of new ones; with
     `fill` False the solved tables are taken as already in them (a resumed pair).
     A table bigger than the table cache holds, or any into mapped arrays, is
     copied in slice by slice.
     """
-    materials = list(solved) + list(fresh)
+    materials = list(fresh) + list(solved)
     total = sum(count_positions(m) for m in materials)
-    offsets = np.full(NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
+    own = sum(count_positions(m) for m in fresh)
     if arrays is None:
-        arrays = [np.zeros(total, dtype=np.uint8), np.zeros(total, dtype=np.uint16),
-                  np.full((len(presets), total), solve.UNSOLVED_CATEGORY, dtype=np.int8),
-                  np.zeros((len(presets), total), dtype=np.uint16)]
-        mapped = False
-    else:
-        mapped = True
+        arrays = new_arrays(total, own, contents)
+    offsets = np.full(NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
     start = 0
     for material in materials:
         offsets[code_of_material(material)] = start
         start += count_positions(material)
-    tables = FlatTables(offsets, *arrays[:2], tuple(presets), *arrays[2:])
-    names = tuple(p.name for p in presets)
+    tables = FlatTables(offsets, *arrays[:2], contents, *arrays[2:])
     for material in solved if fill else ():
         part = tables.slice_of(material)
-        if mapped or budget.values_bytes(count_positions(material), len(presets)) > _CACHE.max_bytes:
-            scratch.copy_table(directory, material, part.start, arrays, names)
+        if isinstance(arrays[2].base, np.memmap) or budget.values_bytes(
+                count_positions(material), contents) > _CACHE.max_bytes:
+            scratch.copy_table(directory, material, part.start, arrays, contents.names)
             continue
-        packed, dtw, categories, dtz = load_table_cached(directory, material, names)
-        master.unpack_into(packed, tables.wld[part])
-        tables.dtw[part] = dtw
-        for row in range(len(names)):
-            tables.rcat[row, part], tables.rdtz[row, part] = categories[row], dtz[row]
+        packed, dtw, categories = load_table_cached(directory, material, contents)
+        if contents.dtw:
+            master.unpack_into(packed, tables.wld[part])
+            tables.dtw[part] = dtw
+        for row in range(len(categories)):
+            tables.rcat[row, part] = categories[row]
     return tables
+
+
+def new_arrays(total: int, own: int, contents: Contents) -> list[np.ndarray]:
+    """The (wld, dtw, rcat, rdtz) flat arrays in memory for `total` positions, `own` of the pair.
+
+    >>> [a.shape for a in new_arrays(10, 4, contents_for(7))]
+    [(0,), (0,), (1, 10), (1, 4)]
+    """
+    values = total if contents.dtw else 0
+    layers = len(contents.presets)
+    return [np.zeros(values, dtype=np.uint8), np.zeros(values, dtype=np.uint16),
+            np.full((layers, total), UNSOLVED_CATEGORY, dtype=np.int8),
+            np.zeros((layers, own), dtype=np.uint16)]
 
 
 def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
@@ -244,12 +270,12 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
     halves = 1 if (len(materials) == 1 and first.men == 0) else 2
     if per_pass:
         work = solve_regen.CompactScratch(halves * slice_unit_size(first),
-                                             min(per_pass, len(tables.presets) + 1))
+                                          min(per_pass, tables.contents.tables))
         kernel = solve_regen.solve_units_compact
     else:
         work = solve.Scratch(slice_unit_size(first), halves=halves,
-                                kings=(first.black_kings, first.white_kings),
-                                layers=len(tables.presets))
+                             kings=(first.black_kings, first.white_kings),
+                             tables=tables.contents.tables)
         kernel = solve.solve_units
     limits = np.array([p.limit for p in tables.presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in tables.presets], dtype=np.bool_)
@@ -267,19 +293,17 @@ def unit_order(materials: tuple[Material, ...]) -> np.ndarray:
     return solve.order_units(first.black_men, first.white_men, len(materials) == 1)
 
 
-def summarise(material: Material, wld: np.ndarray, dtw: np.ndarray) -> dict:
-    """Counts, max DTW and a FEN reaching it, as file attributes."""
+def summarise(material: Material, wld: np.ndarray, dtw: np.ndarray | None) -> dict:
+    """Counts, max DTW and a FEN reaching it (when DTW is stored), as file attributes."""
     counts = np.zeros(4, dtype=np.int64)
     for start in range(0, len(wld), master.SLICE):  # wld may be a memory map: a slice at a time
         count_codes(np.asarray(wld[start:start + master.SLICE]), counts)
+    summary = {"wins": int(counts[WIN]), "losses": int(counts[LOSS]), "draws": int(counts[DRAW])}
+    if dtw is None:
+        return summary
     worst = int(np.argmax(dtw)) if len(dtw) else 0
-    return {
-        "wins": int(counts[WIN]),
-        "losses": int(counts[LOSS]),
-        "draws": int(counts[DRAW]),
-        "max_dtw": int(dtw[worst]) if len(dtw) else 0,
-        "max_dtw_fen": fen_of(material, worst),
-    }
+    return dict(summary, max_dtw=int(dtw[worst]) if len(dtw) else 0,
+                max_dtw_fen=fen_of(material, worst))
 
 
 @njit(cache=True)
@@ -321,7 +345,10 @@ def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTab
     summaries = []
     for material in materials:
         part = tables.slice_of(material)
-        wld, dtw = tables.wld[part], tables.dtw[part]
+        if tables.contents.dtw:
+            wld, dtw = tables.wld[part], tables.dtw[part]
+        else:  # the values are the signs of the first layer's categories
+            wld, dtw = rule_layer.values_of(tables.rcat[0, part]), None
         summary = summarise(material, wld, dtw)
         layers = {p.name: rule_layer.make_layer(p, tables.rcat[row, part],
                                                 tables.rdtz[row, part])
@@ -342,25 +369,29 @@ def keep_written(directory: Path, material: Material, tables: FlatTables) -> Non
     A pair that depends on it and runs next in this worker then skips reading
     and decompressing the file. Tables bigger than the cache holds are left out.
     """
-    names = tuple(p.name for p in tables.presets)
+    contents = tables.contents
     part = tables.slice_of(material)
-    if budget.values_bytes(part.stop - part.start, len(names)) > _CACHE.max_bytes:
+    if budget.values_bytes(part.stop - part.start, contents) > _CACHE.max_bytes:
         return
-    dtw, rdtz = tables.dtw[part], tables.rdtz[:, part]
-    value = (master.pack_wld(tables.wld[part]), dtw.astype(master.narrow_type(dtw)),
-             tuple(tables.rcat[row, part].copy() for row in range(len(names))),
-             tuple(rdtz[row].astype(master.narrow_type(rdtz[row])) for row in range(len(names))))
-    _CACHE.put((str(directory), material, names), master.table_path(directory, material), value)
+    if contents.dtw:
+        dtw = tables.dtw[part]
+        values = (master.pack_wld(tables.wld[part]), dtw.astype(master.narrow_type(dtw)))
+    else:
+        values = (None, None)
+    value = values + (tuple(tables.rcat[row, part].copy() for row in range(len(contents.names))),)
+    _CACHE.put((str(directory), material, contents), master.table_path(directory, material),
+               value)
 
 
 def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
-               rules: str | tuple = DEFAULT_RULES, progress: np.ndarray | None = None,
+               rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None,
+               progress: np.ndarray | None = None,
                plan: budget.PairPlan | None = None,
                checkpoint_seconds: float = CHECKPOINT_SECONDS) -> dict:
     """Load, solve and write one pair (runs in a worker); return a small record.
 
-    `rules`: the rule layers to build (see :func:`egtb.build.rule_layer.parse_presets`).
-    The record: key, units, positions, seconds, cpu_seconds (of this thread),
+    `rules`, `dtw`: the rule layers and whether DTW is built (:func:`egtb.build.contents.contents_for`
+    for the pair's piece count). The record: key, units, positions, seconds, cpu_seconds (of this thread),
     started/finished (wall-clock epoch seconds), the plan (on_disk, per_pass,
     estimated bytes), the worker's peak RSS so far (bytes) and per table its
     summary with the file's CRC-32 ``checksum``.
@@ -374,16 +405,16 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
     started = time.time()
     cpu = time.thread_time()
     start = time.perf_counter()
-    presets = rule_layer.parse_presets(rules)
+    contents = contents_of(pair, rules=rules, dtw=dtw)
     if plan is None:
-        plan = budget.plan_pair(pair, dependencies, layers=len(presets),
+        plan = budget.plan_pair(pair, dependencies, contents=contents,
                                 budget=budget.default_budget())
     if plan.on_disk:
-        tables, units, loaded = solve_on_disk(directory, pair, dependencies, presets,
+        tables, units, loaded = solve_on_disk(directory, pair, dependencies, contents,
                                               per_pass=plan.per_pass, progress=progress,
                                               checkpoint_seconds=checkpoint_seconds)
     else:
-        tables = load_dependencies(directory, dependencies, pair.materials, presets)
+        tables = load_dependencies(directory, dependencies, pair.materials, contents)
         loaded = time.perf_counter()
         units = solve_pair(pair.materials, tables, progress, per_pass=plan.per_pass)
     solved = time.perf_counter()
@@ -401,12 +432,18 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
     return {"key": pair.key, "units": units, "positions": pair.positions,
             "seconds": seconds, "cpu_seconds": time.thread_time() - cpu, "started": started,
             "finished": time.time(), "tables": summaries, "on_disk": plan.on_disk,
-            "per_pass": plan.per_pass, "estimated_bytes": plan.bytes,
+            "per_pass": plan.per_pass, "estimated_bytes": plan.bytes, "scratch_bytes": plan.disk,
+            "rules": list(contents.names), "dtw": contents.dtw,
             "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
+def contents_of(pair: Pair, *, rules: str | tuple = DEFAULT_RULES,
+                dtw: bool | None = None) -> Contents:
+    """What the files of a pair hold (:func:`egtb.build.contents.contents_for` its piece count)."""
+    return contents_for(pair.materials[0].pieces, rules=rules, dtw=dtw)
 
-def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], presets: tuple, *,
+
+def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], contents: Contents, *,
                   per_pass: int, progress: np.ndarray | None,
                   checkpoint_seconds: float) -> tuple[FlatTables, int, float]:
     """Solve a pair with memory-mapped values (:mod:`egtb.formats.scratch`), checkpointed.
@@ -415,13 +452,14 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], pre
     for the same tables and rules. Returns (tables, units, perf_counter time when loaded).
     """
     path = scratch.scratch_dir(directory, pair.key)
-    materials = list(dependencies) + list(pair.materials)
+    materials = list(pair.materials) + list(dependencies)
     total = sum(count_positions(m) for m in materials)
-    layout = {"pair": pair.key, "rules": [p.name for p in presets],
+    layout = {"pair": pair.key, "rules": list(contents.names), "dtw": contents.dtw,
               "materials": [m.name for m in materials], "positions": total}
     done = scratch.read_checkpoint(path, layout)
-    arrays = scratch.map_arrays(path, total, len(presets), create=done is None)
-    tables = load_dependencies(directory, dependencies, pair.materials, presets, arrays=arrays,
+    arrays = scratch.map_arrays(path, total, pair.positions, contents=contents,
+                                create=done is None)
+    tables = load_dependencies(directory, dependencies, pair.materials, contents, arrays=arrays,
                                fill=done is None)
     if done is None:
         scratch.write_checkpoint(path, layout, 0, arrays)
@@ -473,13 +511,15 @@ class BuildReport:
 
 
 def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: int | None = None,
-          rules: str | tuple = DEFAULT_RULES, min_pieces: int = 2, progress: bool = True,
-          executor=None, memory: int | None = None, on_disk: bool = False,
-          checkpoint_seconds: float = CHECKPOINT_SECONDS) -> BuildReport:
+          rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None, min_pieces: int = 2,
+          progress: bool = True, executor=None, memory: int | None = None,
+          on_disk: bool = False, checkpoint_seconds: float = CHECKPOINT_SECONDS) -> BuildReport:
     """Build every table with min..max pieces into a directory; skip complete ones.
 
-    `rules`: the rule layers every file gets ("all", "none", or a comma list of
-    presets); a file lacking one of them is incomplete and is rebuilt.
+    `rules`: the rule layers every file gets ("auto": all up to 6 pieces, wcdf
+    from 7; "all", "none", or a comma list of presets); `dtw`: whether files
+    store DTW (None: up to 6 pieces); see :mod:`egtb.build.contents`. A file
+    lacking a requested layer or DTW is incomplete and is rebuilt.
     `executor`: where the pairs run; None is the local process pool of `jobs`
     workers, else an object with the ``run`` method of
     :class:`egtb.build.executor.DaskExecutor` (a Dask cluster).
@@ -496,13 +536,15 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     >>> build(2, directory=tmp_path, jobs=1, progress=False).positions  # doctest: +SKIP
     3488
     """
-    rules = tuple(p.name for p in rule_layer.parse_presets(rules))  # ValueError when unknown
+    for pieces in range(min_pieces, max_pieces + 1):
+        contents_for(pieces, rules=rules, dtw=dtw)  # ValueError when unknown or empty
+    rules = rules if isinstance(rules, str) else tuple(rules)
     directory = Path(directory or master.default_dir())
     directory.mkdir(parents=True, exist_ok=True)
     jobs = jobs or os.cpu_count() or 1
     handler = _start_logging(directory)
     try:
-        return _run(plan_pairs(max_pieces), directory, jobs=jobs, rules=rules,
+        return _run(plan_pairs(max_pieces), directory, jobs=jobs, rules=rules, dtw=dtw,
                     min_pieces=min_pieces, progress=progress, executor=executor,
                     memory=memory or budget.default_budget(), on_disk=on_disk,
                     checkpoint_seconds=checkpoint_seconds)
@@ -510,14 +552,14 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
         _stop_logging(handler)
 
 
-def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...],
-         min_pieces: int, progress: bool, executor=None, memory: int,
+def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
+         dtw: bool | None, min_pieces: int, progress: bool, executor=None, memory: int,
          on_disk: bool = False, checkpoint_seconds: float = CHECKPOINT_SECONDS) -> BuildReport:
     report = BuildReport()
     start = time.perf_counter()
     for tmp in master.remove_temporaries(directory):
         log.warning("removed unfinished file %s", tmp)
-    done = find_complete(pairs, directory, report, rules=rules)
+    done = find_complete(pairs, directory, report, rules=rules, dtw=dtw)
     todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= min_pieces]
     missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
     if missing:
@@ -525,7 +567,7 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...
     if executor is None:  # the workers' table caches and processes come out of the budget
         _CACHE.max_bytes = budget.cache_budget(memory, most=CACHE_BYTES)  # forked workers inherit it
         memory = budget.pair_budget(memory, jobs=jobs, cache_bytes=_CACHE.max_bytes)
-    plans = plan_memory(todo, memory, rules=rules, on_disk=on_disk,  # fails before any work
+    plans = plan_memory(todo, memory, rules=rules, dtw=dtw, on_disk=on_disk,  # before any work
                         directory=directory)
     for path in scratch.scratch_dirs(directory):
         if path.name[:-len(scratch.SCRATCH_SUFFIX)] not in {p.key for p in todo}:
@@ -535,10 +577,12 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...
              sum(p.positions for p in todo), jobs, directory)
     bars = _Progress(todo, enabled=progress)
     if executor is None:
-        results = _execute(todo, done, directory, jobs=jobs, rules=rules, on_progress=bars.advance,
-                           plans=plans, memory=memory, checkpoint_seconds=checkpoint_seconds)
+        results = _execute(todo, done, directory, jobs=jobs, rules=rules, dtw=dtw,
+                           on_progress=bars.advance, plans=plans, memory=memory,
+                           checkpoint_seconds=checkpoint_seconds)
     else:
-        results = executor.run(todo, done, directory, rules=rules, on_progress=bars.advance)
+        results = executor.run(todo, done, directory, rules=rules, dtw=dtw,
+                               on_progress=bars.advance)
     for result in results:
         bars.update(result)
         report.records.append(result)
@@ -550,8 +594,9 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: tuple[str, ...
     return report
 
 
-def plan_memory(todo: list[Pair], memory: int, *, rules: tuple[str, ...],
-                on_disk: bool = False, directory: Path | None = None) -> dict[str, budget.PairPlan]:
+def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_RULES,
+                dtw: bool | None = None, on_disk: bool = False,
+                directory: Path | None = None) -> dict[str, budget.PairPlan]:
     """How each pair runs within `memory` bytes (:func:`egtb.build.budget.plan_pair`), by key.
 
     `on_disk` plans every pair on disk. Raises
@@ -562,10 +607,11 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: tuple[str, ...],
     free = shutil.disk_usage(directory).free if directory else None
     for pair in todo:
         dependencies = dependency_materials(pair)
-        plan = budget.plan_pair(pair, dependencies, layers=len(rules), budget=memory,
+        contents = contents_of(pair, rules=rules, dtw=dtw)
+        plan = budget.plan_pair(pair, dependencies, contents=contents, budget=memory,
                                 on_disk=on_disk)
         if plan.on_disk and free is not None:
-            budget.check_disk(pair, dependencies, layers=len(rules), free=free,
+            budget.check_disk(pair, dependencies, contents=contents, free=free,
                               directory=directory)
         plans[pair.key] = plan
         if plan.on_disk or plan.per_pass:
@@ -577,15 +623,17 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: tuple[str, ...],
 
 
 def find_complete(pairs: list[Pair], directory: Path, report: BuildReport, *,
-                  rules: tuple[str, ...] = ()) -> set[str]:
-    """Keys of pairs whose files all pass the checksum and hold the `rules` layers.
+                  rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None) -> set[str]:
+    """Keys of pairs whose files all pass the checksum and hold what `rules` and `dtw` ask
+    (:func:`contents_of`).
 
-    Broken files are reported and removed; a file lacking a requested layer is
-    reported as rebuilt too (it is overwritten when its pair is solved again).
+    Broken files are reported and removed; a file lacking a requested layer or
+    DTW is reported as rebuilt too (it is overwritten when its pair is solved again).
     """
     done = set()
     for pair in pairs:
         complete = True
+        wanted = contents_of(pair, rules=rules, dtw=dtw)
         for material in pair.materials:
             path = master.table_path(directory, material)
             if not path.exists():
@@ -599,9 +647,11 @@ def find_complete(pairs: list[Pair], directory: Path, report: BuildReport, *,
                 path.unlink()
                 complete = False
                 continue
-            lacking = [name for name in rules if name not in present]
+            lacking = [name for name in wanted.names if name not in present]
+            if wanted.dtw and not master.has_dtw(path):
+                lacking.append("dtw")
             if lacking:
-                log.warning("%s lacks rule layers %s; rebuilding it", path, ",".join(lacking))
+                log.warning("%s lacks %s; rebuilding it", path, ",".join(lacking))
                 report.rebuilt.append(material.name)
                 complete = False
         if complete:
@@ -611,7 +661,8 @@ def find_complete(pairs: list[Pair], directory: Path, report: BuildReport, *,
 
 
 def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
-             rules: tuple[str, ...], on_progress=None, plans: dict | None = None,
+             rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None,
+             on_progress=None, plans: dict | None = None,
              memory: int | None = None, checkpoint_seconds: float = CHECKPOINT_SECONDS):
     """Yield the report of each pair as it completes, running ready pairs in parallel.
 
@@ -624,7 +675,7 @@ def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
     else runs).
     """
     memory = memory or budget.default_budget()
-    plans = plans or plan_memory(todo, memory, rules=rules)
+    plans = plans or plan_memory(todo, memory, rules=rules, dtw=dtw)
     disk = shutil.disk_usage(directory).free
     pending = {p.key: p for p in todo}
     done = set(done)
@@ -634,7 +685,7 @@ def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
         counters = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
         for pair in todo:  # already in dependency order
             result = build_pair(directory, pair, dependency_materials(pair), rules=rules,
-                                progress=counters, plan=plans[pair.key],
+                                dtw=dtw, progress=counters, plan=plans[pair.key],
                                 checkpoint_seconds=checkpoint_seconds)
             on_progress(int(counters[solve.P_POSITIONS]), int(counters[solve.P_UNITS]))
             yield result
@@ -656,7 +707,7 @@ def _execute(todo: list[Pair], done: set[str], directory: Path, *, jobs: int,
                                 or on_disk + plans[pair.key].disk > disk):
                     continue
                 future = pool.submit(_build_in_worker, directory, pair,
-                                     dependency_materials(pair), rules, plans[pair.key],
+                                     dependency_materials(pair), rules, dtw, plans[pair.key],
                                      checkpoint_seconds)
                 running[future] = pair.key
                 waiting.remove(pair)
@@ -718,10 +769,11 @@ def _init_worker(counters: _SharedCounters) -> None:
 
 
 def _build_in_worker(directory: Path, pair: Pair, dependencies: list[Material],
-                     rules: tuple[str, ...], plan: budget.PairPlan,
+                     rules: str | tuple, dtw: bool | None, plan: budget.PairPlan,
                      checkpoint_seconds: float) -> dict:
     """:func:`build_pair` counting into this worker's shared progress counters."""
-    return build_pair(directory, pair, dependencies, rules=rules, progress=_WORKER_PROGRESS,
+    return build_pair(directory, pair, dependencies, rules=rules, dtw=dtw,
+                      progress=_WORKER_PROGRESS,
                       plan=plan, checkpoint_seconds=checkpoint_seconds)
 
 
@@ -786,11 +838,13 @@ def _warm_up() -> None:
     """Compile (or load) the kernels in the parent so forked workers do not each do it:
     the solver's, and those that summarise, pack and unpack a table."""
     pair = plan_pairs(2)[0]
-    tables = load_dependencies(Path("."), [], pair.materials, rule_layer.parse_presets("all"))
-    solve_pair(pair.materials, tables)
-    summarise(pair.materials[0], tables.wld, tables.dtw)
-    for row, preset in enumerate(tables.presets):
-        rule_layer.make_layer(preset, tables.rcat[row], tables.rdtz[row])
+    for dtw in (True, False):  # with DTW, and the values from the first layer
+        contents = contents_for(2, rules="all", dtw=dtw)
+        tables = load_dependencies(Path("."), [], pair.materials, contents)
+        solve_pair(pair.materials, tables)
+        for row, preset in enumerate(tables.presets):
+            rule_layer.make_layer(preset, tables.rcat[row], tables.rdtz[row])
+    summarise(pair.materials[0], rule_layer.values_of(tables.rcat[0]), None)
     master.unpack_into(master.pack_wld(tables.wld), tables.wld)
 
 

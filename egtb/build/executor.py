@@ -66,7 +66,8 @@ def make_executor(*, jobs: int | None = None, scheduler: str | None = None,
     return DaskExecutor(spec)
 
 
-def run_pair(directory: str, pair: Any, dependencies: list, rules: str, after: Sequence = ()) -> dict:
+def run_pair(directory: str, pair: Any, dependencies: list, rules: str | tuple,
+             dtw: bool | None = None, after: Sequence = ()) -> dict:
     """One pair on a Dask worker: :func:`~egtb.build.driver.build_pair` plus who ran it and its log lines.
 
     ``after``: the records of the pairs this one depends on, unused: given as futures, they make
@@ -74,7 +75,7 @@ def run_pair(directory: str, pair: Any, dependencies: list, rules: str, after: S
     """
     from egtb.build.driver import build_pair
     with capture_logs("egtb") as lines:
-        record = build_pair(Path(directory), pair, dependencies, rules=rules)
+        record = build_pair(Path(directory), pair, dependencies, rules=rules, dtw=dtw)
     record.update(host=socket.gethostname(), pid=os.getpid(), log=lines)
     return record
 
@@ -108,7 +109,8 @@ class DaskExecutor:
         self.warm_seconds: list[float] = []
         """Seconds each worker took to load or compile the kernels in the last run."""
 
-    def run(self, todo: list, done: set[str], directory: Path, *, rules: str,
+    def run(self, todo: list, done: set[str], directory: Path, *, rules: str | tuple,
+            dtw: bool | None = None,
             on_progress: Callable[[int, int], None] | None = None) -> Iterator[dict]:
         """Yield the record of each pair of ``todo`` as it completes (dependencies in ``done`` exist)."""
         directory = Path(directory).resolve()
@@ -119,7 +121,7 @@ class DaskExecutor:
             prepare_workers(client, directories=[directory])
         try:
             self._warm(client)
-            yield from self._schedule(client, todo, done, directory, rules,
+            yield from self._schedule(client, todo, done, directory, (rules, dtw),
                                       on_progress or (lambda positions, units: None))
         finally:
             if own:
@@ -140,11 +142,14 @@ class DaskExecutor:
         log.info("kernels ready on %d workers in %s s", len(facts),
                  ", ".join(f"{s:.1f}" for s in self.warm_seconds))
 
-    def _schedule(self, client: Any, todo: list, done: set[str], directory: Path, rules: str,
+    def _schedule(self, client: Any, todo: list, done: set[str], directory: Path, options: tuple,
                   on_progress: Callable[[int, int], None]) -> Iterator[dict]:
-        """Submit the dependency graph, yield each pair's record as it completes."""
+        """Submit the dependency graph, yield each pair's record as it completes.
+
+        `options`: the build's (rules, dtw), given to each pair (:func:`run_pair`).
+        """
         from distributed import as_completed
-        futures = self._submit_graph(client, todo, done, directory, rules)
+        futures = self._submit_graph(client, todo, done, directory, options)
         pairs = {future.key: pair for pair, future, _ in futures.values()}
         depends = {future.key: after for _, future, after in futures.values()}
         remaining = {future.key: future for _, future, _ in futures.values()}
@@ -166,14 +171,15 @@ class DaskExecutor:
                 client.cancel(list(remaining.values()))
 
     def _submit_graph(self, client: Any, todo: list, done: set[str], directory: Path,
-                      rules: str) -> dict[str, tuple[Any, Any, list]]:
+                      options: tuple) -> dict[str, tuple[Any, Any, list]]:
         """Submit every pair of ``todo`` with its dependencies' futures: key -> (pair, future, those futures)."""
         from egtb.build.driver import dependency_materials, longest_chains
         submitted: dict[str, tuple[Any, Any, list]] = {}
         chains = longest_chains(todo)
         for pair in _dependency_order(todo, done):
             after = [submitted[d][1] for d in sorted(pair.depends) if d in submitted]
-            future = client.submit(run_pair, str(directory), pair, dependency_materials(pair), rules, after,
+            future = client.submit(run_pair, str(directory), pair, dependency_materials(pair), *options,
+                                   after,
                                    key=f"egtb-pair-{pair.key}-{time.time_ns()}", pure=False,
                                    retries=self.retries, priority=chains[pair.key])
             submitted[pair.key] = (pair, future, after)

@@ -98,7 +98,18 @@ NO_PIECES = np.int64(-2)
 
 
 @njit(cache=True, inline="always")
-def successor_index(bm, bk, wm, wk, offsets, wld):
+def rule_free_tables(wld):
+    """1 when the rule-free table (values and DTW) is solved, else 0.
+
+    A build without it (only rule layers, the default from 7 pieces on)
+    passes empty ``wld`` and ``dtw`` arrays: node table 0 is then the first
+    rule layer, and whether a position is solved is read from that layer.
+    """
+    return 1 if wld.shape[0] > 0 else 0
+
+
+@njit(cache=True, inline="always")
+def successor_index(bm, bk, wm, wk, offsets, wld, rcat):
     """(flat index, status) of the position after Black's move (White to move).
 
     The successor is mirrored to Black to move first; a side left without
@@ -111,16 +122,20 @@ def successor_index(bm, bk, wm, wk, offsets, wld):
     if nbm == 0 and nbk == 0:
         return NO_PIECES, OK
     i = flat_index(nbm, nbk, nwm, nwk, offsets)
-    return i, index_status(i, wld)
+    return i, index_status(i, wld, rcat)
 
 
 @njit(cache=True, inline="always")
-def index_status(i, wld):
+def index_status(i, wld, rcat):
     """OK for a successor's flat index, ERR_MISSING_TABLE when its table is not loaded
-    (i < 0), ERR_UNSOLVED_SUCCESSOR when its value is not known yet."""
+    (i < 0), ERR_UNSOLVED_SUCCESSOR when its value is not known yet (in the
+    rule-free table, or without it in the first rule layer)."""
     if i < 0:
         return ERR_MISSING_TABLE
-    if wld[i] == UNKNOWN:
+    if wld.shape[0] > 0:
+        if wld[i] == UNKNOWN:
+            return ERR_UNSOLVED_SUCCESSOR
+    elif rcat[0, i] == UNSOLVED_CATEGORY:
         return ERR_UNSOLVED_SUCCESSOR
     return OK
 
@@ -132,25 +147,10 @@ def is_king_step(moves, m):
 
 
 @njit(cache=True, inline="always")
-def move_successor(moves, m, offsets, wld):
+def move_successor(moves, m, offsets, wld, rcat):
     """:func:`successor_index` of the position after move m of a generated list."""
     return successor_index(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK],
-                           offsets, wld)
-
-
-@njit(cache=True)
-def successor_value(bm, bk, wm, wk, offsets, wld, dtw):
-    """(value, dtw, status) of the position after Black's move (White to move).
-
-    The successor is mirrored to Black to move first; a side left without
-    pieces has lost in 0.
-    """
-    i, status = successor_index(bm, bk, wm, wk, offsets, wld)
-    if status != OK:
-        return UNKNOWN, 0, status
-    if i == NO_PIECES:
-        return LOSS, 0, OK
-    return wld[i], np.int64(dtw[i]), OK
+                           offsets, wld, rcat)
 
 
 #: Squares by bit of their row number (row = square // 4): rows 1, 3, 5, 7; rows 2, 3, 6, 7;
@@ -234,12 +234,13 @@ class Scratch:
 
     ``halves`` is 1 when every unit is a single men configuration (a symmetric
     material without men); ``kings`` are the black and white king counts of M,
-    which bound the king steps (4 per king) of the two halves; ``layers`` is the
-    number of rule layers solved along (one node table each, plus the rule-free one).
+    which bound the king steps (4 per king) of the two halves; ``tables`` is the
+    number of tables solved (one node table each: the rule-free one and one per
+    rule layer).
     """
 
     def __init__(self, unit: int, *, halves: int, kings: tuple[int, int],
-                 layers: int = 0) -> None:
+                 tables: int = 1) -> None:
         n = halves * unit
         edges = 4 * unit * (kings[0] + (kings[1] if halves == 2 else 0))
         self.bk = np.zeros(n, dtype=np.int64)
@@ -248,7 +249,7 @@ class Scratch:
         self.succ = np.zeros(edges, dtype=np.int32)
         self.pred_start = np.zeros(n + 1, dtype=np.int64)
         self.pred = np.zeros(edges, dtype=np.int32)
-        self.node = np.zeros((layers + 1, n, 5), dtype=NODE_DTYPE)
+        self.node = np.zeros((tables, n, 5), dtype=NODE_DTYPE)
         self.entries = np.zeros((ENTRIES_PER_NODE * n + 1, 2), dtype=np.int32)
 
     def arrays(self) -> tuple:
@@ -280,8 +281,12 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
 
     counts: int64 (2, 4): material M and mirror(M) (equal rows when symmetric).
     configs: men-configuration indices of M (see :func:`order_units`).
-    rcat, rdtz: (layers, positions) flat arrays of the rule layers (category
-    and DTZ), filled like wld/dtw; limits: each layer's move-rule limit in plies;
+    rcat: (layers, positions) flat array of the rule layers' categories, filled
+    like wld; rdtz: (layers, positions of the pair) their DTZ, for the pair
+    only (the pair comes first in the flat arrays: a zeroing exit, the only kind
+    that leaves the pair, never reads a DTZ); wld and dtw are empty when the
+    rule-free table is not solved (:func:`rule_free_tables`); limits: each
+    layer's move-rule limit in plies;
     man_resets: whether a plain man move resets the layer's counter.
     progress: int64 counters (:data:`P_POSITIONS`, :data:`P_UNITS`), only ever
     raised: each finished unit adds its positions and 1, and a unit being solved
@@ -291,6 +296,7 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
     """
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
     layers = limits.shape[0]
+    first = rule_free_tables(wld)  # node table of the first rule layer
     _, men, base = unit_buffers()
     step_base = np.empty((2, STEP_SHIFTS, 32), dtype=np.int64)
     captures = new_capture_buffer()
@@ -313,14 +319,15 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
             progress[P_POSITIONS] = start + n // 2
             invert_edges(n, succ_start, succ, pred_start, pred)
             progress[P_POSITIONS] = start + n // 2 + n // 8
-            share = 8 * (layers + 1)  # each propagation counts 3/share of a position per node
-            status = propagate(n, pred_start, pred, node[0], entries, heads, size, base, wld,
-                               dtw, progress, share)
+            share = 8 * (layers + first)  # each propagation counts 3/share of a position per node
+            if first:
+                status = propagate(n, pred_start, pred, node[0], entries, heads, size, base, wld,
+                                   dtw, progress, share)
             for layer in range(layers):
                 if status != OK:
                     return status
-                status = propagate(n, pred_start, pred, node[layer + 1], entries, heads, size,
-                                   base, rcat[layer], rdtz[layer], progress, share,
+                status = propagate(n, pred_start, pred, node[first + layer], entries, heads,
+                                   size, base, rcat[layer], rdtz[layer], progress, share,
                                    limits[layer])
         if status != OK:
             return status
@@ -341,6 +348,7 @@ def resolve_exits(n, node, size, base, wld, dtw, rcat, rdtz, limits):
     and the node loses in the longest. ERR_TOO_DEEP from a distance of
     :data:`MAX_DEPTH` on, like the queue.
     """
+    first = rule_free_tables(wld)
     for t in range(node.shape[0]):
         for h in range(n // size):
             for k in range(size):
@@ -356,20 +364,21 @@ def resolve_exits(n, node, size, base, wld, dtw, rcat, rdtz, limits):
                 if d >= MAX_DEPTH:
                     return ERR_TOO_DEEP
                 g = base[h] + k
-                if t == 0:
+                if t < first:
                     wld[g] = kind
                     dtw[g] = d
                 else:
                     sign = 1 if kind == WIN else (-1 if kind == LOSS else 0)
-                    rcat[t - 1, g] = sign * (CAT_WIN if d <= limits[t - 1] else CAT_CURSED)
-                    rdtz[t - 1, g] = d
+                    layer = t - first
+                    rcat[layer, g] = sign * (CAT_WIN if d <= limits[layer] else CAT_CURSED)
+                    rdtz[layer, g] = d
     return OK
 
 
 @njit(cache=True)
 def finish_unit(n, size, base, wld, rcat, progress, start):
     """Check a solved unit's rule layers against its values, count it in `progress`; a status."""
-    if not same_wdl(n, size, base, wld, rcat):
+    if wld.shape[0] > 0 and not same_wdl(n, size, base, wld, rcat):
         return ERR_RULE_MISMATCH
     progress[P_POSITIONS] = start + n
     progress[P_UNITS] += 1
@@ -551,7 +560,7 @@ def fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty, man_base, off
                 target = man_base[h, shift, lowest_bit64(t)] + rank_kings(
                     ok, pk, om | moved, counts[1 - h, 1], counts[1 - h, 3])
                 crowns = False
-            status = index_status(target, wld)
+            status = index_status(target, wld, rcat)
             if status == OK:
                 status = fold_exit(node, i, target, crowns, wld, dtw, rcat, rdtz, limits,
                                    man_resets)
@@ -608,7 +617,7 @@ def fold_captures(pm, pk, om, ok, empty, offsets, wld, dtw, rcat, rdtz, limits, 
             target, status = NO_PIECES, OK
         else:
             target = flat_index(nbm, nbk, npm, npk, offsets)
-            status = index_status(target, wld)
+            status = index_status(target, wld, rcat)
         if status == OK:
             status = fold_exit(node, i, target, True, wld, dtw, rcat, rdtz, limits, man_resets)
         if status != OK:
@@ -621,20 +630,23 @@ def fold_exit(node, i, target, capture_or_crowning, wld, dtw, rcat, rdtz, limits
     """Fold the exit to flat index `target` (or :data:`NO_PIECES`) into node i's tables; a status.
 
     Under a rule layer a capture or a crowning zeroes the counter, and so does
-    any man move where the layer's man moves reset it.
+    any man move where the layer's man moves reset it; only a quiet exit (a man
+    move inside the pair) reads its target's DTZ.
     """
     if target == NO_PIECES:
         for t in range(node.shape[0]):
             record_exit(node, t, i, LOSS, 0)
         return OK
-    record_exit(node, 0, i, wld[target], np.int64(dtw[target]))
+    first = rule_free_tables(wld)
+    if first:
+        record_exit(node, 0, i, wld[target], np.int64(dtw[target]))
     for layer in range(limits.shape[0]):
         category = rcat[layer, target]
         if category == UNSOLVED_CATEGORY:
             return ERR_UNSOLVED_SUCCESSOR
         zeroing = capture_or_crowning or man_resets[layer]
-        record_rule_exit(node, layer + 1, i, category, np.int64(rdtz[layer, target]),
-                         limits[layer], zeroing)
+        dtz = np.int64(0) if zeroing else np.int64(rdtz[layer, target])
+        record_rule_exit(node, first + layer, i, category, dtz, limits[layer], zeroing)
     return OK
 
 

@@ -39,8 +39,8 @@ from egtb.positions.material import mirror_bb
 from egtb.build.solve import (ERR_TOO_DEEP, ERR_UNSOLVED_SUCCESSOR, MAX_DEPTH,
                                NO_PIECES, OK, P_POSITIONS, PROGRESS_STEP,
                                UNSOLVED_CATEGORY, finish_unit, is_king_step, locate_unit,
-                               move_successor, rule_exit_value, unit_buffers, write_categories,
-                               write_values)
+                               move_successor, rule_exit_value, rule_free_tables, unit_buffers,
+                               write_categories, write_values)
 from egtb.formats.values import LOSS, WIN
 
 _NEIGHBOUR = NEIGHBOUR.copy()
@@ -107,11 +107,12 @@ def solve_units_compact(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, 
     """Solve the units of a pair like :func:`egtb.build.solve.solve_units`; return a status.
 
     Same arguments up to `man_resets`, then the :class:`CompactScratch` arrays.
-    Table 0 is the rule-free one, table ``1 + layer`` a rule layer; the
-    ``remaining.shape[0]`` tables of a pass share one move generation.
+    Table 0 is the rule-free one (when solved: :func:`egtb.build.solve.rule_free_tables`),
+    then one table per rule layer; the ``remaining.shape[0]`` tables of a pass
+    share one move generation.
     """
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
-    tables = limits.shape[0] + 1
+    tables = limits.shape[0] + rule_free_tables(wld)
     per_pass = remaining.shape[0]
     passes = (tables + per_pass - 1) // per_pass
     moves, men, base = unit_buffers()
@@ -157,6 +158,7 @@ def collect_exits(counts, halves, size, men, offsets, wld, dtw, rcat, rdtz, limi
     Raises `progress` from ``start + done_before`` by up to `share` positions.
     """
     n = halves * size
+    rule_free = rule_free_tables(wld)
     for i in range(n):
         if i & (PROGRESS_STEP - 1) == 0:
             progress[P_POSITIONS] = start + done_before + share * i // max(n, 1)
@@ -171,22 +173,23 @@ def collect_exits(counts, halves, size, men, offsets, wld, dtw, rcat, rdtz, limi
             if is_king_step(moves, m):
                 steps += 1
                 continue
-            target, status = move_successor(moves, m, offsets, wld)
+            target, status = move_successor(moves, m, offsets, wld, rcat)
             if status != OK:
                 return status
             for t in range(first, last):
                 if target == NO_PIECES:
                     v, d = LOSS, np.int64(0)
-                elif t == 0:
+                elif t < rule_free:
                     v, d = wld[target], np.int64(dtw[target])
                 else:
-                    category = rcat[t - 1, target]
+                    layer = t - rule_free
+                    category = rcat[layer, target]
                     if category == UNSOLVED_CATEGORY:
                         return ERR_UNSOLVED_SUCCESSOR
                     zeroing = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0 \
-                        or man_resets[t - 1]
-                    v, d = rule_exit_value(category, np.int64(rdtz[t - 1, target]),
-                                           limits[t - 1], zeroing)
+                        or man_resets[layer]
+                    dtz = np.int64(0) if zeroing else np.int64(rdtz[layer, target])
+                    v, d = rule_exit_value(category, dtz, limits[layer], zeroing)
                 if not fold_exit(t - first, i, v, d, exit_win, loss_depth, flags):
                     return ERR_TOO_DEEP
         quiet[i] = steps
@@ -307,8 +310,11 @@ def tell_predecessors(i, kind, d, counts, halves, size, men, quiet, remaining, l
 
 @njit(cache=True)
 def finish_table(n, size, base, value, depth, t, wld, dtw, rcat, rdtz, limits):
-    """Write table t of the unit: values and DTW (t = 0) or a rule layer's categories and DTZ."""
-    if t == 0:
+    """Write table t of the unit: values and DTW (t = 0, when solved) or a rule layer's
+    categories and DTZ."""
+    rule_free = rule_free_tables(wld)
+    if t < rule_free:
         write_values(n, value, depth, size, base, wld, dtw)
     else:
-        write_categories(n, value, depth, size, base, rcat[t - 1], rdtz[t - 1], limits[t - 1])
+        layer = t - rule_free
+        write_categories(n, value, depth, size, base, rcat[layer], rdtz[layer], limits[layer])

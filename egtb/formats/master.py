@@ -24,6 +24,11 @@ with group attributes ``limit``, ``zeroing``, per-category counts, ``max_dtz``
 and ``checksum_crc32`` (CRC32 of the category bytes then the dtz bytes). Files of
 version 1 (no layers) still open, with no rule layers.
 
+Format version 3 is version 2 without the ``dtw`` dataset (the rule-free
+distance is not stored: the default from 7 pieces on, where a file holds the
+values and the ``wcdf`` layer); the checksum is then that of ``wld`` alone and
+:attr:`TableData.dtw` is None. A file with ``dtw`` is still written as version 2.
+
 The reading interface: :func:`open_table` returns a :class:`TableData` whose
 ``rules`` maps a preset name to a :class:`RuleLayer` (``category``, ``dtz``,
 ``attrs``), arrays indexed like ``wld`` and ``dtw``. Files are written to ``<name>.h5.<pid>.tmp`` and renamed when
@@ -50,8 +55,10 @@ from egtb.errors import TableError
 from egtb.positions.material import Material
 
 FORMAT_VERSION = 2
-#: Format versions this reader opens (version 1 has no rule layers).
-READABLE_VERSIONS = (1, 2)
+#: Format version of a file without the ``dtw`` dataset.
+FORMAT_VERSION_NO_DTW = 3
+#: Format versions this reader opens (version 1 has no rule layers, version 3 no DTW).
+READABLE_VERSIONS = (1, 2, 3)
 BUILDER_VERSION = "egtb-build 2"
 #: HDF5 group holding one subgroup of rule-layer datasets per preset.
 RULES_GROUP = "rules"
@@ -91,8 +98,8 @@ class TableData:
     """Material of the table (Black to move)."""
     wld: np.ndarray
     """Value code per position (uint8, unpacked; as stored, four a byte, when read ``packed``)."""
-    dtw: np.ndarray
-    """Plies to the end per position (uint8 or uint16)."""
+    dtw: np.ndarray | None
+    """Plies to the end per position (uint8 or uint16); None when the file stores none."""
     attrs: dict = field(default_factory=dict)
     """File attributes (counts, max DTW, checksum, build time...)."""
     rules: dict[str, RuleLayer] = field(default_factory=dict)
@@ -174,9 +181,11 @@ def unpack_into(packed, out):
         out[i] = (packed[i // PER_BYTE] >> (2 * (i % PER_BYTE))) & 3
 
 
-def checksum(packed: np.ndarray, dtw: np.ndarray) -> int:
-    """CRC32 of the raw bytes of the packed values followed by the DTW array."""
+def checksum(packed: np.ndarray, dtw: np.ndarray | None) -> int:
+    """CRC32 of the raw bytes of the packed values followed by the DTW array (when stored)."""
     crc = zlib.crc32(np.ascontiguousarray(packed).view(np.uint8))
+    if dtw is None:
+        return crc
     return zlib.crc32(np.ascontiguousarray(dtw).view(np.uint8), crc)
 
 
@@ -187,13 +196,14 @@ def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
 
 
 def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
-                dtw: np.ndarray, *, attrs: dict | None = None,
+                dtw: np.ndarray | None, *, attrs: dict | None = None,
                 rules: dict[str, RuleLayer] | None = None) -> Path:
     """Write a table atomically (temporary name, then rename); return its path.
 
     ``attrs`` adds attributes (counts, ...); computed ones (checksum, material,
     positions, format) take precedence. ``rules`` adds one rule layer per preset
     (its ``attrs`` become the group's attributes, with a computed checksum).
+    ``dtw`` None writes no DTW (format version 3).
     The arrays may be memory maps: they are packed, narrowed and written in
     slices of :data:`SLICE` positions, never copied whole.
     """
@@ -202,9 +212,10 @@ def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
     count = len(wld)
     with h5py.File(tmp, "w") as f:
         crc = _write_dataset(f, "wld", wld, np.uint8, packed=True)
-        crc = _write_dataset(f, "dtw", dtw, narrow_type(dtw), crc=crc)
+        if dtw is not None:
+            crc = _write_dataset(f, "dtw", dtw, narrow_type(dtw), crc=crc)
         f.attrs.update(attrs or {})
-        f.attrs.update(_base_attrs(material, count, crc))  # computed win
+        f.attrs.update(_base_attrs(material, count, crc, dtw=dtw is not None))  # computed win
         for preset, layer in sorted((rules or {}).items()):
             _write_layer(f, preset, layer, count)
         f.flush()
@@ -316,10 +327,10 @@ def compress_chunk(items: np.ndarray) -> bytes:
     return zlib.compress(np.ascontiguousarray(raw).tobytes(), COMPRESSION_LEVEL)
 
 
-def _base_attrs(material: Material, count: int, crc: int) -> dict:
+def _base_attrs(material: Material, count: int, crc: int, *, dtw: bool = True) -> dict:
     return {
         "format": "egtb-draughts-english",
-        "format_version": FORMAT_VERSION,
+        "format_version": FORMAT_VERSION if dtw else FORMAT_VERSION_NO_DTW,
         "builder_version": BUILDER_VERSION,
         "material": material.name,
         "material_counts": np.array([material.black_men, material.black_kings,
@@ -348,14 +359,14 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
             attrs = dict(f.attrs)
             _check_header(path, attrs)
             stored = f["wld"][...]
-            dtw = f["dtw"][...]
+            dtw = f["dtw"][...] if _has_dtw(f, attrs) else None
             layers = _read_layers(path, f, rules)
     except TableError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError) as exc:
         raise TableError(f"{path}: unreadable table file ({exc})") from exc
     count = int(attrs["positions"])
-    if len(stored) != -(-count // PER_BYTE) or len(dtw) != count:
+    if len(stored) != -(-count // PER_BYTE) or (dtw is not None and len(dtw) != count):
         raise TableError(f"{path}: dataset sizes do not match {count} positions")
     if check and checksum(stored, dtw) != int(attrs["checksum_crc32"]):
         raise TableError(f"{path}: checksum mismatch (file corrupted)")
@@ -367,6 +378,20 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
             raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
     material = Material.parse(str(attrs["material"]))
     return TableData(material, stored if packed else unpack_wld(stored, count), dtw, attrs, layers)
+
+
+def _has_dtw(f: h5py.File, attrs: dict) -> bool:
+    """The file stores DTW (every version but 3); a version-3 file holding one is foreign."""
+    if int(attrs["format_version"]) != FORMAT_VERSION_NO_DTW:
+        return True
+    if "dtw" in f:
+        raise TableError(f"{f.filename}: format version 3 with a dtw dataset")
+    return False
+
+
+def has_dtw(path: os.PathLike | str) -> bool:
+    """Whether a table file stores DTW (without reading data)."""
+    return int(read_attrs(path)["format_version"]) != FORMAT_VERSION_NO_DTW
 
 
 def _read_layers(path: Path, f: h5py.File, rules: bool | tuple[str, ...]) -> dict:
@@ -386,7 +411,8 @@ def read_slices(path: os.PathLike | str, *, rules: tuple[str, ...] = (), step: i
     """Yield (start, wld, dtw, categories, dtz) per slice of `step` positions of a table file.
 
     For reading tables too big to hold whole (:mod:`egtb.formats.scratch`): ``wld``
-    unpacked, ``categories`` and ``dtz`` with one row per preset of `rules`. With
+    unpacked (``dtw`` None when the file stores none), ``categories`` and ``dtz``
+    with one row per preset of `rules`. With
     `check`, the checksums are checked after the last slice (a second pass; a
     mismatch raises :class:`TableError` naming the file before the generator ends).
     """
@@ -399,6 +425,7 @@ def read_slices(path: os.PathLike | str, *, rules: tuple[str, ...] = (), step: i
             _check_header(path, attrs)
             count = int(attrs["positions"])
             groups = [_layer_group(path, f, name) for name in rules]
+            stored_dtw = f["dtw"] if _has_dtw(f, attrs) else None
             for start in range(0, count, step):
                 stop = min(count, start + step)
                 wld = unpack_wld(f["wld"][start // PER_BYTE:-(-stop // PER_BYTE)], stop - start)
@@ -407,7 +434,7 @@ def read_slices(path: os.PathLike | str, *, rules: tuple[str, ...] = (), step: i
                 for row, group in enumerate(groups):
                     cats[row] = group["category"][start:stop]
                     dtz[row] = group["dtz"][start:stop]
-                yield start, wld, f["dtw"][start:stop], cats, dtz
+                yield start, wld, None if stored_dtw is None else stored_dtw[start:stop], cats, dtz
             if check:
                 _check_datasets(path, f, attrs, rules)
     except TableError:
@@ -432,9 +459,11 @@ def _continue_crc(dataset, crc: int) -> int:
 def _check_datasets(path: Path, f: h5py.File, attrs: dict, presets) -> None:
     """Sizes and checksums of the values and of the `presets` layers, read in slices."""
     count = int(attrs["positions"])
-    if len(f["wld"]) != -(-count // PER_BYTE) or len(f["dtw"]) != count:
+    dtw = f["dtw"] if _has_dtw(f, attrs) else None
+    if len(f["wld"]) != -(-count // PER_BYTE) or (dtw is not None and len(dtw) != count):
         raise TableError(f"{path}: dataset sizes do not match {count} positions")
-    if _continue_crc(f["dtw"], _continue_crc(f["wld"], 0)) != int(attrs["checksum_crc32"]):
+    crc = _continue_crc(f["wld"], 0)
+    if (crc if dtw is None else _continue_crc(dtw, crc)) != int(attrs["checksum_crc32"]):
         raise TableError(f"{path}: checksum mismatch (file corrupted)")
     for preset in presets:
         group = _layer_group(path, f, preset)
@@ -520,8 +549,8 @@ def open_material(directory: os.PathLike | str, material: Material, *,
 
 
 def load_material(directory: os.PathLike | str, material: Material
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(wld unpacked uint8, dtw) of a material's table in a directory (see :func:`open_material`)."""
+                  ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(wld unpacked uint8, dtw or None) of a material's table in a directory (see :func:`open_material`)."""
     data = open_material(directory, material, rules=False)
     return data.wld, data.dtw
 

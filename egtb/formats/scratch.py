@@ -35,9 +35,11 @@ from egtb.positions.material import Material
 #: Suffix of a pair's scratch directory.
 SCRATCH_SUFFIX = ".pair.tmp"
 CHECKPOINT_NAME = "checkpoint.json"
-#: The four flat arrays: file name, element type, rows (None: one; "layers": one per layer).
-ARRAYS = (("wld", np.uint8, None), ("dtw", np.uint16, None), ("rcat", np.int8, "layers"),
-          ("rdtz", np.uint16, "layers"))
+#: The four flat arrays: file name, element type, whether one row per rule layer, and the
+#: positions it covers: "values" (all, when DTW is solved, else none), "all" or "pair"
+#: (the pair's own positions, which come first).
+ARRAYS = (("wld", np.uint8, False, "values"), ("dtw", np.uint16, False, "values"),
+          ("rcat", np.int8, True, "all"), ("rdtz", np.uint16, True, "pair"))
 
 
 def scratch_dir(directory: os.PathLike | str, key: str) -> Path:
@@ -45,18 +47,43 @@ def scratch_dir(directory: os.PathLike | str, key: str) -> Path:
     return Path(directory) / f"{key}{SCRATCH_SUFFIX}"
 
 
-def map_arrays(path: Path, total: int, layers: int, *, create: bool) -> list[np.ndarray]:
-    """The flat arrays (wld, dtw, rcat, rdtz) of `total` positions mapped on files in `path`.
+def array_shapes(total: int, own: int, *, dtw: bool, layers: int) -> list[tuple]:
+    """Shapes of the flat arrays (wld, dtw, rcat, rdtz) for `total` positions, `own` of the pair.
+
+    >>> array_shapes(10, 4, dtw=False, layers=1)
+    [(0,), (0,), (1, 10), (1, 4)]
+    """
+    counts = {"values": total if dtw else 0, "all": total, "pair": own}
+    return [(layers, counts[cover]) if rows else (counts[cover],)
+            for _, _, rows, cover in ARRAYS]
+
+
+def scratch_bytes(total: int, own: int, *, dtw: bool, layers: int) -> int:
+    """Bytes of a pair's scratch files (:func:`map_arrays`).
+
+    >>> scratch_bytes(10, 4, dtw=False, layers=1)
+    18
+    """
+    return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize
+               for shape, (_, dtype, _, _) in zip(array_shapes(total, own, dtw=dtw, layers=layers),
+                                                  ARRAYS))
+
+
+def map_arrays(path: Path, total: int, own: int, *, contents, create: bool) -> list[np.ndarray]:
+    """The flat arrays (wld, dtw, rcat, rdtz) mapped on files in `path`: `total` positions,
+    `own` of them the pair's, holding what `contents` (:class:`egtb.build.contents.Contents`)
+    says is solved.
 
     With `create` the files are made anew (wld zero, rcat unsolved, so that
     nothing solved is assumed); else the existing ones are opened for update.
-    Returned as plain arrays over the maps (numba takes them as they are).
+    Returned as plain arrays over the maps (numba takes them as they are); an
+    array of no elements is a plain empty array.
     """
     path.mkdir(parents=True, exist_ok=True)
     arrays = []
-    for name, dtype, rows in ARRAYS:
-        shape = (layers, total) if rows else (total,)
-        if rows and layers == 0:
+    shapes = array_shapes(total, own, dtw=contents.dtw, layers=len(contents.presets))
+    for (name, dtype, _, _), shape in zip(ARRAYS, shapes):
+        if int(np.prod(shape)) == 0:
             arrays.append(np.zeros(shape, dtype=dtype))
             continue
         mapped = np.memmap(path / f"{name}.bin", dtype=dtype, mode="w+" if create else "r+",
@@ -81,17 +108,18 @@ def copy_table(directory: Path, material: Material, start: int, arrays: list[np.
     The checksums are not checked again: the build checked every file when it
     started (:func:`egtb.build.driver.find_complete`).
     """
-    wld, dtw, rcat, rdtz = arrays
+    wld, dtw, rcat, _ = arrays  # a dependency's DTZ is never read (its exits zero the counter)
     path = master.table_path(directory, material)
     if not path.exists():
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
-    for at, values, distances, cats, dtz in master.read_slices(path, rules=presets,
-                                                               check=False):
+    for at, values, distances, cats, _ in master.read_slices(path, rules=presets, check=False):
         stop = start + at + len(values)
-        wld[start + at:stop] = values
-        dtw[start + at:stop] = distances
+        if len(wld):
+            if distances is None:
+                raise master.TableError(f"{path} stores no DTW, which this build needs")
+            wld[start + at:stop] = values
+            dtw[start + at:stop] = distances
         rcat[:, start + at:stop] = cats
-        rdtz[:, start + at:stop] = dtz
 
 
 def flush(arrays: list[np.ndarray]) -> None:
