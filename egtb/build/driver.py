@@ -423,9 +423,13 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
     if plan.on_disk:
         scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     seconds = time.perf_counter() - start
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    disk_used = shutil.disk_usage(directory).used
     log.info("solved %s: %d units, %d positions in %.2fs (load %.2fs, solve %.2fs, "
-             "write %.2fs)", pair.key, units, pair.positions, seconds, loaded - start,
-             solved - loaded, seconds - (solved - start))
+             "write %.2fs); %.1f CPU s, worker peak RSS %d MB, disk in use %.2f GB",
+             pair.key, units, pair.positions, seconds, loaded - start, solved - loaded,
+             seconds - (solved - start), time.thread_time() - cpu, peak_rss >> 20,
+             disk_used / budget.GB)
     for summary in summaries:
         path = master.table_path(directory, Material.parse(summary["material"]))
         summary["checksum"] = int(master.read_attrs(path)["checksum_crc32"])
@@ -434,7 +438,7 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
             "finished": time.time(), "tables": summaries, "on_disk": plan.on_disk,
             "per_pass": plan.per_pass, "estimated_bytes": plan.bytes, "scratch_bytes": plan.disk,
             "rules": list(contents.names), "dtw": contents.dtw,
-            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+            "peak_rss": peak_rss, "disk_used": disk_used}
 
 
 def contents_of(pair: Pair, *, rules: str | tuple = DEFAULT_RULES,

@@ -22,6 +22,7 @@ the pair's files are written, or when the pair turns out complete.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 from pathlib import Path
@@ -141,13 +142,26 @@ def read_checkpoint(path: Path, layout: dict) -> int | None:
 
 
 def write_checkpoint(path: Path, layout: dict, units: int, arrays: list[np.ndarray]) -> None:
-    """Flush the arrays, then record atomically that `units` units are finished."""
+    """Flush the arrays, then record atomically that `units` units are finished.
+
+    The DTZ array's pages then leave this process's resident memory: a unit's
+    DTZ is written once and never read while the pair is solved.
+    """
     flush(arrays)
     tmp = path / f"{CHECKPOINT_NAME}.tmp"
     tmp.write_text(json.dumps({"layout": layout, "units": units}))
     with open(tmp, "rb") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, path / CHECKPOINT_NAME)
+    release(arrays[3])
+
+
+def release(array: np.ndarray) -> None:
+    """Drop a flushed mapped array's pages from this process's resident memory (the file keeps
+    them; a later access reads them back)."""
+    mapping = getattr(array.base, "_mmap", None) if isinstance(array.base, np.memmap) else None
+    if mapping is not None and hasattr(mmap, "MADV_DONTNEED"):
+        mapping.madvise(mmap.MADV_DONTNEED)
 
 
 def remove_scratch(path: Path) -> None:
