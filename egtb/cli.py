@@ -470,6 +470,10 @@ def probe_lines(tablebase: Tablebase, fens: Iterable[str], *, json_mode: bool,
                 out: TextIO, err: TextIO, rule: str = "wcdf", counter: int = 0) -> int:
     """Answer every FEN on ``out`` (errors on ``err`` in text mode); return the failures.
 
+    Every line gets its answer or its own error line: an unexpected exception
+    on one line (a defect) is reported as ``internal error: <type>: <message>``
+    for that line, and the lines after it are still answered.
+
     >>> import io
     >>> out = io.StringIO()
     >>> probe_lines(Tablebase("/nonexistent"), ["B:W5,6,10:B1", "nonsense"], json_mode=True,
@@ -486,6 +490,11 @@ def probe_lines(tablebase: Tablebase, fens: Iterable[str], *, json_mode: bool,
             failed += 1
             _write_error(fen, _message(exc), json_mode=json_mode, out=out, err=err)
             continue
+        except Exception as exc:  # a defect on one line must not cost the lines after it
+            failed += 1
+            _write_error(fen, f"internal error: {type(exc).__name__}: {_message(exc)}",
+                         json_mode=json_mode, out=out, err=err)
+            continue
         out.write(json.dumps(record) + "\n" if json_mode else format_text(record))
         out.flush()
     return failed
@@ -500,6 +509,11 @@ def answer(tablebase: Tablebase, fen: str, *, rule: str = "wcdf", counter: int =
     mover's, with the counter the move leaves. A table without the preset's
     rule layer (a compact file, or a build with fewer ``--rules``) gives the
     rule-free answer with those fields None and ``rule_layer_missing`` True.
+    A directory of compact files (``.wld`` with ``.wcdf``) answers under
+    "wcdf" like a master directory, with every ``dtw`` and ``dtz`` None (the
+    files hold neither) and a move's ``outcome`` None where it would need the
+    DTZ (a win or loss category reached at a counter above 0); see
+    docs/table-format.md ("What a compact directory answers").
     Raises ValueError, MissingTableError or TableError.
 
     >>> answer(Tablebase("/nonexistent"), "B:W5,6,10:B1", rule="forty-plies")
@@ -528,7 +542,8 @@ def format_text(record: dict) -> str:
     """Text block of one answer: a header line, then one line per move.
 
     Rule-free value and DTW first, then the outcome under the rule with its
-    category and DTZ.
+    category and DTZ. What a compact directory does not hold (DTW, DTZ) is
+    left out, an outcome it cannot tell is shown as ``?``.
 
     >>> print(format_text({"fen": "B:W9:BK1", "value": "win", "dtw": 3, "rule": "wcdf", "counter": 0,
     ...                    "outcome": "win", "category": "win", "dtz": 1,
@@ -536,23 +551,39 @@ def format_text(record: dict) -> str:
     ...                               "category": "win", "dtz": 1}]}), end="")
     B:W9:BK1  win  dtw 3  wcdf counter 0: win  category win  dtz 1
       1-5       win   dtw 3    win   category win          dtz 1
+    >>> print(format_text({"fen": "B:W9:BK1", "value": "win", "dtw": None, "rule": "wcdf", "counter": 0,
+    ...                    "outcome": "win", "category": "win", "dtz": None,
+    ...                    "moves": [{"move": "1-5", "value": "win", "dtw": None, "outcome": None,
+    ...                               "category": "win", "dtz": None}]}), end="")
+    B:W9:BK1  win  wcdf counter 0: win  category win
+      1-5       win   ?     category win
     """
-    if record["outcome"] is None:  # a compact (WDL-only) file answered: no DTW, no rule layer
-        lines = [f"{record['fen']}  {record['value']}" + _dtw_text(record["dtw"], "  ")]
-        lines += [f"  {m['move']:<9} {m['value']:<5}" + _dtw_text(m["dtw"], " ")
-                  for m in record["moves"]]
-        return "\n".join(line.rstrip() for line in lines) + "\n"
-    lines = [f"{record['fen']}  {record['value']}  dtw {record['dtw']}  "
-             f"{record['rule']} counter {record['counter']}: {record['outcome']}  "
-             f"category {record['category']}  dtz {record['dtz']}"]
-    lines += [f"  {m['move']:<9} {m['value']:<5} dtw {m['dtw']:<4} {m['outcome']:<5} "
-              f"category {m['category']:<12} dtz {m['dtz']}" for m in record["moves"]]
-    return "\n".join(lines) + "\n"
+    header = f"{record['fen']}  {record['value']}" + _field_text("dtw", record["dtw"], "  ")
+    if record["outcome"] is not None:
+        header += (f"  {record['rule']} counter {record['counter']}: {record['outcome']}  "
+                   f"category {record['category']}" + _field_text("dtz", record["dtz"], "  "))
+    return "\n".join(line.rstrip() for line in [header, *(
+        _move_text(m, ruled=record["outcome"] is not None) for m in record["moves"])]) + "\n"
 
 
-def _dtw_text(dtw: int | None, gap: str) -> str:
-    """``gap + "dtw N"``, or nothing when a compact (WDL-only) file answered."""
-    return "" if dtw is None else f"{gap}dtw {dtw}"
+def _move_text(move: dict, *, ruled: bool) -> str:
+    """One move's line of :func:`format_text` (the rule columns when the answer has them)."""
+    line = f"  {move['move']:<9} {move['value']:<5}"
+    if move["dtw"] is not None:
+        line += f" dtw {move['dtw']:<4}"
+    if ruled:
+        line += f" {move['outcome'] or '?':<5} category {move['category']:<12}"
+        line += _field_text("dtz", move["dtz"], " ")
+    return line
+
+
+def _field_text(name: str, value: int | None, gap: str) -> str:
+    """``gap + "name N"``, or nothing when a compact file answered (it holds no such field).
+
+    >>> _field_text("dtw", 3, "  "), _field_text("dtz", None, " ")
+    ('  dtw 3', '')
+    """
+    return "" if value is None else f"{gap}{name} {value}"
 
 
 def _move_record(mv: MoveValue) -> dict:

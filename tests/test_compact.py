@@ -19,6 +19,7 @@ from egtb.build.driver import build
 from egtb.positions.index import global_unrank
 from egtb.positions.material import Material, all_materials, count_positions
 from egtb.formats.values import DRAW, LOSS, WDL_OF_CODE, WIN, Category
+from egtb.rules.notation import Placement, format_fen
 
 MAX_PIECES = 4
 
@@ -389,7 +390,59 @@ def test_compact_and_verify_from_the_command_line(master_dir, tmp_path, capsys):
     assert cli.main(["verify", "--quiet", "--json", "--no-reference", "--tables", str(out)]) == 0
     assert json.loads(capsys.readouterr().out)["positions"] == 3488 + 196032
     assert cli.main(["probe", "--tables", str(out), "W:WK10,K14:BK1"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == "W:WK10,K14:BK1  win"
+    assert capsys.readouterr().out.splitlines()[0] == "W:WK10,K14:BK1  win  wcdf counter 0: win  category win"
+
+
+@pytest.mark.parametrize("fen", ["W:WK10,K14:BK1", "W:W9,K14:BK1", "B:W18,24:B14,K3"])
+def test_compact_directories_answer_kings_and_men_alike_from_the_command_line(compact_dir, fen, capsys):
+    assert cli.main(["probe", "--tables", str(compact_dir), "--json", fen]) == cli.EXIT_OK
+    record = json.loads(capsys.readouterr().out)
+    assert (record["rule"], record["dtw"], record["dtz"], record["outcome"]) == ("wcdf", None, None, "win")
+    assert "rule_layer_missing" not in record
+    assert record["moves"] and all(m["dtw"] is None and m["dtz"] is None for m in record["moves"])
+    # a zeroing move (a man's move or a capture) leaves counter 0, where the category is exact
+    known = [m for m in record["moves"] if m["outcome"] is not None]
+    assert all(m["outcome"] == m["category"] for m in known if m["category"] in ("win", "loss"))
+    assert record["moves"][0]["value"] == "win"
+
+
+def _random_boards(pieces: int, rng: np.random.Generator, per_material: int) -> list[Board]:
+    """Random positions of every material up to ``pieces``, either side to move."""
+    boards = []
+    for material in all_materials(pieces):
+        for index in rng.integers(0, count_positions(material), per_material).tolist():
+            turn = int(rng.integers(0, 2))
+            boards.append(Board(format_fen(Placement(*global_unrank(material, index), turn))))
+    return boards
+
+
+def assert_compact_answers_as_the_masters(masters: Path, compacts: Path, pieces: int, per_material: int):
+    """Value, category and outcome at counter 0 of a random sample, and every move's value and category."""
+    rng = np.random.default_rng(pieces)
+    with Tablebase(masters) as tm, Tablebase(compacts) as tc:
+        for board in _random_boards(pieces, rng, per_material):
+            fen = board.fen()
+            want, got = tm.probe(board), tc.probe(board)
+            assert (got.value, got.category, got.outcome) == (want.value, want.category, want.outcome), fen
+            assert got.dtw is None and got.dtz is None
+            want_moves = {str(m.move): m for m in tm.best_moves(board)}
+            got_moves = tc.best_moves(board)
+            assert sorted(want_moves) == sorted(str(m.move) for m in got_moves), fen
+            for m in got_moves:
+                expected = want_moves[str(m.move)]
+                assert (m.value, m.category) == (expected.value, expected.category), (fen, str(m.move))
+                assert m.outcome in (None, expected.outcome), (fen, str(m.move))
+
+
+def test_a_sample_up_to_four_pieces_answers_from_compact_files_as_from_the_masters(master_dir, compact_dir):
+    assert_compact_answers_as_the_masters(master_dir, compact_dir, MAX_PIECES, per_material=20)
+
+
+@pytest.mark.slow
+def test_a_sample_up_to_five_pieces_answers_from_compact_files_as_from_the_masters(built_tables, tmp_path):
+    masters = built_tables(5)
+    compact.compact_directory(masters, out=tmp_path, jobs=2)
+    assert_compact_answers_as_the_masters(masters, tmp_path, 5, per_material=40)
 
 
 def test_build_compact_writes_a_compact_file_per_table(tmp_path, capsys):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from egtb.formats import master
+from egtb.probe.tablebase import Tablebase
 from egtb.cli import main
 from egtb.positions.material import all_materials
 
@@ -89,3 +90,29 @@ def test_default_directory_from_environment(tables_dir, capsys, monkeypatch):
     monkeypatch.setenv(master.ENV_DIR, str(tables_dir))
     status, out, _ = run(["probe", "--json", WIN_FEN], capsys, monkeypatch)
     assert status == 0 and json.loads(out)["dtw"] == 3
+
+
+def test_an_internal_error_on_one_line_does_not_cost_the_lines_after_it(tables_dir, capsys, monkeypatch):
+    real_probe = Tablebase.probe
+
+    def probe(self, board, **options):
+        if board.fen() == WIN_FEN:
+            raise TypeError("a defect on this line")
+        return real_probe(self, board, **options)
+
+    monkeypatch.setattr(Tablebase, "probe", probe)
+    stdin = f"B:WK10:BK1\n{WIN_FEN}\n{NO_MOVE_FEN}\n"
+    status, out, _ = run(["probe", "--tables", str(tables_dir), "--json"], capsys, monkeypatch, stdin)
+    assert status == 1
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["fen"] for r in records] == ["B:WK10:BK1", WIN_FEN, NO_MOVE_FEN]
+    assert records[1]["error"] == "internal error: TypeError: a defect on this line"
+    assert records[0]["value"] == "draw" and records[2]["value"] == "loss"
+
+
+def test_an_internal_error_in_text_mode_names_the_line_on_stderr(tables_dir, capsys, monkeypatch):
+    monkeypatch.setattr(Tablebase, "best_moves", lambda self, board, **options: [][1])
+    status, out, err = run(["probe", "--tables", str(tables_dir), WIN_FEN, NO_MOVE_FEN], capsys, monkeypatch)
+    assert status == 1 and out == ""
+    assert err.splitlines() == [f"egtb probe: {fen!r}: internal error: IndexError: list index out of range"
+                                for fen in (WIN_FEN, NO_MOVE_FEN)]

@@ -147,13 +147,16 @@ class MoveValue:
     move's ``dtw`` equals the position's own DTW. None from a compact file."""
     outcome: Wdl | None = None
     """Win, draw or loss for the mover under the rule, the opponent to move
-    from the counter this move leaves (None for a rule-free ranking)."""
+    from the counter this move leaves (None for a rule-free ranking, and where a
+    compact category file answered a win or loss category at a counter above 0:
+    whether it still fits the limit needs the DTZ it does not hold)."""
     category: Category | None = None
     """Category of the position the move leads to, at counter 0, seen by the mover."""
     dtz: int | None = None
     """Plies up to and including the next zeroing ply (or the end) when this move
     is played, then perfect play: 1 for a zeroing move, else the DTZ of the
-    position it leads to plus one; 0 when that position is a draw."""
+    position it leads to plus one; 0 when that position is a draw. None where a
+    compact category file answered (it holds no DTZ)."""
     counter: int | None = None
     """The counter this move leaves: 0 after a zeroing move, else one more."""
 
@@ -716,8 +719,13 @@ class Tablebase:
         return _terminal_value(code, key)
 
     def _probe_rule_key(self, key: tuple[int, int, int, int, int], rule: DrawRule,
-                        counter: int) -> tuple[int, int, int]:
-        """(outcome, category, dtz) of a position under ``rule`` from a checked ``counter``."""
+                        counter: int, *, unknown_ok: bool = False) -> tuple[int | None, int, int | None]:
+        """(outcome, category, dtz) of a position under ``rule`` from a checked ``counter``.
+
+        Where a compact category file answered, the DTZ is None; so is the
+        outcome with ``unknown_ok`` when it needs that DTZ (else
+        MissingRuleLayerError, see :meth:`_probe_compact_rule_key`).
+        """
         status, outcome, category, dtz, code = probe_rule_one(*key, counter, rule.limit_plies,
                                                               self._rows_at[rule.name])
         if status == STATUS_OK:
@@ -731,24 +739,26 @@ class Tablebase:
             try:
                 table = self._table(code)
                 if isinstance(table, compact.CompactTable):
-                    return self._probe_compact_rule_key(table, key, rule, counter)
+                    return self._probe_compact_rule_key(table, key, rule, counter, unknown_ok=unknown_ok)
                 table.layer(rule.name)
             except MissingTableError:
                 if not has_moves(*key):
                     return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table holds
                 raise
-            return self._probe_rule_key(key, rule, counter)
+            return self._probe_rule_key(key, rule, counter, unknown_ok=unknown_ok)
         if status == STATUS_INVALID:
             raise ValueError(f"invalid position {key}")
         raise TableError(f"{self._tables.peek(code).path}: position outside the {rule.name} layer")
 
     def _probe_compact_rule_key(self, table: compact.CompactTable, key: tuple[int, int, int, int, int],
-                                rule: DrawRule, counter: int) -> tuple[int, int, None]:
+                                rule: DrawRule, counter: int, *, unknown_ok: bool = False
+                                ) -> tuple[int | None, int, None]:
         """(outcome, category, None) from a compact category file (which holds no DTZ).
 
         Exact at counter 0, and at any counter for a category that draws there;
-        MissingRuleLayerError for a win or loss under the rule at a later
-        counter (whether it still fits needs the DTZ of the master file).
+        for a win or loss under the rule at a later counter (whether it still
+        fits needs the DTZ of the master file) the outcome is None with
+        ``unknown_ok``, else MissingRuleLayerError.
         """
         layer = table.layer(rule.name)
         _, index, capture = locate_capture(*key)
@@ -756,6 +766,8 @@ class Tablebase:
                                              lambda k: (self._probe_rule_key(k, rule, 0)[1],))
         if category not in (CAT_WIN, CAT_LOSS):
             return WDL_DRAW, category, None
+        if counter and unknown_ok:
+            return None, category, None
         if counter:
             raise MissingRuleLayerError(
                 f"{layer.path}: a compact category file holds no DTZ, so the {rule.name} outcome of "
@@ -802,7 +814,7 @@ class Tablebase:
             wld, dtw = self._probe_key(board.key())
         finally:
             board.pop()
-        return MoveValue(move, _WDL_NAME_OF[2 - wld], dtw if dtw is None else 0 if wld == 0 else dtw + 1)
+        return MoveValue(move, _WDL_NAME_OF[2 - wld], _move_distance(dtw, draw=wld == 0))
 
     def _move_value_under_rule(self, board: Board, move: Move) -> MoveValue:
         """Value of one move for the mover, without and under the board's rule and counter."""
@@ -812,14 +824,14 @@ class Tablebase:
         try:
             key, after = board.key(), board.quiet_plies
             wld, dtw = self._probe_key(key)
-            outcome, category, dtz = self._probe_rule_key(key, rule, min(after, limit))
+            outcome, category, dtz = self._probe_rule_key(key, rule, min(after, limit), unknown_ok=True)
         finally:
             board.pop()
         if at_limit:
             outcome = WDL_DRAW
-        move_dtz = 0 if category == CAT_DRAW else 1 if after == 0 else None if dtz is None else dtz + 1
-        return MoveValue(move, _WDL_NAME_OF[2 - wld], 0 if wld == 0 else dtw + 1, _WDL_OF[2 - outcome],
-                         _CATEGORY_OF[2 - category], move_dtz, after)
+        return MoveValue(move, _WDL_NAME_OF[2 - wld], _move_distance(dtw, draw=wld == 0),
+                         None if outcome is None else _WDL_OF[2 - outcome], _CATEGORY_OF[2 - category],
+                         _move_dtz(dtz, category=category, zeroing=after == 0), after)
 
     # --- batches -----------------------------------------------------------
 
@@ -977,26 +989,56 @@ def _terminal_value(code: int, key: tuple[int, int, int, int, int]) -> tuple[int
     raise ValueError(f"invalid position {key}")
 
 
-def _move_order(mv: MoveValue) -> tuple[int, int, int, str]:
+def _move_distance(dtw: int | None, *, draw: bool) -> int | None:
+    """A move's DTW from the DTW of the position it leads to: one more, 0 for a draw,
+    None when a compact file answered (it holds no DTW).
+
+    >>> _move_distance(6, draw=False), _move_distance(0, draw=True), _move_distance(None, draw=False)
+    (7, 0, None)
+    """
+    return None if dtw is None else 0 if draw else dtw + 1
+
+
+def _move_dtz(dtz: int | None, *, category: int, zeroing: bool) -> int | None:
+    """A move's DTZ: 0 into a draw, 1 for a zeroing move, else the DTZ after it plus one;
+    None whenever a compact category file answered (it holds no DTZ, and a directory
+    of compact files answers no DTZ at all, so that every answer from it looks alike).
+
+    >>> _move_dtz(4, category=2, zeroing=False), _move_dtz(4, category=2, zeroing=True)
+    (5, 1)
+    >>> _move_dtz(None, category=2, zeroing=True) is None
+    True
+    """
+    if dtz is None:
+        return None
+    return 0 if category == CAT_DRAW else 1 if zeroing else dtz + 1
+
+
+def _move_order(mv: MoveValue) -> tuple[int, bool, int, int, str]:
     """Sort key, best first; then notation.
 
     Under the rule: wins by smallest DTZ then DTW; draws by the mover's
     category (cursed win first) then the DTW that side would want; losses by
     largest DTZ then DTW. Rule-free (no outcome): wins by shortest DTW,
-    draws, losses by longest DTW.
+    draws, losses by longest DTW. A move whose outcome a compact category
+    file could not tell ranks by its category's value, after the moves of
+    that value whose outcome is known.
     """
     dtw, dtz = mv.dtw or 0, mv.dtz or 0  # None from a compact file: ranked by value alone
-    if mv.outcome is None:
+    outcome, unknown = mv.outcome, mv.outcome is None and mv.category is not None
+    if unknown:
+        outcome = mv.category.wdl
+    if outcome is None:
         if mv.value == "win":
-            return 0, dtw, 0, str(mv.move)
+            return 0, False, dtw, 0, str(mv.move)
         if mv.value == "draw":
-            return 1, 0, 0, str(mv.move)
-        return 2, -dtw, 0, str(mv.move)
-    if mv.outcome > 0:
-        return 0, dtz, dtw, str(mv.move)
-    if mv.outcome == 0:
-        return 1, -int(mv.category), (dtw if mv.category > 0 else -dtw), str(mv.move)
-    return 2, -dtz, -dtw, str(mv.move)
+            return 1, False, 0, 0, str(mv.move)
+        return 2, False, -dtw, 0, str(mv.move)
+    if outcome > 0:
+        return 0, unknown, dtz, dtw, str(mv.move)
+    if outcome == 0:
+        return 1, unknown, -int(mv.category), (dtw if mv.category > 0 else -dtw), str(mv.move)
+    return 2, unknown, -dtz, -dtw, str(mv.move)
 
 
 def _draw_rule(name: str) -> DrawRule:
