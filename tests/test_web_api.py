@@ -7,10 +7,13 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("starlette", reason="the web extras are missing: pip install -e '.[web]'")
 from starlette.testclient import TestClient  # noqa: E402
@@ -23,7 +26,7 @@ from egtb.rules.pdn import read_games  # noqa: E402
 from egtb.build.driver import build  # noqa: E402
 from tournament.cli import build_parser  # noqa: E402
 from tournament.web.app import create_app  # noqa: E402
-from tournament.web.engines import EngineService  # noqa: E402
+from tournament.web.engines import EngineCancelled, EngineService  # noqa: E402
 
 TABLE_PIECES = 3
 #: Black to move must capture with the man on 2, by two routes that both end on 18.
@@ -33,6 +36,8 @@ WON_FEN = "W:WK10,K14:BK1"
 #: A middle-game position where a deep search takes a while.
 BUSY_FEN = "B:W17,19,21,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,9,10,11,12,15"
 LONG_THINK = 30
+#: The page answers only requests addressed to this machine.
+LOCAL = "http://127.0.0.1"
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +49,7 @@ def tables(built_tables) -> Path:
 def client(tables):
     # "hard" searches without a depth cap here, so that a test can catch it thinking
     engines = EngineService(tables_dir=tables, specs={"hard": f"depth=60,time={LONG_THINK}"})
-    with engines, TestClient(create_app(tables_dir=tables, engines=engines)) as client:
+    with engines, TestClient(create_app(tables_dir=tables, engines=engines), base_url=LOCAL) as client:
         yield client
 
 
@@ -146,7 +151,7 @@ def test_probe_best_move_and_value_match_the_tablebase(client, tables):
 
 def test_probe_without_the_rule_layer_asked_for_answers_rule_free_and_says_so(tmp_path):
     build(2, directory=tmp_path, jobs=1, progress=False, rules="wcdf")
-    with TestClient(create_app(tables_dir=tmp_path, engines=None)) as client:
+    with TestClient(create_app(tables_dir=tmp_path, engines=None), base_url=LOCAL) as client:
         assert client.get("/api/probe", params={"fen": "B:WK10:BK1"}).status_code == 200
         response = client.get("/api/probe", params={"fen": "B:WK10:BK1", "rule": "crowning"})
     assert response.status_code == 200  # the rule-free answer, saying the layer is missing
@@ -254,7 +259,7 @@ def test_the_page_and_its_files_are_served(client):
 
 
 def test_without_engines_engine_moves_get_503(tables):
-    with TestClient(create_app(tables_dir=tables, engines=None)) as client:
+    with TestClient(create_app(tables_dir=tables, engines=None), base_url=LOCAL) as client:
         response = client.post("/api/engine-move", json={"strength": "easy"})
     assert response.status_code == 503
 
@@ -325,3 +330,240 @@ def test_tournament_play_refuses_a_missing_table_directory(tmp_path):
     result = subprocess.run([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", "0",
                              "--tables", str(tmp_path / "no-such")], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "no-such" in result.stderr and "serving" not in result.stdout
+
+
+# --- issue 21: typed input, hostile requests, loopback hosts, scoped cancels, stale moves -----------------
+
+
+class InstantEngines:
+    """An EngineService stand-in answering the first legal move at once (for the fuzz tests)."""
+
+    busy = False
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def play(self, *, fen, moves, rule, strength, seconds, counter, game):
+        from tournament.web.engines import EngineReply
+        board = Board(fen, rule=rule, quiet_plies=counter)
+        for text in moves:
+            board.push_pdn(text)
+        return EngineReply(str(board.legal_moves()[0]), 0.0, "search")
+
+    def cancel(self, *, game: str = "") -> bool:
+        return False
+
+
+@pytest.fixture(scope="module")
+def quick_client(tables):
+    with TestClient(create_app(tables_dir=tables, engines=InstantEngines()), base_url=LOCAL,
+                    raise_server_exceptions=False) as client:
+        yield client
+
+
+@pytest.mark.parametrize("body, words", [
+    (b"[" * 100000, "nested too deeply"),
+    (b'{"strength": "easy", "counter": Infinity}', "Infinity"),
+    (b'{"strength": "easy", "counter": -Infinity}', "-Infinity"),
+    (b'{"strength": "easy", "counter": 1e400}', "counter inf is not a whole number"),
+    (b'{"strength": "easy", "counter": 2.5}', "counter 2.5 is not a whole number"),
+    (b'{"strength": "easy", "counter": true}', "counter True is not a whole number"),
+    (b'{"strength": ["easy"]}', "unknown strength ['easy']"),
+    (b'{"strength": {"easy": 1}}', "unknown strength {'easy': 1}"),
+    (b'{"strength": "easy", "rule": ["wcdf"]}', "rule must be a string"),
+    (b'{"strength": "easy", "rule": {"wcdf": 1}}', "rule must be a string"),
+    (b'{"strength": "easy", "time": NaN}', "NaN"),
+    (b'{"strength": "easy", "game": ["g"]}', "not a game id"),
+    (b'{"strength": "easy", "fen": "B:W18\\u0000:B14"}', "control character"),
+])
+def test_hostile_engine_move_bodies_get_400_with_a_message(quick_client, body, words):
+    response = quick_client.post("/api/engine-move", content=body)
+    assert response.status_code == 400, response.text
+    assert words in response.json()["error"]
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"counter": "1e400"}, "not a whole number"),
+    ({"counter": "99999999999999999999"}, "not a whole number"),
+    ({"ply": "x"}, "ply 'x' is not a whole number"),
+    ({"Event": "x" * 500}, "at most 200"),
+    ({"fen": "B:W18:B14\x01"}, "control character"),
+])
+def test_hostile_moves_queries_get_400(quick_client, params, words):
+    response = quick_client.get("/api/moves", params=params)
+    assert response.status_code == 400 and words in response.json()["error"]
+
+
+JSON_LEAVES = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True)
+               | st.text(max_size=30) | st.sampled_from(["easy", "perfect", "wcdf", "crowning", "11-15", START_FEN,
+                                                          ROUTE_FEN, "80", "-1", "1e400", "NaN"]))
+JSON_VALUES = st.recursive(JSON_LEAVES, lambda inner: st.lists(inner, max_size=4)
+                           | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+BODY_KEYS = st.sampled_from(["fen", "history", "strength", "time", "rule", "counter", "game"]) | st.text(max_size=8)
+QUERY_KEYS = st.sampled_from(["fen", "moves", "rule", "counter", "ply", "Event", "Black", "White"])
+QUERY_TEXT = st.text(max_size=40) | st.sampled_from(["11-15", "11-15 23-19", "wcdf", "80", "-1", "1e400",
+                                                       ROUTE_FEN, "2x9x18", "9x18x27", "1", "0"])
+FUZZ = settings(max_examples=120, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def assert_answered_without_a_server_error(response) -> None:
+    assert response.status_code < 500, response.text
+    assert isinstance(response.json(), dict)
+
+
+@FUZZ
+@given(body=st.dictionaries(BODY_KEYS, JSON_VALUES, max_size=7) | JSON_VALUES)
+def test_fuzz_engine_move_never_answers_5xx(quick_client, body):
+    raw = json.dumps(body, allow_nan=True).encode()
+    assert_answered_without_a_server_error(quick_client.post("/api/engine-move", content=raw))
+
+
+@FUZZ
+@given(body=st.dictionaries(BODY_KEYS, JSON_VALUES, max_size=3) | JSON_VALUES, raw=st.binary(max_size=64))
+def test_fuzz_engine_cancel_never_answers_5xx(quick_client, body, raw):
+    assert_answered_without_a_server_error(quick_client.post("/api/engine-cancel",
+                                                             content=json.dumps(body).encode()))
+    assert_answered_without_a_server_error(quick_client.post("/api/engine-cancel", content=raw))
+
+
+@FUZZ
+@given(path=st.sampled_from(["/api/moves", "/api/probe", "/api/info", "/api/ballots"]),
+       params=st.dictionaries(QUERY_KEYS | st.text(max_size=6), QUERY_TEXT, max_size=6))
+def test_fuzz_get_endpoints_never_answer_5xx(quick_client, path, params):
+    assert_answered_without_a_server_error(quick_client.get(path, params=params))
+
+
+@FUZZ
+@given(raw=st.binary(max_size=200))
+def test_fuzz_raw_engine_move_bodies_never_answer_5xx(quick_client, raw):
+    assert_answered_without_a_server_error(quick_client.post("/api/engine-move", content=raw))
+
+
+def test_the_server_stays_up_after_hostile_requests(tables):
+    """The real `tournament play` process: hostile requests get 400 and it answers the next request."""
+    process = subprocess.Popen([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", "0",
+                                "--tables", str(tables)], stdout=subprocess.PIPE, text=True)
+    try:
+        process.stdout.readline()
+        url = process.stdout.readline().split()[2]
+        hostile = [b"[" * 100000, b'{"strength": "easy", "counter": 1e400}', b'{"strength": {"a": []}}',
+                   b'{"strength": "easy", "rule": ["wcdf"]}', b"\xff\xfe", b'{"strength": "easy", "time": -Infinity}']
+        for body in hostile:
+            request = urllib.request.Request(url + "api/engine-move", data=body, method="POST")
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=30)
+            assert refused.value.code == 400 and "error" in json.load(refused.value)
+        with urllib.request.urlopen(url + "api/info", timeout=30) as response:
+            assert json.load(response)["max_pieces"] == TABLE_PIECES
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stdout.close()
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.2", "localhost.evil.example",
+                                  "[::1]"])
+def test_a_foreign_host_header_is_refused(quick_client, host):
+    response = quick_client.get("/api/info", headers={"Host": host})
+    assert response.status_code == 400 and "is not this machine" in response.json()["error"]
+    assert quick_client.get("/", headers={"Host": host}).status_code == 400
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "localhost:8765", "127.0.0.1:41000", "LOCALHOST"])
+def test_loopback_host_headers_are_answered(quick_client, host):
+    assert quick_client.get("/api/info", headers={"Host": host}).status_code == 200
+
+
+def test_a_cancel_stops_only_its_own_games_search(client):
+    answers = []
+    thinker = threading.Thread(target=lambda: answers.append(client.post(
+        "/api/engine-move", json={"fen": BUSY_FEN, "strength": "hard", "time": 2, "game": "game-a"})))
+    thinker.start()
+    engines = client.app.state.engines
+    deadline = time.monotonic() + 60
+    while not engines.busy and thinker.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert client.post("/api/engine-cancel", json={"game": "game-b"}).json() == {"cancelled": False}
+    thinker.join(timeout=60)
+    assert answers and answers[0].status_code == 200, answers[0].text
+    assert answers[0].json()["move"] in [str(m) for m in Board(BUSY_FEN).legal_moves()]
+
+
+def test_a_cancel_of_a_game_waiting_behind_another_stops_it_before_it_searches(tables):
+    engines = EngineService(tables_dir=tables, specs={"hard": "depth=60,time=30"})
+    results: dict[str, object] = {}
+
+    def ask(game: str, seconds: float) -> None:
+        try:
+            results[game] = engines.play(fen=BUSY_FEN, moves=[], rule="wcdf", strength="hard", seconds=seconds,
+                                         game=game)
+        except Exception as exc:  # noqa: BLE001 - kept for the asserts
+            results[game] = exc
+
+    with engines:
+        first = threading.Thread(target=ask, args=("a", 3))
+        first.start()
+        deadline = time.monotonic() + 60
+        while not engines.busy and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = threading.Thread(target=ask, args=("b", 3))
+        second.start()
+        while not engines._waiting.get("b") and time.monotonic() < deadline:  # noqa: SLF001
+            time.sleep(0.01)
+        assert engines.cancel(game="b") is True
+        first.join(timeout=60)
+        second.join(timeout=60)
+    assert isinstance(results["b"], EngineCancelled)
+    assert results["a"].move in [str(m) for m in Board(BUSY_FEN).legal_moves()]
+
+
+def test_a_move_chosen_on_a_stale_position_is_refused_with_409(client):
+    response = client.get("/api/moves", params={"moves": "11-15 9-13", "ply": "0"})
+    assert response.status_code == 409 and response.json()["stale"] is True
+    assert "stale move 9-13" in response.json()["error"]
+    fresh = client.get("/api/moves", params={"moves": "11-15 23-19", "ply": "1"})
+    assert fresh.status_code == 200 and fresh.json()["played"] == ["11-15", "23-19"]
+
+
+def test_without_tables_perfect_is_not_offered_and_refused(tmp_path):
+    with TestClient(create_app(tables_dir=tmp_path, engines=InstantEngines()), base_url=LOCAL) as client:
+        assert client.get("/api/info").json()["strengths"] == ["easy", "medium", "hard"]
+        response = client.post("/api/engine-move", json={"strength": "perfect"})
+        assert response.status_code == 400 and "endgame tables" in response.json()["error"]
+        assert client.post("/api/engine-move", json={"strength": "hard"}).status_code == 200
+
+
+def test_the_pdn_records_the_rule_counter_date_site_and_round(client):
+    record = client.get("/api/moves", params={"fen": WON_FEN, "moves": "14-9", "rule": "forty-plies",
+                                              "counter": "30", "Black": "You"}).json()
+    game = read_games(record["pdn"])[0]
+    assert game.headers["MoveRule"] == "forty-plies" and game.headers["MoveRuleCounter"] == "30"
+    assert game.headers["Site"] == "tournament play (local)" and game.headers["Round"] == "-"
+    assert len(game.headers["Date"]) == 10 and game.headers["Date"][4] == "." and game.headers["Black"] == "You"
+
+
+#: Four pieces (outside 3-piece tables); Black must capture 9x18 into them.
+CAPTURE_IN_FEN = "B:W14,K30:B9,K1"
+
+
+def test_a_capture_into_the_tables_is_valued_though_the_position_is_outside(client, tables):
+    response = client.get("/api/probe", params={"fen": CAPTURE_IN_FEN})
+    assert response.status_code == 404
+    moves = response.json()["moves"]
+    assert [m["move"] for m in moves] == ["9x18"]
+    board = Board(CAPTURE_IN_FEN)
+    board.push_pdn("9x18")
+    with Tablebase(tables) as tb:
+        after = tb.probe(board)
+    assert moves[0]["value"] == {"win": "loss", "loss": "win", "draw": "draw"}[after.value]
+    assert moves[0]["dtz"] == (0 if after.value == "draw" else 1)
+
+
+@pytest.mark.parametrize("port", ["-5", "65536", "http"])
+def test_tournament_play_refuses_a_bad_port_with_exit_status_2(port):
+    result = subprocess.run([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", port],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "--port" in result.stderr and "Traceback" not in result.stderr

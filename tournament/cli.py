@@ -68,10 +68,29 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_play(play: argparse.ArgumentParser) -> None:
     play.add_argument("--tables", default=None, metavar="DIR",
                       help="endgame table directory (default: $EGTB_DIR or data/egtb)")
-    play.add_argument("--port", type=int, default=None,
+    play.add_argument("--port", type=_port, default=None,
                       help="port on 127.0.0.1 (default 8765, or any free one when taken; 0: any free one)")
     play.add_argument("--no-browser", action="store_true", help="print the URL only; open no browser")
     play.set_defaults(func=_play)
+
+
+def _port(text: str) -> int:
+    """A TCP port number, 0-65535 (0: any free one), for ``play --port``.
+
+    >>> _port("8765")
+    8765
+    >>> _port("-5")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: port -5 is outside 0..65535
+    """
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"port {text!r} is not a whole number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is outside 0..65535")
+    return port
 
 
 def _play(args: argparse.Namespace) -> int:

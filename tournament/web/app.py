@@ -10,20 +10,23 @@ Routes (documented with examples in docs/web.md):
 - ``GET /api/probe?fen=&rule=&counter=``: the answer of ``egtb probe --json``
   (404 with a message for a position outside the tables);
 - ``GET /api/ballots``: the 3-move and 2-move decks;
-- ``POST /api/engine-move`` ``{fen, history, strength, time, rule}``: an engine's move;
-- ``POST /api/engine-cancel``: stop the running search.
+- ``POST /api/engine-move`` ``{fen, history, strength, time, rule, counter, game}``: an engine's move;
+- ``POST /api/engine-cancel`` ``{game}``: stop that game's search (no other game's).
 
-Bad input gets HTTP 400 with ``{"error": message}``, never a 500.
+Every input is checked into typed values (:mod:`tournament.web.inputs`): bad
+input gets HTTP 400 with ``{"error": message}``, never a 500; a move chosen on
+a position the game has left gets 409. A request to a host other than
+localhost or 127.0.0.1 gets 400 (:mod:`tournament.web.hosts`).
 
 >>> from starlette.testclient import TestClient
->>> with TestClient(create_app(tables_dir="/nonexistent", engines=None)) as client:
+>>> app = create_app(tables_dir="/nonexistent", engines=None)
+>>> with TestClient(app, base_url="http://127.0.0.1") as client:
 ...     client.get("/api/moves", params={"fen": "B:W14,23:B9"}).json()["moves"][0]["move"]
 '9x18x27'
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from contextlib import asynccontextmanager
@@ -32,6 +35,7 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route
@@ -39,13 +43,17 @@ from starlette.staticfiles import StaticFiles
 
 from egtb import __version__
 from egtb.errors import MissingTableError, TableError
+from egtb.formats import master
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES
-from egtb.formats import master
-from tournament.web.engines import STRENGTHS, EngineCancelled, EngineService, parse_seconds, parse_strength
+from tournament.web.engines import EngineCancelled, EngineService
+from tournament.web.hosts import LoopbackHostMiddleware
+from tournament.web.inputs import (
+    STRENGTHS, BadRequest, EngineCancelRequest, EngineMoveRequest, MovesQuery, ProbeQuery, StaleMove,
+    MAX_BODY_BYTES, parse_json_body,
+)
 from tournament.web.state import (
-    BadRequest, ballots_record, game_board, game_record, missing_record, move_record, parse_counter,
-    parse_move_list, parse_rule, probe_record,
+    ballots_record, game_board, game_record, missing_record, move_record, probe_record,
 )
 
 __all__ = ["STATIC_DIR", "create_app"]
@@ -54,8 +62,6 @@ log = logging.getLogger(__name__)
 
 #: The page's files, shipped as package data.
 STATIC_DIR = Path(str(resources.files("tournament.web").joinpath("static")))
-#: The most moves a game sent to the API may hold.
-MAX_MOVES = 2000
 _NO_ENGINES = object()
 
 
@@ -95,8 +101,8 @@ def create_app(*, tables_dir: str | os.PathLike | None = None,
         Route("/api/engine-cancel", api.engine_cancel, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={BadRequest: _bad_request, Exception: _server_error})
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(LoopbackHostMiddleware)],
+                    exception_handlers={StaleMove: _stale_move, BadRequest: _bad_request, Exception: _server_error})
     app.state.tablebase = tablebase
     app.state.engines = service
     return app
@@ -108,6 +114,10 @@ async def _index(request: Request) -> FileResponse:
 
 async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"error": str(exc)}, status_code=400)
+
+
+async def _stale_move(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse({"error": str(exc), "stale": True}, status_code=409)
 
 
 async def _server_error(request: Request, exc: Exception) -> JSONResponse:
@@ -132,33 +142,30 @@ class _Api:
             "max_pieces": self.tablebase.max_pieces,
             "rules": {name: {"limit": r.limit_plies, "man_move_resets": r.man_move_resets}
                       for name, r in DRAW_RULES.items()},
-            "strengths": list(STRENGTHS),
+            "strengths": self._playable_strengths(),
             "engines": self.engines is not None,
         })
 
+    def _playable_strengths(self) -> list[str]:
+        """The strengths offered: "perfect" only with tables to play from."""
+        return [name for name in STRENGTHS if name != "perfect" or self.tablebase.max_pieces]
+
     async def moves(self, request: Request) -> JSONResponse:
-        q = request.query_params
-        rule = parse_rule(q.get("rule"))
-        played = _checked_moves(q.get("moves"))
-        board = game_board(q.get("fen"), played, rule=rule, counter=parse_counter(q.get("counter"), rule=rule))
-        headers = {k: q[k] for k in ("Event", "Black", "White") if q.get(k)}
-        return JSONResponse(game_record(board, headers=headers))
+        query = MovesQuery.from_params(request.query_params)
+        board = game_board(query.fen, query.moves, rule=query.rule, counter=query.counter)
+        return JSONResponse(game_record(board, headers=query.headers))
 
     async def probe(self, request: Request) -> JSONResponse:
-        q = request.query_params
-        fen = q.get("fen")
-        if not fen:
-            raise BadRequest("probe needs a position: ?fen=...")
-        rule = parse_rule(q.get("rule"))
-        counter = parse_counter(q.get("counter"), rule=rule)
+        query = ProbeQuery.from_params(request.query_params)
         try:
-            return JSONResponse(probe_record(self.tablebase, fen, rule=rule, counter=counter))
+            return JSONResponse(probe_record(self.tablebase, query.fen, rule=query.rule, counter=query.counter))
         except MissingTableError as exc:  # a KeyError: before ValueError on purpose
-            return JSONResponse(missing_record(self.tablebase, fen, exc), status_code=404)
+            return JSONResponse(missing_record(self.tablebase, query.fen, exc, rule=query.rule,
+                                               counter=query.counter), status_code=404)
         except ValueError as exc:  # the prober's own checks of its input
             raise BadRequest(str(exc)) from None
         except TableError as exc:
-            return JSONResponse({"fen": fen, "error": str(exc)}, status_code=500)
+            return JSONResponse({"fen": query.fen, "error": str(exc)}, status_code=500)
 
     async def ballots(self, request: Request) -> JSONResponse:
         if self._ballots is None:
@@ -166,54 +173,37 @@ class _Api:
         return JSONResponse(self._ballots)
 
     async def engine_move(self, request: Request) -> JSONResponse:
-        body = await _json_body(request)
-        rule = parse_rule(body.get("rule"))
-        history = _checked_moves(body.get("history"))
-        fen = body.get("fen")
-        if fen is not None and not isinstance(fen, str):
-            raise BadRequest(f"fen must be a string, got {fen!r}")
-        strength = parse_strength(body.get("strength"))
-        seconds = parse_seconds(body.get("time"))
-        counter = parse_counter(body.get("counter"), rule=rule)
-        board = game_board(fen, history, rule=rule, counter=counter)
+        ask = EngineMoveRequest.from_body(await _json_body(request))
+        board = game_board(ask.fen, ask.history, rule=ask.rule, counter=ask.counter)
         if board.is_game_over():
             raise BadRequest(f"the game is over ({board.outcome().termination.value}); no move to play")
+        if ask.strength not in self._playable_strengths():
+            raise BadRequest(f"strength {ask.strength} plays from the endgame tables, and there are none in "
+                             f"{self.tablebase.directory}; choose another strength")
         if self.engines is None:
             return JSONResponse({"error": "this server runs without engines"}, status_code=503)
         try:
-            reply = await run_in_threadpool(self.engines.play, fen=board.start_fen, moves=history,
-                                            rule=rule, strength=strength, seconds=seconds,
-                                            counter=counter)
+            reply = await run_in_threadpool(self.engines.play, fen=board.start_fen, moves=list(ask.history),
+                                            rule=ask.rule, strength=ask.strength, seconds=ask.seconds,
+                                            counter=ask.counter, game=ask.game)
         except EngineCancelled as exc:
             return JSONResponse({"error": str(exc), "cancelled": True}, status_code=409)
         move = {str(m): m for m in board.legal_moves()}.get(reply.move)
         if move is None:
-            return JSONResponse({"error": f"engine {strength} answered {reply.move!r}, not a legal move"},
+            return JSONResponse({"error": f"engine {ask.strength} answered {reply.move!r}, not a legal move"},
                                 status_code=500)
-        return JSONResponse({**move_record(board, move), "strength": strength,
+        return JSONResponse({**move_record(board, move), "strength": ask.strength,
                              "seconds": round(reply.seconds, 4), "source": reply.source})
 
     async def engine_cancel(self, request: Request) -> JSONResponse:
-        cancelled = self.engines.cancel() if self.engines is not None else False
+        ask = EngineCancelRequest.from_body(await _json_body(request))
+        cancelled = self.engines.cancel(game=ask.game) if self.engines is not None else False
         return JSONResponse({"cancelled": cancelled})
 
 
-def _checked_moves(moves: object) -> list[str]:
-    """A move list from the request (list or string), at most MAX_MOVES long."""
-    if moves is not None and not isinstance(moves, (str, list)):
-        raise BadRequest(f"moves must be a list of PDN strings or one string, got {moves!r}")
-    played = parse_move_list(moves)  # type: ignore[arg-type]
-    if len(played) > MAX_MOVES:
-        raise BadRequest(f"{len(played)} moves is more than the {MAX_MOVES} a game may hold here")
-    return played
-
-
 async def _json_body(request: Request) -> dict:
-    """The request's JSON object; BadRequest for anything else."""
-    try:
-        body = json.loads(await request.body() or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"the request body is not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise BadRequest(f"the request body must be a JSON object, got {type(body).__name__}")
-    return body
+    """The request's JSON object; a body declared too large is refused before it is read."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise BadRequest(f"the request body is {declared} bytes; at most {MAX_BODY_BYTES} are read")
+    return parse_json_body(await request.body())

@@ -11,12 +11,11 @@ Strengths: ``easy`` (a 2-ply search with noise, no tables: a beginner should
 not play endgames perfectly), ``medium`` and ``hard`` (the searcher, with the
 tables), ``perfect`` (table moves wherever the tables reach, ``hard`` elsewhere).
 
->>> sorted(STRENGTHS)
-['easy', 'hard', 'medium', 'perfect']
->>> parse_strength("expert")
-Traceback (most recent call last):
-...
-tournament.web.state.BadRequest: unknown strength 'expert'; choose from easy, medium, hard, perfect
+One search runs at a time. :meth:`EngineService.cancel` names the page's game:
+it stops that game's search and no other game's.
+
+>>> EngineService().cancel(game="g1")  # nothing running
+False
 """
 
 from __future__ import annotations
@@ -32,19 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, TextIO
 
-from tournament.web.state import BadRequest
+from tournament.web.inputs import DEFAULT_SECONDS, STRENGTHS
 
-__all__ = ["DEFAULT_SECONDS", "EngineCancelled", "EngineReply", "EngineService", "MAX_SECONDS",
-           "STRENGTHS", "parse_seconds", "parse_strength", "serve_requests"]
+__all__ = ["DEFAULT_SPECS", "EngineCancelled", "EngineReply", "EngineService", "serve_requests"]
 
-#: Strength name -> whether its engine probes the endgame tables.
-STRENGTHS: dict[str, bool] = {"easy": False, "medium": True, "hard": True, "perfect": True}
-#: Strength name -> engine spec for tournament.engines.registry.make_engine.
-DEFAULT_SPECS: dict[str, str] = {name: name for name in STRENGTHS}
-#: Seconds per move when the page does not say.
-DEFAULT_SECONDS = 1.0
-#: Longest think the API accepts.
-MAX_SECONDS = 60.0
+#: Strength name -> engine spec for tournament.engines.registry.make_engine. "hard" searches
+#: as deep as the page's thinking time allows (the tournament's "hard" stops at depth 10).
+DEFAULT_SPECS: dict[str, str] = {"easy": "easy", "medium": "medium", "hard": "depth=60", "perfect": "perfect"}
 
 
 class EngineCancelled(RuntimeError):
@@ -61,34 +54,6 @@ class EngineReply:
     """Wall time the worker spent, search included."""
     source: str
     """"search", "tables", "forced", "fallback"... as the engine reports it."""
-
-
-def parse_strength(text: str | None) -> str:
-    """A strength name (easy, medium, hard, perfect); BadRequest otherwise.
-
-    >>> parse_strength("hard")
-    'hard'
-    """
-    if text not in STRENGTHS:
-        raise BadRequest(f"unknown strength {text!r}; choose from {', '.join(STRENGTHS)}")
-    return str(text)
-
-
-def parse_seconds(value: object) -> float:
-    """Seconds per move: a positive number up to MAX_SECONDS (default DEFAULT_SECONDS).
-
-    >>> parse_seconds(None), parse_seconds("0.5")
-    (1.0, 0.5)
-    """
-    if value is None or value == "":
-        return DEFAULT_SECONDS
-    try:
-        seconds = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise BadRequest(f"time {value!r} is not a number of seconds") from None
-    if not 0 < seconds <= MAX_SECONDS:
-        raise BadRequest(f"time {seconds} must be more than 0 and at most {MAX_SECONDS:g} seconds")
-    return seconds
 
 
 class EngineService:
@@ -109,8 +74,10 @@ class EngineService:
         self._state_lock = threading.Lock()  # guards the fields below
         self._process: subprocess.Popen | None = None
         self._ready = False
-        self._busy = False
+        self._searching: str | None = None  # the game whose search runs now
         self._cancelled = False
+        self._waiting: dict[str, int] = {}  # game -> its requests waiting for the search in progress
+        self._cancels: dict[str, int] = {}  # game -> how many times it was cancelled
 
     # --- lifecycle ---------------------------------------------------------
 
@@ -141,45 +108,62 @@ class EngineService:
     @property
     def busy(self) -> bool:
         """Whether a search is running now."""
-        return self._busy
+        return self._searching is not None
 
     # --- moves -------------------------------------------------------------
 
     def play(self, *, fen: str, moves: list[str], rule: str, strength: str,
-             seconds: float = DEFAULT_SECONDS, counter: int = 0) -> EngineReply:
+             seconds: float = DEFAULT_SECONDS, counter: int = 0, game: str = "") -> EngineReply:
         """The engine's move after ``moves`` from ``fen`` (checked legal by the caller).
 
         ``counter`` is the move-rule counter at ``fen``: a perfect engine plays for
-        the outcome under the rule from there.
+        the outcome under the rule from there. ``game`` is the page's id of the
+        game, which a cancel names.
 
-        Raises EngineCancelled when :meth:`cancel` ended the search,
-        RuntimeError when the engine failed or its worker died.
+        Raises EngineCancelled when :meth:`cancel` ended the search (or cancelled
+        its game while it waited for another game's search), RuntimeError when the
+        engine failed or its worker died.
         """
-        with self._request_lock:
-            self.start()
+        with self._state_lock:
+            cancels = self._cancels.get(game, 0)
+            self._waiting[game] = self._waiting.get(game, 0) + 1
+        try:
+            with self._request_lock:
+                with self._state_lock:
+                    if self._cancels.get(game, 0) != cancels:
+                        raise EngineCancelled("the engine was stopped before it answered")
+                    self._searching, self._cancelled = game, False
+                try:
+                    reply = self._ask(fen=fen, moves=moves, rule=rule, strength=strength, seconds=seconds,
+                                      counter=counter)
+                finally:
+                    self._searching = None
+        finally:
             with self._state_lock:
-                process = self._process
-                self._busy, self._cancelled = True, False
-            try:
-                if not self._ready:
-                    self._expect(process, "ready")
-                    self._ready = True
-                request = {"fen": fen, "moves": list(moves), "rule": rule, "counter": counter,
-                           "strength": strength, "seconds": seconds}
-                process.stdin.write(json.dumps(request) + "\n")
-                process.stdin.flush()
-                reply = json.loads(_read_line(process))
-            except (EOFError, OSError, ValueError):
-                self._forget(process)
-                if self._cancelled:
-                    raise EngineCancelled("the engine was stopped before it answered") from None
-                raise RuntimeError(f"the engine worker ended without answering (exit status "
-                                   f"{process.returncode}; its errors are on the server's stderr)") from None
-            finally:
-                self._busy = False
+                self._waiting[game] -= 1
+                if not self._waiting[game]:
+                    del self._waiting[game]
         if "error" in reply:
             raise RuntimeError(f"engine {strength}: {reply['error']}")
         return EngineReply(reply["move"], reply["seconds"], reply["source"])
+
+    def _ask(self, **request: object) -> dict:
+        """One request to the worker (started if needed) and its reply; the caller holds the request lock."""
+        self.start()
+        process = self._process
+        try:
+            if not self._ready:
+                self._expect(process, "ready")
+                self._ready = True
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+            return json.loads(_read_line(process))
+        except (EOFError, OSError, ValueError):
+            self._forget(process)
+            if self._cancelled:
+                raise EngineCancelled("the engine was stopped before it answered") from None
+            raise RuntimeError(f"the engine worker ended without answering (exit status "
+                               f"{process.returncode}; its errors are on the server's stderr)") from None
 
     @staticmethod
     def _expect(process: subprocess.Popen, word: str) -> None:
@@ -187,11 +171,19 @@ class EngineService:
         if json.loads(line) != word:
             raise EOFError(f"engine worker said {line!r}, not {word!r}")
 
-    def cancel(self) -> bool:
-        """Stop the running search (ending its worker); return whether one was running."""
+    def cancel(self, *, game: str = "") -> bool:
+        """Stop ``game``'s search (ending the worker if it runs now); return whether it had one.
+
+        Another game's search runs on; a request of ``game`` still waiting for
+        it is answered with EngineCancelled when its turn comes.
+        """
         with self._state_lock:
-            if not self._busy or self._process is None:
+            running = self._searching == game and self._process is not None
+            if not running and not self._waiting.get(game):
                 return False
+            self._cancels[game] = self._cancels.get(game, 0) + 1
+            if not running:
+                return True
             process = self._process
             self._cancelled = True
         process.kill()

@@ -12,76 +12,24 @@ what is legal.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable
 
 from egtb.errors import MissingRuleLayerError, MissingTableError
+from egtb.formats.values import Category, Wdl
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board, Move
 from egtb.rules.notation import START_FEN
 from egtb.rules.pdn import game_from_board, write_game
+from tournament.web.inputs import DEFAULT_RULE, BadRequest
 
-__all__ = [
-    "BadRequest", "COLOR_NAMES", "ballots_record", "game_board", "game_record", "move_record",
-    "parse_counter", "parse_move_list", "parse_rule", "probe_record",
-]
+__all__ = ["COLOR_NAMES", "ballots_record", "game_board", "game_record", "missing_record", "move_record",
+           "probe_record"]
 
 #: Names of the two sides in every record.
 COLOR_NAMES = ("black", "white")
-DEFAULT_RULE = "wcdf"
-
-
-class BadRequest(ValueError):
-    """Input the page (or an API caller) got wrong; the message says what."""
-
-
-def parse_rule(text: str | None) -> str:
-    """The move-rule preset named by ``text`` (default "wcdf").
-
-    >>> parse_rule(None), parse_rule("forty-plies")
-    ('wcdf', 'forty-plies')
-    """
-    if text is None or text == "":
-        return DEFAULT_RULE
-    if text not in DRAW_RULES:
-        raise BadRequest(f"unknown move rule {text!r}; choose from {', '.join(DRAW_RULES)}")
-    return text
-
-
-def parse_counter(text: str | int | None, *, rule: str) -> int:
-    """The move-rule counter (quiet plies already played): 0 to the preset's limit.
-
-    >>> parse_counter("12", rule="wcdf")
-    12
-    >>> parse_counter("81", rule="wcdf")
-    Traceback (most recent call last):
-    ...
-    tournament.web.state.BadRequest: counter 81 is outside 0..80 for the wcdf rule
-    """
-    if text is None or text == "":
-        return 0
-    try:
-        counter = int(text)
-    except (TypeError, ValueError):
-        raise BadRequest(f"counter {text!r} is not a whole number") from None
-    limit = DRAW_RULES[rule].limit_plies
-    if not 0 <= counter <= limit:
-        raise BadRequest(f"counter {counter} is outside 0..{limit} for the {rule} rule")
-    return counter
-
-
-def parse_move_list(moves: str | Iterable[str] | None) -> list[str]:
-    """Moves given as a list or as one string separated by spaces or commas.
-
-    >>> parse_move_list("11-15, 23-19 8-11")
-    ['11-15', '23-19', '8-11']
-    """
-    if moves is None:
-        return []
-    if isinstance(moves, str):
-        return moves.replace(",", " ").split()
-    if not all(isinstance(m, str) for m in moves):
-        raise BadRequest(f"moves must be PDN strings, got {moves!r}")
-    return [m.strip() for m in moves if m.strip()]
+#: The PDN Site tag of a game played on the page.
+SITE = "tournament play (local)"
 
 
 def game_board(fen: str | None, moves: Iterable[str] = (), *, rule: str = DEFAULT_RULE,
@@ -95,7 +43,7 @@ def game_board(fen: str | None, moves: Iterable[str] = (), *, rule: str = DEFAUL
     >>> game_board(None, ["11-15", "11-16"])
     Traceback (most recent call last):
     ...
-    tournament.web.state.BadRequest: move 2 (11-16): move '11-16' is not legal in W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,12,15
+    tournament.web.inputs.BadRequest: move 2 (11-16): move '11-16' is not legal in W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,12,15
     """
     try:
         board = Board(fen or START_FEN, rule=rule, quiet_plies=counter)
@@ -167,6 +115,22 @@ def outcome_record(board: Board) -> dict | None:
             "winner": None if outcome.winner is None else COLOR_NAMES[outcome.winner]}
 
 
+def pdn_headers(board: Board, given: dict[str, str], *, today: datetime.date | None = None) -> dict[str, str]:
+    """The PDN tags of a page game: Event, Site, Date, Round, the players, and its move rule and counter.
+
+    The rule and the counter at the start go in ``MoveRule`` and ``MoveRuleCounter``, so
+    that the game can be replayed under the rule it was played by.
+
+    >>> pdn_headers(Board(rule="crowning", quiet_plies=30), {"Black": "You"}, today=datetime.date(2026, 12, 1))
+    {'Event': 'Casual game', 'Site': 'tournament play (local)', 'Date': '2026.12.01', 'Round': '-', \
+'Black': 'You', 'White': '?', 'MoveRule': 'crowning', 'MoveRuleCounter': '30'}
+    """
+    day = today or datetime.date.today()
+    return {"Event": given.get("Event", "Casual game"), "Site": SITE, "Date": day.strftime("%Y.%m.%d"),
+            "Round": "-", "Black": given.get("Black", "?"), "White": given.get("White", "?"),
+            "MoveRule": board.rule.name, "MoveRuleCounter": str(board.start_quiet_plies)}
+
+
 def game_record(board: Board, *, headers: dict[str, str] | None = None) -> dict:
     """Everything the page shows about a game: position, legal moves, counter, end, PDN.
 
@@ -175,7 +139,7 @@ def game_record(board: Board, *, headers: dict[str, str] | None = None) -> dict:
     ('white', 1, 80, 7, None)
     """
     legal = board.legal_moves()
-    game = game_from_board(board, headers=headers)
+    game = game_from_board(board, headers=pdn_headers(board, headers or {}))
     return {
         "start_fen": board.start_fen,
         "fen": board.fen(),
@@ -212,12 +176,60 @@ def probe_record(tablebase: Tablebase, fen: str, *, rule: str = DEFAULT_RULE, co
     return answer(tablebase, fen, rule=rule, counter=counter)
 
 
-def missing_record(tablebase: Tablebase, fen: str, error: MissingTableError) -> dict:
-    """What the probe API says about a position outside the tables."""
-    board = Board(fen)
+def missing_record(tablebase: Tablebase, fen: str, error: MissingTableError, *, rule: str = DEFAULT_RULE,
+                   counter: int = 0) -> dict:
+    """What the probe API says about a position outside the tables.
+
+    ``moves`` still gives the value of each move whose position is inside them
+    (a capture from 6 pieces into 5-piece tables), the rest with ``value`` None.
+
+    >>> tb = Tablebase("/nonexistent")
+    >>> record = missing_record(tb, "B:W14,23:B9", MissingTableError("no table"))
+    >>> record["outside_tables"], record["moves"][0]["move"], record["moves"][0]["value"]
+    (True, '9x18x27', 'win')
+    """
+    board = Board(fen, rule=rule, quiet_plies=counter)
     return {"fen": fen, "error": str(error), "outside_tables": True,
             "rule_layer_missing": isinstance(error, MissingRuleLayerError),
-            "piece_count": board.piece_count(), "max_pieces": tablebase.max_pieces}
+            "piece_count": board.piece_count(), "max_pieces": tablebase.max_pieces,
+            "moves": successor_records(tablebase, board)}
+
+
+def successor_records(tablebase: Tablebase, board: Board) -> list[dict]:
+    """Each legal move with the table value of the position it leads to, seen by the mover.
+
+    A move whose position is outside the tables gets ``value`` None. The moves
+    in the tables come first, best first (a win before a draw before a loss).
+    """
+    records = [_successor_record(tablebase, board, move) for move in board.legal_moves()]
+    order = {"win": 0, "draw": 1, "loss": 2, None: 3}
+    return sorted(records, key=lambda r: (order[r["value"]], r["dtw"] if r["value"] == "win" else -(r["dtw"] or 0)))
+
+
+def _successor_record(tablebase: Tablebase, board: Board, move: Move) -> dict:
+    """One move's record for :func:`successor_records`."""
+    record = {"move": str(move), "value": None, "dtw": None, "outcome": None, "category": None, "dtz": None}
+    board.push(move)
+    try:
+        if board.is_game_over():
+            outcome = board.outcome()
+            won = outcome.winner is not None
+            return {**record, "value": "win" if won else "draw", "dtw": 1 if won else 0,
+                    "outcome": "win" if won else "draw", "category": "win" if won else "draw", "dtz": 1 if won else 0}
+        try:
+            found = tablebase.probe(board)
+        except MissingRuleLayerError:
+            found = tablebase.probe(board, rule_free=True)
+        zeroing = board.quiet_plies == 0
+    except MissingTableError:
+        return record
+    finally:
+        board.pop()
+    value = {"win": "loss", "loss": "win", "draw": "draw"}[found.value]
+    return {**record, "value": value, "dtw": None if found.dtw is None else (found.dtw + 1 if value != "draw" else 0),
+            "outcome": None if found.outcome is None else str(Wdl(-found.outcome)),
+            "category": None if found.category is None else str(Category(-found.category)),
+            "dtz": None if found.dtz is None else (0 if value == "draw" else 1 if zeroing else found.dtz + 1)}
 
 
 def ballots_record() -> dict[str, list[dict]]:
