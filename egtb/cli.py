@@ -360,7 +360,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def _add_compact_check(report, directory: Path) -> None:
     """Fold the check of the directory's compact files (if any) into a verify report."""
-    from egtb.formats.compact import verify_compact
+    from egtb.build.verify_compact import verify_compact
     compact = verify_compact(directory)
     if compact.tables:
         report.tables += compact.tables

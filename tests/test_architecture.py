@@ -92,6 +92,7 @@ def test_no_import_cycles():
     ("egtb", ("tournament",)),
     ("egtb.rules", ("egtb.build", "egtb.probe.tablebase", "egtb.cli")),
     ("egtb.build", ("egtb.probe.tablebase", "egtb.cli")),
+    ("egtb.formats", ("egtb.build", "egtb.probe", "egtb.cli")),
     ("tournament.engines", ("tournament.schedule", "tournament.cli", "tournament.records")),
 ])
 def test_layers_import_only_downwards(layer, forbidden):

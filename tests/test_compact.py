@@ -13,7 +13,11 @@ from egtb import cli
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
-from egtb.formats import compact
+from egtb.build.verify_compact import unrank_chunk, verify_compact
+from egtb.formats import compact, values
+from egtb.formats.compact import codec, layout
+from egtb.probe import compact_kernels as ck
+from egtb.probe.kernels import NO_DTW
 from egtb.formats import master
 from egtb.build.driver import build
 from egtb.positions.index import global_unrank
@@ -46,7 +50,7 @@ def capture_mask(material: Material) -> np.ndarray:
     n = count_positions(material)
     bm, bk, wm, wk = (np.empty(n, dtype=np.int64) for _ in range(4))
     cap = np.empty(n, dtype=np.bool_)
-    compact._unrank_chunk(compact._counts(material), 0, n, bm, bk, wm, wk, cap)
+    unrank_chunk(compact.material_counts(material), 0, n, bm, bk, wm, wk, cap)
     return cap
 
 
@@ -59,14 +63,14 @@ def stored_arrays(material: Material, indices: np.ndarray) -> tuple[np.ndarray, 
 
 def test_run_lengths_round_trip_through_their_buckets():
     for n in [*range(1, 300), 1 << 20, (1 << 33) + 12345, (1 << 47) + 1]:
-        bucket, xb, extra = compact.length_symbol(n)
-        assert 0 <= bucket < compact.NUM_BUCKETS and xb == compact.extra_bits(bucket)
-        assert compact.length_of(bucket, xb, extra) == n
+        bucket, xb, extra = codec.length_symbol(n)
+        assert 0 <= bucket < layout.NUM_BUCKETS and xb == codec.extra_bits(bucket)
+        assert codec.length_of(bucket, xb, extra) == n
 
 
 def test_huffman_code_is_prefix_free_and_length_limited():
     freqs = np.array([1 << k for k in range(30)])  # a skewed alphabet: lengths up to 29 unlimited
-    lengths = compact.huffman_lengths(freqs, max_bits=12)
+    lengths = codec.huffman_lengths(freqs, max_bits=12)
     assert lengths.max() == 12
     assert sum(2.0 ** -int(n) for n in lengths) <= 1.0  # Kraft: a prefix code exists
 
@@ -74,7 +78,7 @@ def test_huffman_code_is_prefix_free_and_length_limited():
 # ------------------------------------------------------------------ round trip
 
 def test_every_position_up_to_four_pieces_matches_the_master_table(master_dir, compact_dir):
-    report = compact.verify_compact(compact_dir, masters=master_dir)
+    report = verify_compact(compact_dir, masters=master_dir)
     assert report.ok, report.messages
     total = sum(count_positions(m) for m in all_materials(MAX_PIECES))
     assert report.tables == report.layers == len(all_materials(MAX_PIECES))
@@ -89,8 +93,8 @@ def test_stored_categories_equal_the_master_layer_where_no_capture_is_due(master
         table = compact.CompactTable(compact.compact_path(compact_dir, material)).layer("wcdf")
         quiet = ~capture_mask(material)
         codes = table.values()
-        assert np.array_equal(compact.CATEGORY_OF_CODE[codes[quiet]], layer.category[quiet]), material.name
-        cursed += int(np.isin(codes, (compact.CURSED_WIN, compact.BLESSED_LOSS)).sum())
+        assert np.array_equal(values.CATEGORY_OF_CODE[codes[quiet]], layer.category[quiet]), material.name
+        cursed += int(np.isin(codes, (values.CURSED_WIN, values.BLESSED_LOSS)).sum())
     assert cursed == 0  # under wcdf the first cursed wins come at 6 pieces (docs/move-rule-figures.md)
 
 
@@ -107,8 +111,8 @@ def test_all_five_category_codes_round_trip_through_a_file(master_dir, compact_d
     compact.write_compact(compact.compact_path(tmp_path, material, kind=compact.WCDF), blob)
     table = compact.CompactTable(compact.compact_path(tmp_path, material)).layer("wcdf")
     quiet = np.flatnonzero(~capture_mask(material))
-    assert np.array_equal(compact.CATEGORY_OF_CODE[table.values()[quiet]], category[quiet])
-    assert [compact.CATEGORY_OF_CODE[table.value(int(i))] for i in quiet[:200]] == category[quiet[:200]].tolist()
+    assert np.array_equal(values.CATEGORY_OF_CODE[table.values()[quiet]], category[quiet])
+    assert [values.CATEGORY_OF_CODE[table.value(int(i))] for i in quiet[:200]] == category[quiet[:200]].tolist()
     with Tablebase(tmp_path) as tb:  # the batch pool packs all five codes, three a byte
         _, got, _ = tb.probe_batch_rule(*stored_arrays(material, quiet[::7]), 0, 0)
     assert got.tolist() == category[quiet[::7]].tolist()
@@ -144,14 +148,14 @@ def test_capture_positions_answer_through_the_search(master_dir, compact_dir):
             assert int(tb.probe_wdl(board)) == int(WDL_OF_CODE[stored[index]])
         wdl, dtw = tb.probe_batch(*stored_arrays(material, sample), 0)
     assert wdl.tolist() == WDL_OF_CODE[stored[sample]].tolist()
-    assert set(dtw.tolist()) == {compact.NO_DTW}
+    assert set(dtw.tolist()) == {NO_DTW}
 
 
 def test_capture_positions_recover_their_category_through_the_search(master_dir, compact_dir):
     material = Material.parse("2m-1m1k")
     layer = master.open_table(master.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
     table = compact.CompactTable(compact.compact_path(compact_dir, material)).layer("wcdf")
-    stored = compact.CATEGORY_OF_CODE[table.values()]
+    stored = values.CATEGORY_OF_CODE[table.values()]
     differing = np.flatnonzero(capture_mask(material) & (stored != layer.category))
     assert len(differing) > 100  # the file really holds filler there
     sample = differing[:: max(1, len(differing) // 50)]
@@ -162,7 +166,7 @@ def test_capture_positions_recover_their_category_through_the_search(master_dir,
             assert tb.probe(fen).dtz is None
         _, category, dtz = tb.probe_batch_rule(*stored_arrays(material, sample), 0, 0)
     assert category.tolist() == layer.category[sample].tolist()
-    assert set(dtz.tolist()) == {compact.NO_DTW}
+    assert set(dtz.tolist()) == {NO_DTW}
 
 
 def test_compact_categories_answer_at_counter_zero_and_draws_at_any_counter(master_dir, compact_dir):
@@ -229,7 +233,7 @@ def test_a_flipped_byte_in_a_block_is_detected_and_named(compact_dir, tmp_path):
     table = compact.CompactTable(path)
     block = table.n_blocks - 1
     raw = bytearray(Path(path).read_bytes())
-    raw[table.data_offset + block * compact.BLOCK_BYTES + 5] ^= 0x10
+    raw[table.data_offset + block * layout.BLOCK_BYTES + 5] ^= 0x10
     Path(path).write_bytes(bytes(raw))
     damaged = compact.CompactTable(path)  # the header and index are intact
     with pytest.raises(TableError, match=rf"2k-2k\.wld: block {block} is damaged"):
@@ -239,7 +243,7 @@ def test_a_flipped_byte_in_a_block_is_detected_and_named(compact_dir, tmp_path):
         arrays = stored_arrays(material, np.array([index]))
         with pytest.raises(TableError, match=rf"2k-2k\.wld: block {block} is damaged"):
             tb.probe_batch(*arrays, 0)
-    report = compact.verify_compact(tmp_path, materials=[material])
+    report = verify_compact(tmp_path, materials=[material])
     assert not report.ok and f"block {block}" in report.messages[0]
 
 
@@ -257,7 +261,7 @@ def test_a_flipped_byte_in_a_category_block_is_detected_and_named(compact_dir, t
         assert tb.probe_batch(*arrays, 0)[0].tolist() in ([-1], [0], [1])  # the WLD file is intact
         with pytest.raises(TableError, match=r"2k-2k\.wcdf: block 0 is damaged"):
             tb.probe_batch_rule(*arrays, 0, 0)
-    report = compact.verify_compact(tmp_path, materials=[material])
+    report = verify_compact(tmp_path, materials=[material])
     assert not report.ok and any("2k-2k.wcdf: block 0" in m for m in report.messages)
 
 
@@ -271,7 +275,7 @@ def test_a_wrong_stored_category_is_found_against_the_master_and_the_wld_file(ma
     blob, _ = compact.encode_values(material, compact.category_codes(category), kind=compact.WCDF)
     compact.write_compact(compact.compact_path(tmp_path, material, kind=compact.WCDF), blob)
     for reference in (master_dir, tmp_path):  # the master layer, then the .wld file alone
-        report = compact.verify_compact(tmp_path, masters=reference, materials=[material])
+        report = verify_compact(tmp_path, masters=reference, materials=[material])
         assert report.errors == 1 and f"2k-1k.wcdf #{wrong}): stored category" in report.messages[0]
 
 
@@ -288,7 +292,7 @@ def test_a_damaged_header_is_named(compact_dir, tmp_path):
 def test_a_wrong_stored_value_fails_the_successor_check(master_dir, tmp_path):
     materials = all_materials(3)
     compact.compact_directory(master_dir, out=tmp_path, materials=materials)
-    assert compact.verify_compact(tmp_path, masters=tmp_path).ok  # successor check alone
+    assert verify_compact(tmp_path, masters=tmp_path).ok  # successor check alone
     material = Material.parse("2k-1k")
     wld, _ = master.load_material(master_dir, material)
     quiet = np.flatnonzero(~capture_mask(material) & (wld == WIN))
@@ -296,7 +300,7 @@ def test_a_wrong_stored_value_fails_the_successor_check(master_dir, tmp_path):
     wld[quiet[len(quiet) // 2]] = DRAW if wld[quiet[0]] != DRAW else LOSS
     blob, _ = compact.encode_values(material, wld)
     compact.write_compact(compact.compact_path(tmp_path, material), blob)
-    report = compact.verify_compact(tmp_path, masters=tmp_path)
+    report = verify_compact(tmp_path, masters=tmp_path)
     assert not report.ok and report.errors >= 1
     assert any(f"2k-1k.wld #{quiet[len(quiet) // 2]}" in m for m in report.messages)
 
@@ -313,31 +317,32 @@ def test_one_shuffled_batch_of_every_table_through_a_small_pool_matches_the_mast
     arrays = [a[order] for a in arrays]
     turns = rng.integers(0, 2, len(order))
     with Tablebase(master_dir) as tm, Tablebase(compact_dir) as tc:
-        state = compact._state(tc).batches[None] = compact._BatchState(compact.WLD, pool_bytes=1)
+        tc._batches = ck.CompactBatches(pool_bytes=1)
+        state = tc._batches.pool(None)
         expected, _ = tm.probe_batch(*arrays, turns)
         got, dtw = tc.probe_batch(*arrays, turns)
         again, _ = tc.probe_batch(*arrays, turns)
-        pages = {(int(state.rows[code]), int(i) >> compact.PAGE_SHIFT)
+        pages = {(int(state.rows[code]), int(i) >> ck.PAGE_SHIFT)
                  for code, i in zip(*tc._locate_batch((*arrays, turns))[:2]) if code >= 0}
     assert len(state.owner) == 16 and len(pages) > 16  # more pages than slots: some were refilled
     assert got.tolist() == expected.tolist() and again.tolist() == expected.tolist()
-    assert set(dtw.tolist()) <= {compact.NO_DTW, 0, 1}  # 1: one side has no piece
+    assert set(dtw.tolist()) <= {NO_DTW, 0, 1}  # 1: one side has no piece
     assert set(got.tolist()) == {-1, 0, 1}
 
 
 @pytest.mark.parametrize("kind", [compact.WLD, compact.WCDF])
 def test_page_offsets_divide_exactly_by_the_values_a_byte_packs(kind):
-    pool = np.zeros(compact.PL_WIDTH, dtype=np.int64)
-    pool[compact.PL_PER_BYTE], pool[compact.PL_BASE], pool[compact.PL_REPEAT], pool[compact.PL_RECIPROCAL] = \
-        compact.packing(kind)
-    per_byte = compact.packing(kind)[0]
+    pool = np.zeros(ck.PL_WIDTH, dtype=np.int64)
+    pool[ck.PL_PER_BYTE], pool[ck.PL_BASE], pool[ck.PL_REPEAT], pool[ck.PL_RECIPROCAL] = \
+        ck.packing(kind)
+    per_byte = ck.packing(kind)[0]
     assert kind.values ** per_byte <= 256 < kind.values ** (per_byte + 1)
-    offsets = np.arange(compact.PAGE_POSITIONS, dtype=np.int64)
-    reciprocal = int(pool[compact.PL_RECIPROCAL])
-    assert np.array_equal((offsets * reciprocal) >> compact.RECIPROCAL_BITS, offsets // per_byte)
-    for offset in (0, 1, per_byte - 1, per_byte, 12_345, compact.PAGE_MASK):
-        assert compact._byte_and_place(offset, pool) == divmod(offset, per_byte)
-    assert (compact.PAGE_POSITIONS + per_byte - 1) // per_byte <= compact.page_bytes(kind)
+    offsets = np.arange(ck.PAGE_POSITIONS, dtype=np.int64)
+    reciprocal = int(pool[ck.PL_RECIPROCAL])
+    assert np.array_equal((offsets * reciprocal) >> ck.RECIPROCAL_BITS, offsets // per_byte)
+    for offset in (0, 1, per_byte - 1, per_byte, 12_345, ck.PAGE_MASK):
+        assert ck._byte_and_place(offset, pool) == divmod(offset, per_byte)
+    assert (ck.PAGE_POSITIONS + per_byte - 1) // per_byte <= ck.page_bytes(kind)
 
 
 # ------------------------------------------------------------------ mixed directories
@@ -451,4 +456,4 @@ def test_build_compact_writes_a_compact_file_per_table(tmp_path, capsys):
     capsys.readouterr()
     assert sorted(p.name for p in tmp_path.glob("*.wld")) == sorted(
         f"{m.name}.wld" for m in all_materials(2))
-    assert compact.verify_compact(tmp_path).ok
+    assert verify_compact(tmp_path).ok

@@ -21,7 +21,8 @@ from numba import njit
 
 from egtb.cli import main
 from egtb.errors import MissingRuleLayerError, MissingTableError
-from egtb.probe.tablebase import (CODE_NO_PIECES, MoveValue, ProbeResult, Tablebase, _move_order, locate)
+from egtb.probe.locate import CODE_NO_PIECES, locate
+from egtb.probe.tablebase import MoveValue, ProbeResult, Tablebase, _move_order
 from egtb.rules.board import DRAW_RULES, Board, Move
 from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, generate_moves, new_move_buffer
 from egtb.formats import master

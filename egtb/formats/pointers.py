@@ -1,6 +1,6 @@
 """Raw typed pointers for numba kernels that read many arrays through one table of addresses.
 
-The batch probing kernels (:mod:`egtb.probe.tablebase`, :mod:`egtb.formats.compact`) look up
+The batch probing kernels (:mod:`egtb.probe.kernels`, :mod:`egtb.probe.compact_kernels`) look up
 tables of different lengths by material code; they receive each array's
 ``ctypes.data`` address in an int64 array and read it through these intrinsics.
 The caller must keep every array alive (referenced) for the whole call.

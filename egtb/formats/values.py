@@ -13,6 +13,8 @@ five values: ``+2`` win, ``+1`` cursed win, ``0`` draw, ``-1`` blessed loss,
 ('draw', <Wdl.LOSS: -1>)
 >>> Category.CURSED_WIN.wdl, str(Category.BLESSED_LOSS)
 (<Wdl.WIN: 1>, 'blessed-loss')
+>>> CATEGORY_OF_CODE[CODE_OF_CATEGORY + 0].tolist(), WDL_OF_CODE[[DRAW, WIN, LOSS]].tolist()
+([-2, -1, 0, 1, 2], [0, 1, -1])
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import enum
 import numpy as np
 
 __all__ = [
-    "Category", "DRAW", "LOSS", "STORED_CODES", "UNKNOWN", "UNSOLVED_CATEGORY", "WIN", "WDL_OF_CODE", "Wdl",
+    "BLESSED_LOSS", "CATEGORY_OF_CODE", "CAT_BLESSED_LOSS", "CAT_CURSED_WIN", "CAT_DRAW", "CAT_LOSS", "CAT_WIN",
+    "CODE_OF_CATEGORY", "CURSED_WIN", "Category", "DRAW", "INVALID_WDL", "LOSS", "STORED_CODES", "UNKNOWN",
+    "UNSOLVED_CATEGORY", "WDL_DRAW", "WDL_LOSS", "WDL_OF_CODE", "WDL_WIN", "WIN", "Wdl",
 ]
 
 UNKNOWN = 0  #: stored code: not solved yet (never in a finished table)
@@ -63,8 +67,12 @@ class Wdl(enum.IntEnum):
 
 
 _WDL_BY_CODE = {WIN: Wdl.WIN, DRAW: Wdl.DRAW, LOSS: Wdl.LOSS}
-#: Wdl value of each stored code, for kernels; UNKNOWN maps to -2 (invalid).
-WDL_OF_CODE = np.array([-2, Wdl.DRAW, Wdl.WIN, Wdl.LOSS], dtype=np.int8)
+#: A Wdl as a plain int, for numba kernels.
+WDL_WIN, WDL_DRAW, WDL_LOSS = int(Wdl.WIN), int(Wdl.DRAW), int(Wdl.LOSS)
+#: What a kernel gives for a code that holds no value (UNKNOWN, never in a finished table).
+INVALID_WDL = -2
+#: Wdl value of each stored code, for kernels; UNKNOWN maps to INVALID_WDL.
+WDL_OF_CODE = np.array([INVALID_WDL, WDL_DRAW, WDL_WIN, WDL_LOSS], dtype=np.int8)
 
 
 class Category(enum.IntEnum):
@@ -95,3 +103,15 @@ class Category(enum.IntEnum):
             return cls[text.upper().replace("-", "_")]
         except KeyError:
             raise ValueError(f"unknown category {text!r}") from None
+
+
+#: A Category as a plain int, for numba kernels.
+CAT_WIN, CAT_CURSED_WIN, CAT_DRAW, CAT_BLESSED_LOSS, CAT_LOSS = 2, 1, 0, -1, -2
+#: Codes of a compact category file (``.wcdf``) beyond the stored codes DRAW, WIN and
+#: LOSS, which keep their meaning there (win and loss under the rule).
+CURSED_WIN = 4
+BLESSED_LOSS = 5
+#: Category-file code of each category, indexed by category + 2 (loss .. win).
+CODE_OF_CATEGORY = np.array([LOSS, BLESSED_LOSS, DRAW, CURSED_WIN, WIN], dtype=np.uint8)
+#: Category of each category-file code, for kernels (code 0 unused: -3).
+CATEGORY_OF_CODE = np.array([-3, CAT_DRAW, CAT_WIN, CAT_LOSS, CAT_CURSED_WIN, CAT_BLESSED_LOSS], dtype=np.int8)

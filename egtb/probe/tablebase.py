@@ -35,43 +35,37 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
-from numba import njit
 
+from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats import compact
 from egtb.formats import master
 from egtb.formats.cache import TableCache
+from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, WDL_DRAW, WDL_LOSS, WDL_OF_CODE, WDL_WIN, Category,
+                                 Wdl)
+from egtb.positions.index import NUM_CODES, code_of_material, material_of_code
+from egtb.positions.material import Material, all_materials
+from egtb.probe.compact_kernels import CompactBatches, probe_batch as probe_compact_batch
+from egtb.probe.kernels import (NO_DTW, ROW_WIDTH, STATUS_INVALID, STATUS_NOT_LOADED, STATUS_OK, fill_terminal,
+                                fill_terminal_rule, gather, gather_rule, outcome_at, probe_rule_one)
+from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_batch, locate_capture
+from egtb.probe.tables import MasterLayer, Table, read_master
 from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
-from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
-from egtb.positions.index import NUM_CODES, code_of_material, material_code, material_of_code, popcount, position_index
-from egtb.positions.material import Material, all_materials, mirror_bb
-from egtb.rules.movegen import count_simple_moves, has_capture
-from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
-from egtb.formats.values import WDL_OF_CODE, Category, Wdl
-from egtb.formats.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
+from egtb.rules.movegen import M_BM, M_WK, MAX_MOVES, MOVE_WIDTH, generate_moves
 
 __all__ = [
     "Category", "MissingRuleLayerError", "MissingTableError", "MoveValue", "ProbeResult", "Tablebase",
     "TableError", "Wdl", "WDL_DRAW", "WDL_LOSS", "WDL_WIN", "outcome_at",
 ]
 
-WDL_WIN = int(Wdl.WIN)  #: the side to move wins (for kernels)
-WDL_DRAW = int(Wdl.DRAW)  #: neither side can force a win
-WDL_LOSS = int(Wdl.LOSS)  #: the side to move loses
-#: What the batch kernel writes for an unsolved position (UNKNOWN is never stored).
-INVALID_WDL = int(WDL_OF_CODE[0])
-_WDL_OF_CODE = tuple(int(v) for v in WDL_OF_CODE)
 _WDL_OF_VALUE = {int(w): w for w in Wdl}  #: a dict lookup is 10 times cheaper than calling Wdl
 
-#: Special codes of :func:`locate` for positions no table holds.
-CODE_INVALID = -1  #: overlapping pieces, men on their crowning row, > 12 a side, bad turn
-CODE_NO_PIECES = -2  #: the side to move has no pieces: lost, DTW 0
-CODE_NO_OPPONENT = -3  #: only the side to move has pieces (the opponent already lost)
 #: Tables kept in memory by default.
 DEFAULT_MAX_OPEN = 512
 #: A loaded table's file is checked for a rebuild (new mtime or size) at most this often, in seconds.
@@ -79,17 +73,6 @@ RECHECK_SECONDS = 1.0
 #: The preset a FEN string is probed under (a Board carries its own).
 DEFAULT_RULE = "wcdf"
 
-CAT_WIN = int(Category.WIN)  #: category codes, for kernels
-CAT_LOSS = int(Category.LOSS)
-CAT_DRAW = int(Category.DRAW)
-#: Columns of a rule-layer lookup row (one row per material code, zero while not loaded).
-COL_SIZE, COL_CATEGORY_AT, COL_DTZ_AT, COL_DTZ_WIDE = 0, 1, 2, 3
-ROW_WIDTH = 4
-#: Status of :func:`probe_rule_one`.
-STATUS_OK = 0  #: found (or a terminal position)
-STATUS_NOT_LOADED = 1  #: the material's table (or its layer) is not loaded
-STATUS_INVALID = 2  #: not a position any table could hold
-STATUS_OUT_OF_RANGE = 3  #: the index fell outside the loaded layer
 #: Python values of kernel codes, indexed by code + 2 (no enum call on the hot path).
 _WDL_OF = (None, Wdl.LOSS, Wdl.DRAW, Wdl.WIN, None)
 _CATEGORY_OF = tuple(Category(v) for v in range(-2, 3))
@@ -161,263 +144,6 @@ class MoveValue:
     """The counter this move leaves: 0 after a zeroing move, else one more."""
 
 
-# ------------------------------------------------------------------ kernels
-
-@njit(cache=True)
-def locate(bm, bk, wm, wk, turn):
-    """(material code, index) of a position after colour normalisation.
-
-    The code is CODE_INVALID, CODE_NO_PIECES or CODE_NO_OPPONENT (index 0)
-    for positions no table holds.
-    """
-    bm, bk, wm, wk = np.int64(bm), np.int64(bk), np.int64(wm), np.int64(wk)
-    if not _valid(bm, bk, wm, wk, turn):
-        return CODE_INVALID, np.int64(0)
-    if turn == 1:
-        bm, bk, wm, wk = (np.int64(mirror_bb(wm)), np.int64(mirror_bb(wk)),
-                          np.int64(mirror_bb(bm)), np.int64(mirror_bb(bk)))
-    n_bm, n_bk, n_wm, n_wk = popcount(bm), popcount(bk), popcount(wm), popcount(wk)
-    if n_bm + n_bk == 0:
-        return CODE_NO_PIECES, np.int64(0)
-    if n_wm + n_wk == 0:
-        return CODE_NO_OPPONENT, np.int64(0)
-    return material_code(n_bm, n_bk, n_wm, n_wk), position_index(bm, bk, wm, wk)
-
-
-@njit(cache=True)
-def locate_capture(bm, bk, wm, wk, turn):
-    """:func:`locate` and whether the side to move must capture, in one call from Python."""
-    code, index = locate(bm, bk, wm, wk, turn)
-    return code, index, code >= 0 and has_capture(np.int64(bm), np.int64(bk), np.int64(wm),
-                                                  np.int64(wk), turn)
-
-
-@njit(cache=True, inline="always")
-def _valid(bm, bk, wm, wk, turn):
-    """Whether the bitboards form a position some table could hold."""
-    if (bm | bk | wm | wk) & ~np.int64(ALL_SQUARES) or (turn != 0 and turn != 1):
-        return False
-    if bm & bk or bm & wm or bm & wk or bk & wm or bk & wk or wm & wk:
-        return False
-    if bm & ~np.int64(BLACK_MEN_SQUARES) or wm & ~np.int64(WHITE_MEN_SQUARES):
-        return False
-    return popcount(bm | bk) <= MAX_PER_SIDE and popcount(wm | wk) <= MAX_PER_SIDE
-
-
-@njit(cache=True)
-def has_moves(bm, bk, wm, wk, turn):
-    """Whether the side to move has a legal move."""
-    return count_simple_moves(bm, bk, wm, wk, turn) > 0 or has_capture(bm, bk, wm, wk, turn)
-
-
-@njit(cache=True)
-def locate_batch(bm, bk, wm, wk, turn, codes, indices, present):
-    """Fill codes[i], indices[i] by :func:`locate` and mark present[code] of tabled ones.
-
-    Returns the first invalid position, or -1 when all are valid.
-    """
-    for i in range(bm.shape[0]):
-        code, index = locate(bm[i], bk[i], wm[i], wk[i], turn[i])
-        if code == CODE_INVALID:
-            return i
-        codes[i] = code
-        indices[i] = index
-        if code >= 0:
-            present[code] = True
-    return -1
-
-
-#: What :func:`_table_index` gives for a position no table holds (a negative code:
-#: one side has no pieces) and for one past the end of its table.
-NO_TABLE = -1
-PAST_END = -2
-
-
-@njit(cache=True, inline="always")
-def _table_index(codes, indices, sizes, i):
-    """Index of located position i in its table (``sizes`` by material code), or NO_TABLE / PAST_END."""
-    code = codes[i]
-    if code < 0:
-        return NO_TABLE
-    if indices[i] >= sizes[code]:
-        return PAST_END
-    return indices[i]
-
-
-@njit(cache=True)
-def gather(codes, indices, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, out_wld, out_dtw):
-    """Values of located positions (codes, indices); return how many fell outside their table.
-
-    For a material code c, ``sizes[c]`` is its table's length, ``wld_at[c]``
-    the address of its value codes (uint8) and ``dtw_at[c]`` that of its DTW
-    (uint16 when ``dtw_wide[c]``, else uint8); the caller keeps the arrays
-    alive. Draws get DTW 0. A tight loop apart from :func:`locate_batch`, so that many random
-    table reads are in flight at once.
-    """
-    bad = 0
-    for i in range(codes.shape[0]):
-        index = _table_index(codes, indices, sizes, i)
-        if index < 0:
-            if index == PAST_END:
-                out_wld[i] = INVALID_WDL
-                bad += 1
-            continue
-        code = codes[i]
-        value = wdl_of_code[uint8_ptr(wld_at[code])[index]]
-        out_wld[i] = value
-        if value == WDL_DRAW:
-            out_dtw[i] = 0
-        elif dtw_wide[code]:
-            out_dtw[i] = uint16_ptr(dtw_at[code])[index]
-        else:
-            out_dtw[i] = uint8_ptr(dtw_at[code])[index]
-    return bad
-
-
-@njit(cache=True)
-def fill_terminal(bm, bk, wm, wk, turn, codes, out_wld, out_dtw):
-    """Values of the positions that need no table (one side without pieces)."""
-    for i in range(codes.shape[0]):
-        if codes[i] == CODE_NO_PIECES:
-            out_wld[i], out_dtw[i] = WDL_LOSS, 0
-        elif codes[i] == CODE_NO_OPPONENT:
-            if has_moves(bm[i], bk[i], wm[i], wk[i], turn[i]):
-                out_wld[i], out_dtw[i] = WDL_WIN, 1
-            else:
-                out_wld[i], out_dtw[i] = WDL_LOSS, 0
-
-
-# ------------------------------------------------------------------ rule kernels
-
-@njit(cache=True, inline="always")
-def outcome_at(category, dtz, counter, limit):
-    """WDL under the rule from ``counter``: the category's win or loss if DTZ fits, else a draw.
-
-    >>> outcome_at(2, 30, 50, 80), outcome_at(2, 30, 51, 80), outcome_at(-2, 0, 80, 80)
-    (1, 0, -1)
-    """
-    if dtz + counter > limit:
-        return WDL_DRAW
-    if category == CAT_WIN:
-        return WDL_WIN
-    if category == CAT_LOSS:
-        return WDL_LOSS
-    return WDL_DRAW
-
-
-@njit(cache=True)
-def terminal_rule(code, bm, bk, wm, wk, turn):
-    """(category, dtz) of a position that needs no table (see :func:`locate`'s codes)."""
-    if code == CODE_NO_OPPONENT and has_moves(bm, bk, wm, wk, turn):
-        return CAT_WIN, 1  # any move ends the game: the opponent has nothing to move
-    return CAT_LOSS, 0
-
-
-@njit(cache=True, inline="always")
-def _read_layer(row, index):
-    """(category, dtz) at ``index`` of the layer a lookup row points to (a draw's DTZ is 0, not read)."""
-    category = np.int64(int8_ptr(row[COL_CATEGORY_AT])[index])
-    if category == CAT_DRAW:
-        return category, np.int64(0)
-    if row[COL_DTZ_WIDE]:
-        return category, np.int64(uint16_ptr(row[COL_DTZ_AT])[index])
-    return category, np.int64(uint8_ptr(row[COL_DTZ_AT])[index])
-
-
-@njit(cache=True)
-def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
-    """(status, outcome, category, dtz, code) of one position under a rule from ``counter``.
-
-    ``rows_at`` is the address of the (NUM_CODES, ROW_WIDTH) int64 lookup rows
-    of the loaded layers (columns COL_*; a zero address: not loaded, status
-    STATUS_NOT_LOADED with ``code`` for the caller to load it and ask again).
-    All arguments are integers, so that a call from Python costs the least.
-    """
-    code, index = locate(bm, bk, wm, wk, turn)
-    if code == CODE_INVALID:
-        return STATUS_INVALID, 0, 0, 0, code
-    if code < 0:
-        category, dtz = terminal_rule(code, bm, bk, wm, wk, turn)
-    else:
-        row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
-        if row[COL_CATEGORY_AT] == 0:
-            return STATUS_NOT_LOADED, 0, 0, 0, code
-        if index >= row[COL_SIZE]:
-            return STATUS_OUT_OF_RANGE, 0, 0, 0, code
-        category, dtz = _read_layer(row, index)
-    return STATUS_OK, outcome_at(category, dtz, counter, limit), category, dtz, code
-
-
-@njit(cache=True)
-def gather_rule(codes, indices, rows, counters, limit, out_outcome, out_category, out_dtz):
-    """Rule values of located positions; return how many fell outside their layer.
-
-    Terminal positions (negative codes) are left for :func:`fill_terminal_rule`.
-    """
-    sizes = rows[:, COL_SIZE]
-    bad = 0
-    for i in range(codes.shape[0]):
-        index = _table_index(codes, indices, sizes, i)
-        if index < 0:
-            bad += 1 if index == PAST_END else 0
-            continue
-        category, dtz = _read_layer(rows[codes[i]], index)
-        out_category[i] = category
-        out_dtz[i] = dtz
-        out_outcome[i] = outcome_at(category, dtz, counters[i], limit)
-    return bad
-
-
-@njit(cache=True)
-def fill_terminal_rule(bm, bk, wm, wk, turn, codes, counters, limit, out_outcome, out_category, out_dtz):
-    """Rule values of the positions that need no table (one side without pieces)."""
-    for i in range(codes.shape[0]):
-        if codes[i] < 0:
-            category, dtz = terminal_rule(codes[i], bm[i], bk[i], wm[i], wk[i], turn[i])
-            out_category[i] = category
-            out_dtz[i] = dtz
-            out_outcome[i] = outcome_at(category, dtz, counters[i], limit)
-
-
-# ------------------------------------------------------------------ tables
-
-@dataclass
-class _Layer:
-    """One loaded rule layer: category (int8) and DTZ (uint8 or uint16) per position."""
-
-    category: np.ndarray
-    dtz: np.ndarray
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.category.nbytes + self.dtz.nbytes)
-
-
-@dataclass
-class _Table:
-    """One loaded table: value codes and DTW per position of a material, and its rule layers."""
-
-    material: Material
-    wld: np.ndarray
-    dtw: np.ndarray
-    path: Path
-    rules: dict[str, _Layer] = field(default_factory=dict)
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.wld.nbytes + self.dtw.nbytes + sum(layer.nbytes for layer in self.rules.values()))
-
-    def layer(self, rule: str) -> _Layer:
-        """The layer of a preset (MissingRuleLayerError naming the file and the preset)."""
-        found = self.rules.get(rule)
-        if found is None:
-            have = ", ".join(sorted(self.rules)) or "none"
-            raise MissingRuleLayerError(f"{self.path}: no rule layer for preset {rule!r} "
-                                        f"(layers in the file: {have}); rebuild it with that rule, "
-                                        f"or probe with rule_free=True")
-        return found
-
-
 PositionLike = Board | str
 
 
@@ -458,6 +184,9 @@ class Tablebase:
         #: Per preset, the lookup rows of the loaded layers for :func:`probe_rule_one`.
         self._rows = {name: np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64) for name in DRAW_RULES}
         self._rows_at = {name: rows.ctypes.data for name, rows in self._rows.items()}
+        #: Decoded blocks of the compact files' single lookups, and the batch pools of compact files.
+        self._blocks = compact.BlockCache()
+        self._batches = CompactBatches()
         self._listing: tuple[float, list[Material]] | None = None
 
     # --- lifecycle ---------------------------------------------------------
@@ -465,6 +194,7 @@ class Tablebase:
     def close(self) -> None:
         """Drop every loaded table."""
         self._tables.clear()
+        self._batches.clear()
         for rows in self._rows.values():
             rows[:] = 0
 
@@ -527,7 +257,7 @@ class Tablebase:
             material = Material.parse(material)
         self._table(code_of_material(material))
 
-    def _table(self, code: int) -> _Table:
+    def _table(self, code: int) -> Table:
         """The loaded table of a material code, loading (and evicting) as needed."""
         return self._tables.get(code, lambda: self._file_of(material_of_code(code)),  # only on a (re)check
                                 lambda path: self._install(code, path))
@@ -542,10 +272,10 @@ class Tablebase:
         raise MissingTableError(f"no table for material {material.name} in {self.directory} "
                                 f"({path.name} is missing)")
 
-    def _install(self, code: int, path: Path) -> _Table | compact.CompactTable:
+    def _install(self, code: int, path: Path) -> Table:
         """Read a material's table file and enter its rule layers in the kernels' lookup rows."""
         table = self._read(material_of_code(code), path)
-        for name, layer in table.rules.items():
+        for name, layer in table.kernel_layers().items():
             if name in self._rows:
                 self._rows[name][code] = _layer_row(layer)
         return table
@@ -555,20 +285,11 @@ class Tablebase:
         for rows in self._rows.values():
             rows[code] = 0
 
-    def _read(self, material: Material, path: Path) -> _Table | compact.CompactTable:
+    def _read(self, material: Material, path: Path) -> Table:
         """Read one table file (checksum verified), master or compact."""
         if path.suffix == compact.SUFFIX:
-            return compact.open_compact(path, owner=self)
-        data = master.open_table(path)
-        if data.material != material:
-            raise TableError(f"{path}: holds material {data.material.name}, not {material.name}")
-        dtw_type = np.uint8 if data.dtw.dtype.itemsize == 1 else np.uint16
-        rules = {name: _Layer(np.ascontiguousarray(layer.category, dtype=np.int8),
-                              np.ascontiguousarray(layer.dtz, dtype=_narrow_type(layer.dtz)))
-                 for name, layer in getattr(data, "rules", {}).items()
-                 if self.rules is None or name in self.rules}
-        return _Table(material, np.ascontiguousarray(data.wld, dtype=np.uint8),
-                      np.ascontiguousarray(data.dtw, dtype=dtw_type), path, rules)
+            return compact.open_compact(path, cache=self._blocks)
+        return read_master(path, material, rules=self.rules)
 
     # --- single probes -----------------------------------------------------
 
@@ -710,13 +431,31 @@ class Tablebase:
                 if not has_moves(*key):
                     return WDL_LOSS, 0
                 raise
-            if isinstance(table, compact.CompactTable):
-                return compact.probe_position(table, key, index, capture, self._probe_key)
-            wld = _WDL_OF_CODE[table.wld[index]]
-            if wld == INVALID_WDL:
-                raise TableError(f"{table.path}: position {index} is unsolved")
-            return wld, int(table.dtw[index]) if wld else 0
+            if capture and not table.stores_captures:
+                return self._search_captures(key, WDL_WIN, lambda k: self._probe_key(k)[0]), None
+            return table.value_at(index), table.distance_at(index)
         return _terminal_value(code, key)
+
+    def _search_captures(self, key: tuple[int, int, int, int, int], top: int,
+                         value_of: Callable[[tuple[int, int, int, int, int]], int]) -> int:
+        """Value of a position whose side to move must capture, from its captures' values.
+
+        The best over the captures of minus the successor's value (``value_of``,
+        for the opponent); ``top`` is the best value there is (WDL win 1,
+        category win 2), at which the search stops. Captures shrink the
+        material, so the recursion ends. Under "wcdf" this holds for
+        categories too, as a capture resets the counter: the successors are at
+        counter 0, where their categories are.
+        """
+        moves = np.empty((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+        n = generate_moves(*(np.int64(v) for v in key[:4]), key[4], moves)
+        turn = 1 - key[4]
+        best = -top
+        for bm, bk, wm, wk in moves[:n, M_BM:M_WK + 1].tolist():
+            best = max(best, -value_of((bm, bk, wm, wk, turn)))
+            if best == top:
+                break
+        return best
 
     def _probe_rule_key(self, key: tuple[int, int, int, int, int], rule: DrawRule,
                         counter: int, *, unknown_ok: bool = False) -> tuple[int | None, int, int | None]:
@@ -738,9 +477,9 @@ class Tablebase:
                                             f"(rules={self.rules}); open it with that preset")
             try:
                 table = self._table(code)
-                if isinstance(table, compact.CompactTable):
-                    return self._probe_compact_rule_key(table, key, rule, counter, unknown_ok=unknown_ok)
-                table.layer(rule.name)
+                layer = table.layer(rule.name)
+                if rule.name not in table.kernel_layers():  # not in memory for the kernel: ask the file
+                    return self._probe_layer_key(layer, key, rule, counter, unknown_ok=unknown_ok)
             except MissingTableError:
                 if not has_moves(*key):
                     return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table holds
@@ -750,20 +489,24 @@ class Tablebase:
             raise ValueError(f"invalid position {key}")
         raise TableError(f"{self._tables.peek(code).path}: position outside the {rule.name} layer")
 
-    def _probe_compact_rule_key(self, table: compact.CompactTable, key: tuple[int, int, int, int, int],
-                                rule: DrawRule, counter: int, *, unknown_ok: bool = False
-                                ) -> tuple[int | None, int, None]:
-        """(outcome, category, None) from a compact category file (which holds no DTZ).
+    def _probe_layer_key(self, layer: Table, key: tuple[int, int, int, int, int], rule: DrawRule,
+                         counter: int, *, unknown_ok: bool = False) -> tuple[int | None, int, int | None]:
+        """(outcome, category, dtz) from a rule layer read through the table protocol.
 
-        Exact at counter 0, and at any counter for a category that draws there;
-        for a win or loss under the rule at a later counter (whether it still
-        fits needs the DTZ of the master file) the outcome is None with
-        ``unknown_ok``, else MissingRuleLayerError.
+        A layer without DTZ (a compact category file) is exact at counter 0,
+        and at any counter for a category that draws there; for a win or loss
+        under the rule at a later counter (whether it still fits needs the DTZ
+        of the master file) the outcome is None with ``unknown_ok``, else
+        MissingRuleLayerError.
         """
-        layer = table.layer(rule.name)
         _, index, capture = locate_capture(*key)
-        category, _ = compact.probe_position(layer, key, index, capture,
-                                             lambda k: (self._probe_rule_key(k, rule, 0)[1],))
+        if capture and not layer.stores_captures:
+            category = self._search_captures(key, CAT_WIN, lambda k: self._probe_rule_key(k, rule, 0)[1])
+            dtz = None
+        else:
+            category, dtz = layer.value_at(index), layer.distance_at(index)
+        if dtz is not None:
+            return outcome_at(category, dtz, counter, rule.limit_plies), category, dtz
         if category not in (CAT_WIN, CAT_LOSS):
             return WDL_DRAW, category, None
         if counter and unknown_ok:
@@ -853,8 +596,8 @@ class Tablebase:
         arrays = _batch_arrays(bm, bk, wm, wk, turn)
         n = len(arrays[0])
         codes, indices, tables = self._locate_batch(arrays)
-        if any(isinstance(t, compact.CompactTable) for t in tables):
-            return compact.probe_batch(arrays, self._table, owner=self, located=(codes, indices))
+        if not all(t.stores_captures for t in tables):  # the compact kernel's capture search
+            return probe_compact_batch(arrays, self._table, batches=self._batches, located=(codes, indices))
         out_wld = np.zeros(n, dtype=np.int8)
         out_dtw = np.zeros(n, dtype=np.uint16)
         if gather(codes, indices, *_kernel_tables(tables), WDL_OF_CODE, out_wld, out_dtw):
@@ -903,7 +646,7 @@ class Tablebase:
             raise ValueError(f"counters must lie in 0..{draw_rule.limit_plies} under {draw_rule.name}, "
                              f"got {int(counters.min())}..{int(counters.max())}")
         codes, indices, tables = self._locate_batch(arrays)
-        if any(isinstance(t, compact.CompactTable) for t in tables):
+        if not all(t.stores_captures for t in tables):
             return self._probe_batch_rule_compact(arrays, (codes, indices), counters, draw_rule)
         rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
         for table in tables:
@@ -922,9 +665,9 @@ class Tablebase:
                                   located: tuple[np.ndarray, np.ndarray], counters: np.ndarray,
                                   rule: DrawRule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`probe_batch_rule` through compact category files (and master layers)."""
-        category, dtz = compact.probe_batch(arrays, self._table, owner=self, rule=rule.name,
+        category, dtz = probe_compact_batch(arrays, self._table, batches=self._batches, rule=rule.name,
                                             located=located)
-        unknown = dtz == compact.NO_DTW
+        unknown = dtz == NO_DTW
         late = np.flatnonzero(unknown & (np.abs(category) == CAT_WIN) & (counters > 0))
         if len(late):
             i = int(late[0])
@@ -937,18 +680,20 @@ class Tablebase:
         return outcome, category, dtz
 
 
-def _kernel_tables(tables: list[_Table]) -> tuple[np.ndarray, ...]:
-    """(sizes, wld_at, dtw_at, dtw_wide) by material code for :func:`gather`."""
+def _kernel_tables(tables: list[Table]) -> tuple[np.ndarray, ...]:
+    """(sizes, wld_at, dtw_at, dtw_wide) by material code for :func:`gather` (dtw_at 0: no DTW)."""
     sizes = np.zeros(NUM_CODES, dtype=np.int64)
     wld_at = np.zeros(NUM_CODES, dtype=np.int64)
     dtw_at = np.zeros(NUM_CODES, dtype=np.int64)
     dtw_wide = np.zeros(NUM_CODES, dtype=np.bool_)
     for table in tables:
         code = code_of_material(table.material)
-        sizes[code] = min(len(table.wld), len(table.dtw))
-        wld_at[code] = table.wld.ctypes.data
-        dtw_at[code] = table.dtw.ctypes.data
-        dtw_wide[code] = table.dtw.dtype == np.uint16
+        values, dtw = table.kernel_arrays()
+        sizes[code] = len(table)
+        wld_at[code] = values.ctypes.data
+        if dtw is not None:
+            dtw_at[code] = dtw.ctypes.data
+            dtw_wide[code] = dtw.dtype == np.uint16
     return sizes, wld_at, dtw_at, dtw_wide
 
 
@@ -1069,12 +814,7 @@ def _board_of(board: PositionLike) -> Board:
     raise TypeError(f"expected a Board or a FEN string, not {type(board).__name__}")
 
 
-def _narrow_type(dtz: np.ndarray) -> type:
-    """uint8 for a one-byte DTZ array, else uint16."""
-    return np.uint8 if dtz.dtype.itemsize == 1 else np.uint16
-
-
-def _layer_row(layer: _Layer) -> np.ndarray:
+def _layer_row(layer: MasterLayer) -> np.ndarray:
     """The lookup row (COL_* columns) of a loaded layer."""
     return np.array([min(len(layer.category), len(layer.dtz)), layer.category.ctypes.data,
                      layer.dtz.ctypes.data, layer.dtz.dtype == np.uint16], dtype=np.int64)

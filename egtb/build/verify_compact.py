@@ -1,0 +1,232 @@
+"""Checking compact files: every position, stored or recovered by the capture search, probed
+through the compact files alone and compared with the master table, or with its successors.
+
+>>> verify_compact("/nonexistent").ok
+False
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from egtb.build.verify import VerifyReport
+from egtb.errors import MissingTableError, TableError
+from egtb.formats import master
+from egtb.formats.compact import (RULE_KINDS, SUFFIX, WLD, BlockCache, CompactTable, compact_path,
+                                  material_counts, open_compact)
+from egtb.formats.values import WDL_LOSS, WDL_OF_CODE
+from egtb.positions.index import global_unrank, material_of_code, unit_size, unrank_men, unrank_unit
+from egtb.positions.material import Material, count_positions
+from egtb.probe.compact_kernels import CompactBatches, probe_batch
+from egtb.rules.movegen import M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves, has_capture
+from egtb.rules.notation import Placement, format_fen
+
+__all__ = ["CompactProber", "CompactVerifyReport", "unrank_chunk", "verify_compact"]
+
+
+@dataclass
+class CompactVerifyReport(VerifyReport):
+    """Outcome of :func:`verify_compact`: ``tables`` and ``checked`` count the WLD files and
+    their positions, ``layers`` and ``layer_checked`` the category files and theirs."""
+
+    captures: int = 0
+    """Positions whose value came from the capture search."""
+    layers: int = 0
+    """Category files (``.wcdf``) checked."""
+    layer_checked: int = 0
+    """Positions whose category was checked."""
+
+
+@njit(cache=True)
+def unrank_chunk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
+    """Bitboards of positions lo..hi of a material (Black to move) and whether each must capture."""
+    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
+    size = unit_size(n_bm, n_bk, n_wm, n_wk)
+    bk_arr = np.empty(size, dtype=np.int64)
+    wk_arr = np.empty(size, dtype=np.int64)
+    m_done = -1
+    bm = wm = np.int64(0)
+    for i in range(lo, hi):
+        m = i // size
+        if m != m_done:
+            bm32, wm32 = unrank_men(m, n_bm, n_wm)
+            bm, wm = np.int64(bm32), np.int64(wm32)
+            unrank_unit(n_bk, n_wk, bm, wm, bk_arr, wk_arr)
+            m_done = m
+        j = i - m * size
+        out_bm[i - lo], out_bk[i - lo], out_wm[i - lo], out_wk[i - lo] = bm, bk_arr[j], wm, wk_arr[j]
+        out_cap[i - lo] = has_capture(bm, bk_arr[j], wm, wk_arr[j], 0)
+
+
+@njit(cache=True)
+def _successors_chunk(bm, bk, wm, wk, offsets, s_bm, s_bk, s_wm, s_wk):
+    """Every position's successors (White to move) into s_*; offsets[i] is where i's start."""
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    k = 0
+    for i in range(bm.shape[0]):
+        offsets[i] = k
+        n = generate_moves(bm[i], bk[i], wm[i], wk[i], 0, moves)
+        if k + n > s_bm.shape[0]:
+            return -1
+        for m in range(n):
+            s_bm[k], s_bk[k], s_wm[k], s_wk[k] = (moves[m, M_BM], moves[m, M_BK],
+                                                  moves[m, M_WM], moves[m, M_WK])
+            k += 1
+    offsets[bm.shape[0]] = k
+    return k
+
+
+@njit(cache=True)
+def _check_successors(values, offsets, succ_wdl, errors):
+    """Count positions whose value is not the best over its successors (no move: loss)."""
+    bad = 0
+    for i in range(values.shape[0]):
+        best = WDL_LOSS
+        for k in range(offsets[i], offsets[i + 1]):
+            best = max(best, -succ_wdl[k])
+        if best != values[i]:
+            if bad < errors.shape[0]:
+                errors[bad] = i
+            bad += 1
+    return bad
+
+
+def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | None = None,
+                   masters: os.PathLike | str | None = None, chunk: int = 1 << 20,
+                   max_reported: int = 20) -> CompactVerifyReport:
+    """Check the compact files of a directory, probing through them alone.
+
+    Every position (stored or recovered by the capture search) is compared with
+    the master table in ``masters`` (default: the same directory) when there is
+    one, else checked against its successors (its value is the best over its
+    moves, probed from the compact files; no move is a loss). A category file
+    (``.wcdf``) is compared with the master's rule layer when there is one,
+    else with the WLD file (a category's win or loss side must be its WDL).
+    Damaged blocks and missing files count as errors, named in the messages.
+
+    """
+    directory = Path(directory)
+    masters = Path(masters) if masters is not None else directory
+    if materials is None:
+        materials = master.stored_materials(directory, suffix=SUFFIX)
+    report = CompactVerifyReport()
+    prober = CompactProber(directory)
+    for material in materials:
+        for rule in (None, *(r for r, kind in RULE_KINDS.items()
+                             if compact_path(directory, material, kind=kind).exists())):
+            kind = RULE_KINDS[rule] if rule else WLD
+            if rule is None:
+                report.tables += 1
+            else:
+                report.layers += 1
+            try:
+                bad, caps, errors = _verify_one(prober, masters, material, chunk, max_reported, rule)
+            except (TableError, FileNotFoundError) as exc:
+                report.errors += 1
+                report.messages.append(str(exc))
+                continue
+            if rule is None:
+                report.checked += count_positions(material)
+                report.captures += caps
+            else:
+                report.layer_checked += count_positions(material)
+            report.errors += bad
+            for index, what in errors[:max(0, max_reported - len(report.messages))]:
+                fen = format_fen(Placement(*global_unrank(material, index), 0))
+                report.messages.append(f"{fen} ({material.name}{kind.suffix} #{index}): {what}")
+    return report
+
+
+class CompactProber:
+    """Batch probes through the compact files of one directory only (what verification uses).
+
+    >>> CompactProber("/nonexistent").probe_batch(np.array([1]), np.array([0]), np.array([0]),
+    ...                                           np.array([0]), 1)[0].tolist()   # White has no pieces
+    [-1]
+    """
+
+    def __init__(self, directory: os.PathLike | str) -> None:
+        self.directory = Path(directory)
+        self.cache = BlockCache()
+        """Decoded blocks of the tables' single lookups."""
+        self.batches = CompactBatches()
+        """The batch pools of this prober."""
+
+    def table(self, material: Material) -> CompactTable:
+        """The compact table of a material (MissingTableError when absent)."""
+        path = compact_path(self.directory, material)
+        if not path.exists():
+            raise MissingTableError(f"no compact table for material {material.name} in "
+                                    f"{self.directory} ({path.name} is missing)")
+        return open_compact(path, cache=self.cache)
+
+    def probe_batch(self, bm, bk, wm, wk, turn, *, rule: str | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """WDL (or with ``rule`` the category) and NO_DTW of valid positions given as bitboard arrays."""
+        arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in (bm, bk, wm, wk)]
+        turns = np.ascontiguousarray(np.broadcast_to(np.asarray(turn, dtype=np.int64),
+                                                     (len(arrays[0]),)))
+        return probe_batch((*arrays, turns), lambda code: self.table(material_of_code(code)),
+                           batches=self.batches, rule=rule)
+
+
+def _reference(masters: Path, material: Material, rule: str | None) -> np.ndarray | None:
+    """The master's WDL (rule None) or categories of a material, None without a master."""
+    path = master.table_path(masters, material)
+    if not path.exists():
+        return None
+    if rule is None:
+        wld, _ = master.load_material(masters, material)
+        return WDL_OF_CODE[wld]
+    if rule not in master.rule_presets_in(path):
+        return None
+    return master.open_table(path, rules=(rule,)).rules[rule].category
+
+
+def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk: int,
+                max_reported: int, rule: str | None = None) -> tuple[int, int, list[tuple[int, str]]]:
+    table = prober.table(material)
+    (table.layer(rule) if rule else table).values()  # every block's CRC and decoding
+    reference = _reference(masters, material, rule)
+    counts = material_counts(material)
+    total = count_positions(material)
+    bad, caps, errors = 0, 0, []
+    for lo in range(0, total, chunk):
+        hi = min(lo + chunk, total)
+        bm, bk, wm, wk = (np.empty(hi - lo, dtype=np.int64) for _ in range(4))
+        cap = np.empty(hi - lo, dtype=np.bool_)
+        unrank_chunk(counts, lo, hi, bm, bk, wm, wk, cap)
+        caps += int(cap.sum())
+        got, _ = prober.probe_batch(bm, bk, wm, wk, 0, rule=rule)
+        if reference is not None:
+            wrong = np.flatnonzero(got != reference[lo:hi])
+            what = "differs from the master table"
+        elif rule is None:
+            wrong = _successor_errors(prober, bm, bk, wm, wk, got)
+            what = "is not the best value over its successors"
+        else:
+            wrong = np.flatnonzero(np.sign(got) != prober.probe_batch(bm, bk, wm, wk, 0)[0])
+            what = f"disagrees with {material.name}{SUFFIX}"
+        bad += len(wrong)
+        errors += [(lo + int(i), f"{'recovered' if cap[i] else 'stored'} "
+                                 f"{'category' if rule else 'value'} {what}")
+                   for i in wrong[:max_reported]]
+    return bad, caps, errors
+
+
+def _successor_errors(prober: CompactProber, bm, bk, wm, wk, wdl) -> np.ndarray:
+    offsets = np.empty(len(bm) + 1, dtype=np.int64)
+    cap = len(bm) * 64
+    s = [np.empty(cap, dtype=np.int64) for _ in range(4)]
+    k = int(_successors_chunk(bm, bk, wm, wk, offsets, *s))
+    if k < 0:
+        raise ValueError("more than 64 moves per position on average in a verify chunk")
+    succ_wdl, _ = prober.probe_batch(*(a[:k] for a in s), 1)
+    errors = np.zeros(len(bm), dtype=np.int64)
+    bad = _check_successors(wdl.astype(np.int64), offsets, succ_wdl.astype(np.int64), errors)
+    return errors[:bad]

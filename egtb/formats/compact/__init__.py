@@ -1,0 +1,24 @@
+"""Compact files: win/draw/loss (``.wld``) and "wcdf" categories (``.wcdf``), capture positions left out.
+
+One module per part: :mod:`.layout` (kinds, names, header), :mod:`.codec`
+(runs, Huffman codes, CRC), :mod:`.writer` (from master tables) and
+:mod:`.reader` (:class:`CompactTable`, index lookups). Probing through them,
+with the capture search, is the prober's (:mod:`egtb.probe`); checking them,
+the builder's (:mod:`egtb.build.verify_compact`).
+
+>>> from egtb.positions.material import Material
+>>> compact_path("data/egtb", Material.parse("1k-1k")).name
+'1k-1k.wld'
+"""
+
+from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, KINDS, RULE_KINDS, SUFFIX, WCDF, WLD,
+                                         FileKind, category_codes, compact_path, material_counts)
+from egtb.formats.compact.reader import BlockCache, CompactTable, open_compact
+from egtb.formats.compact.writer import (CompactReport, compact_directory, compact_material, encode_values,
+                                         write_compact)
+
+__all__ = [
+    "BLOCK_BYTES", "BlockCache", "CompactReport", "CompactTable", "FORMAT_VERSION", "FileKind", "KINDS",
+    "RULE_KINDS", "SUFFIX", "WCDF", "WLD", "category_codes", "compact_directory", "compact_material",
+    "compact_path", "encode_values", "material_counts", "open_compact", "write_compact",
+]

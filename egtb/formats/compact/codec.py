@@ -1,0 +1,352 @@
+"""The coding of a compact block: runs of values, canonical Huffman codes per context, CRC-32.
+
+The values form runs; a run is one token, coded with a canonical Huffman code
+per file chosen by the previous run's value (one context per value). A
+token's symbol says which of the other values the run has and its length
+bucket; long runs add raw extra bits. Everything here is a pure function of
+arrays (numba kernels, and the Huffman code construction in Python).
+
+>>> length_symbol(1), length_symbol(15), length_symbol(16), length_symbol(23)
+((0, 0, 0), (14, 0, 0), (15, 2, 0), (16, 2, 3))
+>>> [length_of(*length_symbol(n)) for n in (1, 15, 16, 23, 1 << 40)] == [1, 15, 16, 23, 1 << 40]
+True
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+from numba import njit
+
+from egtb.formats.compact.layout import (BLOCK_BITS, BLOCK_BYTES, EXACT_LENGTHS, MANTISSA_BITS, MAX_CODE_BITS,
+                                         MAX_VALUES, NUM_BUCKETS, NUM_CONTEXTS)
+from egtb.formats.values import DRAW, UNKNOWN, WIN
+from egtb.positions.index import MEN_OFFSET, unit_size, unrank_men, unrank_unit
+from egtb.rules.movegen import has_capture
+
+__all__ = [
+    "canonical_codes", "count_runs", "count_symbols", "crc32", "decode_block", "decoding_table",
+    "encode_blocks", "fill_captures", "find_runs", "huffman_lengths", "length_of", "length_symbol",
+]
+
+#: The value a block's first run is coded after (any value other than the run's).
+FIRST_CONTEXT = np.array([DRAW, WIN, DRAW, DRAW, DRAW, DRAW], dtype=np.uint8)
+#: NEXT_VALUE[prev, choice]: the values other than prev, smaller code first (a WLD file
+#: uses choices 0 and 1, which are the same as for 3 values).
+NEXT_VALUE = np.zeros((NUM_CONTEXTS, MAX_VALUES - 1), dtype=np.uint8)
+#: CHOICE_OF[prev, value]: inverse of NEXT_VALUE.
+CHOICE_OF = np.zeros((NUM_CONTEXTS, NUM_CONTEXTS), dtype=np.int64)
+for _p in range(1, NUM_CONTEXTS):
+    for _c, _v in enumerate(v for v in range(1, NUM_CONTEXTS) if v != _p):
+        NEXT_VALUE[_p, _c] = _v
+        CHOICE_OF[_p, _v] = _c
+
+
+def _crc_table() -> np.ndarray:
+    table = np.zeros(256, dtype=np.uint32)
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+        table[i] = c
+    return table
+
+
+#: CRC-32 (zlib's polynomial) byte table for the kernels.
+CRC_TABLE = _crc_table()
+
+
+# ------------------------------------------------------------------ coding kernels
+
+@njit(cache=True, inline="always")
+def length_symbol(n):
+    """(bucket, extra bits, extra value) of a run length n >= 1."""
+    if n <= EXACT_LENGTHS:
+        return n - 1, 0, 0
+    e = _floor_log2(n)
+    xb = e - MANTISSA_BITS
+    m = (n >> xb) & ((1 << MANTISSA_BITS) - 1)
+    return EXACT_LENGTHS + (e - 4) * (1 << MANTISSA_BITS) + m, xb, n & ((np.int64(1) << xb) - 1)
+
+
+@njit(cache=True, inline="always")
+def length_of(bucket, xb, extra):
+    """Inverse of :func:`length_symbol`."""
+    if bucket < EXACT_LENGTHS:
+        return np.int64(bucket + 1)
+    m = (bucket - EXACT_LENGTHS) & ((1 << MANTISSA_BITS) - 1)
+    return (np.int64((1 << MANTISSA_BITS) | m) << xb) | extra
+
+
+@njit(cache=True, inline="always")
+def extra_bits(bucket):
+    """Raw bits after a bucket's code."""
+    if bucket < EXACT_LENGTHS:
+        return 0
+    return (bucket - EXACT_LENGTHS) // (1 << MANTISSA_BITS) + 4 - MANTISSA_BITS
+
+
+@njit(cache=True, inline="always")
+def _floor_log2(n):
+    e = 0
+    while n > 1:
+        n >>= 1
+        e += 1
+    return e
+
+
+@njit(cache=True)
+def fill_captures(counts, values):
+    """Give each must-capture position the value before it (after it at the start); count them."""
+    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
+    size = unit_size(n_bm, n_bk, n_wm, n_wk)
+    n_men = MEN_OFFSET[n_bm, n_wm, n_bm + 1]
+    bk_arr = np.empty(size, dtype=np.int64)
+    wk_arr = np.empty(size, dtype=np.int64)
+    leading = -1  # end of the leading run of capture positions, while still open
+    captures = 0
+    prev = UNKNOWN
+    for m in range(n_men):
+        bm, wm = unrank_men(m, n_bm, n_wm)
+        bm, wm = np.int64(bm), np.int64(wm)
+        unrank_unit(n_bk, n_wk, bm, wm, bk_arr, wk_arr)
+        base = m * size
+        for j in range(size):
+            if has_capture(bm, bk_arr[j], wm, wk_arr[j], 0):
+                captures += 1
+                if prev == UNKNOWN:
+                    leading = base + j
+                else:
+                    values[base + j] = prev
+            else:
+                prev = values[base + j]
+    if prev == UNKNOWN:
+        prev = DRAW
+    for i in range(leading + 1):
+        values[i] = prev
+    return captures
+
+
+@njit(cache=True)
+def count_runs(values):
+    """Number of runs of equal values."""
+    if values.shape[0] == 0:
+        return 0
+    runs = 1
+    for i in range(1, values.shape[0]):
+        if values[i] != values[i - 1]:
+            runs += 1
+    return runs
+
+
+@njit(cache=True)
+def find_runs(values, run_vals, run_lens):
+    """Fill the value and length of every run."""
+    r = 0
+    start = 0
+    for i in range(1, values.shape[0] + 1):
+        if i == values.shape[0] or values[i] != values[i - 1]:
+            run_vals[r] = values[start]
+            run_lens[r] = i - start
+            r += 1
+            start = i
+
+
+@njit(cache=True)
+def count_symbols(run_vals, run_lens, hist):
+    """Symbol frequencies per context (a file's first run after FIRST_CONTEXT)."""
+    prev = FIRST_CONTEXT[run_vals[0]] if run_vals.shape[0] else DRAW
+    for r in range(run_vals.shape[0]):
+        v = run_vals[r]
+        bucket, _, _ = length_symbol(run_lens[r])
+        hist[prev, CHOICE_OF[prev, v] * NUM_BUCKETS + bucket] += 1
+        prev = v
+
+
+@njit(cache=True)
+def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_ctx, block_runs):
+    """Code the runs into BLOCK_BYTES blocks of `out`; return (blocks, bytes used).
+
+    ``codes[ctx, sym]`` is the bit-reversed Huffman code, ``lengths[ctx, sym]``
+    its length. A run that does not fit goes whole to the next block.
+    """
+    k = 0
+    block_starts[0] = 0
+    prev = FIRST_CONTEXT[run_vals[0]] if run_vals.shape[0] else DRAW
+    block_ctx[0] = prev
+    block_runs[0] = 0
+    acc = np.uint64(0)
+    acc_bits = 0
+    used = 0  # bits used in block k
+    byte = 0  # next byte to write
+    pos = np.int64(0)
+    for r in range(run_vals.shape[0]):
+        v = run_vals[r]
+        n = run_lens[r]
+        bucket, xb, extra = length_symbol(n)
+        sym = CHOICE_OF[prev, v] * NUM_BUCKETS + bucket
+        nbits = lengths[prev, sym] + xb
+        if used + nbits > BLOCK_BITS:
+            if acc_bits:
+                out[byte] = np.uint8(acc & np.uint64(0xFF))
+            acc = np.uint64(0)
+            acc_bits = 0
+            k += 1
+            byte = k * BLOCK_BYTES
+            used = 0
+            block_starts[k] = pos
+            prev = FIRST_CONTEXT[v]
+            block_ctx[k] = prev
+            block_runs[k] = 0
+            sym = CHOICE_OF[prev, v] * NUM_BUCKETS + bucket
+            nbits = lengths[prev, sym] + xb
+        acc |= np.uint64(codes[prev, sym]) << np.uint64(acc_bits)
+        acc_bits += lengths[prev, sym]
+        while acc_bits >= 8:
+            out[byte] = np.uint8(acc & np.uint64(0xFF))
+            byte += 1
+            acc >>= np.uint64(8)
+            acc_bits -= 8
+        if xb:
+            acc |= np.uint64(extra) << np.uint64(acc_bits)
+            acc_bits += xb
+            while acc_bits >= 8:
+                out[byte] = np.uint8(acc & np.uint64(0xFF))
+                byte += 1
+                acc >>= np.uint64(8)
+                acc_bits -= 8
+        used += nbits
+        pos += n
+        prev = v
+        block_runs[k] += 1
+    if acc_bits:
+        out[byte] = np.uint8(acc & np.uint64(0xFF))
+        byte += 1
+    return k + 1, byte
+
+
+@njit(cache=True, inline="always")
+def crc32(data, start, stop):
+    """CRC-32 (as zlib.crc32) of data[start:stop] (an array or a raw pointer).
+
+    >>> import zlib
+    >>> crc32(np.frombuffer(b"checkers", dtype=np.uint8), 0, 8) == zlib.crc32(b"checkers")
+    True
+    """
+    c = np.uint32(0xFFFFFFFF)
+    for i in range(start, stop):
+        c = CRC_TABLE[(c ^ np.uint32(data[i])) & np.uint32(0xFF)] ^ (c >> np.uint32(8))
+    return c ^ np.uint32(0xFFFFFFFF)
+
+
+@njit(cache=True)
+def decode_block(data, start, stop, count, prev, lut, out_ends, out_vals):
+    """Decode the runs of one block (bytes data[start:stop], `count` positions).
+
+    `data` and `lut` (the :func:`decoding_table` flattened by rows of
+    2**MAX_CODE_BITS) are arrays or raw pointers (the batch kernel's block pool).
+
+    Fills out_ends (run end offsets in the block) and out_vals (value codes);
+    returns the number of runs, or -1 when the bits do not decode to exactly
+    `count` positions.
+    """
+    mask = np.uint64((1 << MAX_CODE_BITS) - 1)
+    acc = np.uint64(0)
+    acc_bits = 0
+    p = start
+    pos = np.int64(0)
+    r = 0
+    while pos < count:
+        while acc_bits <= 56:
+            if p < stop:
+                acc |= np.uint64(data[p]) << np.uint64(acc_bits)
+            p += 1
+            acc_bits += 8
+        entry = lut[np.int64(prev) * (1 << MAX_CODE_BITS) + np.int64(acc & mask)]
+        n = entry & 15
+        if n == 0:
+            return -1
+        acc >>= np.uint64(n)
+        acc_bits -= n
+        sym = entry >> 4
+        choice = sym // NUM_BUCKETS
+        bucket = sym - choice * NUM_BUCKETS
+        xb = extra_bits(bucket)
+        extra = np.int64(0)
+        if xb:
+            extra = np.int64(acc & ((np.uint64(1) << np.uint64(xb)) - np.uint64(1)))
+            acc >>= np.uint64(xb)
+            acc_bits -= xb
+        pos += length_of(bucket, xb, extra)
+        if pos > count or r >= out_ends.shape[0] or p > stop + 8:
+            return -1
+        prev = NEXT_VALUE[prev, choice]
+        out_ends[r] = pos
+        out_vals[r] = prev
+        r += 1
+    return r
+
+
+# ------------------------------------------------------------------ Huffman (tables only)
+
+def huffman_lengths(freqs: np.ndarray, *, max_bits: int = MAX_CODE_BITS) -> np.ndarray:
+    """Code lengths (0 for unused symbols) of a Huffman code, limited to max_bits.
+
+    >>> huffman_lengths(np.array([5, 1, 1, 0])).tolist()
+    [1, 2, 2, 0]
+    """
+    freqs = np.asarray(freqs, dtype=np.int64).copy()
+    while True:
+        lengths = _huffman(freqs)
+        if lengths.max(initial=0) <= max_bits:
+            return lengths
+        freqs = np.where(freqs > 0, np.maximum(freqs >> 1, 1), 0)
+
+
+def _huffman(freqs: np.ndarray) -> np.ndarray:
+    used = np.flatnonzero(freqs)
+    lengths = np.zeros(len(freqs), dtype=np.int64)
+    if len(used) == 1:
+        lengths[used[0]] = 1
+        return lengths
+    heap = [(int(freqs[s]), i, [int(s)]) for i, s in enumerate(used)]
+    heapq.heapify(heap)
+    tie = len(heap)
+    while len(heap) > 1:
+        fa, _, a = heapq.heappop(heap)
+        fb, _, b = heapq.heappop(heap)
+        for s in a + b:
+            lengths[s] += 1
+        heapq.heappush(heap, (fa + fb, tie, a + b))
+        tie += 1
+    return lengths
+
+
+def canonical_codes(lengths: np.ndarray) -> np.ndarray:
+    """Bit-reversed canonical codes (deflate's order: by length, then symbol).
+
+    >>> canonical_codes(np.array([1, 2, 2, 0])).tolist()   # 0, 10, 11 reversed
+    [0, 1, 3, 0]
+    """
+    codes = np.zeros(len(lengths), dtype=np.int64)
+    code = 0
+    prev_len = 0
+    for s in sorted(np.flatnonzero(lengths).tolist(), key=lambda s: (lengths[s], s)):
+        code <<= int(lengths[s]) - prev_len
+        prev_len = int(lengths[s])
+        codes[s] = int(f"{code:0{prev_len}b}"[::-1], 2)
+        code += 1
+    return codes
+
+
+def decoding_table(lengths: np.ndarray) -> np.ndarray:
+    """Lookup table [context, next MAX_CODE_BITS bits] -> symbol << 4 | length (0: no code)."""
+    lut = np.zeros((len(lengths), 1 << MAX_CODE_BITS), dtype=np.int32)
+    for ctx in range(1, len(lengths)):
+        row_lengths = lengths[ctx]
+        codes = canonical_codes(row_lengths)
+        for s in np.flatnonzero(row_lengths).tolist():
+            n = int(row_lengths[s])
+            lut[ctx, int(codes[s])::1 << n] = (s << 4) | n
+    return lut

@@ -1,0 +1,228 @@
+"""Reading compact files: header, block index and the blocks (memory-mapped), one block at a time.
+
+A :class:`CompactTable` answers index lookups only: the stored value code of a
+position (:meth:`CompactTable.value`, meaningless where the side to move must
+capture) and whole blocks; the capture search that recovers the positions it
+leaves out belongs to the prober (:mod:`egtb.probe`).
+
+>>> len(BlockCache(4)), BlockCache(4).max_blocks
+(0, 4)
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import zlib
+from array import array
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+from egtb.errors import MissingRuleLayerError, TableError
+from egtb.formats.compact.codec import decode_block, decoding_table
+from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS, MAX_CODE_BITS,
+                                         NUM_BUCKETS, RULE_KINDS, WCDF, WLD)
+from egtb.positions.material import Material
+
+__all__ = ["BlockCache", "CompactTable", "DEFAULT_CACHE_BLOCKS", "open_compact"]
+
+#: Decoded blocks kept per Tablebase for single probes.
+DEFAULT_CACHE_BLOCKS = 2048
+
+
+_SERIAL = [0]
+
+
+class CompactTable:
+    """One open compact file (WLD or categories): header, block index and the blocks (memory-mapped).
+
+    >>> CompactTable("/nonexistent/1k-1k.wld")
+    Traceback (most recent call last):
+    ...
+    egtb.errors.TableError: /nonexistent/1k-1k.wld: unreadable compact file (No such file or directory)
+    """
+
+    stores_captures = False
+    """Positions whose side to move must capture are left out (the prober searches them)."""
+
+    def __init__(self, path: os.PathLike | str, *, cache: "BlockCache | None" = None) -> None:
+        self.path = Path(path)
+        self._layers: dict[str, CompactTable] = {}
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(HEADER.size)
+                self._parse_header(head)
+                head += fh.read(self.kind.lengths_bytes)
+                self._parse_lengths(head)
+                index = fh.read(INDEX_ENTRY.size * self.n_blocks)
+            self._parse_index(head, index)
+            size = self.path.stat().st_size
+            self.data = (np.memmap(self.path, dtype=np.uint8, mode="r", offset=self.data_offset)
+                         .view(np.ndarray)  # a plain array for numba; the map stays open
+                         if size > self.data_offset else np.zeros(0, dtype=np.uint8))
+        except OSError as exc:
+            raise TableError(f"{self.path}: unreadable compact file ({exc.strerror or exc})") from exc
+        self.cache = cache if cache is not None else BlockCache()
+        _SERIAL[0] += 1
+        self.serial = _SERIAL[0]
+        self._ends = np.empty(self.max_runs, dtype=np.int64)
+        self._vals = np.empty(self.max_runs, dtype=np.uint8)
+        self.value_of = tuple(int(v) for v in self.kind.value_of_code)
+        """WDL (WLD file) or category (category file) of each value code."""
+
+    def _parse_header(self, head: bytes) -> None:
+        kind = KINDS.get(HEADER.unpack(head)[2]) if len(head) == HEADER.size else None
+        if kind is None or head[:8] != kind.magic:
+            raise TableError(f"{self.path}: not a compact WLD or category file")
+        self.kind = kind
+        (_, version, _, bm, bk, wm, wk, positions, block_bytes, code_bits, n_blocks, max_runs,
+         buckets, data_offset, _) = HEADER.unpack(head)
+        if version != FORMAT_VERSION:
+            raise TableError(f"{self.path}: compact format version {version} is not {FORMAT_VERSION}")
+        if (block_bytes, code_bits, buckets) != (BLOCK_BYTES, MAX_CODE_BITS, NUM_BUCKETS):
+            raise TableError(f"{self.path}: unsupported block size, code length or buckets")
+        self.material = Material(bm, bk, wm, wk)
+        self.positions = positions
+        self.n_blocks = n_blocks
+        self.max_runs = max(1, max_runs)
+        self.data_offset = data_offset
+
+    def _parse_lengths(self, head: bytes) -> None:
+        kind = self.kind
+        if len(head) != HEADER.size + kind.lengths_bytes:
+            raise TableError(f"{self.path}: truncated code-length table")
+        lengths = np.zeros((kind.values + 1, kind.symbols), dtype=np.int64)
+        lengths[1:] = np.frombuffer(head[HEADER.size:], dtype=np.uint8).reshape(kind.values, -1)
+        self.lut = decoding_table(lengths)
+
+    def _parse_index(self, head: bytes, index: bytes) -> None:
+        if len(index) != INDEX_ENTRY.size * self.n_blocks:
+            raise TableError(f"{self.path}: truncated block index")
+        stored = HEADER.unpack(head[:HEADER.size])[-1]
+        crc = zlib.crc32(index, zlib.crc32(head[HEADER.size:], zlib.crc32(head[:HEADER.size - 8])))
+        if crc != stored:
+            raise TableError(f"{self.path}: header checksum mismatch (file corrupted)")
+        entries = np.frombuffer(index, dtype=np.dtype([("start", "<u8"), ("crc", "<u4"),
+                                                       ("ctx", "u1"), ("pad", "V3")]))
+        self.starts = np.append(entries["start"].astype(np.int64), np.int64(self.positions))
+        self.crcs = np.ascontiguousarray(entries["crc"], dtype=np.uint32)
+        self.ctx = np.ascontiguousarray(entries["ctx"], dtype=np.uint8)
+        self._starts_list = self.starts.tolist()
+
+    def __repr__(self) -> str:
+        return f"CompactTable({str(self.path)!r}, blocks={self.n_blocks})"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the file (what a Tablebase counts against its memory limit)."""
+        return int(self.data_offset + len(self.data))
+
+    def __len__(self) -> int:
+        return self.positions
+
+    def layer(self, rule: str) -> "CompactTable":
+        """The category file of a preset next to this WLD file (opened once, sharing the cache).
+
+        MissingRuleLayerError when there is none: compact category files exist
+        for "wcdf" only, and hold no DTZ.
+        """
+        found = self._layers.get(rule)
+        if found is not None:
+            return found
+        kind = RULE_KINDS.get(rule)
+        path = self.path.with_suffix(kind.suffix) if kind is not None and self.kind is WLD else None
+        if path is None or not path.exists():
+            raise MissingRuleLayerError(
+                f"{self.path}: a compact file has no rule layer for preset {rule!r} "
+                f"(compact category files exist for {', '.join(RULE_KINDS)} only, "
+                f"as <material>{WCDF.suffix}); probe with rule_free=True")
+        found = self._layers[rule] = CompactTable(path, cache=self.cache)
+        if found.material != self.material or found.positions != self.positions:
+            raise TableError(f"{path}: holds material {found.material.name}, not {self.material.name}")
+        return found
+
+    def block_of(self, index: int) -> int:
+        """The block holding a position index."""
+        if not 0 <= index < self.positions:
+            raise IndexError(f"{self.path}: position {index} outside 0..{self.positions - 1}")
+        return bisect.bisect_right(self._starts_list, index) - 1
+
+    def decode(self, block: int) -> tuple[np.ndarray, np.ndarray]:
+        """(run ends, run values) of a block, checked; TableError names a damaged block."""
+        lo = block * BLOCK_BYTES
+        hi = min(lo + BLOCK_BYTES, len(self.data))
+        if zlib.crc32(self.data[lo:hi]) != int(self.crcs[block]):
+            raise TableError(f"{self.path}: block {block} is damaged (CRC-32 mismatch)")
+        count = self._starts_list[block + 1] - self._starts_list[block]
+        n = decode_block(self.data, lo, hi, count, self.ctx[block], self.lut.reshape(-1),
+                         self._ends, self._vals)
+        if n < 0:
+            raise TableError(f"{self.path}: block {block} does not decode")
+        return self._ends[:n].copy(), self._vals[:n].copy()
+
+    def value(self, index: int) -> int:
+        """Stored value code of a position (meaningless where the side to move must capture)."""
+        starts = self._starts_list
+        block = bisect.bisect_right(starts, index) - 1
+        if not 0 <= index < self.positions:
+            raise IndexError(f"{self.path}: position {index} outside 0..{self.positions - 1}")
+        key = (self.serial << 32) | block
+        blocks = self.cache.blocks
+        runs = blocks.get(key)
+        if runs is None:
+            ends, vals = self.decode(block)
+            runs = (array("q", ends.tobytes()), vals.tobytes())  # 9 bytes a run
+            self.cache.put(key, runs)
+        else:
+            blocks.move_to_end(key)
+        return runs[1][bisect.bisect_right(runs[0], index - starts[block])]
+
+    def value_at(self, index: int) -> int:
+        """WDL (WLD file) or category (category file) of a position, meaningless where the
+        side to move must capture."""
+        return self.value_of[self.value(index)]
+
+    def distance_at(self, index: int) -> None:
+        """None: a compact file holds no DTW or DTZ."""
+        return None
+
+    def kernel_layers(self) -> dict:
+        """None of its layers is read by the rule kernel from memory (each is a compact file)."""
+        return {}
+
+    def values(self) -> np.ndarray:
+        """Stored value codes of every position (uint8), decoding every block."""
+        out = np.empty(self.positions, dtype=np.uint8)
+        for block in range(self.n_blocks):
+            ends, vals = self.decode(block)
+            base = self._starts_list[block]
+            out[base:base + int(ends[-1]) if len(ends) else base] = np.repeat(
+                vals, np.diff(ends, prepend=0))
+        return out
+
+
+class BlockCache:
+    """LRU of decoded blocks (run ends as an int64 array, values as bytes), shared by a
+    Tablebase's tables: at most ``max_blocks`` blocks, each at most 9 * MAX_RUNS bytes
+    (about 60 KB for a typical 5-piece block)."""
+
+    def __init__(self, max_blocks: int = DEFAULT_CACHE_BLOCKS) -> None:
+        self.max_blocks = max_blocks
+        self.blocks: OrderedDict = OrderedDict()
+        """Decoded blocks by key (table serial << 32 | block), least recently used first."""
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def put(self, key: int, runs: tuple[array, bytes]) -> None:
+        """Remember a decoded block, forgetting the least recently used beyond max_blocks."""
+        self.blocks[key] = runs
+        while len(self.blocks) > self.max_blocks:
+            self.blocks.popitem(last=False)
+
+
+def open_compact(path: os.PathLike | str, *, cache: BlockCache | None = None) -> CompactTable:
+    """Open a compact file, sharing a block cache (a prober's) when given."""
+    return CompactTable(path, cache=cache)

@@ -1,0 +1,215 @@
+"""Writing compact files from master tables: values to runs to coded blocks, atomically.
+
+>>> compact_directory("/nonexistent").tables
+0
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import time
+import zlib
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+from egtb.formats import master
+from egtb.formats.compact.codec import (canonical_codes, count_runs, count_symbols, encode_blocks, fill_captures,
+                                        find_runs, huffman_lengths, length_symbol)
+from egtb.formats.compact.layout import (BLOCK_BYTES, DATA_ALIGN, FORMAT_VERSION, HEADER, INDEX_ENTRY,
+                                         MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, RULE_KINDS, WLD, FileKind,
+                                         category_codes, compact_path, material_counts)
+from egtb.positions.material import Material, count_positions
+
+__all__ = ["CompactReport", "compact_directory", "compact_material", "encode_values", "write_compact"]
+
+@dataclass
+class CompactReport:
+    """What compacting a material (or a directory) produced."""
+
+    positions: int = 0
+    """Positions of the tables."""
+    captures: int = 0
+    """Of which must-capture positions (left out)."""
+    runs: int = 0
+    """Runs of equal values after filling the capture positions."""
+    bytes: int = 0
+    """Size of the compact files."""
+    tables: int = 0
+    """Files written."""
+    seconds: float = 0.0
+    """Wall time."""
+    rule_bytes: int = 0
+    """Size of the category files (``.wcdf``), not counted in ``bytes``."""
+    by_pieces: dict = field(default_factory=dict)
+    """Piece count -> [positions, bytes, tables, rule_bytes]."""
+
+    @property
+    def bits_per_position(self) -> float:
+        """File bits per position (all positions counted)."""
+        return 8 * self.bytes / self.positions if self.positions else 0.0
+
+    def add(self, other: "CompactReport", pieces: int) -> None:
+        """Add a material's report to the totals."""
+        self.positions += other.positions
+        self.captures += other.captures
+        self.runs += other.runs
+        self.bytes += other.bytes
+        self.tables += other.tables
+        self.rule_bytes += other.rule_bytes
+        row = self.by_pieces.setdefault(pieces, [0, 0, 0, 0])
+        row[0] += other.positions
+        row[1] += other.bytes
+        row[2] += other.tables
+        row[3] += other.rule_bytes
+
+
+def encode_values(material: Material, wld: np.ndarray, *, kind: FileKind = WLD
+                  ) -> tuple[bytes, CompactReport]:
+    """The compact file's bytes for a material's value codes (uint8, one per position).
+
+    The codes are those of ``kind``: DRAW, WIN, LOSS for a WLD file, also
+    CURSED_WIN and BLESSED_LOSS for a category file (see :func:`category_codes`).
+    """
+    values = np.ascontiguousarray(wld, dtype=np.uint8).copy()
+    if len(values) != count_positions(material):
+        raise ValueError(f"{material.name}: {len(values)} values for "
+                         f"{count_positions(material)} positions")
+    captures = int(fill_captures(material_counts(material), values))
+    n_runs = int(count_runs(values))
+    run_vals = np.empty(n_runs, dtype=np.uint8)
+    run_lens = np.empty(n_runs, dtype=np.int64)
+    find_runs(values, run_vals, run_lens)
+    del values
+    if n_runs and int(run_vals.max()) > kind.values:
+        raise ValueError(f"{material.name}: value code {int(run_vals.max())} is not a "
+                         f"{kind.suffix} code (1..{kind.values})")
+    hist = np.zeros((kind.values + 1, kind.symbols), dtype=np.int64)
+    count_symbols(run_vals, run_lens, hist)
+    lengths = _code_lengths(hist, run_lens, kind)
+    codes = np.stack([canonical_codes(row) for row in lengths])
+    bound = int((lengths.max() + MAX_EXPONENT) * n_runs // 8)
+    capacity = (bound // (BLOCK_BYTES - 16) + 2) * BLOCK_BYTES
+    out = np.zeros(capacity, dtype=np.uint8)
+    max_blocks = capacity // BLOCK_BYTES + 1
+    starts = np.zeros(max_blocks, dtype=np.int64)
+    ctx = np.zeros(max_blocks, dtype=np.uint8)
+    runs = np.zeros(max_blocks, dtype=np.int64)
+    n_blocks, used = encode_blocks(run_vals, run_lens, codes, lengths, out, starts, ctx, runs)
+    data = out[:used].tobytes()
+    blob = _file_bytes(material, len(wld), data, starts[:n_blocks], ctx[:n_blocks],
+                       int(runs[:n_blocks].max(initial=1)), lengths, kind)
+    return blob, CompactReport(len(wld), captures, n_runs, len(blob), 1)
+
+
+def _code_lengths(hist: np.ndarray, run_lens: np.ndarray, kind: FileKind) -> np.ndarray:
+    """Huffman code lengths per context; every symbol a block start may need gets a code."""
+    top = int(length_symbol(int(run_lens.max()))[0]) if len(run_lens) else 0
+    smoothed = hist.copy()
+    for choice in range(kind.values - 1):
+        smoothed[1:, choice * NUM_BUCKETS:choice * NUM_BUCKETS + top + 1] += 1
+    lengths = np.zeros_like(hist)
+    for c in range(1, kind.values + 1):
+        lengths[c] = huffman_lengths(smoothed[c])
+    return lengths
+
+
+def _file_bytes(material: Material, positions: int, data: bytes, starts: np.ndarray,
+                ctx: np.ndarray, max_runs: int, lengths: np.ndarray, kind: FileKind) -> bytes:
+    n_blocks = len(starts)
+    index_bytes = INDEX_ENTRY.size * n_blocks
+    data_offset = -(-(HEADER.size + kind.lengths_bytes + index_bytes) // DATA_ALIGN) * DATA_ALIGN
+    index = bytearray()
+    for k in range(n_blocks):
+        block = data[k * BLOCK_BYTES:(k + 1) * BLOCK_BYTES]
+        index += INDEX_ENTRY.pack(int(starts[k]), zlib.crc32(block), int(ctx[k]))
+    table = lengths[1:].astype(np.uint8).tobytes()
+    head = HEADER.pack(kind.magic, FORMAT_VERSION, kind.preset, material.black_men, material.black_kings,
+                       material.white_men, material.white_kings, positions, BLOCK_BYTES,
+                       MAX_CODE_BITS, n_blocks, max_runs, NUM_BUCKETS, data_offset, 0)
+    crc = zlib.crc32(index, zlib.crc32(table, zlib.crc32(head[:-8])))
+    head = head[:-8] + struct.pack("<I4x", crc)
+    meta = head + table + bytes(index)
+    return meta + bytes(data_offset - len(meta)) + data
+
+
+def write_compact(path: os.PathLike | str, blob: bytes) -> Path:
+    """Write a compact file atomically (temporary name, fsync, rename)."""
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(blob)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def compact_material(tables: os.PathLike | str, material: Material, *,
+                     out: os.PathLike | str | None = None) -> CompactReport:
+    """Write ``<material>.wld`` (in ``out``, default ``tables``) from the master table,
+    and ``<material>.wcdf`` (the categories under "wcdf") when the master has that layer.
+
+    Raises FileNotFoundError when the master file is absent, TableError when broken.
+    """
+    path = master.table_path(tables, material)
+    if not path.exists():
+        raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
+    rules = tuple(r for r in master.rule_presets_in(path) if r in RULE_KINDS)
+    data = master.open_table(path, rules=rules)
+    out = out if out is not None else tables
+    blob, report = encode_values(material, data.wld)
+    data.wld = data.dtw = None  # free them before the layers are coded
+    write_compact(compact_path(out, material), blob)
+    for rule in rules:
+        kind = RULE_KINDS[rule]
+        blob, _ = encode_values(material, category_codes(data.rules[rule].category), kind=kind)
+        write_compact(compact_path(out, material, kind=kind), blob)
+        report.rule_bytes += len(blob)
+    return report
+
+
+def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | None = None,
+                      jobs: int = 1, materials: list[Material] | None = None,
+                      on_done: Callable[[Material, CompactReport], None] | None = None
+                      ) -> CompactReport:
+    """Compact every master table of a directory (largest first over ``jobs`` processes).
+
+    >>> compact_directory("/nonexistent").tables
+    0
+    """
+    started = time.perf_counter()
+    tables = Path(tables)
+    out = Path(out) if out is not None else tables
+    if materials is None:
+        materials = master.stored_materials(tables)
+    if materials:
+        out.mkdir(parents=True, exist_ok=True)
+    todo = sorted(materials, key=count_positions, reverse=True)
+    total = CompactReport()
+    for material, report in _compact_all(tables, out, todo, jobs):
+        total.add(report, material.pieces)
+        if on_done is not None:
+            on_done(material, report)
+    total.seconds = time.perf_counter() - started
+    return total
+
+
+def _compact_one(tables: Path, out: Path, material: Material) -> tuple[Material, CompactReport]:
+    return material, compact_material(tables, material, out=out)
+
+
+def _compact_all(tables: Path, out: Path, todo: list[Material], jobs: int):
+    if jobs <= 1 or len(todo) <= 1:
+        for material in todo:
+            yield _compact_one(tables, out, material)
+        return
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
+        futures = [pool.submit(_compact_one, tables, out, m) for m in todo]
+        for future in futures:
+            yield future.result()

@@ -1,0 +1,189 @@
+"""The prober's numba kernels over master tables: batch gathers, and the rule layers' lookups.
+
+A kernel reads many tables through one table of addresses by material code
+(:mod:`egtb.formats.pointers`); the caller keeps the arrays alive. Positions
+come located (:mod:`egtb.probe.locate`).
+
+>>> terminal_rule(CODE_NO_PIECES, 0, 0, 1, 0, 0)     # Black to move has no pieces: lost
+(-2, 0)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from egtb.formats.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
+from egtb.formats.values import CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DRAW, WDL_LOSS, WDL_WIN
+from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate
+
+__all__ = [
+    "NO_DTW", "gather", "gather_rule", "fill_terminal", "fill_terminal_rule", "outcome_at", "probe_rule_one",
+    "terminal_rule",
+]
+
+#: What a kernel writes as DTW (or DTZ) for a position whose table holds none (a compact
+#: file, a master file without DTW).
+NO_DTW = 0xFFFF
+#: Columns of a rule-layer lookup row (one row per material code, zero while not loaded).
+COL_SIZE, COL_CATEGORY_AT, COL_DTZ_AT, COL_DTZ_WIDE = 0, 1, 2, 3
+ROW_WIDTH = 4
+#: Status of :func:`probe_rule_one`.
+STATUS_OK = 0  #: found (or a terminal position)
+STATUS_NOT_LOADED = 1  #: the material's table (or its layer) is not loaded
+STATUS_INVALID = 2  #: not a position any table could hold
+STATUS_OUT_OF_RANGE = 3  #: the index fell outside the loaded layer
+
+#: What :func:`_table_index` gives for a position no table holds (a negative code:
+#: one side has no pieces) and for one past the end of its table.
+NO_TABLE = -1
+PAST_END = -2
+
+
+@njit(cache=True, inline="always")
+def _table_index(codes, indices, sizes, i):
+    """Index of located position i in its table (``sizes`` by material code), or NO_TABLE / PAST_END."""
+    code = codes[i]
+    if code < 0:
+        return NO_TABLE
+    if indices[i] >= sizes[code]:
+        return PAST_END
+    return indices[i]
+
+
+@njit(cache=True)
+def gather(codes, indices, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, out_wld, out_dtw):
+    """Values of located positions (codes, indices); return how many fell outside their table.
+
+    For a material code c, ``sizes[c]`` is its table's length, ``wld_at[c]``
+    the address of its value codes (uint8) and ``dtw_at[c]`` that of its DTW
+    (uint16 when ``dtw_wide[c]``, else uint8; address 0: the file holds no
+    DTW, NO_DTW is written); the caller keeps the arrays
+    alive. Draws get DTW 0. A tight loop apart from :func:`locate_batch`, so that many random
+    table reads are in flight at once.
+    """
+    bad = 0
+    for i in range(codes.shape[0]):
+        index = _table_index(codes, indices, sizes, i)
+        if index < 0:
+            if index == PAST_END:
+                out_wld[i] = INVALID_WDL
+                bad += 1
+            continue
+        code = codes[i]
+        value = wdl_of_code[uint8_ptr(wld_at[code])[index]]
+        out_wld[i] = value
+        if value == WDL_DRAW:
+            out_dtw[i] = 0
+        elif dtw_at[code] == 0:
+            out_dtw[i] = NO_DTW
+        elif dtw_wide[code]:
+            out_dtw[i] = uint16_ptr(dtw_at[code])[index]
+        else:
+            out_dtw[i] = uint8_ptr(dtw_at[code])[index]
+    return bad
+
+
+@njit(cache=True)
+def fill_terminal(bm, bk, wm, wk, turn, codes, out_wld, out_dtw):
+    """Values of the positions that need no table (one side without pieces)."""
+    for i in range(codes.shape[0]):
+        if codes[i] == CODE_NO_PIECES:
+            out_wld[i], out_dtw[i] = WDL_LOSS, 0
+        elif codes[i] == CODE_NO_OPPONENT:
+            if has_moves(bm[i], bk[i], wm[i], wk[i], turn[i]):
+                out_wld[i], out_dtw[i] = WDL_WIN, 1
+            else:
+                out_wld[i], out_dtw[i] = WDL_LOSS, 0
+
+
+# ------------------------------------------------------------------ rule kernels
+
+@njit(cache=True, inline="always")
+def outcome_at(category, dtz, counter, limit):
+    """WDL under the rule from ``counter``: the category's win or loss if DTZ fits, else a draw.
+
+    >>> outcome_at(2, 30, 50, 80), outcome_at(2, 30, 51, 80), outcome_at(-2, 0, 80, 80)
+    (1, 0, -1)
+    """
+    if dtz + counter > limit:
+        return WDL_DRAW
+    if category == CAT_WIN:
+        return WDL_WIN
+    if category == CAT_LOSS:
+        return WDL_LOSS
+    return WDL_DRAW
+
+
+@njit(cache=True)
+def terminal_rule(code, bm, bk, wm, wk, turn):
+    """(category, dtz) of a position that needs no table (see :func:`locate`'s codes)."""
+    if code == CODE_NO_OPPONENT and has_moves(bm, bk, wm, wk, turn):
+        return CAT_WIN, 1  # any move ends the game: the opponent has nothing to move
+    return CAT_LOSS, 0
+
+
+@njit(cache=True, inline="always")
+def _read_layer(row, index):
+    """(category, dtz) at ``index`` of the layer a lookup row points to (a draw's DTZ is 0, not read)."""
+    category = np.int64(int8_ptr(row[COL_CATEGORY_AT])[index])
+    if category == CAT_DRAW:
+        return category, np.int64(0)
+    if row[COL_DTZ_WIDE]:
+        return category, np.int64(uint16_ptr(row[COL_DTZ_AT])[index])
+    return category, np.int64(uint8_ptr(row[COL_DTZ_AT])[index])
+
+
+@njit(cache=True)
+def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
+    """(status, outcome, category, dtz, code) of one position under a rule from ``counter``.
+
+    ``rows_at`` is the address of the (NUM_CODES, ROW_WIDTH) int64 lookup rows
+    of the loaded layers (columns COL_*; a zero address: not loaded, status
+    STATUS_NOT_LOADED with ``code`` for the caller to load it and ask again).
+    All arguments are integers, so that a call from Python costs the least.
+    """
+    code, index = locate(bm, bk, wm, wk, turn)
+    if code == CODE_INVALID:
+        return STATUS_INVALID, 0, 0, 0, code
+    if code < 0:
+        category, dtz = terminal_rule(code, bm, bk, wm, wk, turn)
+    else:
+        row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
+        if row[COL_CATEGORY_AT] == 0:
+            return STATUS_NOT_LOADED, 0, 0, 0, code
+        if index >= row[COL_SIZE]:
+            return STATUS_OUT_OF_RANGE, 0, 0, 0, code
+        category, dtz = _read_layer(row, index)
+    return STATUS_OK, outcome_at(category, dtz, counter, limit), category, dtz, code
+
+
+@njit(cache=True)
+def gather_rule(codes, indices, rows, counters, limit, out_outcome, out_category, out_dtz):
+    """Rule values of located positions; return how many fell outside their layer.
+
+    Terminal positions (negative codes) are left for :func:`fill_terminal_rule`.
+    """
+    sizes = rows[:, COL_SIZE]
+    bad = 0
+    for i in range(codes.shape[0]):
+        index = _table_index(codes, indices, sizes, i)
+        if index < 0:
+            bad += 1 if index == PAST_END else 0
+            continue
+        category, dtz = _read_layer(rows[codes[i]], index)
+        out_category[i] = category
+        out_dtz[i] = dtz
+        out_outcome[i] = outcome_at(category, dtz, counters[i], limit)
+    return bad
+
+
+@njit(cache=True)
+def fill_terminal_rule(bm, bk, wm, wk, turn, codes, counters, limit, out_outcome, out_category, out_dtz):
+    """Rule values of the positions that need no table (one side without pieces)."""
+    for i in range(codes.shape[0]):
+        if codes[i] < 0:
+            category, dtz = terminal_rule(codes[i], bm[i], bk[i], wm[i], wk[i], turn[i])
+            out_category[i] = category
+            out_dtz[i] = dtz
+            out_outcome[i] = outcome_at(category, dtz, counters[i], limit)
