@@ -260,3 +260,36 @@ def test_max_pieces_and_materials(tb):
 def test_default_directory_from_environment(tables_dir, monkeypatch):
     monkeypatch.setenv(master.ENV_DIR, str(tables_dir))
     assert Tablebase().directory == Path(tables_dir)
+
+
+def test_files_without_dtw_answer_dtw_none_and_the_rule_as_the_full_files(tables_dir, tmp_path):
+    """Format version 3 (values and the wcdf layer, no dtw dataset), as the 7-piece build writes."""
+    from egtb.build.driver import build
+    from egtb.probe.kernels import NO_DTW
+    build(3, directory=tmp_path, jobs=1, rules="wcdf", dtw=False, progress=False)
+    assert not master.has_dtw(master.table_path(tmp_path, Material.parse("1m-1m1k")))
+    rng = np.random.default_rng(5)
+    with Tablebase(tables_dir) as full, Tablebase(tmp_path) as lean:
+        for material in all_materials(3):
+            indices = rng.integers(0, count_positions(material), 25).tolist()
+            for index in indices:
+                fen = fen_of(material, index, white_to_move=index % 2 == 1)
+                want, got = full.probe(fen), lean.probe(fen)
+                assert got.dtw is None and (got.value, got.outcome, got.category, got.dtz) == (
+                    want.value, want.outcome, want.category, want.dtz), fen
+                want_moves = {str(m.move): m for m in full.best_moves(fen)}
+                got_moves = lean.best_moves(fen)
+                assert sorted(want_moves) == sorted(str(m.move) for m in got_moves), fen
+                for m in got_moves:  # a move that takes the last piece needs no table: its DTW is known
+                    expected = want_moves[str(m.move)]
+                    assert (m.value, m.outcome, m.category, m.dtz) == (
+                        expected.value, expected.outcome, expected.category, expected.dtz), (fen, str(m.move))
+                    assert m.dtw in (None, expected.dtw), (fen, str(m.move))
+            rows = [global_unrank(material, i) for i in indices]
+            arrays = [np.array([r[k] for r in rows], dtype=np.int64) for k in range(4)]
+            want_wdl, _ = full.probe_batch(*arrays, 0)
+            got_wdl, got_dtw = lean.probe_batch(*arrays, 0)
+            assert got_wdl.tolist() == want_wdl.tolist()
+            assert got_dtw.tolist() == [0 if w == 0 else NO_DTW for w in got_wdl.tolist()]
+            assert [a.tolist() for a in lean.probe_batch_rule(*arrays, 0, 7)] == [
+                a.tolist() for a in full.probe_batch_rule(*arrays, 0, 7)]
