@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from math import comb
@@ -78,3 +79,26 @@ def test_too_small_a_budget_fails_before_any_work(tmp_path):
     assert result.returncode == 2
     assert "memory budget of 0.0 GB leaves nothing for the pairs of" in result.stderr
     assert not list(tmp_path.glob("*.h5"))
+
+
+def test_a_build_too_big_for_its_disk_stops_before_any_work(tmp_path, monkeypatch):
+    """The whole build's files and the scratch of the pairs solved together must fit."""
+    free = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(builder.shutil, "disk_usage", lambda _: free._replace(free=100_000))
+    with pytest.raises(budget.MemoryBudgetError, match=r"needs about .* of disk .*the largest, "
+                                                       r"1k-1m1k, about"):
+        builder.build(3, directory=tmp_path, jobs=1, progress=False)
+    assert not list(tmp_path.glob("*.h5"))
+
+
+def test_the_seven_piece_build_is_estimated_within_forty_gb():
+    pairs = builder.plan_pairs(7, min_pieces=7)
+    memory = budget.pair_budget(budget.default_budget(), jobs=2, cache_bytes=budget.GB // 2)
+    plans = builder.plan_memory(pairs, memory)
+    contents = {p.key: contents_for(7) for p in pairs}
+    need = budget.check_build_disk(pairs, plans, contents, jobs=2, free=40 * budget.GB,
+                                   directory="here", bits=budget.DEFAULT_BITS)
+    assert 15 * budget.GB < need < 40 * budget.GB - 3 * budget.GB  # the tables up to 6: 2.4 GB
+    with pytest.raises(budget.MemoryBudgetError, match="1m2k-2m2k"):
+        budget.check_build_disk(pairs, plans, contents, jobs=2, free=need - 1,
+                                directory="here", bits=budget.DEFAULT_BITS)

@@ -563,7 +563,8 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
     start = time.perf_counter()
     for tmp in master.remove_temporaries(directory):
         log.warning("removed unfinished file %s", tmp)
-    done = find_complete(pairs, directory, report, rules=rules, dtw=dtw)
+    checked = master.CheckedFiles(directory)
+    done = find_complete(pairs, directory, report, rules=rules, dtw=dtw, checked=checked)
     todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= min_pieces]
     missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
     if missing:
@@ -573,6 +574,11 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
         memory = budget.pair_budget(memory, jobs=jobs, cache_bytes=_CACHE.max_bytes)
     plans = plan_memory(todo, memory, rules=rules, dtw=dtw, on_disk=on_disk,  # before any work
                         directory=directory)
+    need = budget.check_build_disk(
+        todo, plans, {p.key: contents_of(p, rules=rules, dtw=dtw) for p in todo}, jobs=jobs,
+        free=shutil.disk_usage(directory).free + scratch.bytes_in(directory, [p.key for p in todo]),
+        directory=directory, bits=budget.stored_bits(directory, [m for p in pairs for m in p.materials]))
+    log.info("the build needs about %s of disk at its peak", budget.format_bytes(need))
     for path in scratch.scratch_dirs(directory):
         if path.name[:-len(scratch.SCRATCH_SUFFIX)] not in {p.key for p in todo}:
             log.warning("removed the scratch directory %s of a finished pair", path)
@@ -591,6 +597,9 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
         bars.update(result)
         report.records.append(result)
         report.built += [t["material"] for t in result["tables"]]
+        for table in result["tables"]:
+            checked.record(master.table_path(directory, Material.parse(table["material"])))
+        checked.save()
         report.positions += result["positions"]
     bars.close()
     report.seconds = time.perf_counter() - start
@@ -627,14 +636,17 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
 
 
 def find_complete(pairs: list[Pair], directory: Path, report: BuildReport, *,
-                  rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None) -> set[str]:
+                  rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None,
+                  checked: master.CheckedFiles | None = None) -> set[str]:
     """Keys of pairs whose files all pass the checksum and hold what `rules` and `dtw` ask
     (:func:`contents_of`).
 
     Broken files are reported and removed; a file lacking a requested layer or
     DTW is reported as rebuilt too (it is overwritten when its pair is solved again).
+    `checked`: the record of files already checked (:class:`egtb.formats.master.CheckedFiles`).
     """
     done = set()
+    checked = checked or master.CheckedFiles(directory)
     for pair in pairs:
         complete = True
         wanted = contents_of(pair, rules=rules, dtw=dtw)
@@ -644,7 +656,7 @@ def find_complete(pairs: list[Pair], directory: Path, report: BuildReport, *,
                 complete = False
                 continue
             try:
-                present = master.check_table(path)  # in slices: 7-piece files are big
+                present = checked.check(path)  # in slices, once: 7-piece files are big
             except master.TableError as exc:
                 log.warning("%s; rebuilding it", exc)
                 report.rebuilt.append(material.name)
@@ -661,6 +673,7 @@ def find_complete(pairs: list[Pair], directory: Path, report: BuildReport, *,
         if complete:
             done.add(pair.key)
             report.skipped += [m.name for m in pair.materials]
+    checked.save()
     return done
 
 

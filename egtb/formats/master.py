@@ -41,6 +41,7 @@ details.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import zlib
@@ -492,6 +493,63 @@ def check_table(path: os.PathLike | str) -> list[str]:
     except (OSError, KeyError, ValueError, RuntimeError) as exc:
         raise TableError(f"{path}: unreadable table file ({exc})") from exc
     return presets
+
+
+class CheckedFiles:
+    """The table files of a directory whose checksums passed, by name, size and modification time.
+
+    Kept in ``<directory>/checked.json`` so that a resumed build does not read
+    every finished file again (a 7-piece directory holds gigabytes): a file
+    recorded with the same size and modification time is only opened (its
+    header and layer names); one rewritten since is checked in full again.
+
+    >>> CheckedFiles("/nonexistent").known
+    {}
+    """
+
+    NAME = "checked.json"
+
+    def __init__(self, directory: os.PathLike | str) -> None:
+        self.path = Path(directory) / self.NAME
+        try:
+            self.known: dict[str, list[int]] = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.known = {}
+
+    def check(self, path: os.PathLike | str) -> list[str]:
+        """:func:`check_table`, skipped for a file recorded unchanged; its rule layers' names."""
+        path = Path(path)
+        stamp = [path.stat().st_size, path.stat().st_mtime_ns]
+        if self.known.get(path.name) == stamp:
+            return rule_presets_in(path)
+        presets = check_table(path)
+        self.known[path.name] = stamp
+        return presets
+
+    def record(self, path: os.PathLike | str) -> None:
+        """Note a file this build has just written (its checksums computed from the data)."""
+        path = Path(path)
+        self.known[path.name] = [path.stat().st_size, path.stat().st_mtime_ns]
+
+    def save(self) -> None:
+        """Write the record atomically."""
+        tmp = self.path.with_name(f"{self.NAME}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.known, sort_keys=True))
+        os.replace(tmp, self.path)
+
+
+def stored_bytes(path: os.PathLike | str) -> dict[str, int]:
+    """Bytes each dataset of a table file takes on disk (compressed), without reading data:
+    ``wld``, ``dtw`` (when stored) and ``rules/<preset>`` (category and DTZ together)."""
+    try:
+        with h5py.File(path, "r") as f:
+            sizes = {name: f[name].id.get_storage_size() for name in ("wld", "dtw") if name in f}
+            for preset, group in (f[RULES_GROUP].items() if RULES_GROUP in f else ()):
+                sizes[f"{RULES_GROUP}/{preset}"] = sum(group[name].id.get_storage_size()
+                                                       for name in ("category", "dtz"))
+            return sizes
+    except OSError as exc:
+        raise TableError(f"{path}: unreadable table file ({exc})") from exc
 
 
 def rule_presets_in(path: os.PathLike | str) -> list[str]:

@@ -169,6 +169,17 @@ def remove_scratch(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def bytes_in(directory: os.PathLike | str, keys: list[str]) -> int:
+    """Disk blocks (bytes) the scratch directories of these pairs take now (sparse files count
+    what they hold): space a resumed build reuses.
+
+    >>> bytes_in("/nonexistent", ["1m2k-2m2k"])
+    0
+    """
+    return sum(path.stat().st_blocks * 512 for key in keys
+               for path in scratch_dir(directory, key).glob("*") if path.is_file())
+
+
 def scratch_dirs(directory: os.PathLike | str) -> list[Path]:
     """Scratch directories left in a table directory (one per pair being built on disk)."""
     return sorted(Path(directory).glob(f"*{SCRATCH_SUFFIX}"))
