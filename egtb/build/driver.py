@@ -430,15 +430,20 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
              pair.key, units, pair.positions, seconds, loaded - start, solved - loaded,
              seconds - (solved - start), time.thread_time() - cpu, peak_rss >> 20,
              disk_used / budget.GB)
-    for summary in summaries:
-        path = master.table_path(directory, Material.parse(summary["material"]))
-        summary["checksum"] = int(master.read_attrs(path)["checksum_crc32"])
+    add_checksums(directory, summaries)
     return {"key": pair.key, "units": units, "positions": pair.positions,
             "seconds": seconds, "cpu_seconds": time.thread_time() - cpu, "started": started,
             "finished": time.time(), "tables": summaries, "on_disk": plan.on_disk,
             "per_pass": plan.per_pass, "estimated_bytes": plan.bytes, "scratch_bytes": plan.disk,
             "rules": list(contents.names), "dtw": contents.dtw,
             "peak_rss": peak_rss, "disk_used": disk_used}
+
+
+def add_checksums(directory: Path, summaries: list[dict]) -> None:
+    """Add each written file's CRC-32 (``checksum``) to its summary."""
+    for summary in summaries:
+        path = master.table_path(directory, Material.parse(summary["material"]))
+        summary["checksum"] = int(master.read_attrs(path)["checksum_crc32"])
 
 
 def contents_of(pair: Pair, *, rules: str | tuple = DEFAULT_RULES,
@@ -455,21 +460,9 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], con
     Resumes from the pair's last checkpoint when its scratch directory has one
     for the same tables and rules. Returns (tables, units, perf_counter time when loaded).
     """
+    tables, layout, done = open_on_disk(directory, pair, dependencies, contents)
     path = scratch.scratch_dir(directory, pair.key)
-    materials = list(pair.materials) + list(dependencies)
-    total = sum(count_positions(m) for m in materials)
-    layout = {"pair": pair.key, "rules": list(contents.names), "dtw": contents.dtw,
-              "materials": [m.name for m in materials], "positions": total}
-    done = scratch.read_checkpoint(path, layout)
-    arrays = scratch.map_arrays(path, total, pair.positions, contents=contents,
-                                create=done is None)
-    tables = load_dependencies(directory, dependencies, pair.materials, contents, arrays=arrays,
-                               fill=done is None)
-    if done is None:
-        scratch.write_checkpoint(path, layout, 0, arrays)
-        done = 0
-    else:
-        log.info("resuming %s from its checkpoint: %d units done", pair.key, done)
+    arrays = [tables.wld, tables.dtw, tables.rcat, tables.rdtz]
     loaded = time.perf_counter()
     configs = unit_order(pair.materials)
     step = max(1, CHECKPOINT_POSITIONS * len(configs) // max(pair.positions, 1))
@@ -484,6 +477,36 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], con
             last = time.monotonic()
     scratch.write_checkpoint(path, layout, len(configs), arrays)
     return tables, len(configs), loaded
+
+
+def open_on_disk(directory: Path, pair: Pair, dependencies: list[Material],
+                 contents: Contents, *, create: bool = True) -> tuple[FlatTables, dict, int]:
+    """A pair's memory-mapped flat arrays, its checkpoint layout and the units it has done.
+
+    Maps the scratch files of an earlier run when its checkpoint is for the
+    same tables and rules, else makes them anew with the dependencies copied in
+    (checkpoint: 0 units done), or with `create` False raises SolverError. Any
+    process that sees the directory may map them (:mod:`egtb.build.split`).
+    """
+    path = scratch.scratch_dir(directory, pair.key)
+    materials = list(pair.materials) + list(dependencies)
+    total = sum(count_positions(m) for m in materials)
+    layout = {"pair": pair.key, "rules": list(contents.names), "dtw": contents.dtw,
+              "materials": [m.name for m in materials], "positions": total}
+    done = scratch.read_checkpoint(path, layout)
+    if done is None and not create:
+        raise SolverError(f"{path} holds no checkpoint of pair {pair.key} with these tables "
+                          f"({layout['rules']}, dtw {contents.dtw}): prepare it first")
+    arrays = scratch.map_arrays(path, total, pair.positions, contents=contents,
+                                create=done is None)
+    tables = load_dependencies(directory, dependencies, pair.materials, contents, arrays=arrays,
+                               fill=done is None)
+    if done is None:
+        scratch.write_checkpoint(path, layout, 0, arrays)
+        done = 0
+    else:
+        log.info("resuming %s from its checkpoint: %d units done", pair.key, done)
+    return tables, layout, done
 
 
 def dependency_materials(pair: Pair) -> list[Material]:

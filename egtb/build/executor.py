@@ -46,13 +46,18 @@ __all__ = ["DaskExecutor", "make_executor", "run_pair"]
 
 log = logging.getLogger("egtb.build.executor")
 
+#: Pairs of this many positions or more spread over the workers as unit tasks, by default
+#: (those the local pool runs on disk, checkpointed: :data:`egtb.build.budget.CHECKPOINTED_POSITIONS`).
+SPLIT_POSITIONS = 1 << 30
+
 #: Times Dask retries a pair that raised (a worker that dies is handled by Dask on its own:
 #: the pair is rerun elsewhere, up to ``distributed.scheduler.allowed-failures`` deaths).
 RETRIES = 1
 
 
 def make_executor(*, jobs: int | None = None, scheduler: str | None = None,
-                  scheduler_file: str | None = None) -> "DaskExecutor | None":
+                  scheduler_file: str | None = None,
+                  split_positions: int | None = None) -> "DaskExecutor | None":
     """The executor for a build: None (the local pool of ``jobs``) or a :class:`DaskExecutor`.
 
     >>> make_executor(scheduler="tcp://10.0.0.5:8786").spec.scheduler
@@ -63,7 +68,9 @@ def make_executor(*, jobs: int | None = None, scheduler: str | None = None,
         return None
     if jobs is not None:
         log.info("--jobs %d ignored: the Dask workers' threads set the parallelism", jobs)
-    return DaskExecutor(spec)
+    if split_positions is None:
+        return DaskExecutor(spec)
+    return DaskExecutor(spec, split_positions=split_positions)
 
 
 def run_pair(directory: str, pair: Any, dependencies: list, rules: str | tuple,
@@ -76,6 +83,34 @@ def run_pair(directory: str, pair: Any, dependencies: list, rules: str | tuple,
     from egtb.build.driver import build_pair
     with capture_logs("egtb") as lines:
         record = build_pair(Path(directory), pair, dependencies, rules=rules, dtw=dtw)
+    record.update(host=socket.gethostname(), pid=os.getpid(), log=lines)
+    return record
+
+
+def _prepare(directory: str, pair: Any, dependencies: list, contents: Any,
+             after: Sequence = ()) -> int:
+    """The first task of a split pair (:func:`egtb.build.split.prepare`); ``after``: the pairs
+    it depends on (unused: as futures they order the tasks)."""
+    from egtb.build import split
+    return split.prepare(directory, pair, dependencies, contents)
+
+
+def _solve_range(directory: str, pair: Any, dependencies: list, contents: Any, first: int,
+                 last: int, wave_first: int, per_pass: int, after: Sequence = ()) -> dict:
+    """A unit task on a Dask worker (:func:`egtb.build.split.solve_range`); ``after``: the tasks
+    of the wave before (unused: as futures they order the tasks)."""
+    from egtb.build import split
+    return split.solve_range(directory, pair, dependencies, contents, first, last,
+                             wave_first=wave_first, per_pass=per_pass)
+
+
+def _finish(directory: str, pair: Any, dependencies: list, contents: Any, started: float,
+            tasks: Sequence) -> dict:
+    """The last task of a split pair (:func:`egtb.build.split.finish`), with its log lines."""
+    from egtb.build import split
+    with capture_logs("egtb") as lines:
+        record = split.finish(directory, pair, dependencies, contents, started=started,
+                              tasks=list(tasks))
     record.update(host=socket.gethostname(), pid=os.getpid(), log=lines)
     return record
 
@@ -100,12 +135,17 @@ class DaskExecutor:
     """
 
     def __init__(self, spec: ClusterSpec | None = None, *, client: Any = None,
-                 retries: int = RETRIES) -> None:
+                 retries: int = RETRIES, split_positions: int = SPLIT_POSITIONS,
+                 task_positions: int | None = None) -> None:
         if (spec is None or not spec.given) and client is None:
             raise ValueError("DaskExecutor needs a scheduler (ClusterSpec) or a client")
         self.spec = spec
         self.client = client
         self.retries = retries
+        self.split_positions = split_positions
+        """Pairs of this many positions or more run as unit tasks (:mod:`egtb.build.split`)."""
+        self.task_positions = task_positions
+        """Positions a unit task solves, about (None: :data:`egtb.build.split.TASK_POSITIONS`)."""
         self.warm_seconds: list[float] = []
         """Seconds each worker took to load or compile the kernels in the last run."""
 
@@ -178,12 +218,43 @@ class DaskExecutor:
         chains = longest_chains(todo)
         for pair in _dependency_order(todo, done):
             after = [submitted[d][1] for d in sorted(pair.depends) if d in submitted]
-            future = client.submit(run_pair, str(directory), pair, dependency_materials(pair), *options,
-                                   after,
-                                   key=f"egtb-pair-{pair.key}-{time.time_ns()}", pure=False,
-                                   retries=self.retries, priority=chains[pair.key])
+            if pair.positions >= self.split_positions:
+                future = self._submit_split(client, pair, directory, options, after,
+                                            priority=chains[pair.key])
+            else:
+                future = client.submit(run_pair, str(directory), pair, dependency_materials(pair),
+                                       *options, after, key=f"egtb-pair-{pair.key}-{time.time_ns()}",
+                                       pure=False, retries=self.retries, priority=chains[pair.key])
             submitted[pair.key] = (pair, future, after)
         return submitted
+
+    def _submit_split(self, client: Any, pair: Any, directory: Path, options: tuple, after: list,
+                      *, priority: int) -> Any:
+        """Submit a pair as unit tasks (:mod:`egtb.build.split`); the future of its last task
+        (which writes the files and returns the pair's record)."""
+        from egtb.build import split
+        from egtb.build.budget import default_budget, plan_pair
+        from egtb.build.driver import contents_of, dependency_materials
+        rules, dtw = options
+        contents = contents_of(pair, rules=rules, dtw=dtw)
+        dependencies = dependency_materials(pair)
+        per_pass = plan_pair(pair, dependencies, contents=contents, budget=default_budget(),
+                             on_disk=True).per_pass
+        stamp = time.time_ns()
+        common = {"pure": False, "retries": self.retries, "priority": priority}
+        ready = client.submit(_prepare, str(directory), pair, dependencies, contents, after,
+                              key=f"egtb-prepare-{pair.key}-{stamp}", **common)
+        previous, every = [ready], []
+        tasks = split.wave_tasks(pair, **({"positions": self.task_positions}
+                                          if self.task_positions else {}))
+        for wave, ranges in enumerate(tasks):
+            previous = [client.submit(_solve_range, str(directory), pair, dependencies, contents,
+                                      first, last, ranges[0][0], per_pass, previous,
+                                      key=f"egtb-units-{pair.key}-{first}-{stamp}", **common)
+                        for first, last in ranges]
+            every += previous
+        return client.submit(_finish, str(directory), pair, dependencies, contents, stamp / 1e9,
+                             every, key=f"egtb-pair-{pair.key}-{stamp}", **common)
 
 
 def _dependency_order(todo: list, done: set[str]) -> list:

@@ -229,6 +229,20 @@ def order_units(n_bm, n_wm, symmetric):
     return out
 
 
+@njit(cache=True)
+def unit_potentials(configs, n_bm, n_wm):
+    """The potential (:func:`config_potential`) of each men configuration of `configs`.
+
+    >>> [int(p) for p in unit_potentials(order_units(1, 0, False), 1, 0)][:5]
+    [6, 6, 6, 6, 5]
+    """
+    out = np.empty(configs.shape[0], dtype=np.int64)
+    for u in range(configs.shape[0]):
+        bm, wm = unrank_men(configs[u], n_bm, n_wm)
+        out[u] = config_potential(bm, wm)
+    return out
+
+
 class Scratch:
     """Work arrays for one pair, sized for its largest unit (allocated once).
 

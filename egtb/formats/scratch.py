@@ -25,6 +25,7 @@ import json
 import mmap
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -148,12 +149,21 @@ def write_checkpoint(path: Path, layout: dict, units: int, arrays: list[np.ndarr
     DTZ is written once and never read while the pair is solved.
     """
     flush(arrays)
-    tmp = path / f"{CHECKPOINT_NAME}.tmp"
+    record_units(path, layout, units)
+    release(arrays[3])
+
+
+def record_units(path: Path, layout: dict, units: int) -> None:
+    """Record atomically that `units` units are finished (their values flushed already).
+
+    Each writer has its own temporary name: tasks on several workers may record
+    the same count at once (:mod:`egtb.build.split`).
+    """
+    tmp = path / f"{CHECKPOINT_NAME}.{os.getpid()}.{threading.get_ident()}.tmp"
     tmp.write_text(json.dumps({"layout": layout, "units": units}))
     with open(tmp, "rb") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, path / CHECKPOINT_NAME)
-    release(arrays[3])
 
 
 def release(array: np.ndarray) -> None:

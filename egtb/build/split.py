@@ -1,0 +1,125 @@
+"""One pair over several workers: its units as tasks, wave by wave.
+
+A unit (a men configuration with its mirror) depends only on the units its man
+moves reach, one potential higher (:func:`egtb.build.solve.config_potential`),
+and on other materials; so the units of equal potential (a *wave*) are
+independent of each other, and the solving order is a sequence of waves.
+
+A pair split into tasks runs on memory-mapped scratch files (:mod:`egtb.formats.scratch`)
+in the table directory, which every worker sees:
+
+1. :func:`prepare` makes them, the dependencies copied in (or keeps those of
+   an earlier run, with the units its checkpoint records);
+2. :func:`solve_range` solves a range of the solving order inside one wave; the
+   tasks of a wave start once every task of the wave before has finished, and
+   each writes only its own units, so any number of workers gives the same
+   files. A task killed halfway is run again: it solves its units anew. The
+   first task of a wave to start records the waves before it as the pair's
+   checkpoint;
+3. :func:`finish` writes the pair's files and removes the scratch.
+
+A worker holds the scratch pages its units and their exits touch, not the pair.
+
+>>> from egtb.build.driver import plan_pairs
+>>> pair = next(p for p in plan_pairs(3) if p.key == "1k-2m")
+>>> unit_waves(pair)[:3]
+[(0, 6), (6, 22), (22, 44)]
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+import numpy as np
+
+from egtb.build import driver, solve
+from egtb.build.contents import Contents
+from egtb.formats import scratch
+from egtb.positions.material import Material
+
+#: Positions a unit task solves, about (a wave is cut into tasks of whole units).
+TASK_POSITIONS = 1 << 24
+
+
+def unit_waves(pair: driver.Pair) -> list[tuple[int, int]]:
+    """The waves of a pair: (first, last) ranges of its solving order, of equal potential."""
+    first_material = pair.materials[0]
+    configs = driver.unit_order(pair.materials)
+    potentials = solve.unit_potentials(configs, first_material.black_men, first_material.white_men)
+    starts = [0] + [int(i) for i in np.flatnonzero(np.diff(potentials)) + 1] + [len(configs)]
+    return list(zip(starts[:-1], starts[1:]))
+
+
+def wave_tasks(pair: driver.Pair, *, positions: int = TASK_POSITIONS) -> list[list[tuple[int, int]]]:
+    """Each wave's unit ranges, of about `positions` positions each (at least one unit).
+
+    >>> from egtb.build.driver import plan_pairs
+    >>> pair = next(p for p in plan_pairs(3) if p.key == "1k-2m")
+    >>> wave_tasks(pair, positions=500)[:3]
+    [[(0, 6)], [(6, 14), (14, 22)], [(22, 30), (30, 38), (38, 44)]]
+    """
+    per_unit = max(1, pair.positions // max(1, len(driver.unit_order(pair.materials))))
+    step = max(1, positions // per_unit)
+    return [[(start, min(start + step, last)) for start in range(first, last, step)]
+            for first, last in unit_waves(pair)]
+
+
+def prepare(directory: os.PathLike | str, pair: driver.Pair, dependencies: list[Material],
+            contents: Contents) -> int:
+    """Make (or reuse) the pair's scratch files; the units its checkpoint records as done."""
+    _, _, done = driver.open_on_disk(Path(directory), pair, dependencies, contents)
+    return done
+
+
+def solve_range(directory: os.PathLike | str, pair: driver.Pair, dependencies: list[Material],
+                contents: Contents, first: int, last: int, *, wave_first: int,
+                per_pass: int = 0) -> dict:
+    """Solve units ``first:last`` of the pair's solving order into its scratch files.
+
+    Every wave before `wave_first` is finished (the task graph waits for it):
+    recorded as the checkpoint. Units a checkpoint already covers are skipped.
+    Returns what was done (units, positions, CPU seconds, host, process).
+    """
+    directory = Path(directory)
+    cpu = time.process_time()
+    tables, layout, done = driver.open_on_disk(directory, pair, dependencies, contents,
+                                               create=False)
+    path = scratch.scratch_dir(directory, pair.key)
+    if wave_first > done:
+        scratch.record_units(path, layout, wave_first)
+    first = max(first, done)
+    units = 0
+    if first < last:
+        units = driver.solve_pair(pair.materials, tables, per_pass=per_pass,
+                                  configs=driver.unit_order(pair.materials)[first:last])
+        scratch.flush([tables.wld, tables.dtw, tables.rcat, tables.rdtz])
+    return {"key": pair.key, "first": first, "last": last, "units": units,
+            "cpu_seconds": time.process_time() - cpu, "host": socket.gethostname(),
+            "pid": os.getpid()}
+
+
+def finish(directory: os.PathLike | str, pair: driver.Pair, dependencies: list[Material],
+           contents: Contents, *, started: float, tasks: list[dict] = ()) -> dict:
+    """Write the files of a pair whose every unit is solved; remove its scratch; its record
+    (as :func:`egtb.build.driver.build_pair` gives it, with the tasks' CPU seconds)."""
+    directory = Path(directory)
+    start = time.perf_counter()
+    tables, layout, _ = driver.open_on_disk(directory, pair, dependencies, contents, create=False)
+    units = len(driver.unit_order(pair.materials))
+    scratch.record_units(scratch.scratch_dir(directory, pair.key), layout, units)
+    summaries = driver.write_pair(directory, pair.materials, tables,
+                                  seconds=time.time() - started)
+    del tables
+    scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
+    driver.add_checksums(directory, summaries)
+    return {"key": pair.key, "units": units, "positions": pair.positions,
+            "seconds": time.time() - started, "write_seconds": time.perf_counter() - start,
+            "cpu_seconds": sum(t.get("cpu_seconds", 0.0) for t in tasks),
+            "started": started, "finished": time.time(), "tables": summaries, "on_disk": True,
+            "per_pass": 0, "split": len(tasks), "workers": sorted({(t["host"], t["pid"])
+                                                                    for t in tasks if t["units"]}),
+            "rules": list(contents.names),
+            "dtw": contents.dtw}
