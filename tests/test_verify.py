@@ -96,3 +96,42 @@ def test_reference_comparison_reads_the_data_not_the_attributes(tables, tmp_path
     captured = capsys.readouterr()
     assert "1k-1k" in captured.out + captured.err
     assert "reference: 4 of 4 listed tables identical" not in captured.out
+
+
+@pytest.fixture(scope="module")
+def lean_tables(tmp_path_factory):
+    """Every table up to 4 pieces as 7-piece files are stored: values and the wcdf layer."""
+    directory = tmp_path_factory.mktemp("lean")
+    builder.build(4, directory=directory, jobs=2, rules="wcdf", dtw=False, progress=False)
+    return directory
+
+
+def test_tables_without_dtw_are_verified_and_match_the_reference(lean_tables, capsys):
+    assert main(["verify", "--quiet", "--tables", str(lean_tables)]) == 0
+    out = capsys.readouterr().out
+    assert "verified 41 tables, 6408836 positions: OK" in out
+    assert "reference: 41 of 41 listed tables identical" in out
+
+
+def test_a_wrong_category_without_dtw_is_found(lean_tables, tmp_path):
+    for path in lean_tables.glob("*.h5"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    material = Material.parse("2k-1k")
+    path = master.table_path(tmp_path, material)
+    data = master.open_table(path)
+    layer = data.rules["wcdf"]
+    index = int(np.flatnonzero(layer.category == 2)[3])
+    category = layer.category.copy()
+    category[index] = 0  # a win stored as a draw, its value too: only the successors tell
+    wld = data.wld.copy()
+    wld[index] = DRAW
+    master.write_table(path, material, wld, None, attrs=dict(master.read_attrs(path)),
+                       rules={"wcdf": master.RuleLayer(category, layer.dtz, layer.attrs)})
+    report = verify_directory(tmp_path, materials=[material])
+    assert not report.ok
+    assert any(f"2k-1k #{index}, wcdf" in m for m in report.messages)
+    wld[index] = WIN  # now the value disagrees with the category
+    master.write_table(path, material, wld, None, attrs=dict(master.read_attrs(path)),
+                       rules={"wcdf": master.RuleLayer(category, layer.dtz, layer.attrs)})
+    report = verify_directory(tmp_path, materials=[material])
+    assert any("category disagrees" in m for m in report.messages)

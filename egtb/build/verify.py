@@ -283,45 +283,86 @@ def needed_materials(material: Material) -> list[Material]:
 
 def _flat_arrays(directory: Path, material: Material, cache: TableCache, *,
                  preset: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(offsets by material code, values, distances as uint16) of `material` and every
-    material its moves reach, concatenated: the rule-free wld/dtw, or with `preset`
-    that rule layer's category/dtz. Loaded tables are kept in `cache`."""
+    """(offsets by material code, values, distances) of `material` and every material its
+    moves reach, concatenated, the material and its mirror first: the rule-free wld/dtw, or
+    with `preset` that rule layer's category/dtz.
+
+    A rule layer's distances cover only the material and its mirror: a move to
+    another material (a capture, a crowning) zeroes the counter under every
+    preset, so its DTZ is never read (a position costs one byte there). Loaded
+    tables are kept in `cache`.
+    """
+    own = [material] + ([material.mirrored()] if material.mirrored() != material else [])
+    ordered = own + [m for m in needed_materials(material) if m not in own]
     offsets = np.full(NUM_CODES, -1, dtype=np.int64)
-    parts, start = [], 0
-    for m in needed_materials(material):
-        parts.append(cache.get((str(directory), m, preset), master.table_path(directory, m),
-                               lambda _, m=m: _load_arrays(directory, m, preset)))
+    values, distances, start = [], [], 0
+    for m in ordered:
+        with_distances = preset is None or m in own
+        part = cache.get((str(directory), m, preset, with_distances), master.table_path(directory, m),
+                         lambda _, m=m, d=with_distances: _load_arrays(directory, m, preset, d))
+        values.append(part[0])
+        if with_distances:
+            distances.append(part[1].astype(np.uint16))
         offsets[code_of_material(m)] = start
         start += count_positions(m)
-    return (offsets, np.concatenate([p[0] for p in parts]),
-            np.concatenate([p[1].astype(np.uint16) for p in parts]))
+    return offsets, np.concatenate(values), np.concatenate(distances)
 
 
-def _load_arrays(directory: Path, material: Material, preset: str | None) -> tuple[np.ndarray, np.ndarray]:
-    """(wld, dtw), or with `preset` (category, dtz) of that rule layer; FileNotFoundError when missing."""
+def _load_arrays(directory: Path, material: Material, preset: str | None,
+                 distances: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """(wld, dtw), or with `preset` (category, dtz) of that rule layer (dtz None unless
+    `distances`); FileNotFoundError when missing, TableError when the file stores no DTW."""
     if preset is None:
-        return master.load_material(directory, material)
+        wld, dtw = master.load_material(directory, material)
+        if dtw is None:
+            raise master.TableError(f"{master.table_path(directory, material)} stores no DTW")
+        return wld, dtw
     layer = master.open_material(directory, material, rules=(preset,)).rules[preset]
-    return layer.category, layer.dtz
+    return layer.category, layer.dtz if distances else None
 
 
 def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20,
                     cache: TableCache | None = None) -> tuple[int, list[str]]:
-    """Check one table; return (number of bad positions, first messages)."""
+    """Check one table; return (number of bad positions, first messages).
+
+    A file with DTW is checked rule-free, then each rule layer against those
+    values; a file without (7 pieces by default) holds values that must be the
+    signs of its first layer's categories, and its layers are checked from
+    their definitions.
+    """
     cache = TableCache(max_bytes=CACHE_BYTES) if cache is None else cache
-    offsets, wld, dtw = _flat_arrays(directory, material, cache)
-    counts, base = _counts_of(material), offsets[code_of_material(material)]
-    bad, messages = _check_in_chunks(
-        material, chunk,
-        lambda lo, hi, errors: check_positions(counts, lo, hi, base, offsets, wld, dtw, errors),
-        lambda errors: _describe(material, errors, wld, dtw, base))
-    own_wld = wld[base:base + count_positions(material)]
-    for preset in master.rule_presets_in(master.table_path(directory, material)):
+    path = master.table_path(directory, material)
+    presets = master.rule_presets_in(path)
+    if master.has_dtw(path):
+        offsets, wld, dtw = _flat_arrays(directory, material, cache)
+        counts, base = _counts_of(material), offsets[code_of_material(material)]
+        bad, messages = _check_in_chunks(
+            material, chunk,
+            lambda lo, hi, errors: check_positions(counts, lo, hi, base, offsets, wld, dtw, errors),
+            lambda errors: _describe(material, errors, wld, dtw, base))
+        own_wld = wld[base:base + count_positions(material)]
+    else:
+        own_wld, _ = master.load_material(directory, material)
+        bad, messages = _check_signs(material, own_wld, presets, directory)
+    for preset in presets:
         layer_bad, layer_messages = verify_rule_layer(directory, material, preset, own_wld,
                                                       chunk=chunk, cache=cache)
         bad += layer_bad
         messages += layer_messages
     return bad, messages[:MAX_REPORTED]
+
+
+def _check_signs(material: Material, wld: np.ndarray, presets: list[str],
+                 directory: Path) -> tuple[int, list[str]]:
+    """Values of a file without DTW against its first layer's categories (their signs)."""
+    if not presets:
+        return 1, [f"{master.table_path(directory, material)} stores neither DTW nor a rule layer"]
+    from egtb.build.rule_layer import values_of
+    category = master.open_material(directory, material, rules=presets[:1]).rules[presets[0]].category
+    wrong = np.flatnonzero(values_of(category) != wld)
+    return len(wrong), [f"{_fen_of(material, int(i))} ({material.name} #{i}): stored "
+                        f"{_code_name(int(wld[i]))}, {presets[0]} category {int(category[i])}: "
+                        f"{ERROR_NAMES[ERR_RULE_SIGN]}" for i in wrong[:MAX_REPORTED]]
 
 
 def verify_rule_layer(directory: Path, material: Material, preset: str, wld: np.ndarray, *,
@@ -423,22 +464,40 @@ CACHE_BYTES = 2 << 30
 _WORKER_CACHE = TableCache(max_bytes=CACHE_BYTES)
 
 
-def _check_material(directory: Path, material: Material) -> tuple[Material, int, list[str]]:
-    """Check one material, reporting broken or missing files as errors."""
-    try:
-        bad, messages = verify_material(directory, material, cache=_WORKER_CACHE)
-    except (master.TableError, FileNotFoundError) as exc:
-        bad, messages = 1, [str(exc)]
-    return material, bad, messages
+def _check_materials(directory: Path, materials: list[Material]) -> list[tuple[Material, int, list[str]]]:
+    """Check materials one after the other, reporting broken or missing files as errors."""
+    results = []
+    for material in materials:
+        try:
+            bad, messages = verify_material(directory, material, cache=_WORKER_CACHE)
+        except (master.TableError, FileNotFoundError) as exc:
+            bad, messages = 1, [str(exc)]
+        results.append((material, bad, messages))
+    return results
+
+
+def _by_pair(materials: list[Material]) -> list[list[Material]]:
+    """The materials grouped with their mirrors (one process checks both: they read the same
+    tables), in the given order.
+
+    >>> _by_pair([Material.parse(n) for n in ("1k-1m", "1k-1k", "1m-1k")])
+    [[Material(black_men=0, black_kings=1, white_men=1, white_kings=0), Material(black_men=1, black_kings=0, white_men=0, white_kings=1)], [Material(black_men=0, black_kings=1, white_men=0, white_kings=1)]]
+    """
+    groups: dict[Material, list[Material]] = {}
+    for material in materials:
+        groups.setdefault(min(material, material.mirrored()), []).append(material)
+    return list(groups.values())
 
 
 def _results(directory: Path, materials: list[Material], *, jobs: int):
-    """(material, errors, messages) of each material, in the given order."""
-    if jobs <= 1 or len(materials) <= 1:
-        for material in materials:
-            yield _check_material(directory, material)
+    """(material, errors, messages) of each material, a material and its mirror together."""
+    groups = _by_pair(materials)
+    if jobs <= 1 or len(groups) <= 1:
+        for group in groups:
+            yield from _check_materials(directory, group)
         return
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
-        yield from pool.map(_check_material, [directory] * len(materials), materials)
+        for results in pool.map(_check_materials, [directory] * len(groups), groups):
+            yield from results
