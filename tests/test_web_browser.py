@@ -362,3 +362,214 @@ def test_a_multi_jump_can_be_made_step_by_step(driver, url):
     wait_for(driver, lambda: played(driver) == ["2x11x18"])
     assert not driver.find_element(By.ID, "route-choice").is_displayed()
     assert text(driver, "status").startswith("White to move")
+
+
+# --- issue 21: the page's defects, each with a test that failed before its fix -------------------------------
+
+#: A white king on 10 takes all four men round the square and lands back on 10, by either way round.
+CIRCLE_FEN = "W:WK10:B14,15,22,23"
+#: Four pieces (outside the 3-piece tables); Black must capture 9x18 into them.
+CAPTURE_IN_FEN = "B:W14,K30:B9,K1"
+
+
+def dispatch_clicks(driver, *squares: int) -> None:
+    """Click squares in one script, faster than any round trip to the server."""
+    driver.execute_script("for (const s of arguments[0]) document.getElementById('sq-' + s)"
+                          ".dispatchEvent(new MouseEvent('click', {bubbles: true}));", list(squares))
+
+
+def luminance(css_colour: str) -> float:
+    """Relative brightness 0 (black) to 1 (white) of an rgb()/rgba() colour."""
+    inside = css_colour[css_colour.index("(") + 1:css_colour.index(")")]
+    red, green, blue = (float(part) for part in inside.split(",")[:3])
+    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
+
+
+def test_the_explorer_tab_opens_on_the_games_position_and_has_a_fen_box(driver, url):
+    driver.get(f"{url}?view=play&opponent=hotseat&moves=11-15")
+    wait_for(driver, lambda: text(driver, "status") == "White to move")
+    game_fen = text(driver, "fen")
+    driver.find_element(By.ID, "tab-explore").click()
+    wait_for(driver, lambda: "White to move" in (text(driver, "explore-result") or ""))
+    assert text(driver, "fen") == game_fen and driver.find_elements(By.CSS_SELECTOR, ".pieces .piece")
+    box = driver.find_element(By.ID, "explore-fen")
+    assert box.get_attribute("value") == game_fen
+    box.clear()
+    box.send_keys(WON_FEN, Keys.ENTER)
+    wait_for(driver, lambda: driver.find_element(By.ID, "explore-result").get_attribute("data-value") == "win")
+    assert text(driver, "fen") == WON_FEN
+
+
+def test_the_explorer_tab_opens_on_the_start_without_a_game(driver, url):
+    driver.get(f"{url}?view=edit")
+    wait_for(driver, lambda: driver.find_element(By.ID, "panel-edit").is_displayed())
+    driver.execute_script("S.record = null;")
+    driver.find_element(By.ID, "tab-explore").click()
+    wait_for(driver, lambda: text(driver, "fen") == START_FEN)
+    assert len(driver.find_elements(By.CSS_SELECTOR, ".pieces .piece")) == 24
+
+
+def test_the_game_result_line_is_dark_on_the_pale_panel(driver, url):
+    driver.get(f"{url}?view=play&opponent=hotseat&fen=B:W14,23:B9&moves=9x18x27")
+    wait_for(driver, lambda: (text(driver, "game-over") or "").endswith("1-0"))
+    colour = driver.execute_script("return getComputedStyle(document.querySelector('#move-list li:last-child')).color")
+    assert driver.execute_script("return document.querySelector('#move-list li:last-child').textContent") == "1-0"
+    assert luminance(colour) < 0.3, colour
+
+
+def test_play_from_here_keeps_the_rule_and_the_counter(driver, url):
+    driver.get(f"{url}?view=explore&fen={WON_FEN}&rule=forty-plies&counter=30")
+    wait_for(driver, lambda: "under forty-plies from counter 30" in (text(driver, "explore-result") or ""))
+    driver.execute_script("document.getElementById('opponent').value = 'hotseat';")  # nobody moves meanwhile
+    driver.find_element(By.ID, "explore-play").click()
+    wait_for(driver, lambda: driver.find_element(By.ID, "panel-play").is_displayed())
+    wait_for(driver, lambda: "30 of 40 quiet plies" in (text(driver, "rule-text") or ""))
+    assert driver.execute_script("return [S.game.rule, S.game.counter]") == ["forty-plies", 30]
+    assert "rule=forty-plies" in driver.current_url and "counter=30" in driver.current_url
+
+
+def test_the_dtz_wording_and_the_counter_limit_follow_the_preset(driver, url):
+    driver.get(f"{url}?view=explore&fen={WON_FEN}&rule=crowning")
+    wait_for(driver, lambda: "DTZ" in (text(driver, "explore-distance") or ""))
+    assert "next capture or a crowning" in text(driver, "explore-distance")
+    assert "man move" not in text(driver, "explore-distance") and "man move" not in text(driver, "dtz-help")
+    driver.get(f"{url}?view=play&opponent=hotseat")
+    wait_for(driver, lambda: text(driver, "status") == "Black to move")
+    assert driver.find_element(By.ID, "start-counter").get_attribute("max") == "80"
+    driver.execute_script("const r = document.getElementById('rule'); r.value = 'forty-plies';"
+                          "r.dispatchEvent(new Event('change'));")
+    assert driver.find_element(By.ID, "start-counter").get_attribute("max") == "40"
+
+
+@pytest.mark.parametrize("query, words", [
+    ("fen=garbage", "FEN 'garbage'"),
+    ("moves=11-15+11-16", "move 2 (11-16)"),
+])
+def test_a_bad_play_url_is_reported(driver, url, query, words):
+    driver.get(f"{url}?view=play&opponent=hotseat&{query}")
+    wait_for(driver, lambda: text(driver, "status") == "Black to move")
+    wait_for(driver, lambda: driver.find_element(By.ID, "play-error").is_displayed())
+    assert words in text(driver, "play-error")
+
+
+def test_clicks_faster_than_a_round_trip_play_one_move(driver, url):
+    driver.get(f"{url}?view=play&opponent=hotseat")
+    wait_for(driver, lambda: text(driver, "status") == "Black to move")
+    dispatch_clicks(driver, 11, 15, 9, 13)  # the second move is chosen before the first one's answer
+    wait_for(driver, lambda: text(driver, "status") == "White to move")
+    assert played(driver) == ["11-15"]
+    assert driver.execute_script("return S.game.moves") == ["11-15"]
+    assert driver.find_element(By.ID, "undo").get_attribute("disabled") is None
+    assert not driver.find_element(By.ID, "play-error").is_displayed()
+
+
+@pytest.mark.parametrize("clicks", [(10, 10), (10, 19), (10, 17)])
+def test_a_circular_king_capture_can_be_entered_either_way(driver, url, clicks):
+    driver.get(f"{url}?view=play&opponent=hotseat&fen={CIRCLE_FEN}")
+    wait_for(driver, lambda: text(driver, "status").startswith("White to move"))
+    for square in clicks:
+        click_square(driver, square)
+    wait_for(driver, lambda: len(played(driver)) == 1, message=f"clicks {clicks} made no move")
+    assert played(driver) == ["10x17x26x19x10"]
+    assert text(driver, "status").startswith("Black wins") is False and "White wins" in text(driver, "status")
+
+
+def test_a_capture_into_the_tables_is_valued_in_the_explorer(driver, url, tables):
+    driver.get(f"{url}?view=explore&fen={CAPTURE_IN_FEN}")
+    wait_for(driver, lambda: driver.find_element(By.ID, "explore-outside").is_displayed())
+    row = wait_for(driver, lambda: driver.find_element(By.CSS_SELECTOR, "#explore-moves tr.move-row"))
+    board = Board(CAPTURE_IN_FEN)
+    board.push_pdn("9x18")
+    with Tablebase(tables) as tb:
+        after = tb.probe(board)
+    assert row.get_attribute("data-value") == {"win": "loss", "loss": "win", "draw": "draw"}[after.value]
+    assert "not in the tables" not in row.text
+
+
+def test_the_page_fits_390_pixels_and_keeps_the_route_choice_in_view(driver, url, artifacts):
+    driver.set_window_size(390, 844)
+    try:
+        for view in ("play&opponent=hotseat", f"explore&fen={WON_FEN}", "edit"):
+            driver.get(f"{url}?view={view}")
+            wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, ".pieces .piece"))
+            width = driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+            assert width[0] <= width[1], (view, width)
+        driver.get(f"{url}?view=play&opponent=hotseat&fen={ROUTE_FEN}")
+        wait_for(driver, lambda: text(driver, "status").startswith("Black to move"))
+        click_square(driver, 2)
+        click_square(driver, 18)
+        wait_for(driver, lambda: driver.find_element(By.ID, "route-choice").is_displayed())
+        box = driver.execute_script("const r = document.getElementById('route-choice').getBoundingClientRect();"
+                                    "return [r.top, r.bottom, r.right, window.innerHeight, window.innerWidth];")
+        assert 0 <= box[0] and box[1] <= box[3] and box[2] <= box[4], box
+        screenshot(driver, artifacts, "play-390-route-choice")
+    finally:
+        driver.set_window_size(1280, 860)
+
+
+def test_a_piece_can_be_dragged_and_the_move_is_animated(driver, url):
+    driver.get(f"{url}?view=play&opponent=hotseat")
+    wait_for(driver, lambda: text(driver, "status") == "Black to move")
+    ActionChains(driver).drag_and_drop(driver.find_element(By.ID, "sq-11"), driver.find_element(By.ID, "sq-15")).perform()
+    wait_for(driver, lambda: played(driver) == ["11-15"])
+    assert driver.find_element(By.ID, "piece-15").get_attribute("data-animated") == "11-15"
+
+
+def test_hint_resign_and_a_draw_offer(driver, url, tables):
+    driver.get(f"{url}?view=play&opponent=hotseat&fen={WON_FEN}")
+    wait_for(driver, lambda: text(driver, "status").startswith("White to move"))
+    driver.find_element(By.ID, "hint").click()
+    with Tablebase(tables) as tb:
+        best = str(tb.best_moves(WON_FEN)[0].move)
+    wait_for(driver, lambda: (text(driver, "hint-text") or "").startswith(f"Hint: {best}"))
+    assert driver.find_elements(By.CSS_SELECTOR, ".previews .preview-path.best")
+    driver.find_element(By.ID, "resign").click()
+    wait_for(driver, lambda: "Black wins: White resigns" in (text(driver, "game-over") or ""))
+    assert '[Result "1-0"]' in driver.execute_script("return S.record.pdn")
+    driver.find_element(By.ID, "undo").click()  # takes the resignation back
+    wait_for(driver, lambda: not driver.find_element(By.ID, "game-over").is_displayed())
+
+    driver.get(f"{url}?view=play&opponent=easy&human=white&fen={WON_FEN}")  # the computer (Black) loses here
+    wait_for(driver, lambda: text(driver, "status").startswith("White to move (you)"))
+    driver.find_element(By.ID, "offer-draw").click()
+    wait_for(driver, lambda: "Draw agreed" in (text(driver, "game-over") or ""))
+    assert '[Result "1/2-1/2"]' in driver.execute_script("return S.record.pdn")
+
+
+def test_the_thinking_time_is_offered_where_it_counts_and_shown(driver, url):
+    driver.get(f"{url}?view=play&opponent=easy&human=white")
+    wait_for(driver, lambda: played(driver), message="the computer's first move")
+    assert driver.find_element(By.ID, "think-time").get_attribute("disabled") == "true"
+    assert "fixed depth" in text(driver, "think-note")
+    wait_for(driver, lambda: driver.find_element(By.ID, "engine-note").is_displayed())
+    assert text(driver, "engine-note").startswith(f"Computer played {played(driver)[0]} after ")
+    driver.execute_script("const o = document.getElementById('opponent'); o.value = 'hard';"
+                          "o.dispatchEvent(new Event('change'));")
+    assert driver.find_element(By.ID, "think-time").get_attribute("disabled") is None
+
+
+def test_without_tables_perfect_is_not_offered_and_a_gone_server_is_reported(driver, tmp_path):
+    import uvicorn
+
+    sock = bind_socket(0)
+    server = uvicorn.Server(uvicorn.Config(create_app(tables_dir=tmp_path, engines=None), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    page = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    try:
+        driver.get(f"{page}?view=play&opponent=hotseat")
+        wait_for(driver, lambda: text(driver, "status") == "Black to move")
+        perfect = driver.find_element(By.CSS_SELECTOR, "#opponent option[value=perfect]")
+        assert perfect.get_attribute("disabled") == "true" and "needs tables" in perfect.text
+        assert not driver.find_element(By.ID, "offline").is_displayed()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+    click_square(driver, 11)
+    click_square(driver, 15)  # the move goes to a server that is gone
+    wait_for(driver, lambda: driver.find_element(By.ID, "offline").is_displayed())
+    assert "not answering" in text(driver, "offline") and played(driver) == []

@@ -153,7 +153,7 @@ class _Api:
     async def moves(self, request: Request) -> JSONResponse:
         query = MovesQuery.from_params(request.query_params)
         board = game_board(query.fen, query.moves, rule=query.rule, counter=query.counter)
-        return JSONResponse(game_record(board, headers=query.headers))
+        return JSONResponse(game_record(board, headers=query.headers, end=query.end))
 
     async def probe(self, request: Request) -> JSONResponse:
         query = ProbeQuery.from_params(request.query_params)

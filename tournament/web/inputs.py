@@ -7,7 +7,7 @@ string. Anything else raises :class:`BadRequest` (a ValueError), which the app
 answers with HTTP 400 and the message.
 
 >>> MovesQuery.from_params({"moves": "11-15 23-19", "rule": "crowning", "counter": "3"})
-MovesQuery(fen=None, moves=('11-15', '23-19'), rule='crowning', counter=3, headers={}, ply=None)
+MovesQuery(fen=None, moves=('11-15', '23-19'), rule='crowning', counter=3, headers={}, ply=None, end=None)
 >>> parse_counter(1e400, rule="wcdf")
 Traceback (most recent call last):
 ...
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from egtb.rules.board import DRAW_RULES
 
 __all__ = [
-    "BadRequest", "DEFAULT_RULE", "DEFAULT_SECONDS", "EngineCancelRequest", "EngineMoveRequest", "MAX_BODY_BYTES",
+    "BadRequest", "DEFAULT_RULE", "DEFAULT_SECONDS", "ENDINGS", "EngineCancelRequest", "EngineMoveRequest", "MAX_BODY_BYTES",
     "MAX_MOVES", "MAX_SECONDS", "MovesQuery", "PDN_HEADERS", "ProbeQuery", "STRENGTHS", "StaleMove",
-    "parse_counter", "parse_game_id", "parse_json_body", "parse_move_list", "parse_rule", "parse_seconds",
+    "parse_counter", "parse_end", "parse_game_id", "parse_json_body", "parse_move_list", "parse_rule", "parse_seconds",
     "parse_strength",
 ]
 
@@ -46,6 +46,8 @@ MAX_TEXT = 200
 MAX_BODY_BYTES = 256 * 1024
 #: PDN tags a game request may set.
 PDN_HEADERS = ("Event", "Black", "White")
+#: How the players may end a game: the loser resigns, or both agree a draw.
+ENDINGS = ("black-resigns", "white-resigns", "draw-agreed")
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _DIGITS = re.compile(r"[+-]?[0-9]{1,6}")
 
@@ -201,6 +203,18 @@ def parse_game_id(value: object) -> str:
     return value
 
 
+def parse_end(value: object) -> str | None:
+    """How the players ended a game (ENDINGS), or None.
+
+    >>> parse_end("draw-agreed"), parse_end(None)
+    ('draw-agreed', None)
+    """
+    text = parse_text(value, name="end")
+    if text is not None and text not in ENDINGS:
+        raise BadRequest(f"unknown end {text!r}; choose from {', '.join(ENDINGS)}")
+    return text
+
+
 def parse_json_body(raw: bytes) -> dict:
     """A request body as a JSON object (empty: {}); BadRequest for anything else.
 
@@ -258,13 +272,16 @@ class MovesQuery:
     """PDN tags given by the page (Event, Black, White)."""
     ply: int | None = None
     """The ply the last move was chosen at (its position's number of moves), to refuse a stale one."""
+    end: str | None = None
+    """How the players ended the game: "black-resigns", "white-resigns" or "draw-agreed"."""
 
     @classmethod
     def from_params(cls, params: Mapping[str, object]) -> "MovesQuery":
         rule = parse_rule(params.get("rule"))
         query = cls(fen=parse_text(params.get("fen"), name="fen"), moves=parse_move_list(params.get("moves")),
                     rule=rule, counter=parse_counter(params.get("counter"), rule=rule),
-                    headers=_parse_headers(params), ply=parse_whole(params.get("ply"), name="ply"))
+                    headers=_parse_headers(params), ply=parse_whole(params.get("ply"), name="ply"),
+                    end=parse_end(params.get("end")))
         query.check_not_stale()
         return query
 

@@ -20,6 +20,7 @@ from egtb.formats.values import Category, Wdl
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board, Move
 from egtb.rules.notation import START_FEN
+from egtb.rules.squares import coords_to_square, square_to_coords
 from egtb.rules.pdn import game_from_board, write_game
 from tournament.web.inputs import DEFAULT_RULE, BadRequest
 
@@ -62,8 +63,13 @@ def game_board(fen: str | None, moves: Iterable[str] = (), *, rule: str = DEFAUL
 def move_record(board: Board, move: Move) -> dict:
     """A legal move as the page uses it: notation, squares, captures, the FEN it leads to.
 
+    ``routes`` lists every capture path of the move (the notation's first): a
+    king that takes four pieces round a square can go either way round, and
+    both are this one move.
+
     >>> move_record(Board("B:W14,23:B9"), Move.from_pdn("9x27", Board("B:W14,23:B9")))
-    {'move': '9x18x27', 'from': 9, 'to': 27, 'path': [9, 18, 27], 'captured': [14, 23], 'crowns': False, 'fen': 'W:W:B27'}
+    {'move': '9x18x27', 'from': 9, 'to': 27, 'path': [9, 18, 27], 'routes': [[9, 18, 27]], 'captured': [14, 23], \
+'crowns': False, 'fen': 'W:W:B27'}
     """
     was_man = board.piece_at(move.start) in ("b", "w")
     board.push(move)
@@ -73,7 +79,42 @@ def move_record(board: Board, move: Move) -> dict:
     finally:
         board.pop()
     return {"move": str(move), "from": move.start, "to": move.end, "path": list(move.path),
-            "captured": sorted(move.captured), "crowns": crowns, "fen": fen}
+            "routes": capture_routes(board, move), "captured": sorted(move.captured), "crowns": crowns,
+            "fen": fen}
+
+
+def capture_routes(board: Board, move: Move) -> list[list[int]]:
+    """Every path of jumps that plays ``move`` on ``board``, the move's own path first.
+
+    >>> board = Board("W:WK10:B14,15,22,23")  # the king goes round and back to 10, either way
+    >>> capture_routes(board, board.legal_moves()[0])
+    [[10, 17, 26, 19, 10], [10, 19, 26, 17, 10]]
+    """
+    if len(move.captured) < 2:
+        return [list(move.path)]
+    piece = board.piece_at(move.start)
+    forward = 1 if piece == "b" else -1 if piece == "w" else 0
+    directions = [(dr, dc) for dr in (1, -1) for dc in (1, -1) if not forward or dr == forward]
+    found: list[list[int]] = []
+
+    def extend(path: list[int], taken: frozenset[int]) -> None:
+        if taken == move.captured:
+            if path[-1] == move.end:
+                found.append(list(path))
+            return
+        row, column = square_to_coords(path[-1])
+        for dr, dc in directions:
+            over = coords_to_square(row + dr, column + dc)
+            land = coords_to_square(row + 2 * dr, column + 2 * dc)
+            free = land is not None and (land == move.start or board.piece_at(land) is None)
+            crowned_early = forward and land is not None and square_to_coords(land)[0] in (0, 7) \
+                and taken | {over} != move.captured  # a man stops where it is crowned
+            if over in move.captured and over not in taken and free and not crowned_early:
+                extend(path + [land], taken | {over})
+
+    extend([move.start], frozenset())
+    own = list(move.path)
+    return [own] + [path for path in found if path != own]
 
 
 def pieces_record(board: Board) -> dict[str, list[int]]:
@@ -91,13 +132,27 @@ def pieces_record(board: Board) -> dict[str, list[int]]:
     return found
 
 
-def outcome_record(board: Board) -> dict | None:
+#: Each of inputs.ENDINGS: the PDN result, the winner and the words.
+ENDING_RECORDS = {"black-resigns": ("0-1", "white", "White wins: Black resigns"),
+           "white-resigns": ("1-0", "black", "Black wins: White resigns"),
+           "draw-agreed": ("1/2-1/2", None, "Draw agreed")}
+
+
+def outcome_record(board: Board, *, end: str | None = None) -> dict | None:
     """How the game has ended (result, winner, reason in words), or None.
+
+    ``end`` (one of inputs.ENDINGS) ends a game the rules have not ended yet.
 
     >>> outcome_record(Board("B:W5,6,10:B1"))["text"]
     'White wins: Black has no legal move'
+    >>> outcome_record(Board(), end="black-resigns")
+    {'result': '0-1', 'reason': 'resignation', 'text': 'White wins: Black resigns', 'winner': 'white'}
     """
     outcome = board.outcome()
+    if outcome is None and end is not None:
+        result, winner, text = ENDING_RECORDS[end]
+        reason = "agreement" if winner is None else "resignation"
+        return {"result": result, "reason": reason, "text": text, "winner": winner}
     if outcome is None:
         return None
     loser = COLOR_NAMES[board.turn].capitalize()
@@ -131,15 +186,17 @@ def pdn_headers(board: Board, given: dict[str, str], *, today: datetime.date | N
             "MoveRule": board.rule.name, "MoveRuleCounter": str(board.start_quiet_plies)}
 
 
-def game_record(board: Board, *, headers: dict[str, str] | None = None) -> dict:
+def game_record(board: Board, *, headers: dict[str, str] | None = None, end: str | None = None) -> dict:
     """Everything the page shows about a game: position, legal moves, counter, end, PDN.
 
     >>> r = game_record(game_board(None, ["11-15"], rule="crowning"))  # a man move is quiet here
     >>> r["turn"], r["counter"], r["limit"], len(r["moves"]), r["outcome"]
     ('white', 1, 80, 7, None)
     """
-    legal = board.legal_moves()
-    game = game_from_board(board, headers=pdn_headers(board, headers or {}))
+    outcome = outcome_record(board, end=end)
+    legal = [] if outcome is not None else board.legal_moves()
+    game = game_from_board(board, headers=pdn_headers(board, headers or {}),
+                           result=outcome["result"] if outcome is not None else None)
     return {
         "start_fen": board.start_fen,
         "fen": board.fen(),
@@ -152,7 +209,7 @@ def game_record(board: Board, *, headers: dict[str, str] | None = None) -> dict:
         "piece_count": board.piece_count(),
         "capture": any(m.is_capture for m in legal),
         "moves": [move_record(board, m) for m in legal],
-        "outcome": outcome_record(board),
+        "outcome": outcome,
         "pdn": write_game(game),
     }
 

@@ -15,8 +15,14 @@ const S = {
   game: null,          // {startFen, rule, counter, fixed, moves, redo, opponent, human, time, event}
   record: null,        // /api/moves answer for the game's current position
   refreshSeq: 0,
+  gameId: "",          // names the game to the server, so that a cancel stops only its search
+  pending: false,      // a move of ours is on its way to the server: the board takes no other
   thinking: null,      // {token, strength} while an engine search runs
   thinkSeq: 0,
+  lastEngine: null,    // {move, seconds, source} of the computer's last move
+  hint: null,          // a move record suggested by "Hint", shown on the board
+  animate: null,       // {path, to}: the move to animate at the next drawing
+  drag: null,          // {from, x, y, moved} while a piece is dragged
   // Choosing a move on the board (play and explore).
   selection: null,     // {from, prefix: [squares]}
   routes: null,        // moves offered in the route choice
@@ -35,14 +41,30 @@ async function api(path, params, body) {
   if (params) url += "?" + new URLSearchParams(params).toString();
   const options = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json"},
                                              body: JSON.stringify(body)};
-  const response = await fetch(url, options);
+  let response;
+  try {
+    response = await fetch(url, options);
+  } catch (error) {  // no answer at all: the server is gone
+    setOffline(true);
+    return {status: 0, ok: false, offline: true, data: {error: "the server is not answering"}};
+  }
+  setOffline(false);
   let data;
   try { data = await response.json(); } catch (e) { data = {error: `${response.status} ${response.statusText}`}; }
   return {status: response.status, ok: response.ok, data};
 }
 
+function setOffline(gone) {
+  $("offline").hidden = !gone;
+}
+
+function newGameId() {
+  return "g" + Date.now().toString(36) + Math.random().toString(36).slice(2, 8);
+}
+
 function gameParams(game, moves) {
   const params = {fen: game.startFen, moves: moves.join(" "), rule: game.rule, counter: String(game.counter)};
+  if (game.end) params.end = game.end;
   const names = playerNames(game);
   params.Black = names.black;
   params.White = names.white;
@@ -56,6 +78,16 @@ function turnOfFen(fen) { return fen.trim().toUpperCase().startsWith("W") ? "whi
 function other(colour) { return colour === "black" ? "white" : "black"; }
 function capital(text) { return text.charAt(0).toUpperCase() + text.slice(1); }
 function plies(n) { return `${n} ${n === 1 ? "ply" : "plies"}`; }
+
+/** What resets the counter of a preset, in words: "a capture or a man move", "a capture or a crowning". */
+function zeroingWords(rule) {
+  const preset = S.info && S.info.rules[rule];
+  return preset && !preset.man_move_resets ? "a capture or a crowning" : "a capture or a man move";
+}
+
+function limitOf(rule) {
+  return S.info && S.info.rules[rule] ? S.info.rules[rule].limit : 80;
+}
 
 function piecesOf(record) {
   const pieces = {};
@@ -118,16 +150,26 @@ function currentRecord() {
 
 function canChooseMove() {
   if (S.view === "explore") return !!S.explore.record && !S.explore.record.outcome;
-  if (S.view !== "play" || !S.record || S.record.outcome || S.thinking) return false;
+  if (S.view !== "play" || !S.record || S.record.outcome || S.thinking || S.pending) return false;
   return S.game.opponent === "hotseat" || S.record.turn === S.game.human;
 }
 
-/** Legal moves still possible with the current selection (those starting with its prefix). */
+/** The routes of a move (every capture path; a king going round may go either way) that start with the prefix. */
+function routesFrom(move, prefix) {
+  return (move.routes || [move.path]).filter((route) => prefix.every((s, i) => route[i] === s));
+}
+
+/** Legal moves still possible with the current selection (those with a route starting with its prefix). */
 function candidates() {
   const record = currentRecord();
   if (!record || !S.selection) return [];
-  const prefix = S.selection.prefix;
-  return record.moves.filter((m) => prefix.every((s, i) => m.path[i] === s));
+  return record.moves.filter((m) => routesFrom(m, S.selection.prefix).length);
+}
+
+/** Squares a route of the candidates passes through next (not their last square). */
+function nextSteps(moves, prefix) {
+  const depth = prefix.length;
+  return moves.flatMap((m) => routesFrom(m, prefix).filter((r) => r.length > depth + 1).map((r) => r[depth]));
 }
 
 function renderBoard() {
@@ -149,7 +191,7 @@ function renderBoard() {
       const depth = S.selection.prefix.length;
       scene.selected = S.selection.from;
       scene.targets = [...new Set(moves.map((m) => m.to))];
-      scene.steps = [...new Set(moves.filter((m) => m.path.length > depth + 1).map((m) => m.path[depth]))];
+      scene.steps = [...new Set(nextSteps(moves, S.selection.prefix))];
       scene.captured = [];
       if (depth > 1) {
         scene.previews.push({path: S.selection.prefix, captured: [], kind: "partial"});
@@ -160,6 +202,8 @@ function renderBoard() {
     const shown = S.routeHover || S.routes[0];
     scene.previews.push({path: shown.path, captured: shown.captured, kind: "route"});
   }
+  if (S.view === "play" && S.hint) scene.previews.push({path: S.hint.path, captured: S.hint.captured, kind: "best"});
+  if (S.animate && BoardView.animating(S.animate)) scene.animate = S.animate; else S.animate = null;
   if (S.view === "explore" && S.explore.hover) {
     const m = S.explore.hover;
     scene.previews.push({path: m.path, captured: m.captured, kind: m.best ? "best" : "hover"});
@@ -167,14 +211,53 @@ function renderBoard() {
   BoardView.draw(svg, scene);
 }
 
+// --- dragging a piece: press on it, let go on the square to move to ---------------
+
+function onPointerDown(event) {
+  const square = BoardView.squareOf(event);
+  const record = currentRecord();
+  if (square === null || S.view === "edit" || !canChooseMove() || S.routes) return;
+  if (!record.moves.some((m) => m.from === square)) return;
+  S.drag = {from: square, x: event.clientX, y: event.clientY, moved: false};
+}
+
+function onPointerMove(event) {
+  const drag = S.drag;
+  if (!drag) return;
+  const dx = event.clientX - drag.x, dy = event.clientY - drag.y;
+  if (!drag.moved && Math.hypot(dx, dy) < 6) return;  // a click, not a drag
+  if (!drag.moved) {  // a drag begins: the board follows the pointer even outside it (no capture for clicks)
+    drag.moved = true;
+    svg.setPointerCapture(event.pointerId);
+    S.selection = {from: drag.from, prefix: [drag.from]};
+    renderBoard();
+  }
+  BoardView.shift(svg, drag.from, dx, dy, S.flipped);
+}
+
+function onPointerUp(event) {
+  const drag = S.drag;
+  S.drag = null;
+  if (!drag || !drag.moved) return;
+  S.suppressClick = true;  // the click that follows the drag is not a second choice
+  setTimeout(() => { S.suppressClick = false; }, 0);
+  const under = document.elementFromPoint(event.clientX, event.clientY);
+  const node = under && under.closest("[data-square]");
+  const square = node ? Number(node.getAttribute("data-square")) : null;
+  if (square === null || square === drag.from) { renderBoard(); return; }
+  chooseSquare(square);
+}
+
 function onBoardClick(event) {
+  if (S.suppressClick) return;
   const square = BoardView.squareOf(event);
   if (square === null) return;
   if (S.view === "edit") { editPlace(square); return; }
   if (!canChooseMove() || S.routes) return;
   const record = currentRecord();
   const starts = new Set(record.moves.map((m) => m.from));
-  if (starts.has(square) && (!S.selection || S.selection.from !== square || S.selection.prefix.length === 1)) {
+  const endsHere = S.selection && candidates().some((m) => m.to === square);  // a king's capture round to its start
+  if (starts.has(square) && !endsHere && (!S.selection || S.selection.from !== square || S.selection.prefix.length === 1)) {
     S.selection = S.selection && S.selection.from === square ? null : {from: square, prefix: [square]};
     renderBoard();
     return;
@@ -191,7 +274,7 @@ function chooseSquare(square) {
   const moves = candidates();
   const depth = S.selection.prefix.length;
   const ending = moves.filter((m) => m.to === square);
-  const passing = moves.filter((m) => m.to !== square && m.path.length > depth + 1 && m.path[depth] === square);
+  const passing = moves.filter((m) => m.to !== square && nextSteps([m], S.selection.prefix).includes(square));
   if (ending.length === 1 && passing.length === 0) { playChosen(ending[0]); return; }
   if (ending.length === 0 && passing.length > 0) {
     S.selection.prefix = [...S.selection.prefix, square];
@@ -223,6 +306,7 @@ function offerRoutes(moves) {
   }
   placeRouteBox();
   $("route-choice").hidden = false;
+  $("route-choice").scrollIntoView({block: "nearest"});
   renderBoard();
 }
 
@@ -277,7 +361,10 @@ async function startGame(game) {
   if (!answer.ok) { showError("play-error", answer.data.error); return false; }
   showError("play-error", "");
   S.game = game;
+  S.gameId = newGameId();
   S.record = answer.data;
+  S.lastEngine = null;
+  S.hint = null;
   if (game.opponent !== "hotseat") S.flipped = game.human === "black";
   renderAll();
   maybeEngineMove();
@@ -295,16 +382,34 @@ async function refreshGame() {
   maybeEngineMove();
 }
 
-function setLastMove(moveText) {
+function setLastMove(moveText, {animate = false} = {}) {
   S.lastMove = moveText ? moveText.split(/[-x]/).map(Number) : null;
+  S.animate = animate && S.lastMove
+    ? {path: S.lastMove, to: S.lastMove[S.lastMove.length - 1], started: performance.now()} : null;
 }
 
-function humanMove(move) {
+/** Play our move: the server checks it against the position it was chosen on (its ply) before the game
+ *  takes it, and the board takes no other move meanwhile, so clicks faster than a round trip cannot
+ *  store two moves of one side. */
+async function humanMove(move) {
+  if (S.pending || !S.record) return;
   $("new-game-box").open = false;  // the board and the move list matter now
-  S.game.moves.push(move.move);
+  const moves = [...S.game.moves, move.move];
+  const params = {...gameParams(S.game, moves), ply: String(S.record.played.length)};
+  S.pending = true;
+  S.hint = null;
+  const answer = await api("/api/moves", params);
+  S.pending = false;
+  if (answer.status === 409) { flashStatus("That move was chosen on an old position: it was dropped."); renderAll(); return; }
+  if (!answer.ok) { showError("play-error", answer.data.error); renderAll(); return; }
+  showError("play-error", "");
+  S.refreshSeq++;  // an older refresh still on its way must not overwrite this record
+  S.game.moves = moves;
   S.game.redo = [];
-  setLastMove(move.move);
-  refreshGame();
+  setLastMove(move.move, {animate: true});
+  S.record = answer.data;
+  renderAll();
+  maybeEngineMove();
 }
 
 function engineToMove() {
@@ -321,7 +426,7 @@ async function maybeEngineMove() {
   renderBoard();
   const answer = await api("/api/engine-move", undefined, {
     fen: S.game.startFen, history: S.game.moves, rule: S.game.rule, counter: S.game.counter,
-    strength: S.game.opponent, time: S.game.time});
+    strength: S.game.opponent, time: S.game.time, game: S.gameId});
   if (!S.thinking || S.thinking.token !== token || S.game.moves.length !== length) return;  // undone meanwhile
   S.thinking = null;
   if (!answer.ok) {
@@ -330,14 +435,59 @@ async function maybeEngineMove() {
     return;
   }
   S.game.moves.push(answer.data.move);
-  setLastMove(answer.data.move);
+  S.lastEngine = {move: answer.data.move, seconds: answer.data.seconds, source: answer.data.source};
+  setLastMove(answer.data.move, {animate: true});
   refreshGame();
 }
 
 function cancelThinking() {
   if (!S.thinking) return;
   S.thinking = null;
-  api("/api/engine-cancel", undefined, {});
+  api("/api/engine-cancel", undefined, {game: S.gameId});
+}
+
+/** The side whose turn it is at the board, when that is a person (hot-seat: either side). */
+function humanToMove() {
+  return S.game && S.record && !S.record.outcome && (S.game.opponent === "hotseat" || S.record.turn === S.game.human);
+}
+
+/** "Hint": the computer's choice for the side to move (the tables' best move where they reach). */
+async function hint() {
+  if (!humanToMove() || S.pending) return;
+  const inTables = S.info.strengths.includes("perfect") && S.record.piece_count <= S.info.max_pieces;
+  const answer = await api("/api/engine-move", undefined, {
+    fen: S.game.startFen, history: S.game.moves, rule: S.game.rule, counter: S.game.counter,
+    strength: inTables ? "perfect" : "hard", time: 1, game: `${S.gameId}-hint`});
+  if (!answer.ok) { showError("play-error", answer.data.error); return; }
+  S.hint = answer.data;
+  $("hint-text").textContent = `Hint: ${answer.data.move}` + (answer.data.source === "tables" ? " (the tables' best move)" : "");
+  renderAll();
+}
+
+/** End the game by the players' say ("black-resigns", "white-resigns", "draw-agreed"). */
+async function endGame(end) {
+  cancelThinking();
+  S.game.end = end;
+  await refreshGame();
+}
+
+function resign() {
+  if (!S.game || !S.record || S.record.outcome) return;
+  const loser = S.game.opponent === "hotseat" ? S.record.turn : S.game.human;
+  endGame(`${loser}-resigns`);
+}
+
+/** Offer a draw: two people at one board agree at once; the computer accepts only when the tables
+ *  say it does not win from here (under the rule, from the counter), and outside them plays on. */
+async function offerDraw() {
+  if (!S.game || !S.record || S.record.outcome) return;
+  if (S.game.opponent === "hotseat") { endGame("draw-agreed"); return; }
+  const probe = await api("/api/probe", {fen: S.record.fen, rule: S.record.rule, counter: String(S.record.counter)});
+  if (!probe.ok) { flashStatus("The computer declines the draw: outside the tables it plays on."); return; }
+  const mover = probe.data.outcome || probe.data.value;
+  const engineOutcome = S.record.turn === S.game.human ? {win: "loss", loss: "win", draw: "draw"}[mover] : mover;
+  if (engineOutcome === "win") { flashStatus("The computer declines the draw: the tables say it wins."); return; }
+  endGame("draw-agreed");
 }
 
 function sideToMoveAfter(count) {
@@ -346,11 +496,14 @@ function sideToMoveAfter(count) {
 }
 
 function undo() {
-  if (!S.game || S.game.moves.length <= S.game.fixed) return;
+  if (!S.game || S.pending || (S.game.moves.length <= S.game.fixed && !S.game.end)) return;
+  if (S.game.end) { S.game.end = null; refreshGame(); return; }  // take back a resignation or an agreed draw
   const wasThinking = !!S.thinking;
   cancelThinking();
   closeRoutes();
   S.selection = null;
+  S.game.end = null;
+  S.hint = null;
   const moves = S.game.moves;
   S.game.redo.push(moves.pop());
   // Against an engine, take back its reply too: stop on a position where the human is to move.
@@ -364,7 +517,8 @@ function undo() {
 }
 
 function redo() {
-  if (!S.game || !S.game.redo.length || S.thinking) return;
+  if (!S.game || !S.game.redo.length || S.thinking || S.pending || S.game.end) return;
+  S.hint = null;
   closeRoutes();
   S.selection = null;
   const moves = S.game.moves;
@@ -392,17 +546,23 @@ function renderPlayInfo() {
   const names = playerNames(S.game);
   $("players").textContent = `Black: ${names.black} — White: ${names.white}`;
   const r = S.record;
-  const resets = S.info && S.info.rules[r.rule] && S.info.rules[r.rule].man_move_resets
-    ? "a capture or a man move resets it" : "a capture or a crowning resets it";
-  $("rule-text").textContent = `Move rule ${r.rule}: ${r.counter} of ${r.limit} quiet plies (${resets})`;
+  $("rule-text").textContent = `Move rule ${r.rule}: ${r.counter} of ${r.limit} quiet plies (${zeroingWords(r.rule)} resets it)`;
   $("rule-progress").max = r.limit;
   $("rule-progress").value = r.counter;
   $("thinking").hidden = !S.thinking;
   if (S.thinking) $("thinking-text").textContent = `Computer (${S.thinking.strength}) is thinking…`;
   $("game-over").hidden = !r.outcome;
   $("game-over").textContent = r.outcome ? `${r.outcome.text} — ${r.outcome.result}` : "";
-  $("undo").disabled = S.game.moves.length <= S.game.fixed;
-  $("redo").disabled = !S.game.redo.length || !!S.thinking;
+  $("undo").disabled = S.game.moves.length <= S.game.fixed && !S.game.end;
+  $("redo").disabled = !S.game.redo.length || !!S.thinking || !!S.game.end;
+  $("engine-note").hidden = !S.lastEngine;
+  if (S.lastEngine) {
+    const how = S.lastEngine.source === "tables" ? "from the tables" : S.lastEngine.source === "forced" ? "its only move" : "by search";
+    $("engine-note").textContent = `Computer played ${S.lastEngine.move} after ${S.lastEngine.seconds.toFixed(2)} s (${how})`;
+  }
+  $("hint-text").hidden = !S.hint;
+  for (const id of ["hint", "resign", "offer-draw"]) $(id).disabled = !!r.outcome || !!S.thinking;
+  $("hint").disabled = !humanToMove() || !!S.thinking;
   renderMoveList();
 }
 
@@ -434,7 +594,7 @@ function renderMoveList() {
   }
   if (S.record && S.record.outcome) {
     const item = document.createElement("li");
-    item.className = "result";
+    item.className = "game-result";
     item.textContent = S.record.outcome.result;
     list.appendChild(item);
   }
@@ -525,6 +685,8 @@ function renderExplore() {
   const limit = S.info ? S.info.rules[e.rule].limit : 80;
   $("explore-counter").max = limit;
   $("explore-limit").textContent = `of ${limit} quiet plies`;
+  $("dtz-help").textContent = zeroingWords(e.rule).slice(2);
+  if (document.activeElement !== $("explore-fen")) $("explore-fen").value = e.fen;
   $("explore-back").disabled = !e.back.length;
   $("explore-best").disabled = !(e.probe && e.probe.moves.length);
   $("explore-forward").disabled = !e.forward.length;
@@ -546,7 +708,7 @@ function renderExplore() {
     result.dataset.value = e.probe.value;
     const parts = [];
     if (e.probe.dtz !== undefined && e.probe.dtz !== null && e.probe.value !== "draw") {
-      parts.push(`DTZ ${plies(e.probe.dtz)} to the next capture or man move that keeps the result under ${e.probe.rule}`);
+      parts.push(`DTZ ${plies(e.probe.dtz)} to the next ${zeroingWords(e.probe.rule).slice(2)} that keeps the result under ${e.probe.rule}`);
     }
     parts.push(e.probe.value === "draw" ? "a draw without the move rule too"
       : `DTW ${plies(e.probe.dtw)} to the end of the game with perfect play, without the move rule`);
@@ -570,20 +732,21 @@ function renderExplore() {
         + `(${e.missing.error.split(" in ")[0]}).`;
     }
   }
-  const rows = e.probe ? e.probe.moves : e.record.moves.map((m) => ({move: m.move}));
+  const rows = e.probe ? e.probe.moves
+    : e.missing && e.missing.moves ? e.missing.moves : e.record.moves.map((m) => ({move: m.move}));
   rows.forEach((row, index) => {
     const move = e.record.moves.find((m) => m.move === row.move);
     const tr = document.createElement("tr");
     tr.className = "move-row";
     tr.dataset.move = row.move;
     const cells = [row.move, "", ""];
-    if (row.value !== undefined) {
+    if (row.value !== undefined && row.value !== null) {
       const d = describe(row);
       tr.classList.add(d.cls);
       tr.dataset.value = row.value;
       cells[1] = capital(d.words);
       cells[2] = d.distance;
-      if (index === 0) tr.classList.add("best");
+      if (index === 0 && e.probe) tr.classList.add("best");
     } else {
       cells[1] = "not in the tables";
     }
@@ -675,9 +838,12 @@ async function editTo(view) {
   }
 }
 
-function playFrom(fen) {
+function playFrom(fen, {rule = $("rule").value, counter = 0} = {}) {
   document.querySelector("input[name=start][value=fen]").checked = true;
   $("start-fen").value = fen;
+  $("rule").value = rule;
+  setStartCounterLimit();
+  $("start-counter").value = String(Math.min(counter, limitOf(rule)));
   $("new-game-box").open = true;
   setView("play");
   startGame(readNewGameForm());
@@ -700,6 +866,41 @@ function setView(view, {keepEdit = false} = {}) {
     editChanged("");
   }
   renderAll();
+}
+
+/** A tab clicked: the explorer, when it has no position yet, opens on the game's (or the start). */
+function openView(view) {
+  if (view !== "explore" || S.explore.record) { setView(view); return; }
+  const record = S.record;
+  S.explore.rule = record ? record.rule : "wcdf";
+  setView("explore");
+  loadExplore({fen: record ? record.fen : START_FEN, counter: record ? record.counter : 0, pushHistory: false});
+}
+
+/** The start-counter field goes up to the chosen preset's limit (40 under forty-plies). */
+function setStartCounterLimit() {
+  const limit = limitOf($("rule").value);
+  $("start-counter").max = String(limit);
+  if (Number($("start-counter").value) > limit) $("start-counter").value = String(limit);
+}
+
+/** Thinking time matters to hard (and perfect outside the tables); easy and medium search to a fixed depth. */
+function renderTimeMenu() {
+  const opponent = $("opponent").value;
+  const timed = opponent === "hard" || opponent === "perfect";
+  $("think-time").disabled = !timed;
+  $("think-note").textContent = opponent === "hotseat" ? "" : timed ? "how long the computer searches each move"
+    : `${opponent} searches to a fixed depth and answers at once`;
+}
+
+/** Offer only the strengths the server can play ("perfect" needs tables). */
+function fillStrengths() {
+  for (const option of $("opponent").options) {
+    if (option.value === "hotseat" || S.info.strengths.includes(option.value)) continue;
+    option.disabled = true;
+    option.textContent += " — needs tables (egtb build)";
+  }
+  if ($("opponent").selectedOptions[0].disabled) $("opponent").value = "hard";
 }
 
 function renderStatus() {
@@ -769,7 +970,7 @@ function bindControls() {
   svg = BoardView.create($("board"));
   svg.addEventListener("click", onBoardClick);
   for (const tab of document.querySelectorAll("#tabs button")) {
-    tab.addEventListener("click", () => setView(tab.dataset.view));
+    tab.addEventListener("click", () => openView(tab.dataset.view));
   }
   $("flip").addEventListener("click", () => { S.flipped = !S.flipped; renderAll(); });
   $("numbers").addEventListener("change", () => { S.numbers = $("numbers").checked; renderAll(); });
@@ -777,6 +978,19 @@ function bindControls() {
   $("new-game").addEventListener("submit", (event) => { event.preventDefault(); startGame(readNewGameForm()); });
   $("start-fen").addEventListener("input", () => { document.querySelector("input[name=start][value=fen]").checked = true; });
   $("undo").addEventListener("click", undo);
+  $("hint").addEventListener("click", hint);
+  $("resign").addEventListener("click", resign);
+  $("offer-draw").addEventListener("click", offerDraw);
+  $("rule").addEventListener("change", setStartCounterLimit);
+  $("opponent").addEventListener("change", renderTimeMenu);
+  $("explore-fen-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    loadExplore({fen: $("explore-fen").value.trim(), counter: 0, pushHistory: true});
+  });
+  svg.addEventListener("pointerdown", onPointerDown);
+  svg.addEventListener("pointermove", onPointerMove);
+  svg.addEventListener("pointerup", onPointerUp);
+  svg.addEventListener("pointercancel", () => { S.drag = null; renderBoard(); });
   $("redo").addEventListener("click", redo);
   $("download-pdn").addEventListener("click", downloadPdn);
   $("route-cancel").addEventListener("click", () => { closeRoutes(); S.selection = null; renderBoard(); });
@@ -790,7 +1004,7 @@ function bindControls() {
   $("explore-best").addEventListener("click", exploreBest);
   $("explore-back").addEventListener("click", exploreBack);
   $("explore-forward").addEventListener("click", exploreForward);
-  $("explore-play").addEventListener("click", () => playFrom(S.explore.fen));
+  $("explore-play").addEventListener("click", () => playFrom(S.explore.fen, {rule: S.explore.rule, counter: S.explore.counter}));
   $("explore-rule").addEventListener("change", () => {
     S.explore.rule = $("explore-rule").value;
     loadExplore({fen: S.explore.fen, counter: Math.min(S.explore.counter, S.info.rules[S.explore.rule].limit),
@@ -832,10 +1046,12 @@ function onKey(event) {
 async function init() {
   bindControls();
   const [info, ballots] = await Promise.all([api("/api/info"), api("/api/ballots")]);
+  if (!info.ok) return;  // the offline banner says why
   S.info = info.data;
   S.ballots = ballots.ok ? ballots.data["3-move"] : [];
   fillRuleSelects();
   fillBallots();
+  fillStrengths();
   const params = new URLSearchParams(location.search);
   S.flipped = params.get("flip") === "1";
   S.numbers = params.get("numbers") === "1";
@@ -861,9 +1077,11 @@ async function init() {
     return;
   }
   $("rule").value = rule;
-  $("start-counter").value = String(counter);
+  setStartCounterLimit();
+  $("start-counter").value = String(Math.min(counter, limitOf(rule)));
   const opponent = params.get("opponent");
-  if (opponent) $("opponent").value = opponent;
+  if (opponent && [...$("opponent").options].some((o) => o.value === opponent && !o.disabled)) $("opponent").value = opponent;
+  renderTimeMenu();
   if (params.get("human")) $("human").value = params.get("human");
   if (params.get("time")) {
     const select = $("think-time");
@@ -877,7 +1095,11 @@ async function init() {
   const moves = (params.get("moves") || "").split(/[\s,]+/).filter(Boolean);
   if (moves.length) { game.moves = moves; game.fixed = Math.min(Number(params.get("fixed")) || 0, moves.length); }
   setView("play");
-  if (!(await startGame(game))) await startGame(readNewGameForm());
+  if (!(await startGame(game))) {
+    const problem = $("play-error").textContent;
+    await startGame(readNewGameForm());
+    showError("play-error", `The game in the link could not be set up (${problem}); a new game starts instead.`);
+  }
 }
 
 window.addEventListener("DOMContentLoaded", init);

@@ -121,8 +121,35 @@ const BoardView = (() => {
     }
   }
 
+  /** Milliseconds an animated move takes per square of its path. */
+  const STEP_MS = 140;
+
+  /** Slide the piece just moved along its path, square by square (marked data-animated); a redraw
+   *  during the slide picks it up where it was (``animate.started``: performance.now() at the start). */
+  function animateMove(svg, animate, flipped) {
+    const piece = svg.querySelector(`#piece-${animate.to}`);
+    if (!piece || !piece.animate || animate.path.length < 2) return;
+    const frames = animate.path.map((square) => {
+      const [x, y] = centre(square, flipped);
+      return {transform: `translate(${x}px, ${y}px)`};
+    });
+    piece.setAttribute("data-animated", animate.path.join("-"));
+    const elapsed = animate.started === undefined ? 0 : performance.now() - animate.started;
+    piece.animate(frames, {duration: STEP_MS * (frames.length - 1), delay: -elapsed, easing: "ease-in-out"});
+  }
+
+  /** Move the piece on ``square`` by (dx, dy) screen pixels, to follow a drag. */
+  function shift(svg, square, dx, dy, flipped) {
+    const piece = svg.querySelector(`#piece-${square}`);
+    if (!piece) return;
+    const scale = 8 * CELL / svg.getBoundingClientRect().width;
+    const [x, y] = centre(square, flipped);
+    piece.setAttribute("transform", `translate(${x + dx * scale},${y + dy * scale})`);
+    piece.classList.add("dragged");
+  }
+
   /** Redraw everything from a scene: {pieces, flipped, numbers, lastMove, selected, targets,
-   *  steps, mustCapture, movable, captured, previews: [{path, captured, kind}]}. */
+   *  steps, mustCapture, movable, captured, previews: [{path, captured, kind}], animate: {path, to}}. */
   function draw(svg, scene) {
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     drawDefs(svg);
@@ -130,6 +157,7 @@ const BoardView = (() => {
     if (scene.numbers) drawNumbers(svg, scene);
     drawPieces(svg, scene);
     drawPreviews(svg, scene);
+    if (scene.animate) animateMove(svg, scene.animate, scene.flipped);
   }
 
   /** The square (1-32) under a click, or null. */
@@ -138,5 +166,10 @@ const BoardView = (() => {
     return node ? Number(node.getAttribute("data-square")) : null;
   }
 
-  return {create, draw, squareOf, squareToCoords, coordsToSquare};
+  /** Whether an animation begun at ``started`` along ``path`` is still running. */
+  function animating(animate) {
+    return performance.now() - animate.started < STEP_MS * (animate.path.length - 1);
+  }
+
+  return {create, draw, shift, animating, squareOf, squareToCoords, coordsToSquare};
 })();
