@@ -567,3 +567,21 @@ def test_tournament_play_refuses_a_bad_port_with_exit_status_2(port):
     result = subprocess.run([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", port],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "--port" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_circular_king_capture_lists_both_routes(client):
+    record = client.get("/api/moves", params={"fen": "W:WK10:B14,15,22,23"}).json()
+    assert [m["move"] for m in record["moves"]] == ["10x17x26x19x10"]
+    assert record["moves"][0]["routes"] == [[10, 17, 26, 19, 10], [10, 19, 26, 17, 10]]
+
+
+@pytest.mark.parametrize("end, result, text", [
+    ("black-resigns", "0-1", "White wins: Black resigns"),
+    ("white-resigns", "1-0", "Black wins: White resigns"),
+    ("draw-agreed", "1/2-1/2", "Draw agreed"),
+])
+def test_a_game_ended_by_the_players_is_recorded(client, end, result, text):
+    record = client.get("/api/moves", params={"moves": "11-15", "end": end}).json()
+    assert record["outcome"]["result"] == result and record["outcome"]["text"] == text
+    assert record["moves"] == [] and read_games(record["pdn"])[0].result == result
+    assert client.get("/api/moves", params={"end": "surrender"}).status_code == 400
