@@ -7,6 +7,7 @@ never downloads a browser. Screenshots of each view go to test-artifacts/web/
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -56,25 +57,33 @@ def tables(built_tables) -> Path:
     return built_tables(TABLE_PIECES)
 
 
-@pytest.fixture(scope="module")
-def url(tables):
-    """The page served by uvicorn in a thread; "hard" thinks until its time is up, to be caught thinking."""
+@contextlib.contextmanager
+def served(app):
+    """The URL of ``app`` served by uvicorn in a thread, until the block ends (then the server stops)."""
     import uvicorn
 
-    engines = EngineService(tables_dir=tables, specs={"hard": "depth=60,time=30"})
     sock = bind_socket(0)
-    server = uvicorn.Server(uvicorn.Config(create_app(tables_dir=tables, engines=engines), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
     assert server.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    server.should_exit = True
-    thread.join(timeout=10)
-    engines.close()
-    sock.close()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+@pytest.fixture(scope="module")
+def url(tables):
+    """The page served by uvicorn in a thread; "hard" thinks until its time is up, to be caught thinking."""
+    engines = EngineService(tables_dir=tables, specs={"hard": "depth=60,time=30"})
+    with engines, served(create_app(tables_dir=tables, engines=engines)) as page:
+        yield page
 
 
 @pytest.fixture(scope="module")
@@ -549,26 +558,12 @@ def test_the_thinking_time_is_offered_where_it_counts_and_shown(driver, url):
 
 
 def test_without_tables_perfect_is_not_offered_and_a_gone_server_is_reported(driver, tmp_path):
-    import uvicorn
-
-    sock = bind_socket(0)
-    server = uvicorn.Server(uvicorn.Config(create_app(tables_dir=tmp_path, engines=None), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    page = f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    try:
+    with served(create_app(tables_dir=tmp_path, engines=None)) as page:
         driver.get(f"{page}?view=play&opponent=hotseat")
         wait_for(driver, lambda: text(driver, "status") == "Black to move")
         perfect = driver.find_element(By.CSS_SELECTOR, "#opponent option[value=perfect]")
         assert perfect.get_attribute("disabled") == "true" and "needs tables" in perfect.text
         assert not driver.find_element(By.ID, "offline").is_displayed()
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
     click_square(driver, 11)
     click_square(driver, 15)  # the move goes to a server that is gone
     wait_for(driver, lambda: driver.find_element(By.ID, "offline").is_displayed())
