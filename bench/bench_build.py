@@ -130,7 +130,8 @@ def compare(before: Path, pieces: int, six: list[str], six_tables: Path | None, 
         results = {}
         for name, source in (("before", before), ("after", here)):
             env = dict(os.environ, PYTHONPATH=str(source))
-            command = [sys.executable, __file__, "--measure", "--pieces", str(pieces),
+            script = source / "bench" / "bench_build.py"  # each side's own (module paths moved)
+            command = [sys.executable, str(script), "--measure", "--pieces", str(pieces),
                        "--jobs", str(jobs), "--rules", layers, "--six", ",".join(six)]
             if six_tables:
                 command += ["--six-tables", str(six_tables)]
