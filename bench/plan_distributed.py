@@ -1,13 +1,16 @@
 """Figures for the 7-, 8- and 10-piece plan in docs/distributed.md (counting only, no building).
 
 For each piece count: positions (exactly n pieces, both colours, Black to move
-after colour normalisation), the largest material pair and what today's
-builder holds in memory for it (the pair's own values plus every dependency
-table it loads, 3 bytes a position: value byte + 16-bit DTW), the largest unit
-(one men configuration pair) with the solver's scratch arrays, disk at 3.5
-bits a position, and core-hours at the measured ~3 M positions/s per core.
-With ``--max-per-side 5`` only materials with at most five pieces a side count
-(the usual 10-piece scope).
+after colour normalisation), the largest material pair and what the lean
+builder (the values and the wcdf layer, no DTW: egtb/build/contents.py) keeps
+for it in its scratch files (a byte a position of the pair and every table its
+exits reach, two more a position of the pair for its DTZ), the largest unit
+(one men configuration pair) with the solver's work arrays (edge lists, or the
+regenerating kernel's 10 bytes a node where those would not fit in 16 GiB),
+the files at the 1.42 bits a position the 6-piece values and wcdf layer take,
+and core-hours at the rate measured on the 7-piece pairs (about 0.5 CPU
+microseconds a position). With ``--max-per-side 5`` only materials with at most
+five pieces a side count (the usual 10-piece scope).
 
     python bench/plan_distributed.py [--max-per-side K]
 """
@@ -18,13 +21,16 @@ import argparse
 
 import numpy as np
 
-from egtb.build import solve
+from egtb.build import solve, solve_regen
 from egtb.build.driver import pair_of, successor_materials
 from egtb.positions.material import all_materials, count_king_placements, count_positions
 
-RATE = 3.0e6  #: positions solved per second per core (measured, see bench_build.py)
-BITS_PER_POSITION = 3.5  #: today's compressed size on disk
-BYTES_IN_MEMORY = 3  #: value (uint8) + DTW (uint16) per position while solving
+RATE = 2.0e6  #: positions solved per second per core (7-piece pairs, values and wcdf layer)
+BITS_PER_POSITION = 1.42  #: the 6-piece files' values (0.34) and wcdf layer (1.08), compressed
+BYTES_PER_POSITION = 1  #: a wcdf category a position of the pair and its dependencies
+BYTES_PER_OWN_POSITION = 2  #: the pair's own DTZ (uint16)
+#: Work arrays of a unit above which the regenerating kernel (10 bytes a node) runs instead.
+EDGE_LIST_LIMIT = 16 << 30
 WEEK_HOURS = 7 * 24
 PUBLISHED = {7: 34_779_531_480}  #: any colours, DESIGN.md (checkers proof)
 
@@ -35,7 +41,8 @@ def scratch_bytes(material) -> int:
     nodes = 2 * unit
     edges = 4 * unit * (material.black_kings + material.white_kings)
     node_table = 5 * np.dtype(solve.NODE_DTYPE).itemsize
-    return nodes * (8 + 8 + 8 + 8 + node_table + 3 * 2 * 4) + 2 * edges * 4
+    edge_lists = nodes * (8 + 8 + 8 + 8 + node_table + 3 * 2 * 4) + 2 * edges * 4
+    return edge_lists if edge_lists <= EDGE_LIST_LIMIT else nodes * solve_regen.node_bytes(1)
 
 
 def plan(n: int, max_per_side: int) -> dict:
@@ -46,7 +53,8 @@ def plan(n: int, max_per_side: int) -> dict:
     def pair_memory(pair) -> int:
         own = sum(count_positions(m) for m in pair)
         deps = {d for m in pair for d in successor_materials(m)}
-        return BYTES_IN_MEMORY * (own + sum(count_positions(d) for d in deps))
+        return (BYTES_PER_POSITION * (own + sum(count_positions(d) for d in deps))
+                + BYTES_PER_OWN_POSITION * own)
 
     largest_pair = max(pairs, key=pair_memory)
     largest_unit = max(materials, key=count_king_placements)
@@ -54,7 +62,8 @@ def plan(n: int, max_per_side: int) -> dict:
         "n": n, "materials": len(materials), "pairs": len(pairs), "positions": positions,
         "largest_pair": "/".join(m.name for m in largest_pair), "pair_memory": pair_memory(largest_pair),
         "largest_unit": largest_unit.name, "unit_positions": 2 * count_king_placements(largest_unit),
-        "unit_memory": scratch_bytes(largest_unit) + BYTES_IN_MEMORY * 2 * count_king_placements(largest_unit),
+        "unit_memory": scratch_bytes(largest_unit)
+        + (BYTES_PER_POSITION + BYTES_PER_OWN_POSITION) * 2 * count_king_placements(largest_unit),
         "disk": positions * BITS_PER_POSITION / 8, "core_hours": positions / RATE / 3600,
     }
 
@@ -73,7 +82,7 @@ def main() -> None:
             continue
         print(f"{n} pieces (max {args.max_per_side} a side): {row['materials']} materials, {row['pairs']} pairs, "
               f"{row['positions']:,} positions" + (f" (published, any colours: {PUBLISHED[n]:,})" if n in PUBLISHED else ""))
-        print(f"  largest pair {row['largest_pair']}: {row['pair_memory'] / 2**30:,.1f} GiB in memory (own + dependencies)")
+        print(f"  largest pair {row['largest_pair']}: {row['pair_memory'] / 2**30:,.1f} GiB of scratch (own + dependencies)")
         print(f"  largest unit {row['largest_unit']}: {row['unit_positions']:,} positions, "
               f"{row['unit_memory'] / 2**20:,.0f} MiB with scratch")
         print(f"  disk {row['disk'] / 2**30:,.1f} GiB (up to {n}: {cumulative['disk'] / 2**30:,.1f} GiB); "
