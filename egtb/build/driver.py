@@ -409,6 +409,9 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
     if plan is None:
         plan = budget.plan_pair(pair, dependencies, contents=contents,
                                 budget=budget.default_budget())
+    log.info("solving %s: %d positions, %s, %s kernel", pair.key, pair.positions,
+             "on disk" if plan.on_disk else "in memory",
+             f"regenerating ({plan.per_pass} tables a pass)" if plan.per_pass else "edge-list")
     if plan.on_disk:
         tables, units, loaded = solve_on_disk(directory, pair, dependencies, contents,
                                               per_pass=plan.per_pass, progress=progress,
