@@ -13,8 +13,9 @@ True
 from __future__ import annotations
 
 __all__ = [
-    "AmbiguousMoveError", "EgtbError", "IllegalMoveError", "InvalidFenError", "InvalidMoveError",
-    "MissingRuleLayerError", "MissingTableError", "SolverError", "TableError",
+    "AmbiguousMoveError", "ClusterError", "EgtbError", "IllegalMoveError", "InvalidFenError",
+    "InvalidMoveError", "MemoryBudgetError", "MissingRuleLayerError", "MissingTableError",
+    "PdnError", "SolverError", "TableError",
 ]
 
 
@@ -58,4 +59,26 @@ class MissingRuleLayerError(MissingTableError):
 
     A :class:`MissingTableError` (so a ``get_*`` twin returns its default and an
     engine falls back as for a missing table), hence a ``KeyError`` too.
+    """
+
+
+class PdnError(EgtbError, ValueError):
+    """Text that is not a PDN game of English draughts; says where (``FILE:LINE:`` for a file)."""
+
+    def __init__(self, message: str, *, line: int, source: str | None = None) -> None:
+        super().__init__(f"{source}:{line}: {message}" if source else f"PDN: {message} at line {line}")
+        self.line = line
+        """Line (1-based) of the fault."""
+        self.source = source
+        """File name, when the text came from a file."""
+
+
+class MemoryBudgetError(EgtbError, MemoryError):
+    """A pair cannot be solved within the memory budget, even on disk."""
+
+
+class ClusterError(EgtbError, ConnectionError):
+    """The Dask cluster cannot be used: Dask missing, scheduler unreachable, no worker, bad worker setup.
+
+    A ``ConnectionError`` (so an ``OSError``): both command lines report it as bad setup (exit 2).
     """

@@ -100,3 +100,12 @@ def test_layers_import_only_downwards(layer, forbidden):
                  for module, targets in import_graph().items() if module == layer or module.startswith(layer + ".")
                  for target in targets if any(target == f or target.startswith(f + ".") for f in forbidden)]
     assert offenders == []
+
+
+def test_every_error_class_of_egtb_lives_in_its_error_module():
+    """One exception family, one home: egtb/errors.py (the modules import what they raise)."""
+    homes = [f"{name}: class {node.name}" for name, path in modules().items()
+             if name.startswith("egtb.") and name != "egtb.errors"
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.ClassDef) and node.name.endswith("Error")]
+    assert homes == []

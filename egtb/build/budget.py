@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from egtb.errors import EgtbError
+from egtb.errors import MemoryBudgetError
 from egtb.build import solve, solve_regen
 from egtb.formats import scratch
 from egtb.positions.index import slice_unit_size
@@ -56,10 +56,6 @@ CHECKPOINTED_POSITIONS = 1 << 30
 DEFAULT_SHARE = 0.6
 #: Bytes in a GB, as ``--memory`` counts them.
 GB = 1 << 30
-
-
-class MemoryBudgetError(EgtbError, MemoryError):
-    """A pair cannot be solved within the memory budget, even on disk."""
 
 
 @dataclass(frozen=True)

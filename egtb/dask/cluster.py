@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from egtb.errors import EgtbError
+from egtb.errors import ClusterError
 
 __all__ = ["ClusterError", "ClusterSpec", "INSTALL_HINT", "add_scheduler_options",
            "capture_logs", "connect", "require_distributed", "replay_logs"]
@@ -50,13 +50,6 @@ CONNECT_TIMEOUT = 30.0
 #: HDF5's advisory file locks protect nothing; on NFS/Lustre without lock support they fail.
 WORKER_ENVIRONMENT = {"HDF5_USE_FILE_LOCKING": "FALSE"}
 LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
-
-
-class ClusterError(EgtbError, ConnectionError):
-    """The Dask cluster cannot be used: Dask missing, scheduler unreachable, no worker, bad worker setup.
-
-    A ``ConnectionError`` (so an ``OSError``): both command lines report it as bad setup (exit 2).
-    """
 
 
 @dataclass(frozen=True)

@@ -25,22 +25,12 @@ import re
 from dataclasses import dataclass, field
 from typing import IO, Iterator
 
-from egtb.errors import EgtbError
+from egtb.errors import PdnError
 from egtb.rules.board import BLACK, Board
 from egtb.rules.notation import START_FEN, format_fen, parse_fen
 
 __all__ = ["Game", "PdnError", "RESULTS", "game_from_board", "read_games", "write_game"]
 
-
-class PdnError(EgtbError, ValueError):
-    """Text that is not a PDN game of English draughts; says where (``FILE:LINE:`` for a file)."""
-
-    def __init__(self, message: str, *, line: int, source: str | None = None) -> None:
-        super().__init__(f"{source}:{line}: {message}" if source else f"PDN: {message} at line {line}")
-        self.line = line
-        """Line (1-based) of the fault."""
-        self.source = source
-        """File name, when the text came from a file."""
 
 #: Results a game may end with, as written by us.
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
