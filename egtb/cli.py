@@ -1,8 +1,8 @@
 """The ``egtb`` command line: ``perft``, ``moves``, ``build``, ``compact``, ``stats``, ``verify``, ``probe``.
 
 Every subcommand that prints results takes ``--json``; a table directory is
-``--tables DIR`` everywhere (``--dir``/``--out`` are hidden aliases kept for one
-release), parallelism ``--jobs N``, and ``--quiet`` silences progress bars.
+``--tables DIR`` everywhere, parallelism ``--jobs N``, and ``--quiet`` silences
+progress bars.
 Library code returns data; only this module prints.
 
 Exit status, the same for every subcommand (and for ``tournament``):
@@ -86,15 +86,13 @@ def _subcommand(subparsers, name: str, **kwargs) -> argparse.ArgumentParser:
 
 def add_tables_option(parser: argparse.ArgumentParser, *, help_text: str | None = None,
                       default: Path | str | None = None) -> None:
-    """``--tables DIR`` (with the hidden aliases ``--dir`` and ``--out`` kept for one release)."""
+    """``--tables DIR``: the table directory of every subcommand."""
     parser.add_argument("--tables", dest="tables", type=Path, default=default, metavar="DIR",
                         help=help_text or f"table directory (default: ${master.ENV_DIR} or {master.DEFAULT_DIR})")
-    parser.add_argument("--dir", "--out", dest="tables", type=Path, help=argparse.SUPPRESS)
 
 
 def _add_jobs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: number of cores)")
-    parser.add_argument("--concurrency", dest="jobs", type=int, help=argparse.SUPPRESS)
 
 
 def _add_json(parser: argparse.ArgumentParser) -> None:

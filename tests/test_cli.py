@@ -127,11 +127,14 @@ def test_every_printing_subcommand_speaks_json(capsys, tmp_path):
     assert report["ok"] and report["positions"] == 3488 and report["reference_listed"] == 4
 
 
-def test_old_directory_flags_still_work_as_hidden_aliases(capsys, tmp_path):
-    assert cli.main(["build", "--pieces", "2", "--jobs", "1", "--quiet", "--out", str(tmp_path)]) == 0
-    assert cli.main(["stats", "--dir", str(tmp_path)]) == 0
-    assert "3488" in capsys.readouterr().out
-    assert "--dir" not in cli.build_parser().format_help()
+@pytest.mark.parametrize("old", [["build", "--out"], ["stats", "--dir"], ["verify", "--concurrency"]])
+def test_the_old_flag_aliases_are_gone(capsys, tmp_path, old):
+    """``--dir``/``--out`` (now ``--tables``) and ``--concurrency`` (``--jobs``) were kept one release."""
+    with pytest.raises(SystemExit) as caught:
+        cli.main([*old, str(tmp_path)])
+    assert caught.value.code == cli.EXIT_USAGE
+    assert old[1] in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
 
 
 def test_a_missing_table_directory_is_bad_input(capsys, tmp_path):
