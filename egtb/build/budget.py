@@ -49,9 +49,11 @@ BYTES_PER_LAYER = 1
 BYTES_PER_OWN_LAYER = 2
 #: Page cache (bytes) counted for a pair whose values are memory-mapped.
 DISK_RESIDENT = 2 << 30
-#: Pairs of this many positions or more run on disk, checkpointed (a few minutes of solving
-#: each): a killed build redoes at most a checkpoint interval of them.
-CHECKPOINTED_POSITIONS = 1 << 30
+#: Pairs of this many positions or more run on disk, checkpointed: at 0.5 CPU microseconds a
+#: position (7 pieces, edge lists) a smaller one takes at most about 5 minutes, the checkpoint
+#: interval, which is what a killed build may redo of a pair. (A unit is never cut: an
+#: all-kings pair is one unit, 3k-4k about 5 minutes with the regenerating kernel.)
+CHECKPOINTED_POSITIONS = 1 << 29
 #: Share of the physical memory a build uses by default.
 DEFAULT_SHARE = 0.6
 #: Bytes in a GB, as ``--memory`` counts them.

@@ -46,8 +46,8 @@ __all__ = ["DaskExecutor", "make_executor", "run_pair"]
 
 log = logging.getLogger("egtb.build.executor")
 
-#: Pairs of this many positions or more spread over the workers as unit tasks, by default
-#: (those the local pool runs on disk, checkpointed: :data:`egtb.build.budget.CHECKPOINTED_POSITIONS`).
+#: Pairs of this many positions or more spread over the workers as unit tasks, by default:
+#: the largest of those the local pool runs on disk (:data:`egtb.build.budget.CHECKPOINTED_POSITIONS`).
 SPLIT_POSITIONS = 1 << 30
 
 #: Times Dask retries a pair that raised (a worker that dies is handled by Dask on its own:
