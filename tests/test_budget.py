@@ -5,22 +5,17 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from math import comb
 
 import pytest
 
 from egtb.build import budget
 from egtb.build import driver as builder
+from egtb.build.stats import one_colour_placements
 from egtb.build.contents import contents_for
 from egtb.positions.material import count_positions
 
 #: Published number of placements of 7 pieces (any colours, side to move not counted).
 PUBLISHED_PLACEMENTS_7 = 34_779_531_480
-
-
-def one_colour_placements(pieces: int) -> int:
-    """Placements of `pieces` pieces all of one colour (men never on their crowning row)."""
-    return 2 * sum(comb(28, men) * comb(32 - men, pieces - men) for men in range(pieces + 1))
 
 
 def pair_named(key: str) -> builder.Pair:

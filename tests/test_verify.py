@@ -135,3 +135,13 @@ def test_a_wrong_category_without_dtw_is_found(lean_tables, tmp_path):
                        rules={"wcdf": master.RuleLayer(category, layer.dtz, layer.attrs)})
     report = verify_directory(tmp_path, materials=[material])
     assert any("category disagrees" in m for m in report.messages)
+
+
+def test_stats_of_tables_without_dtw(lean_tables, capsys):
+    assert main(["stats", "--tables", str(lean_tables)]) == 0
+    out = capsys.readouterr().out
+    assert "4 pieces: 6209316 positions matches the published 6209316" in out
+    row = next(line for line in out.splitlines() if line.startswith("2k-1k "))
+    assert row.split()[5] == "-"  # no longest DTW
+    assert main(["stats", "--json", "--tables", str(lean_tables)]) == 0
+    assert json.loads(capsys.readouterr().out)["pieces"][-1]["max_dtw"] is None

@@ -13,6 +13,7 @@ positions the move rule turns into draws (cursed wins and blessed losses).
 from __future__ import annotations
 
 import json
+from math import comb
 import os
 from dataclasses import asdict, dataclass, field
 
@@ -21,6 +22,18 @@ from egtb.positions.material import Material
 
 #: Positions with both colours present, one side to move (checkers proof tables).
 PUBLISHED_POSITIONS = {2: 3488, 3: 196032, 4: 6209316, 5: 139450808, 6: 2426085676}
+#: Published placements of n pieces of any colours (the checkers proof; the tables hold those
+#: with both colours, the rest are placements of one colour alone: :func:`one_colour_placements`).
+PUBLISHED_PLACEMENTS = {7: 34_779_531_480}
+
+
+def one_colour_placements(pieces: int) -> int:
+    """Placements of `pieces` pieces all of one colour (men never on their crowning row).
+
+    >>> one_colour_placements(7) + 34_243_113_624 == PUBLISHED_PLACEMENTS[7]
+    True
+    """
+    return 2 * sum(comb(28, men) * comb(32 - men, pieces - men) for men in range(pieces + 1))
 #: Figures kept per rule layer (attribute names of a layer's group).
 LAYER_FIELDS = ("wins", "cursed_wins", "draws", "blessed_losses", "losses", "max_dtz",
                 "max_dtz_cursed")
@@ -83,8 +96,8 @@ class TableStats:
     """Positions the side to move loses."""
     draws: int = 0
     """Drawn positions."""
-    max_dtw: int = 0
-    """Longest DTW (plies)."""
+    max_dtw: int | None = None
+    """Longest DTW (plies); None when no file of it stores DTW (7 pieces by default)."""
     max_dtw_fen: str = ""
     """A position reaching the longest DTW."""
     bytes: int = 0
@@ -104,7 +117,7 @@ class TableStats:
         self.losses += other.losses
         self.draws += other.draws
         self.bytes += other.bytes
-        if other.max_dtw > self.max_dtw or not self.max_dtw_fen:
+        if other.max_dtw is not None and (self.max_dtw is None or other.max_dtw > self.max_dtw):
             self.max_dtw, self.max_dtw_fen = other.max_dtw, other.max_dtw_fen
         for preset, layer in other.rules.items():
             self.rules.setdefault(preset, LayerStats()).add(layer)
@@ -124,7 +137,8 @@ def material_stats(path: os.PathLike | str) -> TableStats:
              for preset in sorted(layers, key=_preset_order)}
     return TableStats(material.name, material.pieces, int(attrs["positions"]),
                       int(attrs["wins"]), int(attrs["losses"]), int(attrs["draws"]),
-                      int(attrs["max_dtw"]), str(attrs["max_dtw_fen"]),
+                      int(attrs["max_dtw"]) if "max_dtw" in attrs else None,
+                      str(attrs.get("max_dtw_fen", "")),
                       os.path.getsize(path), rules)
 
 
@@ -152,7 +166,8 @@ def format_stats(tables: list[TableStats], totals: list[TableStats]) -> str:
     lines = [header]
     for t in tables + totals:
         lines.append(f"{t.material:<14}{t.positions:>13}{t.wins:>13}{t.losses:>13}"
-                     f"{t.draws:>13}{t.max_dtw:>7}{t.bytes:>12}{t.bits_per_position:>9.3f}"
+                     f"{t.draws:>13}{'-' if t.max_dtw is None else t.max_dtw:>7}{t.bytes:>12}"
+                     f"{t.bits_per_position:>9.3f}"
                      f"  {t.max_dtw_fen}")
     if any(t.rules for t in tables):
         lines += ["", format_rule_stats(tables, totals)]
@@ -162,6 +177,13 @@ def format_stats(tables: list[TableStats], totals: list[TableStats]) -> str:
             mark = "matches" if expected == t.positions else "DIFFERS from"
             lines.append(f"{t.pieces} pieces: {t.positions} positions {mark} the published "
                          f"{expected}")
+        placements = PUBLISHED_PLACEMENTS.get(t.pieces)
+        if placements is not None:
+            total = t.positions + one_colour_placements(t.pieces)
+            mark = "matches" if total == placements else "DIFFERS from"
+            lines.append(f"{t.pieces} pieces: {t.positions} positions and "
+                         f"{one_colour_placements(t.pieces)} placements of one colour: {total} "
+                         f"{mark} the published {placements} placements")
     return "\n".join(lines)
 
 
