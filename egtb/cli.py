@@ -290,7 +290,7 @@ def run_build(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if args.compact:
         from egtb.formats.compact import compact_directory
-        compact_directory(args.tables or master.default_dir(), jobs=args.jobs or os.cpu_count() or 1)
+        compact_directory(master.resolve_dir(args.tables), jobs=args.jobs or os.cpu_count() or 1)
     if args.json:
         _print_json({"built": report.built, "skipped": report.skipped, "rebuilt": report.rebuilt,
                      "positions": report.positions, "seconds": round(report.seconds, 3)})
@@ -312,7 +312,7 @@ def _log_warnings_to_console() -> None:
 
 def _existing_tables_dir(args: argparse.Namespace) -> Path:
     """The --tables directory of a command that reads tables; ValueError when it does not exist."""
-    directory = Path(args.tables or master.default_dir())
+    directory = master.resolve_dir(args.tables)
     if not directory.is_dir():
         raise ValueError(f"table directory {directory} does not exist")
     return directory

@@ -569,7 +569,7 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     for pieces in range(min_pieces, max_pieces + 1):
         contents_for(pieces, rules=rules, dtw=dtw)  # ValueError when unknown or empty
     rules = rules if isinstance(rules, str) else tuple(rules)
-    directory = Path(directory or master.default_dir())
+    directory = master.resolve_dir(directory)
     directory.mkdir(parents=True, exist_ok=True)
     jobs = jobs or os.cpu_count() or 1
     handler = _start_logging(directory)

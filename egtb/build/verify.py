@@ -440,7 +440,7 @@ def verify_directory(directory: os.PathLike | str | None = None, *,
     False
     """
     from tqdm import tqdm
-    directory = Path(directory or master.default_dir())
+    directory = master.resolve_dir(directory)
     if materials is None:
         materials = master.stored_materials(directory)
     report = VerifyReport()

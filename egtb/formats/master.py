@@ -116,6 +116,18 @@ def default_dir() -> Path:
     return Path(os.environ.get(ENV_DIR) or DEFAULT_DIR)
 
 
+def resolve_dir(directory: os.PathLike | str | None = None) -> Path:
+    """The table directory: the one given, else $EGTB_DIR, else data/egtb (:func:`default_dir`).
+
+    The one place that answers it, for both command lines, the builder, the
+    verifier, the prober and the page.
+
+    >>> resolve_dir("/tables"), resolve_dir(None) == default_dir()
+    (PosixPath('/tables'), True)
+    """
+    return Path(directory) if directory else default_dir()
+
+
 def table_path(directory: os.PathLike | str, material: Material) -> Path:
     """The file of a material in a table directory."""
     return Path(directory) / f"{material.name}{SUFFIX}"
