@@ -1,10 +1,10 @@
 """The 7-piece build's figures from its log (prints them; reads files only).
 
 Per pair, from the ``solved`` lines of ``<tables>/build.log``: wall seconds,
-CPU seconds, the worker's peak RSS and the disk in use when it finished; then
-the totals, and (with ``--monitor``, lines ``<time> rss_mb=N disk_used_gb=G ...``
-sampled every 30 s while the build ran) the peaks of the build's resident memory
-summed over its processes and of the disk in use.
+CPU seconds, the worker's peak RSS and the table directory's size (or, in older logs, the file system's use) when it finished; then
+the totals, and (with ``--monitor``, lines ``<time> rss_mb=N disk_used_gb=G
+egtb_dir_gb=D ...`` sampled every 30 s while the build ran) the peaks of the
+build's resident memory summed over its processes and of the disk in use.
 
     .venv/bin/python bench/seven_log.py --tables /work/egtb [--monitor monitor.log] [--pieces 7]
 
@@ -23,8 +23,8 @@ from pathlib import Path
 from egtb.positions.material import Material
 
 SOLVED = re.compile(r"^(\S+ \S+) \S+ INFO solved (\S+): (\d+) units, (\d+) positions in ([\d.]+)s "
-                    r".*?; ([\d.]+) CPU s, worker peak RSS (\d+) MB, disk in use ([\d.]+) GB")
-SAMPLE = re.compile(r"rss_mb=(\d+) disk_used_gb=([\d.]+)")
+                    r".*?; ([\d.]+) CPU s, worker peak RSS (\d+) MB, (?:disk in use|table directory) ([\d.]+) GB")
+SAMPLE = re.compile(r"rss_mb=(\d+) disk_used_gb=([\d.]+) egtb_dir_gb=([\d.]+)")
 
 
 def parse_line(line: str) -> dict | None:
@@ -60,9 +60,10 @@ def main() -> None:
           f"({1e6 * cpu / max(positions, 1):.2f} us a position)")
     if args.monitor:
         samples = [SAMPLE.search(line) for line in args.monitor.read_text().splitlines()]
-        samples = [(int(m.group(1)), float(m.group(2))) for m in samples if m]
+        samples = [(int(m.group(1)), float(m.group(2)), float(m.group(3))) for m in samples if m]
         print(f"peaks over {len(samples)} samples: resident memory summed over the build's "
-              f"processes {max(s[0] for s in samples):,} MB, disk in use "
+              f"processes {max(s[0] for s in samples):,} MB, the table directory (files and "
+              f"scratch) {max(s[2] for s in samples):.2f} GB, the whole file system "
               f"{max(s[1] for s in samples):.2f} GB")
 
 

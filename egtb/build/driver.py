@@ -427,9 +427,9 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
         scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     seconds = time.perf_counter() - start
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    disk_used = shutil.disk_usage(directory).used
+    disk_used = master.bytes_on_disk(directory)
     log.info("solved %s: %d units, %d positions in %.2fs (load %.2fs, solve %.2fs, "
-             "write %.2fs); %.1f CPU s, worker peak RSS %d MB, disk in use %.2f GB",
+             "write %.2fs); %.1f CPU s, worker peak RSS %d MB, table directory %.2f GB",
              pair.key, units, pair.positions, seconds, loaded - start, solved - loaded,
              seconds - (solved - start), time.thread_time() - cpu, peak_rss >> 20,
              disk_used / budget.GB)

@@ -643,6 +643,15 @@ def stored_materials(directory: os.PathLike | str, *, suffix: str = SUFFIX) -> l
     return sorted(found, key=lambda m: (m.pieces, m.name))
 
 
+def bytes_on_disk(directory: os.PathLike | str) -> int:
+    """Disk blocks (bytes) the files of a table directory take, its scratch directories included.
+
+    >>> bytes_on_disk("/nonexistent")
+    0
+    """
+    return sum(path.stat().st_blocks * 512 for path in Path(directory).rglob("*") if path.is_file())
+
+
 def remove_temporaries(directory: os.PathLike | str) -> list[Path]:
     """Delete leftover ``*.h5.<pid>.tmp`` files of an interrupted build; return them."""
     removed = sorted(Path(directory).glob(TMP_GLOB))
