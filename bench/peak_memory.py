@@ -6,6 +6,11 @@ samples (psutil, every ``--interval`` seconds) and prints as one line of JSON.
 
     .venv/bin/python bench/peak_memory.py -- .venv/bin/egtb build -n 6 --tables /tmp/t6
 
+A long build also logs a sample every ``--log-every`` seconds to ``--log FILE``
+(``<time> rss_mb=N disk_used_gb=G egtb_dir_gb=D``: the tree's summed RSS, the
+file system's use and, with ``--directory``, that directory's size), which
+bench/seven_log.py reads for the peaks of a build run over several sessions.
+
 >>> import sys
 >>> report = measure([sys.executable, "-c", "x = bytearray(50_000_000)"], interval=0.01)
 >>> report["exit_status"], report["peak_rss_mb"] > 10, len(report["processes_at_peak_mb"])
@@ -43,7 +48,21 @@ def tree_memory(process: psutil.Process, *, pss: bool = False) -> dict[int, int]
     return sizes
 
 
-def measure(command: list[str], *, interval: float = 0.2, pss: bool = False) -> dict:
+def sample_line(rss: int, directory: str | None) -> str:
+    """One log line of a sample (see the module docstring).
+
+    >>> sample_line(3 << 30, None).split()[1]
+    'rss_mb=3072'
+    """
+    from egtb.formats.master import bytes_on_disk
+    used = psutil.disk_usage(directory or "/").used
+    size = bytes_on_disk(directory) if directory else 0
+    return (f"{time.strftime('%Y-%m-%dT%H:%M:%S')} rss_mb={rss >> 20} "
+            f"disk_used_gb={used / 2 ** 30:.2f} egtb_dir_gb={size / 2 ** 30:.2f}")
+
+
+def measure(command: list[str], *, interval: float = 0.2, pss: bool = False,
+            log: str | None = None, log_every: float = 30.0, directory: str | None = None) -> dict:
     """Run `command` to its end; return wall seconds, CPU seconds of the tree, peak summed RSS.
 
     Also the processes' resident sizes at that peak (MB, largest first), and with
@@ -53,10 +72,15 @@ def measure(command: list[str], *, interval: float = 0.2, pss: bool = False) -> 
     child = subprocess.Popen(command)
     process = psutil.Process(child.pid)
     peak, at_peak, peak_pss = 0, {}, 0
+    logged = 0.0
     while child.poll() is None:
         sizes = tree_memory(process)
         if sum(sizes.values()) > peak:
             peak, at_peak = sum(sizes.values()), sizes
+        if log and time.monotonic() - logged >= log_every:
+            with open(log, "a") as out:
+                print(sample_line(sum(sizes.values()), directory), file=out)
+            logged = time.monotonic()
         if pss:
             peak_pss = max(peak_pss, sum(tree_memory(process, pss=True).values()))
         time.sleep(interval)
@@ -78,12 +102,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=0.2, help="seconds between samples")
     parser.add_argument("--pss", action="store_true",
                         help="also sample the summed proportional set size (shared pages once)")
+    parser.add_argument("--log", default=None, help="append a sample line to this file every --log-every s")
+    parser.add_argument("--log-every", type=float, default=30.0)
+    parser.add_argument("--directory", default=None, help="a directory whose size the samples give")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the command to run after --")
-    report = measure(command, interval=args.interval, pss=args.pss)
+    report = measure(command, interval=args.interval, pss=args.pss, log=args.log,
+                     log_every=args.log_every, directory=args.directory)
     print(json.dumps(report), file=sys.stderr)
     return report["exit_status"]
 
