@@ -7,7 +7,7 @@ EGTB_DIR ?= data/egtb
 PIECES ?= 5
 JOBS ?=
 
-.PHONY: run test test-slow bench tables demo setup clean
+.PHONY: run test test-slow test-all bench tables demo setup clean
 
 setup: $(STAMP)
 
@@ -35,12 +35,17 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
+## test-all: both in one pytest run (CI): the session's shared tables are built once
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -q -m "slow or not slow"
+
 bench: $(STAMP)
 	$(BIN)/python bench/bench_movegen.py
 	$(BIN)/python bench/bench_build.py
 	$(BIN)/python bench/bench_probe.py
 	$(BIN)/python bench/bench_search.py
 	$(BIN)/python bench/bench_tournament.py
+	$(BIN)/python bench/bench_deadlines.py
 	$(BIN)/python bench/bench_web.py --tables $(EGTB_DIR)
 
 clean:

@@ -28,11 +28,9 @@ CODE_OF_NAME = {"win": WIN, "loss": LOSS, "draw": DRAW}
 
 
 @pytest.fixture(scope="module")
-def tables4(tmp_path_factory) -> Path:
-    """Every table up to 4 pieces, built with two workers."""
-    directory = tmp_path_factory.mktemp("egtb4")
-    builder.build(4, directory=directory, jobs=2, progress=False)
-    return directory
+def tables4(built_tables) -> Path:
+    """Every table up to 4 pieces, built with two workers (the session's shared set: read only)."""
+    return built_tables(4)
 
 
 def crcs(directory: Path, *, max_pieces: int = 4) -> dict[str, int]:

@@ -19,7 +19,6 @@ from egtb.formats.compact import codec, layout
 from egtb.probe import compact_kernels as ck
 from egtb.probe.kernels import NO_DTW
 from egtb.formats import master
-from egtb.build.driver import build
 from egtb.positions.index import global_unrank
 from egtb.positions.material import Material, all_materials, count_positions
 from egtb.formats.values import DRAW, LOSS, WDL_OF_CODE, WIN, Category
@@ -29,11 +28,9 @@ MAX_PIECES = 4
 
 
 @pytest.fixture(scope="session")
-def master_dir(tmp_path_factory) -> Path:
-    """Every master table up to 4 pieces with its "wcdf" layer, built once per session."""
-    directory = tmp_path_factory.mktemp("compact_master")
-    build(MAX_PIECES, directory=directory, jobs=2, progress=False, rules="wcdf")
-    return directory
+def master_dir(built_tables) -> Path:
+    """Every master table up to 4 pieces with its "wcdf" layer (the session's shared set: read only)."""
+    return built_tables(MAX_PIECES)
 
 
 @pytest.fixture(scope="session")

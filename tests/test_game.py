@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -123,11 +124,30 @@ def test_clock_runs_out() -> None:
     assert result.time_used[BLACK] >= 0.2  # the clock ran out: at least the whole clock was used
 
 
+class HungEngine(Engine):
+    """Blocks in ``play`` until ``release`` is set (a hung engine, released by the test)."""
+
+    name = "hung"
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.returned = threading.Event()
+
+    def play(self, state: GameState, limit: Limit) -> Move:
+        self.release.wait()
+        self.returned.set()
+        return state.board().legal_moves()[0]
+
+
 def test_a_hung_engine_is_abandoned() -> None:
-    started = time.perf_counter()
-    result = play_game(SleepyEngine(delay=120.0), RandomEngine(seed=2), limit=Limit(time=0.01), time_margin=0.0)
-    assert time.perf_counter() - started < 60.0  # abandoned after about a second, long before the engine answers
+    hung = HungEngine()
+    try:
+        result = play_game(hung, RandomEngine(seed=2), limit=Limit(time=0.01), time_margin=0.0)
+        assert not hung.returned.is_set()  # the game ended while the engine was still inside play()
+    finally:
+        hung.release.set()
     assert result.termination is GameTermination.TIME_FORFEIT and "did not answer in time" in result.reason
+    assert hung.returned.wait(timeout=60)  # the abandoned thread ends once the engine answers
 
 
 def test_within_the_margin_is_fine() -> None:

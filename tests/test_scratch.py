@@ -21,11 +21,9 @@ from egtb.positions.material import Material, all_materials
 
 
 @pytest.fixture(scope="module")
-def tables4(tmp_path_factory) -> Path:
-    """Every table up to 4 pieces, built in memory (the reference)."""
-    directory = tmp_path_factory.mktemp("egtb4")
-    builder.build(4, directory=directory, jobs=1, progress=False)
-    return directory
+def tables4(built_tables) -> Path:
+    """Every table up to 4 pieces, built in memory (the reference; the session's shared set: read only)."""
+    return built_tables(4)
 
 
 def file_checksums(directory: Path, materials) -> dict[str, tuple]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -75,11 +74,9 @@ def test_node_limit_and_time_limit_are_respected() -> None:
     engine = SearchEngine(depth=40)
     engine.play(GameState.from_board(Board()), Limit(nodes=20_000))
     assert engine.last_info is not None and engine.last_info.nodes <= 20_000
-    timed = SearchEngine(time=0.2)  # depth 60 from the start would take hours: only the clock stops it
-    started = time.perf_counter()
+    timed = SearchEngine(time=0.2)  # depth 40 from the start would take hours: only the clock stops it
     timed.play(GameState.from_board(Board()), Limit())
-    assert time.perf_counter() - started < 30.0  # generous for a busy machine; bench/ measures the overrun
-    assert timed.last_info is not None and 1 <= timed.last_info.depth < 40
+    assert timed.last_info is not None and 1 <= timed.last_info.depth < 40  # bench_search.py measures the overrun
 
 
 def test_easy_is_seeded() -> None:

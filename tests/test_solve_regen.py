@@ -21,10 +21,8 @@ CONTENTS = contents_for(4)  # the rule-free table and every layer
 
 
 @pytest.fixture(scope="module")
-def tables4(tmp_path_factory) -> Path:
-    directory = tmp_path_factory.mktemp("egtb4")
-    builder.build(4, directory=directory, jobs=1, progress=False)
-    return directory
+def tables4(built_tables) -> Path:
+    return built_tables(4)  # the session's shared set: read only
 
 
 def solve_both(directory: Path, pair: builder.Pair, per_pass: int):
