@@ -106,7 +106,7 @@ def play_game(black: Engine, white: Engine, opening: list[str], max_plies: int) 
         if len(board.move_stack) >= max_plies:
             return 0.5
         engine = black if board.turn == BLACK else white
-        board.push(engine.play(GameState.from_board(board), Limit()))
+        board.push(engine.play(GameState.from_board(board), Limit()).move)
     return 0.5 if outcome.winner is None else float(outcome.winner == BLACK)
 
 

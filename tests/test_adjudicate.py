@@ -12,6 +12,7 @@ from tournament.adjudicate import (
     DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, ResignAdjudicator, ResignRule, ScoreDrawAdjudicator,
     ScoreDrawRule, TablebaseAdjudicator, build_adjudicators, probe_wdl,
 )
+from tournament.engines.base import GameState, Limit, PlayResult
 from tournament.engines.random import RandomEngine
 from tournament.game import play_game
 from tournament.result import GameTermination
@@ -222,8 +223,8 @@ class ScoredRandom(RandomEngine):
         super().__init__(seed=seed)
         self.score = score
 
-    def reported_score(self) -> int | None:
-        return self.score
+    def play(self, state: GameState, limit: Limit) -> PlayResult:
+        return PlayResult(super().play(state, limit).move, self.score)
 
 
 def test_score_draw_after_the_move_number_and_count() -> None:

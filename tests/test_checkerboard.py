@@ -67,9 +67,9 @@ def test_games_against_our_engines_replay_legally(library: Path, tmp_path: Path)
 def test_name_and_reported_result(library: Path) -> None:
     with make_engine(f"cb:{library}") as engine:
         assert engine.name == "Tiny CB"
-        move = engine.play(GameState.from_board(Board("B:W30:B1,K25")), Limit(time=5.0))
-        assert str(move) in ("25-21", "25-22", "25-29", "1-5", "1-6")
-        assert engine.reported_score() is None  # several moves: UNKNOWN
+        result = engine.play(GameState.from_board(Board("B:W30:B1,K25")), Limit(time=5.0))
+        assert str(result.move) in ("25-21", "25-22", "25-29", "1-5", "1-6")
+        assert result.score is None  # several moves: UNKNOWN
 
 
 @pytest.mark.parametrize("mode,termination,text", [

@@ -11,11 +11,10 @@ import pytest
 
 from egtb import Board
 from positions import random_game_boards
-from tournament.engines.base import EngineError, GameState, IllegalMoveError, Limit
+from egtb.errors import IllegalMoveError
+from tournament.engines.base import EngineError, EngineTimeoutError, GameState, Limit
 from tournament.engines.random import RandomEngine
-from tournament.engines.hub import (
-    EngineTimeoutError, HubEngine, hub_move, hub_position, parse_hub_move, parse_hub_position, serve,
-)
+from tournament.engines.hub import HubEngine, hub_move, hub_position, parse_hub_move, parse_hub_position, serve
 
 draughts = pytest.importorskip("draughts")
 
@@ -72,8 +71,8 @@ def test_our_client_drives_our_server() -> None:
         engine.new_game()
         board = Board()
         for _ in range(6):
-            move = engine.play(GameState.from_board(board), Limit(depth=2, time=5))
-            board.push(move)
+            result = engine.play(GameState.from_board(board), Limit(depth=2, time=5))
+            board.push(result.move)
         assert len(board.move_stack) == 6
     assert not engine.alive()
 
@@ -103,8 +102,8 @@ def test_client_sends_start_and_moves_and_reads_the_answer(tmp_path: Path, monke
     board.push_pdn("22x15")
     with HubEngine(_fake("scripted", "24-20"), options={"variant": "english"}) as engine:
         assert engine.id["name"] == "scripted"
-        move = engine.play(GameState.from_board(board), Limit(time=1.5))
-        assert str(move) == "24-20" and engine.last_info["depth"] == "1"
+        result = engine.play(GameState.from_board(board), Limit(time=1.5))
+        assert str(result.move) == "24-20" and result.info["depth"] == "1"
     sent = log.read_text().splitlines()
     assert sent[:3] == ["hub", "set-param name=variant value=english", "init"]
     assert sent[3:6] == ['pos pos=WeeeeeBeebeWeeebeweeeweeeeeeeeeee moves="22x15x18"', "level move-time=1.5", "go think"]
@@ -151,8 +150,8 @@ def test_a_missing_program_is_an_engine_error(tmp_path: Path) -> None:
 
 def test_our_server_reports_the_search_score_and_the_client_reads_it() -> None:
     with HubEngine(SERVER + ["depth=3"]) as engine:
-        engine.play(GameState.from_board(Board("B:W32:B1,K28")), Limit(depth=3))
-        assert engine.last_info.get("depth") == "3" and engine.reported_score() > 100  # a man ahead
+        result = engine.play(GameState.from_board(Board("B:W32:B1,K28")), Limit(depth=3))
+        assert result.info.get("depth") == "3" and result.score > 100  # a man ahead
     with HubEngine(SERVER + ["random"]) as engine:
-        engine.play(GameState.from_board(Board()), Limit())
-        assert engine.reported_score() is None  # the random mover has no opinion
+        result = engine.play(GameState.from_board(Board()), Limit())
+        assert result.score is None  # the random mover has no opinion

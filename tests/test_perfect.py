@@ -29,7 +29,7 @@ def play_out(board: Board, players: dict[int, Engine], *, max_plies: int) -> int
     """Play until the game ends or max_plies; return the plies played."""
     plies = 0
     while board.outcome() is None and plies < max_plies:
-        move = players[board.turn].play(GameState.from_board(board), Limit())
+        move = players[board.turn].play(GameState.from_board(board), Limit()).move
         board.push(move if isinstance(move, Move) else Move.from_pdn(move, board))
         plies += 1
     return plies
@@ -64,7 +64,7 @@ def test_longest_loss_and_shortest_win(tables_dir):
     assert str(engine.play(GameState.from_board(board), Limit())) == "18-14"
     losing = Board("B:WK10,K14:BK1")
     ranked = engine.tablebase.best_moves(losing)
-    move = engine.play(GameState.from_board(losing), Limit())
+    move = engine.play(GameState.from_board(losing), Limit()).move
     assert move == ranked[0].move
     assert ranked[0].dtw == max(m.dtw for m in ranked)
 
@@ -88,10 +88,10 @@ def test_fallback_outside_the_tables(tables_dir):
 
     engine = PerfectEngine(tables_dir, fallback=Scripted())
     board = Board()
-    assert engine.play(GameState.from_board(board), Limit()) == board.legal_moves()[-1]
+    assert engine.play(GameState.from_board(board), Limit()).move == board.legal_moves()[-1]
     assert engine.last_source == "fallback"
     alone = PerfectEngine(tables_dir)
-    assert alone.play(GameState.from_board(board), Limit()) in board.legal_moves()
+    assert alone.play(GameState.from_board(board), Limit()).move in board.legal_moves()
     assert alone.last_source == "search"
 
 
@@ -123,7 +123,7 @@ def play_checked(board: Board, players: dict[int, Engine], perfect: int, tb: Tab
             break
         if board.turn == perfect and board.piece_count() <= 4:
             best = max(best, int(tb.probe_outcome(board)))
-        move = players[board.turn].play(GameState.from_board(board), Limit())
+        move = players[board.turn].play(GameState.from_board(board), Limit()).move
         board.push(move if isinstance(move, Move) else Move.from_pdn(move, board))
     outcome = board.outcome()
     winner = None if outcome is None else outcome.winner
@@ -161,7 +161,7 @@ def test_needs_a_man_move_to_reset_the_counter(tables_dir):
             moves = tb.best_moves(board)
             if any(m.outcome is Wdl.WIN and m.counter > 0 for m in moves):
                 continue  # a quiet move would do too
-            move = engine.play(GameState.from_board(board), Limit())
+            move = engine.play(GameState.from_board(board), Limit()).move
             assert move == moves[0].move and moves[0].counter == 0 and moves[0].outcome is Wdl.WIN
             assert play_checked(board, {0: engine, 1: SearchEngine(depth=2)}, 0, tb) == 0
             found += 1

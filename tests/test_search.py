@@ -83,7 +83,7 @@ def test_easy_is_seeded() -> None:
     def game(seed: int) -> list[str]:
         engine, board, played = SearchEngine(depth=2, noise=60, seed=seed), Board(), []
         for _ in range(16):
-            move = engine.play(GameState.from_board(board), Limit())
+            move = engine.play(GameState.from_board(board), Limit()).move
             board.push(move)
             played.append(str(move))
         return played
@@ -96,7 +96,7 @@ def test_plays_a_full_game_against_random() -> None:
     engine, opponent, board = SearchEngine(depth=4), RandomEngine(seed=2), Board()
     while board.outcome() is None and len(board.move_stack) < 300:
         player = engine if board.turn == 0 else opponent
-        board.push(player.play(GameState.from_board(board), Limit()))
+        board.push(player.play(GameState.from_board(board), Limit()).move)
     assert board.outcome() is not None and board.outcome().winner != 1
 
 
@@ -119,7 +119,7 @@ class _FakeTablebase:
 def test_probes_tables_within_their_piece_count() -> None:
     tb = _FakeTablebase("1-6")
     engine = SearchEngine(depth=3, tablebase=tb)
-    assert engine.play(GameState("B:WK29:BK1"), Limit()) == Move.from_pdn("1-6", Board("B:WK29:BK1"))
+    assert engine.play(GameState("B:WK29:BK1"), Limit()).move == Move.from_pdn("1-6", Board("B:WK29:BK1"))
     assert engine.last_info is not None and engine.last_info.source == "tables"
     engine.play(GameState("B:WK32:BK1"), Limit())  # missing table: searches instead
     assert engine.last_info.source == "search"
@@ -133,7 +133,7 @@ def test_plays_the_real_tables_best_move(tmp_path) -> None:
     assert cli.main(["build", "--pieces", "3", "--tables", str(tmp_path)]) == 0
     engine = SearchEngine(depth=4, tables_dir=tmp_path)
     for fen in ["B:WK32:BK1,K10", "W:WK32:BK1,K10", "B:W18:B5,K1"]:
-        move = engine.play(GameState(fen), Limit())
+        move = engine.play(GameState(fen), Limit()).move
         assert engine.last_info.source == "tables"
         best = probe.Tablebase(tmp_path).best_moves(fen)
         assert move == best[0].move

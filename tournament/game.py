@@ -24,7 +24,7 @@ from typing import Any
 from egtb.rules.board import Board, Color, Move
 from egtb.rules.notation import is_move_text
 from tournament.adjudicate import Adjudicator
-from tournament.engines.base import Engine, GameState, IllegalMoveError, Limit
+from tournament.engines.base import Engine, GameState, IllegalEngineMoveError, Limit, PlayResult
 from tournament.result import GameResult, GameTermination, color_name
 
 __all__ = ["DEFAULT_TIME_MARGIN", "play_game"]
@@ -162,10 +162,10 @@ class _MoveLog:
     clocks: list[float | None] = field(default_factory=list)
     scores: list[int | None] = field(default_factory=list)
 
-    def add(self, elapsed: float, clock: "_Clock", engine: Engine) -> None:
+    def add(self, elapsed: float, clock: "_Clock", answer: PlayResult) -> None:
         self.times.append(round(elapsed, 4))
         self.clocks.append(_rounded(clock.remaining))
-        self.scores.append(_reported_score(engine))
+        self.scores.append(_score_of(answer))
 
 
 def _rounded(seconds: float | None) -> float | None:
@@ -173,12 +173,11 @@ def _rounded(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds, 4)
 
 
-def _reported_score(engine: Engine) -> int | None:
-    """The engine's score for its last move; a plug-in without the method, or a failing one, reports none."""
+def _score_of(answer: PlayResult) -> int | None:
+    """The score the engine gave with its move; one that is not a number counts as none."""
     try:
-        score = getattr(engine, "reported_score", lambda: None)()
-        return None if score is None else int(score)
-    except Exception:  # noqa: BLE001 - a score is a courtesy, never a fault
+        return None if answer.score is None else int(answer.score)
+    except (TypeError, ValueError, OverflowError):  # a score is a courtesy, never a fault
         return None
 
 
@@ -232,11 +231,11 @@ def _play_one_ply(board: Board, texts: list[str], engines: tuple[Engine, Engine]
     used_before = clock.used
     try:
         answer = _timed_answer(engine, state, clock, who)
-        move = _legal_move(answer, board, who)
+        move = _legal_move(answer.move, board, who)
     except _EngineFault as fault:
         logger.info("%s", fault.reason)
         return 1 - color, fault.termination, fault.reason
-    log.add(clock.used - used_before, clock, engine)
+    log.add(clock.used - used_before, clock, answer)
     for adjudicator in adjudicators:
         record = getattr(adjudicator, "record_score", None)
         if record is not None:
@@ -246,18 +245,18 @@ def _play_one_ply(board: Board, texts: list[str], engines: tuple[Engine, Engine]
     return None
 
 
-def _timed_answer(engine: Engine, state: GameState, clock: _Clock, who: str) -> Any:
+def _timed_answer(engine: Engine, state: GameState, clock: _Clock, who: str) -> PlayResult:
     """The engine's answer, charged to its clock; faults raise _EngineFault."""
     allowance = clock.allowance()
     move_limit = clock.move_limit()
     started = time.perf_counter()
     try:
-        answer = _call_with_deadline(lambda: engine.play(state, move_limit), allowance)
+        answer = PlayResult.of(_call_with_deadline(lambda: engine.play(state, move_limit), allowance))
     except TimeoutError as exc:
         clock.charge(time.perf_counter() - started)
         raise _EngineFault(GameTermination.TIME_FORFEIT, f"{who} did not answer in time: "
                                                          f"{_describe(exc)}") from None
-    except IllegalMoveError as exc:
+    except IllegalEngineMoveError as exc:
         raise _EngineFault(GameTermination.ILLEGAL_MOVE, f"{who} played an illegal move: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - plug-ins may raise anything
         raise _EngineFault(GameTermination.CRASH, f"{who} crashed: {_describe(exc)}") from None

@@ -2,20 +2,23 @@
 
 Built-in engines, plug-ins (``package.module:Class`` or an entry point in the
 group ``draughts_tournament.engines``) and external Hub programs are all
-:class:`Engine` subclasses to the runner.
+:class:`Engine` subclasses to the runner. ``play`` answers a :class:`PlayResult`:
+the move and the score the engine gave it, together (python-chess's ``PlayResult``).
 
 >>> from egtb import Board
 >>> from tournament.engines.random import RandomEngine
->>> move = RandomEngine(seed=1).play(GameState.from_board(Board()), Limit(depth=1))
->>> move in Board().legal_moves()
-True
+>>> result = RandomEngine(seed=1).play(GameState.from_board(Board()), Limit(depth=1))
+>>> result.move in Board().legal_moves(), result.score
+(True, None)
 """
 
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from egtb.errors import IllegalMoveError
 from egtb.rules.board import Board, Move
 
 
@@ -93,6 +96,35 @@ class GameState:
         return board
 
 
+@dataclass(frozen=True)
+class PlayResult:
+    """An engine's answer to one ``play``: its move and what it said about the position.
+
+    >>> from egtb import Board
+    >>> result = PlayResult(Board().legal_moves()[0], score=25)
+    >>> str(result), result.score
+    ('9-13', 25)
+    >>> PlayResult.of("11-15")
+    PlayResult(move='11-15', score=None, info={})
+    """
+
+    move: Move | str
+    """The move: a Move, or the engine's text of one (the runner judges whether it is legal)."""
+    score: int | None = None
+    """Hundredths of a man for the side that moved (beyond +-29000 a win or a loss); None: none given."""
+    info: Mapping[str, object] = field(default_factory=dict)
+    """Anything else the engine reported with the move (depth, nodes, where the move came from)."""
+
+    def __str__(self) -> str:
+        return str(self.move)
+
+    @classmethod
+    def of(cls, answer: "PlayResult | Move | str") -> "PlayResult":
+        """A PlayResult from what ``play`` returned: plug-ins written for the older interface may
+        return a bare Move or PDN text, which is a move with no score."""
+        return answer if isinstance(answer, PlayResult) else cls(answer)
+
+
 class EngineError(RuntimeError):
     """An engine crashed, answered garbage or could not be started."""
 
@@ -101,8 +133,15 @@ class EngineSetupError(EngineError, ValueError):
     """An engine cannot be built from its spec or settings: found before the first game."""
 
 
-class IllegalMoveError(EngineError):
-    """An engine named a well-formed move that is not legal in the position."""
+class IllegalEngineMoveError(EngineError, IllegalMoveError):
+    """An engine named a well-formed move that is not legal in the position.
+
+    The rules core's IllegalMoveError (the one error for an illegal move, in the egtb error
+    family) raised as an engine fault.
+
+    >>> isinstance(IllegalEngineMoveError("22-26"), (IllegalMoveError, EngineError))
+    True
+    """
 
 
 class EngineTimeoutError(EngineError, TimeoutError):
@@ -123,13 +162,11 @@ class Engine(abc.ABC):
         """Called before each game (clear hash tables, restart a process...)."""
 
     @abc.abstractmethod
-    def play(self, state: GameState, limit: Limit) -> Move | str:
-        """A move for the side to move in ``state`` (a Move or PDN text)."""
+    def play(self, state: GameState, limit: Limit) -> PlayResult:
+        """The move for the side to move in ``state`` with the engine's score of it.
 
-    def reported_score(self) -> int | None:
-        """The score the engine gave with its last move: hundredths of a man for the side that moved
-        (beyond +-29000 a win or a loss), None when it reported none."""
-        return None
+        (The runner also takes a bare Move or PDN text, as a move without a score.)
+        """
 
     def close(self) -> None:
         """Release processes and files."""

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from egtb.rules.board import Board, Move
-from tournament.engines.base import Engine, EngineError, EngineSetupError, GameState, Limit
+from tournament.engines.base import Engine, EngineError, EngineSetupError, GameState, Limit, PlayResult
 
 __all__ = ["CheckerBoardLibrary", "board_to_cb", "cb_square", "fen_from_cb", "game_history", "pack_incremental_time",
            "square_coords", "time_arguments"]
@@ -283,16 +283,26 @@ class CheckerBoardLibrary(Engine):
 
     def command(self, text: str) -> str:
         """``enginecommand(text)``: the engine's reply ("" when it does not know the command)."""
+        known, reply = self.call(text)
+        return reply if known else ""
+
+    def call(self, text: str) -> tuple[bool, str]:
+        """``enginecommand(text)``: whether the engine took the command (its return value is not 0),
+        and its reply (which may be empty either way)."""
         encoded = text.encode()
         command = ctypes.create_string_buffer(encoded, max(COMMAND_SIZE, len(encoded) + 1))
         reply = ctypes.create_string_buffer(REPLY_SIZE)
         known = self._command(command, reply)
-        return reply.value.decode(errors="replace") if known else ""
+        return bool(known), reply.value.decode(errors="replace")
 
-    def set_option(self, name: str, value: Any) -> None:
-        """``enginecommand("set NAME VALUE")``; a refused option is logged."""
-        if not self.command(f"set {name} {value}"):
-            logger.warning("%s: the engine refused 'set %s %s'", self.name, name, value)
+    def set_option(self, name: str, value: Any) -> bool:
+        """``enginecommand("set NAME VALUE")``: True when the engine took it (returned non-zero,
+        whatever its reply, which is often empty); a refused option is logged and False."""
+        accepted, reply = self.call(f"set {name} {value}")
+        if not accepted:
+            logger.warning("%s: the engine refused 'set %s %s'%s", self.name, name, value,
+                           f" ({reply})" if reply else "")
+        return accepted
 
     def _check_game_type(self) -> None:
         """Refuse a library whose ``get gametype`` is not English checkers (no answer: English)."""
@@ -317,7 +327,9 @@ class CheckerBoardLibrary(Engine):
     def new_game(self) -> None:
         self._new_game = True
 
-    def play(self, state: GameState, limit: Limit) -> Move | str:
+    def play(self, state: GameState, limit: Limit) -> PlayResult:
+        """getmove on the position; the move whose result is the board it returns, and its view
+        of the game as a score (WIN and LOSS as won and lost scores, DRAW 0, UNKNOWN none)."""
         board = state.board()
         cb = board_to_cb(board)
         text = ctypes.create_string_buffer(REPLY_SIZE)
@@ -332,11 +344,8 @@ class CheckerBoardLibrary(Engine):
                                          text, ctypes.byref(playnow), info | time_bits, _signed32(moreinfo),
                                          ctypes.byref(CBMove()))
         self.last_text = text.value.decode(errors="replace")
-        return _move_to(board, cb)
-
-    def reported_score(self) -> int | None:
-        """WIN and LOSS as won and lost scores, DRAW as 0, UNKNOWN as none."""
-        return {CB_WIN: WIN_SCORE, CB_LOSS: -WIN_SCORE, CB_DRAW: 0}.get(self.last_result)
+        score = {CB_WIN: WIN_SCORE, CB_LOSS: -WIN_SCORE, CB_DRAW: 0}.get(self.last_result)
+        return PlayResult(_move_to(board, cb), score, {"text": self.last_text})
 
 
 def _load_library(path: str) -> Any:

@@ -11,7 +11,7 @@ without the preset's rule layer are used rule-free. Outside the tables it asks
 its fallback engine, or, without one, plays the short search's choice.
 
 >>> engine = PerfectEngine("data/egtb")                    # doctest: +SKIP
->>> engine.play(GameState("W:WK10,K14:BK1"), Limit())      # doctest: +SKIP
+>>> engine.play(GameState("W:WK10,K14:BK1"), Limit()).move  # doctest: +SKIP
 Move.from_pdn('14-9')
 """
 
@@ -23,7 +23,7 @@ from typing import Sequence
 from egtb.rules.board import Board, Move
 from egtb.rules.movegen import count_simple_moves
 from egtb.probe.tablebase import MissingRuleLayerError, MissingTableError, MoveValue, Tablebase
-from tournament.engines.base import Engine, EngineError, GameState, Limit
+from tournament.engines.base import Engine, EngineError, GameState, Limit, PlayResult
 from tournament.engines.search import KING_VALUE, MAN_VALUE, search_position
 
 __all__ = ["PerfectEngine"]
@@ -65,7 +65,8 @@ class PerfectEngine(Engine):
         if self.fallback is not None:
             self.fallback.close()
 
-    def play(self, state: GameState, limit: Limit) -> Move | str:
+    def play(self, state: GameState, limit: Limit) -> PlayResult:
+        """The tables' move (``info["source"]`` "tables"), else the fallback's or the short search's."""
         board = state.board()
         board.quiet_plies = state.quiet_plies  # the state's counter holds even for a game started mid-count
         if not board.legal_moves():
@@ -73,12 +74,13 @@ class PerfectEngine(Engine):
         ranked = self.ranked_moves(board)
         if ranked is not None:
             self.last_source = "tables"
-            return self.choose(board, ranked)
+            return PlayResult(self.choose(board, ranked), info={"source": "tables"})
         if self.fallback is not None:
             self.last_source = "fallback"
-            return self.fallback.play(state, limit)
+            played = PlayResult.of(self.fallback.play(state, limit))
+            return PlayResult(played.move, played.score, {**played.info, "source": "fallback"})
         self.last_source = "search"
-        return self._search_best(board, board.legal_moves())
+        return PlayResult(self._search_best(board, board.legal_moves()), info={"source": "search"})
 
     def ranked_moves(self, board: Board) -> list[MoveValue] | None:
         """The tables' moves of ``board`` best first under its rule and counter, or None outside the tables.

@@ -2,7 +2,7 @@
 
 >>> from egtb import Board
 >>> from tournament.engines.base import GameState, Limit
->>> RandomEngine(seed=1).play(GameState.from_board(Board()), Limit()) in Board().legal_moves()
+>>> RandomEngine(seed=1).play(GameState.from_board(Board()), Limit()).move in Board().legal_moves()
 True
 """
 
@@ -11,8 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from tournament.engines.base import Engine, GameState, Limit
-from egtb.rules.board import Move
+from tournament.engines.base import Engine, GameState, Limit, PlayResult
 
 __all__ = ["RandomEngine"]
 
@@ -30,6 +29,6 @@ class RandomEngine(Engine):
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
 
-    def play(self, state: GameState, limit: Limit) -> Move:
+    def play(self, state: GameState, limit: Limit) -> PlayResult:
         board = state.board()
-        return self._rng.choice(board.legal_moves())
+        return PlayResult(self._rng.choice(board.legal_moves()))

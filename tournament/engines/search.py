@@ -16,7 +16,7 @@ the time left, so one deep iteration cannot overrun by much.
 >>> from egtb import Board
 >>> from tournament.engines.base import GameState, Limit
 >>> engine = SearchEngine(depth=4)
->>> move = engine.play(GameState.from_board(Board()), Limit())
+>>> move = engine.play(GameState.from_board(Board()), Limit()).move
 >>> move in Board().legal_moves()
 True
 >>> engine.last_info.depth
@@ -41,7 +41,7 @@ from egtb.rules.movegen import (
     count_simple_moves, generate_moves, popcount,
 )
 from egtb.rules.squares import BLACK_CROWN_ROW, WHITE_CROWN_ROW
-from tournament.engines.base import Engine, GameState, Limit
+from tournament.engines.base import Engine, GameState, Limit, PlayResult
 
 __all__ = ["SearchEngine", "SearchInfo", "STRENGTHS", "MATE", "search_position", "evaluate"]
 
@@ -464,7 +464,7 @@ class SearchEngine(Engine):
 
     >>> engine = SearchEngine(depth=2, noise=60, seed=3)
     >>> from egtb import Board
-    >>> engine.play(GameState.from_board(Board()), Limit()) in Board().legal_moves()
+    >>> engine.play(GameState.from_board(Board()), Limit()).move in Board().legal_moves()
     True
     """
 
@@ -493,13 +493,13 @@ class SearchEngine(Engine):
         if tb is not None and hasattr(tb, "close"):
             tb.close()
 
-    def play(self, state: GameState, limit: Limit) -> Move:
-        return self.choose(state.board(), limit)
-
-    def reported_score(self) -> int | None:
-        """The last search's score (None after a table move or a forced move)."""
+    def play(self, state: GameState, limit: Limit) -> PlayResult:
+        """The chosen move with the search's score (none for a table move or a forced move)."""
+        move = self.choose(state.board(), limit)
         info = self.last_info
-        return None if info is None or info.source != "search" else int(info.score)
+        assert info is not None
+        score = int(info.score) if info.source == "search" else None
+        return PlayResult(move, score, {"depth": info.depth, "nodes": info.nodes, "source": info.source})
 
     def choose(self, board: Board, limit: Limit = Limit()) -> Move:
         """The move to play in ``board`` under ``limit``; fills ``last_info``."""

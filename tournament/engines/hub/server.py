@@ -1,0 +1,138 @@
+"""The Hub server: any of our engines answering Hub commands on standard input and output.
+
+``tournament hub-engine SPEC`` (or ``python -m tournament.cli hub-engine SPEC``)
+runs :func:`serve`; a CheckerBoard library is served so (``cblib:PATH``), in a
+process of its own.
+
+>>> import io
+>>> from tournament.engines.random import RandomEngine
+>>> out = io.StringIO()
+>>> serve(RandomEngine(seed=1), io.StringIO("hub\\ninit\\npos pos=B:W18:B14\\ngo think\\nquit\\n"), out)
+>>> out.getvalue().splitlines()[-3:]
+['wait', 'ready', 'done move=14x23x18']
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import IO
+
+from egtb.rules.board import Board, Move
+from tournament.engines.base import Engine, GameState, Limit, PlayResult
+from tournament.engines.hub.protocol import (
+    format_info, hub_move, limit_from_level, parse_fields, parse_hub_move, parse_hub_position,
+)
+
+__all__ = ["HubServer", "serve"]
+
+
+class HubServer:
+    """State of one Hub session: the engine, the position, the level."""
+
+    def __init__(self, engine: Engine, out: IO[str]) -> None:
+        self.engine = engine
+        self.out = out
+        self.board = Board()
+        self.limit = Limit()
+
+    def say(self, line: str) -> None:
+        """Write one line to the GUI at once."""
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def handle(self, line: str) -> bool:
+        """Answer one command; False after ``quit``."""
+        command, _, rest = line.strip().partition(" ")
+        fields = parse_fields(rest)
+        if command == "quit":
+            return False
+        handler = self._HANDLERS.get(command)
+        if handler is None:
+            self.say(f'error message="unknown command {command}"')
+        else:
+            handler(self, fields)
+        return True
+
+    def hello(self, fields: dict[str, str]) -> None:
+        """``hub``: who we are, the variant, then ``wait``."""
+        # pydraughts splits each field at "=", so a name must not contain one
+        name = str(getattr(self.engine, "name", type(self.engine).__name__)).replace("=", ":").replace('"', "'")
+        self.say(f'id name="{name}" version=0.1 author="draughts-egtb"')
+        self.say('param name=variant value=english type=enum values="english"')
+        self.say("wait")
+
+    def init(self, fields: dict[str, str]) -> None:
+        """``init``: load the compiled move generator now, not on the clock of the first move."""
+        Board().legal_moves()
+        self.say("ready")
+
+    def set_param(self, fields: dict[str, str]) -> None:
+        """``set-param``: to the engine's ``set_option``; a refusal is told to the GUI as an ``error`` line."""
+        setter = getattr(self.engine, "set_option", None)
+        if setter is None or "name" not in fields:
+            return
+        if setter(fields["name"], fields.get("value", "")) is False:
+            refused = f"the engine refused the option {fields['name']}={fields.get('value', '')}"
+            self.say(f'error message="{refused}"')
+
+    def set_position(self, fields: dict[str, str]) -> None:
+        """``pos``: the position, then the moves played from it."""
+        board = parse_hub_position(fields.get("pos", ""))
+        for text in fields.get("moves", "").split():
+            board.push(parse_hub_move(text, board))
+        self.board = board
+
+    def set_level(self, fields: dict[str, str]) -> None:
+        """``level``: the limit of the following searches."""
+        self.limit = limit_from_level(fields)
+
+    def go(self, fields: dict[str, str]) -> None:
+        """``go``: search, then the score (``info``) and the move (``done``)."""
+        result = PlayResult.of(self.engine.play(GameState.from_board(self.board), self.limit))
+        if result.score is not None:
+            self.say(format_info(result.score, int(result.info.get("depth", 0) or 0)))
+        self.say(f"done move={self.answer_text(result.move)}")
+
+    def new_game(self, fields: dict[str, str]) -> None:
+        """``new-game``: the engine forgets the last game."""
+        self.engine.new_game()
+
+    def pong(self, fields: dict[str, str]) -> None:
+        """``ping``: ``pong``."""
+        self.say("pong")
+
+    def ignore(self, fields: dict[str, str]) -> None:
+        """``stop``, ``ponder-hit``: the search is synchronous, so they have nothing to do."""
+
+    _HANDLERS = {"hub": hello, "init": init, "ping": pong, "new-game": new_game, "pos": set_position,
+                 "level": set_level, "go": go, "set-param": set_param, "stop": ignore, "ponder-hit": ignore,
+                 "": ignore}
+
+    def answer_text(self, answer: Move | str) -> str:
+        """The engine's move in hub notation; text that names no legal move is passed on for the client to judge."""
+        if isinstance(answer, Move):
+            return hub_move(answer)
+        try:
+            return hub_move(Move.from_pdn(answer, self.board))
+        except ValueError:
+            return str(answer).strip().replace(" ", "") or "none"
+
+
+def serve(engine: Engine, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
+    """Answer Hub commands from ``stdin`` on ``stdout`` with ``engine`` until ``quit`` or end of input.
+
+    >>> import io
+    >>> from tournament.engines.random import RandomEngine
+    >>> out = io.StringIO()
+    >>> serve(RandomEngine(seed=1), io.StringIO("hub\\ninit\\nquit\\n"), out)
+    >>> out.getvalue().splitlines()[-2:]
+    ['wait', 'ready']
+    """
+    stdin = stdin if stdin is not None else sys.stdin
+    server = HubServer(engine, stdout if stdout is not None else sys.stdout)
+    for line in stdin:
+        try:
+            if not server.handle(line):
+                break
+        except ValueError as error:  # a bad position or move: tell the GUI, keep going
+            server.say(f'error message="{str(error).replace(chr(34), chr(39))}"')
