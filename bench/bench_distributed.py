@@ -35,6 +35,7 @@ from pathlib import Path
 from egtb.build import driver as builder
 from egtb.build.executor import DaskExecutor
 from tournament.distributed import TARGET_TASK_SECONDS, DaskGames
+from tournament.config import TournamentConfig
 from tournament.schedule import run_tournament
 
 EMPTY_TASKS = 200
@@ -104,7 +105,8 @@ class Run:
 
 def timed_games(games: int, out: Path, **kwargs) -> float:
     start = time.perf_counter()
-    result = run_tournament(["random", "random"], out_dir=out, games=games, seed=11, progress=False, **kwargs)
+    config = TournamentConfig(("random", "random"), games=games, seed=11)
+    result = run_tournament(config, out_dir=out, progress=False, **kwargs)
     assert len(result.records) == games
     return games / (time.perf_counter() - start)
 

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from tournament.openings import load_ballots
+from tournament.config import TournamentConfig
 from tournament.schedule import run_tournament
 
 
@@ -37,8 +38,9 @@ def bench_ours(games: int, concurrency: int) -> float:
     out = Path(tempfile.mkdtemp(prefix="bench-tournament-"))
     try:
         started = time.perf_counter()
-        result = run_tournament(["random", "random"], out_dir=out, openings=load_ballots("3-move"), games=games,
-                                concurrency=concurrency, progress=False, seed=1)
+        result = run_tournament(TournamentConfig(["random", "random"],
+                                                 openings=load_ballots("3-move"), games=games, seed=1),
+                                out_dir=out, concurrency=concurrency, progress=False)
         elapsed = time.perf_counter() - started
         assert len(result.records) == games
     finally:
@@ -83,8 +85,8 @@ def bench_hub(games: int, *, reuse: bool, concurrency: int = 1) -> float:
     out = Path(tempfile.mkdtemp(prefix="bench-hub-"))
     try:
         started = time.perf_counter()
-        result = run_tournament([spec, spec], out_dir=out, openings=load_ballots("3-move"), games=games,
-                                concurrency=concurrency, progress=False, seed=1, reuse_engines=reuse)
+        result = run_tournament(TournamentConfig([spec, spec], openings=load_ballots("3-move"), games=games, seed=1),
+                                out_dir=out, concurrency=concurrency, progress=False, reuse_engines=reuse)
         assert len(result.records) == games and not any(r.result.is_fault for r in result.records)
         return games / (time.perf_counter() - started)
     finally:

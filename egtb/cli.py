@@ -27,6 +27,7 @@ from typing import Iterable, Iterator, Sequence, TextIO
 import numpy as np
 
 from egtb.errors import EgtbError, MissingRuleLayerError, MissingTableError, TableError
+from egtb.exit_status import EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from egtb.probe.tablebase import MoveValue, Tablebase
 from egtb.rules.board import DRAW_RULES, Board
 from egtb.rules.perft import HASH_ENTRY_BYTES, new_hash_table, perft, perft_hashed
@@ -35,13 +36,6 @@ from egtb.formats import master
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "EXIT_CODES_HELP",
            "add_tables_option", "build_parser", "main"]
 
-EXIT_OK = 0  #: everything asked for was done and is right
-EXIT_FAILED = 1  #: a result is wrong or missing (failed verification, missing table, bad probe line)
-EXIT_USAGE = 2  #: bad usage or input: unknown option, malformed FEN, missing directory
-EXIT_INTERRUPTED = 130  #: interrupted (Ctrl-C); complete work is kept
-#: The epilog of every ``--help``.
-EXIT_CODES_HELP = ("exit status: 0 ok, 1 a result is wrong or missing, 2 bad usage or input, "
-                   "130 interrupted")
 DEFAULT_PIECES = 5
 
 

@@ -94,6 +94,10 @@ def test_no_import_cycles():
     ("egtb.build", ("egtb.probe.tablebase", "egtb.cli")),
     ("egtb.formats", ("egtb.build", "egtb.probe", "egtb.cli")),
     ("tournament.engines", ("tournament.schedule", "tournament.cli", "tournament.records")),
+    ("tournament", ("egtb.build",)),  # the tournament reads tables, it never builds them
+    ("tournament.cli", ("egtb.cli",)),  # each command line stands alone: exit codes from egtb.exit_status
+    ("tournament.engines", ("egtb.cli",)),
+    ("tournament.schedule", ("egtb.cli",)),
 ])
 def test_layers_import_only_downwards(layer, forbidden):
     offenders = [f"{module} imports {target}"
@@ -109,3 +113,9 @@ def test_every_error_class_of_egtb_lives_in_its_error_module():
              for node in ast.walk(ast.parse(path.read_text()))
              if isinstance(node, ast.ClassDef) and node.name.endswith("Error")]
     assert homes == []
+
+
+@pytest.mark.xfail(strict=True, reason="tournament.web.state imports egtb.cli.answer (the JSON form of probe "
+                                       "results, which belongs in egtb.probe); widen the rule above once it moves")
+def test_tournament_never_imports_the_egtb_command_line():
+    test_layers_import_only_downwards("tournament", ("egtb.cli",))

@@ -15,7 +15,8 @@ from tournament.engines.checkerboard import (CB_BLACK, CB_KING, CB_MAN, board_to
 from tournament.engines.config import EngineConfig
 from tournament.engines.registry import make_engine
 from tournament.result import GameTermination
-from tournament.schedule import GameSettings, run_tournament
+from tournament.config import GameSettings, TournamentConfig
+from tournament.schedule import run_tournament
 
 SOURCE = Path(__file__).parent / "cb_engine" / "tiny_cb.c"
 SHORT = GameSettings(max_plies=60)
@@ -52,8 +53,8 @@ def test_games_against_our_engines_replay_legally(library: Path, tmp_path: Path)
     spec = f"name=tiny spec=cb:{library} option.mode=random option.seed=7"
     from tournament.engines.config import parse_engine
 
-    result = run_tournament([parse_engine(spec), "random", "depth=1"], out_dir=tmp_path, games=6, concurrency=1,
-                            settings=SHORT, progress=False)
+    result = run_tournament(TournamentConfig([parse_engine(spec), "random", "depth=1"], games=6, game=SHORT),
+                            out_dir=tmp_path, concurrency=1, progress=False)
     assert len(result.records) == 6 and not any(r.result.is_fault for r in result.records)
     for record in result.records:
         board = Board(record.result.start_fen)
@@ -80,8 +81,8 @@ def test_name_and_reported_result(library: Path) -> None:
 def test_a_faulty_library_loses_with_the_right_reason(library: Path, tmp_path: Path, mode: str,
                                                       termination: GameTermination, text: str) -> None:
     faulty = EngineConfig(f"cb:{library}", name="faulty", options=(("mode", mode),))
-    result = run_tournament([faulty, "random"], out_dir=tmp_path, games=2, concurrency=1, settings=SHORT,
-                            progress=False)
+    result = run_tournament(TournamentConfig([faulty, "random"], games=2, game=SHORT),
+                            out_dir=tmp_path, concurrency=1, progress=False)
     for record in result.records:
         faulty_colour = BLACK if record.black == "faulty" else WHITE
         assert record.result.termination is termination, record.result.reason
@@ -90,8 +91,8 @@ def test_a_faulty_library_loses_with_the_right_reason(library: Path, tmp_path: P
 
 def test_a_missing_library_stops_the_run(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no such engine library"):
-        run_tournament([f"cb:{tmp_path / 'none.so'}", "random"], out_dir=tmp_path / "run", games=2,
-                       concurrency=1, progress=False)
+        run_tournament(TournamentConfig([f"cb:{tmp_path / 'none.so'}", "random"], games=2),
+                       out_dir=tmp_path / "run", concurrency=1, progress=False)
 
 
 # --- time, game history and commands exactly as CheckerBoard sends them (docs/checkerboard.md) ---
@@ -158,8 +159,9 @@ def test_the_engines_time_control_reaches_the_library_as_checkerboard_sends_it(
         library: Path, tmp_path: Path, tc: str, first: str, later: str | None) -> None:
     log = tmp_path / "tiny.log"
     tiny = EngineConfig(f"cb:{library}", name="tiny", tc=tc, options=(("mode", "random"), ("logfile", str(log))))
-    result = run_tournament([tiny, "random"], out_dir=tmp_path / "run", games=2, concurrency=1,
-                            settings=GameSettings(max_plies=30, time_margin=5.0), progress=False)
+    result = run_tournament(TournamentConfig([tiny, "random"],
+                                             games=2, game=GameSettings(max_plies=30, time_margin=5.0)),
+                            out_dir=tmp_path / "run", concurrency=1, progress=False)
     assert not any(r.result.is_fault for r in result.records)  # generous times: the tiny engine answers at once
     calls = _getmove_lines(log)
     expected_first = dict(field.split("=", 1) for field in first.split())
@@ -187,8 +189,8 @@ def test_the_engines_time_control_reaches_the_library_as_checkerboard_sends_it(
 def test_a_library_playing_another_game_is_refused_before_the_first_game(tmp_path: Path) -> None:
     italian = _compile(tmp_path, "italian.so", "-DTINY_GAMETYPE=22")
     with pytest.raises(EngineSetupError, match=r"game type '22' \(Italian draughts\), not English checkers \(21\)"):
-        run_tournament([f"cb:{italian}", "random"], out_dir=tmp_path / "run", games=2, concurrency=1,
-                       progress=False)
+        run_tournament(TournamentConfig([f"cb:{italian}", "random"], games=2),
+                       out_dir=tmp_path / "run", concurrency=1, progress=False)
     assert not (tmp_path / "run" / "games.jsonl").exists()
 
 

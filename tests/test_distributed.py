@@ -31,7 +31,8 @@ from egtb.build.executor import DaskExecutor  # noqa: E402
 from egtb.positions.material import all_materials  # noqa: E402
 from tournament.distributed import DaskGames  # noqa: E402
 from tournament.records import pair_counts  # noqa: E402
-from tournament.schedule import SprtSettings, load_records, run_tournament  # noqa: E402
+from tournament.config import SprtSettings, TournamentConfig  # noqa: E402
+from tournament.schedule import load_records, run_tournament  # noqa: E402
 
 #: Seconds any one step may take before the test fails (the cluster is torn down anyway).
 STEP_SECONDS = 240
@@ -352,7 +353,8 @@ def games_by_id(records) -> dict[str, dict]:
 def local_games(tmp_path_factory):
     """A 200-game random-mover match played by the local pool."""
     out = tmp_path_factory.mktemp("local-games")
-    return run_tournament(["random", "random"], out_dir=out, games=GAMES, concurrency=2, seed=7, progress=False)
+    return run_tournament(TournamentConfig(["random", "random"], games=GAMES, seed=7),
+                          out_dir=out, concurrency=2, progress=False)
 
 
 def test_cluster_tournament_matches_local(cluster, local_games, tmp_path):
@@ -369,8 +371,9 @@ def test_worker_killed_mid_tournament_counts_every_game_once(cluster, local_game
     cluster.wait_for_workers()
     games = DaskGames(cluster.spec)
     done = {}
+    config = TournamentConfig(["random", "random"], games=GAMES, seed=7)
     thread = threading.Thread(target=lambda: done.update(result=run_tournament(
-        ["random", "random"], out_dir=tmp_path, games=GAMES, seed=7, progress=False, executor=games)), daemon=True)
+        config, out_dir=tmp_path, progress=False, executor=games)), daemon=True)
     thread.start()
     deadline = time.monotonic() + STEP_SECONDS
     # Count finished lines without load_records: it cuts a half-written last line off the
@@ -389,8 +392,8 @@ def test_worker_killed_mid_tournament_counts_every_game_once(cluster, local_game
 
 
 def test_sprt_stops_a_match_on_the_cluster(cluster, tmp_path):
-    result = bounded(run_tournament, ["depth=2", "random"], out_dir=tmp_path, games=400, seed=3, progress=False,
-                     sprt_settings=SprtSettings(0, 200), executor=DaskGames(cluster.spec))
+    config = TournamentConfig(("depth=2", "random"), games=400, seed=3, sprt=SprtSettings(0, 200))
+    result = bounded(run_tournament, config, out_dir=tmp_path, progress=False, executor=DaskGames(cluster.spec))
     assert result.sprt is not None and result.sprt.decision is not None
     records = load_records(tmp_path / "games.jsonl")
     assert len(records) < 400 and len(records) == len({r.game_id for r in records}) == len(result.records)

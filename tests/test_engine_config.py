@@ -12,6 +12,7 @@ from tournament.cli import main
 from tournament.engines.base import EngineSetupError, GameState, Limit
 from tournament.engines.config import EngineConfig, parse_engine, parse_settings, parse_time_control
 from tournament.engines.random import RandomEngine
+from tournament.config import TournamentConfig
 from tournament.schedule import make_players, run_tournament
 
 FAKES = Path(__file__).parent / "fake_engines"
@@ -81,7 +82,7 @@ def test_same_spec_with_other_names_and_options_plays_itself_with_time_odds(tmp_
     spy = "test_engine_config:LimitSpy"
     engines = [EngineConfig(spy, name="quick", tc="0.5", options=(("style", "quick"),)),
                EngineConfig(spy, name="slow", tc="60+1", depth=3, options=(("style", "slow"), ("level", "2")))]
-    result = run_tournament(engines, out_dir=tmp_path, games=2, concurrency=1, progress=False)
+    result = run_tournament(TournamentConfig(engines, games=2), out_dir=tmp_path, concurrency=1, progress=False)
     assert result.players == ["quick", "slow"] and len(result.records) == 2
     limits = {name: {limit for n, limit in LimitSpy.seen if n == name} for name in ("spy-quick-0", "spy-slow-2")}
     assert limits["spy-quick-0"] == {Limit(time=0.5)}  # options reached the class: style and level
@@ -99,7 +100,7 @@ def test_options_reach_a_hub_engine_as_set_param(tmp_path: Path, monkeypatch: py
     spec = f"hub:{sys.executable} {FAKES / 'scripted.py'} 11-15 9-13"
     engines = [EngineConfig(spec, name="scripted", options=(("Hash", "64"), ("book", "my book.txt"))),
                EngineConfig("random")]
-    run_tournament(engines, out_dir=tmp_path / "run", games=1, concurrency=1, progress=False)
+    run_tournament(TournamentConfig(engines, games=1), out_dir=tmp_path / "run", concurrency=1, progress=False)
     sent = log.read_text().splitlines()
     assert "set-param name=Hash value=64" in sent and 'set-param name=book value="my book.txt"' in sent
     assert sent.index("set-param name=Hash value=64") < sent.index("init")

@@ -12,7 +12,8 @@ import pytest
 from tournament.engines.pool import EnginePool
 from tournament.engines.random import RandomEngine
 from tournament.result import GameTermination
-from tournament.schedule import GameSettings, run_tournament
+from tournament.config import GameSettings, TournamentConfig
+from tournament.schedule import run_tournament
 
 FAKES = Path(__file__).parent / "fake_engines"
 SHORT = GameSettings(max_plies=40)
@@ -31,8 +32,8 @@ def test_an_external_engine_is_started_once_and_restarted_after_its_crash(tmp_pa
     starts = tmp_path / "starts"
     spec = _crasher(3, starts)
     with caplog.at_level(logging.WARNING, logger="tournament.engines.pool"):
-        result = run_tournament([spec, "random"], out_dir=tmp_path / "run", games=4, concurrency=1,
-                                settings=SHORT, progress=False)
+        result = run_tournament(TournamentConfig([spec, "random"], games=4, game=SHORT),
+                                out_dir=tmp_path / "run", concurrency=1, progress=False)
     terminations = [r.result.termination for r in result.records]
     assert terminations[2] is GameTermination.CRASH and result.records[2].result.winner is not None
     assert "crashed" in result.records[2].result.reason
@@ -44,16 +45,16 @@ def test_an_external_engine_is_started_once_and_restarted_after_its_crash(tmp_pa
 
 def test_each_worker_keeps_its_own_engine(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
-    result = run_tournament([_crasher(0, starts), "random"], out_dir=tmp_path / "run", games=6, concurrency=2,
-                            settings=SHORT, progress=False)
+    result = run_tournament(TournamentConfig([_crasher(0, starts), "random"], games=6, game=SHORT),
+                            out_dir=tmp_path / "run", concurrency=2, progress=False)
     assert len(result.records) == 6 and not any(r.result.is_fault for r in result.records)
     assert 2 <= _starts(starts) <= 3  # the setup check plus at most one per worker, not one per game
 
 
 def test_fresh_engines_when_asked(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
-    run_tournament([_crasher(0, starts), "random"], out_dir=tmp_path / "run", games=3, concurrency=1,
-                   settings=SHORT, progress=False, reuse_engines=False)
+    run_tournament(TournamentConfig([_crasher(0, starts), "random"], games=3, game=SHORT),
+                   out_dir=tmp_path / "run", concurrency=1, progress=False, reuse_engines=False)
     assert _starts(starts) == 1 + 3
 
 
@@ -82,9 +83,9 @@ def test_pool_keeps_persistent_engines_and_drops_them_after_a_fault() -> None:
 
 def test_a_plug_in_a_built_in_and_an_external_engine_play_a_round_robin_with_a_crosstable(tmp_path: Path) -> None:
     external = f"hub:{sys.executable} {FAKES / 'crash_in_game.py'} 0"
-    result = run_tournament(["tournament.engines.random:RandomEngine", "depth=1", external],
-                            out_dir=tmp_path / "run", games=6, concurrency=1, settings=SHORT, progress=False,
-                            anchor="depth=1")
+    result = run_tournament(TournamentConfig(["tournament.engines.random:RandomEngine", "depth=1", external],
+                                             games=6, game=SHORT, anchor="depth=1"),
+                            out_dir=tmp_path / "run", concurrency=1, progress=False)
     assert len(result.records) == 6 and not any(r.result.is_fault for r in result.records)
     assert "Ratings: maximum likelihood over all games, 95% intervals, anchored at depth=1 = 0." in result.standings
     headers = [line for line in result.standings.splitlines() if "Games  Score" in line]

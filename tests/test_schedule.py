@@ -19,9 +19,9 @@ from tournament.engines.random import RandomEngine
 from tournament.result import GameTermination
 from tournament.openings import Opening, load_ballots
 from tournament.records import pair_counts
+from tournament.config import GameSettings, SprtSettings, TournamentConfig
 from tournament.schedule import (
-    GameSettings, Player, SprtSettings, gauntlet, load_records, play_job, player_labels, round_robin,
-    run_tournament, schedule,
+    Player, gauntlet, load_records, play_job, player_labels, round_robin, run_tournament, schedule,
 )
 
 OPENINGS = load_ballots("3-move")[:4]
@@ -118,8 +118,9 @@ def _pydraughts_push(board: draughts.Board, text: str) -> None:
 
 
 def test_full_tournament_replays_with_pydraughts(tmp_path: Path) -> None:
-    result = run_tournament(["random", "depth=1"], out_dir=tmp_path, openings=OPENINGS, concurrency=2,
-                            seed=1, progress=False, settings=GameSettings(max_plies=300))
+    result = run_tournament(TournamentConfig(["random", "depth=1"],
+                                             openings=OPENINGS, seed=1, game=GameSettings(max_plies=300)),
+                            out_dir=tmp_path, concurrency=2, progress=False)
     assert len(result.records) == result.scheduled == 8 and result.complete
     games = read_games(result.pdn_path.read_text())
     assert len(games) == 8
@@ -164,8 +165,8 @@ def _hub(script: str) -> str:
 def test_faulty_engine_loses_and_the_tournament_goes_on(tmp_path: Path, fault: str, termination: GameTermination,
                                                          text: str) -> None:
     settings = GameSettings(limit=Limit(time=0.05), time_margin=0.05)
-    result = run_tournament(["random", fault], out_dir=tmp_path, openings=OPENINGS[:2], concurrency=2,
-                            settings=settings, progress=False)
+    result = run_tournament(TournamentConfig(["random", fault], openings=OPENINGS[:2], game=settings),
+                            out_dir=tmp_path, concurrency=2, progress=False)
     assert len(result.records) == 4
     for record in result.records:
         faulty_colour = BLACK if record.black == fault else WHITE
@@ -177,8 +178,8 @@ def test_faulty_engine_loses_and_the_tournament_goes_on(tmp_path: Path, fault: s
 
 def test_an_engine_that_cannot_start_stops_the_run_before_any_game(tmp_path: Path) -> None:
     with pytest.raises(EngineSetupError, match="test_schedule:BrokenStartEngine.*cannot start"):
-        run_tournament(["random", "test_schedule:BrokenStartEngine"], out_dir=tmp_path / "run", games=2,
-                       concurrency=1, progress=False)
+        run_tournament(TournamentConfig(["random", "test_schedule:BrokenStartEngine"], games=2),
+                       out_dir=tmp_path / "run", concurrency=1, progress=False)
     assert not (tmp_path / "run").exists()
 
 
@@ -194,26 +195,37 @@ def _totals(records: list) -> list[tuple[str, str, tuple[str, ...]]]:
     return [(r.game_id, r.result.result, r.result.moves) for r in records]
 
 
+class StopAfter:
+    """An executor that plays the first ``games`` jobs in this process, then stops (an interrupted run)."""
+
+    def __init__(self, games: int) -> None:
+        self.games = games
+
+    def play(self, jobs, settings):
+        for job in jobs[:self.games]:
+            yield play_job(job, settings)
+
+
 def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> None:
-    kwargs = dict(openings=OPENINGS, rounds=1, seed=7, progress=False)
-    full = run_tournament(["random", "random", "random"], out_dir=tmp_path / "full", concurrency=2, **kwargs)
-    part = run_tournament(["random", "random", "random"], out_dir=tmp_path / "part", concurrency=2, stop_after=5,
-                          **kwargs)
+    config = TournamentConfig(("random", "random", "random"), openings=OPENINGS, rounds=1, seed=7)
+    full = run_tournament(config, out_dir=tmp_path / "full", concurrency=2, progress=False)
+    part = run_tournament(config, out_dir=tmp_path / "part", executor=StopAfter(5), progress=False)
     assert len(part.records) == 5 and not part.complete
     with open(tmp_path / "part" / "games.jsonl", "a") as handle:  # a kill in the middle of a write
         handle.write('{"game_id": "r1-o003-1v2-b", "index": 23, "rou')
-    resumed = run_tournament(["random", "random", "random"], out_dir=tmp_path / "part", concurrency=1, **kwargs)
+    resumed = run_tournament(config, out_dir=tmp_path / "part", concurrency=1, progress=False)
     assert resumed.complete and _totals(resumed.records) == _totals(full.records)
     assert resumed.standings == full.standings
     assert _without_clocks(tmp_path / "part" / "games.pdn") == _without_clocks(tmp_path / "full" / "games.pdn")
-    again = run_tournament(["random", "random", "random"], out_dir=tmp_path / "part", concurrency=2, **kwargs)
+    again = run_tournament(config, out_dir=tmp_path / "part", concurrency=2, progress=False)
     assert _totals(again.records) == _totals(full.records)
     lines = (tmp_path / "part" / "games.jsonl").read_text().splitlines()
     assert len(lines) == 24 and all(json.loads(line) for line in lines)
 
 
 def test_load_records_drops_a_half_written_line(tmp_path: Path) -> None:
-    run = run_tournament(["random", "random"], out_dir=tmp_path, games=2, progress=False, concurrency=1)
+    run = run_tournament(TournamentConfig(["random", "random"], games=2),
+                         out_dir=tmp_path, progress=False, concurrency=1)
     path = tmp_path / "games.jsonl"
     good = path.read_bytes()
     path.write_bytes(good + good[:30])
@@ -225,18 +237,20 @@ def test_load_records_drops_a_half_written_line(tmp_path: Path) -> None:
 
 
 def test_other_settings_refuse_to_resume(tmp_path: Path) -> None:
-    run_tournament(["random", "random"], out_dir=tmp_path, games=2, progress=False, concurrency=1)
+    run_tournament(TournamentConfig(["random", "random"], games=2),
+                   out_dir=tmp_path, progress=False, concurrency=1)
     with pytest.raises(ValueError, match="other settings"):
-        run_tournament(["random", "random"], out_dir=tmp_path, games=2, seed=9, progress=False, concurrency=1)
+        run_tournament(TournamentConfig(["random", "random"], games=2, seed=9),
+                       out_dir=tmp_path, progress=False, concurrency=1)
 
 
 # --- SPRT, tables, gauntlet ------------------------------------------------------------
 
 
 def test_sprt_stops_a_decided_match(tmp_path: Path) -> None:
-    result = run_tournament(["depth=2", "test_schedule:IllegalEngine"], out_dir=tmp_path, games=200,
-                            openings=OPENINGS, concurrency=1, progress=False,
-                            sprt_settings=SprtSettings(0, 10, 0.05, 0.05))
+    result = run_tournament(TournamentConfig(["depth=2", "test_schedule:IllegalEngine"],
+                                             games=200, openings=OPENINGS, sprt=SprtSettings(0, 10, 0.05, 0.05)),
+                            out_dir=tmp_path, concurrency=1, progress=False)
     assert result.sprt is not None and result.sprt.decision == "H1"
     assert len(result.records) < 200 and result.complete
     assert "SPRT" in result.standings
@@ -254,8 +268,8 @@ def test_table_adjudication_in_a_tournament(tmp_path: Path, monkeypatch: pytest.
     tables.mkdir()
     monkeypatch.setitem(adjudicate._TABLEBASES, str(tables.resolve()), FakeTablebase())
     settings = GameSettings(tables_dir=str(tables), adjudicate_pieces=20)
-    result = run_tournament(["random", "random"], out_dir=tmp_path / "run", openings=OPENINGS[:2], concurrency=1,
-                            settings=settings, progress=False)
+    result = run_tournament(TournamentConfig(["random", "random"], openings=OPENINGS[:2], game=settings),
+                            out_dir=tmp_path / "run", concurrency=1, progress=False)
     for record in result.records:
         assert record.result.termination is GameTermination.ADJUDICATION and record.result.result == "1/2-1/2"
         board = Board(record.result.start_fen)
@@ -267,8 +281,8 @@ def test_table_adjudication_in_a_tournament(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_gauntlet_pairs_the_first_engine_only(tmp_path: Path) -> None:
-    result = run_tournament(["random", "random", "random"], out_dir=tmp_path, gauntlet_mode=True, games=8,
-                            progress=False, concurrency=1)
+    result = run_tournament(TournamentConfig(["random", "random", "random"], gauntlet=True, games=8),
+                            out_dir=tmp_path, progress=False, concurrency=1)
     assert all("random" in (r.black, r.white) for r in result.records)
 
 
@@ -307,8 +321,8 @@ def test_killed_process_resumes_to_the_same_totals(tmp_path: Path) -> None:
     process.wait()
     interrupted = len(load_records(records))
     assert 3 <= interrupted < 24
-    kwargs = dict(openings=load_ballots("2-move"), games=24, seed=5, progress=False, concurrency=2)
-    resumed = run_tournament(specs, out_dir=tmp_path / "killed", **kwargs)
-    full = run_tournament(specs, out_dir=tmp_path / "full", **kwargs)
+    config = TournamentConfig(tuple(specs), openings=load_ballots("2-move"), games=24, seed=5)
+    resumed = run_tournament(config, out_dir=tmp_path / "killed", progress=False, concurrency=2)
+    full = run_tournament(config, out_dir=tmp_path / "full", progress=False, concurrency=2)
     assert _totals(resumed.records) == _totals(full.records) and resumed.standings == full.standings
 

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from egtb.cli import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from egtb.exit_status import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from egtb.dask.cluster import add_scheduler_options
 from egtb.rules.board import DRAW_RULES
 from tournament.adjudicate import ResignRule, ScoreDrawRule
@@ -34,7 +34,8 @@ from tournament.game import DEFAULT_TIME_MARGIN
 from tournament.openings import (
     BALLOT_KINDS, OPENING_ORDERS, Opening, load_ballots, load_openings_file, order_openings,
 )
-from tournament.schedule import GameSettings, SprtSettings, run_tournament
+from tournament.config import GameSettings, SprtSettings, TournamentConfig
+from tournament.schedule import run_tournament
 
 __all__ = ["build_parser", "main", "parse_time_control"]
 
@@ -183,30 +184,37 @@ def _openings(name: str, include_barred: bool) -> list[Opening]:
     return load_openings_file(name)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _game_settings(args: argparse.Namespace) -> GameSettings:
+    """How each game is played, from the options of ``tournament run``."""
+    limit = args.tc or (Limit(depth=args.depth) if args.depth else Limit())
+    return GameSettings(rule=args.rule, limit=limit, time_margin=args.timemargin, tables_dir=args.tables,
+                        adjudicate_pieces=args.adjudicate_pieces, max_plies=args.max_plies,
+                        heuristics=args.heuristics,
+                        draw_adjudication=ScoreDrawRule.parse(args.draw_adjudication)
+                        if args.draw_adjudication else None,
+                        resign_adjudication=ResignRule.parse(args.resign_adjudication)
+                        if args.resign_adjudication else None)
+
+
+def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
+    """The tournament the options of ``tournament run`` describe."""
     if len(args.engine) < 2:
         raise ValueError("give at least two --engine options")
-    limit = args.tc or (Limit(depth=args.depth) if args.depth else Limit())
-    settings = GameSettings(rule=args.rule, limit=limit, time_margin=args.timemargin, tables_dir=args.tables,
-                            adjudicate_pieces=args.adjudicate_pieces, max_plies=args.max_plies,
-                            heuristics=args.heuristics,
-                            draw_adjudication=ScoreDrawRule.parse(args.draw_adjudication)
-                            if args.draw_adjudication else None,
-                            resign_adjudication=ResignRule.parse(args.resign_adjudication)
-                            if args.resign_adjudication else None)
     each: dict = {}
     for text in args.each:
         extra = config.parse_settings(text)
         each = {**each, **extra, "options": {**each.get("options", {}), **extra.get("options", {})}}
-    engines = [config.parse_engine(text, each=each) for text in args.engine]
-    result = run_tournament(
-        engines, out_dir=args.out,
-        openings=order_openings(_openings(args.openings, args.include_barred), order=args.openings_order,
-                                start=args.openings_start, seed=args.seed),
-        gauntlet_mode=args.gauntlet, rounds=args.rounds, games=args.games, concurrency=args.jobs,
-        settings=settings, seed=args.seed, sprt_settings=args.sprt, event=args.event,
-        progress=not args.quiet, anchor=args.anchor, executor=_game_executor(args),
-    )
+    return TournamentConfig(
+        engines=tuple(config.parse_engine(text, each=each) for text in args.engine),
+        openings=tuple(order_openings(_openings(args.openings, args.include_barred), order=args.openings_order,
+                                      start=args.openings_start, seed=args.seed)),
+        gauntlet=args.gauntlet, rounds=args.rounds, games=args.games, seed=args.seed, game=_game_settings(args),
+        sprt=args.sprt, event=args.event, anchor=args.anchor)
+
+
+def _run(args: argparse.Namespace) -> int:
+    result = run_tournament(_tournament_config(args), out_dir=args.out, concurrency=args.jobs,
+                            progress=not args.quiet, executor=_game_executor(args))
     if args.json:
         print(result.summary_path.read_text(encoding="utf-8"), end="")
         return EXIT_OK

@@ -40,7 +40,8 @@ from typing import Any
 from egtb.dask.cluster import ClusterSpec, capture_logs, connect, prepare_workers, replay_logs
 from tournament.records import GameRecord
 from tournament.engines.pool import close_worker_pool
-from tournament.schedule import GameJob, GameSettings, play_job
+from tournament.config import GameSettings
+from tournament.schedule import GameJob, play_job
 
 __all__ = ["DaskGames", "batch_pairs", "group_pairs", "make_game_executor", "play_batch"]
 

@@ -14,7 +14,8 @@ and restarted only after a fault (:mod:`tournament.engines.pool`).
 
 >>> import tempfile
 >>> out = tempfile.mkdtemp()
->>> result = run_tournament(["random", "random"], out_dir=out, games=4, concurrency=1, progress=False)
+>>> config = TournamentConfig(("random", "random"), games=4)
+>>> result = run_tournament(config, out_dir=out, concurrency=1, progress=False)
 >>> len(result.records), [p for p in result.players]
 (4, ['random', 'random#2'])
 """
@@ -27,27 +28,29 @@ import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from egtb.rules.board import Board
 from egtb.rules.notation import START_FEN
-from tournament.adjudicate import ResignRule, ScoreDrawRule, build_adjudicators, open_tablebase
-from tournament.engines.base import Engine, EngineSetupError, Limit
+from tournament.adjudicate import build_adjudicators, open_tablebase
+from tournament.config import STANDARD_START, GameSettings, SprtSettings, TournamentConfig
+from tournament.engines.base import Engine, EngineSetupError
 from tournament.engines.config import EngineConfig
 from tournament.engines.pool import close_worker_pool, worker_pool
-from tournament.game import DEFAULT_TIME_MARGIN, play_game
+from tournament.game import play_game
 from tournament.result import GameResult, GameTermination, color_name
 from tournament.openings import Opening
 from tournament.records import GameRecord, standings_text, summarize, write_atomic, write_pdn
-from tournament.stats import SprtResult, sprt
+from tournament.stats import SprtResult
 
 __all__ = [
     "GameJob",
     "GameSettings",
     "check_engines",
     "SprtSettings",
+    "TournamentConfig",
     "TournamentResult",
     "derive_seed",
     "gauntlet",
@@ -68,9 +71,6 @@ SETTINGS_FILE = "settings.json"
 PDN_FILE = "games.pdn"
 SUMMARY_FILE = "summary.json"
 STANDINGS_FILE = "standings.txt"
-
-STANDARD_START = Opening("start", (), None)
-"""The opening used when none is given: the standard start position."""
 
 
 # --- pairings and schedule ---------------------------------------------------
@@ -251,30 +251,6 @@ def _replays_to(start: str, moves: Sequence[str], fen: str) -> bool:
 # --- playing one game -------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GameSettings:
-    """How each game is played (the same for every game of the run)."""
-
-    rule: str = "wcdf"
-    """Draw-rule preset."""
-    limit: Limit = field(default_factory=Limit)
-    """Thinking limit per move (time per move, clock + increment, depth or nodes)."""
-    time_margin: float = DEFAULT_TIME_MARGIN
-    """Seconds an engine may overrun before it forfeits."""
-    tables_dir: str | None = None
-    """Endgame tables for adjudication and for engines that probe them."""
-    adjudicate_pieces: int | None = None
-    """Adjudicate by the tables at this many pieces or fewer (default: all the tables have)."""
-    max_plies: int | None = None
-    """Draw a game that reaches this many plies."""
-    heuristics: bool = False
-    """Also use the heuristic material and draw adjudicators."""
-    draw_adjudication: ScoreDrawRule | None = None
-    """Draw by the engines' scores (cutechess's -draw)."""
-    resign_adjudication: ResignRule | None = None
-    """Resignation by the engines' scores (cutechess's -resign)."""
-
-
 def _make_engine(player: Player, settings: GameSettings, seed: int) -> Engine:
     """Build an engine in this process from its spec and settings."""
     from tournament.engines.registry import make_engine
@@ -419,34 +395,6 @@ class _RecordLog:
 # --- the tournament -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SprtSettings:
-    """An SPRT on the first engine against the second: stop when decided."""
-
-    elo0: float
-    elo1: float
-    alpha: float = 0.05
-    beta: float = 0.05
-
-    @classmethod
-    def parse(cls, text: str) -> "SprtSettings":
-        """From ``"elo0,elo1,alpha,beta"`` (alpha and beta optional).
-
-        >>> SprtSettings.parse("0,10,0.05,0.1")
-        SprtSettings(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.1)
-        """
-        values = [float(v) for v in text.split(",")]
-        if not 2 <= len(values) <= 4:
-            raise ValueError(f"SPRT needs elo0,elo1[,alpha[,beta]], got {text!r}")
-        return cls(*values)
-
-    def test(self, records: Sequence[GameRecord], a: str, b: str) -> SprtResult:
-        """The SPRT on a's pentanomial counts against b."""
-        from tournament.records import pair_counts
-
-        return sprt(self.elo0, self.elo1, self.alpha, self.beta, pentanomial=pair_counts(records, a, b))
-
-
 @dataclass
 class TournamentResult:
     """What a run produced."""
@@ -475,106 +423,70 @@ class TournamentResult:
 
 
 def run_tournament(
-    specs: Sequence[str | EngineConfig],
+    config: TournamentConfig,
     *,
     out_dir: str | Path,
-    openings: Sequence[Opening] | None = None,
-    gauntlet_mode: bool = False,
-    rounds: int = 1,
-    games: int | None = None,
     concurrency: int | None = None,
-    settings: GameSettings | None = None,
-    seed: int = 0,
-    sprt_settings: SprtSettings | None = None,
-    event: str = "tournament",
     progress: bool = True,
-    stop_after: int | None = None,
     reuse_engines: bool = True,
-    anchor: str | None = None,
     executor: Any = None,
 ) -> TournamentResult:
-    """Play (or resume) a tournament and write its records into ``out_dir``.
+    """Play (or resume) the tournament ``config`` describes and write its records into ``out_dir``.
 
     Args:
-        specs: engine specs (tournament.engines.registry) or EngineConfig settings (own name, time
-            control, options, tables); the first is the gauntlet's champion.
+        config: the engines, openings, pairing, length, seed, game settings and SPRT
+            (:class:`~tournament.config.TournamentConfig`); saved as settings.json.
         out_dir: run directory: games.jsonl, settings.json, games.pdn, summary.json, standings.txt.
-        openings: start positions (default: the standard start), each played with both colours.
-        gauntlet_mode: pair the first engine with each other one instead of round-robin.
-        rounds, games: all openings ``rounds`` times, or exactly ``games`` games.
         concurrency: worker processes (default: os.cpu_count(); 1 plays in this process).
-        settings: how games are played (rule, limits, adjudication).
-        seed: run seed; game seeds derive from it and the game id.
-        sprt_settings: stop a two-engine match once the SPRT decides.
-        stop_after: stop after this many new games (a test hook that simulates an interruption).
+        progress: show a progress bar.
         reuse_engines: keep external engines running between games (False: start them for every game).
-        anchor: with three or more engines, the engine rated 0 (default: the average is 0).
         executor: where the games run: None is the local pool of ``concurrency`` processes, else an
             object whose ``play(jobs, settings)`` yields finished records, such as
-            tournament.distributed.DaskGames (a Dask cluster).
+            tournament.distributed.DaskGames (a Dask cluster). The run stops when it stops yielding.
 
     Raises ValueError when ``out_dir`` holds a run with other settings or the table directory
     does not exist, and EngineSetupError (a ValueError) when an engine cannot be started;
     all before the first game.
     """
-    settings = settings or GameSettings()
-    players = make_players(specs)
-    openings = list(openings) if openings else [STANDARD_START]
-    jobs = schedule(players, openings, pairing=gauntlet if gauntlet_mode else round_robin, rounds=rounds,
-                    games=games, seed=seed)
+    settings = config.game
+    players = make_players(config.engines)
+    jobs = schedule(players, config.openings, pairing=gauntlet if config.gauntlet else round_robin,
+                    rounds=config.rounds, games=config.games, seed=config.seed)
     if settings.tables_dir:
         open_tablebase(settings.tables_dir)  # fail early, in the parent, on a bad directory
     check_engines(players, settings)
-    if anchor is not None and anchor not in [p.label for p in players]:
-        raise ValueError(f"anchor {anchor!r} is not one of the engines ({', '.join(p.label for p in players)})")
+    if config.anchor is not None and config.anchor not in [p.label for p in players]:
+        raise ValueError(f"anchor {config.anchor!r} is not one of the engines ({', '.join(p.label for p in players)})")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _check_settings(out, _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings))
+    _check_settings(out, config)
     records = load_records(out / RECORDS_FILE)
     done = {r.game_id for r in records}
     todo = [job for job in jobs if job.game_id not in done]
     labels = [p.label for p in players]
     records += _play_missing(todo, settings, out, labels, records, concurrency=concurrency, progress=progress,
-                             sprt_settings=sprt_settings, stop_after=stop_after, scheduled=len(jobs),
-                             reuse_engines=reuse_engines, executor=executor)
-    return _finish(out, labels, records, len(jobs), event, sprt_settings,
-                   _settings_dict(players, openings, gauntlet_mode, rounds, games, seed, settings, sprt_settings),
-                   anchor=anchor)
+                             sprt_settings=config.sprt, scheduled=len(jobs), reuse_engines=reuse_engines,
+                             executor=executor)
+    return _finish(out, labels, records, len(jobs), config)
 
 
-def _settings_dict(players: Sequence[Player], openings: Sequence[Opening], gauntlet_mode: bool, rounds: int,
-                   games: int | None, seed: int, settings: GameSettings, sprt_settings: SprtSettings | None) -> dict:
-    """The settings that define the schedule and the games, as JSON data."""
-    game = asdict(settings)
-    game["limit"] = {k: v for k, v in asdict(settings.limit).items() if k != "moves" or v is not None}
-    for later in ("draw_adjudication", "resign_adjudication"):  # absent unless used: older runs still resume
-        if game[later] is None:
-            del game[later]
-    return {
-        "engines": [p.engine_config().to_json() for p in players], "openings": [[o.name, list(o.moves), o.fen] for o in openings],
-        "gauntlet": gauntlet_mode, "rounds": None if games is not None else rounds, "games": games, "seed": seed,
-        "game": game, "sprt": None if sprt_settings is None else asdict(sprt_settings),
-    }
-
-
-def _check_settings(out: Path, wanted: dict) -> None:
+def _check_settings(out: Path, config: TournamentConfig) -> None:
     """Write settings.json on a new run; refuse to resume a run made with other settings."""
     path = out / SETTINGS_FILE
     if path.exists():
-        stored = json.loads(path.read_text(encoding="utf-8"))
-        if stored != json.loads(json.dumps(wanted)):
-            changed = sorted(k for k in wanted if stored.get(k) != json.loads(json.dumps(wanted[k])))
+        changed = config.differences(json.loads(path.read_text(encoding="utf-8")))
+        if changed:
             raise ValueError(f"{out} holds a run with other settings ({', '.join(changed)}); "
                              "use another --out directory or the same options")
         return
     if (out / RECORDS_FILE).exists():
         raise ValueError(f"{out} holds {RECORDS_FILE} without {SETTINGS_FILE}; use another --out directory")
-    write_atomic(path, json.dumps(wanted, indent=2) + "\n")
+    write_atomic(path, json.dumps(config.to_json(), indent=2) + "\n")
 
 
 def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels: list[str],
                   previous: list[GameRecord], *, concurrency: int | None, progress: bool,
-                  sprt_settings: SprtSettings | None, stop_after: int | None, scheduled: int,
+                  sprt_settings: SprtSettings | None, scheduled: int,
                   reuse_engines: bool = True, executor: Any = None) -> list[GameRecord]:
     """Play the missing games, appending each to the records file as it ends."""
     new: list[GameRecord] = []
@@ -591,8 +503,7 @@ def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels
             new.append(record)
             bar.update(1)
             bar.set_postfix_str(_running_score(previous + new, labels), refresh=False)
-            if (stop_after is not None and len(new) >= stop_after) or \
-                    _sprt_decided(sprt_settings, previous + new, labels):
+            if _sprt_decided(sprt_settings, previous + new, labels):
                 break
     finally:
         results.close()
@@ -649,13 +560,14 @@ def _sprt_decided(sprt_settings: SprtSettings | None, records: Sequence[GameReco
     return sprt_settings.test(records, labels[0], labels[1]).decision is not None
 
 
-def _finish(out: Path, labels: list[str], records: list[GameRecord], scheduled: int, event: str,
-            sprt_settings: SprtSettings | None, settings: dict, *, anchor: str | None = None) -> TournamentResult:
+def _finish(out: Path, labels: list[str], records: list[GameRecord], scheduled: int,
+            config: TournamentConfig) -> TournamentResult:
     """Write the PDN, the summary and the standings; return the result."""
     records = sorted(records, key=lambda r: r.index)
-    state = sprt_settings.test(records, labels[0], labels[1]) if sprt_settings and len(labels) == 2 else None
-    pdn_path = write_pdn(records, out / PDN_FILE, event=event)
-    summary = summarize(records, players=labels, settings=settings, sprt=state, anchor=anchor)
+    anchor = config.anchor
+    state = config.sprt.test(records, labels[0], labels[1]) if config.sprt and len(labels) == 2 else None
+    pdn_path = write_pdn(records, out / PDN_FILE, event=config.event)
+    summary = summarize(records, players=labels, settings=config.to_json(), sprt=state, anchor=anchor)
     summary.update(scheduled=scheduled, complete=len(records) == scheduled)
     summary_path = write_atomic(out / SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
     table = standings_text(records, players=labels, anchor=anchor)

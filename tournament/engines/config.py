@@ -122,6 +122,22 @@ class EngineConfig:
             data["options"] = dict(self.options)
         return data
 
+    @classmethod
+    def from_json(cls, data: str | dict[str, Any]) -> "EngineConfig":
+        """The settings :meth:`to_json` wrote.
+
+        >>> config = EngineConfig("hard", name="h", options=(("noise", "20"),))
+        >>> EngineConfig.from_json(config.to_json()) == config, EngineConfig.from_json("easy")
+        (True, EngineConfig(spec='easy', name=None, tc=None, depth=None, nodes=None, options=(), tables=None))
+        """
+        if isinstance(data, str):
+            return cls(data)
+        unknown = sorted(set(data) - set(SETTING_KEYS) - {"options"})
+        if unknown or "spec" not in data:
+            raise EngineSetupError(f"engine settings {data!r}: need spec, and only {', '.join(SETTING_KEYS)}, options")
+        return cls(**{key: data[key] for key in SETTING_KEYS if key in data},
+                   options=tuple((str(k), str(v)) for k, v in data.get("options", {}).items()))
+
 
 def option_value(text: str) -> Any:
     """An option value as Python: int, float, bool (true/false/yes/no/on/off) or the string.
