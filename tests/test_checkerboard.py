@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from egtb.rules.board import BLACK, WHITE, Board
+from egtb.rules.pdn import read_games
 from tournament.engines.base import EngineSetupError, GameState, Limit
 from tournament.engines.checkerboard import (CB_BLACK, CB_KING, CB_MAN, board_to_cb, cb_square, game_history,
                                              incremental_share, pack_incremental_time, square_coords, time_arguments)
@@ -125,7 +128,8 @@ def test_maxtime_under_a_clock_is_checkerboards_share(remaining: float, incremen
 
 
 def test_time_arguments_of_each_control() -> None:
-    assert time_arguments(Limit(time=0.25)) == (0.25, 2, 0)  # per move: maxtime with the exact bit
+    assert time_arguments(Limit(time=0.25)) == (0.2, 2, 0)  # per move: maxtime less the hand-off, exact bit
+    assert time_arguments(Limit(time=0.1)) == (0.075, 2, 0)  # the reserve is at most a quarter of the time
     assert time_arguments(Limit(clock=30.0, increment=0.5), initial=60.0) == (0.5 + 30 / 10, 4, 30000 << 16 | 500)
     assert time_arguments(Limit(clock=100.0, moves=20)) == (5.0, 8, 10000 << 16)  # 40/120 style: clock / moves left
     assert time_arguments(Limit(depth=6)) == (1.0, 0, 0)
@@ -148,8 +152,8 @@ def _getmove_lines(log: Path) -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize("tc,first,later", [
-    ("5", "maxtime=5.000000 info=3 moreinfo=0 reset=1 exact=1 unit=0 remaining=0.000 increment=0.000",
-     "maxtime=5.000000 info=2 moreinfo=0 reset=0 exact=1 unit=0 remaining=0.000 increment=0.000"),
+    ("5", "maxtime=4.950000 info=3 moreinfo=0 reset=1 exact=1 unit=0 remaining=0.000 increment=0.000",
+     "maxtime=4.950000 info=2 moreinfo=0 reset=0 exact=1 unit=0 remaining=0.000 increment=0.000"),
     ("60+0.5", "maxtime=6.500000 info=5 moreinfo=3932160500 reset=1 exact=0 unit=1 remaining=60.000 increment=0.500",
      None),
     ("40/120", "maxtime=3.000000 info=9 moreinfo=786432000 reset=1 exact=0 unit=2 remaining=120.000 increment=0.000",
@@ -198,3 +202,44 @@ def test_an_old_library_names_itself_through_enginename(tmp_path: Path) -> None:
     old = _compile(tmp_path, "old.so", "-DTINY_LEGACY_NAME")
     with make_engine(f"cb:{old}") as engine:
         assert engine.name == "Tiny legacy"
+
+
+# --- options, names and the time an engine is told (issue 21, items 13-15) ---------------------
+
+def test_an_option_is_judged_by_enginecommands_return_value_not_its_reply(library: Path) -> None:
+    from tournament.engines.checkerboard import CheckerBoardLibrary
+
+    engine = CheckerBoardLibrary(library)
+    assert engine.call("set hashsize 64") == (True, "")  # a real engine's answer: 1 and an empty reply
+    assert engine.set_option("hashsize", 64) is True
+    assert engine.set_option("nosuch", 1) is False
+
+
+def test_a_refused_option_reaches_the_runs_output_and_log_and_the_engines_name_its_records(
+        library: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    spec = f"name=tiny spec=cb:{library} option.hashsize=64 option.nosuch=1"
+    run = subprocess.run([sys.executable, "-m", "tournament.cli", "run", "--engine", spec, "--engine", "random",
+                          "--games", "2", "--jobs", "1", "--max-plies", "20", "--quiet", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    refusal = "the engine refused the option nosuch=1"
+    assert refusal in run.stderr and "hashsize" not in run.stderr
+    log = (out / "run.log").read_text()
+    assert refusal in log and "hashsize" not in log
+    summary = json.loads((out / "summary.json").read_text())
+    assert {row["engine"]: row["engine_name"] for row in summary["standings"]} == {"tiny": "Tiny CB",
+                                                                                  "random": "random"}
+    games = read_games(out / "games.pdn")
+    assert {g.headers.get("BlackEngine") for g in games} == {"Tiny CB", "random"}
+    assert all(g.headers[f"{colour}Engine"] == ("Tiny CB" if g.headers[colour] == "tiny" else "random")
+               for g in games for colour in ("Black", "White"))
+
+
+def test_a_per_move_limit_is_told_less_the_hand_off_reserve(library: Path, tmp_path: Path) -> None:
+    log = tmp_path / "tiny.log"
+    tiny = EngineConfig(f"cb:{library}", name="tiny", tc="0.1", options=(("logfile", str(log)),))
+    run_tournament(TournamentConfig([tiny, "random"], games=1, game=GameSettings(max_plies=10, time_margin=5.0)),
+                   out_dir=tmp_path / "run", concurrency=1, progress=False)
+    told = {float(call["maxtime"]) for call in _getmove_lines(log)}
+    assert told == {0.075}  # 0.1 s less a quarter (the reserve is 50 ms at most)

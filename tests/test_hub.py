@@ -100,8 +100,8 @@ def test_client_sends_start_and_moves_and_reads_the_answer(tmp_path: Path, monke
     monkeypatch.setenv("FAKE_HUB_LOG", str(log))
     board = Board("B:W18,24,K27:B12,16,K22")
     board.push_pdn("22x15")
-    with HubEngine(_fake("scripted", "24-20"), options={"variant": "english"}) as engine:
-        assert engine.id["name"] == "scripted"
+    with HubEngine(_fake("scripted", "24-20"), name="mine", options={"variant": "english"}) as engine:
+        assert (engine.name, engine.reported_name) == ("mine", "scripted")  # our label, the program's own name
         result = engine.play(GameState.from_board(board), Limit(time=1.5))
         assert str(result.move) == "24-20" and result.info["depth"] == "1"
     sent = log.read_text().splitlines()
@@ -155,3 +155,22 @@ def test_our_server_reports_the_search_score_and_the_client_reads_it() -> None:
     with HubEngine(SERVER + ["random"]) as engine:
         result = engine.play(GameState.from_board(Board()), Limit())
         assert result.score is None  # the random mover has no opinion
+
+
+class Picky(RandomEngine):
+    """Takes the option "hash" and refuses any other."""
+
+    def set_option(self, name: str, value: str) -> bool:
+        return name == "hash"
+
+
+def test_a_refused_option_is_an_error_line_and_the_client_warns_of_it() -> None:
+    out = io.StringIO()
+    serve(Picky(seed=1), io.StringIO("hub\nset-param name=hash value=64\nset-param name=colour value=red\n"
+                                     "init\nquit\n"), out)
+    lines = out.getvalue().splitlines()
+    assert lines[3:] == ['error message="the engine refused the option colour=red"', "ready"]
+    seen: list[str] = []
+    script = "print('id name=picky'); print('wait'); print('error message=refused'); print('ready')"
+    with HubEngine([sys.executable, "-c", script], on_warning=seen.append) as engine:
+        assert engine.warnings == seen == ["picky: refused"]

@@ -89,7 +89,16 @@ def test_a_whitewash_summary_is_strict_json_with_a_bound() -> None:
     assert match["elo"] is None and match["elo_text"] == "> +218.9" and match["elo_high"] is None
     assert round(match["elo_low"], 1) == 218.9
     printed = standings_text(records, players=["a", "b"])
-    assert "inf" not in printed and "nan" not in printed and "Elo > +218.9 +/- -" in printed
+    assert "inf" not in printed and "nan" not in printed and "+/- -" not in printed
+    assert "Elo > +218.9 (95% lower bound)" in printed
+
+
+def test_a_four_nil_match_says_what_its_elo_bound_is() -> None:
+    records = [_record(i, "a" if i % 2 == 0 else "b", "b" if i % 2 == 0 else "a", BLACK if i % 2 == 0 else WHITE)
+               for i in range(4)]  # a wins all 4: 2 pairs won 2-0
+    line = standings_text(records, players=["a", "b"]).splitlines()[-1]
+    assert "Elo > -18.9 (95% lower bound)" in line
+    assert "pentanomial Elo > " in line and line.endswith("(95% lower bound)") and "+/- -" not in line
 
 
 def test_clocks_go_into_the_jsonl_and_the_pdn() -> None:

@@ -229,7 +229,8 @@ def test_perfect_score_prints_the_one_sided_bound():
     assert est.bound == pytest.approx(-400 * math.log10(1 / 0.05 ** (1 / 12) - 1))
     assert est.elo_text() == "> +218.9" and est.error_text() == "-"
     assert score_elo(0, 12, 0).elo_text() == "< -218.9"
-    assert str(est) == "> +218.94 +/- -"
+    assert str(est) == "> +218.94 (95% lower bound)"
+    assert str(score_elo(0, 12, 0)) == "< -218.94 (95% upper bound)"
     assert perfect_score_bound(1) == pytest.approx(score_to_elo(0.05))
 
 

@@ -31,8 +31,12 @@ __all__ = ["DEFAULT_TIME_MARGIN", "play_game"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TIME_MARGIN = 0.1
-"""Seconds an engine may overrun its move time or clock before it forfeits."""
+DEFAULT_TIME_MARGIN = 0.25
+"""Seconds an engine may overrun its move time or clock before it forfeits (cutechess's
+``timemargin``). It leaves room for what the runner cannot see from the engine's side: the
+hand-off of the move (at most 34 ms measured at load 13 on 2 cores through a CheckerBoard
+library's Hub process, bench/bench_deadlines.py) and an engine timing itself on a busy machine
+(Simple Checkers, which reads CPU time, overran 0.1 s moves by 4-250 ms; docs/checkerboard.md)."""
 
 _HUNG_GRACE = 1.0
 """Extra seconds the runner waits for an in-process engine before abandoning it."""

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from egtb.rules.pdn import Game, write_game
-from tournament.result import GameResult, GameTermination
+from tournament.result import GameResult
 from tournament.stats import (
     EloEstimate, Pentanomial, Rating, Standings, fit_ratings, pentanomial_counts, pentanomial_elo, score_elo,
 )
@@ -39,6 +39,7 @@ __all__ = [
     "clock_text",
     "crosstable",
     "elo_fields",
+    "engine_names",
     "head_to_head",
     "move_comments",
     "pair_counts",
@@ -73,6 +74,10 @@ class GameRecord:
     """Seed the engines of this game were built with."""
     result: GameResult
     """How the game went."""
+    black_engine: str = ""
+    """The Black engine's own name (its ``reported_name``: a program's id, a library's name); "" unknown."""
+    white_engine: str = ""
+    """The White engine's own name; "" unknown."""
 
     @property
     def black_score(self) -> float:
@@ -92,6 +97,7 @@ class GameRecord:
         data = {k: getattr(self, k) for k in ("game_id", "index", "round", "pair_id", "opening", "black", "white",
                                               "seed")}
         data["result"] = self.result.to_dict()
+        data.update({k: getattr(self, k) for k in ("black_engine", "white_engine") if getattr(self, k)})
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -107,9 +113,9 @@ def game_to_pdn(record: GameRecord, *, event: str = "tournament") -> str:
 
     >>> from tournament.result import GameResult, GameTermination
     >>> r = GameRecord("g1", 0, 1, "p0", "x", "a", "b", 1,
-    ...                GameResult(1, GameTermination.CRASH, "Black (a) crashed", moves=()))
-    >>> print(game_to_pdn(r, event="demo").splitlines()[:3])
-    ['[Event "demo"]', '[Round "1.1"]', '[Black "a"]']
+    ...                GameResult(1, GameTermination.CRASH, "Black (a) crashed", moves=()), black_engine="Tiny CB")
+    >>> print(game_to_pdn(r, event="demo").splitlines()[:5])
+    ['[Event "demo"]', '[Round "1.1"]', '[Black "a"]', '[White "b"]', '[BlackEngine "Tiny CB"]']
     """
     result = record.result
     headers = {
@@ -117,6 +123,8 @@ def game_to_pdn(record: GameRecord, *, event: str = "tournament") -> str:
         "Round": f"{record.round}.{record.index + 1}",
         "Black": record.black,
         "White": record.white,
+        **({"BlackEngine": record.black_engine} if record.black_engine else {}),
+        **({"WhiteEngine": record.white_engine} if record.white_engine else {}),
         "Opening": record.opening,
         "Termination": result.termination.value,
         "TerminationDetails": result.reason,
@@ -131,6 +139,7 @@ def move_comments(result: GameResult) -> list[str]:
     """A PDN comment per move: the clock left (``[%clock 0:00:59.5]``, as PGN viewers read it), the
     time the move took (``[%emt 0:00:00.4]``) and the engine's score in men (``[%eval 0.25]``).
 
+    >>> from tournament.result import GameTermination
     >>> r = GameResult(None, GameTermination.NORMAL, "", moves=("11-15", "23-19", "8-11"), opening_plies=1,
     ...                move_times=(0.42, 1.0), clocks=(59.5, None), scores=(25, None))
     >>> move_comments(r)
@@ -217,7 +226,8 @@ def elo_fields(estimate: EloEstimate, *, prefix: str = "") -> dict[str, Any]:
 
     ``elo`` is None for a perfect score; ``elo_low``/``elo_high`` are the 95% interval's
     ends, the one-sided 95% bound for a perfect score, None where unbounded; ``elo_text``
-    is what the standings print.
+    is what the standings table prints, ``elo_interval_text`` what the head-to-head line
+    prints (the Elo and its error bar, or the bound and what it is).
 
     >>> from tournament.stats import score_elo
     >>> fields = elo_fields(score_elo(12, 0, 0))
@@ -229,7 +239,7 @@ def elo_fields(estimate: EloEstimate, *, prefix: str = "") -> dict[str, Any]:
         low, high = (estimate.bound, math.inf) if estimate.elo > 0 else (-math.inf, estimate.bound)
     fields = {
         "elo": _num(estimate.elo), "elo_error": estimate.finite_error, "elo_low": _num(low), "elo_high": _num(high),
-        "elo_text": estimate.elo_text(), "los": _num(estimate.los),
+        "elo_text": estimate.elo_text(), "elo_interval_text": estimate.interval_text(), "los": _num(estimate.los),
     }
     return {prefix + key: value for key, value in fields.items()}
 
@@ -243,11 +253,13 @@ def _standings(records: Iterable[GameRecord]) -> Standings:
 
 def summarize(records: Sequence[GameRecord], *, players: Sequence[str], settings: dict[str, Any] | None = None,
               sprt: Any = None, anchor: str | None = None) -> dict[str, Any]:
-    """The JSON summary: settings, per-engine standings, head-to-head results, terminations."""
+    """The JSON summary: settings, per-engine standings (our label ``engine`` and the engine's own
+    ``engine_name``), head-to-head results, terminations."""
+    names = engine_names(records)
     rows = []
     for row in _standings(records).rows():
         rows.append({
-            "engine": row.engine, "games": row.games, "wins": row.wins, "losses": row.losses, "draws": row.draws,
+            "engine": row.engine, "engine_name": names.get(row.engine, ""), "games": row.games, "wins": row.wins, "losses": row.losses, "draws": row.draws,
             "score": row.score, **elo_fields(row.elo), "pentanomial": pair_counts(records, row.engine).as_list(),
         })
     terminations: dict[str, int] = defaultdict(int)
@@ -262,6 +274,23 @@ def summarize(records: Sequence[GameRecord], *, players: Sequence[str], settings
         "sprt": None if sprt is None else str(sprt),
         **(_ratings_fields(records, players, anchor) if len(players) >= 3 and records else {}),
     }
+
+
+def engine_names(records: Iterable[GameRecord]) -> dict[str, str]:
+    """Each player label's engine name, as the engine last gave it.
+
+    >>> from tournament.result import GameResult, GameTermination
+    >>> r = GameRecord("g1", 0, 1, "p0", "x", "a", "b", 1, GameResult(None, GameTermination.NORMAL, ""),
+    ...                black_engine="Tiny CB", white_engine="search(depth=2)")
+    >>> engine_names([r])
+    {'a': 'Tiny CB', 'b': 'search(depth=2)'}
+    """
+    names: dict[str, str] = {}
+    for record in records:
+        for label, name in ((record.black, record.black_engine), (record.white, record.white_engine)):
+            if name:
+                names[label] = name
+    return names
 
 
 def _ratings_fields(records: Sequence[GameRecord], players: Sequence[str], anchor: str | None) -> dict[str, Any]:
@@ -355,10 +384,7 @@ def standings_text(records: Sequence[GameRecord], *, players: Sequence[str] = ()
 
 
 def _head_to_head_line(m: dict[str, Any]) -> str:
-    def error(value: float | None) -> str:
-        return "-" if value is None else f"{value:.1f}"
-
     los = "-" if m["los"] is None else f"{100 * m['los']:.1f}%"
     return (f"{m['engine']} vs {m['opponent']}: {m['games']} games, +{m['wins']} -{m['losses']} ={m['draws']}, "
-            f"Elo {m['elo_text']} +/- {error(m['elo_error'])}, LOS {los}, pairs {m['pentanomial']}, "
-            f"pentanomial Elo {m['pentanomial_elo_text']} +/- {error(m['pentanomial_elo_error'])}")
+            f"Elo {m['elo_interval_text']}, LOS {los}, pairs {m['pentanomial']}, "
+            f"pentanomial Elo {m['pentanomial_elo_interval_text']}")

@@ -67,6 +67,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 RECORDS_FILE = "games.jsonl"
+LOG_FILE = "run.log"
+"""Warnings of the run (a refused engine option, a restarted engine), appended across resumes."""
 SETTINGS_FILE = "settings.json"
 PDN_FILE = "games.pdn"
 SUMMARY_FILE = "summary.json"
@@ -294,12 +296,12 @@ def play_job(job: GameJob, settings: GameSettings, *, reuse_engines: bool = True
                 result = GameResult(1 - color, GameTermination.CRASH,
                                     f"{color_name(color)} ({player.label}) could not be started: {exc}",
                                     start_fen=start_fen, rule=settings.rule)
-                return _record(job, result)
+                return _record(job, result, [engine for _, engine in engines])
         result = play_game(engines[0][1], engines[1][1], start_fen=start_fen, opening_moves=moves, rule=settings.rule,
                            limit=job.black.engine_config().limit(settings.limit),
                            white_limit=job.white.engine_config().limit(settings.limit), time_margin=settings.time_margin,
                            adjudicators=_adjudicators(settings), names=(job.black.label, job.white.label))
-        return _record(job, result)
+        return _record(job, result, [engine for _, engine in engines])
     finally:
         for color, (key, engine) in enumerate(engines):
             faulted = result is not None and result.is_fault and result.winner == 1 - color
@@ -312,9 +314,19 @@ def _pool_key(player: Player) -> tuple[str, str]:
     return player.label, repr(player.engine_config())
 
 
-def _record(job: GameJob, result: GameResult) -> GameRecord:
+def _record(job: GameJob, result: GameResult, engines: Sequence[Engine]) -> GameRecord:
+    """The game's record, with the engines' own names (of those that started)."""
+    names = [_reported_name(engine) for engine in engines] + ["", ""]
     return GameRecord(job.game_id, job.index, job.round, job.pair_id, job.opening.name, job.black.label,
-                      job.white.label, job.seed, result)
+                      job.white.label, job.seed, result, black_engine=names[0], white_engine=names[1])
+
+
+def _reported_name(engine: Engine) -> str:
+    """The engine's own name; a plug-in whose property fails gives none."""
+    try:
+        return str(getattr(engine, "reported_name", "") or "")
+    except Exception:  # noqa: BLE001 - a name is a courtesy, never a fault
+        return ""
 
 
 def _adjudicators(settings: GameSettings) -> list[Any]:
@@ -454,20 +466,63 @@ def run_tournament(
                     rounds=config.rounds, games=config.games, seed=config.seed)
     if settings.tables_dir:
         open_tablebase(settings.tables_dir)  # fail early, in the parent, on a bad directory
-    check_engines(players, settings)
     if config.anchor is not None and config.anchor not in [p.label for p in players]:
         raise ValueError(f"anchor {config.anchor!r} is not one of the engines ({', '.join(p.label for p in players)})")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    _check_settings(out, config)
-    records = load_records(out / RECORDS_FILE)
-    done = {r.game_id for r in records}
-    todo = [job for job in jobs if job.game_id not in done]
-    labels = [p.label for p in players]
-    records += _play_missing(todo, settings, out, labels, records, concurrency=concurrency, progress=progress,
-                             sprt_settings=config.sprt, scheduled=len(jobs), reuse_engines=reuse_engines,
-                             executor=executor)
+    with _RunLog() as run_log:
+        check_engines(players, settings)  # what an engine warns about at its start is logged, kept until ...
+        out.mkdir(parents=True, exist_ok=True)
+        _check_settings(out, config)
+        run_log.open(out / LOG_FILE)  # ... the run's directory exists
+        records = load_records(out / RECORDS_FILE)
+        done = {r.game_id for r in records}
+        todo = [job for job in jobs if job.game_id not in done]
+        labels = [p.label for p in players]
+        records += _play_missing(todo, settings, out, labels, records, concurrency=concurrency, progress=progress,
+                                 sprt_settings=config.sprt, scheduled=len(jobs), reuse_engines=reuse_engines,
+                                 executor=executor)
     return _finish(out, labels, records, len(jobs), config)
+
+
+class _RunLog(logging.Handler):
+    """The run's log: the warnings logged while it is installed (the workers' too), appended to a file
+    once :meth:`open` names it and kept in memory until then."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(processName)s %(name)s: %(message)s"))
+        self._pending: list[str] = []
+        self._file: Any = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = self.format(record)
+        if self._file is None:
+            self._pending.append(text)
+        else:
+            self._file.write(text + "\n")
+            self._file.flush()
+
+    def open(self, path: Path) -> None:
+        """Write what was kept to ``path`` and what follows as it comes."""
+        self.acquire()
+        try:
+            self._file = open(path, "a", encoding="utf-8")
+            for text in self._pending:
+                self._file.write(text + "\n")
+            self._file.flush()
+            self._pending.clear()
+        finally:
+            self.release()
+
+    def __enter__(self) -> "_RunLog":
+        logging.getLogger().addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        logging.getLogger().removeHandler(self)
+        if self._file is not None:
+            self._file.close()
+        self.close()
 
 
 def _check_settings(out: Path, config: TournamentConfig) -> None:

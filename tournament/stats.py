@@ -159,11 +159,30 @@ class EloEstimate:
         error = self.finite_error
         return "-" if error is None else f"{error:.{digits}f}"
 
+    def interval_text(self, digits: int = 1) -> str:
+        """The Elo with its error bar, or for a perfect score the bound and what it is.
+
+        >>> score_elo(1, 0, 1).interval_text(), score_elo(4, 0, 0).interval_text()
+        ('+190.8 +/- 258.7', '> -18.9 (95% lower bound)')
+        >>> score_elo(0, 12, 0).interval_text(), score_elo(0, 0, 0).interval_text()
+        ('< -218.9 (95% upper bound)', '-')
+        """
+        if math.isinf(self.elo):
+            side = "lower" if self.elo > 0 else "upper"
+            return f"{self.elo_text(digits)} ({PERFECT_SCORE_CONFIDENCE:.0%} {side} bound)"
+        if math.isnan(self.elo):
+            return "-"
+        return f"{self.elo_text(digits)} +/- {self.error_text(digits)}"
+
     def __str__(self) -> str:
-        return f"{self.elo_text(2)} +/- {self.error_text(2)}"
+        return self.interval_text(2)
 
 
-def perfect_score_bound(samples: int, *, confidence: float = 0.95) -> float:
+PERFECT_SCORE_CONFIDENCE = 0.95
+"""Confidence of the one-sided Elo bound printed for a perfect score."""
+
+
+def perfect_score_bound(samples: int, *, confidence: float = PERFECT_SCORE_CONFIDENCE) -> float:
     """One-sided Elo lower bound after ``samples`` wins out of ``samples`` (exact binomial).
 
     The true score p is at least (1 - confidence) ** (1 / samples) with that confidence
@@ -638,8 +657,6 @@ def fit_ratings(games: Iterable[tuple[str, str, float]], *, anchor: str | None =
 
 def _expectations(ratings, count):
     """(expected points of i against j, count * p * (1 - p)) for the current ratings."""
-    import numpy as np
-
     diff = ratings[:, None] - ratings[None, :]
     p = 1.0 / (1.0 + 10.0 ** (-diff / 400.0))
     return count * p, count * p * (1 - p)

@@ -3,16 +3,21 @@
  * Board: int board[8][8] indexed [x][y]; square 1 is (6, 0), Black (moves first) starts on
  * rows y = 0..2 and moves towards y = 7. It plays the first legal move it generates, or a random
  * one with "set mode random"; "set mode crash" makes getmove crash, "set mode illegal" makes it
- * move a man backwards, "set mode same" returns the board unchanged.
+ * move a man backwards, "set mode same" returns the board unchanged, "set mode spend" spends the
+ * whole maxtime (wall clock) before it plays the first move, as an engine told the exact time does.
+ * "set hashsize N" is accepted with an empty reply, as real engines answer it; other unknown
+ * options are refused (return value 0).
  * "set logfile PATH" appends to PATH a line for every enginecommand, getmove and islegal call
  * it receives afterwards, with the arguments it saw (info, moreinfo and the times they hold).
  * Build: cc -shared -fPIC -o tiny_cb.so tiny_cb.c
  * -DTINY_GAMETYPE=22 makes it answer another "get gametype"; -DTINY_LEGACY_NAME makes it
  * refuse "name" and export the old enginename() instead.
  */
+#define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CB_WHITE 1
 #define CB_BLACK 2
@@ -117,6 +122,10 @@ int getmove(int board[8][8], int color, double maxtime, char str[1024], int *pla
     if (info & CB_RESET_MOVES) games++;
     if (strcmp(mode, "crash") == 0) { volatile int *nowhere = NULL; *nowhere = 1; }
     if (strcmp(mode, "same") == 0) { strcpy(str, "thinking about nothing"); return CB_UNKNOWN; }
+    if (strcmp(mode, "spend") == 0 && maxtime > 0) {
+        struct timespec wait = {(time_t)maxtime, (long)((maxtime - (time_t)maxtime) * 1e9)};
+        nanosleep(&wait, NULL);
+    }
     if (strcmp(mode, "illegal") == 0) {
         for (int x = 0; x < 8; x++) for (int y = 0; y < 8; y++)
             if ((board[x][y] & color) && (board[x][y] & CB_MAN)) {
@@ -155,6 +164,7 @@ int enginecommand(char command[256], char reply[1024]) {
         }
         if (strcmp(name, "mode") == 0) { strcpy(mode, value); strcpy(reply, "ok"); return 1; }
         if (strcmp(name, "seed") == 0) { seed = (unsigned)atoi(value); strcpy(reply, "ok"); return 1; }
+        if (strcmp(name, "hashsize") == 0) { reply[0] = 0; return 1; }
         strcpy(reply, "?"); return 0;
     }
     strcpy(reply, "?");

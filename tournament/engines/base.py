@@ -158,6 +158,12 @@ class Engine(abc.ABC):
     persistent: bool = False
     """Whether the runner keeps it between games (external processes: costly to start)."""
 
+    @property
+    def reported_name(self) -> str:
+        """The engine's own name, as the engine gives it (a program's ``id name``, a CheckerBoard
+        library's ``name``), beside our label in the records; "" when it gives none."""
+        return str(self.name)
+
     def new_game(self) -> None:
         """Called before each game (clear hash tables, restart a process...)."""
 

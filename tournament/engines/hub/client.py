@@ -78,10 +78,9 @@ class HubEngine(Engine):
         """What the program reported in ``warning`` / ``error`` lines outside a search."""
         self._start_process = start
         self._process: EngineProcess | None = None
-        self.name = name or "hub"
+        self._label = name
+        self.name = name or Path(self.command[0]).name
         self._start()
-        if name is None:
-            self.name = self.reported_name or Path(self.command[0]).name
 
     @property
     def reported_name(self) -> str:
@@ -102,6 +101,8 @@ class HubEngine(Engine):
                 self.id.update(fields)
             elif command == "param" and "name" in fields:
                 self.params[fields["name"]] = fields
+        if self._label is None:
+            self.name = self.reported_name or self.name
         for key, value in self.options.items():
             self._send(f"set-param name={key} value={quote(value)}")
         self._send("init")
