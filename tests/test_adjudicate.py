@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from egtb import cli
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import BLACK, WHITE, Board
 from egtb.formats.values import Category
 from tournament.adjudicate import (
-    DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, ResignAdjudicator, ResignRule, ScoreDrawAdjudicator,
+    DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, ResignRule, ScoreDrawAdjudicator,
     ScoreDrawRule, TablebaseAdjudicator, build_adjudicators, probe_wdl,
 )
 from tournament.engines.base import GameState, Limit, PlayResult
@@ -133,9 +132,8 @@ def test_order_tables_first() -> None:
     assert build_adjudicators(tablebase=FakeTablebase(), max_pieces=2)[0].max_pieces == 2
 
 
-def test_real_tables_up_to_three_pieces(tmp_path) -> None:
-    assert cli.main(["build", "-n", "3", "--quiet", "--jobs", "1", "--tables", str(tmp_path)]) == 0
-    table = Tablebase(tmp_path)
+def test_real_tables_up_to_three_pieces(built_tables) -> None:
+    table = Tablebase(built_tables(3))
     start = "B:W25,26:BK1,K2"  # 4 pieces: adjudicated at the first capture (the seeds make it come)
     result = play_game(RandomEngine(seed=4), RandomEngine(seed=5), start_fen=start,
                        adjudicators=build_adjudicators(tablebase=table, max_pieces=3))

@@ -127,14 +127,13 @@ def test_probes_tables_within_their_piece_count() -> None:
     assert tb.probed == 2
 
 
-def test_plays_the_real_tables_best_move(tmp_path) -> None:
-    cli = pytest.importorskip("egtb.cli")
+def test_plays_the_real_tables_best_move(built_tables) -> None:
     probe = pytest.importorskip("egtb.probe.tablebase")
-    assert cli.main(["build", "--pieces", "3", "--tables", str(tmp_path)]) == 0
-    engine = SearchEngine(depth=4, tables_dir=tmp_path)
+    tables = built_tables(3)  # the session's shared set: read only
+    engine = SearchEngine(depth=4, tables_dir=tables)
     for fen in ["B:WK32:BK1,K10", "W:WK32:BK1,K10", "B:W18:B5,K1"]:
         move = engine.play(GameState(fen), Limit()).move
         assert engine.last_info.source == "tables"
-        best = probe.Tablebase(tmp_path).best_moves(fen)
+        best = probe.Tablebase(tables).best_moves(fen)
         assert move == best[0].move
     engine.close()

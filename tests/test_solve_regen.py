@@ -83,6 +83,7 @@ print("built")
 """
 
 
+@pytest.mark.slow  # compiles every kernel from nothing in a subprocess: minutes
 @pytest.mark.parametrize("per_pass", [0, 4], ids=["edge-lists", "compact"])
 def test_kernels_compile_first_in_a_fresh_process(tmp_path, per_pass):
     """Kernels compiled without reference counts type their callees the same way: one

@@ -14,13 +14,9 @@ transport and the blocking engine, the Hub code is:
 
 docs/hub-protocol.md lists the messages.
 
->>> import sys
 >>> from egtb import Board
->>> from tournament.engines.base import GameState, Limit
->>> with HubEngine([sys.executable, "-m", "tournament.cli", "hub-engine", "depth=2"]) as engine:
-...     result = engine.play(GameState.from_board(Board()), Limit(depth=2))
->>> result.move in Board().legal_moves(), isinstance(result.score, int)
-(True, True)
+>>> hub_position(Board("B:W18:B14")), parse_hub_move("14x23x18", Board("B:W18:B14"))
+('Weeeeeeeeeeeeeebeeeweeeeeeeeeeeee', Move.from_pdn('14x23'))
 """
 
 from tournament.engines.hub.client import HubEngine
