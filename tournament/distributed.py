@@ -43,9 +43,13 @@ from tournament.engines.pool import close_worker_pool
 from tournament.config import GameSettings
 from tournament.schedule import GameJob, play_job
 
-__all__ = ["DaskGames", "batch_pairs", "group_pairs", "make_game_executor", "play_batch"]
+__all__ = ["DaskGames", "GamePair", "batch_pairs", "group_pairs", "make_game_executor", "play_batch"]
 
 log = logging.getLogger("tournament.distributed")
+
+GamePair = list[GameJob]
+"""A game pair: the two colour-reversed games of one opening and pairing (jobs sharing a ``pair_id``).
+Not the builder's material pair (:class:`egtb.build.driver.Pair`)."""
 
 #: Game pairs per Dask task when fixed (None: adapt to the measured time per pair).
 PAIRS_PER_TASK = None
@@ -67,9 +71,9 @@ def make_game_executor(*, scheduler: str | None = None, scheduler_file: str | No
     return DaskGames(spec, pairs_per_task=pairs_per_task) if spec.given else None
 
 
-def group_pairs(jobs: Sequence[GameJob]) -> list[list[GameJob]]:
-    """The jobs as whole pairs (consecutive jobs sharing a pair id), in order."""
-    pairs: list[list[GameJob]] = []
+def group_pairs(jobs: Sequence[GameJob]) -> list[GamePair]:
+    """The jobs as whole game pairs (consecutive jobs sharing a pair id), in order."""
+    pairs: list[GamePair] = []
     for job in jobs:
         if pairs and pairs[-1][0].pair_id == job.pair_id:
             pairs[-1].append(job)
@@ -135,7 +139,7 @@ class DaskGames:
             if own:
                 client.close()
 
-    def _collect(self, client: Any, pairs: list[list[GameJob]], settings: GameSettings) -> Iterator[GameRecord]:
+    def _collect(self, client: Any, pairs: list[GamePair], settings: GameSettings) -> Iterator[GameRecord]:
         from distributed import as_completed
         window = self.window or max(2, WINDOW_PER_THREAD * _threads(client))
         queue = deque(pairs)
