@@ -358,8 +358,8 @@ def local_games(tmp_path_factory):
 
 
 def test_cluster_tournament_matches_local(cluster, local_games, tmp_path):
-    result = bounded(run_tournament, ["random", "random"], out_dir=tmp_path, games=GAMES, seed=7, progress=False,
-                     executor=DaskGames(cluster.spec))
+    config = TournamentConfig(("random", "random"), games=GAMES, seed=7)
+    result = bounded(run_tournament, config, out_dir=tmp_path, progress=False, executor=DaskGames(cluster.spec))
     assert len(result.records) == GAMES
     assert totals(result.records) == totals(local_games.records)
     for player in local_games.players:
