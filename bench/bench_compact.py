@@ -13,7 +13,8 @@ per byte; KingsRow's 10-piece WLD database has about 60, Binomial's 124);
 compacting every 6-piece table in under 10 minutes on 2 cores (extrapolated
 here from the measured rate). Probe rates are per CPU second of this process
 (time.process_time), so that a busy machine disturbs them less; the
-master-file rates of the same run are the baseline.
+master-file rates of the same run are the baseline. ``--before DIR`` first
+runs the same bench with the code of checkout DIR, in the same run.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_probe import boards_of, random_positions  # noqa: E402
+from bench_probe import boards_of, random_positions, run_before  # noqa: E402
 
 from egtb.probe.tablebase import Tablebase  # noqa: E402
 from egtb.formats import compact, master  # noqa: E402
@@ -132,7 +133,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=2_000_000, help="positions per batch")
     parser.add_argument("--pieces", type=int, default=None,
                         help="probe positions of this many pieces only (default: every table)")
+    parser.add_argument("--before", default=None, metavar="DIR",
+                        help="first run this bench with the code of checkout DIR, in the same run")
     args = parser.parse_args()
+    if args.before:
+        run_before(args.before)
     masters = Path(args.tables) if args.tables else master.default_dir()
     note = ""
     if not any(masters.glob("*.h5")):

@@ -13,13 +13,24 @@ random counter, preset ``--rule``) 300,000 single probes per second
 (``probe_batch_rule``). Each rule figure is printed next to the rule-free one
 measured in the same run, with their ratio. Memory with every table loaded
 is reported.
+
+Master tables are read a block at a time within the process's budget
+(``--budget``, default $EGTB_CACHE_BYTES or 2 GiB); the tables are warmed
+(every block read, the budget permitting) before timing. ``--before DIR``
+first runs the same bench with the code of checkout DIR (e.g. a worktree of
+the code before a change), in the same run, so that both are measured on the
+same loaded machine. ``--pieces N`` keeps the tables of at most N pieces.
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import inspect
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -137,7 +148,16 @@ def main() -> None:
     parser.add_argument("--rule", choices=list(DRAW_RULES), default="wcdf", help="move-rule preset")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time by this process's CPU time instead of wall time (a busy machine)")
+    parser.add_argument("--pieces", type=int, default=None, help="only the tables of at most N pieces")
+    parser.add_argument("--budget", type=int, default=None,
+                        help="bytes of table blocks kept in memory ($EGTB_CACHE_BYTES)")
+    parser.add_argument("--before", default=None, metavar="DIR",
+                        help="first run this bench with the code of checkout DIR, in the same run")
     args = parser.parse_args()
+    if args.budget is not None:
+        os.environ["EGTB_CACHE_BYTES"] = str(args.budget)
+    if args.before:
+        run_before(args.before)
     global clock
     clock = time.process_time if args.cpu_time else time.perf_counter
     directory = Path(args.dir) if args.dir else master.default_dir()
@@ -149,12 +169,16 @@ def main() -> None:
         build(args.build, directory=directory, progress=False)
         note = f"(no tables found; built up to {args.build} pieces into {directory}, removed at exit)"
     tb = Tablebase(directory, max_open=1 << 20)
-    materials = tb.materials()
+    materials = [m for m in tb.materials() if args.pieces is None or m.pieces <= args.pieces]
     pieces = max(m.pieces for m in materials)
     rss_before = rss_bytes()
     start = time.perf_counter()
+    warm = "blocks" in inspect.signature(tb.load).parameters  # the code before blocks loads whole tables
     for material in materials:
-        tb.load(material)
+        if warm:
+            tb.load(material, blocks=None)  # every block of its values and layers
+        else:
+            tb.load(material)
     load_seconds = time.perf_counter() - start
     rss_after = rss_bytes()
     arrays = random_positions(materials, args.batch)
@@ -180,6 +204,15 @@ def main() -> None:
         ("  with the rule / rule-free", batch_rule / batch, None),
     ]
     report(directory, note, materials, pieces, tb, rss_before, rss_after, load_seconds, rows)
+
+
+def run_before(checkout: str) -> None:
+    """This bench with the code of another checkout, its output printed first."""
+    argv = [a for i, a in enumerate(sys.argv[1:]) if a != "--before" and sys.argv[i] != "--before"]
+    env = {**os.environ, "PYTHONPATH": str(Path(checkout).resolve())}
+    print(f"=== before: the code of {checkout} ===", flush=True)
+    subprocess.run([sys.executable, str(Path(__file__).resolve()), *argv], env=env, check=True)
+    print("=== after: this checkout ===", flush=True)
 
 
 def report(directory, note, materials, pieces, tb, rss_before, rss_after, load_seconds, rows) -> None:

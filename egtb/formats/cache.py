@@ -29,7 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TableCache", "file_stamp"]
+__all__ = ["DEFAULT_PROCESS_BYTES", "ENV_BUDGET", "TableCache", "file_stamp", "process_cache", "release_evicted"]
+
+#: Environment variable: bytes of table blocks one process keeps in memory, every prober together.
+ENV_BUDGET = "EGTB_CACHE_BYTES"
+#: The default of that budget.
+DEFAULT_PROCESS_BYTES = 2 << 30
 
 
 def file_stamp(path: os.PathLike | str) -> tuple[int, int] | None:
@@ -128,6 +133,16 @@ class TableCache:
         entry = self._entries.get(key)
         return None if entry is None else entry.value
 
+    def discard(self, key: Hashable) -> None:
+        """Drop the entry under ``key`` if there is one (its ``on_evict`` is called).
+
+        >>> cache = TableCache()
+        >>> cache.put("t", "/nonexistent", 1); cache.discard("t"); cache.discard("t"); len(cache)
+        0
+        """
+        if key in self._entries:
+            self._drop(key)
+
     def clear(self) -> None:
         """Drop every entry."""
         for key in list(self._entries):
@@ -162,3 +177,30 @@ class TableCache:
         self._nbytes -= entry.nbytes
         if self.on_evict is not None:
             self.on_evict(key, entry.value)
+
+
+_PROCESS: list[TableCache] = []
+
+
+def process_cache() -> TableCache:
+    """This process's cache of table blocks: one budget (bytes, $EGTB_CACHE_BYTES, default
+    :data:`DEFAULT_PROCESS_BYTES`) for every prober of the process.
+
+    An entry's value may have a ``release()`` method, called when it is dropped
+    (a prober's block map then forgets the block). A forked child inherits it
+    with the blocks it holds, as it inherits the probers.
+
+    >>> process_cache() is process_cache()
+    True
+    """
+    if not _PROCESS:
+        budget = int(os.environ.get(ENV_BUDGET) or DEFAULT_PROCESS_BYTES)
+        _PROCESS.append(TableCache(max_bytes=budget, on_evict=release_evicted))
+    return _PROCESS[0]
+
+
+def release_evicted(key: Hashable, value: Any) -> None:
+    """Tell a dropped value it is gone (when it cares)."""
+    release = getattr(value, "release", None)
+    if release is not None:
+        release()

@@ -658,3 +658,48 @@ def remove_temporaries(directory: os.PathLike | str) -> list[Path]:
     for p in removed:
         p.unlink(missing_ok=True)
     return removed
+
+
+# --- block reads (the prober reads a table a block at a time) ----------------
+
+#: Positions of a block: one chunk of every unpacked dataset (four chunks make one of ``wld``).
+BLOCK_POSITIONS = CHUNK
+
+
+def read_block(f: h5py.File, name: str, block: int, count: int) -> np.ndarray:
+    """Positions ``block * BLOCK_POSITIONS ..`` (fewer at the end) of dataset ``name`` of an
+    open table file of ``count`` positions: value codes unpacked for ``"wld"``, the stored
+    values for ``"dtw"`` and ``"rules/<preset>/category"`` or ``"/dtz"``.
+
+    Reads (and inflates) one chunk; h5py's errors (a damaged chunk) are the caller's to name.
+
+    >>> import tempfile
+    >>> path = write_table(Path(tempfile.mkdtemp()) / "1k-1k.h5", Material.parse("1k-1k"),
+    ...                    np.array([1, 2, 3] * 330 + [1, 2], dtype=np.uint8), None)
+    >>> with h5py.File(path, "r") as f:
+    ...     read_block(f, "wld", 0, 992)[:4].tolist()
+    [1, 2, 3, 1]
+    """
+    start = block * BLOCK_POSITIONS
+    stop = min(start + BLOCK_POSITIONS, count)
+    if name == "wld":
+        return unpack_wld(f["wld"][start // PER_BYTE:-(-stop // PER_BYTE)], stop - start)
+    return f[name][start:stop]
+
+
+def open_blocks(path: os.PathLike | str) -> tuple[h5py.File, dict]:
+    """A table file opened for :func:`read_block` (read-only; the caller closes it) and its
+    attributes, the header checked (TableError naming the file)."""
+    path = Path(path)
+    try:
+        f = h5py.File(path, "r")
+        attrs = dict(f.attrs)
+    except OSError as exc:
+        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    try:
+        _check_header(path, attrs)
+        _has_dtw(f, attrs)
+    except BaseException:
+        f.close()
+        raise
+    return f, attrs

@@ -23,7 +23,7 @@ from egtb.formats.compact.codec import crc32, decode_block
 from egtb.formats.compact.layout import BLOCK_BYTES, RULE_KINDS, WCDF, WLD, FileKind
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint32_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
-from egtb.probe.kernels import NO_DTW
+from egtb.probe.kernels import BLOCK_MASK, BLOCK_SHIFT, NO_DTW, block_address
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_all, locate_valid
 from egtb.rules.movegen import has_capture
 from egtb.rules.perft import CAPTURE_ROWS, CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, MAX_JUMPS, child_positions
@@ -37,6 +37,7 @@ ST_OK = 0
 ST_MISSING = 1  #: a table is not loaded: detail = material code
 ST_CORRUPT = 2  #: a block fails its CRC or does not decode: detail = code, block
 ST_RANGE = 3  #: an index beyond its table
+ST_MISSING_BLOCK = 4  #: a master table's block is not in memory: detail = table row, block
 #: Kinds of table a kernel sees per material code.
 KIND_NONE = 0
 KIND_MASTER = 1  #: master value codes (mapped by the kernel's value_of_code)
@@ -50,7 +51,7 @@ STOPPED = -9
 #: Columns of the per-table descriptor rows the batch kernel reads (int64 each).
 D_KIND = 0  #: KIND_NONE, KIND_MASTER, KIND_COMPACT or KIND_MASTER_CATEGORY
 D_SIZE = 1  #: positions
-D_DATA = 2  #: address of the master codes (uint8) or categories (int8), or of the compact blocks
+D_DATA = 2  #: address of the block map of master codes (uint8) or categories (int8), or of the compact blocks
 D_DATA_LEN = 3  #: bytes of the compact blocks
 D_STARTS = 4  #: address of the block starts (int64, blocks + 1)
 D_CRCS = 5  #: address of the block CRCs (uint32)
@@ -58,7 +59,7 @@ D_CTX = 6  #: address of the block contexts (uint8)
 D_LUT = 7  #: address of the decoding table (int32, NUM_CONTEXTS x 2**MAX_CODE_BITS)
 D_BLOCKS = 8  #: blocks
 D_SLOTS = 9  #: address of the table's page map (int64 per page of PAGE_POSITIONS: pool slot or -1)
-D_DTW = 10  #: address of a master table's DTW (of its layer's DTZ for KIND_MASTER_CATEGORY); 0: none
+D_DTW = 10  #: address of the block map of a master table's DTW (its layer's DTZ for KIND_MASTER_CATEGORY); 0: none
 D_DTW_WIDE = 11  #: 1 when that DTW (DTZ) is uint16, 0 when uint8
 D_WIDTH = 12
 #: Positions of a page of the batch pool: a table's positions i with the same i >> PAGE_SHIFT.
@@ -295,10 +296,14 @@ def _table_value(code, index, bm, bk, wm, wk, turn, rows, desc, pool, status, va
         status[0], status[2] = ST_RANGE, row
         return STOPPED
     kind = desc[row, D_KIND]
-    if kind == KIND_MASTER:
-        return value_of[uint8_ptr(desc[row, D_DATA])[index]]
-    if kind == KIND_MASTER_CATEGORY:
-        return int8_ptr(desc[row, D_DATA])[index]
+    if kind == KIND_MASTER or kind == KIND_MASTER_CATEGORY:
+        values = block_address(desc[row, D_DATA], index)
+        if values == 0:
+            status[0], status[2], status[3] = ST_MISSING_BLOCK, row, index >> BLOCK_SHIFT
+            return STOPPED
+        if kind == KIND_MASTER:
+            return value_of[uint8_ptr(values)[index & BLOCK_MASK]]
+        return int8_ptr(values)[index & BLOCK_MASK]
     if has_capture(bm, bk, wm, wk, turn):
         return NEEDS_SEARCH
     return _page_value(row, index, desc, pool, status)
@@ -411,13 +416,14 @@ def _distance_of(code, index, v, rows, desc):
     kind = desc[row, D_KIND]
     if kind != KIND_MASTER and kind != KIND_MASTER_CATEGORY:
         return NO_DTW
-    if v == 0:
-        return 0
     if desc[row, D_DTW] == 0:
         return NO_DTW
+    if v == 0:
+        return 0
+    distances = block_address(desc[row, D_DTW], index)  # in memory with the value's block
     if desc[row, D_DTW_WIDE]:
-        return np.int64(uint16_ptr(desc[row, D_DTW])[index])
-    return np.int64(uint8_ptr(desc[row, D_DTW])[index])
+        return np.int64(uint16_ptr(distances)[index & BLOCK_MASK])
+    return np.int64(uint8_ptr(distances)[index & BLOCK_MASK])
 
 
 class BatchPool:
@@ -472,12 +478,12 @@ class BatchPool:
             row[D_BLOCKS] = table.n_blocks
             self._ensure_scratch(table.max_runs)
         else:
-            values, dist = table.kernel_arrays()
+            blocks = table.kernel_arrays()
             row[D_KIND] = KIND_MASTER_CATEGORY if self.kind.rule else KIND_MASTER
-            row[D_DATA] = values.ctypes.data
-            row[D_SIZE] = len(values) if dist is None else min(len(values), len(dist))
-            row[D_DTW] = 0 if dist is None else dist.ctypes.data
-            row[D_DTW_WIDE] = dist is not None and dist.dtype.itemsize == 2
+            row[D_DATA] = blocks.values_at.ctypes.data
+            row[D_SIZE] = len(table)
+            row[D_DTW] = 0 if blocks.names[1] is None else blocks.distances_at.ctypes.data
+            row[D_DTW_WIDE] = blocks.wide
         row[D_SLOTS] = slot_map.ctypes.data
         self.pool[PL_MEMO_ROW] = -1
         index = self.rows[code]
@@ -564,6 +570,9 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
             code = int(status[2])
             table = load(code)
             state.describe(code, table if rule is None else table.layer(rule))
+            continue
+        if kind == ST_MISSING_BLOCK:
+            state.tables[int(status[2])].load_block(int(status[3]))
             continue
         table = state.tables[int(status[2])]
         name = getattr(table, "path", None) or material_of_code(

@@ -13,19 +13,27 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from egtb.formats import master
 from egtb.formats.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
-from egtb.formats.values import CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DRAW, WDL_LOSS, WDL_WIN
+from egtb.formats.values import CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DRAW, WDL_LOSS, WDL_OF_CODE, WDL_WIN
 from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate
 
 __all__ = [
     "NO_DTW", "gather", "gather_rule", "fill_terminal", "fill_terminal_rule", "outcome_at", "probe_rule_one",
+    "probe_value_one",
     "terminal_rule",
 ]
 
 #: What a kernel writes as DTW (or DTZ) for a position whose table holds none (a compact
 #: file, a master file without DTW).
 NO_DTW = 0xFFFF
-#: Columns of a rule-layer lookup row (one row per material code, zero while not loaded).
+#: A position's block is its index >> BLOCK_SHIFT, its place in it index & BLOCK_MASK
+#: (:data:`egtb.formats.master.BLOCK_POSITIONS` positions a block).
+BLOCK_SHIFT = master.BLOCK_POSITIONS.bit_length() - 1
+BLOCK_MASK = master.BLOCK_POSITIONS - 1
+#: WDL of each stored code, a constant of the kernels.
+_WDL_OF_CODE = WDL_OF_CODE.copy()
+#: Columns of a lookup row of a layer (of a table's values for :func:`probe_value_one`) (one row per material code, zero while not loaded).
 COL_SIZE, COL_CATEGORY_AT, COL_DTZ_AT, COL_DTZ_WIDE = 0, 1, 2, 3
 ROW_WIDTH = 4
 #: Status of :func:`probe_rule_one`.
@@ -51,19 +59,28 @@ def _table_index(codes, indices, sizes, i):
     return indices[i]
 
 
+@njit(cache=True, inline="always")
+def block_address(maps_at, index):
+    """Address of the block holding ``index`` in a block map (int64 addresses, 0: not in memory)."""
+    return int64_ptr(maps_at)[index >> BLOCK_SHIFT]
+
+
 @njit(cache=True)
-def gather(codes, indices, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, out_wld, out_dtw):
-    """Values of located positions (codes, indices); return how many fell outside their table.
+def gather(codes, indices, first, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, out_wld, out_dtw):
+    """Values of located positions (codes, indices) from ``first`` on; return (stop, bad).
 
     For a material code c, ``sizes[c]`` is its table's length, ``wld_at[c]``
-    the address of its value codes (uint8) and ``dtw_at[c]`` that of its DTW
-    (uint16 when ``dtw_wide[c]``, else uint8; address 0: the file holds no
-    DTW, NO_DTW is written); the caller keeps the arrays
-    alive. Draws get DTW 0. A tight loop apart from :func:`locate_batch`, so that many random
+    the address of its block map of value codes (uint8 blocks) and
+    ``dtw_at[c]`` that of its DTW (uint16 when ``dtw_wide[c]``, else uint8;
+    address 0: the file holds no DTW, NO_DTW is written, for draws too); the caller keeps the
+    arrays alive. ``stop`` is the first position whose block is not in memory
+    (the caller reads it and calls again from there), or the number of
+    positions; ``bad`` counts those that fell outside their table. Draws get
+    DTW 0. A tight loop apart from :func:`locate_batch`, so that many random
     table reads are in flight at once.
     """
     bad = 0
-    for i in range(codes.shape[0]):
+    for i in range(first, codes.shape[0]):
         index = _table_index(codes, indices, sizes, i)
         if index < 0:
             if index == PAST_END:
@@ -71,17 +88,21 @@ def gather(codes, indices, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, out_wld
                 bad += 1
             continue
         code = codes[i]
-        value = wdl_of_code[uint8_ptr(wld_at[code])[index]]
+        values = block_address(wld_at[code], index)
+        if values == 0:
+            return i, bad
+        place = index & BLOCK_MASK
+        value = wdl_of_code[uint8_ptr(values)[place]]
         out_wld[i] = value
-        if value == WDL_DRAW:
-            out_dtw[i] = 0
-        elif dtw_at[code] == 0:
+        if dtw_at[code] == 0:
             out_dtw[i] = NO_DTW
+        elif value == WDL_DRAW:
+            out_dtw[i] = 0
         elif dtw_wide[code]:
-            out_dtw[i] = uint16_ptr(dtw_at[code])[index]
+            out_dtw[i] = uint16_ptr(block_address(dtw_at[code], index))[place]
         else:
-            out_dtw[i] = uint8_ptr(dtw_at[code])[index]
-    return bad
+            out_dtw[i] = uint8_ptr(block_address(dtw_at[code], index))[place]
+    return codes.shape[0], bad
 
 
 @njit(cache=True)
@@ -125,13 +146,18 @@ def terminal_rule(code, bm, bk, wm, wk, turn):
 
 @njit(cache=True, inline="always")
 def _read_layer(row, index):
-    """(category, dtz) at ``index`` of the layer a lookup row points to (a draw's DTZ is 0, not read)."""
-    category = np.int64(int8_ptr(row[COL_CATEGORY_AT])[index])
+    """(category, dtz, found) at ``index`` of the layer a lookup row points to (a draw's DTZ is 0,
+    not read); found is False when the block is not in memory."""
+    categories = block_address(row[COL_CATEGORY_AT], index)
+    if categories == 0:
+        return np.int64(0), np.int64(0), False
+    place = index & BLOCK_MASK
+    category = np.int64(int8_ptr(categories)[place])
     if category == CAT_DRAW:
-        return category, np.int64(0)
+        return category, np.int64(0), True
     if row[COL_DTZ_WIDE]:
-        return category, np.int64(uint16_ptr(row[COL_DTZ_AT])[index])
-    return category, np.int64(uint8_ptr(row[COL_DTZ_AT])[index])
+        return category, np.int64(uint16_ptr(block_address(row[COL_DTZ_AT], index))[place]), True
+    return category, np.int64(uint8_ptr(block_address(row[COL_DTZ_AT], index))[place]), True
 
 
 @njit(cache=True)
@@ -139,8 +165,9 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
     """(status, outcome, category, dtz, code) of one position under a rule from ``counter``.
 
     ``rows_at`` is the address of the (NUM_CODES, ROW_WIDTH) int64 lookup rows
-    of the loaded layers (columns COL_*; a zero address: not loaded, status
-    STATUS_NOT_LOADED with ``code`` for the caller to load it and ask again).
+    of the loaded layers (columns COL_*: the addresses of their block maps; a
+    zero address, or a block not in memory: status STATUS_NOT_LOADED with
+    ``code`` for the caller to load it and ask again).
     All arguments are integers, so that a call from Python costs the least.
     """
     code, index = locate(bm, bk, wm, wk, turn)
@@ -154,28 +181,68 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
             return STATUS_NOT_LOADED, 0, 0, 0, code
         if index >= row[COL_SIZE]:
             return STATUS_OUT_OF_RANGE, 0, 0, 0, code
-        category, dtz = _read_layer(row, index)
+        category, dtz, found = _read_layer(row, index)
+        if not found:
+            return STATUS_NOT_LOADED, 0, 0, 0, code
     return STATUS_OK, outcome_at(category, dtz, counter, limit), category, dtz, code
 
 
 @njit(cache=True)
-def gather_rule(codes, indices, rows, counters, limit, out_outcome, out_category, out_dtz):
-    """Rule values of located positions; return how many fell outside their layer.
+def probe_value_one(bm, bk, wm, wk, turn, rows_at):
+    """(status, wdl, dtw, code) of one position without the rule, as :func:`probe_rule_one`.
+
+    ``rows_at`` addresses the lookup rows of the tables' values (COL_* columns:
+    length, block maps of the value codes and of the DTW, 0 when the file holds
+    no DTW: ``dtw`` is then -1, for draws too). A WDL of INVALID_WDL is an unsolved position.
+    """
+    code, index = locate(bm, bk, wm, wk, turn)
+    if code == CODE_INVALID:
+        return STATUS_INVALID, 0, 0, code
+    if code == CODE_NO_PIECES:
+        return STATUS_OK, WDL_LOSS, 0, code
+    if code == CODE_NO_OPPONENT:
+        if has_moves(bm, bk, wm, wk, turn):
+            return STATUS_OK, WDL_WIN, 1, code
+        return STATUS_OK, WDL_LOSS, 0, code
+    row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
+    if row[COL_CATEGORY_AT] == 0:
+        return STATUS_NOT_LOADED, 0, 0, code
+    if index >= row[COL_SIZE]:
+        return STATUS_OUT_OF_RANGE, 0, 0, code
+    values = block_address(row[COL_CATEGORY_AT], index)
+    if values == 0:
+        return STATUS_NOT_LOADED, 0, 0, code
+    place = index & BLOCK_MASK
+    value = np.int64(_WDL_OF_CODE[uint8_ptr(values)[place]])
+    if row[COL_DTZ_AT] == 0:
+        return STATUS_OK, value, -1, code
+    if value == WDL_DRAW:
+        return STATUS_OK, value, 0, code
+    if row[COL_DTZ_WIDE]:
+        return STATUS_OK, value, np.int64(uint16_ptr(block_address(row[COL_DTZ_AT], index))[place]), code
+    return STATUS_OK, value, np.int64(uint8_ptr(block_address(row[COL_DTZ_AT], index))[place]), code
+
+
+@njit(cache=True)
+def gather_rule(codes, indices, first, rows, counters, limit, out_outcome, out_category, out_dtz):
+    """Rule values of located positions from ``first`` on; return (stop, bad) as :func:`gather`.
 
     Terminal positions (negative codes) are left for :func:`fill_terminal_rule`.
     """
     sizes = rows[:, COL_SIZE]
     bad = 0
-    for i in range(codes.shape[0]):
+    for i in range(first, codes.shape[0]):
         index = _table_index(codes, indices, sizes, i)
         if index < 0:
             bad += 1 if index == PAST_END else 0
             continue
-        category, dtz = _read_layer(rows[codes[i]], index)
+        category, dtz, found = _read_layer(rows[codes[i]], index)
+        if not found:
+            return i, bad
         out_category[i] = category
         out_dtz[i] = dtz
         out_outcome[i] = outcome_at(category, dtz, counters[i], limit)
-    return bad
+    return codes.shape[0], bad
 
 
 @njit(cache=True)

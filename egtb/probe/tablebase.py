@@ -46,16 +46,17 @@ import numpy as np
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats import compact
 from egtb.formats import master
-from egtb.formats.cache import TableCache
-from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, WDL_DRAW, WDL_LOSS, WDL_OF_CODE, WDL_WIN, Category,
+from egtb.formats.cache import TableCache, process_cache, release_evicted
+from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DRAW, WDL_LOSS, WDL_OF_CODE, WDL_WIN, Category,
                                  Wdl)
 from egtb.positions.index import NUM_CODES, code_of_material, material_of_code
 from egtb.positions.material import Material, all_materials
 from egtb.probe.compact_kernels import CompactBatches, probe_batch as probe_compact_batch
-from egtb.probe.kernels import (NO_DTW, ROW_WIDTH, STATUS_INVALID, STATUS_NOT_LOADED, STATUS_OK, fill_terminal,
-                                fill_terminal_rule, gather, gather_rule, outcome_at, probe_rule_one)
+from egtb.probe.kernels import (BLOCK_SHIFT, NO_DTW, ROW_WIDTH, STATUS_INVALID, STATUS_NOT_LOADED, STATUS_OK, fill_terminal,
+                                fill_terminal_rule, gather, gather_rule, outcome_at, probe_rule_one,
+                                probe_value_one)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_batch, locate_capture
-from egtb.probe.tables import MasterLayer, Table, read_master
+from egtb.probe.tables import MasterLayer, MasterTable, Table
 from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
 from egtb.rules.movegen import M_BM, M_WK, MAX_MOVES, MOVE_WIDTH, generate_moves
 
@@ -151,12 +152,16 @@ class Tablebase:
     """A directory of endgame tables, probed lazily through a bounded LRU cache.
 
     ``directory`` defaults to $EGTB_DIR or data/egtb. At most ``max_open``
-    tables stay loaded; with ``memory_limit_bytes`` the least recently used
-    tables are dropped while the loaded ones take more than that (the table
-    being probed always stays). ``rules`` names the move-rule presets whose
-    layers are kept in memory (default: every layer a file has); a program
-    that plays one preset saves about two thirds of the layers' memory with
-    ``rules=("wcdf",)``.
+    table files stay open. A master file is read a block at a time
+    (:data:`~egtb.formats.master.BLOCK_POSITIONS` positions of its values, DTW
+    or a rule layer: one HDF5 chunk) when a probe first needs it; the blocks
+    go to one cache of the process (:func:`~egtb.formats.cache.process_cache`,
+    its budget $EGTB_CACHE_BYTES, shared by every Tablebase), which drops the
+    least recently used ones beyond its budget. With ``memory_limit_bytes``
+    this Tablebase keeps its blocks in a cache of its own with that budget
+    instead (the block being read always stays). ``rules`` names the
+    move-rule presets whose layers are probed (default: every layer a file
+    has).
 
     >>> with Tablebase("data/egtb") as tb:                    # doctest: +SKIP
     ...     tb.probe_wdl("B:WK10:BK1"), tb.probe_dtw("B:WK10:BK1")
@@ -178,12 +183,18 @@ class Tablebase:
         self.directory = Path(directory) if directory is not None else master.default_dir()
         self.max_open = max_open
         self.memory_limit_bytes = memory_limit_bytes
-        #: Loaded tables by material code (a file rebuilt since is read again, checked at most once a second).
-        self._tables = TableCache(max_entries=max_open, max_bytes=memory_limit_bytes,
-                                  recheck_seconds=RECHECK_SECONDS, on_evict=self._forget_rows)
+        #: The blocks of the master files read so far (the process's cache, or one of its own).
+        self._blocks_cache = (process_cache() if memory_limit_bytes is None
+                              else TableCache(max_bytes=memory_limit_bytes, on_evict=release_evicted))
+        #: Open tables by material code (a file rebuilt since is read again, checked at most once a second).
+        self._tables = TableCache(max_entries=max_open, recheck_seconds=RECHECK_SECONDS,
+                                  on_evict=self._forget_table)
         #: Per preset, the lookup rows of the loaded layers for :func:`probe_rule_one`.
         self._rows = {name: np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64) for name in DRAW_RULES}
         self._rows_at = {name: rows.ctypes.data for name, rows in self._rows.items()}
+        #: The lookup rows of the tables' values for :func:`probe_value_one` (master tables only).
+        self._value_rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
+        self._value_rows_at = self._value_rows.ctypes.data
         #: Decoded blocks of the compact files' single lookups, and the batch pools of compact files.
         self._blocks = compact.BlockCache()
         self._batches = CompactBatches()
@@ -195,7 +206,7 @@ class Tablebase:
         """Drop every loaded table."""
         self._tables.clear()
         self._batches.clear()
-        for rows in self._rows.values():
+        for rows in (*self._rows.values(), self._value_rows):
             rows[:] = 0
 
     def __enter__(self) -> "Tablebase":
@@ -238,15 +249,19 @@ class Tablebase:
     @property
     def loaded_bytes(self) -> int:
         """Memory taken by the loaded tables' arrays."""
-        return self._tables.nbytes
+        return sum(table.nbytes for table in self._tables.values())
 
     @property
     def loaded_materials(self) -> list[Material]:
         """Materials loaded now, least recently used first."""
-        return [t.material for t in self._tables.values()]
+        return [t.material for t in self._tables.values() if t.nbytes]
 
-    def load(self, material: Material | str) -> None:
-        """Load a material's table now (MissingTableError when absent).
+    def load(self, material: Material | str, *, blocks: int | None = 1) -> None:
+        """Open a material's table now and read its first block (MissingTableError when absent).
+
+        ``blocks`` reads that many of its value blocks (None: every block of
+        its values and layers, the budget permitting), e.g. to warm the cache
+        before timing probes.
 
         >>> Tablebase("/nonexistent").load("1k-1k")
         Traceback (most recent call last):
@@ -255,7 +270,7 @@ class Tablebase:
         """
         if isinstance(material, str):
             material = Material.parse(material)
-        self._table(code_of_material(material))
+        self._table(code_of_material(material)).warm(blocks)
 
     def _table(self, code: int) -> Table:
         """The loaded table of a material code, loading (and evicting) as needed."""
@@ -278,18 +293,21 @@ class Tablebase:
         for name, layer in table.kernel_layers().items():
             if name in self._rows:
                 self._rows[name][code] = _layer_row(layer)
+        if table.stores_captures:  # every position is in its blocks: the value kernel reads it
+            self._value_rows[code] = _layer_row(table)
         return table
 
-    def _forget_rows(self, code: int, table: object) -> None:
-        """Clear the lookup rows of a table leaving the cache."""
-        for rows in self._rows.values():
+    def _forget_table(self, code: int, table: Table) -> None:
+        """Clear the lookup rows of a table leaving the cache, and close it (its blocks go)."""
+        for rows in (*self._rows.values(), self._value_rows):
             rows[code] = 0
+        table.close()
 
     def _read(self, material: Material, path: Path) -> Table:
         """Read one table file (checksum verified), master or compact."""
         if path.suffix == compact.SUFFIX:
             return compact.open_compact(path, cache=self._blocks)
-        return read_master(path, material, rules=self.rules)
+        return MasterTable(path, material, cache=self._blocks_cache, rules=self.rules)
 
     # --- single probes -----------------------------------------------------
 
@@ -421,8 +439,24 @@ class Tablebase:
         except MissingTableError:
             return default
 
-    def _probe_key(self, key: tuple[int, int, int, int, int]) -> tuple[int, int]:
-        """(wld, dtw) of a position given as (bm, bk, wm, wk, turn)."""
+    def _probe_key(self, key: tuple[int, int, int, int, int]) -> tuple[int, int | None]:
+        """(wdl, dtw) of a position given as (bm, bk, wm, wk, turn); dtw None when no file holds it."""
+        status, value, dtw, code = probe_value_one(*key, self._value_rows_at)
+        if status == STATUS_OK:
+            if code >= 0:
+                read = self._tables.peek(code)
+                if self._table(code) is not read:  # its file changed (checked once a second): ask again
+                    return self._probe_key(key)
+                if value == INVALID_WDL:
+                    raise TableError(f"{self._tables.peek(code).path}: a position is unsolved")
+            return value, None if dtw < 0 else dtw
+        if status == STATUS_INVALID:
+            raise ValueError(f"invalid position {key}")
+        return self._probe_key_slowly(key)
+
+    def _probe_key_slowly(self, key: tuple[int, int, int, int, int]) -> tuple[int, int | None]:
+        """:meth:`_probe_key` through the table protocol: loading the table (and the block), a
+        compact table's capture search."""
         code, index, capture = locate_capture(*key)
         if code >= 0:
             try:
@@ -480,6 +514,9 @@ class Tablebase:
                 layer = table.layer(rule.name)
                 if rule.name not in table.kernel_layers():  # not in memory for the kernel: ask the file
                     return self._probe_layer_key(layer, key, rule, counter, unknown_ok=unknown_ok)
+                _, index, _ = locate_capture(*key)
+                if index < len(layer):
+                    layer.load_block(index >> BLOCK_SHIFT)  # the kernel finds it now
             except MissingTableError:
                 if not has_moves(*key):
                     return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table holds
@@ -600,8 +637,10 @@ class Tablebase:
             return probe_compact_batch(arrays, self._table, batches=self._batches, located=(codes, indices))
         out_wld = np.zeros(n, dtype=np.int8)
         out_dtw = np.zeros(n, dtype=np.uint16)
-        if gather(codes, indices, *_kernel_tables(tables), WDL_OF_CODE, out_wld, out_dtw):
-            raise TableError(f"an index fell outside its table in {self.directory}")
+        maps = _kernel_tables(tables)
+        _run_to_end(lambda first: gather(codes, indices, first, *maps, WDL_OF_CODE, out_wld, out_dtw),
+                    n, lambda stop: _table_of(tables, codes[stop]).load_block(int(indices[stop]) >> BLOCK_SHIFT),
+                    f"an index fell outside its table in {self.directory}")
         fill_terminal(*arrays, codes, out_wld, out_dtw)
         return out_wld, out_dtw
 
@@ -649,14 +688,17 @@ class Tablebase:
         if not all(t.stores_captures for t in tables):
             return self._probe_batch_rule_compact(arrays, (codes, indices), counters, draw_rule)
         rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
-        for table in tables:
-            rows[code_of_material(table.material)] = _layer_row(table.layer(draw_rule.name))
+        layers = [table.layer(draw_rule.name) for table in tables]
+        for layer in layers:
+            rows[code_of_material(layer.material)] = _layer_row(layer)
         out_outcome = np.zeros(n, dtype=np.int8)
         out_category = np.zeros(n, dtype=np.int8)
         out_dtz = np.zeros(n, dtype=np.uint16)
         limit = draw_rule.limit_plies
-        if gather_rule(codes, indices, rows, counters, limit, out_outcome, out_category, out_dtz):
-            raise TableError(f"an index fell outside its {draw_rule.name} layer in {self.directory}")
+        _run_to_end(lambda first: gather_rule(codes, indices, first, rows, counters, limit, out_outcome,
+                                              out_category, out_dtz),
+                    n, lambda stop: _table_of(layers, codes[stop]).load_block(int(indices[stop]) >> BLOCK_SHIFT),
+                    f"an index fell outside its {draw_rule.name} layer in {self.directory}")
         fill_terminal_rule(*arrays, codes, counters, limit, out_outcome, out_category, out_dtz)
         return out_outcome, out_category, out_dtz
 
@@ -681,20 +723,42 @@ class Tablebase:
 
 
 def _kernel_tables(tables: list[Table]) -> tuple[np.ndarray, ...]:
-    """(sizes, wld_at, dtw_at, dtw_wide) by material code for :func:`gather` (dtw_at 0: no DTW)."""
+    """(sizes, wld_at, dtw_at, dtw_wide) by material code for :func:`gather`: the addresses of
+    the tables' block maps (dtw_at 0: no DTW)."""
     sizes = np.zeros(NUM_CODES, dtype=np.int64)
     wld_at = np.zeros(NUM_CODES, dtype=np.int64)
     dtw_at = np.zeros(NUM_CODES, dtype=np.int64)
     dtw_wide = np.zeros(NUM_CODES, dtype=np.bool_)
     for table in tables:
         code = code_of_material(table.material)
-        values, dtw = table.kernel_arrays()
+        blocks = table.kernel_arrays()
         sizes[code] = len(table)
-        wld_at[code] = values.ctypes.data
-        if dtw is not None:
-            dtw_at[code] = dtw.ctypes.data
-            dtw_wide[code] = dtw.dtype == np.uint16
+        wld_at[code] = blocks.values_at.ctypes.data
+        if blocks.holds_distances:
+            dtw_at[code] = blocks.distances_at.ctypes.data
+            dtw_wide[code] = blocks.wide
     return sizes, wld_at, dtw_at, dtw_wide
+
+
+def _table_of(tables: list[Table], code: int) -> Table:
+    """The table (or layer) of a material code among those of a batch."""
+    material = material_of_code(int(code))
+    return next(table for table in tables if table.material == material)
+
+
+def _run_to_end(run: Callable[[int], tuple[int, int]], n: int, load: Callable[[int], None],
+                outside: str) -> None:
+    """Call a gathering kernel from position 0 until it reaches ``n``, reading the block it
+    stops at each time (``load(stop)``); TableError ``outside`` when an index fell outside."""
+    first = 0
+    while True:
+        stop, bad = run(first)
+        if bad:
+            raise TableError(outside)
+        if stop >= n:
+            return
+        load(stop)
+        first = stop
 
 
 def _batch_arrays(bm, bk, wm, wk, turn) -> tuple[np.ndarray, ...]:
@@ -814,7 +878,10 @@ def _board_of(board: PositionLike) -> Board:
     raise TypeError(f"expected a Board or a FEN string, not {type(board).__name__}")
 
 
-def _layer_row(layer: MasterLayer) -> np.ndarray:
-    """The lookup row (COL_* columns) of a loaded layer."""
-    return np.array([min(len(layer.category), len(layer.dtz)), layer.category.ctypes.data,
-                     layer.dtz.ctypes.data, layer.dtz.dtype == np.uint16], dtype=np.int64)
+def _layer_row(layer: MasterLayer | MasterTable) -> np.ndarray:
+    """The lookup row (COL_* columns) of a layer (or of a table's values): its length and the
+    addresses of its block maps (0 for distances it does not hold)."""
+    blocks = layer.kernel_arrays()
+    return np.array([len(layer), blocks.values_at.ctypes.data,
+                     blocks.distances_at.ctypes.data if blocks.holds_distances else 0, blocks.wide],
+                    dtype=np.int64)

@@ -15,22 +15,24 @@ recovers what a compact file leaves out is the prober's
   None when the file holds none;
 - ``layer(rule)``: the rule layer of a preset (MissingRuleLayerError naming
   the file when it has none);
+- ``warm(blocks)``: read the first ``blocks`` blocks of values now (None: every block);
 - ``kernel_layers()``: the layers the rule kernel reads from memory
-  (:func:`egtb.probe.kernels.probe_rule_one`), by preset; ``kernel_arrays()``
-  (tables that store captures): the arrays the batch kernels read.
+  (:func:`egtb.probe.kernels.probe_rule_one`), by preset; for tables that
+  store captures, ``kernel_arrays()``: the block maps the batch kernels read
+  (:class:`BlockMap`), and ``load_block(block)`` to read a block they miss.
 
-:class:`MasterTable` is a master file's; :class:`egtb.formats.compact.CompactTable`
-is a compact file's.
-
->>> table = MasterTable(Material.parse("1k-1k"), np.array([1, 2], dtype=np.uint8),
-...                     np.array([0, 7], dtype=np.uint8), Path("1k-1k.h5"))
->>> table.value_at(1), table.distance_at(1), table.value_at(0), table.distance_at(0)
-(1, 7, 0, 0)
+:class:`MasterTable` is a master file's, read a block of
+:data:`~egtb.formats.master.BLOCK_POSITIONS` positions at a time (an HDF5
+chunk of each dataset) on first use and kept in a :class:`~egtb.formats.cache.TableCache`
+within its byte budget (by default the process's, :func:`~egtb.formats.cache.process_cache`):
+a table of any size is probed in the memory the budget gives.
+:class:`egtb.formats.compact.CompactTable` is a compact file's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import itertools
+import os
 from pathlib import Path
 from typing import Iterable, Protocol
 
@@ -38,10 +40,15 @@ import numpy as np
 
 from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats import master
+from egtb.formats.cache import TableCache
 from egtb.formats.values import INVALID_WDL, WDL_OF_CODE
 from egtb.positions.material import Material
+from egtb.probe.kernels import BLOCK_MASK, BLOCK_SHIFT
 
-__all__ = ["MasterLayer", "MasterTable", "Table", "read_master"]
+__all__ = ["BLOCK_MASK", "BLOCK_SHIFT", "BlockMap", "MasterLayer", "MasterTable", "Table"]
+
+#: Serial numbers of block maps (their blocks' keys in a cache shared by many tables).
+_SERIALS = itertools.count(1)
 
 #: Python ints of WDL_OF_CODE (a tuple lookup is cheaper than numpy's on the hot path).
 _WDL_OF_CODE = tuple(int(v) for v in WDL_OF_CODE)
@@ -67,35 +74,129 @@ class Table(Protocol):
 
     def kernel_layers(self) -> dict[str, "Table"]: ...
 
+    def warm(self, blocks: int | None) -> None: ...
 
-@dataclass
-class MasterLayer:
-    """One loaded rule layer of a master file: category (int8) and DTZ (uint8 or uint16)."""
+    def close(self) -> None: ...
 
-    material: Material
-    path: Path
-    category: np.ndarray
-    dtz: np.ndarray
-    stores_captures = True
 
-    def __len__(self) -> int:
-        return min(len(self.category), len(self.dtz))
+class _Block:
+    """One cache entry: a block of values (and their distances) of one block map."""
+
+    __slots__ = ("values", "distances", "owner", "block", "nbytes")
+
+    def __init__(self, values: np.ndarray, distances: np.ndarray | None, owner: "BlockMap", block: int) -> None:
+        self.values, self.distances, self.owner, self.block = values, distances, owner, block
+        self.nbytes = int(values.nbytes + (0 if distances is None else distances.nbytes))
+
+    def release(self) -> None:
+        """Dropped from the cache: the map forgets it (the kernels see it absent)."""
+        self.owner.forget(self.block)
+
+
+class BlockMap:
+    """The blocks of one kind of data of a master file read so far: the value codes and DTW of
+    the table, or the categories and DTZ of one rule layer.
+
+    ``values_at[b]`` and ``distances_at[b]`` are the addresses of block b's arrays
+    (0 while it is not in memory) for the kernels; :meth:`block` gives it to
+    Python, reading it first when absent.
+    """
+
+    def __init__(self, table: "MasterTable", values: str, distances: str | None, value_type: type) -> None:
+        self.table = table
+        self.names = (values, distances)
+        self.value_type = value_type
+        f = table.file()
+        self.distance_type = None if distances is None else _narrow_type(f[distances].dtype)
+        n_blocks = -(-table.positions // master.BLOCK_POSITIONS)
+        self.values_at = np.zeros(max(n_blocks, 1), dtype=np.int64)
+        self.distances_at = np.zeros(max(n_blocks, 1), dtype=np.int64)
+        self.wide = self.distance_type is np.uint16
+        self.loaded: list[_Block | None] = [None] * n_blocks
+        self.serial = next(_SERIALS)
+
+    def block(self, block: int) -> _Block:
+        """Block ``block`` (read on first use; used: dropped last)."""
+        found = self.loaded[block]
+        if found is None:
+            return self.read(block)
+        self.table.cache.touch((self.serial, block))
+        return found
+
+    def read(self, block: int) -> _Block:
+        """Read a block into memory and the cache (TableError naming the file and the block)."""
+        table = self.table
+        try:
+            f = table.file()
+            values = np.ascontiguousarray(master.read_block(f, self.names[0], block, table.positions),
+                                          dtype=self.value_type)
+            distances = None if self.names[1] is None else np.ascontiguousarray(
+                master.read_block(f, self.names[1], block, table.positions), dtype=self.distance_type)
+        except (OSError, KeyError, ValueError, RuntimeError) as exc:
+            raise TableError(f"{table.path}: unreadable block {block} of {self.names[0]} ({exc})") from exc
+        entry = _Block(values, distances, self, block)
+        self.loaded[block] = entry
+        self.values_at[block] = values.ctypes.data
+        self.distances_at[block] = 0 if distances is None else distances.ctypes.data
+        table.cache.put((self.serial, block), table.path, entry)
+        return entry
+
+    def forget(self, block: int) -> None:
+        """The block left memory."""
+        self.loaded[block] = None
+        self.values_at[block] = self.distances_at[block] = 0
+
+    def drop(self) -> None:
+        """Drop every block of the map from the cache."""
+        for block, entry in enumerate(self.loaded):
+            if entry is not None:
+                self.table.cache.discard((self.serial, block))
+
+    @property
+    def holds_distances(self) -> bool:
+        """Whether the blocks carry distances (no DTW in a file of format version 3)."""
+        return self.names[1] is not None
 
     @property
     def nbytes(self) -> int:
-        return int(self.category.nbytes + self.dtz.nbytes)
+        """Bytes of the blocks in memory."""
+        return sum(entry.nbytes for entry in self.loaded if entry is not None)
+
+
+class MasterLayer:
+    """One rule layer of a master file: category (int8) and DTZ per position, read by blocks."""
+
+    stores_captures = True
+
+    def __init__(self, table: "MasterTable", preset: str) -> None:
+        self.material, self.path, self.preset = table.material, table.path, preset
+        group = f"{master.RULES_GROUP}/{preset}"
+        self.blocks = BlockMap(table, f"{group}/category", f"{group}/dtz", np.int8)
+
+    def __len__(self) -> int:
+        return self.blocks.table.positions
+
+    @property
+    def nbytes(self) -> int:
+        return self.blocks.nbytes
 
     def value_at(self, index: int) -> int:
         """The category at counter 0."""
-        return int(self.category[index])
+        return int(self.blocks.block(index >> BLOCK_SHIFT).values[index & BLOCK_MASK])
 
     def distance_at(self, index: int) -> int:
         """The DTZ (0 for a draw)."""
-        return int(self.dtz[index]) if self.category[index] else 0
+        block = self.blocks.block(index >> BLOCK_SHIFT)
+        place = index & BLOCK_MASK
+        return int(block.distances[place]) if block.values[place] else 0
 
-    def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(categories, DTZ) for the batch kernels."""
-        return self.category, self.dtz
+    def kernel_arrays(self) -> BlockMap:
+        """The block map of the categories and DTZ, for the batch kernels."""
+        return self.blocks
+
+    def load_block(self, block: int) -> None:
+        """Read a block the kernels missed."""
+        self.blocks.block(block)
 
     def layer(self, rule: str) -> "MasterLayer":
         raise MissingRuleLayerError(f"{self.path}: a rule layer has no layer of its own ({rule!r})")
@@ -104,42 +205,92 @@ class MasterLayer:
         return {}
 
 
-@dataclass
 class MasterTable:
-    """One loaded master table: value codes and DTW (None in a file without DTW) per position,
-    and its rule layers."""
+    """One master file, read a block at a time: value codes and DTW (none in a file without DTW,
+    format version 3) per position, and its rule layers (those of ``rules``, None: all).
 
-    material: Material
-    wld: np.ndarray
-    dtw: np.ndarray | None
-    path: Path
-    rules: dict[str, MasterLayer] = field(default_factory=dict)
+    The file stays open (reopened in a forked child); blocks go to ``cache``.
+    TableError names a file that is not a table of ``material``.
+    """
+
     stores_captures = True
 
+    def __init__(self, path: Path, material: Material, *, cache: TableCache,
+                 rules: Iterable[str] | None = None) -> None:
+        self.path, self.material, self.cache = Path(path), material, cache
+        self._file, self.attrs = master.open_blocks(self.path)
+        self._pid = os.getpid()
+        try:
+            stored = Material.parse(str(self.attrs["material"]))
+            if stored != material:
+                raise TableError(f"{path}: holds material {stored.name}, not {material.name}")
+            self.positions = int(self.attrs["positions"])
+            f = self._file
+            dtw = "dtw" if "dtw" in f else None
+            self.values = BlockMap(self, "wld", dtw, np.uint8)
+            presets = sorted(f[master.RULES_GROUP]) if master.RULES_GROUP in f else []
+            keep = None if rules is None else set(rules)
+            self.rules = {preset: MasterLayer(self, preset) for preset in presets if keep is None or preset in keep}
+        except (KeyError, ValueError) as exc:
+            self._file.close()
+            raise TableError(f"{path}: unreadable table file ({exc})") from exc
+        except BaseException:
+            self._file.close()
+            raise
+
+    def file(self):
+        """The open file (opened again in a process forked since, or after :meth:`close`: a
+        batch pool may still hold the table)."""
+        if self._pid != os.getpid() or not self._file.id.valid:
+            self._file, _ = master.open_blocks(self.path)
+            self._pid = os.getpid()
+        return self._file
+
+    def close(self) -> None:
+        """Drop the blocks from the cache and close the file."""
+        for blocks in (self.values, *(layer.blocks for layer in self.rules.values())):
+            blocks.drop()
+        if self._pid == os.getpid() and self._file.id.valid:
+            self._file.close()
+
     def __len__(self) -> int:
-        return len(self.wld) if self.dtw is None else min(len(self.wld), len(self.dtw))
+        return self.positions
+
 
     @property
     def nbytes(self) -> int:
-        return int(self.wld.nbytes + (0 if self.dtw is None else self.dtw.nbytes)
-                   + sum(layer.nbytes for layer in self.rules.values()))
+        """Bytes of its blocks in memory (the cache counts them; a table itself is small)."""
+        return self.values.nbytes + sum(layer.nbytes for layer in self.rules.values())
 
     def value_at(self, index: int) -> int:
         """The WDL (TableError for an unsolved position, which a finished table never holds)."""
-        value = _WDL_OF_CODE[self.wld[index]]
+        value = _WDL_OF_CODE[self.values.block(index >> BLOCK_SHIFT).values[index & BLOCK_MASK]]
         if value == INVALID_WDL:
             raise TableError(f"{self.path}: position {index} is unsolved")
         return value
 
     def distance_at(self, index: int) -> int | None:
         """The DTW (0 for a draw); None when the file holds no DTW."""
-        if self.dtw is None:
+        block = self.values.block(index >> BLOCK_SHIFT)
+        if block.distances is None:
             return None
-        return int(self.dtw[index]) if _WDL_OF_CODE[self.wld[index]] else 0
+        place = index & BLOCK_MASK
+        return int(block.distances[place]) if _WDL_OF_CODE[block.values[place]] else 0
 
-    def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray | None]:
-        """(value codes, DTW or None) for the batch kernels."""
-        return self.wld, self.dtw
+    def kernel_arrays(self) -> BlockMap:
+        """The block map of the value codes and DTW, for the batch kernels."""
+        return self.values
+
+    def load_block(self, block: int) -> None:
+        """Read a block the kernels missed."""
+        self.values.block(block)
+
+    def warm(self, blocks: int | None) -> None:
+        """Read the first ``blocks`` blocks of values (None: every block, of the layers too)."""
+        maps = [self.values] if blocks is not None else [self.values, *(l.blocks for l in self.rules.values())]
+        for blocks_map in maps:
+            for block in range(len(blocks_map.loaded) if blocks is None else min(blocks, len(blocks_map.loaded))):
+                blocks_map.block(block)
 
     def layer(self, rule: str) -> MasterLayer:
         """The layer of a preset (MissingRuleLayerError naming the file and the preset)."""
@@ -152,26 +303,10 @@ class MasterTable:
         return found
 
     def kernel_layers(self) -> dict[str, MasterLayer]:
-        """Every loaded layer (the rule kernel reads them from memory)."""
+        """Every layer kept (the rule kernel reads their block maps)."""
         return self.rules
 
 
-def read_master(path: Path, material: Material, *, rules: Iterable[str] | None = None) -> MasterTable:
-    """Read a master file whole (checksums verified), keeping the layers of ``rules`` (None: all).
-
-    TableError when the file holds another material.
-    """
-    data = master.open_table(path)
-    if data.material != material:
-        raise TableError(f"{path}: holds material {data.material.name}, not {material.name}")
-    keep = None if rules is None else set(rules)
-    layers = {name: MasterLayer(material, path, np.ascontiguousarray(layer.category, dtype=np.int8),
-                                np.ascontiguousarray(layer.dtz, dtype=_narrow_type(layer.dtz)))
-              for name, layer in getattr(data, "rules", {}).items() if keep is None or name in keep}
-    dtw = None if data.dtw is None else np.ascontiguousarray(data.dtw, dtype=_narrow_type(data.dtw))
-    return MasterTable(material, np.ascontiguousarray(data.wld, dtype=np.uint8), dtw, path, layers)
-
-
-def _narrow_type(values: np.ndarray) -> type:
-    """uint8 for a one-byte array, else uint16."""
-    return np.uint8 if values.dtype.itemsize == 1 else np.uint16
+def _narrow_type(dtype: np.dtype) -> type:
+    """uint8 for a one-byte distance, else uint16."""
+    return np.uint8 if np.dtype(dtype).itemsize == 1 else np.uint16

@@ -192,6 +192,14 @@ class CompactTable:
         """None of its layers is read by the rule kernel from memory (each is a compact file)."""
         return {}
 
+    def warm(self, blocks: int | None) -> None:
+        """Decode the first ``blocks`` blocks (None: all) into the block cache."""
+        for block in range(self.n_blocks if blocks is None else min(blocks, self.n_blocks)):
+            self.value(self._starts_list[block])
+
+    def close(self) -> None:
+        """Nothing to release: the map goes with the table, the decoded blocks with their cache."""
+
     def values(self) -> np.ndarray:
         """Stored value codes of every position (uint8), decoding every block."""
         out = np.empty(self.positions, dtype=np.uint8)
