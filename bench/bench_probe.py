@@ -151,6 +151,8 @@ def main() -> None:
     parser.add_argument("--pieces", type=int, default=None, help="only the tables of at most N pieces")
     parser.add_argument("--budget", type=int, default=None,
                         help="bytes of table blocks kept in memory ($EGTB_CACHE_BYTES)")
+    parser.add_argument("--cold", action="store_true",
+                        help="do not read every block first (tables larger than the budget)")
     parser.add_argument("--before", default=None, metavar="DIR",
                         help="first run this bench with the code of checkout DIR, in the same run")
     args = parser.parse_args()
@@ -176,7 +178,7 @@ def main() -> None:
     warm = "blocks" in inspect.signature(tb.load).parameters  # the code before blocks loads whole tables
     for material in materials:
         if warm:
-            tb.load(material, blocks=None)  # every block of its values and layers
+            tb.load(material, blocks=0 if args.cold else None)  # every block of its values and layers
         else:
             tb.load(material)
     load_seconds = time.perf_counter() - start
