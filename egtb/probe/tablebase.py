@@ -180,7 +180,7 @@ class Tablebase:
             raise ValueError(f"max_open must be at least 1, not {max_open}")
         self.rules = tuple(_draw_rule(name).name for name in rules) if rules is not None else None
         """Presets whose layers are kept (None: all)."""
-        self.directory = Path(directory) if directory is not None else master.default_dir()
+        self.directory = master.resolve_dir(directory)
         self.max_open = max_open
         self.memory_limit_bytes = memory_limit_bytes
         #: The blocks of the master files read so far (the process's cache, or one of its own).
