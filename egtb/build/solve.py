@@ -40,7 +40,8 @@ from egtb.positions.index import (BINOM, deposit_squares, fill_squares, material
                                next_combination, popcount, position_index, rank_kings, rank_men,
                                rank_subset, unit_size, unrank_men, unrank_subset, unrank_unit)
 from egtb.positions.material import BLACK_ONLY_MEN_SQUARES, NUM_SHARED, SHARED_MEN_SQUARES, mirror_bb
-from egtb.formats.values import DRAW, LOSS, UNKNOWN, UNSOLVED_CATEGORY, WIN
+from egtb.formats.values import (CAT_CURSED_WIN, CAT_WIN, DRAW, LOSS, UNKNOWN, UNSOLVED_CATEGORY,
+                                 WIN)
 from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH
 from egtb.rules.perft import capture_moves
 from egtb.rules.perft import C_CAPTURED, C_FROM, C_TO, CAPTURE_ROWS, MAX_JUMPS, jumping_pieces, lowest_bit64
@@ -90,8 +91,6 @@ def flat_index(bm, bk, wm, wk, offsets):
     return base + position_index(bm, bk, wm, wk)
 
 
-CAT_WIN = 2  #: Category.WIN (decisive under the rule); -CAT_WIN is Category.LOSS
-CAT_CURSED = 1  #: Category.CURSED_WIN; -CAT_CURSED is Category.BLESSED_LOSS
 
 #: Successor "index" of a position whose side to move has no pieces (lost in 0).
 NO_PIECES = np.int64(-2)
@@ -384,7 +383,7 @@ def resolve_exits(n, node, size, base, wld, dtw, rcat, rdtz, limits):
                 else:
                     sign = 1 if kind == WIN else (-1 if kind == LOSS else 0)
                     layer = t - first
-                    rcat[layer, g] = sign * (CAT_WIN if d <= limits[layer] else CAT_CURSED)
+                    rcat[layer, g] = sign * (CAT_WIN if d <= limits[layer] else CAT_CURSED_WIN)
                     rdtz[layer, g] = d
     return OK
 
@@ -839,7 +838,7 @@ def write_categories(n, resolved, depth, size, base, rcat, rdtz, limit):
             g = base[h] + k
             d = depth[i]
             sign = 1 if resolved[i] == WIN else (-1 if resolved[i] == LOSS else 0)
-            rcat[g] = sign * (CAT_WIN if d <= limit else CAT_CURSED)
+            rcat[g] = sign * (CAT_WIN if d <= limit else CAT_CURSED_WIN)
             rdtz[g] = d if sign != 0 else 0
 
 

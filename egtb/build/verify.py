@@ -39,7 +39,8 @@ from egtb.formats import master
 from egtb.formats.cache import TableCache
 from egtb.positions.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
                         unit_size, unrank_kings, unrank_men)
-from egtb.formats.values import DRAW, LOSS, UNKNOWN, WIN, Wdl
+from egtb.formats.values import (CAT_BLESSED_LOSS, CAT_CURSED_WIN, CAT_DRAW, CAT_LOSS, CAT_WIN,
+                                 DRAW, LOSS, UNKNOWN, WIN, Wdl)
 from egtb.positions.material import Material, count_positions, mirror_bb
 from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES,
                                 MOVE_WIDTH, generate_moves)
@@ -73,7 +74,6 @@ ERROR_NAMES = {
     ERR_RULE_SIGN: "rule layer: category disagrees with the rule-free value",
 }
 #: Category codes as the rule check kernel sees them (egtb.formats.values.Category).
-CAT_LOSS, CAT_BLESSED, CAT_DRAW, CAT_CURSED, CAT_WIN = -2, -1, 0, 1, 2
 #: "No winning move" marker of the rule check.
 NONE_FOUND = 1 << 30
 #: What :func:`_locate` returns for a successor without pieces for the side to move (lost),
@@ -234,11 +234,11 @@ def _check_rule_one(bm, bk, wm, wk, value, cat, z, offsets, category, dtz, limit
         else:
             longest_loss = max(longest_loss, plies)
     if fastest_win != NONE_FOUND:
-        want_cat, want_z = (CAT_WIN if fastest_win <= limit else CAT_CURSED), fastest_win
+        want_cat, want_z = (CAT_WIN if fastest_win <= limit else CAT_CURSED_WIN), fastest_win
     elif draws:
         want_cat, want_z = CAT_DRAW, 0
     else:
-        want_cat = CAT_LOSS if longest_loss <= limit else CAT_BLESSED
+        want_cat = CAT_LOSS if longest_loss <= limit else CAT_BLESSED_LOSS
         want_z = longest_loss
     if cat != want_cat:
         return ERR_RULE_CATEGORY
