@@ -686,7 +686,7 @@ function renderExplore() {
   $("explore-counter").max = limit;
   $("explore-limit").textContent = `of ${limit} quiet plies`;
   $("dtz-help").textContent = zeroingWords(e.rule).slice(2);
-  if (document.activeElement !== $("explore-fen")) $("explore-fen").value = e.fen;
+  if (e.record && document.activeElement !== $("explore-fen")) $("explore-fen").value = e.fen;
   $("explore-back").disabled = !e.back.length;
   $("explore-best").disabled = !(e.probe && e.probe.moves.length);
   $("explore-forward").disabled = !e.forward.length;
