@@ -42,6 +42,9 @@ class LoopbackHostMiddleware:
         if host_allowed(host):
             await self.app(scope, receive, send)
             return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
         body = json.dumps({"error": f"host {host!r} is not this machine: the page answers only localhost "
                                     f"and 127.0.0.1"}).encode()
         await send({"type": "http.response.start", "status": 400,
