@@ -74,7 +74,7 @@ def create_app(*, tables_dir: str | os.PathLike | None = None,
     :class:`EngineService` started with the application and ended with it;
     None serves no engine moves (503).
     """
-    directory = Path(tables_dir) if tables_dir is not None else master.default_dir()
+    directory = master.resolve_dir(tables_dir)
     tablebase = Tablebase(directory)
     owned = engines is _NO_ENGINES
     service: EngineService | None = EngineService(tables_dir=directory) if owned else engines  # type: ignore[assignment]

@@ -89,7 +89,7 @@ def describe_tables(tables_dir: str | os.PathLike | None) -> str:
     from egtb.probe.tablebase import Tablebase
     from egtb.formats import master
 
-    directory = Path(tables_dir) if tables_dir is not None else master.default_dir()
+    directory = master.resolve_dir(tables_dir)
     if not directory.is_dir():
         return f"no table directory {directory}: the explorer will say every position is outside the tables"
     pieces = Tablebase(directory).max_pieces
