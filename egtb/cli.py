@@ -26,9 +26,10 @@ from typing import Iterable, Iterator, Sequence, TextIO
 
 import numpy as np
 
-from egtb.errors import EgtbError, MissingRuleLayerError, MissingTableError, TableError
+from egtb.errors import EgtbError, MissingTableError, TableError
 from egtb.exit_status import EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from egtb.probe.tablebase import MoveValue, Tablebase
+from egtb.probe.results import answer
+from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
 from egtb.rules.perft import HASH_ENTRY_BYTES, new_hash_table, perft, perft_hashed
 from egtb.formats import master
@@ -492,44 +493,6 @@ def probe_lines(tablebase: Tablebase, fens: Iterable[str], *, json_mode: bool,
     return failed
 
 
-def answer(tablebase: Tablebase, fen: str, *, rule: str = "wcdf", counter: int = 0) -> dict:
-    """The JSON-ready answer for one FEN under ``rule`` from ``counter``.
-
-    ``value``/``dtw`` (and each move's) are without the move rule; ``outcome``
-    is perfect play under the rule from the counter, ``category``/``dtz`` the
-    rule layer's; each move's ``outcome``, ``category`` and ``dtz`` are the
-    mover's, with the counter the move leaves. A table without the preset's
-    rule layer (a compact file, or a build with fewer ``--rules``) gives the
-    rule-free answer with those fields None and ``rule_layer_missing`` True.
-    A directory of compact files (``.wld`` with ``.wcdf``) answers under
-    "wcdf" like a master directory, with every ``dtw`` and ``dtz`` None (the
-    files hold neither) and a move's ``outcome`` None where it would need the
-    DTZ (a win or loss category reached at a counter above 0); see
-    docs/table-format.md ("What a compact directory answers").
-    Raises ValueError, MissingTableError or TableError.
-
-    >>> answer(Tablebase("/nonexistent"), "B:W5,6,10:B1", rule="forty-plies")
-    {'fen': 'B:W5,6,10:B1', 'value': 'loss', 'dtw': 0, 'rule': 'forty-plies', 'counter': 0, 'outcome': 'loss', 'category': 'loss', 'dtz': 0, 'moves': []}
-    """
-    board = Board(fen, rule=rule, quiet_plies=counter)
-    missing_layer = False
-    try:
-        result = tablebase.probe(board)
-        moves = [_move_record(mv) for mv in tablebase.best_moves(board)]
-    except MissingRuleLayerError:  # a WDL-only file: the rule-free answer, rule fields null
-        missing_layer = True
-        result = tablebase.probe(board, rule_free=True)
-        moves = [_move_record(mv) for mv in tablebase.best_moves(board, rule_free=True)]
-    record = {"fen": fen, "value": result.value, "dtw": result.dtw, "rule": result.rule,
-              "counter": result.counter, "outcome": _text_or_none(result.outcome),
-              "category": _text_or_none(result.category), "dtz": result.dtz, "moves": moves}
-    return {**record, "rule_layer_missing": True} if missing_layer else record
-
-
-def _text_or_none(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
 def format_text(record: dict) -> str:
     """Text block of one answer: a header line, then one line per move.
 
@@ -576,11 +539,6 @@ def _field_text(name: str, value: int | None, gap: str) -> str:
     ('  dtw 3', '')
     """
     return "" if value is None else f"{gap}{name} {value}"
-
-
-def _move_record(mv: MoveValue) -> dict:
-    return {"move": str(mv.move), "value": mv.value, "dtw": mv.dtw, "outcome": _text_or_none(mv.outcome),
-            "category": _text_or_none(mv.category), "dtz": mv.dtz}
 
 
 def _write_error(fen: str, message: str, *, json_mode: bool, out: TextIO, err: TextIO) -> None:

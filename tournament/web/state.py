@@ -217,7 +217,7 @@ def game_record(board: Board, *, headers: dict[str, str] | None = None, end: str
 def probe_record(tablebase: Tablebase, fen: str, *, rule: str = DEFAULT_RULE, counter: int = 0) -> dict:
     """The answer of ``egtb probe --json --rule RULE --counter N`` for one FEN.
 
-    Uses the command line's own answer function. Raises BadRequest for a bad
+    Uses the prober's JSON form of a result (:func:`egtb.probe.results.answer`), as the command line does. Raises BadRequest for a bad
     FEN and MissingTableError (MissingRuleLayerError for a missing preset) when
     the position is outside the tables.
 
@@ -225,7 +225,7 @@ def probe_record(tablebase: Tablebase, fen: str, *, rule: str = DEFAULT_RULE, co
     >>> record["value"], record["outcome"], record["rule"], record["counter"]
     ('loss', 'loss', 'crowning', 3)
     """
-    from egtb.cli import answer
+    from egtb.probe.results import answer
     try:
         Board(fen, rule=rule)
     except ValueError as exc:
