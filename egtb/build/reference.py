@@ -189,14 +189,3 @@ def _compare_layers(directory: os.PathLike | str, materials: list[Material],
                 problems.append(f"{path}: rule layer {preset} differs from the reference: "
                                 f"{', '.join(differ)}")
     return problems
-
-
-def rule_reference_lines(directory: os.PathLike | str, materials: list[Material]) -> list[str]:
-    """Lines of rule_layers.tsv for the layers of the given tables (to refresh the file)."""
-    lines = []
-    for material in materials:
-        attrs = master.read_layer_attrs(master.table_path(directory, material))
-        for preset in sorted(attrs):
-            values = [str(int(attrs[preset][name])) for name in _RULE_FIELDS]
-            lines.append("\t".join([material.name, preset, *values]))
-    return lines

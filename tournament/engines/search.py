@@ -400,16 +400,6 @@ def _history_keys(board: Board) -> list[int]:
     return keys
 
 
-def _row_move(board: Board, row: np.ndarray) -> Move:
-    """The legal Move of ``board`` that a kernel row describes."""
-    start, end, captured = int(row[M_FROM]) + 1, int(row[M_TO]) + 1, int(row[M_CAPTURED])
-    for move in board.legal_moves():
-        bits = sum(1 << (s - 1) for s in move.captured)
-        if move.start == start and move.end == end and bits == captured:
-            return move
-    raise AssertionError(f"kernel move {start}-{end} not legal in {board.fen()}")
-
-
 _local = threading.local()
 
 
