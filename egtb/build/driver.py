@@ -475,6 +475,7 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], con
     for first in range(done, len(configs), step):
         solve_pair(pair.materials, tables, progress, per_pass=per_pass,
                    configs=configs[first:first + step])
+        scratch.release(tables.rdtz)  # written once, never read while the pair is solved
         if time.monotonic() - last >= checkpoint_seconds:
             scratch.write_checkpoint(path, layout, min(first + step, len(configs)), arrays)
             last = time.monotonic()

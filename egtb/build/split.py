@@ -96,6 +96,7 @@ def solve_range(directory: os.PathLike | str, pair: driver.Pair, dependencies: l
         units = driver.solve_pair(pair.materials, tables, per_pass=per_pass,
                                   configs=driver.unit_order(pair.materials)[first:last])
         scratch.flush([tables.wld, tables.dtw, tables.rcat, tables.rdtz])
+        scratch.release(tables.rdtz)
     return {"key": pair.key, "first": first, "last": last, "units": units,
             "cpu_seconds": time.process_time() - cpu, "host": socket.gethostname(),
             "pid": os.getpid()}

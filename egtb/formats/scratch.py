@@ -167,8 +167,11 @@ def record_units(path: Path, layout: dict, units: int) -> None:
 
 
 def release(array: np.ndarray) -> None:
-    """Drop a flushed mapped array's pages from this process's resident memory (the file keeps
-    them; a later access reads them back)."""
+    """Drop a mapped array's pages from this process's resident memory.
+
+    The mapping is shared: written pages stay in the page cache and reach the
+    file (a checkpoint flushes them first); a later access maps them back.
+    """
     mapping = getattr(array.base, "_mmap", None) if isinstance(array.base, np.memmap) else None
     if mapping is not None and hasattr(mmap, "MADV_DONTNEED"):
         mapping.madvise(mmap.MADV_DONTNEED)
