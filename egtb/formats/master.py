@@ -269,7 +269,7 @@ def _write_dataset(f: h5py.Group, name: str, data: np.ndarray, dtype, *, packed:
     their bytes handed to HDF5 as they are (``write_direct_chunk``): the bytes
     HDF5's own shuffle and deflate filters write, in the same order, so the file
     is byte for byte the one a plain ``create_dataset(data=...)`` gives
-    (tests/test_storage.py compares them).
+    (tests/test_master.py compares them).
     """
     dtype = np.dtype(dtype)
     stored = -(-len(data) // PER_BYTE) if packed else len(data)
