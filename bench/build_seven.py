@@ -30,12 +30,16 @@ import resource
 import time
 from pathlib import Path
 
+from egtb.build.contents import contents_for  # noqa: E402
 from egtb.build import budget
 from egtb.build import driver as builder
 from egtb.formats import compact
 from egtb.formats import master
 from egtb.positions.material import Material
 
+
+#: What this bench builds: the three rule layers and DTW (not the 7-piece default).
+FULL = contents_for(7, rules="all", dtw=True)
 
 def kind_of(pair: builder.Pair) -> str:
     """'kings' for a pair without men, else 'men'."""
@@ -45,9 +49,10 @@ def kind_of(pair: builder.Pair) -> str:
 def build_one(directory: Path, pair: builder.Pair, memory: int, checkpoint: float) -> dict:
     """Build one pair, return its figures."""
     deps = builder.dependency_materials(pair)
-    plan = budget.plan_pair(pair, deps, layers=len(builder.RULE_PRESETS), budget=memory)
+    plan = budget.plan_pair(pair, deps, contents=FULL, budget=memory)
     wall, cpu = time.perf_counter(), time.process_time()
-    record = builder.build_pair(directory, pair, deps, plan=plan, checkpoint_seconds=checkpoint)
+    record = builder.build_pair(directory, pair, deps, rules="all", dtw=True, plan=plan,
+                                checkpoint_seconds=checkpoint)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     size = sum(master.table_path(directory, m).stat().st_size for m in pair.materials)
     return {"pair": pair.key, "kind": kind_of(pair), "positions": pair.positions,
@@ -60,8 +65,8 @@ def build_one(directory: Path, pair: builder.Pair, memory: int, checkpoint: floa
 
 def is_complete(directory: Path, pair: builder.Pair) -> bool:
     """Whether every file of `pair` passes its checksum and holds all rule layers."""
-    rules = tuple(builder.RULE_PRESETS)
-    return pair.key in builder.find_complete([pair], directory, builder.BuildReport(), rules=rules)
+    return pair.key in builder.find_complete([pair], directory, builder.BuildReport(), rules="all",
+                                             dtw=True)
 
 
 def add_row(rows: list[dict], row: dict, log: Path | None) -> None:
@@ -100,8 +105,8 @@ def weighted(rows: list[dict], field: str, per: str = "positions") -> float:
 def scratch_of(pair: builder.Pair, memory: int) -> int:
     """Bytes of the pair's scratch files when `memory` puts it on disk, else 0."""
     deps = builder.dependency_materials(pair)
-    plan = budget.plan_pair(pair, deps, layers=len(builder.RULE_PRESETS), budget=memory)
-    return budget.scratch_bytes(pair, deps, layers=len(builder.RULE_PRESETS)) if plan.on_disk else 0
+    plan = budget.plan_pair(pair, deps, contents=FULL, budget=memory)
+    return budget.scratch_bytes(pair, deps, contents=FULL) if plan.on_disk else 0
 
 
 def extrapolate(rows: list[dict], cores: int, *, memory: int, smaller: int = 0) -> dict:

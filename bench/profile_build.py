@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from egtb.build.contents import Contents  # noqa: E402
 from egtb.build import driver as builder
 from egtb.build import rule_layer
 from egtb.build import solve
@@ -62,7 +63,7 @@ def pick_pair(pieces: int, key: str | None) -> builder.Pair:
 def warm_up(presets: tuple) -> None:
     """Load or compile every kernel the timings call (a two-piece pair solved in memory)."""
     pair = builder.plan_pairs(2)[0]
-    tables = builder.load_dependencies(Path("."), [], pair.materials, presets)
+    tables = builder.load_dependencies(Path("."), [], pair.materials, Contents(True, presets))
     builder.solve_pair(pair.materials, tables)
 
 
@@ -79,11 +80,11 @@ def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
     configs = solve.order_units(first.black_men, first.white_men, len(materials) == 1)
     warm_up(presets)
     tables, load = cpu(builder.load_dependencies, directory, builder.dependency_materials(pair), materials,
-                       presets)
+                       Contents(True, presets))
 
     halves = 1 if (len(materials) == 1 and first.men == 0) else 2
     scratch = solve.Scratch(slice_unit_size(first), halves=halves, kings=(first.black_kings, first.white_kings),
-                            layers=len(presets))
+                            tables=len(presets) + 1)
     bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries = scratch.arrays()
     limits = np.array([p.limit for p in presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in presets], dtype=np.bool_)
@@ -164,7 +165,7 @@ def main() -> None:
     parser.add_argument("--tables", type=Path, default=None,
                         help="read the dependency tables from this complete directory (read only, not built)")
     parser.add_argument("--out", type=Path, default=None, help="where the profiled pair's files are written")
-    parser.add_argument("--rules", default=builder.DEFAULT_RULES, help="rule layers to solve (default all)")
+    parser.add_argument("--rules", default="all", help="rule layers to solve (default all)")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     presets = rule_layer.parse_presets(args.rules)
