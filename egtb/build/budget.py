@@ -42,11 +42,6 @@ from egtb.formats import scratch
 from egtb.positions.index import slice_unit_size
 from egtb.positions.material import count_positions
 
-#: Bytes per position of the values with DTW (wld uint8, dtw uint16) and per rule layer
-#: (category); the pair's own positions also keep each layer's DTZ.
-BYTES_VALUES = 3
-BYTES_PER_LAYER = 1
-BYTES_PER_OWN_LAYER = 2
 #: Page cache (bytes) counted for a pair whose values are memory-mapped.
 DISK_RESIDENT = 2 << 30
 #: Pairs of this many positions or more run on disk, checkpointed: at 0.5 CPU microseconds a
@@ -124,15 +119,14 @@ def pair_budget(memory: int, *, jobs: int, cache_bytes: int) -> int:
 
 def values_bytes(positions: int, contents, *, own: int = 0) -> int:
     """Bytes of the flat value arrays for `positions` positions, `own` of them the pair's,
-    holding `contents` (:class:`egtb.build.contents.Contents`).
+    holding `contents` (:class:`egtb.build.contents.Contents`): in memory as on disk
+    (:func:`egtb.formats.scratch.scratch_bytes`).
 
     >>> from egtb.build.contents import contents_for
     >>> values_bytes(1000, contents_for(6)), values_bytes(1000, contents_for(7), own=400)
     (6000, 1800)
     """
-    layers = len(contents.presets)
-    return (positions * (BYTES_VALUES * contents.dtw + BYTES_PER_LAYER * layers)
-            + own * BYTES_PER_OWN_LAYER * layers)
+    return scratch.scratch_bytes(positions, own, dtw=contents.dtw, layers=len(contents.presets))
 
 
 def unit_nodes(pair) -> int:

@@ -45,7 +45,7 @@ from egtb.build import budget, rule_layer, solve, solve_regen
 from egtb.build.contents import AUTO, Contents, contents_for
 from egtb.formats import master, scratch
 from egtb.formats.cache import TableCache
-from egtb.formats.values import DRAW, LOSS, UNKNOWN, UNSOLVED_CATEGORY, WIN
+from egtb.formats.values import DRAW, LOSS, UNKNOWN, WIN
 from egtb.positions.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
 from egtb.positions.material import Material, all_materials, count_positions
 from egtb.rules.notation import Placement, format_fen
@@ -213,7 +213,7 @@ def load_dependencies(directory: Path, solved: list[Material],
     total = sum(count_positions(m) for m in materials)
     own = sum(count_positions(m) for m in fresh)
     if arrays is None:
-        arrays = new_arrays(total, own, contents)
+        arrays = scratch.new_arrays(total, own, contents=contents)
     offsets = np.full(NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
     start = 0
     for material in materials:
@@ -233,19 +233,6 @@ def load_dependencies(directory: Path, solved: list[Material],
         for row in range(len(categories)):
             tables.rcat[row, part] = categories[row]
     return tables
-
-
-def new_arrays(total: int, own: int, contents: Contents) -> list[np.ndarray]:
-    """The (wld, dtw, rcat, rdtz) flat arrays in memory for `total` positions, `own` of the pair.
-
-    >>> [a.shape for a in new_arrays(10, 4, contents_for(7))]
-    [(0,), (0,), (1, 10), (1, 4)]
-    """
-    values = total if contents.dtw else 0
-    layers = len(contents.presets)
-    return [np.zeros(values, dtype=np.uint8), np.zeros(values, dtype=np.uint16),
-            np.full((layers, total), UNSOLVED_CATEGORY, dtype=np.int8),
-            np.zeros((layers, own), dtype=np.uint16)]
 
 
 def solve_pair(materials: tuple[Material, ...], tables: FlatTables,

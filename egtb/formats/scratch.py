@@ -71,6 +71,19 @@ def scratch_bytes(total: int, own: int, *, dtw: bool, layers: int) -> int:
                                                   ARRAYS))
 
 
+def new_arrays(total: int, own: int, *, contents) -> list[np.ndarray]:
+    """The flat arrays (wld, dtw, rcat, rdtz) in memory, laid out as :func:`map_arrays` maps them
+    (rcat unsolved).
+
+    >>> from egtb.build.contents import contents_for
+    >>> [a.shape for a in new_arrays(10, 4, contents=contents_for(7))]
+    [(0,), (0,), (1, 10), (1, 4)]
+    """
+    shapes = array_shapes(total, own, dtw=contents.dtw, layers=len(contents.presets))
+    return [np.full(shape, UNSOLVED_CATEGORY, dtype=dtype) if name == "rcat"
+            else np.zeros(shape, dtype=dtype) for (name, dtype, _, _), shape in zip(ARRAYS, shapes)]
+
+
 def map_arrays(path: Path, total: int, own: int, *, contents, create: bool) -> list[np.ndarray]:
     """The flat arrays (wld, dtw, rcat, rdtz) mapped on files in `path`: `total` positions,
     `own` of them the pair's, holding what `contents` (:class:`egtb.build.contents.Contents`)
