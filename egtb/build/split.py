@@ -61,10 +61,11 @@ def wave_tasks(pair: driver.Pair, *, positions: int = TASK_POSITIONS) -> list[li
     >>> wave_tasks(pair, positions=500)[:3]
     [[(0, 6)], [(6, 14), (14, 22)], [(22, 30), (30, 38), (38, 44)]]
     """
-    per_unit = max(1, pair.positions // max(1, len(driver.unit_order(pair.materials))))
+    waves = unit_waves(pair)
+    per_unit = max(1, pair.positions // max(1, waves[-1][1]))  # the last wave ends at the unit count
     step = max(1, positions // per_unit)
     return [[(start, min(start + step, last)) for start in range(first, last, step)]
-            for first, last in unit_waves(pair)]
+            for first, last in waves]
 
 
 def prepare(directory: os.PathLike | str, pair: driver.Pair, dependencies: list[Material],
