@@ -649,7 +649,13 @@ def bytes_on_disk(directory: os.PathLike | str) -> int:
     >>> bytes_on_disk("/nonexistent")
     0
     """
-    return sum(path.stat().st_blocks * 512 for path in Path(directory).rglob("*") if path.is_file())
+    total = 0
+    for path in Path(directory).rglob("*"):
+        try:  # another worker may remove its scratch directory meanwhile
+            total += path.stat().st_blocks * 512 if path.is_file() else 0
+        except FileNotFoundError:
+            continue
+    return total
 
 
 def remove_temporaries(directory: os.PathLike | str) -> list[Path]:
