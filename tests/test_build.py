@@ -20,7 +20,8 @@ from egtb.formats.values import DRAW, LOSS, WIN
 from egtb.positions.index import global_rank, position_index
 from egtb.positions.material import Material, all_materials, count_positions, normalise
 from egtb.rules.notation import parse_fen
-from egtb.build.reference import compare_with_reference, load_reference
+from egtb.build.reference import (REFERENCE_PATH, RULE_REFERENCE_PATH, compare_with_reference,
+                                  load_reference, reference_lines)
 from egtb.build.stats import PUBLISHED_POSITIONS, directory_stats
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden" / "positions.txt"
@@ -172,6 +173,19 @@ def test_reference_comparison_names_a_differing_table(tables4):
     assert len(problems) == 1 and "2k-1k.h5" in problems[0] and "checksum_crc32" in problems[0]
 
 
+def _shipped_lines(path: Path, names: set[str]) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.split("\t")[0] in names]
+
+
+def test_reference_lines_recomputed_from_the_files_are_the_shipped_ones(tables4):
+    """The lines bench/make_reference.py adds for new tables, made from tables already listed."""
+    materials = all_materials(4)
+    names = {m.name for m in materials}
+    tables, layers = reference_lines(tables4, materials)
+    assert sorted(tables) == sorted(_shipped_lines(REFERENCE_PATH, names))
+    assert sorted(layers) == sorted(_shipped_lines(RULE_REFERENCE_PATH, names))
+
+
 def test_reference_file_covers_six_pieces_with_published_totals():
     reference = load_reference()
     for pieces in range(2, 7):
@@ -225,6 +239,11 @@ def test_a_build_without_dtw_gives_the_same_values_and_wcdf_layer(tables4, tmp_p
         assert np.array_equal(lean.wld, full.wld), material.name
         assert np.array_equal(lean.rules["wcdf"].category, full.rules["wcdf"].category)
         assert np.array_equal(lean.rules["wcdf"].dtz, full.rules["wcdf"].dtz), material.name
+    tables, layers = reference_lines(tmp_path, [Material.parse("1k-1m2k")])
+    shipped = _shipped_lines(REFERENCE_PATH, {"1k-1m2k"})[0].split("\t")
+    assert tables[0].split("\t")[:6] == shipped[:5] + ["-"]  # the same counts, no DTW
+    assert layers == [line for line in _shipped_lines(RULE_REFERENCE_PATH, {"1k-1m2k"})
+                      if line.split("\t")[1] == "wcdf"]
     assert builder.build(4, directory=tmp_path, rules="wcdf", dtw=False,
                          progress=False).skipped  # complete as they are
     rebuilt = builder.build(3, directory=tmp_path, jobs=1, progress=False)  # asks for DTW now

@@ -19,7 +19,6 @@ True
 from __future__ import annotations
 
 import os
-import zlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from egtb.build.driver import count_codes
+from egtb.build.rule_layer import count_layer
 from egtb.formats import master
 from egtb.positions.material import Material
 from egtb.formats.values import DRAW, LOSS, WIN
@@ -129,20 +129,55 @@ def figures_from_data(path: os.PathLike | str) -> ReferenceEntry:
     tables hold billions of positions).
     """
     counts = np.zeros(4, dtype=np.int64)
-    crc, max_dtw, positions, has_dtw = 0, 0, 0, True
+    max_dtw, positions, has_dtw = 0, 0, True
     for _, wld, dtw, _, _ in master.read_slices(path, check=False):
         count_codes(wld, counts)
-        crc = zlib.crc32(master.pack_wld(wld), crc)
         positions += len(wld)
         has_dtw = dtw is not None
         if has_dtw and len(dtw):
             max_dtw = max(max_dtw, int(dtw.max()))
-    if has_dtw:  # the DTW bytes follow every packed value in the checksum
-        for _, _, dtw, _, _ in master.read_slices(path, check=False):
-            crc = zlib.crc32(np.ascontiguousarray(dtw).view(np.uint8), crc)
+    crc = master.stored_checksums(path)[0]
     return ReferenceEntry(positions=positions, wins=int(counts[WIN]), losses=int(counts[LOSS]),
                           draws=int(counts[DRAW]), max_dtw=max_dtw if has_dtw else NO_DTW,
                           checksum_crc32=crc)
+
+
+def layer_figures_from_data(path: os.PathLike | str, preset: str) -> RuleReferenceEntry:
+    """A rule layer's figures recomputed from its stored data (as :func:`figures_from_data`).
+
+    Read a slice at a time; the checksum is recomputed over the stored bytes.
+    """
+    counts = np.zeros(5, dtype=np.int64)
+    max_dtz = max_cursed = 0
+    for _, _, _, category, dtz in master.read_slices(path, rules=(preset,), check=False):
+        part, top, top_cursed = count_layer(category[0], dtz[0])
+        counts += part
+        max_dtz, max_cursed = max(max_dtz, int(top)), max(max_cursed, int(top_cursed))
+    wins, cursed_wins, draws, blessed_losses, losses = counts[::-1].tolist()
+    return RuleReferenceEntry(wins=wins, cursed_wins=cursed_wins, draws=draws,
+                              blessed_losses=blessed_losses, losses=losses, max_dtz=max_dtz,
+                              max_dtz_cursed=max_cursed,
+                              checksum_crc32=master.stored_checksums(path)[1][preset])
+
+
+def reference_lines(directory: os.PathLike | str, materials: list[Material]) -> tuple[list[str], list[str]]:
+    """The lines of ``tables.tsv`` and of ``rule_layers.tsv`` for `materials`, from their files' data.
+
+    For adding tables to the reference after ``egtb verify`` passed on them
+    (``bench/make_reference.py``); a table without DTW gets ``-`` for its longest DTW.
+    """
+    table_lines, layer_lines = [], []
+    for material in materials:
+        path = master.table_path(directory, material)
+        found = figures_from_data(path)
+        table_lines.append("\t".join([material.name] + [
+            "-" if name == "max_dtw" and found.max_dtw == NO_DTW else str(getattr(found, name))
+            for name in _FIELDS]))
+        for preset in master.rule_presets_in(path):
+            layer = layer_figures_from_data(path, preset)
+            layer_lines.append("\t".join([material.name, preset] +
+                                         [str(getattr(layer, name)) for name in _RULE_FIELDS]))
+    return table_lines, layer_lines
 
 
 def compare_with_reference(directory: os.PathLike | str, materials: list[Material], *,

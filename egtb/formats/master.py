@@ -487,6 +487,24 @@ def _check_datasets(path: Path, f: h5py.File, attrs: dict, presets) -> None:
             raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
 
 
+def stored_checksums(path: os.PathLike | str) -> tuple[int, dict[str, int]]:
+    """CRC-32 of a file's values (and DTW), and of each rule layer by preset, recomputed from
+    the stored bytes a slice at a time (the attributes are not consulted)."""
+    path = Path(path)
+    try:
+        with h5py.File(path, "r") as f:
+            attrs = dict(f.attrs)
+            _check_header(path, attrs)
+            crc = _continue_crc(f["wld"], 0)
+            if _has_dtw(f, attrs):
+                crc = _continue_crc(f["dtw"], crc)
+            layers = {name: _continue_crc(group["dtz"], _continue_crc(group["category"], 0))
+                      for name, group in (f[RULES_GROUP].items() if RULES_GROUP in f else ())}
+    except (OSError, KeyError) as exc:
+        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    return crc, layers
+
+
 def check_table(path: os.PathLike | str) -> list[str]:
     """Check a table file's checksums reading it in slices; return its rule layers' names.
 

@@ -1,0 +1,61 @@
+"""Add finished tables to the reference figures (egtb/data/reference/*.tsv), from their data.
+
+Run it only on tables ``egtb verify`` passed. Each table's counts, longest DTW
+and checksum, and each rule layer's figures, are recomputed from the stored
+bytes (``egtb.build.reference.reference_lines``), never taken from the files'
+attributes. Materials the reference already lists are left as they are.
+
+    .venv/bin/python bench/make_reference.py --tables /work/egtb --pieces 7 --write
+
+Without ``--write`` the new lines are printed only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from egtb.build.reference import (REFERENCE_PATH, RULE_REFERENCE_PATH, load_reference,
+                                  reference_lines)
+from egtb.formats import master
+from egtb.positions.material import Material
+
+
+def new_materials(directory: Path, pieces: int | None) -> list[Material]:
+    """Stored materials (of `pieces` pieces, when given) the reference does not list yet."""
+    known = load_reference()
+    return [m for m in master.stored_materials(directory)
+            if m.name not in known and (pieces is None or m.pieces == pieces)]
+
+
+def _lines_of(directory: Path, material: Material) -> tuple[list[str], list[str]]:
+    return reference_lines(directory, [material])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", required=True, type=Path, help="directory of verified tables")
+    parser.add_argument("--pieces", type=int, default=None, help="only materials of N pieces")
+    parser.add_argument("--jobs", type=int, default=2, help="processes reading files")
+    parser.add_argument("--write", action="store_true", help="append the lines to the reference files")
+    args = parser.parse_args()
+    materials = new_materials(args.tables, args.pieces)
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(_lines_of, [args.tables] * len(materials), materials))
+    table_lines = [line for tables, _ in results for line in tables]
+    layer_lines = [line for _, layers in results for line in layers]
+    print("\n".join(table_lines + layer_lines))
+    print(f"{len(table_lines)} tables, {len(layer_lines)} rule layers in "
+          f"{time.perf_counter() - start:.1f}s")
+    if args.write:
+        for path, lines in ((REFERENCE_PATH, table_lines), (RULE_REFERENCE_PATH, layer_lines)):
+            with open(path, "a") as out:
+                out.writelines(line + "\n" for line in lines)
+            print(f"appended {len(lines)} lines to {path}")
+
+
+if __name__ == "__main__":
+    main()
