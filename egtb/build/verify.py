@@ -289,23 +289,43 @@ def _flat_arrays(directory: Path, material: Material, cache: TableCache, *,
 
     A rule layer's distances cover only the material and its mirror: a move to
     another material (a capture, a crowning) zeroes the counter under every
-    preset, so its DTZ is never read (a position costs one byte there). Loaded
-    tables are kept in `cache`.
+    preset, so its DTZ is never read (a position costs one byte there). The
+    flat arrays are allocated once and each table is copied into its place, so
+    that the largest 7-piece materials are held once, not twice; loaded tables
+    are kept in `cache` within its budget.
     """
     own = [material] + ([material.mirrored()] if material.mirrored() != material else [])
     ordered = own + [m for m in needed_materials(material) if m not in own]
     offsets = np.full(NUM_CODES, -1, dtype=np.int64)
-    values, distances, start = [], [], 0
-    for m in ordered:
+    sizes = [count_positions(m) for m in ordered]
+    values = distances = None
+    start = 0
+    for m, size in zip(ordered, sizes):
         with_distances = preset is None or m in own
         part = cache.get((str(directory), m, preset, with_distances), master.table_path(directory, m),
                          lambda _, m=m, d=with_distances: _load_arrays(directory, m, preset, d))
-        values.append(part[0])
+        if values is None:  # the type of the first (the material's own) table
+            values = np.empty(sum(sizes), dtype=part[0].dtype)
+        values[start:start + size] = part[0]
         if with_distances:
-            distances.append(part[1].astype(np.uint16))
+            distances = _widened(distances, part[1].dtype, sum(sizes) if preset is None
+                                 else sum(sizes[:len(own)]), wide=preset is None)
+            distances[start:start + size] = part[1]
         offsets[code_of_material(m)] = start
-        start += count_positions(m)
-    return offsets, np.concatenate(values), np.concatenate(distances)
+        start += size
+        del part
+    return offsets, values, distances
+
+
+def _widened(distances: np.ndarray | None, dtype: np.dtype, count: int, *, wide: bool) -> np.ndarray:
+    """`distances` (made with `count` items when None) able to hold `dtype`: a rule layer's
+    DTZ stays one byte a position when its stored type is (7-piece materials are large);
+    the rule-free DTW of many materials is always two (`wide`)."""
+    if distances is None:
+        return np.empty(count, dtype=np.uint16 if wide else dtype)
+    if np.dtype(dtype).itemsize > distances.dtype.itemsize:
+        return distances.astype(dtype)
+    return distances
 
 
 def _load_arrays(directory: Path, material: Material, preset: str | None,
