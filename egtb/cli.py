@@ -33,6 +33,7 @@ from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
 from egtb.rules.perft import HASH_ENTRY_BYTES, new_hash_table, perft, perft_hashed
 from egtb.formats import master
+from egtb.positions.material import Material
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "EXIT_CODES_HELP",
            "add_tables_option", "build_parser", "main"]
@@ -256,6 +257,10 @@ def _register_stats(subparsers) -> None:
 
 def _register_verify(subparsers) -> None:
     p = _subcommand(subparsers, "verify", help="re-check every stored value against its successors")
+    p.add_argument("--pieces", "-n", type=int, default=None,
+                   help="only tables of at most N pieces (default: every table)")
+    p.add_argument("--min-pieces", type=int, default=2,
+                   help="only tables of at least N pieces (e.g. 7 after building them)")
     _add_jobs(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--no-reference", action="store_true",
@@ -325,10 +330,13 @@ def run_verify(args: argparse.Namespace) -> int:
     """Handler of ``egtb verify``: exit status 1 on any error."""
     from egtb.build.verify import verify_directory
     directory = _existing_tables_dir(args)
-    report = verify_directory(directory, jobs=args.jobs or os.cpu_count() or 1, progress=not args.quiet)
-    _add_compact_check(report, directory)
+    materials = [m for m in master.stored_materials(directory)
+                 if args.min_pieces <= m.pieces <= (args.pieces or m.pieces)]
+    report = verify_directory(directory, materials=materials, jobs=args.jobs or os.cpu_count() or 1,
+                              progress=not args.quiet)
+    _add_compact_check(report, directory, materials)
     differing, listed, layers_listed = (([], 0, 0) if args.no_reference or not report.tables
-                                        else _compare_reference(directory))
+                                        else _compare_reference(directory, materials))
     ok = report.ok and report.tables > 0 and not differing
     if args.json:
         _print_json({"tables": report.tables, "positions": report.checked, "errors": report.errors,
@@ -351,10 +359,12 @@ def run_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_FAILED
 
 
-def _add_compact_check(report, directory: Path) -> None:
-    """Fold the check of the directory's compact files (if any) into a verify report."""
+def _add_compact_check(report, directory: Path, materials: list[Material]) -> None:
+    """Fold the check of the compact files of `materials` (if any) into a verify report."""
     from egtb.build.verify_compact import verify_compact
-    compact = verify_compact(directory)
+    from egtb.formats.compact import compact_path
+    compact = verify_compact(directory, materials=[m for m in materials
+                                                   if compact_path(directory, m).exists()])
     if compact.tables:
         report.tables += compact.tables
         report.checked += compact.checked
@@ -411,12 +421,11 @@ def run_compact(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _compare_reference(directory: Path) -> tuple[list[str], int, int]:
-    """(messages about tables or rule layers whose figures differ from the shipped reference,
-    tables listed there, rule layers listed there)."""
+def _compare_reference(directory: Path, materials: list[Material]) -> tuple[list[str], int, int]:
+    """(messages about those of `materials` whose tables or rule layers differ from the shipped
+    reference, tables listed there, rule layers listed there)."""
     from egtb.build.reference import compare_with_reference, load_reference, load_rule_reference
     reference, rule_reference = load_reference(), load_rule_reference()
-    materials = master.stored_materials(directory)
     differing = compare_with_reference(directory, materials, reference=reference,
                                        rule_reference=rule_reference)
     layers_listed = sum((m.name, preset) in rule_reference for m in materials

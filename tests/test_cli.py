@@ -125,6 +125,8 @@ def test_every_printing_subcommand_speaks_json(capsys, tmp_path):
     assert cli.main(["verify", "--quiet", "--json", "--tables", str(tmp_path)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] and report["positions"] == 3488 and report["reference_listed"] == 4
+    assert cli.main(["verify", "--quiet", "--json", "--min-pieces", "3", "--tables", str(tmp_path)]) == 1
+    assert json.loads(capsys.readouterr().out)["positions"] == 0  # no table of 3 pieces or more
 
 
 @pytest.mark.parametrize("old", [["build", "--out"], ["stats", "--dir"], ["verify", "--concurrency"]])
