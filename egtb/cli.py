@@ -219,7 +219,8 @@ def _register_build(subparsers) -> None:
     p.add_argument("--dtw", action=argparse.BooleanOptionalAction, default=None,
                    help="store the rule-free distance to win (default: up to 6 pieces)")
     p.add_argument("--compact", action="store_true",
-                   help="also write a compact WLD file (.wld) next to each master file")
+                   help="also write the compact files (.wld, .wcdf) next to every master file "
+                        "(tables of 7 pieces or more always get them)")
     p.add_argument("--memory", type=float, default=None, metavar="GB",
                    help="memory the build may use, all jobs together (default 60%% of the "
                         "physical memory); pairs too big run on disk or wait their turn")
@@ -288,16 +289,17 @@ def run_build(args: argparse.Namespace) -> int:
     except SolverError as exc:  # a material failed to build: a failed result, not bad usage
         print(f"egtb build: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    if args.compact:
-        from egtb.formats.compact import compact_directory
-        compact_directory(master.resolve_dir(args.tables), jobs=args.jobs or os.cpu_count() or 1)
+    compacted = _compact_built(master.resolve_dir(args.tables), every=args.compact,
+                               jobs=args.jobs or os.cpu_count() or 1)
     if args.json:
         _print_json({"built": report.built, "skipped": report.skipped, "rebuilt": report.rebuilt,
-                     "positions": report.positions, "seconds": round(report.seconds, 3)})
+                     "positions": report.positions, "seconds": round(report.seconds, 3),
+                     "compacted": compacted})
         return EXIT_OK
     print(f"built {len(report.built)} tables ({report.positions} positions) in "
           f"{report.seconds:.1f}s; {len(report.skipped)} already complete"
-          + (f"; rebuilt broken: {', '.join(report.rebuilt)}" if report.rebuilt else ""))
+          + (f"; rebuilt broken: {', '.join(report.rebuilt)}" if report.rebuilt else "")
+          + (f"; compact files written for {len(compacted)}" if compacted else ""))
     return EXIT_OK
 
 
@@ -324,6 +326,22 @@ def run_stats(args: argparse.Namespace) -> int:
     tables, totals = directory_stats(_existing_tables_dir(args))
     print(stats_json(tables, totals) if args.json else format_stats(tables, totals))
     return EXIT_OK
+
+
+#: Tables of this many pieces or more get their compact files by default (``.wld``, ``.wcdf``):
+#: their masters are too large to probe in memory.
+COMPACT_FROM_PIECES = 7
+
+
+def _compact_built(directory: Path, *, every: bool, jobs: int) -> list[str]:
+    """Write the compact files a build leaves: for tables of :data:`COMPACT_FROM_PIECES` or more,
+    or with ``every`` (``--compact``) for every table; files already up to date are kept.
+    Return the materials compacted."""
+    from egtb.formats.compact import compact_directory, stale_materials
+    stale = stale_materials(directory, min_pieces=2 if every else COMPACT_FROM_PIECES)
+    if stale:
+        compact_directory(directory, jobs=jobs, materials=stale)
+    return [m.name for m in stale]
 
 
 def run_verify(args: argparse.Namespace) -> int:

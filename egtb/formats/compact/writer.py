@@ -174,6 +174,29 @@ def compact_material(tables: os.PathLike | str, material: Material, *,
     return report
 
 
+def stale_materials(tables: os.PathLike | str, *, out: os.PathLike | str | None = None,
+                    min_pieces: int = 2) -> list[Material]:
+    """The master tables of at least `min_pieces` pieces whose compact files are missing or older
+    than the master (in ``out``, default ``tables``): what a resumed build still has to compact.
+
+    >>> stale_materials("/nonexistent")
+    []
+    """
+    tables = Path(tables)
+    out = Path(out) if out is not None else tables
+    stale = []
+    for material in master.stored_materials(tables):
+        if material.pieces < min_pieces:
+            continue
+        made = master.table_path(tables, material).stat().st_mtime_ns
+        wanted = [compact_path(out, material)] + [
+            compact_path(out, material, kind=RULE_KINDS[rule])
+            for rule in master.rule_presets_in(master.table_path(tables, material)) if rule in RULE_KINDS]
+        if any(not path.exists() or path.stat().st_mtime_ns < made for path in wanted):
+            stale.append(material)
+    return stale
+
+
 def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | None = None,
                       jobs: int = 1, materials: list[Material] | None = None,
                       on_done: Callable[[Material, CompactReport], None] | None = None
