@@ -33,6 +33,7 @@ from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
 from egtb.rules.perft import HASH_ENTRY_BYTES, new_hash_table, perft, perft_hashed
 from egtb.formats import master
+from egtb.formats.compact import SUFFIX as COMPACT_SUFFIX
 from egtb.positions.material import Material
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "EXIT_CODES_HELP",
@@ -264,6 +265,9 @@ def _register_verify(subparsers) -> None:
                    help="only tables of at least N pieces (e.g. 7 after building them)")
     _add_jobs(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--again", action="store_true",
+                   help="check again the materials that passed before with the same files "
+                        "(by default they are skipped: recorded in verified.json)")
     p.add_argument("--no-reference", action="store_true",
                    help="skip the comparison with the reference figures shipped with the package")
     _add_json(p)
@@ -348,27 +352,32 @@ def run_verify(args: argparse.Namespace) -> int:
     """Handler of ``egtb verify``: exit status 1 on any error."""
     from egtb.build.verify import verify_directory
     directory = _existing_tables_dir(args)
-    materials = [m for m in master.stored_materials(directory)
-                 if args.min_pieces <= m.pieces <= (args.pieces or m.pieces)]
+    def wanted(suffix: str = master.SUFFIX) -> list[Material]:
+        return [m for m in master.stored_materials(directory, suffix=suffix)
+                if args.min_pieces <= m.pieces <= (args.pieces or m.pieces)]
+    materials = wanted()
     report = verify_directory(directory, materials=materials, jobs=args.jobs or os.cpu_count() or 1,
-                              progress=not args.quiet)
-    _add_compact_check(report, directory, materials)
+                              progress=not args.quiet, compact=True, resume=not args.again)
+    _add_compact_check(report, directory, sorted(set(wanted(COMPACT_SUFFIX)) - set(materials)))
     differing, listed, layers_listed = (([], 0, 0) if args.no_reference or not report.tables
                                         else _compare_reference(directory, materials))
-    ok = report.ok and report.tables > 0 and not differing
+    ok = report.ok and not differing
     if args.json:
         _print_json({"tables": report.tables, "positions": report.checked, "errors": report.errors,
+                     "skipped": report.skipped,
                      "messages": report.messages, "reference_listed": listed,
                      "reference_rule_layers_listed": layers_listed,
                      "reference_differing": differing, "ok": ok})
         return EXIT_OK if ok else EXIT_FAILED
     for message in report.messages + differing:
         print(message)
-    if report.tables == 0:
+    if report.tables == 0 and not report.skipped:
         print(f"no tables in {directory}", file=sys.stderr)
         return EXIT_FAILED
     status = "OK" if report.ok else f"{report.errors} ERRORS"
-    print(f"verified {report.tables} tables, {report.checked} positions: {status}")
+    print(f"verified {report.tables} tables, {report.checked} positions: {status}"
+          + (f"; {len(report.skipped)} materials passed before with the same files, not checked "
+             "again (--again checks them)" if report.skipped else ""))
     if not args.no_reference:
         layers = [m for m in differing if " rule layer " in m]
         print(f"reference: {listed - len(differing) + len(layers)} of {listed} listed tables "
@@ -378,11 +387,12 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _add_compact_check(report, directory: Path, materials: list[Material]) -> None:
-    """Fold the check of the compact files of `materials` (if any) into a verify report."""
+    """Fold the check of the compact files of `materials`, which have no master, into a verify
+    report (those with a master were checked against it by the verify's workers)."""
     from egtb.build.verify_compact import verify_compact
-    from egtb.formats.compact import compact_path
-    compact = verify_compact(directory, materials=[m for m in materials
-                                                   if compact_path(directory, m).exists()])
+    if not materials:
+        return
+    compact = verify_compact(directory, materials=materials)
     if compact.tables:
         report.tables += compact.tables
         report.checked += compact.checked

@@ -54,6 +54,26 @@ def test_verify_reports_a_wrong_value(tables, tmp_path, capsys, change):
     assert out.startswith("B:W") and "ERRORS" in out
 
 
+def test_a_resumed_verify_skips_what_passed_with_the_same_files(tables, tmp_path, capsys):
+    """A killed verify (hours at 7 pieces) goes on where it stopped; a changed file is checked again."""
+    for path in tables.glob("*.h5"):
+        if Material.parse(path.stem).pieces <= 3:
+            (tmp_path / path.name).write_bytes(path.read_bytes())
+    three = [Material.parse(p.stem) for p in tmp_path.glob("*.h5") if Material.parse(p.stem).pieces == 3]
+    assert verify_directory(tmp_path, materials=three, resume=True).ok
+    again = verify_directory(tmp_path, materials=three, resume=True)
+    assert again.ok and again.tables == 0 and sorted(again.skipped) == sorted(m.name for m in three)
+    wld, _ = master.load_material(tmp_path, Material.parse("2k-1k"))
+    tamper(tmp_path, "2k-1k", int(np.flatnonzero(wld == WIN)[5]), value=DRAW)
+    changed = verify_directory(tmp_path, materials=three, resume=True)
+    assert not changed.ok and "2k-1k" not in changed.skipped
+    # 1k-2k reads 2k-1k (its mirror): checked again too; 2m-1k's files did not change
+    assert {"2k-1k", "1k-2k"} <= {m.name for m in three} - set(changed.skipped)
+    assert "2m-1k" in changed.skipped
+    assert main(["verify", "--quiet", "--again", "--min-pieces", "3", "--tables", str(tmp_path)]) == 1
+    assert "ERRORS" in capsys.readouterr().out
+
+
 def test_verify_empty_directory_fails(tmp_path):
     assert main(["verify", "--quiet", "--tables", str(tmp_path)]) == 1
 

@@ -28,6 +28,7 @@ category's sign must be the verified rule-free value.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -258,10 +259,20 @@ class VerifyReport:
     messages: list[str] = field(default_factory=list)
     """The first offending positions (FEN and reason) and file problems."""
 
+    skipped: list[str] = field(default_factory=list)
+    """Materials not checked again: they passed before, their files unchanged (``resume``)."""
+
     @property
     def ok(self) -> bool:
         """True when nothing failed."""
-        return self.errors == 0 and self.tables > 0
+        return self.errors == 0 and (self.tables > 0 or bool(self.skipped))
+
+    def add(self, result: "MaterialResult") -> None:
+        """Count one material's result in."""
+        self.tables += result.tables
+        self.checked += result.checked
+        self.errors += result.errors
+        self.messages += result.messages[:max(0, MAX_REPORTED - len(self.messages))]
 
 
 def needed_materials(material: Material) -> list[Material]:
@@ -453,8 +464,15 @@ def _describe(material: Material, errors: np.ndarray, wld: np.ndarray, dtw: np.n
 
 def verify_directory(directory: os.PathLike | str | None = None, *,
                      materials: list[Material] | None = None, jobs: int = 1,
-                     progress: bool = False) -> VerifyReport:
+                     progress: bool = False, compact: bool = False,
+                     resume: bool = False) -> VerifyReport:
     """Check every table of a directory (or the given materials) with `jobs` processes.
+
+    With `compact`, each material's compact files (when it has some) are checked
+    in the same process, against its master (:func:`egtb.build.verify_compact.verify_compact`).
+    With `resume`, a material that passed before with every file it reads
+    unchanged (:class:`VerifiedFiles`) is not checked again: a killed 7-piece
+    verify (hours) goes on where it stopped. ``report.skipped`` counts those.
 
     >>> verify_directory("/nonexistent").ok
     False
@@ -464,18 +482,67 @@ def verify_directory(directory: os.PathLike | str | None = None, *,
     if materials is None:
         materials = master.stored_materials(directory)
     report = VerifyReport()
+    record = VerifiedFiles(directory) if resume else None
+    if record is not None:
+        report.skipped = [m.name for m in materials if record.passed(m)]
+        materials = [m for m in materials if m.name not in report.skipped]
     _WORKER_CACHE.clear()  # workers fork empty
     bar = tqdm(total=sum(count_positions(m) for m in materials), unit="pos", unit_scale=True,
                desc="verify", disable=not progress)
-    for material, bad, messages in _results(directory, materials, jobs=jobs):
-        report.tables += 1
-        report.checked += count_positions(material)
-        report.errors += bad
-        report.messages += messages[:max(0, MAX_REPORTED - len(report.messages))]
+    for material, result in _results(directory, materials, jobs=jobs, compact=compact):
+        report.add(result)
+        if record is not None and result.ok:
+            record.note(material)
+            record.save()
         bar.update(count_positions(material))
     bar.close()
     _WORKER_CACHE.clear()
     return report
+
+
+class VerifiedFiles:
+    """The materials that passed ``egtb verify``, with the size and modification time of every
+    file their check read (``<directory>/verified.json``).
+
+    A material is verified again when any of those files changed.
+
+    >>> VerifiedFiles("/nonexistent").passed(Material.parse("1k-1k"))
+    False
+    """
+
+    NAME = "verified.json"
+
+    def __init__(self, directory: os.PathLike | str) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / self.NAME
+        try:
+            self.known: dict[str, dict[str, list[int]]] = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.known = {}
+
+    def stamps(self, material: Material) -> dict[str, list[int]]:
+        """Size and modification time of each file verifying `material` reads (those present)."""
+        paths = [master.table_path(self.directory, m) for m in needed_materials(material)]
+        paths += [self.directory / f"{material.name}{suffix}" for suffix in _COMPACT_SUFFIXES]
+        return {p.name: [p.stat().st_size, p.stat().st_mtime_ns] for p in paths if p.exists()}
+
+    def passed(self, material: Material) -> bool:
+        """Whether `material` passed with the files as they are now."""
+        return self.known.get(material.name) == self.stamps(material)
+
+    def note(self, material: Material) -> None:
+        """Record that `material` passed, with its files' stamps."""
+        self.known[material.name] = self.stamps(material)
+
+    def save(self) -> None:
+        """Write the record atomically."""
+        tmp = self.path.with_name(f"{self.NAME}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.known, sort_keys=True))
+        os.replace(tmp, self.path)
+
+
+#: Suffixes of a material's compact files, which a verify with `compact` reads too.
+_COMPACT_SUFFIXES = (".wld", ".wcdf")
 
 
 #: Bytes of tables verify keeps loaded between materials.
@@ -484,7 +551,8 @@ CACHE_BYTES = 2 << 30
 _WORKER_CACHE = TableCache(max_bytes=CACHE_BYTES)
 
 
-def _check_materials(directory: Path, materials: list[Material]) -> list[tuple[Material, int, list[str]]]:
+def _check_materials(directory: Path, materials: list[Material],
+                     compact: bool = False) -> list[tuple[Material, "MaterialResult"]]:
     """Check materials one after the other, reporting broken or missing files as errors."""
     results = []
     for material in materials:
@@ -492,8 +560,38 @@ def _check_materials(directory: Path, materials: list[Material]) -> list[tuple[M
             bad, messages = verify_material(directory, material, cache=_WORKER_CACHE)
         except (master.TableError, FileNotFoundError) as exc:
             bad, messages = 1, [str(exc)]
-        results.append((material, bad, messages))
+        result = MaterialResult(tables=1, checked=count_positions(material), errors=bad,
+                                messages=messages)
+        if compact:
+            result.add_compact(directory, material)
+        results.append((material, result))
     return results
+
+
+@dataclass
+class MaterialResult:
+    """What the check of one material found (its master, and its compact files when checked)."""
+
+    tables: int
+    checked: int
+    errors: int
+    messages: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return self.errors == 0
+
+    def add_compact(self, directory: Path, material: Material) -> None:
+        """Check the material's compact files (when it has some) against its master."""
+        from egtb.build.verify_compact import verify_compact
+        from egtb.formats.compact import compact_path
+        if not compact_path(directory, material).exists():
+            return
+        found = verify_compact(directory, materials=[material])
+        self.tables += found.tables
+        self.checked += found.checked
+        self.errors += found.errors
+        self.messages += found.messages
 
 
 def _by_pair(materials: list[Material]) -> list[list[Material]]:
@@ -509,15 +607,17 @@ def _by_pair(materials: list[Material]) -> list[list[Material]]:
     return list(groups.values())
 
 
-def _results(directory: Path, materials: list[Material], *, jobs: int):
-    """(material, errors, messages) of each material, a material and its mirror together."""
+def _results(directory: Path, materials: list[Material], *, jobs: int, compact: bool = False):
+    """(material, MaterialResult) of each material as it is checked, a material and its mirror
+    together."""
     groups = _by_pair(materials)
     if jobs <= 1 or len(groups) <= 1:
         for group in groups:
-            yield from _check_materials(directory, group)
+            yield from _check_materials(directory, group, compact)
         return
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
     from multiprocessing import get_context
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
-        for results in pool.map(_check_materials, [directory] * len(groups), groups):
-            yield from results
+        futures = [pool.submit(_check_materials, directory, group, compact) for group in groups]
+        for future in as_completed(futures):  # recorded as each finishes, for a resumed verify
+            yield from future.result()

@@ -393,6 +393,29 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
     return TableData(material, stored if packed else unpack_wld(stored, count), dtw, attrs, layers)
 
 
+def read_categories(path: os.PathLike | str, preset: str) -> np.ndarray:
+    """The categories (int8) of one rule layer of a table file, its checksum checked; its DTZ is
+    read a slice at a time for the checksum only (the compact writer needs no more)."""
+    path = Path(path)
+    try:
+        with h5py.File(path, "r") as f:
+            attrs = dict(f.attrs)
+            _check_header(path, attrs)
+            group = _layer_group(path, f, preset)
+            category = group["category"][...]
+            if len(category) != int(attrs["positions"]):
+                raise TableError(f"{path}: rule layer {preset} sizes do not match "
+                                 f"{attrs['positions']} positions")
+            crc = zlib.crc32(np.ascontiguousarray(category).view(np.uint8))
+            if _continue_crc(group["dtz"], crc) != int(group.attrs["checksum_crc32"]):
+                raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
+    except TableError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    return category
+
+
 def _has_dtw(f: h5py.File, attrs: dict) -> bool:
     """The file stores DTW (every version but 3); a version-3 file holding one is foreign."""
     if int(attrs["format_version"]) != FORMAT_VERSION_NO_DTW:

@@ -69,14 +69,19 @@ class CompactReport:
         row[3] += other.rule_bytes
 
 
-def encode_values(material: Material, wld: np.ndarray, *, kind: FileKind = WLD
-                  ) -> tuple[bytes, CompactReport]:
+def encode_values(material: Material, wld: np.ndarray, *, kind: FileKind = WLD,
+                  in_place: bool = False) -> tuple[bytes, CompactReport]:
     """The compact file's bytes for a material's value codes (uint8, one per position).
 
     The codes are those of ``kind``: DRAW, WIN, LOSS for a WLD file, also
     CURSED_WIN and BLESSED_LOSS for a category file (see :func:`category_codes`).
+    With ``in_place`` the caller gives up ``wld`` (a uint8 array): it is
+    overwritten instead of copied.
     """
-    values = np.ascontiguousarray(wld, dtype=np.uint8).copy()
+    values = np.ascontiguousarray(wld, dtype=np.uint8)
+    if not in_place or values is not wld:
+        values = values.copy()
+    del wld
     if len(values) != count_positions(material):
         raise ValueError(f"{material.name}: {len(values)} values for "
                          f"{count_positions(material)} positions")
@@ -102,9 +107,9 @@ def encode_values(material: Material, wld: np.ndarray, *, kind: FileKind = WLD
     runs = np.zeros(max_blocks, dtype=np.int64)
     n_blocks, used = encode_blocks(run_vals, run_lens, codes, lengths, out, starts, ctx, runs)
     data = out[:used].tobytes()
-    blob = _file_bytes(material, len(wld), data, starts[:n_blocks], ctx[:n_blocks],
+    blob = _file_bytes(material, count_positions(material), data, starts[:n_blocks], ctx[:n_blocks],
                        int(runs[:n_blocks].max(initial=1)), lengths, kind)
-    return blob, CompactReport(len(wld), captures, n_runs, len(blob), 1)
+    return blob, CompactReport(count_positions(material), captures, n_runs, len(blob), 1)
 
 
 def _code_lengths(hist: np.ndarray, run_lens: np.ndarray, kind: FileKind) -> np.ndarray:
@@ -161,14 +166,15 @@ def compact_material(tables: os.PathLike | str, material: Material, *,
     if not path.exists():
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
     rules = tuple(r for r in master.rule_presets_in(path) if r in RULE_KINDS)
-    data = master.open_table(path, rules=rules)
     out = out if out is not None else tables
-    blob, report = encode_values(material, data.wld)
-    data.wld = data.dtw = None  # free them before the layers are coded
+    # one array of a position's size at a time (a 7-piece material has up to 1.4 G positions)
+    blob, report = encode_values(material, master.open_table(path, rules=False).wld, in_place=True)
     write_compact(compact_path(out, material), blob)
     for rule in rules:
         kind = RULE_KINDS[rule]
-        blob, _ = encode_values(material, category_codes(data.rules[rule].category), kind=kind)
+        codes = category_codes(master.read_categories(path, rule))
+        blob, _ = encode_values(material, codes, kind=kind, in_place=True)
+        del codes
         write_compact(compact_path(out, material, kind=kind), blob)
         report.rule_bytes += len(blob)
     return report
