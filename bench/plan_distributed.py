@@ -7,9 +7,10 @@ for it in its scratch files (a byte a position of the pair and every table its
 exits reach, two more a position of the pair for its DTZ), the largest unit
 (one men configuration pair) with the solver's work arrays (edge lists, or the
 regenerating kernel's 10 bytes a node where those would not fit in 16 GiB),
-the files at the 1.42 bits a position the 6-piece values and wcdf layer take,
-and core-hours at the rate measured on the 7-piece pairs (about 0.5 CPU
-microseconds a position). With ``--max-per-side 5`` only materials with at most
+the files at the 1.43 bits a position the 7-piece files (values and wcdf
+layer) take, and core-hours at the rate of the whole 7-piece build (0.24 CPU
+microseconds a position over the 47 pairs that ran without a restart;
+``bench/seven_log.py``). With ``--max-per-side 5`` only materials with at most
 five pieces a side count (the usual 10-piece scope).
 
     python bench/plan_distributed.py [--max-per-side K]
@@ -25,8 +26,8 @@ from egtb.build import solve, solve_regen
 from egtb.build.driver import pair_of, successor_materials
 from egtb.positions.material import all_materials, count_king_placements, count_positions
 
-RATE = 2.0e6  #: positions solved per second per core (7-piece pairs, values and wcdf layer)
-BITS_PER_POSITION = 1.42  #: the 6-piece files' values (0.34) and wcdf layer (1.08), compressed
+RATE = 4.18e6  #: positions solved per second per core (the 7-piece build: values and wcdf layer)
+BITS_PER_POSITION = 1.43  #: the 104 7-piece files (values and wcdf layer): 6.13 GB for 34.24 G positions
 BYTES_PER_POSITION = 1  #: a wcdf category a position of the pair and its dependencies
 BYTES_PER_OWN_POSITION = 2  #: the pair's own DTZ (uint16)
 #: Work arrays of a unit above which the regenerating kernel (10 bytes a node) runs instead.
