@@ -96,7 +96,7 @@ def main() -> None:
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     figures = {}
     with tempfile.TemporaryDirectory(dir=args.scratch) as tmp:
-        for name in ("local", "dask"):
+        for name in ("dask", "local"):  # the workers fork from this process before it grows
             directory = Path(tmp) / name
             directory.mkdir()
             tables_but(args.tables, directory, pair)
