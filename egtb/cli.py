@@ -221,7 +221,7 @@ def _register_build(subparsers) -> None:
                    help="store the rule-free distance to win (default: up to 6 pieces)")
     p.add_argument("--compact", action="store_true",
                    help="also write the compact files (.wld, .wcdf) next to every master file "
-                        "(tables of 7 pieces or more always get them)")
+                        "(a directory with tables of 7 pieces or more always gets them)")
     p.add_argument("--memory", type=float, default=None, metavar="GB",
                    help="memory the build may use, all jobs together (default 60%% of the "
                         "physical memory); pairs too big run on disk or wait their turn")
@@ -332,17 +332,21 @@ def run_stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-#: Tables of this many pieces or more get their compact files by default (``.wld``, ``.wcdf``):
-#: their masters are too large to probe in memory.
+#: A directory holding tables of this many pieces or more gets compact files by default
+#: (``.wld``, ``.wcdf``): those masters are too large to probe in memory.
 COMPACT_FROM_PIECES = 7
 
 
 def _compact_built(directory: Path, *, every: bool, jobs: int) -> list[str]:
-    """Write the compact files a build leaves: for tables of :data:`COMPACT_FROM_PIECES` or more,
-    or with ``every`` (``--compact``) for every table; files already up to date are kept.
-    Return the materials compacted."""
+    """Write the compact files a build leaves, for every table of the directory: asked for
+    (``--compact``), or unasked once it holds tables of :data:`COMPACT_FROM_PIECES` or more (a
+    compact file's capture positions are answered from the smaller tables' compact files, so
+    they are only of use all together). Files already up to date are kept. Return the
+    materials compacted."""
     from egtb.formats.compact import compact_directory, stale_materials
-    stale = stale_materials(directory, min_pieces=2 if every else COMPACT_FROM_PIECES)
+    if not every and all(m.pieces < COMPACT_FROM_PIECES for m in master.stored_materials(directory)):
+        return []
+    stale = stale_materials(directory)
     if stale:
         compact_directory(directory, jobs=jobs, materials=stale)
     return [m.name for m in stale]

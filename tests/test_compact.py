@@ -457,22 +457,25 @@ def test_build_compact_writes_a_compact_file_per_table(tmp_path, capsys):
     assert verify_compact(tmp_path).ok
 
 
-def test_build_compacts_large_tables_by_default_and_only_stale_ones(tmp_path, capsys, monkeypatch):
-    """Tables of cli.COMPACT_FROM_PIECES (7) or more get compact files without --compact; a
-    resumed build writes only those missing or older than their master."""
+def test_build_compacts_a_directory_with_large_tables_by_default_and_only_stale_files(
+        tmp_path, capsys, monkeypatch):
+    """A directory holding tables of cli.COMPACT_FROM_PIECES (7) or more gets compact files for
+    every table without --compact (the capture search of a 7-piece compact file reads the
+    smaller ones); a resumed build writes only those missing or older than their master."""
     import json
+    build = ["build", "--jobs", "1", "--quiet", "--json", "--tables", str(tmp_path)]
     monkeypatch.setattr(cli, "COMPACT_FROM_PIECES", 3)  # a 3-piece build stands for a 7-piece one
-    build = ["build", "--pieces", "3", "--jobs", "1", "--quiet", "--json", "--tables", str(tmp_path)]
-    assert cli.main(build) == cli.EXIT_OK
-    three = sorted(m.name for m in all_materials(3) if m.pieces == 3)
-    assert sorted(json.loads(capsys.readouterr().out)["compacted"]) == three
-    assert sorted(p.stem for p in tmp_path.glob("*.wld")) == three  # none for 2 pieces
-    assert sorted(p.stem for p in tmp_path.glob("*.wcdf")) == three
-    assert compact.stale_materials(tmp_path, min_pieces=3) == []
-    assert cli.main(build) == cli.EXIT_OK
+    assert cli.main(build + ["--pieces", "2"]) == cli.EXIT_OK
+    assert json.loads(capsys.readouterr().out)["compacted"] == []  # small tables only: none
+    assert cli.main(build + ["--pieces", "3"]) == cli.EXIT_OK
+    every = sorted(m.name for m in all_materials(3))
+    assert sorted(json.loads(capsys.readouterr().out)["compacted"]) == every
+    assert sorted(p.stem for p in tmp_path.glob("*.wld")) == every
+    assert sorted(p.stem for p in tmp_path.glob("*.wcdf")) == every
+    assert compact.stale_materials(tmp_path) == []
+    assert verify_compact(tmp_path).ok
+    assert cli.main(build + ["--pieces", "3"]) == cli.EXIT_OK
     assert json.loads(capsys.readouterr().out)["compacted"] == []  # up to date: kept
-    wld = compact.compact_path(tmp_path, Material.parse("2k-1k"))
-    os.utime(wld, ns=(0, 0))  # older than its master, as after the master was rebuilt
-    stale = sorted(m.name for m in compact.stale_materials(tmp_path))  # 2 pieces: never compacted
-    assert stale == sorted(["2k-1k"] + [m.name for m in all_materials(2)])
-    assert [m.name for m in compact.stale_materials(tmp_path, min_pieces=3)] == ["2k-1k"]
+    os.utime(compact.compact_path(tmp_path, Material.parse("2k-1k")), ns=(0, 0))  # older than its master
+    assert [m.name for m in compact.stale_materials(tmp_path)] == ["2k-1k"]
+    assert [m.name for m in compact.stale_materials(tmp_path, min_pieces=4)] == []
