@@ -20,9 +20,10 @@ from egtb.formats.values import DRAW, LOSS, WIN
 from egtb.positions.index import global_rank, position_index
 from egtb.positions.material import Material, all_materials, count_positions, normalise
 from egtb.rules.notation import parse_fen
-from egtb.build.reference import (REFERENCE_PATH, RULE_REFERENCE_PATH, compare_with_reference,
-                                  load_reference, reference_lines)
-from egtb.build.stats import PUBLISHED_POSITIONS, directory_stats
+from egtb.build.reference import (NO_DTW, REFERENCE_PATH, RULE_REFERENCE_PATH, compare_with_reference,
+                                  load_reference, load_rule_reference, reference_lines)
+from egtb.build.stats import (PUBLISHED_PLACEMENTS, PUBLISHED_POSITIONS, directory_stats,
+                              one_colour_placements)
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden" / "positions.txt"
 CODE_OF_NAME = {"win": WIN, "loss": LOSS, "draw": DRAW}
@@ -186,11 +187,20 @@ def test_reference_lines_recomputed_from_the_files_are_the_shipped_ones(tables4)
     assert sorted(layers) == sorted(_shipped_lines(RULE_REFERENCE_PATH, names))
 
 
-def test_reference_file_covers_six_pieces_with_published_totals():
+def test_reference_file_covers_seven_pieces_with_published_totals():
     reference = load_reference()
-    for pieces in range(2, 7):
-        total = sum(e.positions for name, e in reference.items() if Material.parse(name).pieces == pieces)
-        assert total == PUBLISHED_POSITIONS[pieces]
+    totals = {}
+    for name, entry in reference.items():
+        pieces = Material.parse(name).pieces
+        totals[pieces] = totals.get(pieces, 0) + entry.positions
+    assert {n: totals[n] for n in range(2, 7)} == PUBLISHED_POSITIONS
+    # 7 pieces: published as placements of any colours, ours hold both colours
+    assert totals[7] + one_colour_placements(7) == PUBLISHED_PLACEMENTS[7]
+    seven = [e for name, e in reference.items() if Material.parse(name).pieces == 7]
+    assert len(seven) == 104 and all(e.max_dtw == NO_DTW for e in seven)  # lean files: no DTW
+    layers = load_rule_reference()
+    assert {preset for (name, preset) in layers if Material.parse(name).pieces == 7} == {"wcdf"}
+    assert sum(Material.parse(name).pieces == 7 for name, _ in layers) == 104
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
