@@ -117,7 +117,22 @@ def _add_hub_engine(hub: argparse.ArgumentParser) -> None:
                                   "cblib:LIBRARY.so (a CheckerBoard engine loaded in this process) ...")
     hub.add_argument("--tables", default=None, help="endgame table directory")
     hub.add_argument("--seed", type=int, default=None, help="seed of the engine's randomness")
+    hub.add_argument("--option", action="append", type=_engine_option, default=[], metavar="NAME=VALUE",
+                     help="an engine option, e.g. --option noise=20, or --option fallback=depth=60 for perfect "
+                          "(the engine that plays outside the tables); may be repeated")
     hub.set_defaults(func=_hub_engine)
+
+
+def _engine_option(text: str) -> tuple[str, object]:
+    """``NAME=VALUE`` of ``hub-engine --option``: the name and the value as Python (numbers, booleans).
+
+    >>> _engine_option("fallback=depth=60"), _engine_option("noise=20")
+    (('fallback', 'depth=60'), ('noise', 20))
+    """
+    name, separator, value = text.partition("=")
+    if not separator or not name.strip():
+        raise argparse.ArgumentTypeError(f"option {text!r} is not NAME=VALUE")
+    return name.strip(), config.option_value(value)
 
 
 def _add_run(run: argparse.ArgumentParser) -> None:
@@ -232,7 +247,7 @@ def _game_executor(args: argparse.Namespace):
 
 def _hub_engine(args: argparse.Namespace) -> int:
     """Serve a built-in or plug-in engine over Hub on stdin/stdout until ``quit``."""
-    with make_engine(args.spec, tables_dir=args.tables, seed=args.seed) as engine:
+    with make_engine(args.spec, tables_dir=args.tables, seed=args.seed, options=dict(args.option)) as engine:
         serve(engine)
     return EXIT_OK
 

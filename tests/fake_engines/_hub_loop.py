@@ -2,7 +2,8 @@
 
 Pure Python (no project imports), so the fakes start fast. Every command
 received is appended to the file named by the FAKE_HUB_LOG environment
-variable, when set, so tests can check what the client sent.
+variable, when set, so tests can check what the client sent; FAKE_HUB_HELLO,
+when set, is one more line said before "wait" (a ``param`` line).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ def run(on_go: Callable[[list[str]], None], name: str) -> None:
         command = line.split(" ", 1)[0]
         if command == "hub":
             say(f"id name={name} version=1")
+            if os.environ.get("FAKE_HUB_HELLO"):
+                say(os.environ["FAKE_HUB_HELLO"])
             say("wait")
         elif command == "init":
             say("ready")

@@ -6,7 +6,9 @@ Specs:
 - ``easy``, ``medium``, ``hard``: the alpha-beta searcher at a named strength.
 - ``depth=N``, ``time=S`` (and combinations such as ``depth=8,time=0.5``;
   ``noise=C`` adds root-score noise): the searcher with those settings.
-- ``perfect``: the perfect-play table engine (needs ``tables_dir``).
+- ``perfect``: the perfect-play table engine (needs ``tables_dir``); its option
+  ``fallback=SPEC`` names the engine that plays outside the tables (default: a
+  short search).
 - ``package.module:Class``: a plug-in class (or factory) imported by path.
 - ``entrypoint:NAME``: a plug-in registered in the entry-point group
   ``draughts_tournament.engines``.
@@ -78,8 +80,7 @@ def make_engine(spec: str, *, tables_dir: str | Path | None = None, seed: int | 
     if spec in STRENGTHS:
         return _make_search({**STRENGTHS[spec], **options}, spec, seed, tables_dir)
     if spec == "perfect":
-        _no_options(spec, options)
-        return _make_perfect(tables_dir, seed)
+        return _make_perfect(tables_dir, seed, options)
     if spec.startswith("hub:"):
         from tournament.engines.hub import HubEngine
         command = shlex.split(spec[len("hub:"):])
@@ -203,9 +204,20 @@ def _make_checkerboard(path: str, options: dict[str, Any]) -> Engine:
     return HubEngine(command, options={k: _option_text(v) for k, v in options.items()})
 
 
-def _make_perfect(tables_dir: str | Path | None, seed: int | None) -> Engine:
-    """The perfect-play table engine (imported here: it loads the prober and h5py)."""
+def _make_perfect(tables_dir: str | Path | None, seed: int | None, options: dict[str, Any]) -> Engine:
+    """The perfect-play table engine (imported here: it loads the prober and h5py), with the engine
+    of the option ``fallback`` (a spec) outside the tables.
+
+    >>> import tempfile
+    >>> make_engine("perfect", tables_dir=tempfile.mkdtemp(), options={"fallback": "depth=3"}).fallback.depth
+    3
+    """
     if tables_dir is None:
         raise ValueError("engine 'perfect' needs a tables directory (--tables DIR)")
+    unknown = sorted(set(options) - {"fallback"})
+    if unknown:
+        raise ValueError(f"engine 'perfect': unknown option {unknown[0]!r} (it takes fallback=SPEC)")
     from tournament.engines.perfect import PerfectEngine
-    return _instantiate(PerfectEngine, "perfect", seed, tables_dir)
+    fallback = options.get("fallback")
+    return PerfectEngine(tables_dir, fallback=None if fallback is None else
+                         make_engine(str(fallback), tables_dir=tables_dir, seed=seed))

@@ -26,7 +26,7 @@ from tournament.engines.base import (
     Engine, EngineError, EngineTimeoutError, GameState, IllegalEngineMoveError, Limit, PlayResult,
 )
 from tournament.engines.hub.protocol import (
-    hub_move, hub_position, level_line, parse_fields, parse_hub_move, parse_score, quote,
+    MOVE_RULE_PARAM, level_line, parse_fields, parse_hub_move, parse_score, position_line, quote,
 )
 from tournament.engines.hub.transport import EngineProcess
 
@@ -91,6 +91,14 @@ class HubEngine(Engine):
 
     def _start(self) -> None:
         self._process = self._start_process(self.command, self.cwd)
+        try:
+            self._handshake()
+        except BaseException:
+            self._stop_process(graceful=False)  # a program that failed its handshake is not kept
+            raise
+
+    def _handshake(self) -> None:
+        """``hub`` ... ``wait`` (who it is, its params), the options, then ``init`` ... ``ready``."""
         deadline = time.monotonic() + self.handshake_timeout
         self._send("hub")
         while True:
@@ -134,6 +142,17 @@ class HubEngine(Engine):
     def close(self) -> None:
         self._stop_process()
 
+    def kill(self) -> None:
+        """End the program at once; safe from another thread while :meth:`play` waits for its move.
+
+        That ``play`` raises :class:`EngineError` (the program ended); the next :meth:`new_game`
+        starts the program again. (Hub's own ``stop`` asks for the best move so far instead, which
+        an engine that searches without reading its input cannot give.)
+        """
+        process = self._process
+        if process is not None:
+            process.kill()
+
     def _stop_process(self, *, graceful: bool = True) -> None:
         process, self._process = self._process, None
         if process is None:
@@ -156,11 +175,13 @@ class HubEngine(Engine):
 
     def _receive(self, deadline: float | None, waiting_for: str) -> tuple[str, dict[str, str]]:
         """The next non-empty line as (command, fields); raises on end of output or deadline."""
-        assert self._process is not None
+        process = self._process  # this one's output, even if kill() or close() ends it meanwhile
+        if process is None:
+            raise EngineError(f"engine {self.name!r} is not running")
         while True:
             timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
-                line = self._process.read(timeout)
+                line = process.read(timeout)
             except queue.Empty:
                 self._stop_process(graceful=False)  # its state is unknown: no quit, just kill
                 raise EngineTimeoutError(f"engine {self.name!r} did not answer in time during {waiting_for}") from None
@@ -185,7 +206,7 @@ class HubEngine(Engine):
         if not self.alive():
             raise EngineError(f"engine {self.name!r} is not running{self._crash_detail()}")
         board = state.board()
-        self._send_position(state)
+        self._send(position_line(state, move_rule=MOVE_RULE_PARAM in self.params))
         level = level_line(limit)
         if level:
             self._send(level)
@@ -213,10 +234,3 @@ class HubEngine(Engine):
         except ValueError as error:
             fault = IllegalEngineMoveError if is_move_text(text.strip().strip('"')) else EngineError
             raise fault(f"engine {self.name!r} answered 'done move={text}': {error}") from None
-
-    def _send_position(self, state: GameState) -> None:
-        """``pos pos=<start> moves="<moves>"``: the game's start and its moves in hub notation."""
-        board = Board(state.start_fen, rule=state.rule)
-        start = hub_position(board)
-        moves = [hub_move(board.push_pdn(text)) for text in state.moves]
-        self._send(f'pos pos={start} moves="{" ".join(moves)}"' if moves else f"pos pos={start}")

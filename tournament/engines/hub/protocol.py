@@ -27,13 +27,20 @@ from __future__ import annotations
 
 import re
 
-from egtb.rules.board import BLACK, Board, Move
-from tournament.engines.base import Limit
+from collections.abc import Mapping
+
+from egtb.rules.board import BLACK, DRAW_RULES, Board, Move
+from tournament.engines.base import GameState, Limit
 
 __all__ = [
-    "format_info", "hub_move", "hub_position", "level_line", "limit_from_level", "parse_fields",
-    "parse_hub_move", "parse_hub_position", "parse_score", "quote",
+    "MOVE_RULE_PARAM", "format_info", "hub_move", "hub_position", "level_line", "limit_from_level",
+    "move_rule_param", "parse_fields", "parse_hub_move", "parse_hub_position", "parse_rule_fields", "parse_score",
+    "position_line", "quote",
 ]
+
+MOVE_RULE_PARAM = "move-rule"
+"""The ``param`` an engine announces when it reads the move rule and its counter in ``pos``
+(``rule=`` and ``counter=``, an extension of ours): a client sends them only to such an engine."""
 
 _TOKEN = re.compile(r'(\S+?)=("[^"]*"|\S*)|(\S+)')
 
@@ -60,15 +67,19 @@ def hub_position(board: Board) -> str:
     return "".join(letters)
 
 
-def parse_hub_position(text: str, *, rule: str = "wcdf") -> Board:
+def parse_hub_position(text: str, *, rule: str = "wcdf", quiet_plies: int = 0) -> Board:
     """A Board from a hub position (see :func:`hub_position`) or a PDN FEN (contains ':').
+
+    ``rule`` and ``quiet_plies`` are the move-rule preset and its counter in that position.
 
     >>> parse_hub_position("B:W18:B14").fen()
     'B:W18:B14'
+    >>> parse_hub_position("B:WK18:BK14", rule="crowning", quiet_plies=9).quiet_plies
+    9
     """
     text = text.strip().strip('"')
     if ":" in text:
-        return Board(text, rule=rule)
+        return Board(text, rule=rule, quiet_plies=quiet_plies)
     if len(text) != 33 or text[0] not in "WB" or any(c not in "wbWBe" for c in text[1:]):
         raise ValueError(f"bad hub position {text!r}: want W or B then 32 letters from w, b, W, B, e")
     squares: dict[str, list[str]] = {"B": [], "W": []}
@@ -79,7 +90,7 @@ def parse_hub_position(text: str, *, rule: str = "wcdf") -> Board:
         colour = "B" if ours.lower() == "b" else "W"
         squares[colour].append(("K" if ours.isupper() else "") + str(33 - i))
     turn = "B" if text[0] == "W" else "W"
-    return Board(f"{turn}:W{','.join(squares['W'])}:B{','.join(squares['B'])}", rule=rule)
+    return Board(f"{turn}:W{','.join(squares['W'])}:B{','.join(squares['B'])}", rule=rule, quiet_plies=quiet_plies)
 
 
 def hub_move(move: Move) -> str:
@@ -118,6 +129,52 @@ def parse_hub_move(text: str, board: Board) -> Move:
     if matches:
         raise ValueError(f"move {text!r} is ambiguous in {board.fen()}: {', '.join(map(hub_move, matches))}")
     raise ValueError(f"move {text!r} is not legal in {board.fen()}")
+
+
+def position_line(state: GameState, *, move_rule: bool = False) -> str:
+    """The ``pos`` command of a game: its start, the moves played since, and with ``move_rule`` the
+    preset and the counter at the start (``rule=``, ``counter=``: only for an engine that announced
+    :data:`MOVE_RULE_PARAM`).
+
+    >>> position_line(GameState("B:W18:B14", ("14x23",)))
+    'pos pos=Weeeeeeeeeeeeeebeeeweeeeeeeeeeeee moves="14x23x18"'
+    >>> position_line(GameState("B:WK18:BK14", rule="crowning", start_quiet_plies=7), move_rule=True)
+    'pos pos=WeeeeeeeeeeeeeeBeeeWeeeeeeeeeeeee rule=crowning counter=7'
+    """
+    board = Board(state.start_fen, rule=state.rule)
+    line = f"pos pos={hub_position(board)}"
+    moves = [hub_move(board.push_pdn(text)) for text in state.moves]
+    if moves:
+        line += f' moves="{" ".join(moves)}"'
+    if move_rule:
+        line += f" rule={state.rule} counter={state.start_quiet_plies}"
+    return line
+
+
+def move_rule_param(rule: str = "wcdf") -> str:
+    """The ``param`` line announcing that the engine reads ``rule=`` and ``counter=`` in ``pos``.
+
+    >>> move_rule_param()
+    'param name=move-rule value=wcdf type=enum values="wcdf crowning forty-plies"'
+    """
+    return f'param name={MOVE_RULE_PARAM} value={rule} type=enum values="{" ".join(DRAW_RULES)}"'
+
+
+def parse_rule_fields(fields: Mapping[str, str], *, default_rule: str) -> tuple[str, int]:
+    """The preset and counter of a ``pos`` command's fields (``rule=``, ``counter=``); ValueError when bad.
+
+    >>> parse_rule_fields({"rule": "crowning", "counter": "7"}, default_rule="wcdf")
+    ('crowning', 7)
+    >>> parse_rule_fields({}, default_rule="forty-plies")
+    ('forty-plies', 0)
+    """
+    rule = fields.get("rule", default_rule)
+    if rule not in DRAW_RULES:
+        raise ValueError(f"unknown move rule {rule!r}; choose from {', '.join(DRAW_RULES)}")
+    text = fields.get("counter", "0")
+    if not text.isdigit():
+        raise ValueError(f"counter={text!r} is not a whole number of plies")
+    return rule, int(text)
 
 
 def parse_fields(text: str) -> dict[str, str]:
@@ -183,13 +240,18 @@ def limit_from_level(fields: dict[str, str]) -> Limit:
     )
 
 
-def format_info(score: int, depth: int = 0) -> str:
-    """The ``info`` line of a score in hundredths of a man (Hub sends men, as Scan does).
+def format_info(score: int | None, depth: int = 0, *, nodes: int = 0, source: str = "") -> str:
+    """The ``info`` line of a search: depth, score in hundredths of a man (Hub sends men, as Scan does),
+    nodes, and ``source``, where the move came from (an extension of ours: ``tables``, ``search``,
+    ``forced``, ``fallback``); "" when there is nothing to say. Fields without a value are left out.
 
-    >>> format_info(-125, 6)
-    'info depth=6 score=-1.25'
+    >>> format_info(-125, 6), format_info(None, source="tables"), format_info(None)
+    ('info depth=6 score=-1.25', 'info source=tables', '')
     """
-    return f"info depth={depth} score={score / 100:.2f}"
+    fields = [f"depth={depth}" if depth else "", "" if score is None else f"score={score / 100:.2f}",
+              f"nodes={nodes}" if nodes else "", f"source={quote(source)}" if source else ""]
+    text = " ".join(field for field in fields if field)
+    return f"info {text}" if text else ""
 
 
 def parse_score(fields: dict[str, str]) -> int | None:

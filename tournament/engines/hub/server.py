@@ -14,26 +14,30 @@ process of its own.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import IO
 
 from egtb.rules.board import Board, Move
 from tournament.engines.base import Engine, GameState, Limit, PlayResult
 from tournament.engines.hub.protocol import (
-    format_info, hub_move, limit_from_level, parse_fields, parse_hub_move, parse_hub_position,
+    MOVE_RULE_PARAM, format_info, hub_move, limit_from_level, move_rule_param, parse_fields, parse_hub_move,
+    parse_hub_position, parse_rule_fields,
 )
 
 __all__ = ["HubServer", "serve"]
 
 
 class HubServer:
-    """State of one Hub session: the engine, the position, the level."""
+    """State of one Hub session: the engine, the position, the level, the move rule."""
 
     def __init__(self, engine: Engine, out: IO[str]) -> None:
         self.engine = engine
         self.out = out
         self.board = Board()
         self.limit = Limit()
+        self.rule = "wcdf"
+        """The move-rule preset of a ``pos`` without ``rule=`` (``set-param name=move-rule``)."""
 
     def say(self, line: str) -> None:
         """Write one line to the GUI at once."""
@@ -54,11 +58,12 @@ class HubServer:
         return True
 
     def hello(self, fields: dict[str, str]) -> None:
-        """``hub``: who we are, the variant, then ``wait``."""
+        """``hub``: who we are, the variant, that ``pos`` may carry the move rule, then ``wait``."""
         # pydraughts splits each field at "=", so a name must not contain one
         name = str(getattr(self.engine, "name", type(self.engine).__name__)).replace("=", ":").replace('"', "'")
         self.say(f'id name="{name}" version=0.1 author="draughts-egtb"')
         self.say('param name=variant value=english type=enum values="english"')
+        self.say(move_rule_param(self.rule))
         self.say("wait")
 
     def init(self, fields: dict[str, str]) -> None:
@@ -67,7 +72,11 @@ class HubServer:
         self.say("ready")
 
     def set_param(self, fields: dict[str, str]) -> None:
-        """``set-param``: to the engine's ``set_option``; a refusal is told to the GUI as an ``error`` line."""
+        """``set-param``: the move rule is ours; others go to the engine's ``set_option``, and a refusal is
+        told to the GUI as an ``error`` line."""
+        if fields.get("name") == MOVE_RULE_PARAM:
+            self.rule, _ = parse_rule_fields({"rule": fields.get("value", "")}, default_rule=self.rule)
+            return
         setter = getattr(self.engine, "set_option", None)
         if setter is None or "name" not in fields:
             return
@@ -76,8 +85,10 @@ class HubServer:
             self.say(f'error message="{refused}"')
 
     def set_position(self, fields: dict[str, str]) -> None:
-        """``pos``: the position, then the moves played from it."""
-        board = parse_hub_position(fields.get("pos", ""))
+        """``pos``: the position (with the move rule and its counter there, when given), then the moves
+        played from it."""
+        rule, counter = parse_rule_fields(fields, default_rule=self.rule)
+        board = parse_hub_position(fields.get("pos", ""), rule=rule, quiet_plies=counter)
         for text in fields.get("moves", "").split():
             board.push(parse_hub_move(text, board))
         self.board = board
@@ -87,10 +98,14 @@ class HubServer:
         self.limit = limit_from_level(fields)
 
     def go(self, fields: dict[str, str]) -> None:
-        """``go``: search, then the score (``info``) and the move (``done``)."""
+        """``go``: search, then what the search found (``info``: score, depth, where the move came from)
+        and the move (``done``)."""
         result = PlayResult.of(self.engine.play(GameState.from_board(self.board), self.limit))
-        if result.score is not None:
-            self.say(format_info(result.score, int(result.info.get("depth", 0) or 0)))
+        info = result.info
+        line = format_info(result.score, int(info.get("depth", 0) or 0), nodes=int(info.get("nodes", 0) or 0),
+                           source=str(info.get("source", "") or ""))
+        if line:
+            self.say(line)
         self.say(f"done move={self.answer_text(result.move)}")
 
     def new_game(self, fields: dict[str, str]) -> None:
@@ -121,6 +136,10 @@ class HubServer:
 def serve(engine: Engine, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
     """Answer Hub commands from ``stdin`` on ``stdout`` with ``engine`` until ``quit`` or end of input.
 
+    A command that fails (a bad position, an engine that raises) is answered with an ``error`` line,
+    and the session goes on. Serving the process's own standard output, anything else printed
+    goes to standard error, so that it cannot garble the protocol.
+
     >>> import io
     >>> from tournament.engines.random import RandomEngine
     >>> out = io.StringIO()
@@ -130,9 +149,22 @@ def serve(engine: Engine, stdin: IO[str] | None = None, stdout: IO[str] | None =
     """
     stdin = stdin if stdin is not None else sys.stdin
     server = HubServer(engine, stdout if stdout is not None else sys.stdout)
+    with contextlib.redirect_stdout(sys.stderr) if stdout is None else contextlib.nullcontext():
+        _answer(server, stdin)
+
+
+def _answer(server: HubServer, stdin: IO[str]) -> None:
+    """The session's loop: one command a line; a failure is an ``error`` line, not the end."""
     for line in stdin:
         try:
             if not server.handle(line):
                 break
         except ValueError as error:  # a bad position or move: tell the GUI, keep going
-            server.say(f'error message="{str(error).replace(chr(34), chr(39))}"')
+            server.say(f'error message="{_message_text(str(error))}"')
+        except Exception as error:  # noqa: BLE001 - the engine failed: the GUI hears it, the session lives on
+            server.say(f'error message="{_message_text(f"{type(error).__name__}: {error}")}"')
+
+
+def _message_text(text: str) -> str:
+    """Text for an ``error message="..."`` field: no quotes, one line."""
+    return text.replace('"', "'").replace("\n", " ")
