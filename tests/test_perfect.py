@@ -216,26 +216,18 @@ def test_the_starting_counter_survives_the_replay(tables_dir):
     assert (replayed.quiet_plies, replayed.start_quiet_plies) == (72, 70)
 
 
-def test_page_engine_worker_plays_for_the_counter_it_is_given(tables_dir):
-    """The page's engine worker hears the counter: near the limit only a man move keeps the win."""
-    import io
-    import json
+def test_page_engines_play_for_the_counter_they_are_given(tables_dir):
+    """The page's perfect engine (a ``hub-engine perfect`` process) hears the counter in Hub's ``pos``:
+    one ply from the move rule the win is gone, and it plays another move than at counter 0."""
+    from tournament.web.engines import EngineService
 
-    from tournament.web.engines import serve_requests
-
-    tb = Tablebase(tables_dir)
-    for fen in positions_of(tb, Material(1, 1, 0, 1), "wcdf", lambda r: r.category is Category.WIN, 200, 2):
-        board = Board(fen, quiet_plies=79)
-        moves = tb.best_moves(board)
-        if tb.probe(board).outcome is Wdl.WIN and not any(
-                m.outcome is Wdl.WIN and m.counter > 0 for m in moves):
-            break
-    else:
-        pytest.fail("no position needs a man move at counter 79")
-    request = {"fen": fen, "moves": [], "rule": "wcdf", "counter": 79, "strength": "perfect",
-               "seconds": 1.0}
-    sink = io.StringIO()
-    serve_requests(io.StringIO(json.dumps(request) + "\n"), sink, tables_dir=str(tables_dir))
-    replies = [json.loads(line) for line in sink.getvalue().splitlines()]
-    assert replies[0] == "ready"
-    assert replies[1]["move"] == str(moves[0].move) and moves[0].counter == 0
+    fen, late_counter = "B:WK19:BK11,12", 79  # a win at counter 0, a draw at 79
+    here = PerfectEngine(tables_dir)
+    expected = {counter: str(here.play(GameState(fen, start_quiet_plies=counter, quiet_plies=counter), Limit()).move)
+                for counter in (0, late_counter)}
+    assert expected[0] != expected[late_counter]
+    with EngineService(tables_dir=tables_dir) as engines:
+        played = {counter: engines.play(fen=fen, moves=[], rule="wcdf", strength="perfect", counter=counter)
+                  for counter in (late_counter, 0)}
+    assert {counter: reply.move for counter, reply in played.items()} == expected
+    assert {reply.source for reply in played.values()} == {"tables"}

@@ -25,6 +25,7 @@ from egtb.rules.notation import START_FEN  # noqa: E402
 from egtb.rules.pdn import read_games  # noqa: E402
 from egtb.build.driver import build  # noqa: E402
 from tournament.cli import build_parser  # noqa: E402
+from tournament.engines.base import EngineError  # noqa: E402
 from tournament.web.app import create_app  # noqa: E402
 from tournament.web.engines import EngineCancelled, EngineService  # noqa: E402
 
@@ -304,8 +305,9 @@ def test_tournament_play_reports_a_taken_port(tables):
 def test_engine_failures_are_errors_not_cancels(tables):
     engines = EngineService(tables_dir=tables, specs={"easy": "no.such.module:Engine", "hard": "depth=60,time=30"})
     with engines:
-        with pytest.raises(RuntimeError, match="engine easy: .*no.such.module"):
+        with pytest.raises(EngineError, match="engine 'easy' .*no.such.module") as caught:
             engines.play(fen=START_FEN, moves=[], rule="wcdf", strength="easy")
+        assert not isinstance(caught.value, EngineCancelled)
         errors = []
 
         def think() -> None:
@@ -319,11 +321,10 @@ def test_engine_failures_are_errors_not_cancels(tables):
         deadline = time.monotonic() + 60
         while not engines.busy and time.monotonic() < deadline:
             time.sleep(0.05)
-        time.sleep(0.2)
-        engines._process.kill()  # noqa: SLF001 - the worker dies, nobody cancelled
+        engines._engines["hard"].kill()  # noqa: SLF001 - the process dies, nobody cancelled
         thinker.join(timeout=30)
-    assert len(errors) == 1 and isinstance(errors[0], RuntimeError)
-    assert "ended without answering" in str(errors[0])
+    assert len(errors) == 1 and isinstance(errors[0], EngineError) and not isinstance(errors[0], EngineCancelled)
+    assert "engine 'hard'" in str(errors[0]) and "exit code -9" in str(errors[0])  # killed
 
 
 def test_tournament_play_refuses_a_missing_table_directory(tmp_path):
@@ -340,7 +341,7 @@ class InstantEngines:
 
     busy = False
 
-    def start(self) -> None:
+    def start(self, *, strengths=None) -> None:
         pass
 
     def close(self) -> None:

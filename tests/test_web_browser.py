@@ -39,7 +39,7 @@ CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 INSTALL_HINT = "needs Debian's Chromium and its driver: apt-get install chromium chromium-driver"
 ARTIFACTS = Path(os.environ.get("WEB_TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts" / "web"))
 TABLE_PIECES = 3
-WAIT = 90  # seconds: the first engine move waits for the worker to load the engines
+WAIT = 90  # seconds: the first engine move may wait for its engine process to start
 
 #: Black must capture with the man on 2; two routes end on 18 (2x9x18 takes 6 and 14, 2x11x18 takes 7 and 15).
 ROUTE_FEN = "B:W6,7,14,15,31:B2,20,26,28"

@@ -46,6 +46,7 @@ from egtb.errors import MissingTableError, TableError
 from egtb.formats import master
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES
+from tournament.engines.base import EngineError
 from tournament.web.engines import EngineCancelled, EngineService
 from tournament.web.hosts import LoopbackHostMiddleware
 from tournament.web.inputs import (
@@ -78,19 +79,18 @@ def create_app(*, tables_dir: str | os.PathLike | None = None,
     tablebase = Tablebase(directory)
     owned = engines is _NO_ENGINES
     service: EngineService | None = EngineService(tables_dir=directory) if owned else engines  # type: ignore[assignment]
+    api = _Api(tablebase, service)
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
         if service is not None:
-            service.start()
+            service.start(strengths=api.playable_strengths())
         try:
             yield
         finally:
             tablebase.close()
             if owned and service is not None:
                 service.close()
-
-    api = _Api(tablebase, service)
     routes = [
         Route("/", _index),
         Route("/api/info", api.info),
@@ -142,11 +142,11 @@ class _Api:
             "max_pieces": self.tablebase.max_pieces,
             "rules": {name: {"limit": r.limit_plies, "man_move_resets": r.man_move_resets}
                       for name, r in DRAW_RULES.items()},
-            "strengths": self._playable_strengths(),
+            "strengths": self.playable_strengths(),
             "engines": self.engines is not None,
         })
 
-    def _playable_strengths(self) -> list[str]:
+    def playable_strengths(self) -> list[str]:
         """The strengths offered: "perfect" only with tables to play from."""
         return [name for name in STRENGTHS if name != "perfect" or self.tablebase.max_pieces]
 
@@ -177,7 +177,7 @@ class _Api:
         board = game_board(ask.fen, ask.history, rule=ask.rule, counter=ask.counter)
         if board.is_game_over():
             raise BadRequest(f"the game is over ({board.outcome().termination.value}); no move to play")
-        if ask.strength not in self._playable_strengths():
+        if ask.strength not in self.playable_strengths():
             raise BadRequest(f"strength {ask.strength} plays from the endgame tables, and there are none in "
                              f"{self.tablebase.directory}; choose another strength")
         if self.engines is None:
@@ -188,6 +188,8 @@ class _Api:
                                             counter=ask.counter, game=ask.game)
         except EngineCancelled as exc:
             return JSONResponse({"error": str(exc), "cancelled": True}, status_code=409)
+        except EngineError as exc:  # the engine's fault, in its own words, for the page to show
+            return JSONResponse({"error": str(exc)}, status_code=500)
         move = {str(m): m for m in board.legal_moves()}.get(reply.move)
         if move is None:
             return JSONResponse({"error": f"engine {ask.strength} answered {reply.move!r}, not a legal move"},
