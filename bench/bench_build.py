@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from egtb.build import driver as builder
+from egtb.build import driver as builder, pipeline, plan as planner
 from egtb.build.stats import PUBLISHED_POSITIONS
 
 
@@ -77,12 +77,12 @@ def disk_sizes(directory: Path) -> dict[str, int]:
 
 def bench_six(count: int, *, directory: Path, jobs: int, rules: str = "all") -> None:
     """Build the first `count` six-piece pairs (needs five pieces) and extrapolate."""
-    pairs = [p for p in builder.plan_pairs(6) if p.materials[0].pieces == 6][:count]
+    pairs = [p for p in planner.plan_pairs(6) if p.materials[0].pieces == 6][:count]
     start = time.perf_counter()
     done = 0
     for pair in pairs:
         t = time.perf_counter()
-        result = builder.build_pair(directory, pair, builder.dependency_materials(pair),
+        result = pipeline.build_pair(directory, pair, planner.dependency_materials(pair),
                                     rules=rules)
         done += result["positions"]
         print(f"  {pair.key}: {result['positions']:,} positions, {result['units']} units, "
@@ -106,14 +106,14 @@ def measure(pieces: int, six: list[str], six_tables: Path | None, *, jobs: int,
                            jobs=jobs, rules=rules, progress=False)
     out[f"up to {pieces}"] = (_cpu() - cpu0, time.perf_counter() - start, report.positions)
     for key in six:
-        pair = next(p for p in builder.plan_pairs(6) if key in (m.name for m in p.materials))
+        pair = next(p for p in planner.plan_pairs(6) if key in (m.name for m in p.materials))
         links = Path(tempfile.mkdtemp(prefix="egtb-bench-six-"))
         own = {m.name for m in pair.materials}
         for path in six_tables.glob("*.h5"):
             if path.stem not in own:
                 os.symlink(path.resolve(), links / path.name)
         cpu0, start = _cpu(), time.perf_counter()
-        builder.build_pair(links, pair, builder.dependency_materials(pair), rules=rules)
+        pipeline.build_pair(links, pair, planner.dependency_materials(pair), rules=rules)
         out[pair.key] = (_cpu() - cpu0, time.perf_counter() - start, pair.positions)
     return out
 

@@ -32,8 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from egtb.build import driver as builder
-from egtb.build.executor import DaskExecutor
+from egtb.build import driver as builder, pipeline, plan as planner
+from egtb.dask.executor import DaskPool
 from tournament.distributed import TARGET_TASK_SECONDS, DaskGames
 from tournament.config import TournamentConfig
 from tournament.schedule import run_tournament
@@ -70,7 +70,7 @@ def children_cpu() -> float:
 def ready_to_start(report, pieces: int, begin: float) -> list[float]:
     """Per pair: seconds from its last dependency's end (or the build's start) to its own start."""
     records = {r["key"]: r for r in report.records}
-    depends = {p.key: p.depends for p in builder.plan_pairs(pieces)}
+    depends = {p.key: p.depends for p in planner.plan_pairs(pieces)}
     return [r["started"] - max([records[d]["finished"] for d in depends[key] if d in records] + [begin])
             for key, r in records.items()]
 
@@ -125,11 +125,11 @@ def main() -> None:
     from distributed import Client, LocalCluster
 
     root = Path(tempfile.mkdtemp(prefix="bench-dask-"))
-    builder._warm_up()
+    pipeline.warm_up()
     runs: dict[str, list[Run]] = {"local": [], "dask": []}
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        executor = DaskExecutor(client=client)
+        executor = DaskPool(client=client)
 
         def workers_cpu() -> float:
             return sum(client.run(process_cpu).values())
@@ -147,7 +147,7 @@ def main() -> None:
                 runs[name].append(run)
                 print(f"  {repeat + 1}: {run.line()}", flush=True)
         trip = round_trip_ms(client)
-        warm = max(executor.warm_seconds)
+        warm = max(executor.setup_seconds)
         timed_games(20, root / "warm-local", concurrency=args.workers)  # imports, engines
         timed_games(20, root / "warm-dask", executor=DaskGames(client=client))
         rates: dict[str, list[float]] = {"local": [], "dask": []}

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from egtb.build import driver
+from egtb.build import pipeline, plan as planner
 from egtb.build.contents import contents_for
 from egtb.formats import master, scratch
 from egtb.positions.material import Material, count_positions
@@ -40,7 +40,7 @@ def rss_bytes() -> int:
     return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def link_tables(source: Path, pair: driver.Pair) -> Path:
+def link_tables(source: Path, pair: planner.Pair) -> Path:
     """A directory of links to every table of `source` but the pair's own."""
     links = Path(tempfile.mkdtemp(prefix="egtb-lean-"))
     own = {m.name for m in pair.materials}
@@ -56,26 +56,26 @@ def main() -> None:
     parser.add_argument("--pair", required=True, help="a material of the pair to build")
     args = parser.parse_args()
     material = Material.parse(args.pair)
-    pair = next(p for p in driver.plan_pairs(material.pieces) if material in p.materials)
-    deps = driver.dependency_materials(pair)
+    pair = next(p for p in planner.plan_pairs(material.pieces) if material in p.materials)
+    deps = planner.dependency_materials(pair)
     everything = pair.positions + sum(count_positions(m) for m in deps)
     directory = link_tables(args.tables, pair)
     contents = contents_for(7)  # what a 7-piece file holds
     base = rss_bytes()
     rows = []
     start = time.process_time()
-    tables, layout, _ = driver.open_on_disk(directory, pair, deps, contents)
+    tables, layout, _ = pipeline.open_on_disk(directory, pair, deps, contents)
     path = scratch.scratch_dir(directory, pair.key)
     disk = scratch.bytes_in(directory, [pair.key])
     rows.append(("load dependencies", time.process_time() - start, rss_bytes() - base, disk))
     start = time.process_time()
-    driver.solve_pair(pair.materials, tables)
-    scratch.write_checkpoint(path, layout, len(driver.unit_order(pair.materials)),
+    pipeline.solve_pair(pair.materials, tables)
+    scratch.write_checkpoint(path, layout, len(pipeline.unit_order(pair.materials)),
                              [tables.wld, tables.dtw, tables.rcat, tables.rdtz])
     rows.append(("solve (after its checkpoint)", time.process_time() - start,
                  rss_bytes() - base, scratch.bytes_in(directory, [pair.key])))
     start = time.process_time()
-    driver.write_pair(directory, pair.materials, tables, seconds=0.0)
+    pipeline.write_pair(directory, pair.materials, tables, seconds=0.0)
     files = sum(master.table_path(directory, m).stat().st_size for m in pair.materials)
     rows.append(("write files", time.process_time() - start, rss_bytes() - base, files))
     print(f"pair {pair.key}: {pair.positions:,} positions, {everything:,} with its "

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from egtb.build.contents import contents_for  # noqa: E402
-from egtb.build import driver as builder
+from egtb.build import pipeline, plan as planner
 from egtb.formats import scratch
 
 CONTENTS = contents_for(7, rules="all", dtw=True)  #: the rule-free table and every layer
@@ -37,16 +37,16 @@ def same(a, b) -> bool:
     return all(np.array_equal(getattr(a, n), getattr(b, n)) for n in ("wld", "dtw", "rcat", "rdtz"))
 
 
-def bench(directory: Path, pair: builder.Pair) -> dict:
-    deps = builder.dependency_materials(pair)
+def bench(directory: Path, pair: planner.Pair) -> dict:
+    deps = planner.dependency_materials(pair)
     row = {"pair": pair.key, "positions": pair.positions}
-    edges, row["load_s"] = timed(builder.load_dependencies, directory, deps, pair.materials, CONTENTS)
-    _, row["edges_s"] = timed(builder.solve_pair, pair.materials, edges)
-    compact = builder.load_dependencies(directory, deps, pair.materials, CONTENTS)
-    _, row["compact_s"] = timed(builder.solve_pair, pair.materials, compact, per_pass=CONTENTS.tables)
+    edges, row["load_s"] = timed(pipeline.load_dependencies, directory, deps, pair.materials, CONTENTS)
+    _, row["edges_s"] = timed(pipeline.solve_pair, pair.materials, edges)
+    compact = pipeline.load_dependencies(directory, deps, pair.materials, CONTENTS)
+    _, row["compact_s"] = timed(pipeline.solve_pair, pair.materials, compact, per_pass=CONTENTS.tables)
     wall = time.perf_counter()
     (disk, _, _), row["disk_load_and_solve_s"] = timed(
-        builder.solve_on_disk, directory, pair, deps, CONTENTS, per_pass=0, progress=None,
+        pipeline.solve_on_disk, directory, pair, deps, CONTENTS, per_pass=0, progress=None,
         checkpoint_seconds=60)
     row["disk_wall_s"] = time.perf_counter() - wall
     row["identical"] = same(edges, compact) and same(edges, disk)
@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("pairs", nargs="+")
     parser.add_argument("--tables", type=Path, required=True)
     args = parser.parse_args()
-    pairs = {p.key: p for p in builder.plan_pairs(7)}
+    pairs = {p.key: p for p in planner.plan_pairs(7)}
     warm = pairs["1k-1m1k"]  # compile both kernels outside the timings
     bench(args.tables, warm)
     for key in args.pairs:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from egtb.build.contents import contents_for  # noqa: E402
 from egtb.build import budget
-from egtb.build import driver as builder
+from egtb.build import pipeline, plan as planner
 from egtb.formats import compact
 from egtb.formats import master
 from egtb.positions.material import Material
@@ -41,17 +41,17 @@ from egtb.positions.material import Material
 #: What this bench builds: the three rule layers and DTW (not the 7-piece default).
 FULL = contents_for(7, rules="all", dtw=True)
 
-def kind_of(pair: builder.Pair) -> str:
+def kind_of(pair: planner.Pair) -> str:
     """'kings' for a pair without men, else 'men'."""
     return "kings" if pair.materials[0].men == 0 else "men"
 
 
-def build_one(directory: Path, pair: builder.Pair, memory: int, checkpoint: float) -> dict:
+def build_one(directory: Path, pair: planner.Pair, memory: int, checkpoint: float) -> dict:
     """Build one pair, return its figures."""
-    deps = builder.dependency_materials(pair)
+    deps = planner.dependency_materials(pair)
     plan = budget.plan_pair(pair, deps, contents=FULL, budget=memory)
     wall, cpu = time.perf_counter(), time.process_time()
-    record = builder.build_pair(directory, pair, deps, rules="all", dtw=True, plan=plan,
+    record = pipeline.build_pair(directory, pair, deps, rules="all", dtw=True, plan=plan,
                                 checkpoint_seconds=checkpoint)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     size = sum(master.table_path(directory, m).stat().st_size for m in pair.materials)
@@ -63,10 +63,9 @@ def build_one(directory: Path, pair: builder.Pair, memory: int, checkpoint: floa
             "master_bytes": size, "bits_per_position": round(8 * size / pair.positions, 2)}
 
 
-def is_complete(directory: Path, pair: builder.Pair) -> bool:
+def is_complete(directory: Path, pair: planner.Pair) -> bool:
     """Whether every file of `pair` passes its checksum and holds all rule layers."""
-    return pair.key in builder.find_complete([pair], directory, builder.BuildReport(), rules="all",
-                                             dtw=True)
+    return pair.key in planner.find_complete([pair], directory, rules="all", dtw=True).done
 
 
 def add_row(rows: list[dict], row: dict, log: Path | None) -> None:
@@ -85,7 +84,7 @@ def read_log(path: Path | None) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def compact_one(directory: Path, pair: builder.Pair) -> dict:
+def compact_one(directory: Path, pair: planner.Pair) -> dict:
     """Compact the pair's master files (WLD and wcdf files next to them), return their figures."""
     wall, cpu = time.perf_counter(), time.process_time()
     report = compact.compact_directory(directory, materials=list(pair.materials))
@@ -102,9 +101,9 @@ def weighted(rows: list[dict], field: str, per: str = "positions") -> float:
     return sum(r[field] for r in rows) / sum(r[per] for r in rows)
 
 
-def scratch_of(pair: builder.Pair, memory: int) -> int:
+def scratch_of(pair: planner.Pair, memory: int) -> int:
     """Bytes of the pair's scratch files when `memory` puts it on disk, else 0."""
-    deps = builder.dependency_materials(pair)
+    deps = planner.dependency_materials(pair)
     plan = budget.plan_pair(pair, deps, contents=FULL, budget=memory)
     return budget.scratch_bytes(pair, deps, contents=FULL) if plan.on_disk else 0
 
@@ -135,7 +134,7 @@ def extrapolate(rows: list[dict], cores: int, *, memory: int, smaller: int = 0) 
                          "wall_per_cpu": weighted(measured, "wall_s", "cpu_s"),
                          "master_bytes": weighted(measured, "master_bytes"),
                          "compact_bytes": weighted(sized, "compact_bytes") if sized else None}
-    pairs = builder.plan_pairs(7, min_pieces=7)
+    pairs = planner.plan_pairs(7, min_pieces=7)
     cpu = wall = master = compact_bytes = disk_peak = 0.0
     totals = {}
     for pair in pairs:
@@ -172,7 +171,7 @@ def main() -> None:
                         help="also compact each pair (built now or before) that has no .wld files")
     args = parser.parse_args()
     memory = int(args.memory * budget.GB) if args.memory else budget.default_budget()
-    by_key = {p.key: p for p in builder.plan_pairs(7, min_pieces=7)}
+    by_key = {p.key: p for p in planner.plan_pairs(7, min_pieces=7)}
     unknown = [key for key in args.pairs if key not in by_key]
     if unknown:
         parser.error(f"not 7-piece pairs: {', '.join(unknown)} (a pair is named by its first "

@@ -23,7 +23,7 @@ import argparse
 import numpy as np
 
 from egtb.build import solve, solve_regen
-from egtb.build.driver import pair_of, successor_materials
+from egtb.build.plan import pair_of, successor_materials
 from egtb.positions.material import all_materials, count_king_placements, count_positions
 
 RATE = 4.18e6  #: positions solved per second per core (the 7-piece build: values and wcdf layer)

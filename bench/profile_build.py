@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from egtb.build.contents import Contents  # noqa: E402
-from egtb.build import driver as builder
+from egtb.build import driver as builder, pipeline, plan as planner
 from egtb.build import rule_layer
 from egtb.build import solve
 from egtb.positions.index import rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
@@ -47,14 +47,14 @@ def cpu(function, *args, **kwargs):
     return result, time.process_time() - start
 
 
-def pick_pair(pieces: int, key: str | None) -> builder.Pair:
+def pick_pair(pieces: int, key: str | None) -> planner.Pair:
     """The pair named `key`, or the largest pair of `pieces` pieces with men on both sides."""
     if key is not None:
-        for pair in builder.plan_pairs(Material.parse(key).pieces):
+        for pair in planner.plan_pairs(Material.parse(key).pieces):
             if key in (m.name for m in pair.materials):
                 return pair
         raise SystemExit(f"no pair {key!r}")
-    pairs = builder.plan_pairs(pieces)
+    pairs = planner.plan_pairs(pieces)
     mixed = [p for p in pairs if p.materials[0].pieces == pieces
              and p.materials[0].black_men and p.materials[0].white_men]
     return max(mixed, key=lambda p: p.positions)
@@ -62,12 +62,12 @@ def pick_pair(pieces: int, key: str | None) -> builder.Pair:
 
 def warm_up(presets: tuple) -> None:
     """Load or compile every kernel the timings call (a two-piece pair solved in memory)."""
-    pair = builder.plan_pairs(2)[0]
-    tables = builder.load_dependencies(Path("."), [], pair.materials, Contents(True, presets))
-    builder.solve_pair(pair.materials, tables)
+    pair = planner.plan_pairs(2)[0]
+    tables = pipeline.load_dependencies(Path("."), [], pair.materials, Contents(True, presets))
+    pipeline.solve_pair(pair.materials, tables)
 
 
-def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
+def profile_pair(directory: Path, out: Path, pair: planner.Pair, presets: tuple
                  ) -> list[tuple[str, float]]:
     """(phase, CPU seconds) of solving `pair` again from the tables in `directory` (read only).
 
@@ -79,7 +79,7 @@ def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
                       dtype=np.int64)
     configs = solve.order_units(first.black_men, first.white_men, len(materials) == 1)
     warm_up(presets)
-    tables, load = cpu(builder.load_dependencies, directory, builder.dependency_materials(pair), materials,
+    tables, load = cpu(pipeline.load_dependencies, directory, planner.dependency_materials(pair), materials,
                        Contents(True, presets))
 
     halves = 1 if (len(materials) == 1 and first.men == 0) else 2
@@ -89,7 +89,7 @@ def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
     limits = np.array([p.limit for p in presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in presets], dtype=np.bool_)
     size = unit_size(*counts[0])
-    code_a, code_b = (builder.code_of_material(m) for m in (first, last))
+    code_a, code_b = (pipeline.code_of_material(m) for m in (first, last))
     captures = solve.new_capture_buffer()
     step_base = np.empty((2, solve.STEP_SHIFTS, 32), dtype=np.int64)
     heads = np.full(solve.MAX_DEPTH + 2, -1, dtype=np.int64)
@@ -139,12 +139,12 @@ def profile_pair(directory: Path, out: Path, pair: builder.Pair, presets: tuple
     t = time.process_time()
     for material in materials:
         part = tables.slice_of(material)
-        builder.summarise(material, tables.wld[part], tables.dtw[part])
+        pipeline.summarise(material, tables.wld[part], tables.dtw[part])
         for row, preset in enumerate(presets):
             rule_layer.make_layer(preset, tables.rcat[row, part], tables.rdtz[row, part])
     summaries = time.process_time() - t
     out.mkdir(parents=True, exist_ok=True)
-    _, write = cpu(builder.write_pair, out, materials, tables, seconds=0.0)
+    _, write = cpu(pipeline.write_pair, out, materials, tables, seconds=0.0)
     return [
         ("load dependencies (read, decompress)", load),
         ("unrank (men configurations, king placements)", unrank),

@@ -205,7 +205,7 @@ def run_moves(args: argparse.Namespace) -> int:
 
 
 def _register_build(subparsers) -> None:
-    from egtb.build.driver import DEFAULT_RULES, RULE_PRESETS
+    from egtb.build.plan import DEFAULT_RULES, RULE_PRESETS
     p = _subcommand(subparsers, "build", help="build endgame tables up to N pieces",
                     description="Build every table with up to N pieces, skipping complete files (resumable).")
     p.add_argument("--pieces", "-n", type=int, default=DEFAULT_PIECES,
@@ -280,11 +280,11 @@ def run_build(args: argparse.Namespace) -> int:
     from egtb.errors import SolverError
     from egtb.build.budget import GB
     from egtb.build.driver import build
-    from egtb.build.executor import make_executor
+    from egtb.dask.executor import make_executor
     if args.pieces < 2:
         raise ValueError(f"--pieces must be at least 2, not {args.pieces}")
     _log_warnings_to_console()
-    executor = make_executor(jobs=args.jobs, scheduler=args.scheduler, scheduler_file=args.scheduler_file)
+    executor = make_executor(scheduler=args.scheduler, scheduler_file=args.scheduler_file)
     try:
         report = build(args.pieces, directory=args.tables, jobs=args.jobs, rules=args.rules,
                        dtw=args.dtw, min_pieces=args.min_pieces, progress=not args.quiet, executor=executor,

@@ -15,7 +15,7 @@ from __future__ import annotations
 __all__ = [
     "AmbiguousMoveError", "ClusterError", "EgtbError", "IllegalMoveError", "InvalidFenError",
     "InvalidMoveError", "MemoryBudgetError", "MissingRuleLayerError", "MissingTableError",
-    "PdnError", "SolverError", "TableError",
+    "PdnError", "SolverError", "TableError", "TaskError",
 ]
 
 
@@ -82,3 +82,16 @@ class ClusterError(EgtbError, ConnectionError):
 
     A ``ConnectionError`` (so an ``OSError``): both command lines report it as bad setup (exit 2).
     """
+
+
+class TaskError(EgtbError, RuntimeError):
+    """A task run by an executor (:mod:`egtb.executor`) failed: its exception is the ``__cause__``.
+
+    >>> TaskError("task pair-1k-1k failed: OSError: disk full", key="pair-1k-1k").key
+    'pair-1k-1k'
+    """
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+        """The key of the task that failed."""

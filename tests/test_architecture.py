@@ -94,6 +94,12 @@ def test_no_import_cycles():
                     "egtb.cli")),
     ("egtb.positions", ("egtb.formats", "egtb.build", "egtb.probe", "egtb.dask", "egtb.cli")),
     ("egtb.build", ("egtb.probe.tablebase", "egtb.cli")),
+    ("egtb.build", ("egtb.dask",)),  # a build runs on any executor; the command line picks Dask
+    ("egtb.build.plan", ("egtb.build.pipeline", "egtb.build.driver", "egtb.executor")),
+    ("egtb.build.pipeline", ("egtb.build.driver", "egtb.build.split", "egtb.executor")),
+    ("egtb.executor", ("egtb.rules", "egtb.positions", "egtb.formats", "egtb.build", "egtb.probe",
+                       "egtb.dask", "egtb.cli")),  # the interface knows no build nor game
+    ("tournament.schedule", ("egtb.dask",)),
     ("egtb.probe", ("egtb.build", "egtb.dask", "egtb.cli")),
     ("egtb.formats", ("egtb.build", "egtb.probe", "egtb.cli")),
     ("tournament.engines", ("tournament.schedule", "tournament.cli", "tournament.records")),

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from egtb.build import budget
-from egtb.build import driver as builder
+from egtb.build import driver as builder, plan as planner
 from egtb.build.stats import one_colour_placements
 from egtb.build.contents import contents_for
 from egtb.positions.material import count_positions
@@ -18,12 +18,12 @@ from egtb.positions.material import count_positions
 PUBLISHED_PLACEMENTS_7 = 34_779_531_480
 
 
-def pair_named(key: str) -> builder.Pair:
-    return next(p for p in builder.plan_pairs(7, min_pieces=7) if p.key == key)
+def pair_named(key: str) -> planner.Pair:
+    return next(p for p in planner.plan_pairs(7, min_pieces=7) if p.key == key)
 
 
 def test_seven_piece_positions_add_up_to_the_published_placements():
-    pairs = builder.plan_pairs(7, min_pieces=7)
+    pairs = planner.plan_pairs(7, min_pieces=7)
     both_colours = sum(p.positions for p in pairs)
     assert len(pairs) == 52
     assert both_colours == 34_243_113_624
@@ -33,7 +33,7 @@ def test_seven_piece_positions_add_up_to_the_published_placements():
 
 def test_seven_piece_pairs_are_planned_within_24_gb():
     memory = int(0.6 * 24 * budget.GB)
-    plans = builder.plan_memory(builder.plan_pairs(7, min_pieces=7), memory)
+    plans = planner.plan_memory(planner.plan_pairs(7, min_pieces=7), memory)
     assert all(plan.bytes <= memory for plan in plans.values())
     # a pair of a billion positions or more runs on disk, checkpointed
     assert plans["1m2k-2m2k"].on_disk and plans["1m2k-2m2k"].per_pass == 0
@@ -44,7 +44,7 @@ def test_seven_piece_pairs_are_planned_within_24_gb():
 
 def test_seven_piece_pairs_hold_a_byte_a_position_and_two_more_for_their_own():
     pair = pair_named("1m2k-2m2k")
-    deps = builder.dependency_materials(pair)
+    deps = planner.dependency_materials(pair)
     everything = pair.positions + sum(count_positions(m) for m in deps)
     lean = budget.scratch_bytes(pair, deps, contents=contents_for(7))
     assert lean == everything + 2 * pair.positions
@@ -55,14 +55,14 @@ def test_seven_piece_pairs_hold_a_byte_a_position_and_two_more_for_their_own():
 def test_a_pair_that_fits_in_no_way_is_named():
     pair = pair_named("3k-4k")
     with pytest.raises(budget.MemoryBudgetError, match="3k-4k") as caught:
-        budget.plan_pair(pair, builder.dependency_materials(pair),
+        budget.plan_pair(pair, planner.dependency_materials(pair),
                          contents=contents_for(7, rules="all", dtw=True), budget=budget.GB)
     assert isinstance(caught.value, MemoryError)
 
 
 def test_small_pairs_keep_the_edge_list_solver_in_memory():
-    for pair in builder.plan_pairs(5):
-        plan = budget.plan_pair(pair, builder.dependency_materials(pair), contents=contents_for(5),
+    for pair in planner.plan_pairs(5):
+        plan = budget.plan_pair(pair, planner.dependency_materials(pair), contents=contents_for(5),
                                 budget=budget.GB)
         assert (plan.on_disk, plan.per_pass) == (False, 0), pair.key
 
@@ -87,9 +87,9 @@ def test_a_build_too_big_for_its_disk_stops_before_any_work(tmp_path, monkeypatc
 
 
 def test_the_seven_piece_build_is_estimated_within_forty_gb():
-    pairs = builder.plan_pairs(7, min_pieces=7)
+    pairs = planner.plan_pairs(7, min_pieces=7)
     memory = budget.pair_budget(budget.default_budget(), jobs=2, cache_bytes=budget.GB // 2)
-    plans = builder.plan_memory(pairs, memory)
+    plans = planner.plan_memory(pairs, memory)
     contents = {p.key: contents_for(7) for p in pairs}
     need = budget.check_build_disk(pairs, plans, contents, jobs=2, free=40 * budget.GB,
                                    directory="here", bits=budget.DEFAULT_BITS)

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from egtb.build.contents import contents_for
-from egtb.build import driver as builder
+from egtb.build import driver as builder, pipeline, plan as planner
 from egtb.formats import master
 from egtb.formats.values import DRAW, LOSS, WIN
-from egtb.positions.index import global_rank, position_index
+from egtb.positions.index import global_rank, global_unrank, position_index
 from egtb.positions.material import Material, all_materials, count_positions, normalise
 from egtb.rules.notation import parse_fen
 from egtb.build.reference import (NO_DTW, REFERENCE_PATH, RULE_REFERENCE_PATH, compare_with_reference,
@@ -53,10 +53,10 @@ def probe(directory: Path, fen: str) -> tuple[int, int]:
 
 def test_plan_is_a_dag_in_order():
     seen = set()
-    for pair in builder.plan_pairs(5):
+    for pair in planner.plan_pairs(5):
         assert pair.depends <= seen, pair.key
         seen.add(pair.key)
-    assert sum(p.positions for p in builder.plan_pairs(5, min_pieces=5)) == PUBLISHED_POSITIONS[5]
+    assert sum(p.positions for p in planner.plan_pairs(5, min_pieces=5)) == PUBLISHED_POSITIONS[5]
 
 
 def test_counts_match_published(tables4):
@@ -145,7 +145,7 @@ def test_fen_of_max_dtw_position_is_in_its_material(tables4):
 def test_position_index_kernel_matches_global_rank():
     m = Material.parse("1m1k-1m")
     for i in (0, 17, count_positions(m) - 1):
-        bm, bk, wm, wk = builder.global_unrank(m, i)
+        bm, bk, wm, wk = global_unrank(m, i)
         assert position_index(bm, bk, wm, wk) == i == global_rank(m, bm, bk, wm, wk)
 
 
@@ -205,24 +205,23 @@ def test_reference_file_covers_seven_pieces_with_published_totals():
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_progress_counters_reach_every_position_and_unit(tmp_path, jobs):
-    pairs = builder.plan_pairs(3)
+    pairs = planner.plan_pairs(3)
     seen = []
 
     def record(positions, units):
         seen.append((positions, units))
 
-    results = list(builder._execute(pairs, set(), tmp_path, jobs=jobs, rules="wcdf",
-                                    on_progress=record))
+    results = list(builder.run_pairs(pairs, tmp_path, jobs=jobs, rules="wcdf", on_progress=record))
     assert seen[-1] == (sum(p.positions for p in pairs), sum(r["units"] for r in results))
     assert seen == sorted(seen)  # counters only rise
 
 
 def test_solve_pair_counts_a_single_unit_in_full(tables4):
-    pair = builder.Pair(builder.pair_of(Material.parse("2k-2k")))  # one unit of 215,760
-    tables = builder.load_dependencies(tables4, builder.dependency_materials(pair),
+    pair = planner.Pair(planner.pair_of(Material.parse("2k-2k")))  # one unit of 215,760
+    tables = pipeline.load_dependencies(tables4, planner.dependency_materials(pair),
                                        pair.materials, contents_for(4))
     counters = np.array([5, 1], dtype=np.int64)  # counting on from earlier pairs
-    assert builder.solve_pair(pair.materials, tables, counters) == 1
+    assert pipeline.solve_pair(pair.materials, tables, counters) == 1
     assert counters.tolist() == [5 + pair.positions, 2]
     part = tables.slice_of(pair.materials[0])
     assert np.array_equal(tables.wld[part], master.load_material(tables4, pair.materials[0])[0])

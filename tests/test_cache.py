@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egtb.formats.cache import TableCache, file_stamp
+from egtb.formats.cache import TableCache, file_stamp, process_cache
 
 
 class CountingLoader:
@@ -116,3 +116,30 @@ def test_clear_reports_every_entry(files):
 def test_bad_bound_is_refused():
     with pytest.raises(ValueError, match="max_entries"):
         TableCache(max_entries=0)
+
+
+def test_a_bound_holds_within_its_block_and_is_lifted_after(files):
+    cache = TableCache(max_bytes=10_000)
+    for i in range(4):
+        cache.get(i, files[i], np.load)
+    with cache.bounded(400):
+        assert cache.nbytes <= 400 and list(cache.values())[-1].size == 40  # the newest stays
+        cache.get(0, files[0], np.load)
+        assert cache.nbytes <= 400
+    assert cache.max_bytes == 10_000
+
+
+def test_the_builder_and_the_verifier_keep_their_tables_in_the_process_cache(tmp_path):
+    from egtb.build.driver import build
+    from egtb.build.verify import verify_directory
+    cache = process_cache()
+    budget = cache.max_bytes
+    build(3, directory=tmp_path, jobs=1, progress=False)
+    users = {key[0] for key in _keys(cache)}
+    assert "build" in users and cache.max_bytes == budget  # the build's bound is lifted after it
+    assert verify_directory(tmp_path).ok
+    assert not [key for key in _keys(cache) if key[0] == "verify"]  # dropped when it is done
+
+
+def _keys(cache: TableCache) -> list[tuple]:
+    return [key for key in cache.keys() if isinstance(key, tuple)]

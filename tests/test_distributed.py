@@ -25,11 +25,11 @@ distributed = pytest.importorskip("distributed", reason="Dask is not installed: 
 from egtb.cli import main as egtb_main  # noqa: E402
 from egtb.dask.cluster import ClusterError, ClusterSpec, connect  # noqa: E402
 from egtb.errors import SolverError  # noqa: E402
-from egtb.build import driver as builder  # noqa: E402
+from egtb.build import driver as builder, pipeline, plan as planner  # noqa: E402
 from egtb.formats import master  # noqa: E402
-from egtb.build.executor import DaskExecutor  # noqa: E402
-from egtb.positions.material import all_materials  # noqa: E402
+from egtb.dask.executor import DaskPool  # noqa: E402
 from tournament.distributed import DaskGames  # noqa: E402
+from egtb.positions.material import all_materials  # noqa: E402
 from tournament.records import pair_counts  # noqa: E402
 from tournament.config import SprtSettings, TournamentConfig  # noqa: E402
 from tournament.schedule import load_records, run_tournament  # noqa: E402
@@ -158,7 +158,7 @@ def cluster4(cluster, tmp_path_factory):
     """Every table up to 4 pieces built on the cluster, and the build's report."""
     directory = tmp_path_factory.mktemp("cluster4")
     report = bounded(builder.build, 4, directory=directory, progress=False,
-                     executor=DaskExecutor(cluster.spec))
+                     executor=DaskPool(cluster.spec))
     return directory, report
 
 
@@ -183,7 +183,7 @@ def test_cluster_build_matches_local_build(cluster4, local4, capsys):
 def test_no_material_starts_before_its_dependencies_finished(cluster4):
     _, report = cluster4
     records = {r["key"]: r for r in report.records}
-    pairs = builder.plan_pairs(4)
+    pairs = planner.plan_pairs(4)
     assert set(records) == {p.key for p in pairs}
     for pair in pairs:
         for dep in pair.depends:
@@ -192,7 +192,7 @@ def test_no_material_starts_before_its_dependencies_finished(cluster4):
 
 def test_resume_on_the_cluster_skips_complete_files(cluster, cluster4):
     directory, _ = cluster4
-    report = bounded(builder.build, 4, directory=directory, progress=False, executor=DaskExecutor(cluster.spec))
+    report = bounded(builder.build, 4, directory=directory, progress=False, executor=DaskPool(cluster.spec))
     assert report.built == [] and len(report.skipped) == len(all_materials(4))
 
 
@@ -212,7 +212,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers canno
 
 def _fail_pair(key: str | None) -> None:
     """In a worker: make solving the pair ``key`` raise (None: undo)."""
-    from egtb.build import driver as worker_builder
+    from egtb.build import pipeline as worker_builder
     original = getattr(worker_builder, "_original_solve_pair", worker_builder.solve_pair)
     worker_builder._original_solve_pair = original
     if key is None:
@@ -229,15 +229,15 @@ def _fail_pair(key: str | None) -> None:
 
 def test_a_failing_material_stops_the_build_naming_it(cluster, local4, tmp_path):
     key = "1k-1m1k"
-    assert key in {p.key for p in builder.plan_pairs(3)}
+    assert key in {p.key for p in planner.plan_pairs(3)}
     copy_tables(local4, tmp_path, max_pieces=2)
     cluster.client.run(_fail_pair, key)
     try:
         with pytest.raises(SolverError, match="1k-1m1k.*injected failure"):
-            bounded(builder.build, 3, directory=tmp_path, progress=False, executor=DaskExecutor(cluster.spec))
+            bounded(builder.build, 3, directory=tmp_path, progress=False, executor=DaskPool(cluster.spec))
     finally:
         cluster.client.run(_fail_pair, None)
-    failed = next(p for p in builder.plan_pairs(3) if p.key == key)
+    failed = next(p for p in planner.plan_pairs(3) if p.key == key)
     assert not any(master.table_path(tmp_path, m).exists() for m in failed.materials)
 
 
@@ -253,7 +253,7 @@ def test_worker_killed_mid_build_still_gives_identical_files(cluster, local4, tm
     copy_tables(local4, tmp_path, max_pieces=3)
     done = {}
     thread = threading.Thread(target=lambda: done.update(report=builder.build(
-        4, directory=tmp_path, progress=False, executor=DaskExecutor(cluster.spec))), daemon=True)
+        4, directory=tmp_path, progress=False, executor=DaskPool(cluster.spec))), daemon=True)
     thread.start()
     cluster.kill_busy_worker()
     thread.join(STEP_SECONDS)
@@ -271,8 +271,8 @@ SPLIT_PAIR = "1k-2m2k"
 SPLIT_NEEDS = ("1k-4k", "1k-1m3k")
 
 
-def five_piece_pair(key: str) -> builder.Pair:
-    return next(p for p in builder.plan_pairs(5) if p.key == key)
+def five_piece_pair(key: str) -> planner.Pair:
+    return next(p for p in planner.plan_pairs(5) if p.key == key)
 
 
 @pytest.fixture(scope="module")
@@ -283,7 +283,7 @@ def split_local(local4, tmp_path_factory) -> Path:
     copy_tables(local4, directory, max_pieces=4)
     for key in SPLIT_NEEDS + (SPLIT_PAIR,):
         pair = five_piece_pair(key)
-        builder.build_pair(directory, pair, builder.dependency_materials(pair))
+        pipeline.build_pair(directory, pair, planner.dependency_materials(pair))
     return directory
 
 
@@ -295,11 +295,10 @@ def split_pair_checksums(directory: Path) -> dict[str, int]:
 def build_split(cluster, split_local: Path, directory: Path) -> dict:
     """Build the split pair on the cluster as unit tasks into `directory`; its record."""
     pair = five_piece_pair(SPLIT_PAIR)
-    for material in builder.dependency_materials(pair):
+    for material in planner.dependency_materials(pair):
         shutil.copy(master.table_path(split_local, material), master.table_path(directory, material))
-    executor = DaskExecutor(cluster.spec, split_positions=1, task_positions=200_000)
-    done = {p.key for p in builder.plan_pairs(5) if p.key != SPLIT_PAIR}
-    records = list(executor.run([pair], done, directory, rules="all"))
+    records = list(builder.run_pairs([pair], directory, executor=DaskPool(cluster.spec), rules="all",
+                                     split_pairs=builder.Split(positions=1, task_positions=200_000)))
     assert len(records) == 1
     return records[0]
 
@@ -323,7 +322,7 @@ def test_a_worker_killed_in_a_split_pair_still_gives_the_local_files(cluster, sp
     thread.join(STEP_SECONDS)
     assert not thread.is_alive(), "the split pair did not finish after a worker was killed"
     assert split_pair_checksums(tmp_path) == split_pair_checksums(split_local)
-    assert done["record"]["units"] == len(builder.unit_order(five_piece_pair(SPLIT_PAIR).materials))
+    assert done["record"]["units"] == len(pipeline.unit_order(five_piece_pair(SPLIT_PAIR).materials))
     cluster.wait_for_workers()
 
 

@@ -29,7 +29,7 @@ from egtb.rules.board import DRAW_RULES, Board
 from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM,
                                 generate_moves, new_move_buffer)
 from egtb.rules.notation import parse_fen
-from egtb.build import driver as builder
+from egtb.build import driver as builder, pipeline, plan as planner
 from egtb.build import rule_layer
 from egtb.formats import master
 from egtb.positions.index import position_index
@@ -236,7 +236,7 @@ def assert_agree(directory: Path, graph: StateGraph, preset: str) -> None:
     category, dtz, wld = stored_layer(directory, graph.keys, preset)
     expected = values_by_rule(category, dtz, limit)
     bad = np.flatnonzero((oracle != expected).any(axis=1))
-    assert not len(bad), [(builder.fen_of(Material(*(b.bit_count() for b in graph.keys[i])),
+    assert not len(bad), [(pipeline.fen_of(Material(*(b.bit_count() for b in graph.keys[i])),
                                           position_index(*graph.keys[i])),
                            int(category[i]), int(dtz[i])) for i in bad[:5]]
     # the sign of the category is the rule-free value; cursed and blessed exceed the limit
@@ -265,9 +265,9 @@ def tables_cursed(tables3, tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("cursed")
     shutil.copytree(tables3, directory, dirs_exist_ok=True)
     for name in ("2k-2k", "1m1k-2k", "2k-2m"):
-        pair = next(p for p in builder.plan_pairs(4, min_pieces=4)
-                    if p.key == builder.pair_of(Material.parse(name))[0].name)
-        builder.build_pair(directory, pair, builder.dependency_materials(pair))
+        pair = next(p for p in planner.plan_pairs(4, min_pieces=4)
+                    if p.key == planner.pair_of(Material.parse(name))[0].name)
+        pipeline.build_pair(directory, pair, planner.dependency_materials(pair))
     return directory
 
 

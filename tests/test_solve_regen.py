@@ -12,7 +12,7 @@ import pytest
 
 from egtb.build.contents import contents_for
 from egtb.build import budget
-from egtb.build import driver as builder
+from egtb.build import driver as builder, pipeline, plan as planner
 from egtb.positions.material import Material, all_materials
 from egtb.build.verify import verify_directory
 from test_scratch import file_checksums
@@ -25,35 +25,35 @@ def tables4(built_tables) -> Path:
     return built_tables(4)  # the session's shared set: read only
 
 
-def solve_both(directory: Path, pair: builder.Pair, per_pass: int):
-    deps = builder.dependency_materials(pair)
-    edges = builder.load_dependencies(directory, deps, pair.materials, CONTENTS)
-    compact = builder.load_dependencies(directory, deps, pair.materials, CONTENTS)
-    builder.solve_pair(pair.materials, edges)
-    builder.solve_pair(pair.materials, compact, per_pass=per_pass)
+def solve_both(directory: Path, pair: planner.Pair, per_pass: int):
+    deps = planner.dependency_materials(pair)
+    edges = pipeline.load_dependencies(directory, deps, pair.materials, CONTENTS)
+    compact = pipeline.load_dependencies(directory, deps, pair.materials, CONTENTS)
+    pipeline.solve_pair(pair.materials, edges)
+    pipeline.solve_pair(pair.materials, compact, per_pass=per_pass)
     return edges, compact
 
 
-def same(a: builder.FlatTables, b: builder.FlatTables) -> bool:
+def same(a: pipeline.FlatTables, b: pipeline.FlatTables) -> bool:
     return all(np.array_equal(getattr(a, name), getattr(b, name))
                for name in ("wld", "dtw", "rcat", "rdtz"))
 
 
 def test_every_pair_up_to_four_pieces(tables4):
-    for pair in builder.plan_pairs(4):
+    for pair in planner.plan_pairs(4):
         assert same(*solve_both(tables4, pair, 4)), pair.key
 
 
 @pytest.mark.parametrize("per_pass", [1, 2, 3])
 def test_fewer_tables_per_pass(tables4, per_pass):
     for key in ("2k-2k", "1k-1m2k", "1m1k-2m"):
-        pair = next(p for p in builder.plan_pairs(4) if p.key == key)
+        pair = next(p for p in planner.plan_pairs(4) if p.key == key)
         assert same(*solve_both(tables4, pair, per_pass)), key
 
 
 def test_build_with_the_compact_kernel_writes_the_same_files(tables4, tmp_path):
-    for pair in builder.plan_pairs(4):  # each pair reads the files written before it
-        record = builder.build_pair(tmp_path, pair, builder.dependency_materials(pair),
+    for pair in planner.plan_pairs(4):  # each pair reads the files written before it
+        record = pipeline.build_pair(tmp_path, pair, planner.dependency_materials(pair),
                                     plan=budget.PairPlan(pair.key, False, 4, 0))
         assert record["per_pass"] == 4
     materials = all_materials(4)
@@ -66,19 +66,18 @@ def test_build_with_the_compact_kernel_writes_the_same_files(tables4, tmp_path):
 def test_five_piece_pairs(tmp_path):
     builder.build(5, directory=tmp_path, jobs=1, progress=False)
     for key in ("2k-3k", "1k-1m3k", "1m1k-1m2k", "2m-2m1k", "1m-3m1k"):  # pair keys: the smaller name
-        pair = next(p for p in builder.plan_pairs(5) if p.key == key)
+        pair = next(p for p in planner.plan_pairs(5) if p.key == key)
         assert same(*solve_both(tmp_path, pair, 4)), key
 
 
 FRESH_BUILD = """
 import sys
 from pathlib import Path
-from egtb.build import budget
-from egtb.build import driver as builder
+from egtb.build import budget, pipeline, plan as planner
 directory, per_pass = Path(sys.argv[1]), int(sys.argv[2])
-for pair in builder.plan_pairs(3):  # this kernel first, before anything else is compiled
-    builder.build_pair(directory, pair, builder.dependency_materials(pair),
-                       plan=budget.PairPlan(pair.key, False, per_pass, 0))
+for pair in planner.plan_pairs(3):  # this kernel first, before anything else is compiled
+    pipeline.build_pair(directory, pair, planner.dependency_materials(pair),
+                        plan=budget.PairPlan(pair.key, False, per_pass, 0))
 print("built")
 """
 

@@ -49,7 +49,7 @@ log = logging.getLogger("tournament.distributed")
 
 GamePair = list[GameJob]
 """A game pair: the two colour-reversed games of one opening and pairing (jobs sharing a ``pair_id``).
-Not the builder's material pair (:class:`egtb.build.driver.Pair`)."""
+Not the builder's material pair (:class:`egtb.build.plan.Pair`)."""
 
 #: Game pairs per Dask task when fixed (None: adapt to the measured time per pair).
 PAIRS_PER_TASK = None

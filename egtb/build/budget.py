@@ -1,7 +1,7 @@
 """Memory budget of a build: what a pair needs, and how it runs within a budget.
 
 A pair is solved with its values and those of the tables its exits reach in
-flat arrays (:class:`egtb.build.driver.FlatTables`: 3 bytes a position for the
+flat arrays (:class:`egtb.build.pipeline.FlatTables`: 3 bytes a position for the
 values and DTW when they are solved, 1 per rule layer, and 2 more per layer for
 the pair's own positions) and the solver's work arrays for its largest unit.
 Up to 6 pieces everything fits in a few GB; at 7 pieces (the ``wcdf`` layer
@@ -21,7 +21,7 @@ For the memory-mapped ways the estimate counts :data:`DISK_RESIDENT` bytes of
 page cache for the working set (the unit being solved, the units its man moves
 reach, the exits' targets).
 
->>> from egtb.build.driver import plan_pairs, dependency_materials
+>>> from egtb.build.plan import plan_pairs, dependency_materials
 >>> pair = plan_pairs(3)[3]
 >>> from egtb.build.contents import contents_for
 >>> plan = plan_pair(pair, dependency_materials(pair), contents=contents_for(3), budget=1 << 30)

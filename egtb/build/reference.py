@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.build.driver import count_codes
+from egtb.build.pipeline import count_codes
 from egtb.build.rule_layer import count_layer
 from egtb.formats import master
 from egtb.positions.material import Material

@@ -18,9 +18,11 @@ in the table directory, which every worker sees:
    checkpoint;
 3. :func:`finish` writes the pair's files and removes the scratch.
 
-A worker holds the scratch pages its units and their exits touch, not the pair.
+:func:`pair_tasks` makes these steps executor tasks (:mod:`egtb.executor`),
+each waiting for the ones before it. A worker holds the scratch pages its units
+and their exits touch, not the pair.
 
->>> from egtb.build.driver import plan_pairs
+>>> from egtb.build.plan import plan_pairs
 >>> pair = next(p for p in plan_pairs(3) if p.key == "1k-2m")
 >>> unit_waves(pair)[:3]
 [(0, 6), (6, 22), (22, 44)]
@@ -31,12 +33,15 @@ from __future__ import annotations
 import os
 import socket
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from egtb.build import driver, solve
+from egtb.build import pipeline, solve
 from egtb.build.contents import Contents
+from egtb.build.plan import Pair
+from egtb.executor import Task
 from egtb.formats import scratch
 from egtb.positions.material import Material
 
@@ -44,19 +49,19 @@ from egtb.positions.material import Material
 TASK_POSITIONS = 1 << 24
 
 
-def unit_waves(pair: driver.Pair) -> list[tuple[int, int]]:
+def unit_waves(pair: Pair) -> list[tuple[int, int]]:
     """The waves of a pair: (first, last) ranges of its solving order, of equal potential."""
     first_material = pair.materials[0]
-    configs = driver.unit_order(pair.materials)
+    configs = pipeline.unit_order(pair.materials)
     potentials = solve.unit_potentials(configs, first_material.black_men, first_material.white_men)
     starts = [0] + [int(i) for i in np.flatnonzero(np.diff(potentials)) + 1] + [len(configs)]
     return list(zip(starts[:-1], starts[1:]))
 
 
-def wave_tasks(pair: driver.Pair, *, positions: int = TASK_POSITIONS) -> list[list[tuple[int, int]]]:
+def wave_tasks(pair: Pair, *, positions: int = TASK_POSITIONS) -> list[list[tuple[int, int]]]:
     """Each wave's unit ranges, of about `positions` positions each (at least one unit).
 
-    >>> from egtb.build.driver import plan_pairs
+    >>> from egtb.build.plan import plan_pairs
     >>> pair = next(p for p in plan_pairs(3) if p.key == "1k-2m")
     >>> wave_tasks(pair, positions=500)[:3]
     [[(0, 6)], [(6, 14), (14, 22)], [(22, 30), (30, 38), (38, 44)]]
@@ -68,34 +73,36 @@ def wave_tasks(pair: driver.Pair, *, positions: int = TASK_POSITIONS) -> list[li
             for first, last in waves]
 
 
-def prepare(directory: os.PathLike | str, pair: driver.Pair, dependencies: list[Material],
-            contents: Contents) -> int:
-    """Make (or reuse) the pair's scratch files; the units its checkpoint records as done."""
-    _, _, done = driver.open_on_disk(Path(directory), pair, dependencies, contents)
+def prepare(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
+            contents: Contents, *, after: Sequence = ()) -> int:
+    """Make (or reuse) the pair's scratch files; the units its checkpoint records as done.
+
+    `after`: the records of the pairs it depends on (unused: the task waits for them)."""
+    _, _, done = pipeline.open_on_disk(Path(directory), pair, dependencies, contents)
     return done
 
 
-def solve_range(directory: os.PathLike | str, pair: driver.Pair, dependencies: list[Material],
+def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
                 contents: Contents, first: int, last: int, *, wave_first: int,
-                per_pass: int = 0) -> dict:
+                per_pass: int = 0, after: Sequence = ()) -> dict:
     """Solve units ``first:last`` of the pair's solving order into its scratch files.
 
-    Every wave before `wave_first` is finished (the task graph waits for it):
+    Every wave before `wave_first` is finished (the task waits for its tasks, `after`):
     recorded as the checkpoint. Units a checkpoint already covers are skipped.
     Returns what was done (units, positions, CPU seconds, host, process).
     """
     directory = Path(directory)
     cpu = time.process_time()
-    tables, layout, done = driver.open_on_disk(directory, pair, dependencies, contents,
-                                               create=False)
+    tables, layout, done = pipeline.open_on_disk(directory, pair, dependencies, contents,
+                                                 create=False)
     path = scratch.scratch_dir(directory, pair.key)
     if wave_first > done:
         scratch.record_units(path, layout, wave_first)
     first = max(first, done)
     units = 0
     if first < last:
-        units = driver.solve_pair(pair.materials, tables, per_pass=per_pass,
-                                  configs=driver.unit_order(pair.materials)[first:last])
+        units = pipeline.solve_pair(pair.materials, tables, per_pass=per_pass,
+                                    configs=pipeline.unit_order(pair.materials)[first:last])
         scratch.flush([tables.wld, tables.dtw, tables.rcat, tables.rdtz])
         scratch.release(tables.rdtz)
     return {"key": pair.key, "first": first, "last": last, "units": units,
@@ -103,20 +110,22 @@ def solve_range(directory: os.PathLike | str, pair: driver.Pair, dependencies: l
             "pid": os.getpid()}
 
 
-def finish(directory: os.PathLike | str, pair: driver.Pair, dependencies: list[Material],
-           contents: Contents, *, started: float, tasks: list[dict] = ()) -> dict:
+def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
+           contents: Contents, *, started: float, after: Sequence[dict] = ()) -> dict:
     """Write the files of a pair whose every unit is solved; remove its scratch; its record
-    (as :func:`egtb.build.driver.build_pair` gives it, with the tasks' CPU seconds)."""
+    (as :func:`egtb.build.pipeline.build_pair` gives it, with the CPU seconds of the unit
+    tasks' records, `after`)."""
+    tasks = list(after)
     directory = Path(directory)
     start = time.perf_counter()
-    tables, layout, _ = driver.open_on_disk(directory, pair, dependencies, contents, create=False)
-    units = len(driver.unit_order(pair.materials))
+    tables, layout, _ = pipeline.open_on_disk(directory, pair, dependencies, contents, create=False)
+    units = len(pipeline.unit_order(pair.materials))
     scratch.record_units(scratch.scratch_dir(directory, pair.key), layout, units)
-    summaries = driver.write_pair(directory, pair.materials, tables,
-                                  seconds=time.time() - started)
+    summaries = pipeline.write_pair(directory, pair.materials, tables,
+                                    seconds=time.time() - started)
     del tables
     scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
-    driver.add_checksums(directory, summaries)
+    pipeline.add_checksums(directory, summaries)
     return {"key": pair.key, "units": units, "positions": pair.positions,
             "seconds": time.time() - started, "write_seconds": time.perf_counter() - start,
             "cpu_seconds": sum(t.get("cpu_seconds", 0.0) for t in tasks),
@@ -125,3 +134,33 @@ def finish(directory: os.PathLike | str, pair: driver.Pair, dependencies: list[M
                                                                     for t in tasks if t["units"]}),
             "rules": list(contents.names),
             "dtw": contents.dtw}
+
+
+def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], contents: Contents, *,
+               per_pass: int, after: tuple[str, ...], priority: int,
+               positions: int = TASK_POSITIONS) -> list[Task]:
+    """The tasks of a split pair: prepare, the unit tasks wave by wave, finish (the last, keyed
+    ``egtb-pair-KEY``, returns the pair's record). `after`: the keys of the tasks the pair waits
+    for; `positions`: what a unit task solves, about.
+
+    >>> from egtb.build.contents import contents_for
+    >>> from egtb.build.plan import plan_pairs
+    >>> pair = next(p for p in plan_pairs(3) if p.key == "1k-2m")
+    >>> tasks = pair_tasks(Path("t"), pair, [], contents_for(3), per_pass=0, after=(), priority=1,
+    ...                    positions=500)
+    >>> [t.key for t in tasks][:3], tasks[-1].key, tasks[2].after
+    (['egtb-prepare-1k-2m', 'egtb-units-1k-2m-0', 'egtb-units-1k-2m-6'], 'egtb-pair-1k-2m', ('egtb-units-1k-2m-0',))
+    """
+    common = {"priority": priority}
+    where = (str(directory), pair, dependencies, contents)
+    tasks = [Task(f"egtb-prepare-{pair.key}", prepare, where, after=after, **common)]
+    previous, units = (tasks[0].key,), []
+    for ranges in wave_tasks(pair, positions=positions):
+        wave = [Task(f"egtb-units-{pair.key}-{first}", solve_range, where + (first, last),
+                     {"wave_first": ranges[0][0], "per_pass": per_pass}, after=previous, **common)
+                for first, last in ranges]
+        previous = tuple(t.key for t in wave)
+        units += wave
+    finish_task = Task(f"egtb-pair-{pair.key}", finish, where, {"started": time.time()},
+                       after=tuple(t.key for t in units), **common)
+    return tasks + units + [finish_task]

@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from egtb.formats import master
-from egtb.formats.cache import TableCache
+from egtb.formats.cache import TableCache, process_cache
 from egtb.positions.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
                         unit_size, unrank_kings, unrank_men)
 from egtb.formats.values import (CAT_BLESSED_LOSS, CAT_CURSED_WIN, CAT_DRAW, CAT_LOSS, CAT_WIN,
@@ -313,7 +313,8 @@ def _flat_arrays(directory: Path, material: Material, cache: TableCache, *,
     start = 0
     for m, size in zip(ordered, sizes):
         with_distances = preset is None or m in own
-        part = cache.get((str(directory), m, preset, with_distances), master.table_path(directory, m),
+        part = cache.get(("verify", str(directory), m, preset, with_distances),
+                         master.table_path(directory, m),
                          lambda _, m=m, d=with_distances: _load_arrays(directory, m, preset, d))
         if values is None:  # the type of the first (the material's own) table
             values = np.empty(sum(sizes), dtype=part[0].dtype)
@@ -361,7 +362,7 @@ def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20
     signs of its first layer's categories, and its layers are checked from
     their definitions.
     """
-    cache = TableCache(max_bytes=CACHE_BYTES) if cache is None else cache
+    cache = process_cache() if cache is None else cache
     path = master.table_path(directory, material)
     presets = master.rule_presets_in(path)
     if master.has_dtw(path):
@@ -401,7 +402,7 @@ def verify_rule_layer(directory: Path, material: Material, preset: str, wld: np.
     """Check one rule layer of a table against its successors' layers and `wld` (the
     material's verified rule-free values); return (bad positions, first messages)."""
     from egtb.build.rule_layer import PRESETS
-    cache = TableCache(max_bytes=CACHE_BYTES) if cache is None else cache
+    cache = process_cache() if cache is None else cache
     rule = PRESETS[preset]
     offsets, category, dtz = _flat_arrays(directory, material, cache, preset=preset)
     counts, base = _counts_of(material), offsets[code_of_material(material)]
@@ -486,7 +487,7 @@ def verify_directory(directory: os.PathLike | str | None = None, *,
     if record is not None:
         report.skipped = [m.name for m in materials if record.passed(m)]
         materials = [m for m in materials if m.name not in report.skipped]
-    _WORKER_CACHE.clear()  # workers fork empty
+    _drop_loaded()  # workers fork without them
     bar = tqdm(total=sum(count_positions(m) for m in materials), unit="pos", unit_scale=True,
                desc="verify", disable=not progress)
     for material, result in _results(directory, materials, jobs=jobs, compact=compact):
@@ -496,7 +497,7 @@ def verify_directory(directory: os.PathLike | str | None = None, *,
             record.save()
         bar.update(count_positions(material))
     bar.close()
-    _WORKER_CACHE.clear()
+    _drop_loaded()
     return report
 
 
@@ -545,10 +546,9 @@ class VerifiedFiles:
 _COMPACT_SUFFIXES = (".wld", ".wcdf")
 
 
-#: Bytes of tables verify keeps loaded between materials.
-CACHE_BYTES = 2 << 30
-#: Tables loaded by the process checking materials, keyed by (directory, material, preset or None).
-_WORKER_CACHE = TableCache(max_bytes=CACHE_BYTES)
+def _drop_loaded() -> None:
+    """Drop the tables this process loaded for checking from its table cache."""
+    process_cache().drop_if(lambda key: isinstance(key, tuple) and key[:1] == ("verify",))
 
 
 def _check_materials(directory: Path, materials: list[Material],
@@ -557,7 +557,7 @@ def _check_materials(directory: Path, materials: list[Material],
     results = []
     for material in materials:
         try:
-            bad, messages = verify_material(directory, material, cache=_WORKER_CACHE)
+            bad, messages = verify_material(directory, material)
         except (master.TableError, FileNotFoundError) as exc:
             bad, messages = 1, [str(exc)]
         result = MaterialResult(tables=1, checked=count_positions(material), errors=bad,

@@ -164,17 +164,19 @@ def inspect_worker(directories: Sequence[str], writable: bool = True) -> dict:
 
 
 @contextmanager
-def capture_logs(logger_name: str = "egtb", *, level: int = logging.INFO) -> Iterator[list[str]]:
-    """Collect the formatted log lines this thread emits under ``logger_name`` (on a worker).
+def capture_logs(logger_name: str = "egtb", *, level: int = logging.INFO) -> Iterator[list[tuple[int, str]]]:
+    """Collect (level, formatted line) of each record this thread emits under ``logger_name``
+    at ``level`` or above (on a worker).
 
     >>> with capture_logs("egtb.demo") as lines:
     ...     logging.getLogger("egtb.demo").info("solved %s", "1k-1k")
-    >>> "egtb.demo INFO solved 1k-1k [" in lines[0]  # then [host:pid]
+    >>> lines[0][0] == logging.INFO and "egtb.demo INFO solved 1k-1k [" in lines[0][1]  # then [host:pid]
     True
     """
-    lines: list[str] = []
+    lines: list[tuple[int, str]] = []
     handler = _ThreadLines(lines, threading.get_ident())
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    handler.setLevel(level)
     logger = logging.getLogger(logger_name)
     old_level = logger.level
     if logger.level == logging.NOTSET or logger.level > level:
@@ -188,19 +190,20 @@ def capture_logs(logger_name: str = "egtb", *, level: int = logging.INFO) -> Ite
 
 
 class _ThreadLines(logging.Handler):
-    """Append formatted records of one thread to a list."""
+    """Append (level, formatted line) of the records of one thread to a list."""
 
-    def __init__(self, lines: list[str], thread: int) -> None:
+    def __init__(self, lines: list[tuple[int, str]], thread: int) -> None:
         super().__init__()
         self.lines = lines
         self.thread = thread
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.thread == self.thread:
-            self.lines.append(f"{self.format(record)} [{socket.gethostname()}:{os.getpid()}]")
+            self.lines.append((record.levelno,
+                               f"{self.format(record)} [{socket.gethostname()}:{os.getpid()}]"))
 
 
-def replay_logs(lines: Sequence[str], logger: logging.Logger) -> None:
-    """Log a worker's captured lines in this process (they keep their worker time stamps)."""
-    for line in lines:
-        logger.info("worker: %s", line)
+def replay_logs(lines: Sequence[tuple[int, str]], logger: logging.Logger) -> None:
+    """Log a worker's captured lines in this process at their levels (they keep their worker time stamps)."""
+    for level, line in lines:
+        logger.log(level, "worker: %s", line)

@@ -1,5 +1,9 @@
 """One bounded cache of loaded tables, shared by the builder, the verifier and the prober.
 
+Each process has one, :func:`process_cache`, with one byte budget for every user: a build
+worker's dependency tables, the verifier's tables, the prober's blocks (each under keys of
+its own).
+
 Entries are kept least recently used first and dropped from that end while
 there are more than ``max_entries`` of them or they take more than
 ``max_bytes`` (the entry just asked for always stays). Each entry remembers the
@@ -25,6 +29,7 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,6 +129,38 @@ class TableCache:
         self._nbytes += entry.nbytes
         self._trim()
 
+    @contextmanager
+    def bounded(self, max_bytes: int) -> Iterator["TableCache"]:
+        """Keep at most `max_bytes` (or the cache's own bound, when smaller) until the block ends
+        (a build holds its workers' share of the process's budget to its memory plan; workers
+        forked inside the block keep the bound).
+
+        >>> cache = TableCache(max_bytes=100)
+        >>> with cache.bounded(10):
+        ...     cache.max_bytes
+        10
+        >>> cache.max_bytes
+        100
+        """
+        old = self.max_bytes
+        self.max_bytes = max_bytes if old is None else min(old, max_bytes)
+        self._trim()
+        try:
+            yield self
+        finally:
+            self.max_bytes = old
+
+    def drop_if(self, matches: Callable[[Hashable], bool]) -> None:
+        """Drop every entry whose key `matches` (e.g. one user's entries in the process's cache).
+
+        >>> cache = TableCache()
+        >>> cache.put(("verify", 1), "/nonexistent", 1); cache.put(("probe", 2), "/nonexistent", 2)
+        >>> cache.drop_if(lambda key: key[0] == "verify"); list(cache.values())
+        [2]
+        """
+        for key in [key for key in self._entries if matches(key)]:
+            self._drop(key)
+
     def touch(self, key: Hashable) -> None:
         """Mark a cached entry as just used (it is dropped last)."""
         self._entries.move_to_end(key)
@@ -159,6 +196,10 @@ class TableCache:
     def __contains__(self, key: Hashable) -> bool:
         return key in self._entries
 
+    def keys(self) -> Iterator[Hashable]:
+        """The keys, least recently used first."""
+        return iter(list(self._entries))
+
     def values(self) -> Iterator[Any]:
         """The cached values, least recently used first."""
         return (entry.value for entry in self._entries.values())
@@ -183,8 +224,9 @@ _PROCESS: list[TableCache] = []
 
 
 def process_cache() -> TableCache:
-    """This process's cache of table blocks: one budget (bytes, $EGTB_CACHE_BYTES, default
-    :data:`DEFAULT_PROCESS_BYTES`) for every prober of the process.
+    """This process's cache of loaded tables: one budget (bytes, $EGTB_CACHE_BYTES, default
+    :data:`DEFAULT_PROCESS_BYTES`) for every user in the process: the probers' blocks, a build
+    worker's dependency tables, the verifier's tables.
 
     An entry's value may have a ``release()`` method, called when it is dropped
     (a prober's block map then forgets the block). A forked child inherits it

@@ -1,7 +1,7 @@
 """Pairs bigger than memory: values memory-mapped on a scratch directory, with checkpoints.
 
 A pair planned on disk (:func:`egtb.build.budget.plan_pair`) keeps the flat
-value arrays of :class:`egtb.build.driver.FlatTables` (its own values and those
+value arrays of :class:`egtb.build.pipeline.FlatTables` (its own values and those
 of the tables its exits reach) in files of a scratch directory
 ``<tables>/<pair>.pair.tmp/``, mapped into memory: the operating system keeps
 in RAM the pages in use (the unit being solved and those its moves reach) and
@@ -121,7 +121,7 @@ def copy_table(directory: Path, material: Material, start: int, arrays: list[np.
     """Copy a finished table into the flat arrays at `start`, slice by slice.
 
     The checksums are not checked again: the build checked every file when it
-    started (:func:`egtb.build.driver.find_complete`).
+    started (:func:`egtb.build.plan.find_complete`).
     """
     wld, dtw, rcat, _ = arrays  # a dependency's DTZ is never read (its exits zero the counter)
     path = master.table_path(directory, material)

@@ -1,0 +1,428 @@
+"""One material pair from start to files: load its dependencies, solve, write, checkpoint.
+
+The steps, in the order :func:`build_pair` runs them:
+
+1. :func:`load_dependencies` - the finished tables the pair's exits look up,
+   in flat arrays (:class:`FlatTables`), kept between pairs in the process's
+   table cache (:func:`egtb.formats.cache.process_cache`);
+2. :func:`solve_pair` - the numba retrograde over the pair's units
+   (:mod:`egtb.build.solve`), in decreasing potential of the men configuration,
+   solving the rule layers (:mod:`egtb.build.rule_layer`) in the same pass; the
+   kernel keeps the progress counters (positions, units) up to date as it goes,
+   even inside a unit; a pair too big for memory is solved on disk, memory-mapped
+   and checkpointed (:func:`solve_on_disk`, resumed from its last checkpoint);
+3. :func:`summarise` - counts and max DTW (and per rule layer its category
+   counts and max DTZ);
+4. :func:`write_pair` - one HDF5 file per material (:mod:`egtb.formats.master`).
+
+The same steps run in a local worker and on a Dask worker; which pairs run,
+in which order, is :mod:`egtb.build.plan`'s, and running them :mod:`egtb.build.driver`'s.
+
+>>> fen_of(Material.parse("1k-1k"), 0)
+'B:WK2:BK1'
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from egtb.build import budget, rule_layer, solve, solve_regen
+from egtb.build.contents import Contents, contents_for
+from egtb.build.plan import DEFAULT_RULES, Pair, contents_of, plan_pairs
+from egtb.errors import SolverError, TableError
+from egtb.formats import master, scratch
+from egtb.formats.cache import process_cache
+from egtb.formats.values import DRAW, LOSS, UNKNOWN, WIN
+from egtb.positions.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
+from egtb.positions.material import Material, count_positions
+from egtb.rules.notation import Placement, format_fen
+
+log = logging.getLogger("egtb.build.pipeline")
+
+#: Seconds between two checkpoints of a pair solved on disk.
+CHECKPOINT_SECONDS = 300.0
+#: Positions solved per kernel call of a pair on disk (between two looks at the clock).
+CHECKPOINT_POSITIONS = 1 << 24
+
+
+def load_table_cached(directory: Path, material: Material, contents: Contents
+                      ) -> tuple[np.ndarray | None, np.ndarray | None, tuple]:
+    """(wld packed four a byte, dtw, rule categories) of a finished table, kept in the
+    process's table cache: what a pair's exits read of it.
+
+    The values and DTW only with ``contents.dtw`` (else None), a category array
+    per rule layer of `contents`; never the layers' DTZ (an exit that leaves a
+    pair always zeroes the counter). The values stay packed as stored (a
+    quarter of the memory, so the cache holds more tables);
+    :func:`load_dependencies` unpacks them straight into the flat arrays. A file
+    rewritten since it was cached is read again.
+    """
+    def read(_) -> tuple[np.ndarray | None, np.ndarray | None, tuple]:
+        data = master.open_material(directory, material, rules=contents.names, packed=True)
+        if contents.dtw and data.dtw is None:
+            raise TableError(f"{master.table_path(directory, material)} stores no DTW, "
+                             "which this build needs (built without --dtw)")
+        return (data.wld if contents.dtw else None, data.dtw if contents.dtw else None,
+                tuple(data.rules[name].category for name in contents.names))
+    return process_cache().get(_cache_key(directory, material, contents),
+                               master.table_path(directory, material), read)
+
+
+@dataclass
+class FlatTables:
+    """Tables concatenated for the kernels: offsets by material code, values, DTW, rule layers.
+
+    The pair being solved comes first, then the tables its exits reach. A
+    position costs 3 bytes of values and DTW (none without ``contents.dtw``) and
+    1 byte per rule layer; a position of the pair 2 more per layer (its DTZ).
+    """
+
+    offsets: np.ndarray
+    """Where each material starts (by :func:`egtb.positions.index.code_of_material`), or -1."""
+    wld: np.ndarray
+    """Value codes (empty without DTW: the values are then the first layer's signs)."""
+    dtw: np.ndarray
+    """Rule-free distances (empty without DTW)."""
+    contents: Contents
+    """What is solved: DTW and the rule layers (:mod:`egtb.build.contents`)."""
+    rcat: np.ndarray
+    """Category per layer (row) and position (UNSOLVED_CATEGORY until solved)."""
+    rdtz: np.ndarray
+    """DTZ per layer (row) and position of the pair (the first positions)."""
+
+    @property
+    def presets(self) -> tuple:
+        """The rule layers solved (:class:`egtb.build.rule_layer.RulePreset`)."""
+        return self.contents.presets
+
+    def slice_of(self, material: Material) -> slice:
+        """The positions of a loaded material in the flat arrays."""
+        start = int(self.offsets[code_of_material(material)])
+        return slice(start, start + count_positions(material))
+
+
+def load_dependencies(directory: Path, solved: list[Material],
+                      fresh: tuple[Material, ...], contents: Contents, *,
+                      arrays: list[np.ndarray] | None = None, fill: bool = True) -> FlatTables:
+    """Flat arrays with room for the `fresh` tables (the pair, first) and the `solved` ones
+    (read from disk).
+
+    `contents`: the tables to load and solve (:class:`~egtb.build.contents.Contents`).
+    `arrays`: the (wld, dtw, rcat, rdtz) arrays to use (memory maps of a pair
+    on disk, :func:`egtb.formats.scratch.map_arrays`) instead of new ones; with
+    `fill` False the solved tables are taken as already in them (a resumed pair).
+    A table bigger than the table cache holds, or any into mapped arrays, is
+    copied in slice by slice.
+    """
+    materials = list(fresh) + list(solved)
+    total = sum(count_positions(m) for m in materials)
+    own = sum(count_positions(m) for m in fresh)
+    if arrays is None:
+        arrays = scratch.new_arrays(total, own, contents=contents)
+    offsets = np.full(NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
+    start = 0
+    for material in materials:
+        offsets[code_of_material(material)] = start
+        start += count_positions(material)
+    tables = FlatTables(offsets, *arrays[:2], contents, *arrays[2:])
+    for material in solved if fill else ():
+        part = tables.slice_of(material)
+        if isinstance(arrays[2].base, np.memmap) or budget.values_bytes(
+                count_positions(material), contents) > process_cache().max_bytes:
+            scratch.copy_table(directory, material, part.start, arrays, contents.names)
+            continue
+        packed, dtw, categories = load_table_cached(directory, material, contents)
+        if contents.dtw:
+            master.unpack_into(packed, tables.wld[part])
+            tables.dtw[part] = dtw
+        for row in range(len(categories)):
+            tables.rcat[row, part] = categories[row]
+    return tables
+
+
+def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
+               progress: np.ndarray | None = None, *, per_pass: int = 0,
+               configs: np.ndarray | None = None) -> int:
+    """Solve every unit of a pair into `tables`; return the number of units.
+
+    `progress` (int64 counters, positions then units, see :func:`egtb.build.solve.solve_units`)
+    is raised by the pair's positions and units, in part while the kernel runs.
+    `per_pass`: 0 solves with edge lists (:func:`egtb.build.solve.solve_units`);
+    n > 0 with the few-bytes-per-node kernel for big units
+    (:mod:`egtb.build.solve_regen`), n tables per move generation pass.
+    `configs`: the units to solve (default all, see :func:`egtb.build.solve.order_units`).
+    """
+    if progress is None:
+        progress = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
+    first, last = materials[0], materials[-1]
+    counts = np.array([[m.black_men, m.black_kings, m.white_men, m.white_kings]
+                       for m in (first, last)], dtype=np.int64)
+    if configs is None:
+        configs = unit_order(materials)
+    halves = 1 if (len(materials) == 1 and first.men == 0) else 2
+    if per_pass:
+        work = solve_regen.CompactScratch(halves * slice_unit_size(first),
+                                          min(per_pass, tables.contents.tables))
+        kernel = solve_regen.solve_units_compact
+    else:
+        work = solve.Scratch(slice_unit_size(first), halves=halves,
+                             kings=(first.black_kings, first.white_kings),
+                             tables=tables.contents.tables)
+        kernel = solve.solve_units
+    limits = np.array([p.limit for p in tables.presets], dtype=np.int64)
+    man_resets = np.array([p.man_move_resets for p in tables.presets], dtype=np.bool_)
+    status = kernel(counts, configs, tables.offsets, tables.wld, tables.dtw,
+                    tables.rcat, tables.rdtz, limits, man_resets, *work.arrays(), progress)
+    if status != solve.OK:
+        raise SolverError(f"solving {'/'.join(m.name for m in materials)} failed: "
+                          f"{solve.STATUS_NAMES.get(status, f'kernel status {status}')}")
+    return len(configs)
+
+
+def unit_order(materials: tuple[Material, ...]) -> np.ndarray:
+    """Men-configuration indices of a pair's units in solving order (:func:`egtb.build.solve.order_units`)."""
+    first = materials[0]
+    return solve.order_units(first.black_men, first.white_men, len(materials) == 1)
+
+
+def summarise(material: Material, wld: np.ndarray, dtw: np.ndarray | None) -> dict:
+    """Counts, max DTW and a FEN reaching it (when DTW is stored), as file attributes."""
+    counts = np.zeros(4, dtype=np.int64)
+    for start in range(0, len(wld), master.SLICE):  # wld may be a memory map: a slice at a time
+        count_codes(np.asarray(wld[start:start + master.SLICE]), counts)
+    summary = {"wins": int(counts[WIN]), "losses": int(counts[LOSS]), "draws": int(counts[DRAW])}
+    if dtw is None:
+        return summary
+    worst = int(np.argmax(dtw)) if len(dtw) else 0
+    return dict(summary, max_dtw=int(dtw[worst]) if len(dtw) else 0,
+                max_dtw_fen=fen_of(material, worst))
+
+
+@njit(cache=True)
+def count_codes(wld, counts):
+    """Add the number of positions holding each value code (0-3) of `wld` to `counts`.
+
+    One pass without a temporary (``np.bincount`` first widens every byte to
+    an int64 array, which took most of a summary's time, and its pages).
+
+    >>> counts = np.zeros(4, dtype=np.int64)
+    >>> count_codes(np.array([1, 2, 2, 3], dtype=np.uint8), counts)
+    >>> counts.tolist()
+    [0, 1, 2, 1]
+    """
+    draws = wins = losses = 0
+    for i in range(wld.shape[0]):  # three sums the compiler vectorises
+        draws += wld[i] == DRAW
+        wins += wld[i] == WIN
+        losses += wld[i] == LOSS
+    counts[DRAW] += draws
+    counts[WIN] += wins
+    counts[LOSS] += losses
+    counts[UNKNOWN] += wld.shape[0] - draws - wins - losses
+
+
+def fen_of(material: Material, index: int) -> str:
+    """FEN (Black to move) of a position index of a material.
+
+    >>> fen_of(Material.parse("1k-1k"), 0)
+    'B:WK2:BK1'
+    """
+    bm, bk, wm, wk = global_unrank(material, index)
+    return format_fen(Placement(bm, bk, wm, wk, 0))
+
+
+def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTables,
+               *, seconds: float) -> list[dict]:
+    """Write one file per material of a solved pair (with its rule layers); return summaries."""
+    summaries = []
+    for material in materials:
+        part = tables.slice_of(material)
+        if tables.contents.dtw:
+            wld, dtw = tables.wld[part], tables.dtw[part]
+        else:  # the values are the signs of the first layer's categories
+            wld, dtw = rule_layer.values_of(tables.rcat[0, part]), None
+        summary = summarise(material, wld, dtw)
+        layers = {p.name: rule_layer.make_layer(p, tables.rcat[row, part],
+                                                tables.rdtz[row, part])
+                  for row, p in enumerate(tables.presets)}
+        attrs = dict(summary, rule_presets=",".join(layers), build_seconds=round(seconds, 3))
+        master.write_table(master.table_path(directory, material), material, wld, dtw,
+                            attrs=attrs, rules=layers)
+        keep_written(directory, material, tables)
+        summaries.append(dict(summary, material=material.name, positions=len(wld),
+                              rules={name: layer.attrs for name, layer in layers.items()}))
+    return summaries
+
+
+def keep_written(directory: Path, material: Material, tables: FlatTables) -> None:
+    """Put a table just written into this process's table cache, as :func:`load_table_cached`
+    would read it back (values packed, distances narrowed to their stored type).
+
+    A pair that depends on it and runs next in this worker then skips reading
+    and decompressing the file. Tables bigger than the cache holds are left out.
+    """
+    contents = tables.contents
+    part = tables.slice_of(material)
+    if budget.values_bytes(part.stop - part.start, contents) > process_cache().max_bytes:
+        return
+    if contents.dtw:
+        dtw = tables.dtw[part]
+        values = (master.pack_wld(tables.wld[part]), dtw.astype(master.narrow_type(dtw)))
+    else:
+        values = (None, None)
+    value = values + (tuple(tables.rcat[row, part].copy() for row in range(len(contents.names))),)
+    process_cache().put(_cache_key(directory, material, contents),
+                        master.table_path(directory, material), value)
+
+
+def _cache_key(directory: Path, material: Material, contents: Contents) -> tuple:
+    """The key of a dependency table in the process's table cache (beside the prober's blocks)."""
+    return ("build", str(directory), material, contents)
+
+
+def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
+               rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None,
+               progress: np.ndarray | None = None,
+               plan: budget.PairPlan | None = None,
+               checkpoint_seconds: float = CHECKPOINT_SECONDS) -> dict:
+    """Load, solve and write one pair (runs in a worker); return a small record.
+
+    `rules`, `dtw`: the rule layers and whether DTW is built (:func:`egtb.build.contents.contents_for`
+    for the pair's piece count). The record: key, units, positions, seconds, cpu_seconds (of this thread),
+    started/finished (wall-clock epoch seconds), the plan (on_disk, per_pass,
+    estimated bytes), the worker's peak RSS so far (bytes) and per table its
+    summary with the file's CRC-32 ``checksum``.
+    Idempotent: a re-run rewrites identical table data (atomic rename). The same
+    function runs in the local pool and on Dask workers (:mod:`egtb.build.driver`).
+    `progress`: counters raised while solving (see :func:`solve_pair`).
+    `plan`: how to run it (:func:`egtb.build.budget.plan_pair`; default: planned
+    for :func:`egtb.build.budget.default_budget`); a pair on disk is
+    checkpointed about every `checkpoint_seconds`, 0 after every unit (:func:`solve_on_disk`).
+    """
+    started = time.time()
+    cpu = time.thread_time()
+    start = time.perf_counter()
+    contents = contents_of(pair, rules=rules, dtw=dtw)
+    if plan is None:
+        plan = budget.plan_pair(pair, dependencies, contents=contents,
+                                budget=budget.default_budget())
+    log.info("solving %s: %d positions, %s, %s kernel", pair.key, pair.positions,
+             "on disk" if plan.on_disk else "in memory",
+             f"regenerating ({plan.per_pass} tables a pass)" if plan.per_pass else "edge-list")
+    if plan.on_disk:
+        tables, units, loaded = solve_on_disk(directory, pair, dependencies, contents,
+                                              per_pass=plan.per_pass, progress=progress,
+                                              checkpoint_seconds=checkpoint_seconds)
+    else:
+        tables = load_dependencies(directory, dependencies, pair.materials, contents)
+        loaded = time.perf_counter()
+        units = solve_pair(pair.materials, tables, progress, per_pass=plan.per_pass)
+    solved = time.perf_counter()
+    summaries = write_pair(directory, pair.materials, tables, seconds=solved - start)
+    del tables
+    if plan.on_disk:
+        scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
+    seconds = time.perf_counter() - start
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    disk_used = master.bytes_on_disk(directory)
+    log.info("solved %s: %d units, %d positions in %.2fs (load %.2fs, solve %.2fs, "
+             "write %.2fs); %.1f CPU s, worker peak RSS %d MB, table directory %.2f GB",
+             pair.key, units, pair.positions, seconds, loaded - start, solved - loaded,
+             seconds - (solved - start), time.thread_time() - cpu, peak_rss >> 20,
+             disk_used / budget.GB)
+    add_checksums(directory, summaries)
+    return {"key": pair.key, "units": units, "positions": pair.positions,
+            "seconds": seconds, "cpu_seconds": time.thread_time() - cpu, "started": started,
+            "finished": time.time(), "tables": summaries, "on_disk": plan.on_disk,
+            "per_pass": plan.per_pass, "estimated_bytes": plan.bytes, "scratch_bytes": plan.disk,
+            "rules": list(contents.names), "dtw": contents.dtw,
+            "peak_rss": peak_rss, "disk_used": disk_used}
+
+
+def add_checksums(directory: Path, summaries: list[dict]) -> None:
+    """Add each written file's CRC-32 (``checksum``) to its summary."""
+    for summary in summaries:
+        path = master.table_path(directory, Material.parse(summary["material"]))
+        summary["checksum"] = int(master.read_attrs(path)["checksum_crc32"])
+
+
+
+def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], contents: Contents, *,
+                  per_pass: int, progress: np.ndarray | None,
+                  checkpoint_seconds: float) -> tuple[FlatTables, int, float]:
+    """Solve a pair with memory-mapped values (:mod:`egtb.formats.scratch`), checkpointed.
+
+    Resumes from the pair's last checkpoint when its scratch directory has one
+    for the same tables and rules. Returns (tables, units, perf_counter time when loaded).
+    """
+    tables, layout, done = open_on_disk(directory, pair, dependencies, contents)
+    path = scratch.scratch_dir(directory, pair.key)
+    arrays = [tables.wld, tables.dtw, tables.rcat, tables.rdtz]
+    loaded = time.perf_counter()
+    configs = unit_order(pair.materials)
+    step = max(1, CHECKPOINT_POSITIONS * len(configs) // max(pair.positions, 1))
+    if checkpoint_seconds <= 0:
+        step = 1  # a checkpoint after every unit
+    last = time.monotonic()
+    for first in range(done, len(configs), step):
+        solve_pair(pair.materials, tables, progress, per_pass=per_pass,
+                   configs=configs[first:first + step])
+        scratch.release(tables.rdtz)  # written once, never read while the pair is solved
+        if time.monotonic() - last >= checkpoint_seconds:
+            scratch.write_checkpoint(path, layout, min(first + step, len(configs)), arrays)
+            last = time.monotonic()
+    scratch.write_checkpoint(path, layout, len(configs), arrays)
+    return tables, len(configs), loaded
+
+
+def open_on_disk(directory: Path, pair: Pair, dependencies: list[Material],
+                 contents: Contents, *, create: bool = True) -> tuple[FlatTables, dict, int]:
+    """A pair's memory-mapped flat arrays, its checkpoint layout and the units it has done.
+
+    Maps the scratch files of an earlier run when its checkpoint is for the
+    same tables and rules, else makes them anew with the dependencies copied in
+    (checkpoint: 0 units done), or with `create` False raises SolverError. Any
+    process that sees the directory may map them (:mod:`egtb.build.split`).
+    """
+    path = scratch.scratch_dir(directory, pair.key)
+    materials = list(pair.materials) + list(dependencies)
+    total = sum(count_positions(m) for m in materials)
+    layout = {"pair": pair.key, "rules": list(contents.names), "dtw": contents.dtw,
+              "materials": [m.name for m in materials], "positions": total}
+    done = scratch.read_checkpoint(path, layout)
+    if done is None and not create:
+        raise SolverError(f"{path} holds no checkpoint of pair {pair.key} with these tables "
+                          f"({layout['rules']}, dtw {contents.dtw}): prepare it first")
+    arrays = scratch.map_arrays(path, total, pair.positions, contents=contents,
+                                create=done is None)
+    tables = load_dependencies(directory, dependencies, pair.materials, contents, arrays=arrays,
+                               fill=done is None)
+    if done is None:
+        scratch.write_checkpoint(path, layout, 0, arrays)
+        done = 0
+    else:
+        log.info("resuming %s from its checkpoint: %d units done", pair.key, done)
+    return tables, layout, done
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the kernels a pair runs: the solver's, and those
+    that summarise, pack and unpack a table. A build runs it before its workers start (the
+    local pool's are forked after it, so they do not each do it)."""
+    pair = plan_pairs(2)[0]
+    for dtw in (True, False):  # with DTW, and the values from the first layer
+        contents = contents_for(2, rules="all", dtw=dtw)
+        tables = load_dependencies(Path("."), [], pair.materials, contents)
+        solve_pair(pair.materials, tables)
+        for row, preset in enumerate(tables.presets):
+            rule_layer.make_layer(preset, tables.rcat[row], tables.rdtz[row])
+    summarise(pair.materials[0], rule_layer.values_of(tables.rcat[0]), None)
+    master.unpack_into(master.pack_wld(tables.wld), tables.wld)
+
