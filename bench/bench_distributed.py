@@ -34,7 +34,7 @@ from pathlib import Path
 
 from egtb.build import driver as builder, pipeline, plan as planner
 from egtb.dask.executor import DaskPool
-from tournament.distributed import TARGET_TASK_SECONDS, DaskGames
+from tournament.batches import TARGET_TASK_SECONDS
 from tournament.config import TournamentConfig
 from tournament.schedule import run_tournament
 
@@ -149,9 +149,9 @@ def main() -> None:
         trip = round_trip_ms(client)
         warm = max(executor.setup_seconds)
         timed_games(20, root / "warm-local", concurrency=args.workers)  # imports, engines
-        timed_games(20, root / "warm-dask", executor=DaskGames(client=client))
+        timed_games(20, root / "warm-dask", executor=DaskPool(client=client))
         rates: dict[str, list[float]] = {"local": [], "dask": []}
-        games = DaskGames(client=client)
+        games = DaskPool(client=client)
         for repeat in range(args.repeats):
             for name in (["local", "dask"] if repeat % 2 == 0 else ["dask", "local"]):
                 out = root / f"games-{name}-{repeat}"

@@ -28,7 +28,6 @@ from egtb.errors import SolverError  # noqa: E402
 from egtb.build import driver as builder, pipeline, plan as planner  # noqa: E402
 from egtb.formats import master  # noqa: E402
 from egtb.dask.executor import DaskPool  # noqa: E402
-from tournament.distributed import DaskGames  # noqa: E402
 from egtb.positions.material import all_materials  # noqa: E402
 from tournament.records import pair_counts  # noqa: E402
 from tournament.config import SprtSettings, TournamentConfig  # noqa: E402
@@ -358,7 +357,7 @@ def local_games(tmp_path_factory):
 
 def test_cluster_tournament_matches_local(cluster, local_games, tmp_path):
     config = TournamentConfig(("random", "random"), games=GAMES, seed=7)
-    result = bounded(run_tournament, config, out_dir=tmp_path, progress=False, executor=DaskGames(cluster.spec))
+    result = bounded(run_tournament, config, out_dir=tmp_path, progress=False, executor=DaskPool(cluster.spec))
     assert len(result.records) == GAMES
     assert totals(result.records) == totals(local_games.records)
     for player in local_games.players:
@@ -368,7 +367,7 @@ def test_cluster_tournament_matches_local(cluster, local_games, tmp_path):
 
 def test_worker_killed_mid_tournament_counts_every_game_once(cluster, local_games, tmp_path):
     cluster.wait_for_workers()
-    games = DaskGames(cluster.spec)
+    games = DaskPool(cluster.spec)
     done = {}
     config = TournamentConfig(["random", "random"], games=GAMES, seed=7)
     thread = threading.Thread(target=lambda: done.update(result=run_tournament(
@@ -392,7 +391,7 @@ def test_worker_killed_mid_tournament_counts_every_game_once(cluster, local_game
 
 def test_sprt_stops_a_match_on_the_cluster(cluster, tmp_path):
     config = TournamentConfig(("depth=2", "random"), games=400, seed=3, sprt=SprtSettings(0, 200))
-    result = bounded(run_tournament, config, out_dir=tmp_path, progress=False, executor=DaskGames(cluster.spec))
+    result = bounded(run_tournament, config, out_dir=tmp_path, progress=False, executor=DaskPool(cluster.spec))
     assert result.sprt is not None and result.sprt.decision is not None
     records = load_records(tmp_path / "games.jsonl")
     assert len(records) < 400 and len(records) == len({r.game_id for r in records}) == len(result.records)

@@ -11,6 +11,7 @@ from pathlib import Path
 import draughts
 import pytest
 
+from egtb.executor import LocalPool
 from egtb.rules.board import BLACK, WHITE, Board, Move
 from egtb.rules.pdn import read_games
 from tournament import adjudicate
@@ -197,14 +198,21 @@ def _totals(records: list) -> list[tuple[str, str, tuple[str, ...]]]:
 
 
 class StopAfter:
-    """An executor that plays the first ``games`` jobs in this process, then stops (an interrupted run)."""
+    """An executor that plays in this process and stops after ``games`` games (an interrupted run)."""
+
+    remote = False
 
     def __init__(self, games: int) -> None:
         self.games = games
 
-    def play(self, jobs, settings):
-        for job in jobs[:self.games]:
-            yield play_job(job, settings)
+    def run(self, tasks, **options):
+        left = self.games
+        for done in LocalPool(1).run(tasks, **options):
+            records = done.result["records"][:left]
+            left -= len(records)
+            yield done._replace(result=dict(done.result, records=records))
+            if left == 0:
+                return
 
 
 def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> None:

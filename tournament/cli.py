@@ -241,8 +241,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _game_executor(args: argparse.Namespace):
     """None (the local pool) or the Dask cluster given by --scheduler / --scheduler-file."""
-    from tournament.distributed import make_game_executor
-    return make_game_executor(scheduler=args.scheduler, scheduler_file=args.scheduler_file)
+    from egtb.dask.executor import make_executor
+    return make_executor(scheduler=args.scheduler, scheduler_file=args.scheduler_file)
 
 
 def _hub_engine(args: argparse.Namespace) -> int:

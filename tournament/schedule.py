@@ -1,4 +1,4 @@
-"""Schedule and run a tournament: pairings, openings, a process pool, resumable records.
+"""Schedule and run a tournament: pairings, openings, games on an executor, resumable records.
 
 The schedule is deterministic: for each round, each opening, each pairing, two
 games with colours reversed (a *pair*). Every game has an id and a seed that
@@ -8,9 +8,13 @@ by starting the same command again: the finished games are read back from
 Each finished game is appended to that file at once (flush + fsync); a
 half-written last line left by a kill is dropped and the game replayed.
 
-Engines are built inside the workers from their specs: in-process engines
-afresh for every game; external engines once per worker, reused for every game
-and restarted only after a fault (:mod:`tournament.engines.pool`).
+The games run as tasks of an executor (:mod:`egtb.executor`): the local pool
+of forked processes by default, or a Dask cluster; a task plays a batch of
+game pairs (:mod:`tournament.batches`). Engines are built inside the workers
+from their specs: in-process engines afresh for every game; external engines
+once per worker, reused for every game and restarted only after a fault
+(:mod:`tournament.engines.pool`); a cluster's long-lived workers close them
+after each batch.
 
 >>> import tempfile
 >>> out = tempfile.mkdtemp()
@@ -25,16 +29,20 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
+import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from egtb.executor import Executor, LocalPool, Task
 from egtb.rules.board import Board
 from egtb.rules.notation import START_FEN
 from tournament.adjudicate import build_adjudicators, open_tablebase
+from tournament.batches import BatchSize, group_pairs
 from tournament.config import STANDARD_START, GameSettings, SprtSettings, TournamentConfig
 from tournament.engines.base import Engine, EngineSetupError
 from tournament.engines.config import EngineConfig
@@ -57,6 +65,8 @@ __all__ = [
     "load_records",
     "make_players",
     "opening_start",
+    "play_batch",
+    "play_games",
     "play_job",
     "player_labels",
     "round_robin",
@@ -343,10 +353,55 @@ def _close_quietly(engine: Engine) -> None:
         logger.debug("closing %r failed", engine, exc_info=True)
 
 
-def _play_job_star(args: tuple[GameJob, GameSettings, bool]) -> GameRecord:
-    """Pool entry point."""
-    job, settings, reuse = args
-    return play_job(job, settings, reuse_engines=reuse)
+def play_batch(jobs: Sequence[GameJob], settings: GameSettings, *, reuse_engines: bool = True,
+               close_engines: bool = False) -> dict:
+    """Play a batch's games in a worker: their records and the seconds they took.
+
+    External engines are reused within the batch (and after it unless ``close_engines``: a
+    cluster's worker outlives the run, so no engine process may outlive its batch there).
+    """
+    start = time.perf_counter()
+    try:
+        records = [play_job(job, settings, reuse_engines=reuse_engines) for job in jobs]
+    finally:
+        if close_engines:
+            close_worker_pool()
+    return {"records": records, "seconds": time.perf_counter() - start}
+
+
+#: Tasks an executor takes ahead of its free workers, per worker slot (an SPRT stop wastes little).
+WINDOW_PER_SLOT = 4
+
+
+def play_games(jobs: Sequence[GameJob], settings: GameSettings, *, executor: Executor,
+               reuse_engines: bool = True, pairs_per_task: int | None = None) -> Iterator[GameRecord]:
+    """Yield each game's record once, as its batch completes on `executor`; stop the rest when
+    closed. Batches hold whole game pairs, ``pairs_per_task`` of them or as many as take about
+    :data:`tournament.batches.TARGET_TASK_SECONDS` (None). The same seeds give the same games
+    on any executor; a task rerun after its worker died hands over no game twice.
+    """
+    pairs = deque(group_pairs(jobs))
+    size = BatchSize(pairs_per_task)
+    seen: set[str] = set()
+
+    def tasks() -> Iterator[Task]:
+        while pairs:
+            batch = [job for _ in range(min(size.pairs, len(pairs))) for job in pairs.popleft()]
+            yield Task(f"games-{batch[0].pair_id}", play_batch, (batch, settings),
+                       {"reuse_engines": reuse_engines, "close_engines": executor.remote})
+
+    directories = [settings.tables_dir] if settings.tables_dir else []
+    try:
+        with closing(executor.run(tasks(), window=WINDOW_PER_SLOT, directories=directories)) as done:
+            for finished in done:  # closed early (an SPRT stop): the executor stops its tasks
+                records = finished.result["records"]
+                size.update(finished.result["seconds"], len({r.pair_id for r in records}))
+                for record in records:
+                    if record.game_id not in seen:
+                        seen.add(record.game_id)
+                        yield record
+    finally:
+        close_worker_pool()  # the engines this process kept (a pool of one job plays here)
 
 
 # --- the records file ---------------------------------------------------------
@@ -441,7 +496,7 @@ def run_tournament(
     concurrency: int | None = None,
     progress: bool = True,
     reuse_engines: bool = True,
-    executor: Any = None,
+    executor: Executor | None = None,
 ) -> TournamentResult:
     """Play (or resume) the tournament ``config`` describes and write its records into ``out_dir``.
 
@@ -453,8 +508,8 @@ def run_tournament(
         progress: show a progress bar.
         reuse_engines: keep external engines running between games (False: start them for every game).
         executor: where the games run: None is the local pool of ``concurrency`` processes, else an
-            object whose ``play(jobs, settings)`` yields finished records, such as
-            tournament.distributed.DaskGames (a Dask cluster). The run stops when it stops yielding.
+            :class:`egtb.executor.Executor` such as :class:`egtb.dask.executor.DaskPool` (a Dask
+            cluster).
 
     Raises ValueError when ``out_dir`` holds a run with other settings or the table directory
     does not exist, and EngineSetupError (a ValueError) when an engine cannot be started;
@@ -542,7 +597,7 @@ def _check_settings(out: Path, config: TournamentConfig) -> None:
 def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels: list[str],
                   previous: list[GameRecord], *, concurrency: int | None, progress: bool,
                   sprt_settings: SprtSettings | None, scheduled: int,
-                  reuse_engines: bool = True, executor: Any = None) -> list[GameRecord]:
+                  reuse_engines: bool = True, executor: Executor | None = None) -> list[GameRecord]:
     """Play the missing games, appending each to the records file as it ends."""
     new: list[GameRecord] = []
     if not todo or _sprt_decided(sprt_settings, previous, labels):
@@ -550,8 +605,8 @@ def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels
     log = _RecordLog(out / RECORDS_FILE)
     bar = _progress_bar(scheduled, scheduled - len(todo), progress)
     workers = min(concurrency or os.cpu_count() or 1, len(todo))
-    results = (_results(todo, settings, workers, reuse_engines) if executor is None
-               else executor.play(todo, settings))
+    results = play_games(todo, settings, executor=executor or LocalPool(workers),
+                         reuse_engines=reuse_engines)
     try:
         for record in results:
             log.append(record)
@@ -565,29 +620,6 @@ def _play_missing(todo: list[GameJob], settings: GameSettings, out: Path, labels
         bar.close()
         log.close()
     return new
-
-
-def _results(todo: list[GameJob], settings: GameSettings, workers: int,
-             reuse_engines: bool = True) -> Iterator[GameRecord]:
-    """Finished games, from this process (one worker) or a pool; the pool dies when the caller stops."""
-    if workers <= 1:
-        try:
-            for job in todo:
-                yield play_job(job, settings, reuse_engines=reuse_engines)
-        finally:
-            close_worker_pool()
-        return
-    import multiprocessing_logging
-
-    multiprocessing_logging.install_mp_handler()
-    pool = multiprocessing.get_context("fork").Pool(workers)
-    try:
-        yield from pool.imap_unordered(_play_job_star, [(job, settings, reuse_engines) for job in todo], chunksize=1)
-    finally:
-        # The workers die at once; an external engine a worker kept reads the end of its input and quits.
-        pool.terminate()
-        pool.join()
-        multiprocessing_logging.uninstall_mp_handler()
 
 
 def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
