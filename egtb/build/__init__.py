@@ -1,1 +1,1 @@
-"""The table builder: plan, solvers (unit kernels), rule layers, budget, driver, executors, verify, stats."""
+"""The table builder: plan, pipeline (one pair), solvers (unit kernels), rule layers, budget, driver, split, verify, stats."""

@@ -1,1 +1,1 @@
-"""The Dask cluster connection and worker plugin, shared by the builder and the tournament."""
+"""The one Dask home, shared by the builder and the tournament: the cluster connection, the worker plugin and DaskPool (the executor interface of :mod:`egtb.executor` on a cluster)."""
