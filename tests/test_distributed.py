@@ -8,6 +8,7 @@ Every result is compared with the same work done by the local pool.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import shutil
 import signal
@@ -28,6 +29,7 @@ from egtb.errors import SolverError  # noqa: E402
 from egtb.build import driver as builder, pipeline, plan as planner  # noqa: E402
 from egtb.formats import master  # noqa: E402
 from egtb.dask.executor import DaskPool  # noqa: E402
+from egtb.executor import LocalPool, Task  # noqa: E402
 from egtb.positions.material import all_materials  # noqa: E402
 from tournament.records import pair_counts  # noqa: E402
 from tournament.config import SprtSettings, TournamentConfig  # noqa: E402
@@ -224,6 +226,15 @@ def _fail_pair(key: str | None) -> None:
         return original(materials, tables, progress, **options)
 
     worker_builder.solve_pair = failing
+
+
+def test_the_cluster_answers_the_executor_interface_as_the_local_pool_does(cluster):
+    # functions the workers can import (this module is not importable there); dict shows its `after`
+    tasks = [Task("sum", dict, (), {"first": 1}, after=("a", "b")), Task("a", operator.add, (10, 0)),
+             Task("b", operator.add, (20, 0), priority=5)]  # "sum" comes first, before what it waits for
+    local = {done.task.key: done.result for done in LocalPool(2).run(tasks)}
+    remote = bounded(lambda: {done.task.key: done.result for done in DaskPool(cluster.spec).run(tasks)})
+    assert remote == local == {"a": 10, "b": 20, "sum": {"first": 1, "after": [10, 20]}}
 
 
 def test_a_failing_material_stops_the_build_naming_it(cluster, local4, tmp_path):

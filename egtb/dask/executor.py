@@ -130,11 +130,10 @@ class DaskPool:
             for task in list(queue.waiting):  # in order, each after the tasks it names
                 if not all(d in futures or d in queue.results for d in task.after):
                     continue
-                kwargs = dict(task.kwargs)
-                if task.after:
-                    kwargs["after"] = [futures[d] if d in futures else queue.results[d]
-                                       for d in task.after]
-                future = client.submit(_call_logged, task.function, task.args, kwargs, logger, level,
+                after = [futures[d] if d in futures else (queue.results[d],)  # as _call_logged gives it
+                         for d in task.after]
+                future = client.submit(_call_logged, task.function, task.args, task.kwargs, logger, level,
+                                       after if task.after else None,
                                        key=f"{task.key}-{time.time_ns()}", pure=False,
                                        retries=self.retries, priority=task.priority)
                 queue.start(task)
@@ -165,8 +164,14 @@ class DaskPool:
 
 
 def _call_logged(function: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any], logger: str,
-                 level: int) -> tuple[Any, str, int, list[tuple[int, str]]]:
-    """A task on a worker: (result, host, pid, the log lines it emitted at ``level`` or above)."""
+                 level: int, after: list[tuple] | None) -> tuple[Any, str, int, list[tuple[int, str]]]:
+    """A task on a worker: (result, host, pid, the log lines it emitted at ``level`` or above).
+
+    `after`: what this gave for each task the task waits for (None: it waits for none); their
+    results are its ``after``.
+    """
+    if after is not None:
+        kwargs = dict(kwargs, after=[done[0] for done in after])
     with capture_logs(logger, level=level) as lines:
         result, host, pid = call_task(function, args, kwargs)
     return result, host, pid, lines
