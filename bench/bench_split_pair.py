@@ -7,7 +7,7 @@ directory, beside symlinks to every other finished table of ``--tables``:
 - ``local``: ``egtb.build.build`` with one job (``jobs=1``: in this process);
 - ``dask``: a ``LocalCluster`` of ``--workers`` single-threaded worker
   processes on 127.0.0.1, the pair cut into unit tasks
-  (``DaskExecutor(split_positions=1)``, :mod:`egtb.build.split`).
+  (``build(executor=DaskPool(...), split_pairs=Split(positions=1))``, :mod:`egtb.build.split`).
 
 Per side: wall time, CPU seconds of the processes that solved (this one; the Dask
 workers), their peak resident memory, and the pair's files'
@@ -26,12 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from egtb.build import driver as builder
-from egtb.build.executor import DaskExecutor
+from egtb.build import driver as builder, pipeline, plan as planner
+from egtb.dask.executor import DaskPool
 from egtb.formats import master
 
 
-def tables_but(source: Path, target: Path, pair: builder.Pair) -> None:
+def tables_but(source: Path, target: Path, pair: planner.Pair) -> None:
     """Symlinks in `target` to every table of `source` but the pair's (and its check record)."""
     own = {master.table_path(source, m).name for m in pair.materials}
     for path in source.glob("*.h5"):
@@ -41,11 +41,11 @@ def tables_but(source: Path, target: Path, pair: builder.Pair) -> None:
         shutil.copy(source / master.CheckedFiles.NAME, target / master.CheckedFiles.NAME)
 
 
-def pair_checksums(directory: Path, pair: builder.Pair) -> dict[str, int]:
+def pair_checksums(directory: Path, pair: planner.Pair) -> dict[str, int]:
     return {m.name: master.stored_checksums(master.table_path(directory, m))[0] for m in pair.materials}
 
 
-def run_local(directory: Path, pair: builder.Pair) -> dict:
+def run_local(directory: Path, pair: planner.Pair) -> dict:
     cpu = _own_cpu() + _children_cpu()  # one job runs in this process
     start = time.perf_counter()
     report = builder.build(pair.materials[0].pieces, directory=directory, jobs=1, progress=False)
@@ -54,7 +54,7 @@ def run_local(directory: Path, pair: builder.Pair) -> dict:
     return dict(wall=wall, cpu=_own_cpu() + _children_cpu() - cpu, peak_mb=[record["peak_rss"] >> 20])
 
 
-def run_dask(directory: Path, pair: builder.Pair, workers: int) -> dict:
+def run_dask(directory: Path, pair: planner.Pair, workers: int) -> dict:
     from distributed import Client, LocalCluster
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                       scheduler_port=0, dashboard_address=None, memory_limit=0) as cluster, \
@@ -62,7 +62,7 @@ def run_dask(directory: Path, pair: builder.Pair, workers: int) -> dict:
         cpu = sum(client.run(_own_cpu).values())
         start = time.perf_counter()
         builder.build(pair.materials[0].pieces, directory=directory, progress=False,
-                      executor=DaskExecutor(client=client, split_positions=1))
+                      executor=DaskPool(client=client), split_pairs=builder.Split(positions=1))
         wall = time.perf_counter() - start
         return dict(wall=wall, cpu=sum(client.run(_own_cpu).values()) - cpu,
                     peak_mb=sorted(client.run(_peak_mb).values()))
@@ -90,9 +90,9 @@ def main() -> None:
     parser.add_argument("--scratch", default=None, help="where the temporary directories go")
     args = parser.parse_args()
     pieces = sum(int(c) for c in args.pair if c.isdigit())
-    pair = next(p for p in builder.plan_pairs(pieces) if p.key == args.pair)
+    pair = next(p for p in planner.plan_pairs(pieces) if p.key == args.pair)
     expected = pair_checksums(args.tables, pair)
-    print(f"pair {pair.key}: {pair.positions:,} positions, {len(builder.unit_order(pair.materials)):,} units; "
+    print(f"pair {pair.key}: {pair.positions:,} positions, {len(pipeline.unit_order(pair.materials)):,} units; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     figures = {}
     with tempfile.TemporaryDirectory(dir=args.scratch) as tmp:

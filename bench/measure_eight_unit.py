@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from egtb.build import budget
-from egtb.build import driver as builder
+from egtb.build import pipeline, plan as planner
 from egtb.build.contents import contents_for
 from egtb.formats import master
 
@@ -45,14 +45,14 @@ def main() -> None:
     parser.add_argument("--pair", default="1k-7k")
     parser.add_argument("--memory", type=float, default=None, help="GB (default 60%% of RAM)")
     args = parser.parse_args()
-    pair = next(p for p in builder.plan_pairs(8, min_pieces=8) if p.key == args.pair)
-    dependencies = builder.dependency_materials(pair)
+    pair = next(p for p in planner.plan_pairs(8, min_pieces=8) if p.key == args.pair)
+    dependencies = planner.dependency_materials(pair)
     link_dependencies(args.tables, args.out, dependencies)
     contents = contents_for(8)
     memory = int(args.memory * budget.GB) if args.memory else budget.default_budget()
     plan = budget.plan_pair(pair, dependencies, contents=contents, budget=memory)
     wall, cpu = time.perf_counter(), time.process_time()
-    record = builder.build_pair(args.out, pair, dependencies, rules=contents.names, dtw=contents.dtw,
+    record = pipeline.build_pair(args.out, pair, dependencies, rules=contents.names, dtw=contents.dtw,
                                 plan=plan)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     size = sum(master.table_path(args.out, m).stat().st_size for m in pair.materials)
