@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from egtb.executor import LocalPool, Task
 from egtb.formats import master
 from egtb.formats.cache import TableCache, process_cache
 from egtb.positions.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
@@ -609,15 +610,9 @@ def _by_pair(materials: list[Material]) -> list[list[Material]]:
 
 def _results(directory: Path, materials: list[Material], *, jobs: int, compact: bool = False):
     """(material, MaterialResult) of each material as it is checked, a material and its mirror
-    together."""
+    together (one task of the local pool, :class:`egtb.executor.LocalPool`)."""
     groups = _by_pair(materials)
-    if jobs <= 1 or len(groups) <= 1:
-        for group in groups:
-            yield from _check_materials(directory, group, compact)
-        return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from multiprocessing import get_context
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
-        futures = [pool.submit(_check_materials, directory, group, compact) for group in groups]
-        for future in as_completed(futures):  # recorded as each finishes, for a resumed verify
-            yield from future.result()
+    tasks = [Task(f"verify-{group[0].name}", _check_materials, (directory, group, compact))
+             for group in groups]
+    for done in LocalPool(max(1, min(jobs, len(groups)))).run(tasks):  # recorded as each finishes
+        yield from done.result
