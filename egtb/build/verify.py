@@ -30,14 +30,17 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from numba import njit
 
+from egtb.build.verify_compact import verify_compact
+from egtb.build.verify_report import MAX_REPORTED, VerifyReport
 from egtb.executor import LocalPool, Task
 from egtb.formats import master
+from egtb.formats.compact import compact_path
 from egtb.formats.cache import TableCache, process_cache
 from egtb.positions.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
                         unit_size, unrank_kings, unrank_men)
@@ -82,8 +85,6 @@ NONE_FOUND = 1 << 30
 #: and for one whose table is not loaded.
 NO_PIECES = -2
 NOT_LOADED = -1
-#: Errors remembered per table.
-MAX_REPORTED = 20
 
 
 @njit(cache=True)
@@ -245,35 +246,6 @@ def _check_rule_one(bm, bk, wm, wk, value, cat, z, offsets, category, dtz, limit
     if cat != want_cat:
         return ERR_RULE_CATEGORY
     return 0 if z == want_z else ERR_RULE_DTZ
-
-
-@dataclass
-class VerifyReport:
-    """Outcome of :func:`verify_directory`."""
-
-    checked: int = 0
-    """Positions checked."""
-    tables: int = 0
-    """Tables checked."""
-    errors: int = 0
-    """Positions failing a check (or broken/missing files, counted once each)."""
-    messages: list[str] = field(default_factory=list)
-    """The first offending positions (FEN and reason) and file problems."""
-
-    skipped: list[str] = field(default_factory=list)
-    """Materials not checked again: they passed before, their files unchanged (``resume``)."""
-
-    @property
-    def ok(self) -> bool:
-        """True when nothing failed."""
-        return self.errors == 0 and (self.tables > 0 or bool(self.skipped))
-
-    def add(self, result: "MaterialResult") -> None:
-        """Count one material's result in."""
-        self.tables += result.tables
-        self.checked += result.checked
-        self.errors += result.errors
-        self.messages += result.messages[:max(0, MAX_REPORTED - len(self.messages))]
 
 
 def needed_materials(material: Material) -> list[Material]:
@@ -584,8 +556,6 @@ class MaterialResult:
 
     def add_compact(self, directory: Path, material: Material) -> None:
         """Check the material's compact files (when it has some) against its master."""
-        from egtb.build.verify_compact import verify_compact
-        from egtb.formats.compact import compact_path
         if not compact_path(directory, material).exists():
             return
         found = verify_compact(directory, materials=[material])

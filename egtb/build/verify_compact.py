@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.build.verify import VerifyReport
+from egtb.build.verify_report import VerifyReport
 from egtb.errors import MissingTableError, TableError
 from egtb.formats import master
 from egtb.formats.compact import (RULE_KINDS, SUFFIX, WLD, BlockCache, CompactTable, compact_path,
