@@ -124,8 +124,8 @@ class TaskQueue:
     the results waiting tasks still need.
 
     >>> queue = TaskQueue([Task("a", abs, (-1,)), Task("b", abs, (-2,), after=("a",))], window=None, slots=1)
-    >>> [t.key for t in queue.ready()]
-    ['a']
+    >>> [t.key for t in queue.take()], [t.key for t in queue.ready()]
+    (['a', 'b'], ['a'])
     >>> queue.start(queue.ready()[0]); queue.finish("a", 1); [t.key for t in queue.ready()]
     ['b']
     """
