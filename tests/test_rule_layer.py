@@ -442,17 +442,19 @@ def test_layers_match_the_reference_figures(tables3):
     assert len(problems) == 1 and "2k-1k.h5: rule layer forty-plies" in problems[0]
 
 
-def test_rule_reference_covers_six_pieces():
+def test_rule_reference_covers_six_pieces_in_every_preset_and_seven_in_wcdf():
     from egtb.build.reference import load_reference, load_rule_reference
     from egtb.build.stats import PUBLISHED_POSITIONS
     tables, layers = load_reference(), load_rule_reference()
-    assert len(layers) == len(tables) * len(PRESETS) == 155 * 3
-    for pieces in range(2, 7):
+    assert len(layers) == 155 * len(PRESETS) + 104  # 7 pieces: the wcdf layer only
+    for pieces in range(2, 8):
         names = [n for n in tables if Material.parse(n).pieces == pieces]
-        for preset in PRESETS:
+        for preset in PRESETS if pieces < 7 else ("wcdf",):
             total = sum(sum(getattr(layers[n, preset], f) for f in (
                 "wins", "cursed_wins", "draws", "blessed_losses", "losses")) for n in names)
-            assert total == PUBLISHED_POSITIONS[pieces]
+            assert total == PUBLISHED_POSITIONS.get(pieces, sum(tables[n].positions for n in names))
             # the sign of each category is the rule-free value
             assert sum(layers[n, preset].wins + layers[n, preset].cursed_wins
                        for n in names) == sum(tables[n].wins for n in names)
+            assert sum(layers[n, preset].losses + layers[n, preset].blessed_losses
+                       for n in names) == sum(tables[n].losses for n in names)
