@@ -371,6 +371,54 @@ def test_a_directory_mixing_compact_and_master_files_works(master_dir, compact_d
             assert (mixed.probe(fen, rule_free=True).dtw is None) == (material.pieces > 3)
 
 
+@pytest.fixture(scope="session")
+def paired_dir(master_dir, compact_dir, tmp_path_factory) -> Path:
+    """The master and the compact files of every table up to 4 pieces side by side (links)."""
+    directory = tmp_path_factory.mktemp("paired")
+    for source in (*master_dir.glob("*.h5"), *compact_dir.glob("*.wld"), *compact_dir.glob("*.wcdf")):
+        (directory / source.name).symlink_to(source)
+    return directory
+
+
+def test_a_directory_with_both_files_answers_as_the_masters_alone(master_dir, paired_dir):
+    rng = np.random.default_rng(21)
+    limit = DRAW_RULES["wcdf"].limit_plies
+    with Tablebase(master_dir) as tm, Tablebase(paired_dir) as tp:
+        for material in all_materials(MAX_PIECES):
+            arrays = stored_arrays(material, rng.integers(0, count_positions(material), 40))
+            counters = rng.integers(0, limit + 1, 40)
+            for turn in (0, 1):
+                assert ([x.tolist() for x in tp.probe_batch(*arrays, turn)]
+                        == [x.tolist() for x in tm.probe_batch(*arrays, turn)]), material.name
+                want = tm.probe_batch_rule(*arrays, turn, counters)
+                got = tp.probe_batch_rule(*arrays, turn, counters)
+                assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+                read = got[2] != NO_DTW  # the DTZ is read where the outcome needs it, and is exact
+                assert got[2][read].tolist() == want[2][read].tolist()
+                assert read[(np.abs(want[1]) == 2) & (counters > 0)].all()
+                crowning = [tb.probe_batch_rule(*arrays, turn, counters % 40, rule="crowning") for tb in (tm, tp)]
+                assert [x.tolist() for x in crowning[0]] == [x.tolist() for x in crowning[1]]
+            for k in range(0, 40, 5):
+                board = Board(_fen(*(int(a[k]) for a in arrays)), quiet_plies=int(counters[k]))
+                assert tp.probe(board) == tm.probe(board), board.fen()
+                assert tp.probe_outcome(board) == tm.probe_outcome(board)
+                assert tp.best_moves(board) == tm.best_moves(board)
+                assert tp.probe(board, rule="crowning", counter=3) == tm.probe(board, rule="crowning", counter=3)
+
+
+def test_values_and_categories_at_counter_zero_read_no_master_block(paired_dir):
+    rng = np.random.default_rng(22)
+    boards = [Board(_fen(*global_unrank(m, int(i)))) for m in all_materials(MAX_PIECES)
+              for i in rng.integers(0, count_positions(m), 10)]
+    with Tablebase(paired_dir, memory_limit_bytes=1 << 30) as tb:
+        master_bytes = lambda: sum(table.full.nbytes for table in tb._tables.values())  # noqa: E731
+        for board in boards:
+            tb.probe_wdl(board), tb.probe_outcome(board), tb.probe_category(board)
+        assert master_bytes() == 0
+        assert tb.probe(boards[-1]).dtw is not None  # the DTW is the master's
+        assert master_bytes() > 0
+
+
 def test_the_capture_search_needs_the_smaller_tables(compact_dir, tmp_path):
     shutil.copy(compact.compact_path(compact_dir, Material.parse("1k-2k")), tmp_path)
     with Tablebase(tmp_path) as tb:

@@ -17,7 +17,7 @@ from numba import njit
 from egtb.build.verify_report import VerifyReport
 from egtb.errors import MissingTableError, TableError
 from egtb.formats import master
-from egtb.formats.compact import (RULE_KINDS, SUFFIX, WLD, BlockCache, CompactTable, compact_path,
+from egtb.formats.compact import (RULE_KINDS, SUFFIX, WLD, CompactTable, compact_path,
                                   material_counts, open_compact)
 from egtb.formats.values import WDL_LOSS, WDL_OF_CODE
 from egtb.positions.index import global_unrank, material_of_code, unit_size, unrank_men, unrank_unit
@@ -153,8 +153,6 @@ class CompactProber:
 
     def __init__(self, directory: os.PathLike | str) -> None:
         self.directory = Path(directory)
-        self.cache = BlockCache()
-        """Decoded blocks of the tables' single lookups."""
         self.batches = CompactBatches()
         """The batch pools of this prober."""
 
@@ -164,7 +162,7 @@ class CompactProber:
         if not path.exists():
             raise MissingTableError(f"no compact table for material {material.name} in "
                                     f"{self.directory} ({path.name} is missing)")
-        return open_compact(path, cache=self.cache)
+        return open_compact(path)  # decoded blocks go to the process's cache
 
     def probe_batch(self, bm, bk, wm, wk, turn, *, rule: str | None = None
                     ) -> tuple[np.ndarray, np.ndarray]:

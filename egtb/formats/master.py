@@ -730,8 +730,31 @@ def read_block(f: h5py.File, name: str, block: int, count: int) -> np.ndarray:
     start = block * BLOCK_POSITIONS
     stop = min(start + BLOCK_POSITIONS, count)
     if name == "wld":
-        return unpack_wld(f["wld"][start // PER_BYTE:-(-stop // PER_BYTE)], stop - start)
-    return f[name][start:stop]
+        lo, hi = start // PER_BYTE, -(-stop // PER_BYTE)
+        return unpack_wld(_read_items(f["wld"], lo, hi), stop - start)
+    return _read_items(f[name], start, stop)
+
+
+def _read_items(dataset: h5py.Dataset, start: int, stop: int) -> np.ndarray:
+    """Items ``start:stop`` of a dataset, all in one chunk: the chunk's stored bytes inflated
+    here (zlib, un-shuffled) when it is one as :func:`compress_chunk` makes them, else through
+    HDF5's own filters (h5py slicing)."""
+    chunk = dataset.chunks[0] if dataset.chunks else 0
+    if not (chunk and dataset.compression == COMPRESSION and start // chunk == (stop - 1) // chunk
+            and not dataset.fletcher32 and not dataset.scaleoffset):
+        return dataset[start:stop]
+    first = start - start % chunk
+    mask, blob = dataset.id.read_direct_chunk((first,))
+    if mask:  # a filter was skipped for this chunk: let HDF5 read it
+        return dataset[start:stop]
+    try:
+        raw = np.frombuffer(zlib.decompress(blob), dtype=np.uint8)
+    except zlib.error as exc:
+        raise ValueError(f"the chunk at {first} of {dataset.name} does not inflate ({exc})") from exc
+    itemsize = dataset.dtype.itemsize
+    if dataset.shuffle and itemsize > 1:
+        raw = raw.reshape(itemsize, -1).T
+    return np.ascontiguousarray(raw).view(dataset.dtype).reshape(-1)[start - first:stop - first]
 
 
 def open_blocks(path: os.PathLike | str) -> tuple[h5py.File, dict]:

@@ -7,6 +7,12 @@ are resolved by a capture search in the kernel (explicit stack), the capture
 search of single probes being :meth:`egtb.probe.tablebase.Tablebase`'s. A
 :class:`CompactBatches` holds a prober's pools; :func:`probe_batch` runs a batch.
 
+A batch over tables of more pages than the pool holds (7 pieces: about 530,000
+pages of WLD values) is probed in the order of its pages, so that each page is
+filled once per batch rather than once per position, and its capture searches
+become one batch of their successors (probed the same way) instead of a search
+per position, whose successors would each miss the pool.
+
 >>> packing(WLD)[:3], packing(WCDF)[:3]
 ((5, 3, 121), (3, 5, 31))
 """
@@ -23,6 +29,7 @@ from egtb.formats.compact.codec import crc32, decode_block
 from egtb.formats.compact.layout import BLOCK_BYTES, RULE_KINDS, WCDF, WLD, FileKind
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint32_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
+from egtb.positions.material import count_positions
 from egtb.probe.kernels import BLOCK_MASK, BLOCK_SHIFT, NO_DTW, block_address
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_all, locate_valid
 from egtb.rules.movegen import has_capture
@@ -368,7 +375,7 @@ S_BEST = 2
 
 @njit(cache=True)
 def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, pool, value_of,
-                 out_value, out_dist, status):
+                 out_value, out_dist, status, search):
     """Values and distances of positions first.. into out_value, out_dist; stops at a missing
     table or a damaged block.
 
@@ -380,6 +387,8 @@ def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, pool, 
     The distance comes from master tables (NO_DTW where a compact file answered).
     status = [kind, position, detail, block]: ST_OK, or what stopped the batch
     at which position (the caller loads the table and resumes there).
+    Without ``search`` a position whose side must capture keeps the value
+    NEEDS_SEARCH (and distance NO_DTW): the caller probes its captures as a batch.
     """
     top = np.int64(max(value_of[1], value_of[2]))
     children = np.empty((MAX_SEARCH_DEPTH * MAX_CHILDREN, 4), dtype=np.int64)
@@ -397,6 +406,9 @@ def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, pool, 
     status[1] = end
     for i in range(first, end):  # then the capture searches and the distances
         v = np.int64(out_value[i])
+        if v == NEEDS_SEARCH and not search:
+            out_dist[i] = NO_DTW
+            continue
         if v == NEEDS_SEARCH:
             v = _search_captures(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i],
                                  rows, desc, pool, status, children, scratch, levels, value_of, top)
@@ -405,6 +417,46 @@ def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, pool, 
                 return
             out_value[i] = v
         out_dist[i] = _distance_of(np.int64(codes[i]), np.int64(indices[i]), v, rows, desc)
+
+
+@njit(cache=True)
+def capture_children(bm, bk, wm, wk, turn, needs, counts, out):
+    """The positions after each capture of the positions ``needs`` marks (the opponent to move).
+
+    With ``out`` of no rows, only counts each position's captures into
+    ``counts`` and returns the total; else fills ``out`` rows (bm, bk, wm,
+    wk, turn, parent position) in order and returns their number.
+    """
+    children = np.empty((MAX_CHILDREN, 4), dtype=np.int64)
+    scratch = np.empty((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
+    k = 0
+    for i in range(bm.shape[0]):
+        if not needs[i]:
+            continue
+        pm, pk, om, ok = _absolute(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i])
+        m = child_positions(pm, pk, om, ok, turn[i], children, 0, scratch)
+        counts[i] = m
+        if out.shape[0] == 0:
+            k += m
+            continue
+        cturn = 1 - turn[i]
+        for j in range(m):
+            cbm, cbk, cwm, cwk = _absolute(children[j, CH_PM], children[j, CH_PK], children[j, CH_OM],
+                                           children[j, CH_OK], cturn)
+            out[k, 0], out[k, 1], out[k, 2], out[k, 3], out[k, 4], out[k, 5] = cbm, cbk, cwm, cwk, cturn, i
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def best_of_children(parents, child_values, top, out_value):
+    """Each parent's value: the best over its children of minus the child's value."""
+    for k in range(parents.shape[0]):
+        out_value[parents[k]] = -top
+    for k in range(parents.shape[0]):
+        v = -np.int64(child_values[k])
+        if v > out_value[parents[k]]:
+            out_value[parents[k]] = v
 
 
 @njit(cache=True, inline="always")
@@ -463,6 +515,7 @@ class BatchPool:
         row = np.zeros(D_WIDTH, dtype=np.int64)
         slot_map = np.zeros(1, dtype=np.int64)
         if not table.stores_captures:
+            table = table.coded  # the compact file (with a master file beside it, too)
             if table.kind is not self.kind:
                 raise TableError(f"{table.path}: a {table.kind.suffix} file where a "
                                  f"{self.kind.suffix} file was expected")
@@ -534,9 +587,44 @@ class CompactBatches:
         self._pools.clear()
 
 
+def _search_as_a_batch(arrays: tuple[np.ndarray, ...], out_value: np.ndarray, load: Callable[[int], object], *,
+                       batches: CompactBatches, rule: str | None, top: int) -> None:
+    """Values of the positions left NEEDS_SEARCH in ``out_value``: their captures' successors
+    probed as one batch (in the order of their pages, each searched the same way), then the
+    best over each position's captures."""
+    needs = out_value == NEEDS_SEARCH
+    if not needs.any():
+        return
+    counts = np.zeros(len(needs), dtype=np.int64)
+    total = capture_children(*arrays, needs, counts, np.zeros((0, 6), dtype=np.int64))
+    rows = np.empty((total, 6), dtype=np.int64)
+    capture_children(*arrays, needs, counts, rows)
+    child_arrays = tuple(np.ascontiguousarray(rows[:, k]) for k in range(5))
+    child_values, _ = probe_batch(child_arrays, load, batches=batches, rule=rule)
+    values = np.zeros(len(needs), dtype=np.int64)
+    best_of_children(np.ascontiguousarray(rows[:, 5]), child_values, top, values)
+    out_value[needs] = values[needs]
+
+
+def page_order(codes: np.ndarray, indices: np.ndarray, slots: int) -> np.ndarray | None:
+    """The positions (material codes, indices) sorted by table and index, when their tables
+    have more pages than a pool of ``slots`` pages holds (None otherwise: any order reads
+    each page once).
+
+    >>> page_order(np.array([3, 3, -1]), np.array([5, 1, 0]), 16) is None
+    True
+    """
+    present = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=NUM_CODES))
+    pages = sum(-(-count_positions(material_of_code(int(code))) // PAGE_POSITIONS) for code in present)
+    if pages <= slots:
+        return None
+    return np.argsort((codes.astype(np.int64) << 40) | indices)
+
+
 def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *,
                 batches: CompactBatches, rule: str | None = None,
-                located: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                located: tuple[np.ndarray, np.ndarray] | None = None,
+                ordered: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """WDL (int8) and DTW (uint16, NO_DTW where a compact file answered) of many positions;
     with ``rule`` ("wcdf"), the category at counter 0 (int8) and DTZ (NO_DTW likewise).
 
@@ -547,6 +635,8 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
     tables are resolved by a capture search in the kernel, through the pools of
     ``batches`` (the prober's). ``located`` are the
     positions' (material codes, indices) when the caller has them already.
+    A batch over tables of more pages than the pool holds is probed in the
+    order of its pages (:func:`page_order`) unless ``ordered`` says it is.
     """
     if rule is not None and rule not in RULE_KINDS:
         raise MissingRuleLayerError(f"compact files hold no categories for preset {rule!r} "
@@ -556,15 +646,26 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
     if located is None:
         located = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
         locate_all(*arrays, *located)
+    order = None if ordered else page_order(*located, len(state.owner))
+    if order is not None:  # more pages than the pool holds: each page filled once, in order
+        value, dist = probe_batch(tuple(a[order] for a in arrays), load, batches=batches, rule=rule,
+                                  located=(located[0][order], located[1][order]), ordered=True)
+        out_value, out_dist = np.empty_like(value), np.empty_like(dist)
+        out_value[order], out_dist[order] = value, dist
+        return out_value, out_dist
+    search = not ordered  # ordered: the captures are probed as one batch, in the order of their pages
     out_value = np.zeros(n, dtype=np.int8)
     out_dist = np.zeros(n, dtype=np.uint16)
     status = np.zeros(4, dtype=np.int64)
     first = 0
     while True:
         probe_kernel(*arrays, *located, first, state.rows, state.desc, state.pool, state.kind.value_of_code,
-                     out_value, out_dist, status)
+                     out_value, out_dist, status, search)
         kind, first = int(status[0]), int(status[1])
         if kind == ST_OK:
+            if not search:
+                _search_as_a_batch(arrays, out_value, load, batches=batches, rule=rule,
+                                   top=int(state.kind.value_of_code.max()))
             return out_value, out_dist
         if kind == ST_MISSING:
             code = int(status[2])

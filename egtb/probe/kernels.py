@@ -19,7 +19,7 @@ from egtb.formats.values import CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DR
 from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate
 
 __all__ = [
-    "NO_DTW", "gather", "gather_rule", "fill_terminal", "fill_terminal_rule", "outcome_at", "probe_rule_one",
+    "NO_DTW", "gather", "gather_distance", "gather_rule", "fill_terminal", "fill_terminal_rule", "outcome_at", "probe_rule_one",
     "probe_value_one",
     "terminal_rule",
 ]
@@ -242,6 +242,33 @@ def gather_rule(codes, indices, first, rows, counters, limit, out_outcome, out_c
         out_category[i] = category
         out_dtz[i] = dtz
         out_outcome[i] = outcome_at(category, dtz, counters[i], limit)
+    return codes.shape[0], bad
+
+
+@njit(cache=True)
+def gather_distance(codes, indices, first, rows, out):
+    """Distances of located positions from ``first`` on, from block maps of distances alone
+    (DTZ read without its categories); return (stop, bad) as :func:`gather`.
+
+    A row (by material code) gives COL_SIZE, COL_DTZ_AT (the block map's
+    address) and COL_DTZ_WIDE; the caller asks only for positions whose
+    distance it needs (not draws: their stored distance is meaningless).
+    """
+    sizes = rows[:, COL_SIZE]
+    bad = 0
+    for i in range(first, codes.shape[0]):
+        index = _table_index(codes, indices, sizes, i)
+        if index < 0:
+            bad += 1 if index == PAST_END else 0
+            continue
+        row = rows[codes[i]]
+        distances = block_address(row[COL_DTZ_AT], index)
+        if distances == 0:
+            return i, bad
+        if row[COL_DTZ_WIDE]:
+            out[i] = uint16_ptr(distances)[index & BLOCK_MASK]
+        else:
+            out[i] = uint8_ptr(distances)[index & BLOCK_MASK]
     return codes.shape[0], bad
 
 

@@ -1,9 +1,13 @@
 """Probe endgame tables: value, DTW and, under a move rule, the exact result at any counter.
 
 A :class:`Tablebase` opens a directory of table files written by the builder
-(one ``<material>.h5`` per material, see :mod:`egtb.formats.master`), loads tables
-lazily and keeps a bounded LRU cache of them (:mod:`egtb.formats.cache`, as the builder
-and the verifier do). A position is colour-normalised
+(one ``<material>.h5`` per material, see :mod:`egtb.formats.master`, and the
+compact ``<material>.wld``/``.wcdf`` files, :mod:`egtb.formats.compact`), loads
+tables lazily and keeps a bounded LRU cache of them (:mod:`egtb.formats.cache`, as
+the builder and the verifier do). Where a material has both, the values and the
+categories at counter 0 come from the compact files (small enough to keep in
+memory) and the master file is read only for what they lack: the DTW, and the
+DTZ of a win or loss probed from a counter above 0 (or asked for). A position is colour-normalised
 (mirrored when White is to move), its material picks the table and
 :mod:`egtb.positions.index` gives its place in it.
 
@@ -52,11 +56,11 @@ from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_D
 from egtb.positions.index import NUM_CODES, code_of_material, material_of_code
 from egtb.positions.material import Material, all_materials
 from egtb.probe.compact_kernels import CompactBatches, probe_batch as probe_compact_batch
-from egtb.probe.kernels import (BLOCK_SHIFT, NO_DTW, ROW_WIDTH, STATUS_INVALID, STATUS_NOT_LOADED, STATUS_OK, fill_terminal,
-                                fill_terminal_rule, gather, gather_rule, outcome_at, probe_rule_one,
-                                probe_value_one)
+from egtb.probe.kernels import (BLOCK_SHIFT, COL_DTZ_AT, COL_DTZ_WIDE, COL_SIZE, NO_DTW, ROW_WIDTH, STATUS_INVALID,
+                                STATUS_NOT_LOADED, STATUS_OK, fill_terminal, fill_terminal_rule, gather,
+                                gather_distance, gather_rule, outcome_at, probe_rule_one, probe_value_one)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_batch, locate_capture
-from egtb.probe.tables import MasterLayer, MasterTable, Table
+from egtb.probe.tables import MasterLayer, MasterTable, PairedTable, Table
 from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
 from egtb.rules.movegen import M_BM, M_WK, MAX_MOVES, MOVE_WIDTH, generate_moves
 
@@ -71,6 +75,9 @@ _WDL_OF_VALUE = {int(w): w for w in Wdl}  #: a dict lookup is 10 times cheaper t
 DEFAULT_MAX_OPEN = 512
 #: A loaded table's file is checked for a rebuild (new mtime or size) at most this often, in seconds.
 RECHECK_SECONDS = 1.0
+#: Bytes a position of a master table takes in the block cache at most (value, DTW or DTZ): a
+#: batch over tables larger than the budget is gathered in the order of its blocks.
+MASTER_BYTES_A_POSITION = 3
 #: The preset a FEN string is probed under (a Board carries its own).
 DEFAULT_RULE = "wcdf"
 
@@ -99,7 +106,8 @@ class ProbeResult:
     dtz: int | None = None
     """Plies up to and including the next zeroing ply (or the end) under perfect play
     with the rule; 0 for a draw or a finished game; None when a compact category
-    file (``.wcdf``, categories at counter 0 only) answered."""
+    file (``.wcdf``, categories at counter 0 only) answered without a master file
+    beside it."""
     rule: str | None = None
     """The move-rule preset of the answer."""
     counter: int | None = None
@@ -152,7 +160,9 @@ class Tablebase:
     """A directory of endgame tables, probed lazily through a bounded LRU cache.
 
     ``directory`` defaults to $EGTB_DIR or data/egtb. At most ``max_open``
-    table files stay open. A master file is read a block at a time
+    tables stay open. A material's compact files, where it has them, give its
+    values and counter-0 categories (their decoded blocks go to the same cache
+    as the master blocks); its master file, the distances. A master file is read a block at a time
     (:data:`~egtb.formats.master.BLOCK_POSITIONS` positions of its values, DTW
     or a rule layer: one HDF5 chunk) when a probe first needs it; the blocks
     go to one cache of the process (:func:`~egtb.formats.cache.process_cache`,
@@ -183,7 +193,8 @@ class Tablebase:
         self.directory = master.resolve_dir(directory)
         self.max_open = max_open
         self.memory_limit_bytes = memory_limit_bytes
-        #: The blocks of the master files read so far (the process's cache, or one of its own).
+        #: The blocks of the master files read so far and the compact files' decoded blocks (the
+        #: process's cache, or one of its own).
         self._blocks_cache = (process_cache() if memory_limit_bytes is None
                               else TableCache(max_bytes=memory_limit_bytes, on_evict=release_evicted))
         #: Open tables by material code (a file rebuilt since is read again, checked at most once a second).
@@ -195,8 +206,7 @@ class Tablebase:
         #: The lookup rows of the tables' values for :func:`probe_value_one` (master tables only).
         self._value_rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
         self._value_rows_at = self._value_rows.ctypes.data
-        #: Decoded blocks of the compact files' single lookups, and the batch pools of compact files.
-        self._blocks = compact.BlockCache()
+        #: The batch pools of compact files.
         self._batches = CompactBatches()
         self._listing: tuple[float, list[Material]] | None = None
 
@@ -278,12 +288,14 @@ class Tablebase:
                                 lambda path: self._install(code, path))
 
     def _file_of(self, material: Material) -> Path:
-        """The master file of a material, else its compact file (MissingTableError when neither exists)."""
+        """The compact file of a material, else its master file (MissingTableError when neither
+        exists): values and categories come from the compact file where there is one (a master
+        file beside it gives the distances, see :meth:`_read`)."""
         path = master.table_path(self.directory, material)
-        if path.exists():
-            return path
         if compact.compact_path(self.directory, material).exists():
             return compact.compact_path(self.directory, material)
+        if path.exists():
+            return path
         raise MissingTableError(f"no table for material {material.name} in {self.directory} "
                                 f"({path.name} is missing)")
 
@@ -305,9 +317,13 @@ class Tablebase:
 
     def _read(self, material: Material, path: Path) -> Table:
         """Read one table file (checksum verified), master or compact."""
-        if path.suffix == compact.SUFFIX:
-            return compact.open_compact(path, cache=self._blocks)
-        return MasterTable(path, material, cache=self._blocks_cache, rules=self.rules)
+        if path.suffix != compact.SUFFIX:
+            return MasterTable(path, material, cache=self._blocks_cache, rules=self.rules)
+        coded = compact.open_compact(path, cache=self._blocks_cache)
+        beside = master.table_path(self.directory, material)
+        if not beside.exists():
+            return coded
+        return PairedTable(coded, MasterTable(beside, material, cache=self._blocks_cache, rules=self.rules))
 
     # --- single probes -----------------------------------------------------
 
@@ -319,7 +335,7 @@ class Tablebase:
         >>> Tablebase("/nonexistent").probe_wdl("B:W5,6,10:B1")   # no legal move
         <Wdl.LOSS: -1>
         """
-        return _WDL_OF_VALUE[self._probe_key(_key_of(board))[0]]
+        return _WDL_OF_VALUE[self._probe_key(_key_of(board), distance=False)[0]]
 
     def probe_wld(self, board: PositionLike) -> int:
         """Deprecated spelling of :meth:`probe_wdl` (kept for one release)."""
@@ -382,7 +398,7 @@ class Tablebase:
                         self._tables.touch(code)
                     return _WDL_OF[outcome + 2]
         draw_rule, count = _rule_and_counter(board, rule, counter)
-        return _WDL_OF[self._probe_rule_key(_key_of(board), draw_rule, count)[0] + 2]
+        return _WDL_OF[self._probe_rule_key(_key_of(board), draw_rule, count, dtz=False)[0] + 2]
 
     def probe_category(self, board: PositionLike, *, rule: str | None = None) -> Category:
         """The position's category at counter 0 under the rule (the board's, or ``rule``).
@@ -391,7 +407,7 @@ class Tablebase:
         'loss'
         """
         draw_rule, _ = _rule_and_counter(board, rule, 0)
-        return _CATEGORY_OF[self._probe_rule_key(_key_of(board), draw_rule, 0)[1] + 2]
+        return _CATEGORY_OF[self._probe_rule_key(_key_of(board), draw_rule, 0, dtz=False)[1] + 2]
 
     def probe_dtz(self, board: PositionLike, *, rule: str | None = None) -> int | None:
         """Plies to the next zeroing ply (or the end) under perfect play with the rule; 0 for a draw.
@@ -439,24 +455,27 @@ class Tablebase:
         except MissingTableError:
             return default
 
-    def _probe_key(self, key: tuple[int, int, int, int, int]) -> tuple[int, int | None]:
-        """(wdl, dtw) of a position given as (bm, bk, wm, wk, turn); dtw None when no file holds it."""
+    def _probe_key(self, key: tuple[int, int, int, int, int], *,
+                   distance: bool = True) -> tuple[int, int | None]:
+        """(wdl, dtw) of a position given as (bm, bk, wm, wk, turn); dtw None when no file holds
+        it, or (``distance`` False) when a compact file answered and the DTW was not asked for."""
         status, value, dtw, code = probe_value_one(*key, self._value_rows_at)
         if status == STATUS_OK:
             if code >= 0:
                 read = self._tables.peek(code)
                 if self._table(code) is not read:  # its file changed (checked once a second): ask again
-                    return self._probe_key(key)
+                    return self._probe_key(key, distance=distance)
                 if value == INVALID_WDL:
                     raise TableError(f"{self._tables.peek(code).path}: a position is unsolved")
             return value, None if dtw < 0 else dtw
         if status == STATUS_INVALID:
             raise ValueError(f"invalid position {key}")
-        return self._probe_key_slowly(key)
+        return self._probe_key_slowly(key, distance=distance)
 
-    def _probe_key_slowly(self, key: tuple[int, int, int, int, int]) -> tuple[int, int | None]:
+    def _probe_key_slowly(self, key: tuple[int, int, int, int, int], *,
+                          distance: bool) -> tuple[int, int | None]:
         """:meth:`_probe_key` through the table protocol: loading the table (and the block), a
-        compact table's capture search."""
+        compact table's capture search, the DTW of a master file beside a compact one."""
         code, index, capture = locate_capture(*key)
         if code >= 0:
             try:
@@ -466,8 +485,12 @@ class Tablebase:
                     return WDL_LOSS, 0
                 raise
             if capture and not table.stores_captures:
-                return self._search_captures(key, WDL_WIN, lambda k: self._probe_key(k)[0]), None
-            return table.value_at(index), table.distance_at(index)
+                value = self._search_captures(key, WDL_WIN, lambda k: self._probe_key(k, distance=False)[0])
+            else:
+                value = table.value_at(index)
+            if not (distance and table.holds_distances):
+                return value, None
+            return value, table.distance_at(index)
         return _terminal_value(code, key)
 
     def _search_captures(self, key: tuple[int, int, int, int, int], top: int,
@@ -492,12 +515,14 @@ class Tablebase:
         return best
 
     def _probe_rule_key(self, key: tuple[int, int, int, int, int], rule: DrawRule,
-                        counter: int, *, unknown_ok: bool = False) -> tuple[int | None, int, int | None]:
+                        counter: int, *, unknown_ok: bool = False,
+                        dtz: bool = True) -> tuple[int | None, int, int | None]:
         """(outcome, category, dtz) of a position under ``rule`` from a checked ``counter``.
 
-        Where a compact category file answered, the DTZ is None; so is the
-        outcome with ``unknown_ok`` when it needs that DTZ (else
-        MissingRuleLayerError, see :meth:`_probe_compact_rule_key`).
+        Where a compact category file answered, the DTZ is None (with a master
+        file beside it: read from there when ``dtz`` asks for it, or when the
+        outcome needs it); so is the outcome with ``unknown_ok`` when it needs
+        a DTZ no file holds (else MissingRuleLayerError, see :meth:`_probe_layer_key`).
         """
         status, outcome, category, dtz, code = probe_rule_one(*key, counter, rule.limit_plies,
                                                               self._rows_at[rule.name])
@@ -513,7 +538,7 @@ class Tablebase:
                 table = self._table(code)
                 layer = table.layer(rule.name)
                 if rule.name not in table.kernel_layers():  # not in memory for the kernel: ask the file
-                    return self._probe_layer_key(layer, key, rule, counter, unknown_ok=unknown_ok)
+                    return self._probe_layer_key(layer, key, rule, counter, unknown_ok=unknown_ok, dtz=dtz)
                 _, index, _ = locate_capture(*key)
                 if index < len(layer):
                     layer.load_block(index >> BLOCK_SHIFT)  # the kernel finds it now
@@ -521,30 +546,37 @@ class Tablebase:
                 if not has_moves(*key):
                     return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table holds
                 raise
-            return self._probe_rule_key(key, rule, counter, unknown_ok=unknown_ok)
+            return self._probe_rule_key(key, rule, counter, unknown_ok=unknown_ok, dtz=dtz)
         if status == STATUS_INVALID:
             raise ValueError(f"invalid position {key}")
         raise TableError(f"{self._tables.peek(code).path}: position outside the {rule.name} layer")
 
     def _probe_layer_key(self, layer: Table, key: tuple[int, int, int, int, int], rule: DrawRule,
-                         counter: int, *, unknown_ok: bool = False) -> tuple[int | None, int, int | None]:
+                         counter: int, *, unknown_ok: bool = False,
+                         dtz: bool = True) -> tuple[int | None, int, int | None]:
         """(outcome, category, dtz) from a rule layer read through the table protocol.
 
-        A layer without DTZ (a compact category file) is exact at counter 0,
-        and at any counter for a category that draws there; for a win or loss
-        under the rule at a later counter (whether it still fits needs the DTZ
-        of the master file) the outcome is None with ``unknown_ok``, else
-        MissingRuleLayerError.
+        The DTZ is read (a master file's block) only when ``dtz`` asks for it
+        or the outcome needs it: a win or loss category from a counter above 0.
+        A layer without DTZ (a compact category file alone) is exact at
+        counter 0, and at any counter for a category that draws there; for a
+        win or loss under the rule at a later counter (whether it still fits
+        needs the DTZ of the master file) the outcome is None with
+        ``unknown_ok``, else MissingRuleLayerError.
         """
         _, index, capture = locate_capture(*key)
         if capture and not layer.stores_captures:
-            category = self._search_captures(key, CAT_WIN, lambda k: self._probe_rule_key(k, rule, 0)[1])
-            dtz = None
+            category = self._search_captures(key, CAT_WIN,
+                                             lambda k: self._probe_rule_key(k, rule, 0, dtz=False)[1])
         else:
-            category, dtz = layer.value_at(index), layer.distance_at(index)
-        if dtz is not None:
-            return outcome_at(category, dtz, counter, rule.limit_plies), category, dtz
-        if category not in (CAT_WIN, CAT_LOSS):
+            category = layer.value_at(index)
+        decisive = category in (CAT_WIN, CAT_LOSS)
+        distance = None
+        if layer.holds_distances and (dtz or (counter and decisive)):
+            distance = 0 if category == CAT_DRAW else layer.distance_at(index)
+        if distance is not None:
+            return outcome_at(category, distance, counter, rule.limit_plies), category, distance
+        if not decisive:
             return WDL_DRAW, category, None
         if counter and unknown_ok:
             return None, category, None
@@ -634,15 +666,36 @@ class Tablebase:
         n = len(arrays[0])
         codes, indices, tables = self._locate_batch(arrays)
         if not all(t.stores_captures for t in tables):  # the compact kernel's capture search
-            return probe_compact_batch(arrays, self._table, batches=self._batches, located=(codes, indices))
+            out_wld, out_dtw = probe_compact_batch(arrays, self._table, batches=self._batches,
+                                                   located=(codes, indices))
+            beside = [t.full for t in tables if not t.stores_captures and t.holds_distances]
+            if beside:  # the DTW of master files beside compact ones
+                maps, scratch = _kernel_tables(beside), np.zeros(n, dtype=np.int8)
+                _fill_distances(codes, indices, np.ones(n, dtype=np.bool_), beside,
+                                lambda c, i, first, out: gather(c, i, first, *maps, WDL_OF_CODE, scratch, out),
+                                out=out_dtw)
+            return out_wld, out_dtw
         out_wld = np.zeros(n, dtype=np.int8)
         out_dtw = np.zeros(n, dtype=np.uint16)
         maps = _kernel_tables(tables)
-        _run_to_end(lambda first: gather(codes, indices, first, *maps, WDL_OF_CODE, out_wld, out_dtw),
-                    n, lambda stop: _table_of(tables, codes[stop]).load_block(int(indices[stop]) >> BLOCK_SHIFT),
+        order = self._block_order(codes, indices, tables)
+        (c, i), (wld, dtw) = _in_order(order, (codes, indices), (out_wld, out_dtw))
+        _run_to_end(lambda first: gather(c, i, first, *maps, WDL_OF_CODE, wld, dtw),
+                    n, lambda stop: _table_of(tables, c[stop]).load_block(int(i[stop]) >> BLOCK_SHIFT),
                     f"an index fell outside its table in {self.directory}")
+        if order is not None:
+            out_wld[order], out_dtw[order] = wld, dtw
         fill_terminal(*arrays, codes, out_wld, out_dtw)
         return out_wld, out_dtw
+
+    def _block_order(self, codes: np.ndarray, indices: np.ndarray, tables: list[Table]) -> np.ndarray | None:
+        """The order of a batch's positions by table and block when the blocks of its master
+        tables do not fit in the cache's budget (each block is then read once), else None
+        (the order given: every block read stays)."""
+        budget = self._blocks_cache.max_bytes
+        if budget is None or sum(len(t) for t in tables) * MASTER_BYTES_A_POSITION <= budget:
+            return None
+        return np.argsort((codes.astype(np.int64) << 40) | indices)
 
     def _locate_batch(self, arrays: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, list]:
         """(material codes, indices, the tables they need) of a batch.
@@ -685,30 +738,42 @@ class Tablebase:
             raise ValueError(f"counters must lie in 0..{draw_rule.limit_plies} under {draw_rule.name}, "
                              f"got {int(counters.min())}..{int(counters.max())}")
         codes, indices, tables = self._locate_batch(arrays)
-        if not all(t.stores_captures for t in tables):
-            return self._probe_batch_rule_compact(arrays, (codes, indices), counters, draw_rule)
-        rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
         layers = [table.layer(draw_rule.name) for table in tables]
-        for layer in layers:
-            rows[code_of_material(layer.material)] = _layer_row(layer)
+        if not all(layer.stores_captures for layer in layers):
+            return self._probe_batch_rule_compact(arrays, (codes, indices), counters, draw_rule, layers)
+        rows = _layer_rows(layers)
         out_outcome = np.zeros(n, dtype=np.int8)
         out_category = np.zeros(n, dtype=np.int8)
         out_dtz = np.zeros(n, dtype=np.uint16)
         limit = draw_rule.limit_plies
-        _run_to_end(lambda first: gather_rule(codes, indices, first, rows, counters, limit, out_outcome,
-                                              out_category, out_dtz),
-                    n, lambda stop: _table_of(layers, codes[stop]).load_block(int(indices[stop]) >> BLOCK_SHIFT),
+        order = self._block_order(codes, indices, layers)
+        (c, i, k), outs = _in_order(order, (codes, indices, counters), (out_outcome, out_category, out_dtz))
+        _run_to_end(lambda first: gather_rule(c, i, first, rows, k, limit, *outs),
+                    n, lambda stop: _table_of(layers, c[stop]).load_block(int(i[stop]) >> BLOCK_SHIFT),
                     f"an index fell outside its {draw_rule.name} layer in {self.directory}")
+        if order is not None:
+            out_outcome[order], out_category[order], out_dtz[order] = outs
         fill_terminal_rule(*arrays, codes, counters, limit, out_outcome, out_category, out_dtz)
         return out_outcome, out_category, out_dtz
 
 
     def _probe_batch_rule_compact(self, arrays: tuple[np.ndarray, ...],
                                   located: tuple[np.ndarray, np.ndarray], counters: np.ndarray,
-                                  rule: DrawRule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`probe_batch_rule` through compact category files (and master layers)."""
+                                  rule: DrawRule, layers: list[Table]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`probe_batch_rule` through compact category files (and master layers); the DTZ
+        of a master file beside a compact one is read where the outcome needs it (a win or a
+        loss from a counter above 0), and only there."""
         category, dtz = probe_compact_batch(arrays, self._table, batches=self._batches, rule=rule.name,
                                             located=located)
+        beside = [layer for layer in layers if not layer.stores_captures and layer.holds_distances]
+        if beside:  # the DTZ of master files beside compact ones, alone
+            need = (dtz == NO_DTW) & (np.abs(category) == CAT_WIN) & (counters > 0)
+            rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
+            for layer in beside:
+                rows[code_of_material(layer.material), [COL_SIZE, COL_DTZ_AT, COL_DTZ_WIDE]] = (
+                    len(layer), layer.dtz.values_at.ctypes.data, layer.dtz.value_type is np.uint16)
+            _fill_distances(*located, need, beside,
+                            lambda c, i, first, out: gather_distance(c, i, first, rows, out), out=dtz)
         unknown = dtz == NO_DTW
         late = np.flatnonzero(unknown & (np.abs(category) == CAT_WIN) & (counters > 0))
         if len(late):
@@ -720,6 +785,46 @@ class Tablebase:
         outcome = np.where(fits & (category == CAT_WIN), WDL_WIN,
                            np.where(fits & (category == CAT_LOSS), WDL_LOSS, WDL_DRAW)).astype(np.int8)
         return outcome, category, dtz
+
+
+def _fill_distances(codes: np.ndarray, indices: np.ndarray, wanted: np.ndarray, fulls: list[Table],
+                    gather_into: Callable[[np.ndarray, np.ndarray, int, np.ndarray], tuple[int, int]], *,
+                    out: np.ndarray) -> np.ndarray:
+    """Distances (DTW or DTZ) from master tables or layers ``fulls`` of the ``wanted`` positions
+    in their materials, written into ``out`` (uint16); ``gather_into(codes, indices, first, out)``
+    runs a gathering kernel over those positions, reading the blocks it stops at.
+
+    The positions go in the order of their blocks, so that each block is read once.
+    """
+    mine = np.zeros(NUM_CODES, dtype=np.bool_)
+    mine[[code_of_material(full.material) for full in fulls]] = True
+    chosen = np.flatnonzero(wanted & mine[np.maximum(codes, 0)] & (codes >= 0))
+    if len(chosen):
+        chosen = chosen[np.argsort((codes[chosen].astype(np.int64) << 40) | indices[chosen])]
+        sub_codes = np.ascontiguousarray(codes[chosen])
+        sub_indices = np.ascontiguousarray(indices[chosen])
+        got = np.zeros(len(chosen), dtype=np.uint16)
+        _run_to_end(lambda first: gather_into(sub_codes, sub_indices, first, got), len(chosen),
+                    lambda stop: _table_of(fulls, sub_codes[stop]).load_block(int(sub_indices[stop]) >> BLOCK_SHIFT),
+                    "an index fell outside its master table")
+        out[chosen] = got
+    return out
+
+
+def _in_order(order: np.ndarray | None, inputs: tuple[np.ndarray, ...],
+              outputs: tuple[np.ndarray, ...]) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """The inputs taken in ``order`` and fresh outputs for them; as they are when ``order`` is None."""
+    if order is None:
+        return inputs, outputs
+    return tuple(a[order] for a in inputs), tuple(np.zeros_like(a) for a in outputs)
+
+
+def _layer_rows(layers: list[Table]) -> np.ndarray:
+    """Lookup rows (COL_* columns) by material code of master layers, for :func:`gather_rule`."""
+    rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
+    for layer in layers:
+        rows[code_of_material(layer.material)] = _layer_row(layer)
+    return rows
 
 
 def _kernel_tables(tables: list[Table]) -> tuple[np.ndarray, ...]:

@@ -12,7 +12,12 @@ recovers what a compact file leaves out is the prober's
   a rule layer; meaningless at a capture position when ``stores_captures``
   is False;
 - ``distance_at(index)``: DTW of a table, DTZ of a layer, 0 for a draw;
-  None when the file holds none;
+  None when the file holds none (``holds_distances`` False: asked without a read);
+- ``coded``: where ``stores_captures`` is False, the compact file whose coded
+  blocks the batch kernel reads; ``full``: the master table (or layer) that
+  holds every position and the distances, when there is one (the table
+  itself for a master file, the master beside a compact file, None for a
+  compact file alone);
 - ``layer(rule)``: the rule layer of a preset (MissingRuleLayerError naming
   the file when it has none);
 - ``warm(blocks)``: read the first ``blocks`` blocks of values now (None: every block);
@@ -27,6 +32,10 @@ chunk of each dataset) on first use and kept in a :class:`~egtb.formats.cache.Ta
 within its byte budget (by default the process's, :func:`~egtb.formats.cache.process_cache`):
 a table of any size is probed in the memory the budget gives.
 :class:`egtb.formats.compact.CompactTable` is a compact file's.
+:class:`PairedTable` is a material that has both: its values and counter-0
+categories come from the compact files (about 60 positions a byte, so the
+tables of 7 pieces fit in memory), its distances (DTW, DTZ) from the master
+file, read only when asked.
 """
 
 from __future__ import annotations
@@ -45,7 +54,8 @@ from egtb.formats.values import INVALID_WDL, WDL_OF_CODE
 from egtb.positions.material import Material
 from egtb.probe.kernels import BLOCK_MASK, BLOCK_SHIFT
 
-__all__ = ["BLOCK_MASK", "BLOCK_SHIFT", "BlockMap", "MasterLayer", "MasterTable", "Table"]
+__all__ = ["BLOCK_MASK", "BLOCK_SHIFT", "BlockMap", "MasterLayer", "MasterTable", "PairedLayer", "PairedTable",
+           "Table"]
 
 #: Serial numbers of block maps (their blocks' keys in a cache shared by many tables).
 _SERIALS = itertools.count(1)
@@ -60,6 +70,8 @@ class Table(Protocol):
     material: Material
     path: Path
     stores_captures: bool
+    holds_distances: bool
+    full: "Table | None"
 
     def __len__(self) -> int: ...
 
@@ -102,11 +114,11 @@ class BlockMap:
     Python, reading it first when absent.
     """
 
-    def __init__(self, table: "MasterTable", values: str, distances: str | None, value_type: type) -> None:
+    def __init__(self, table: "MasterTable", values: str, distances: str | None, value_type: type | None) -> None:
         self.table = table
         self.names = (values, distances)
-        self.value_type = value_type
         f = table.file()
+        self.value_type = value_type if value_type is not None else _narrow_type(f[values].dtype)
         self.distance_type = None if distances is None else _narrow_type(f[distances].dtype)
         n_blocks = -(-table.positions // master.BLOCK_POSITIONS)
         self.values_at = np.zeros(max(n_blocks, 1), dtype=np.int64)
@@ -167,6 +179,7 @@ class MasterLayer:
     """One rule layer of a master file: category (int8) and DTZ per position, read by blocks."""
 
     stores_captures = True
+    holds_distances = True
 
     def __init__(self, table: "MasterTable", preset: str) -> None:
         self.material, self.path, self.preset = table.material, table.path, preset
@@ -175,6 +188,11 @@ class MasterLayer:
 
     def __len__(self) -> int:
         return self.blocks.table.positions
+
+    @property
+    def full(self) -> "MasterLayer":
+        """Itself: a master layer holds every position."""
+        return self
 
     @property
     def nbytes(self) -> int:
@@ -256,6 +274,10 @@ class MasterTable:
     def __len__(self) -> int:
         return self.positions
 
+    @property
+    def full(self) -> "MasterTable":
+        """Itself: a master file holds every position."""
+        return self
 
     @property
     def nbytes(self) -> int:
@@ -269,11 +291,16 @@ class MasterTable:
             raise TableError(f"{self.path}: position {index} is unsolved")
         return value
 
+    @property
+    def holds_distances(self) -> bool:
+        """Whether the file holds DTW (not in format version 3)."""
+        return self.values.holds_distances
+
     def distance_at(self, index: int) -> int | None:
-        """The DTW (0 for a draw); None when the file holds no DTW."""
-        block = self.values.block(index >> BLOCK_SHIFT)
-        if block.distances is None:
+        """The DTW (0 for a draw); None when the file holds no DTW (no block read)."""
+        if not self.values.holds_distances:
             return None
+        block = self.values.block(index >> BLOCK_SHIFT)
         place = index & BLOCK_MASK
         return int(block.distances[place]) if _WDL_OF_CODE[block.values[place]] else 0
 
@@ -305,6 +332,136 @@ class MasterTable:
     def kernel_layers(self) -> dict[str, MasterLayer]:
         """Every layer kept (the rule kernel reads their block maps)."""
         return self.rules
+
+
+class PairedLayer:
+    """A rule layer of a material with both files: the categories of the compact category
+    file (capture positions left out), the DTZ of the master file's layer.
+
+    The DTZ is read alone (its own block map: one or two bytes a position, not
+    the categories the compact file gives), when asked for.
+    """
+
+    stores_captures = False
+    holds_distances = True
+
+    def __init__(self, coded, master_layer: MasterLayer) -> None:
+        self.coded, self.master = coded, master_layer
+        self.material, self.path = coded.material, coded.path
+        self.full = master_layer
+        self.dtz = BlockMap(master_layer.blocks.table, master_layer.blocks.names[1], None, None)
+        """The blocks of the master layer's DTZ read so far."""
+
+    def __len__(self) -> int:
+        return len(self.coded)
+
+    @property
+    def nbytes(self) -> int:
+        return self.coded.nbytes + self.master.nbytes
+
+    def value_at(self, index: int) -> int:
+        """The category at counter 0 (meaningless where the side to move must capture)."""
+        return self.coded.value_at(index)
+
+    def distance_at(self, index: int) -> int:
+        """The DTZ stored in the master file (capture positions too; the caller knows the
+        category is not a draw, whose stored DTZ is meaningless)."""
+        return int(self.dtz.block(index >> BLOCK_SHIFT).values[index & BLOCK_MASK])
+
+    def load_block(self, block: int) -> None:
+        """Read a DTZ block the kernels missed."""
+        self.dtz.block(block)
+
+    def close(self) -> None:
+        """Drop its DTZ blocks from the cache."""
+        self.dtz.drop()
+
+    def layer(self, rule: str) -> "PairedLayer":
+        raise MissingRuleLayerError(f"{self.path}: a rule layer has no layer of its own ({rule!r})")
+
+    def kernel_layers(self) -> dict:
+        return {}
+
+
+class PairedTable:
+    """A material with a compact file and a master file: values and categories from the
+    compact files, DTW and DTZ from the master, read only when asked for.
+
+    Rule layers: the compact category file of a preset with the master's DTZ
+    (:class:`PairedLayer`); a preset without a compact category file is the
+    master's layer (read by the rule kernel).
+    """
+
+    stores_captures = False
+
+    def __init__(self, coded, master_table: MasterTable) -> None:
+        if coded.material != master_table.material or len(coded) != len(master_table):
+            raise TableError(f"{coded.path} and {master_table.path} hold different tables")
+        self.coded, self.master = coded, master_table
+        self.material, self.path = coded.material, coded.path
+        self.full = master_table
+        self._layers: dict[str, Table] = {}
+        self._paired: list[PairedLayer] = []
+        self._kernel_layers: dict[str, MasterLayer] | None = None
+
+    def __len__(self) -> int:
+        return len(self.coded)
+
+    @property
+    def nbytes(self) -> int:
+        return self.coded.nbytes + self.master.nbytes
+
+    @property
+    def holds_distances(self) -> bool:
+        """Whether the master holds DTW."""
+        return self.master.holds_distances
+
+    def value_at(self, index: int) -> int:
+        """The WDL (meaningless where the side to move must capture)."""
+        return self.coded.value_at(index)
+
+    def distance_at(self, index: int) -> int | None:
+        """The DTW from the master (0 for a draw); None when it holds none."""
+        return self.master.distance_at(index)
+
+    def layer(self, rule: str) -> Table:
+        """The layer of a preset: compact categories with the master's DTZ, else the master's
+        layer, else the compact category file alone (MissingRuleLayerError when neither has one)."""
+        found = self._layers.get(rule)
+        if found is None:
+            found = self._layers[rule] = self._pair_layer(rule)
+        return found
+
+    def _pair_layer(self, rule: str) -> Table:
+        try:
+            categories = self.coded.layer(rule)
+        except MissingRuleLayerError:
+            return self.master.layer(rule)
+        if rule not in self.master.rules:
+            return categories
+        paired = PairedLayer(categories, self.master.layer(rule))
+        self._paired.append(paired)
+        return paired
+
+    def kernel_layers(self) -> dict[str, MasterLayer]:
+        """The master's layers of the presets without a compact category file (the rule kernel
+        reads them); those with one are read through :meth:`layer`."""
+        if self._kernel_layers is None:
+            self._kernel_layers = {name: layer for name, layer in self.master.kernel_layers().items()
+                                   if self.layer(name).stores_captures}
+        return self._kernel_layers
+
+    def warm(self, blocks: int | None) -> None:
+        """Decode the first ``blocks`` blocks of the compact file (None: all); the master's
+        blocks are read when a distance is asked for."""
+        self.coded.warm(blocks)
+
+    def close(self) -> None:
+        """Drop its blocks (compact and master) from the cache and close the master file."""
+        for layer in self._paired:
+            layer.close()
+        self.coded.close()
+        self.master.close()
 
 
 def _narrow_type(dtype: np.dtype) -> type:

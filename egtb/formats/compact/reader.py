@@ -3,10 +3,14 @@
 A :class:`CompactTable` answers index lookups only: the stored value code of a
 position (:meth:`CompactTable.value`, meaningless where the side to move must
 capture) and whole blocks; the capture search that recovers the positions it
-leaves out belongs to the prober (:mod:`egtb.probe`).
+leaves out belongs to the prober (:mod:`egtb.probe`). The blocks a single
+lookup decodes are kept as runs (:class:`DecodedBlock`, 5 bytes a run) in a
+:class:`~egtb.formats.cache.TableCache`: by default the process's one
+(:func:`~egtb.formats.cache.process_cache`), under the budget the master
+tables' blocks share.
 
->>> len(BlockCache(4)), BlockCache(4).max_blocks
-(0, 4)
+>>> DecodedBlock(array("q", [3, 5]), bytes([1, 2])).nbytes
+18
 """
 
 from __future__ import annotations
@@ -14,25 +18,45 @@ from __future__ import annotations
 import bisect
 import os
 import zlib
+import itertools
 from array import array
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 
 from egtb.errors import MissingRuleLayerError, TableError
+from egtb.formats.cache import TableCache, process_cache
 from egtb.formats.compact.codec import decode_block, decoding_table
 from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS, MAX_CODE_BITS,
                                          NUM_BUCKETS, RULE_KINDS, WCDF, WLD)
 from egtb.positions.material import Material
 
-__all__ = ["BlockCache", "CompactTable", "DEFAULT_CACHE_BLOCKS", "open_compact"]
+__all__ = ["CompactTable", "DecodedBlock", "open_compact"]
 
-#: Decoded blocks kept per Tablebase for single probes.
-DEFAULT_CACHE_BLOCKS = 2048
+#: Serial numbers of open compact files (their decoded blocks' keys in a cache shared by many tables).
+_SERIALS = itertools.count(1)
 
 
-_SERIAL = [0]
+class DecodedBlock:
+    """A decoded block in the cache: its runs' ends (offsets in the block, 4 bytes each when
+    they fit, else 8) and value codes (a byte each)."""
+
+    __slots__ = ("ends", "values", "nbytes")
+
+    def __init__(self, ends: array, values: bytes) -> None:
+        self.ends, self.values = ends, values
+        self.nbytes = (ends.itemsize + 1) * len(values)
+
+    @classmethod
+    def of_runs(cls, ends: np.ndarray, values: np.ndarray) -> "DecodedBlock":
+        """The block of runs ending at ``ends`` (int64) with value codes ``values``.
+
+        >>> DecodedBlock.of_runs(np.array([3, 5]), np.array([1, 2], dtype=np.uint8)).nbytes
+        10
+        """
+        narrow = len(ends) == 0 or int(ends[-1]) < 1 << 32
+        return cls(array("I" if narrow else "q", ends.astype(np.uint32 if narrow else np.int64).tobytes()),
+                   values.tobytes())
 
 
 class CompactTable:
@@ -46,8 +70,12 @@ class CompactTable:
 
     stores_captures = False
     """Positions whose side to move must capture are left out (the prober searches them)."""
+    holds_distances = False
+    """No DTW, no DTZ."""
+    full = None
+    """No master table beside it (see :class:`egtb.probe.tables.PairedTable`)."""
 
-    def __init__(self, path: os.PathLike | str, *, cache: "BlockCache | None" = None) -> None:
+    def __init__(self, path: os.PathLike | str, *, cache: TableCache | None = None) -> None:
         self.path = Path(path)
         self._layers: dict[str, CompactTable] = {}
         try:
@@ -64,9 +92,10 @@ class CompactTable:
                          if size > self.data_offset else np.zeros(0, dtype=np.uint8))
         except OSError as exc:
             raise TableError(f"{self.path}: unreadable compact file ({exc.strerror or exc})") from exc
-        self.cache = cache if cache is not None else BlockCache()
-        _SERIAL[0] += 1
-        self.serial = _SERIAL[0]
+        self.cache = cache if cache is not None else process_cache()
+        """Where decoded blocks go (the process's cache unless given)."""
+        self.serial = next(_SERIALS)
+        self._decoded: set[int] = set()  # blocks put in the cache (some may have left it since)
         self._ends = np.empty(self.max_runs, dtype=np.int64)
         self._vals = np.empty(self.max_runs, dtype=np.uint8)
         self.value_of = tuple(int(v) for v in self.kind.value_of_code)
@@ -110,6 +139,11 @@ class CompactTable:
         self.crcs = np.ascontiguousarray(entries["crc"], dtype=np.uint32)
         self.ctx = np.ascontiguousarray(entries["ctx"], dtype=np.uint8)
         self._starts_list = self.starts.tolist()
+
+    @property
+    def coded(self) -> "CompactTable":
+        """The compact file whose coded blocks the batch kernel reads: this one."""
+        return self
 
     def __repr__(self) -> str:
         return f"CompactTable({str(self.path)!r}, blocks={self.n_blocks})"
@@ -168,16 +202,17 @@ class CompactTable:
         block = bisect.bisect_right(starts, index) - 1
         if not 0 <= index < self.positions:
             raise IndexError(f"{self.path}: position {index} outside 0..{self.positions - 1}")
-        key = (self.serial << 32) | block
-        blocks = self.cache.blocks
-        runs = blocks.get(key)
+        key = ("compact", self.serial, block)
+        cache = self.cache
+        runs = cache.peek(key)
         if runs is None:
             ends, vals = self.decode(block)
-            runs = (array("q", ends.tobytes()), vals.tobytes())  # 9 bytes a run
-            self.cache.put(key, runs)
+            runs = DecodedBlock.of_runs(ends, vals)
+            cache.put(key, self.path, runs)
+            self._decoded.add(block)
         else:
-            blocks.move_to_end(key)
-        return runs[1][bisect.bisect_right(runs[0], index - starts[block])]
+            cache.touch(key)
+        return runs.values[bisect.bisect_right(runs.ends, index - starts[block])]
 
     def value_at(self, index: int) -> int:
         """WDL (WLD file) or category (category file) of a position, meaningless where the
@@ -198,7 +233,12 @@ class CompactTable:
             self.value(self._starts_list[block])
 
     def close(self) -> None:
-        """Nothing to release: the map goes with the table, the decoded blocks with their cache."""
+        """Drop its decoded blocks from the cache (the map goes with the table)."""
+        for block in self._decoded:
+            self.cache.discard(("compact", self.serial, block))
+        self._decoded.clear()
+        for layer in self._layers.values():
+            layer.close()
 
     def values(self) -> np.ndarray:
         """Stored value codes of every position (uint8), decoding every block."""
@@ -211,26 +251,6 @@ class CompactTable:
         return out
 
 
-class BlockCache:
-    """LRU of decoded blocks (run ends as an int64 array, values as bytes), shared by a
-    Tablebase's tables: at most ``max_blocks`` blocks, each at most 9 * MAX_RUNS bytes
-    (about 60 KB for a typical 5-piece block)."""
-
-    def __init__(self, max_blocks: int = DEFAULT_CACHE_BLOCKS) -> None:
-        self.max_blocks = max_blocks
-        self.blocks: OrderedDict = OrderedDict()
-        """Decoded blocks by key (table serial << 32 | block), least recently used first."""
-
-    def __len__(self) -> int:
-        return len(self.blocks)
-
-    def put(self, key: int, runs: tuple[array, bytes]) -> None:
-        """Remember a decoded block, forgetting the least recently used beyond max_blocks."""
-        self.blocks[key] = runs
-        while len(self.blocks) > self.max_blocks:
-            self.blocks.popitem(last=False)
-
-
-def open_compact(path: os.PathLike | str, *, cache: BlockCache | None = None) -> CompactTable:
-    """Open a compact file, sharing a block cache (a prober's) when given."""
+def open_compact(path: os.PathLike | str, *, cache: TableCache | None = None) -> CompactTable:
+    """Open a compact file; its decoded blocks go to ``cache`` (default: the process's)."""
     return CompactTable(path, cache=cache)
