@@ -130,25 +130,32 @@ def first_pass(probe, boards: list[Board]) -> float:
     return len(boards) / (clock() - start)
 
 
-def bench_dtz_reads(tb: Tablebase, materials: list[Material], rule: str, *, reads: int = 40) -> float:
-    """Seconds one read of a block of DTZ (a rule layer's block of a master file) takes, on
-    average over ``reads`` random blocks of the materials' master files (their own cache)."""
+def bench_block_reads(tb: Tablebase, materials: list[Material], rule: str, *,
+                      reads: int = 40) -> tuple[float, float]:
+    """Seconds one read of a master file's block takes (a block's miss), on average over
+    ``reads`` random blocks of the materials' master files: (the layer's categories with
+    their DTZ, as a master-only directory reads them; the DTZ alone, as beside a compact file)."""
     from egtb.formats.cache import TableCache
-    from egtb.probe.tables import MasterTable
-    rng = np.random.default_rng(5)
-    masters = [master.table_path(tb.directory, m) for m in materials]
-    masters = [p for p in masters if p.exists()]
+    from egtb.probe.tables import BlockMap, MasterTable
+    masters = [p for p in (master.table_path(tb.directory, m) for m in materials) if p.exists()]
     if not masters:
-        return float("nan")
-    cache = TableCache(max_bytes=1)
-    start = clock()
-    for k in range(reads):
-        path = masters[k % len(masters)]
-        table = MasterTable(path, Material.parse(path.stem), cache=cache, rules=(rule,))
-        layer = table.layer(rule)
-        layer.load_block(int(rng.integers(0, len(layer.blocks.loaded))))
-        table.close()
-    return (clock() - start) / reads
+        return float("nan"), float("nan")
+    spent = []
+    for dtz_alone in (False, True):
+        rng = np.random.default_rng(5)
+        total = 0.0
+        for k in range(reads):
+            path = masters[k % len(masters)]
+            table = MasterTable(path, Material.parse(path.stem), cache=TableCache(max_bytes=1), rules=(rule,))
+            layer = table.layer(rule)
+            blocks = BlockMap(table, layer.blocks.names[1], None, None) if dtz_alone else layer.blocks
+            block = int(rng.integers(0, len(blocks.loaded)))
+            start = clock()
+            blocks.read(block)
+            total += clock() - start
+            table.close()
+        spent.append(total / reads)
+    return spent[0], spent[1]
 
 
 def bench_fen(tb: Tablebase, fens: list[str]) -> float:
@@ -253,7 +260,7 @@ def main() -> None:
     batch_zero = bench_batch(tb, arrays, counters=np.zeros(args.batch, dtype=np.int64), rule=args.rule,
                              repeats=args.repeats)
     batch_rule = bench_batch(tb, arrays, counters=counters, rule=args.rule, repeats=args.repeats)
-    dtz_read = bench_dtz_reads(tb, probed, args.rule)
+    layer_read, dtz_read = bench_block_reads(tb, probed, args.rule)
     rows = [
         ("single probes/s, first pass (rule-free)", first, None),
         (f"single probes/s, first pass ({args.rule}, 0)", first_zero, None),
@@ -268,7 +275,8 @@ def main() -> None:
         (f"batch probes/s ({args.batch:,}, {args.rule}, 0)", batch_zero, rule_targets[1]),
         (f"batch probes/s ({args.batch:,}, {args.rule})", batch_rule, rule_targets[1]),
         ("  with the rule / rule-free", batch_rule / batch, None),
-        ("ms a DTZ block read (master file)", dtz_read * 1e3, None),
+        ("ms a layer block read (category + DTZ)", layer_read * 1e3, None),
+        ("ms a DTZ block read (DTZ alone)", dtz_read * 1e3, None),
     ]
     report(directory, note, materials, pieces, tb, rss_before, rss_after, load_seconds, rows, probed)
 

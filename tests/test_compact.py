@@ -383,10 +383,11 @@ def paired_dir(master_dir, compact_dir, tmp_path_factory) -> Path:
 def test_a_directory_with_both_files_answers_as_the_masters_alone(master_dir, paired_dir):
     rng = np.random.default_rng(21)
     limit = DRAW_RULES["wcdf"].limit_plies
-    with Tablebase(master_dir) as tm, Tablebase(paired_dir) as tp:
+    with Tablebase(master_dir) as tm, Tablebase(paired_dir, compact_above=0) as tp:
         for material in all_materials(MAX_PIECES):
             arrays = stored_arrays(material, rng.integers(0, count_positions(material), 40))
             counters = rng.integers(0, limit + 1, 40)
+            max_dtz = master.read_layer_attrs(master.table_path(master_dir, material))["wcdf"]["max_dtz"]
             for turn in (0, 1):
                 assert ([x.tolist() for x in tp.probe_batch(*arrays, turn)]
                         == [x.tolist() for x in tm.probe_batch(*arrays, turn)]), material.name
@@ -395,7 +396,7 @@ def test_a_directory_with_both_files_answers_as_the_masters_alone(master_dir, pa
                 assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
                 read = got[2] != NO_DTW  # the DTZ is read where the outcome needs it, and is exact
                 assert got[2][read].tolist() == want[2][read].tolist()
-                assert read[(np.abs(want[1]) == 2) & (counters > 0)].all()
+                assert read[(np.abs(want[1]) == 2) & (counters + max_dtz > limit)].all()
                 crowning = [tb.probe_batch_rule(*arrays, turn, counters % 40, rule="crowning") for tb in (tm, tp)]
                 assert [x.tolist() for x in crowning[0]] == [x.tolist() for x in crowning[1]]
             for k in range(0, 40, 5):
@@ -410,13 +411,22 @@ def test_values_and_categories_at_counter_zero_read_no_master_block(paired_dir):
     rng = np.random.default_rng(22)
     boards = [Board(_fen(*global_unrank(m, int(i)))) for m in all_materials(MAX_PIECES)
               for i in rng.integers(0, count_positions(m), 10)]
-    with Tablebase(paired_dir, memory_limit_bytes=1 << 30) as tb:
+    with Tablebase(paired_dir, memory_limit_bytes=1 << 30, compact_above=0) as tb:
         master_bytes = lambda: sum(table.full.nbytes for table in tb._tables.values())  # noqa: E731
         for board in boards:
             tb.probe_wdl(board), tb.probe_outcome(board), tb.probe_category(board)
         assert master_bytes() == 0
         assert tb.probe(boards[-1]).dtw is not None  # the DTW is the master's
         assert master_bytes() > 0
+
+
+def test_small_tables_answer_from_their_master_files_by_default(paired_dir):
+    with Tablebase(paired_dir) as tb:
+        tb.probe_wdl("B:WK30,K32:BK1")
+        assert [type(t).__name__ for t in tb._tables.values()] == ["MasterTable"]
+    with Tablebase(paired_dir, compact_above=100) as tb:
+        tb.probe_wdl("B:WK30,K32:BK1")   # 2k-1k (with Black to move: 1k-2k) has 14,880 positions
+        assert [type(t).__name__ for t in tb._tables.values()] == ["PairedTable"]
 
 
 def test_the_capture_search_needs_the_smaller_tables(compact_dir, tmp_path):

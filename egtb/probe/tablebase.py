@@ -54,7 +54,7 @@ from egtb.formats.cache import TableCache, process_cache, release_evicted
 from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DRAW, WDL_LOSS, WDL_OF_CODE, WDL_WIN, Category,
                                  Wdl)
 from egtb.positions.index import NUM_CODES, code_of_material, material_of_code
-from egtb.positions.material import Material, all_materials
+from egtb.positions.material import Material, all_materials, count_positions
 from egtb.probe.compact_kernels import CompactBatches, probe_batch as probe_compact_batch
 from egtb.probe.kernels import (BLOCK_SHIFT, COL_DTZ_AT, COL_DTZ_WIDE, COL_SIZE, NO_DTW, ROW_WIDTH, STATUS_INVALID,
                                 STATUS_NOT_LOADED, STATUS_OK, fill_terminal, fill_terminal_rule, gather,
@@ -78,6 +78,11 @@ RECHECK_SECONDS = 1.0
 #: Bytes a position of a master table takes in the block cache at most (value, DTW or DTZ): a
 #: batch over tables larger than the budget is gathered in the order of its blocks.
 MASTER_BYTES_A_POSITION = 3
+#: A material with a master and a compact file answers its values and counter-0 categories
+#: from the compact file when it has more positions than this (2**24: every table of 7 pieces,
+#: 45 of the 70 of 6 pieces, none of 5 or fewer); a smaller one from its master file, whose
+#: blocks (a few MB) the numba kernels read directly, about 1.4 times faster.
+COMPACT_ABOVE = 1 << 24
 #: The preset a FEN string is probed under (a Board carries its own).
 DEFAULT_RULE = "wcdf"
 
@@ -162,7 +167,9 @@ class Tablebase:
     ``directory`` defaults to $EGTB_DIR or data/egtb. At most ``max_open``
     tables stay open. A material's compact files, where it has them, give its
     values and counter-0 categories (their decoded blocks go to the same cache
-    as the master blocks); its master file, the distances. A master file is read a block at a time
+    as the master blocks); its master file, the distances. Where it has both,
+    that holds for materials of more than ``compact_above`` positions
+    (:data:`COMPACT_ABOVE`); a smaller one answers from its master file. A master file is read a block at a time
     (:data:`~egtb.formats.master.BLOCK_POSITIONS` positions of its values, DTW
     or a rule layer: one HDF5 chunk) when a probe first needs it; the blocks
     go to one cache of the process (:func:`~egtb.formats.cache.process_cache`,
@@ -185,9 +192,12 @@ class Tablebase:
     def __init__(self, directory: os.PathLike | str | None = None, *,
                  max_open: int = DEFAULT_MAX_OPEN,
                  memory_limit_bytes: int | None = None,
-                 rules: Iterable[str] | None = None) -> None:
+                 rules: Iterable[str] | None = None,
+                 compact_above: int = COMPACT_ABOVE) -> None:
         if max_open < 1:
             raise ValueError(f"max_open must be at least 1, not {max_open}")
+        self.compact_above = compact_above
+        """A material with both files and more positions than this answers from its compact files."""
         self.rules = tuple(_draw_rule(name).name for name in rules) if rules is not None else None
         """Presets whose layers are kept (None: all)."""
         self.directory = master.resolve_dir(directory)
@@ -288,12 +298,14 @@ class Tablebase:
                                 lambda path: self._install(code, path))
 
     def _file_of(self, material: Material) -> Path:
-        """The compact file of a material, else its master file (MissingTableError when neither
-        exists): values and categories come from the compact file where there is one (a master
-        file beside it gives the distances, see :meth:`_read`)."""
+        """The file that gives a material's values (MissingTableError when it has none): its
+        compact file when it has one and either no master file or more than ``compact_above``
+        positions (a master file beside it then gives the distances, see :meth:`_read`), else
+        its master file."""
         path = master.table_path(self.directory, material)
-        if compact.compact_path(self.directory, material).exists():
-            return compact.compact_path(self.directory, material)
+        coded = compact.compact_path(self.directory, material)
+        if coded.exists() and (count_positions(material) > self.compact_above or not path.exists()):
+            return coded
         if path.exists():
             return path
         raise MissingTableError(f"no table for material {material.name} in {self.directory} "
@@ -398,7 +410,7 @@ class Tablebase:
                         self._tables.touch(code)
                     return _WDL_OF[outcome + 2]
         draw_rule, count = _rule_and_counter(board, rule, counter)
-        return _WDL_OF[self._probe_rule_key(_key_of(board), draw_rule, count, dtz=False)[0] + 2]
+        return _WDL_OF[self._probe_rule_key(_key_of(board), draw_rule, count, want_dtz=False)[0] + 2]
 
     def probe_category(self, board: PositionLike, *, rule: str | None = None) -> Category:
         """The position's category at counter 0 under the rule (the board's, or ``rule``).
@@ -407,7 +419,7 @@ class Tablebase:
         'loss'
         """
         draw_rule, _ = _rule_and_counter(board, rule, 0)
-        return _CATEGORY_OF[self._probe_rule_key(_key_of(board), draw_rule, 0, dtz=False)[1] + 2]
+        return _CATEGORY_OF[self._probe_rule_key(_key_of(board), draw_rule, 0, want_dtz=False)[1] + 2]
 
     def probe_dtz(self, board: PositionLike, *, rule: str | None = None) -> int | None:
         """Plies to the next zeroing ply (or the end) under perfect play with the rule; 0 for a draw.
@@ -516,11 +528,11 @@ class Tablebase:
 
     def _probe_rule_key(self, key: tuple[int, int, int, int, int], rule: DrawRule,
                         counter: int, *, unknown_ok: bool = False,
-                        dtz: bool = True) -> tuple[int | None, int, int | None]:
+                        want_dtz: bool = True) -> tuple[int | None, int, int | None]:
         """(outcome, category, dtz) of a position under ``rule`` from a checked ``counter``.
 
         Where a compact category file answered, the DTZ is None (with a master
-        file beside it: read from there when ``dtz`` asks for it, or when the
+        file beside it: read from there when ``want_dtz`` asks for it, or when the
         outcome needs it); so is the outcome with ``unknown_ok`` when it needs
         a DTZ no file holds (else MissingRuleLayerError, see :meth:`_probe_layer_key`).
         """
@@ -538,7 +550,8 @@ class Tablebase:
                 table = self._table(code)
                 layer = table.layer(rule.name)
                 if rule.name not in table.kernel_layers():  # not in memory for the kernel: ask the file
-                    return self._probe_layer_key(layer, key, rule, counter, unknown_ok=unknown_ok, dtz=dtz)
+                    return self._probe_layer_key(layer, key, rule, counter, unknown_ok=unknown_ok,
+                                                 want_dtz=want_dtz)
                 _, index, _ = locate_capture(*key)
                 if index < len(layer):
                     layer.load_block(index >> BLOCK_SHIFT)  # the kernel finds it now
@@ -546,17 +559,17 @@ class Tablebase:
                 if not has_moves(*key):
                     return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table holds
                 raise
-            return self._probe_rule_key(key, rule, counter, unknown_ok=unknown_ok, dtz=dtz)
+            return self._probe_rule_key(key, rule, counter, unknown_ok=unknown_ok, want_dtz=want_dtz)
         if status == STATUS_INVALID:
             raise ValueError(f"invalid position {key}")
         raise TableError(f"{self._tables.peek(code).path}: position outside the {rule.name} layer")
 
     def _probe_layer_key(self, layer: Table, key: tuple[int, int, int, int, int], rule: DrawRule,
                          counter: int, *, unknown_ok: bool = False,
-                         dtz: bool = True) -> tuple[int | None, int, int | None]:
+                         want_dtz: bool = True) -> tuple[int | None, int, int | None]:
         """(outcome, category, dtz) from a rule layer read through the table protocol.
 
-        The DTZ is read (a master file's block) only when ``dtz`` asks for it
+        The DTZ is read (a master file's block) only when ``want_dtz`` asks for it
         or the outcome needs it: a win or loss category from a counter above 0.
         A layer without DTZ (a compact category file alone) is exact at
         counter 0, and at any counter for a category that draws there; for a
@@ -567,20 +580,21 @@ class Tablebase:
         _, index, capture = locate_capture(*key)
         if capture and not layer.stores_captures:
             category = self._search_captures(key, CAT_WIN,
-                                             lambda k: self._probe_rule_key(k, rule, 0, dtz=False)[1])
+                                             lambda k: self._probe_rule_key(k, rule, 0, want_dtz=False)[1])
         else:
             category = layer.value_at(index)
         decisive = category in (CAT_WIN, CAT_LOSS)
+        late = counter and decisive and not _fits(layer, counter, rule)  # the outcome needs the DTZ
         distance = None
-        if layer.holds_distances and (dtz or (counter and decisive)):
+        if layer.holds_distances and (want_dtz or late):
             distance = 0 if category == CAT_DRAW else layer.distance_at(index)
         if distance is not None:
             return outcome_at(category, distance, counter, rule.limit_plies), category, distance
         if not decisive:
             return WDL_DRAW, category, None
-        if counter and unknown_ok:
+        if late and unknown_ok:
             return None, category, None
-        if counter:
+        if late:
             raise MissingRuleLayerError(
                 f"{layer.path}: a compact category file holds no DTZ, so the {rule.name} outcome of "
                 f"a {_CATEGORY_OF[category + 2]} from counter {counter} needs the master file "
@@ -765,17 +779,23 @@ class Tablebase:
         loss from a counter above 0), and only there."""
         category, dtz = probe_compact_batch(arrays, self._table, batches=self._batches, rule=rule.name,
                                             located=located)
+        longest = np.full(NUM_CODES, rule.limit_plies + 1, dtype=np.int64)  # max DTZ by code, when known
+        for layer in layers:
+            if layer.max_dtz is not None:
+                longest[code_of_material(layer.material)] = layer.max_dtz
+        codes = located[0]
+        late = ((np.abs(category) == CAT_WIN) & (counters > 0)  # the outcomes that need the DTZ
+                & (counters + longest[np.maximum(codes, 0)] > rule.limit_plies))
         beside = [layer for layer in layers if not layer.stores_captures and layer.holds_distances]
         if beside:  # the DTZ of master files beside compact ones, alone
-            need = (dtz == NO_DTW) & (np.abs(category) == CAT_WIN) & (counters > 0)
             rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
             for layer in beside:
                 rows[code_of_material(layer.material), [COL_SIZE, COL_DTZ_AT, COL_DTZ_WIDE]] = (
                     len(layer), layer.dtz.values_at.ctypes.data, layer.dtz.value_type is np.uint16)
-            _fill_distances(*located, need, beside,
+            _fill_distances(*located, late & (dtz == NO_DTW), beside,
                             lambda c, i, first, out: gather_distance(c, i, first, rows, out), out=dtz)
         unknown = dtz == NO_DTW
-        late = np.flatnonzero(unknown & (np.abs(category) == CAT_WIN) & (counters > 0))
+        late = np.flatnonzero(unknown & late)
         if len(late):
             i = int(late[0])
             raise MissingRuleLayerError(
@@ -785,6 +805,12 @@ class Tablebase:
         outcome = np.where(fits & (category == CAT_WIN), WDL_WIN,
                            np.where(fits & (category == CAT_LOSS), WDL_LOSS, WDL_DRAW)).astype(np.int8)
         return outcome, category, dtz
+
+
+def _fits(layer: Table, counter: int, rule: DrawRule) -> bool:
+    """Whether every win or loss of a layer still is one from ``counter`` (its largest DTZ,
+    when known, fits within the limit)."""
+    return layer.max_dtz is not None and counter + layer.max_dtz <= rule.limit_plies
 
 
 def _fill_distances(codes: np.ndarray, indices: np.ndarray, wanted: np.ndarray, fulls: list[Table],

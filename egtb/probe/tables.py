@@ -13,6 +13,8 @@ recovers what a compact file leaves out is the prober's
   is False;
 - ``distance_at(index)``: DTW of a table, DTZ of a layer, 0 for a draw;
   None when the file holds none (``holds_distances`` False: asked without a read);
+- ``max_dtz`` (layers): the largest DTZ of a win or loss when known (None
+  otherwise), so that an outcome from a low counter needs no DTZ read;
 - ``coded``: where ``stores_captures`` is False, the compact file whose coded
   blocks the batch kernel reads; ``full``: the master table (or layer) that
   holds every position and the distances, when there is one (the table
@@ -180,6 +182,7 @@ class MasterLayer:
 
     stores_captures = True
     holds_distances = True
+    max_dtz = None  # its DTZ is in the blocks the kernels read anyway
 
     def __init__(self, table: "MasterTable", preset: str) -> None:
         self.material, self.path, self.preset = table.material, table.path, preset
@@ -351,6 +354,11 @@ class PairedLayer:
         self.full = master_layer
         self.dtz = BlockMap(master_layer.blocks.table, master_layer.blocks.names[1], None, None)
         """The blocks of the master layer's DTZ read so far."""
+        attrs = master_layer.blocks.table.file()[f"{master.RULES_GROUP}/{master_layer.preset}"].attrs
+        self.max_dtz = int(attrs["max_dtz"]) if "max_dtz" in attrs else None
+        """The largest DTZ of a win or loss (not cursed or blessed) in the layer, when the file
+        says: from a counter of at most limit - max_dtz every win or loss still is one, so
+        its DTZ need not be read."""
 
     def __len__(self) -> int:
         return len(self.coded)

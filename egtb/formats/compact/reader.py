@@ -74,6 +74,8 @@ class CompactTable:
     """No DTW, no DTZ."""
     full = None
     """No master table beside it (see :class:`egtb.probe.tables.PairedTable`)."""
+    max_dtz = None
+    """No DTZ known."""
 
     def __init__(self, path: os.PathLike | str, *, cache: TableCache | None = None) -> None:
         self.path = Path(path)
