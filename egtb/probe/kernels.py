@@ -254,21 +254,20 @@ def gather_distance(codes, indices, first, rows, out):
     address) and COL_DTZ_WIDE; the caller asks only for positions whose
     distance it needs (not draws: their stored distance is meaningless).
     """
-    sizes = rows[:, COL_SIZE]
     bad = 0
+    sizes = rows[:, COL_SIZE]
     for i in range(first, codes.shape[0]):
         index = _table_index(codes, indices, sizes, i)
-        if index < 0:
-            bad += 1 if index == PAST_END else 0
-            continue
-        row = rows[codes[i]]
-        distances = block_address(row[COL_DTZ_AT], index)
-        if distances == 0:
-            return i, bad
-        if row[COL_DTZ_WIDE]:
-            out[i] = uint16_ptr(distances)[index & BLOCK_MASK]
-        else:
-            out[i] = uint8_ptr(distances)[index & BLOCK_MASK]
+        if index == PAST_END:
+            bad += 1
+        elif index >= 0:
+            distances = block_address(rows[codes[i], COL_DTZ_AT], index)
+            if distances == 0:
+                return i, bad
+            if rows[codes[i], COL_DTZ_WIDE]:
+                out[i] = uint16_ptr(distances)[index & BLOCK_MASK]
+            else:
+                out[i] = uint8_ptr(distances)[index & BLOCK_MASK]
     return codes.shape[0], bad
 
 
