@@ -127,6 +127,33 @@ def wait_for(driver, condition, *, timeout: float = WAIT, message: str = ""):
     return wait.until(lambda d: condition(), message)
 
 
+#: Run before the page's own scripts: each answer from the server is recorded in ``window.apiAnswers``
+#: (its path) one task after its body arrived, so after the page's own read of that body has run.
+RECORD_ANSWERS = """
+window.apiAnswers = [];
+const pageFetch = window.fetch;
+window.fetch = (...args) => pageFetch(...args).then((response) => {
+  response.clone().text().then(() => setTimeout(() => window.apiAnswers.push(new URL(response.url).pathname)));
+  return response;
+});
+"""
+
+
+@contextlib.contextmanager
+def answers_recorded(driver):
+    """Pages loaded in the block record the server's answers they have read: see :func:`answers`."""
+    script = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORD_ANSWERS})
+    try:
+        yield
+    finally:
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]})
+
+
+def answers(driver, path: str) -> int:
+    """How many answers to ``path`` the page has read (pages loaded under :func:`answers_recorded`)."""
+    return driver.execute_script("return window.apiAnswers || []").count(path)
+
+
 def text(driver, element_id: str) -> str:
     """The element's visible text, read in one step (the page redraws often)."""
     return driver.execute_script("const e = document.getElementById(arguments[0]); return e ? e.innerText : null;",
@@ -211,7 +238,8 @@ def test_play_easy_with_a_route_choice_a_forced_capture_and_undo(driver, url, ar
 
 
 def test_undo_while_the_engine_thinks_takes_back_the_move_and_stops_it(driver, url):
-    driver.get(f"{url}?view=play&opponent=hard&human=black&time=5")
+    with answers_recorded(driver):
+        driver.get(f"{url}?view=play&opponent=hard&human=black&time=5")
     wait_for(driver, lambda: text(driver, "status").startswith("Black to move (you)"))
     click_square(driver, 11)
     click_square(driver, 15)
@@ -220,7 +248,8 @@ def test_undo_while_the_engine_thinks_takes_back_the_move_and_stops_it(driver, u
     driver.find_element(By.ID, "undo").click()
     wait_fen(driver, START_FEN)
     assert not driver.find_element(By.ID, "thinking").is_displayed()
-    time.sleep(1.5)  # a late answer from the stopped search must not land
+    # The stopped search's late answer has come and the page has read it: it must not have landed.
+    wait_for(driver, lambda: answers(driver, "/api/engine-move") >= 1, message="the stopped search's answer")
     assert text(driver, "fen") == START_FEN and played(driver) == []
     assert text(driver, "status") == "Black to move (you)"
 
@@ -331,9 +360,11 @@ def test_position_editor_builds_a_fen_and_opens_it_in_the_explorer(driver, url, 
 
 
 def test_a_bad_fen_in_the_url_is_reported_not_a_blank_page(driver, url):
-    driver.get(f"{url}?view=edit&fen=B:W40:B1")
+    with answers_recorded(driver):
+        driver.get(f"{url}?view=edit&fen=B:W40:B1")
     wait_for(driver, lambda: "unknown square 40" in text(driver, "edit-error"))
-    time.sleep(0.5)  # and it stays: the editor's own check must not clear it
+    # and it stays once the editor's own check (of the empty board it shows) has answered too
+    wait_for(driver, lambda: answers(driver, "/api/moves") >= 2, message="the editor's check of its board")
     assert "unknown square 40" in text(driver, "edit-error")
     assert driver.find_element(By.ID, "edit-fen").get_attribute("value") == "B:W40:B1"
 
