@@ -150,12 +150,12 @@ def test_position_index_kernel_matches_global_rank():
 
 
 @pytest.mark.slow
-def test_five_pieces_counts_and_verify(tmp_path):
+def test_five_pieces_counts_and_verify(built_tables):
     from egtb.build.verify import verify_directory
-    builder.build(5, directory=tmp_path, progress=False)
-    _, totals = directory_stats(tmp_path)
+    tables5 = built_tables(5)  # the session's shared set: read only
+    _, totals = directory_stats(tables5)
     assert {t.pieces: t.positions for t in totals} == {n: PUBLISHED_POSITIONS[n] for n in range(2, 6)}
-    report = verify_directory(tmp_path, jobs=os.cpu_count() or 1)
+    report = verify_directory(tables5, jobs=os.cpu_count() or 1)
     assert report.ok, report.messages
 
 

@@ -29,7 +29,7 @@ from egtb.rules.board import DRAW_RULES, Board
 from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM,
                                 generate_moves, new_move_buffer)
 from egtb.rules.notation import parse_fen
-from egtb.build import driver as builder, pipeline, plan as planner
+from egtb.build import pipeline, plan as planner
 from egtb.build import rule_layer
 from egtb.formats import master
 from egtb.positions.index import position_index
@@ -282,10 +282,8 @@ def test_every_state_up_to_3_pieces(tables3, graph3, preset):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESETS)
-def test_sampled_4_piece_states(tmp_path_factory, preset):
-    directory = tmp_path_factory.getbasetemp() / "rules4"
-    if not (directory / "2k-2k.h5").exists():
-        builder.build(4, directory=directory, jobs=2, progress=False)
+def test_sampled_4_piece_states(built_tables, preset):
+    directory = built_tables(4)  # the session's shared set: read only
     graph = small_sampled_graph(4, seeds=SAMPLE_SEEDS, max_positions=SAMPLE_MAX_POSITIONS)
     assert sum(k == 4 for k in map(lambda key: sum(b.bit_count() for b in key),
                                    graph.keys)) >= SAMPLE_SEEDS

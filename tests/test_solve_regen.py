@@ -12,7 +12,7 @@ import pytest
 
 from egtb.build.contents import contents_for
 from egtb.build import budget
-from egtb.build import driver as builder, pipeline, plan as planner
+from egtb.build import pipeline, plan as planner
 from egtb.positions.material import Material, all_materials
 from egtb.build.verify import verify_directory
 from test_scratch import file_checksums
@@ -63,11 +63,11 @@ def test_build_with_the_compact_kernel_writes_the_same_files(tables4, tmp_path):
 
 
 @pytest.mark.slow
-def test_five_piece_pairs(tmp_path):
-    builder.build(5, directory=tmp_path, jobs=1, progress=False)
+def test_five_piece_pairs(built_tables):
+    tables5 = built_tables(5)  # the session's shared set: read only
     for key in ("2k-3k", "1k-1m3k", "1m1k-1m2k", "2m-2m1k", "1m-3m1k"):  # pair keys: the smaller name
         pair = next(p for p in planner.plan_pairs(5) if p.key == key)
-        assert same(*solve_both(tmp_path, pair, 4)), key
+        assert same(*solve_both(tables5, pair, 4)), key
 
 
 FRESH_BUILD = """
