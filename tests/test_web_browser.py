@@ -251,7 +251,7 @@ def test_undo_while_the_engine_thinks_takes_back_the_move_and_stops_it(driver, u
     # The stopped search's late answer has come and the page has read it: it must not have landed.
     wait_for(driver, lambda: answers(driver, "/api/engine-move") >= 1, message="the stopped search's answer")
     assert text(driver, "fen") == START_FEN and played(driver) == []
-    assert text(driver, "status") == "Black to move (you)"
+    assert text(driver, "status") == "Black to move (you)" and text(driver, "play-error") == ""
 
 
 def test_hot_seat_moves_both_sides_and_downloads_pdn(driver, url):
