@@ -28,16 +28,21 @@ demo: $(STAMP)
 	$(BIN)/tournament run --engine medium --engine hard --openings 3-move --games 12 \
 		--tc 0.05 --tables $(EGTB_DIR) --adjudicate-pieces $(PIECES) --out runs/demo
 
+# The tests run in pytest-xdist workers, one a core (TEST_WORKERS=0: in one process); a worker
+# takes a whole test file (its module fixtures are made once), the shared tables are built once.
+TEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
 ## test: the default suite (slow checks are marked and run by test-slow)
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(PYTEST) -m slow
 
-## test-all: both in one pytest run (CI): the session's shared tables are built once
+## test-all: both in one pytest run (CI): the run's shared tables are built once
 test-all: $(STAMP)
-	$(BIN)/python -m pytest -q -m "slow or not slow"
+	$(PYTEST) -m "slow or not slow"
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_movegen.py

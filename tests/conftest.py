@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from egtb.probe.tablebase import Tablebase
 from egtb.build.driver import build
@@ -15,19 +17,33 @@ from egtb.build.driver import build
 collect_ignore = ["fake_engines"]
 
 
+def run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory of this pytest run that its pytest-xdist workers share (each has its own basetemp
+    below it); without workers, the session's own basetemp."""
+    basetemp = tmp_path_factory.getbasetemp()
+    return basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
+
+
 @pytest.fixture(scope="session")
 def built_tables(tmp_path_factory) -> Callable[[int], Path]:
     """``built_tables(n)``: a directory of every table up to n pieces with all rule layers.
 
-    Each is built once per session by the local pool and shared by the modules
-    that ask for it: read it, never write into it (copy what a test alters).
+    Each is built once per test run by the local pool and shared by the modules
+    that ask for it, across pytest-xdist workers too (the first to ask builds it
+    under a file lock; the others wait and read it): read it, never write into it
+    (copy what a test alters).
     """
+    root = run_directory(tmp_path_factory)
     built: dict[int, Path] = {}
 
     def up_to(pieces: int) -> Path:
         if pieces not in built:
-            directory = tmp_path_factory.mktemp(f"tables{pieces}")
-            build(pieces, directory=directory, jobs=2, progress=False)
+            directory = root / f"shared-tables{pieces}"
+            complete = root / f"shared-tables{pieces}.complete"
+            with FileLock(root / f"shared-tables{pieces}.lock"):
+                if not complete.exists():
+                    build(pieces, directory=directory, jobs=2, progress=False)
+                    complete.touch()
             built[pieces] = directory
         return built[pieces]
 
