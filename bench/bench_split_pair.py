@@ -30,6 +30,8 @@ from egtb.build import driver as builder, pipeline, plan as planner
 from egtb.dask.executor import DaskPool
 from egtb.formats import master
 
+from bench_distributed import children_cpu, process_cpu
+
 
 def tables_but(source: Path, target: Path, pair: planner.Pair) -> None:
     """Symlinks in `target` to every table of `source` but the pair's (and its check record)."""
@@ -46,12 +48,12 @@ def pair_checksums(directory: Path, pair: planner.Pair) -> dict[str, int]:
 
 
 def run_local(directory: Path, pair: planner.Pair) -> dict:
-    cpu = _own_cpu() + _children_cpu()  # one job runs in this process
+    cpu = process_cpu() + children_cpu()  # one job runs in this process
     start = time.perf_counter()
     report = builder.build(pair.materials[0].pieces, directory=directory, jobs=1, progress=False)
     wall = time.perf_counter() - start
     record = next(r for r in report.records if r["key"] == pair.key)
-    return dict(wall=wall, cpu=_own_cpu() + _children_cpu() - cpu, peak_mb=[record["peak_rss"] >> 20])
+    return dict(wall=wall, cpu=process_cpu() + children_cpu() - cpu, peak_mb=[record["peak_rss"] >> 20])
 
 
 def run_dask(directory: Path, pair: planner.Pair, workers: int) -> dict:
@@ -59,23 +61,13 @@ def run_dask(directory: Path, pair: planner.Pair, workers: int) -> dict:
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                       scheduler_port=0, dashboard_address=None, memory_limit=0) as cluster, \
             Client(cluster) as client:
-        cpu = sum(client.run(_own_cpu).values())
+        cpu = sum(client.run(process_cpu).values())
         start = time.perf_counter()
         builder.build(pair.materials[0].pieces, directory=directory, progress=False,
                       executor=DaskPool(client=client), split_pairs=builder.Split(positions=1))
         wall = time.perf_counter() - start
-        return dict(wall=wall, cpu=sum(client.run(_own_cpu).values()) - cpu,
+        return dict(wall=wall, cpu=sum(client.run(process_cpu).values()) - cpu,
                     peak_mb=sorted(client.run(_peak_mb).values()))
-
-
-def _own_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _peak_mb() -> int:
