@@ -71,7 +71,7 @@ def main() -> None:
     start = time.process_time()
     pipeline.solve_pair(pair.materials, tables)
     scratch.write_checkpoint(path, layout, len(pipeline.unit_order(pair.materials)),
-                             [tables.wld, tables.dtw, tables.rcat, tables.rdtz])
+                             [tables.wdl, tables.dtw, tables.rcat, tables.rdtz])
     rows.append(("solve (after its checkpoint)", time.process_time() - start,
                  rss_bytes() - base, scratch.bytes_in(directory, [pair.key])))
     start = time.process_time()

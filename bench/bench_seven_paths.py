@@ -34,7 +34,7 @@ def timed(function, *args, **kwargs):
 
 
 def same(a, b) -> bool:
-    return all(np.array_equal(getattr(a, n), getattr(b, n)) for n in ("wld", "dtw", "rcat", "rdtz"))
+    return all(np.array_equal(getattr(a, n), getattr(b, n)) for n in ("wdl", "dtw", "rcat", "rdtz"))
 
 
 def bench(directory: Path, pair: planner.Pair) -> dict:

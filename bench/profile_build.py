@@ -115,7 +115,7 @@ def profile_pair(directory: Path, out: Path, pair: planner.Pair, presets: tuple
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         t0 = time.process_time()
         unrank += t0 - t
-        status = solve.collect_moves(counts, unit_halves, size, men, bk_arr, wk_arr, tables.offsets, tables.wld,
+        status = solve.collect_moves(counts, unit_halves, size, men, bk_arr, wk_arr, tables.offsets, tables.wdl,
                                      tables.dtw, tables.rcat, tables.rdtz, limits, man_resets, captures,
                                      step_base, succ_start, succ, node, progress)
         t1 = time.process_time()
@@ -123,7 +123,7 @@ def profile_pair(directory: Path, out: Path, pair: planner.Pair, presets: tuple
         t2 = time.process_time()
         collect += t1 - t0
         invert += t2 - t1
-        status |= solve.propagate(n, pred_start, pred, node[0], entries, heads, size, base, tables.wld,
+        status |= solve.propagate(n, pred_start, pred, node[0], entries, heads, size, base, tables.wdl,
                                   tables.dtw, progress, share)
         layer_seconds[0] += time.process_time() - t2
         for layer in range(len(presets)):
@@ -132,14 +132,14 @@ def profile_pair(directory: Path, out: Path, pair: planner.Pair, presets: tuple
                                       tables.rcat[layer], tables.rdtz[layer], progress, share, limits[layer])
             layer_seconds[layer + 1] += time.process_time() - t
         t = time.process_time()
-        same = solve.same_wdl(n, size, base, tables.wld, tables.rcat)
+        same = solve.same_wdl(n, size, base, tables.wdl, tables.rcat)
         check += time.process_time() - t
         if status != solve.OK or not same:
             raise SystemExit(f"solving {pair.key} failed: status {status}, same wdl {same}")
     t = time.process_time()
     for material in materials:
         part = tables.slice_of(material)
-        pipeline.summarise(material, tables.wld[part], tables.dtw[part])
+        pipeline.summarise(material, tables.wdl[part], tables.dtw[part])
         for row, preset in enumerate(presets):
             rule_layer.make_layer(preset, tables.rcat[row, part], tables.rdtz[row, part])
     summaries = time.process_time() - t

@@ -46,9 +46,9 @@ def probe(directory: Path, fen: str) -> tuple[int, int]:
     p = parse_fen(fen)
     bm, bk, wm, wk = normalise(p.black_men, p.black_kings, p.white_men, p.white_kings, p.turn)
     material = Material(bm.bit_count(), bk.bit_count(), wm.bit_count(), wk.bit_count())
-    wld, dtw = master.load_material(directory, material)
+    wdl, dtw = master.load_material(directory, material)
     i = global_rank(material, bm, bk, wm, wk)
-    return int(wld[i]), int(dtw[i])
+    return int(wdl[i]), int(dtw[i])
 
 
 def test_plan_is_a_dag_in_order():
@@ -224,7 +224,7 @@ def test_solve_pair_counts_a_single_unit_in_full(tables4):
     assert pipeline.solve_pair(pair.materials, tables, counters) == 1
     assert counters.tolist() == [5 + pair.positions, 2]
     part = tables.slice_of(pair.materials[0])
-    assert np.array_equal(tables.wld[part], master.load_material(tables4, pair.materials[0])[0])
+    assert np.array_equal(tables.wdl[part], master.load_material(tables4, pair.materials[0])[0])
 
 
 # ------------------------------------------------------------------ without DTW (7 pieces' default)
@@ -245,7 +245,7 @@ def test_a_build_without_dtw_gives_the_same_values_and_wcdf_layer(tables4, tmp_p
         assert lean.dtw is None and list(lean.rules) == ["wcdf"], material.name
         assert int(lean.attrs["format_version"]) == master.FORMAT_VERSION_NO_DTW
         assert "max_dtw" not in lean.attrs
-        assert np.array_equal(lean.wld, full.wld), material.name
+        assert np.array_equal(lean.wdl, full.wdl), material.name
         assert np.array_equal(lean.rules["wcdf"].category, full.rules["wcdf"].category)
         assert np.array_equal(lean.rules["wcdf"].dtz, full.rules["wcdf"].dtz), material.name
     tables, layers = reference_lines(tmp_path, [Material.parse("1k-1m2k")])

@@ -37,7 +37,7 @@ def master_dir(built_tables) -> Path:
 @pytest.fixture(scope="session")
 def compact_dir(master_dir, tmp_path_factory) -> Path:
     """The compact files (.wld and .wcdf) of every table up to 4 pieces, alone in a directory."""
-    directory = tmp_path_factory.mktemp("compact_wld")
+    directory = tmp_path_factory.mktemp("compact_wdl")
     report = compact.compact_directory(master_dir, out=directory, jobs=2)
     assert report.tables == len(all_materials(MAX_PIECES)) and report.rule_bytes > 0
     return directory
@@ -252,7 +252,7 @@ def test_a_flipped_byte_in_a_block_is_detected_and_named(compact_dir, tmp_path):
 
 def test_a_flipped_byte_in_a_category_block_is_detected_and_named(compact_dir, tmp_path):
     material = Material.parse("2k-2k")
-    for kind in (compact.WLD, compact.WCDF):
+    for kind in (compact.WDL, compact.WCDF):
         shutil.copy(compact.compact_path(compact_dir, material, kind=kind), tmp_path)
     path = compact.compact_path(tmp_path, material, kind=compact.WCDF)
     table = compact.CompactTable(path)
@@ -268,7 +268,7 @@ def test_a_flipped_byte_in_a_category_block_is_detected_and_named(compact_dir, t
     assert not report.ok and any("2k-2k.wcdf: block 0" in m for m in report.messages)
 
 
-def test_a_wrong_stored_category_is_found_against_the_master_and_the_wld_file(master_dir, tmp_path):
+def test_a_wrong_stored_category_is_found_against_the_master_and_the_wdl_file(master_dir, tmp_path):
     material = Material.parse("2k-1k")
     compact.compact_directory(master_dir, out=tmp_path, materials=all_materials(3))
     layer = master.open_table(master.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
@@ -297,11 +297,11 @@ def test_a_wrong_stored_value_fails_the_successor_check(master_dir, tmp_path):
     compact.compact_directory(master_dir, out=tmp_path, materials=materials)
     assert verify_compact(tmp_path, masters=tmp_path).ok  # successor check alone
     material = Material.parse("2k-1k")
-    wld, _ = master.load_material(master_dir, material)
-    quiet = np.flatnonzero(~capture_mask(material) & (wld == WIN))
-    wld = wld.copy()
-    wld[quiet[len(quiet) // 2]] = DRAW if wld[quiet[0]] != DRAW else LOSS
-    blob, _ = compact.encode_values(material, wld)
+    wdl, _ = master.load_material(master_dir, material)
+    quiet = np.flatnonzero(~capture_mask(material) & (wdl == WIN))
+    wdl = wdl.copy()
+    wdl[quiet[len(quiet) // 2]] = DRAW if wdl[quiet[0]] != DRAW else LOSS
+    blob, _ = compact.encode_values(material, wdl)
     compact.write_compact(compact.compact_path(tmp_path, material), blob)
     report = verify_compact(tmp_path, masters=tmp_path)
     assert not report.ok and report.errors >= 1
@@ -333,7 +333,7 @@ def test_one_shuffled_batch_of_every_table_through_a_small_pool_matches_the_mast
     assert set(got.tolist()) == {-1, 0, 1}
 
 
-@pytest.mark.parametrize("kind", [compact.WLD, compact.WCDF])
+@pytest.mark.parametrize("kind", [compact.WDL, compact.WCDF])
 def test_page_offsets_divide_exactly_by_the_values_a_byte_packs(kind):
     pool = np.zeros(ck.PL_WIDTH, dtype=np.int64)
     pool[ck.PL_PER_BYTE], pool[ck.PL_BASE], pool[ck.PL_REPEAT], pool[ck.PL_RECIPROCAL] = \

@@ -412,7 +412,7 @@ def test_sprt_stops_a_match_on_the_cluster(cluster, tmp_path):
 def test_cli_tournament_on_the_cluster(cluster, tmp_path, capsys):
     from tournament.cli import main as tournament_main
     status = bounded(tournament_main, ["run", "--engine", "random", "--engine", "random", "--games", "20",
-                                       "--openings", "start", "--no-progress", "--out", str(tmp_path),
+                                       "--openings", "start", "--quiet", "--out", str(tmp_path),
                                        "--scheduler-file", str(cluster.scheduler_file)])
     assert status == 0
     assert len(load_records(tmp_path / "games.jsonl")) == 20

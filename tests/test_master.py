@@ -14,29 +14,29 @@ M = Material.parse("1k-1m")
 
 def sample(n: int, *, deep: bool = False) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(7)
-    wld = rng.integers(1, 4, n).astype(np.uint8)
+    wdl = rng.integers(1, 4, n).astype(np.uint8)
     dtw = rng.integers(0, 400 if deep else 200, n).astype(np.uint16)
-    return wld, dtw
+    return wdl, dtw
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 868, 100_003])
 def test_pack_round_trip(n):
-    wld, _ = sample(n)
-    assert np.array_equal(master.unpack_wld(master.pack_wld(wld), n), wld)
+    wdl, _ = sample(n)
+    assert np.array_equal(master.unpack_wdl(master.pack_wdl(wdl), n), wdl)
 
 
 @pytest.mark.parametrize("deep", [False, True])
 def test_write_read_round_trip(tmp_path, deep):
-    wld, dtw = sample(count_positions(M), deep=deep)
-    path = master.write_table(master.table_path(tmp_path, M), M, wld, dtw,
+    wdl, dtw = sample(count_positions(M), deep=deep)
+    path = master.write_table(master.table_path(tmp_path, M), M, wdl, dtw,
                                attrs={"wins": 1, "rule_preset": "wcdf"})
     data = master.open_table(path)
     assert data.material == M and data.attrs["rule_preset"] == "wcdf"
-    assert np.array_equal(data.wld, wld) and np.array_equal(data.dtw, dtw)
+    assert np.array_equal(data.wdl, wdl) and np.array_equal(data.dtw, dtw)
     assert data.dtw.dtype == (np.uint16 if deep else np.uint8)
     assert not list(tmp_path.glob(master.TMP_GLOB))
     got = master.load_material(tmp_path, M)
-    assert np.array_equal(got[0], wld)
+    assert np.array_equal(got[0], wdl)
 
 
 def test_missing_table(tmp_path):
@@ -46,8 +46,8 @@ def test_missing_table(tmp_path):
 
 
 def write_sample(tmp_path):
-    wld, dtw = sample(count_positions(M))
-    return master.write_table(master.table_path(tmp_path, M), M, wld, dtw)
+    wdl, dtw = sample(count_positions(M))
+    return master.write_table(master.table_path(tmp_path, M), M, wdl, dtw)
 
 
 def test_truncated_file_is_detected(tmp_path):
@@ -102,30 +102,30 @@ def test_chunks_compressed_here_give_the_same_file_as_hdf5_filters(tmp_path, mon
     monkeypatch.setattr(master, "SLICE", master.CHUNK * slice_chunks)
     rng = np.random.default_rng(count)
     material = Material.parse("2k-2k")
-    wld = rng.integers(1, 4, count).astype(np.uint8)
+    wdl = rng.integers(1, 4, count).astype(np.uint8)
     dtw = (rng.integers(0, 40, count) * (rng.random(count) < 0.3)).astype(np.uint16)
     dtw[7] = 300  # stored as uint16: shuffled
-    layer = master.RuleLayer(np.sign(wld.astype(np.int8) - 1) * 2, dtw // 2, {"limit": 80})
+    layer = master.RuleLayer(np.sign(wdl.astype(np.int8) - 1) * 2, dtw // 2, {"limit": 80})
     monkeypatch.setattr(master.time, "strftime", lambda *_: "2026-01-01T00:00:00+0000")
     paths = []
     for direct in (False, True):
         monkeypatch.setattr(master, "DIRECT_CHUNKS", direct)
-        paths.append(master.write_table(tmp_path / f"{direct}.h5", material, wld, dtw,
+        paths.append(master.write_table(tmp_path / f"{direct}.h5", material, wdl, dtw,
                                          rules={"wcdf": layer}))
     assert paths[0].read_bytes() == paths[1].read_bytes()
     data = master.open_table(paths[1])
-    assert np.array_equal(data.dtw, dtw) and np.array_equal(data.wld, wld)
+    assert np.array_equal(data.dtw, dtw) and np.array_equal(data.wdl, wdl)
 
 
 def test_a_forked_child_compresses_with_its_own_threads(tmp_path):
     """The parent's chunk-compression pool is not reused (and never waited on) in a fork."""
     import multiprocessing
     material = Material.parse("2k-2k")
-    wld = np.ones(master.CHUNK * 2, dtype=np.uint8)
+    wdl = np.ones(master.CHUNK * 2, dtype=np.uint8)
     dtw = np.arange(master.CHUNK * 2, dtype=np.uint16)
-    master.write_table(tmp_path / "parent.h5", material, wld, dtw)  # the parent's pool exists
+    master.write_table(tmp_path / "parent.h5", material, wdl, dtw)  # the parent's pool exists
     child = multiprocessing.get_context("fork").Process(
-        target=master.write_table, args=(tmp_path / "child.h5", material, wld, dtw))
+        target=master.write_table, args=(tmp_path / "child.h5", material, wdl, dtw))
     child.start()
     child.join(60)
     assert child.exitcode == 0

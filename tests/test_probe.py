@@ -80,8 +80,8 @@ def test_every_position_through_fen_matches_table(tb, tables_dir, material):
     for index in range(count_positions(material)):
         fen = fen_of(material, index, white_to_move=white.random() < 0.5)
         result = tb.probe(Board(fen))
-        assert result.value == NAME_OF_CODE[int(data.wld[index])], fen
-        assert result.dtw == (int(data.dtw[index]) if data.wld[index] != DRAW else 0), fen
+        assert result.value == NAME_OF_CODE[int(data.wdl[index])], fen
+        assert result.dtw == (int(data.dtw[index]) if data.wdl[index] != DRAW else 0), fen
 
 
 @pytest.mark.parametrize("material", all_materials(3), ids=str)
@@ -89,11 +89,11 @@ def test_batch_matches_table_for_every_position(tb, tables_dir, material):
     data = master.open_table(master.table_path(tables_dir, material))
     n = count_positions(material)
     boards = np.array([global_unrank(material, i) for i in range(n)], dtype=np.int64)
-    wld, dtw = tb.probe_batch(*boards.T, 0)
-    expected = np.array([{WIN: 1, DRAW: 0, LOSS: -1}[c] for c in range(1, 4)])[data.wld - 1]
-    assert np.array_equal(wld, expected)
-    assert np.array_equal(dtw[wld != 0], data.dtw[wld != 0])
-    assert not dtw[wld == 0].any()
+    wdl, dtw = tb.probe_batch(*boards.T, 0)
+    expected = np.array([{WIN: 1, DRAW: 0, LOSS: -1}[c] for c in range(1, 4)])[data.wdl - 1]
+    assert np.array_equal(wdl, expected)
+    assert np.array_equal(dtw[wdl != 0], data.dtw[wdl != 0])
+    assert not dtw[wdl == 0].any()
 
 
 def test_batch_agrees_with_single_probes_both_sides(tb):
@@ -106,18 +106,18 @@ def test_batch_agrees_with_single_probes_both_sides(tb):
     boards = [Board(f) for f in fens]
     arrays = [np.array([getattr(b, a) for b in boards]) for a in
               ("black_men", "black_kings", "white_men", "white_kings", "turn")]
-    wld, dtw = tb.probe_batch(*arrays)
-    for fen, w, d in zip(fens, wld.tolist(), dtw.tolist()):
+    wdl, dtw = tb.probe_batch(*arrays)
+    for fen, w, d in zip(fens, wdl.tolist(), dtw.tolist()):
         assert (tb.probe_wdl(fen), tb.probe_dtw(fen)) == (w, d), fen
 
 
 def test_batch_terminal_and_invalid(tb):
     one = np.array([1 << 4])
     zero = np.array([0])
-    wld, dtw = tb.probe_batch(one, zero, zero, zero, 1)  # White to move has no pieces
-    assert (wld.tolist(), dtw.tolist()) == ([-1], [0])
-    wld, dtw = tb.probe_batch(one, zero, zero, zero, 0)  # only Black: one move wins
-    assert (wld.tolist(), dtw.tolist()) == ([1], [1])
+    wdl, dtw = tb.probe_batch(one, zero, zero, zero, 1)  # White to move has no pieces
+    assert (wdl.tolist(), dtw.tolist()) == ([-1], [0])
+    wdl, dtw = tb.probe_batch(one, zero, zero, zero, 0)  # only Black: one move wins
+    assert (wdl.tolist(), dtw.tolist()) == ([1], [1])
     with pytest.raises(ValueError, match="invalid position at 0"):
         tb.probe_batch(one, one, zero, zero, 0)  # man and king on one square
     with pytest.raises(ValueError, match="invalid position"):

@@ -290,7 +290,7 @@ def test_counter_outside_the_rule_is_refused(tb):
 def test_rule_free_probe_needs_no_layer(tables_dir, tmp_path):
     for path in tables_dir.glob("*.h5"):  # the same tables without their rule layers
         data = master.open_table(path)
-        master.write_table(tmp_path / path.name, data.material, data.wld, data.dtw, attrs={})
+        master.write_table(tmp_path / path.name, data.material, data.wdl, data.dtw, attrs={})
     name = "1k-2k.h5"
     tb = Tablebase(tmp_path)
     fen = "B:WK10,K14:BK1"

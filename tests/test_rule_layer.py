@@ -204,10 +204,10 @@ def _runs(values):
 # ------------------------------------------------------------------ the tables
 
 def stored_layer(directory: Path, keys: list[tuple], preset: str):
-    """(category, dtz, wld code) of each position from the table files."""
+    """(category, dtz, wdl code) of each position from the table files."""
     category = np.zeros(len(keys), dtype=np.int8)
     dtz = np.zeros(len(keys), dtype=np.int64)
-    wld = np.zeros(len(keys), dtype=np.int64)
+    wdl = np.zeros(len(keys), dtype=np.int64)
     by_material: dict[Material, list[int]] = {}
     for i, (bm, bk, wm, wk) in enumerate(keys):
         m = Material(bm.bit_count(), bk.bit_count(), wm.bit_count(), wk.bit_count())
@@ -217,8 +217,8 @@ def stored_layer(directory: Path, keys: list[tuple], preset: str):
         layer = data.rules[preset]
         for i in rows:
             j = position_index(*keys[i])
-            category[i], dtz[i], wld[i] = layer.category[j], layer.dtz[j], data.wld[j]
-    return category, dtz, wld
+            category[i], dtz[i], wdl[i] = layer.category[j], layer.dtz[j], data.wdl[j]
+    return category, dtz, wdl
 
 
 def values_by_rule(category: np.ndarray, dtz: np.ndarray, limit: int) -> np.ndarray:
@@ -233,15 +233,15 @@ def values_by_rule(category: np.ndarray, dtz: np.ndarray, limit: int) -> np.ndar
 def assert_agree(directory: Path, graph: StateGraph, preset: str) -> None:
     limit = DRAW_RULES[preset].limit_plies
     oracle = graph.solve(preset)
-    category, dtz, wld = stored_layer(directory, graph.keys, preset)
+    category, dtz, wdl = stored_layer(directory, graph.keys, preset)
     expected = values_by_rule(category, dtz, limit)
     bad = np.flatnonzero((oracle != expected).any(axis=1))
     assert not len(bad), [(pipeline.fen_of(Material(*(b.bit_count() for b in graph.keys[i])),
                                           position_index(*graph.keys[i])),
                            int(category[i]), int(dtz[i])) for i in bad[:5]]
     # the sign of the category is the rule-free value; cursed and blessed exceed the limit
-    assert np.array_equal(category > 0, wld == WIN_CODE)
-    assert np.array_equal(category < 0, wld == LOSS_CODE)
+    assert np.array_equal(category > 0, wdl == WIN_CODE)
+    assert np.array_equal(category < 0, wdl == LOSS_CODE)
     cursed = (category == Category.CURSED_WIN) | (category == Category.BLESSED_LOSS)
     assert (dtz[cursed] > limit).all()
     assert (dtz[category == Category.DRAW] == 0).all()
@@ -388,12 +388,12 @@ def test_blessed_and_cursed_against_the_oracle(tables_cursed):
 
 def test_layer_arrays_survive_a_round_trip(tmp_path):
     material = Material.parse("1k-1k")
-    wld = np.array([1, 2, 3, 2], dtype=np.uint8)
+    wdl = np.array([1, 2, 3, 2], dtype=np.uint8)
     dtw = np.array([0, 5, 4, 300], dtype=np.uint16)
     preset = rule_layer.PRESETS["forty-plies"]
     dtz = np.array([0, 5, 4, 300], dtype=np.uint16)
-    layer = rule_layer.make_layer(preset, rule_layer.categories(wld, dtz, preset.limit), dtz)
-    path = master.write_table(tmp_path / "x.h5", material, wld, dtw, rules={preset.name: layer})
+    layer = rule_layer.make_layer(preset, rule_layer.categories(wdl, dtz, preset.limit), dtz)
+    path = master.write_table(tmp_path / "x.h5", material, wdl, dtw, rules={preset.name: layer})
     data = master.open_table(path)
     assert data.rules["forty-plies"].category.tolist() == [0, 2, -2, 1]
     assert data.rules["forty-plies"].dtz.tolist() == [0, 5, 4, 300]
@@ -420,7 +420,7 @@ def test_verify_finds_a_wrong_rule_layer(tables3, tmp_path):
     dtz[i] += 2  # still a win within the limit, but not the fastest
     layers["forty-plies"] = master.RuleLayer(forty.category, dtz, forty.attrs)
     attrs = {k: v for k, v in data.attrs.items() if k != "checksum_crc32"}
-    master.write_table(path, material, data.wld, data.dtw, attrs=attrs, rules=layers)
+    master.write_table(path, material, data.wdl, data.dtw, attrs=attrs, rules=layers)
     report = verify_directory(tmp_path, materials=[material])
     assert report.errors >= 1
     assert any("forty-plies" in m and "rule layer: DTZ" in m for m in report.messages)

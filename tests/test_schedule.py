@@ -317,7 +317,7 @@ def test_killed_process_resumes_to_the_same_totals(tmp_path: Path) -> None:
 
     specs = ["random", "test_schedule:SlowRandomEngine"]
     argv = [sys.executable, "-m", "tournament.cli", "run", "--engine", specs[0], "--engine", specs[1],
-            "--openings", "2-move", "--games", "24", "--concurrency", "2", "--seed", "5", "--no-progress",
+            "--openings", "2-move", "--games", "24", "--jobs", "2", "--seed", "5", "--quiet",
             "--out", str(tmp_path / "killed")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]))
     process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -105,7 +105,7 @@ def test_slices_read_back_what_was_written(tables4):
     whole = master.open_table(path)
     parts = list(master.read_slices(path, rules=("crowning",), step=4096))
     assert len(parts) > 1
-    assert np.array_equal(np.concatenate([p[1] for p in parts]), whole.wld)
+    assert np.array_equal(np.concatenate([p[1] for p in parts]), whole.wdl)
     assert np.array_equal(np.concatenate([p[2] for p in parts]), whole.dtw)
     assert np.array_equal(np.concatenate([p[4][0] for p in parts]), whole.rules["crowning"].dtz)
     assert master.check_table(path) == sorted(whole.rules)

@@ -36,7 +36,7 @@ def solve_both(directory: Path, pair: planner.Pair, per_pass: int):
 
 def same(a: pipeline.FlatTables, b: pipeline.FlatTables) -> bool:
     return all(np.array_equal(getattr(a, name), getattr(b, name))
-               for name in ("wld", "dtw", "rcat", "rdtz"))
+               for name in ("wdl", "dtw", "rcat", "rdtz"))
 
 
 def test_every_pair_up_to_four_pieces(tables4):

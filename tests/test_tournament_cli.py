@@ -21,7 +21,7 @@ def test_time_controls() -> None:
 
 def test_run_prints_standings_and_pdn_path_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     argv = ["run", "--engine", "random", "--engine", "depth=1", "--openings", "2-move", "--games", "6",
-            "--concurrency", "2", "--tc", "1", "--max-plies", "200", "--out", str(tmp_path), "--no-progress"]
+            "--jobs", "2", "--tc", "1", "--max-plies", "200", "--out", str(tmp_path), "--quiet"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "Rank  Engine" in out and f"PDN: {tmp_path / 'games.pdn'}" in out and "6/6 games" in out
@@ -37,8 +37,8 @@ def test_openings_file_and_gauntlet(tmp_path: Path, capsys: pytest.CaptureFixtur
     openings = tmp_path / "openings.txt"
     openings.write_text("W:W18,K30:B14,K1\n9-14 22-17 11-15\n")
     argv = ["run", "--engine", "random", "--engine", "random", "--engine", "random", "--gauntlet",
-            "--openings", str(openings), "--rule", "forty-plies", "--concurrency", "1", "--out",
-            str(tmp_path / "run"), "--no-progress", "--seed", "3"]
+            "--openings", str(openings), "--rule", "forty-plies", "--jobs", "1", "--out",
+            str(tmp_path / "run"), "--quiet", "--seed", "3"]
     assert main(argv) == 0
     games = read_games(tmp_path / "run" / "games.pdn")
     assert len(games) == 2 * 2 * 2
@@ -81,7 +81,6 @@ def test_help_lists_the_exit_codes(capsys: pytest.CaptureFixture) -> None:
         main(["run", "--help"])
     help_text = capsys.readouterr().out
     assert EXIT_CODES_HELP.split(",")[0] in help_text and "--jobs" in help_text and "--quiet" in help_text
-    assert "--concurrency" not in help_text and "--no-progress" not in help_text  # hidden aliases
 
 
 def test_hub_engine_delegates(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
@@ -117,3 +116,13 @@ def test_score_adjudication_options(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert all(r["result"]["termination"] == "adjudication" for r in records)
     assert all(r["result"]["reason"].startswith(("resign adjudication", "draw adjudication")) for r in records)
     assert main(argv[:-1] + [str(tmp_path / "bad"), "--resign-adjudication", "often=1"]) == 2
+
+
+@pytest.mark.parametrize("old", [["--concurrency", "1"], ["--no-progress"]])
+def test_the_old_flag_aliases_are_gone(capsys: pytest.CaptureFixture, tmp_path: Path, old: list) -> None:
+    """``--concurrency`` (now ``--jobs``) and ``--no-progress`` (``--quiet``) were kept one release."""
+    with pytest.raises(SystemExit) as caught:
+        main(["run", "--engine", "random", "--engine", "random", "--games", "1", *old, "--out", str(tmp_path)])
+    assert caught.value.code == 2  # argparse's usage error
+    assert old[0] in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

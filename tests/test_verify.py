@@ -32,10 +32,10 @@ def tamper(directory, name: str, index: int, *, value: int | None = None, delta:
     material = Material.parse(name)
     path = master.table_path(directory, material)
     data = master.open_table(path)
-    wld, dtw = data.wld.copy(), data.dtw.astype(np.uint16)
-    wld[index] = wld[index] if value is None else value
+    wdl, dtw = data.wdl.copy(), data.dtw.astype(np.uint16)
+    wdl[index] = wdl[index] if value is None else value
     dtw[index] += delta
-    master.write_table(path, material, wld, dtw, attrs=dict(master.read_attrs(path)), rules=data.rules)
+    master.write_table(path, material, wdl, dtw, attrs=dict(master.read_attrs(path)), rules=data.rules)
 
 
 @pytest.mark.parametrize("change", [{"delta": 1}, {"value": DRAW}])
@@ -43,8 +43,8 @@ def test_verify_reports_a_wrong_value(tables, tmp_path, capsys, change):
     for path in tables.glob("*.h5"):
         if Material.parse(path.stem).pieces <= 3:
             (tmp_path / path.name).write_bytes(path.read_bytes())
-    wld, _ = master.load_material(tmp_path, Material.parse("2k-1k"))
-    index = int(np.flatnonzero(wld == WIN)[5])
+    wdl, _ = master.load_material(tmp_path, Material.parse("2k-1k"))
+    index = int(np.flatnonzero(wdl == WIN)[5])
     tamper(tmp_path, "2k-1k", index, **change)
     report = verify_directory(tmp_path, materials=[Material.parse("2k-1k")])
     assert not report.ok and report.errors >= 1
@@ -63,8 +63,8 @@ def test_a_resumed_verify_skips_what_passed_with_the_same_files(tables, tmp_path
     assert verify_directory(tmp_path, materials=three, resume=True).ok
     again = verify_directory(tmp_path, materials=three, resume=True)
     assert again.ok and again.tables == 0 and sorted(again.skipped) == sorted(m.name for m in three)
-    wld, _ = master.load_material(tmp_path, Material.parse("2k-1k"))
-    tamper(tmp_path, "2k-1k", int(np.flatnonzero(wld == WIN)[5]), value=DRAW)
+    wdl, _ = master.load_material(tmp_path, Material.parse("2k-1k"))
+    tamper(tmp_path, "2k-1k", int(np.flatnonzero(wdl == WIN)[5]), value=DRAW)
     changed = verify_directory(tmp_path, materials=three, resume=True)
     assert not changed.ok and "2k-1k" not in changed.skipped
     # 1k-2k reads 2k-1k (its mirror): checked again too; 2m-1k's files did not change
@@ -144,15 +144,15 @@ def test_a_wrong_category_without_dtw_is_found(lean_tables, tmp_path):
     index = int(np.flatnonzero(layer.category == 2)[3])
     category = layer.category.copy()
     category[index] = 0  # a win stored as a draw, its value too: only the successors tell
-    wld = data.wld.copy()
-    wld[index] = DRAW
-    master.write_table(path, material, wld, None, attrs=dict(master.read_attrs(path)),
+    wdl = data.wdl.copy()
+    wdl[index] = DRAW
+    master.write_table(path, material, wdl, None, attrs=dict(master.read_attrs(path)),
                        rules={"wcdf": master.RuleLayer(category, layer.dtz, layer.attrs)})
     report = verify_directory(tmp_path, materials=[material])
     assert not report.ok
     assert any(f"2k-1k #{index}, wcdf" in m for m in report.messages)
-    wld[index] = WIN  # now the value disagrees with the category
-    master.write_table(path, material, wld, None, attrs=dict(master.read_attrs(path)),
+    wdl[index] = WIN  # now the value disagrees with the category
+    master.write_table(path, material, wdl, None, attrs=dict(master.read_attrs(path)),
                        rules={"wcdf": master.RuleLayer(category, layer.dtz, layer.attrs)})
     report = verify_directory(tmp_path, materials=[material])
     assert any("category disagrees" in m for m in report.messages)

@@ -157,7 +157,6 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     count.add_argument("--games", type=int, help="play exactly N games (openings cycled)")
     run.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                      help="games played at once, each in its own worker process (default: number of cores)")
-    run.add_argument("--concurrency", dest="jobs", type=int, help=argparse.SUPPRESS)
     limit = run.add_mutually_exclusive_group()
     limit.add_argument("--tc", type=parse_time_control,
                        help="seconds per move (0.1), clock (10+0.1) or moves per period (40/120)")
@@ -182,7 +181,6 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--seed", type=int, default=0, help="run seed (game seeds derive from it)")
     run.add_argument("--event", default="tournament", help="PDN Event tag")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    run.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)
     run.add_argument("--json", action="store_true", help="print the summary as JSON (as summary.json)")
     add_scheduler_options(run)  # --scheduler / --scheduler-file: play the games on a Dask cluster
     run.set_defaults(func=_run)

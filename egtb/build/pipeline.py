@@ -54,7 +54,7 @@ CHECKPOINT_POSITIONS = 1 << 24
 
 def load_table_cached(directory: Path, material: Material, contents: Contents
                       ) -> tuple[np.ndarray | None, np.ndarray | None, tuple]:
-    """(wld packed four a byte, dtw, rule categories) of a finished table, kept in the
+    """(wdl packed four a byte, dtw, rule categories) of a finished table, kept in the
     process's table cache: what a pair's exits read of it.
 
     The values and DTW only with ``contents.dtw`` (else None), a category array
@@ -69,7 +69,7 @@ def load_table_cached(directory: Path, material: Material, contents: Contents
         if contents.dtw and data.dtw is None:
             raise TableError(f"{master.table_path(directory, material)} stores no DTW, "
                              "which this build needs (built without --dtw)")
-        return (data.wld if contents.dtw else None, data.dtw if contents.dtw else None,
+        return (data.wdl if contents.dtw else None, data.dtw if contents.dtw else None,
                 tuple(data.rules[name].category for name in contents.names))
     return process_cache().get(_cache_key(directory, material, contents),
                                master.table_path(directory, material), read)
@@ -86,7 +86,7 @@ class FlatTables:
 
     offsets: np.ndarray
     """Where each material starts (by :func:`egtb.positions.index.code_of_material`), or -1."""
-    wld: np.ndarray
+    wdl: np.ndarray
     """Value codes (empty without DTW: the values are then the first layer's signs)."""
     dtw: np.ndarray
     """Rule-free distances (empty without DTW)."""
@@ -115,7 +115,7 @@ def load_dependencies(directory: Path, solved: list[Material],
     (read from disk).
 
     `contents`: the tables to load and solve (:class:`~egtb.build.contents.Contents`).
-    `arrays`: the (wld, dtw, rcat, rdtz) arrays to use (memory maps of a pair
+    `arrays`: the (wdl, dtw, rcat, rdtz) arrays to use (memory maps of a pair
     on disk, :func:`egtb.formats.scratch.map_arrays`) instead of new ones; with
     `fill` False the solved tables are taken as already in them (a resumed pair).
     A table bigger than the table cache holds, or any into mapped arrays, is
@@ -140,7 +140,7 @@ def load_dependencies(directory: Path, solved: list[Material],
             continue
         packed, dtw, categories = load_table_cached(directory, material, contents)
         if contents.dtw:
-            master.unpack_into(packed, tables.wld[part])
+            master.unpack_into(packed, tables.wdl[part])
             tables.dtw[part] = dtw
         for row in range(len(categories)):
             tables.rcat[row, part] = categories[row]
@@ -178,7 +178,7 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
         kernel = solve.solve_units
     limits = np.array([p.limit for p in tables.presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in tables.presets], dtype=np.bool_)
-    status = kernel(counts, configs, tables.offsets, tables.wld, tables.dtw,
+    status = kernel(counts, configs, tables.offsets, tables.wdl, tables.dtw,
                     tables.rcat, tables.rdtz, limits, man_resets, *work.arrays(), progress)
     if status != solve.OK:
         raise SolverError(f"solving {'/'.join(m.name for m in materials)} failed: "
@@ -192,11 +192,11 @@ def unit_order(materials: tuple[Material, ...]) -> np.ndarray:
     return solve.order_units(first.black_men, first.white_men, len(materials) == 1)
 
 
-def summarise(material: Material, wld: np.ndarray, dtw: np.ndarray | None) -> dict:
+def summarise(material: Material, wdl: np.ndarray, dtw: np.ndarray | None) -> dict:
     """Counts, max DTW and a FEN reaching it (when DTW is stored), as file attributes."""
     counts = np.zeros(4, dtype=np.int64)
-    for start in range(0, len(wld), master.SLICE):  # wld may be a memory map: a slice at a time
-        count_codes(np.asarray(wld[start:start + master.SLICE]), counts)
+    for start in range(0, len(wdl), master.SLICE):  # wdl may be a memory map: a slice at a time
+        count_codes(np.asarray(wdl[start:start + master.SLICE]), counts)
     summary = {"wins": int(counts[WIN]), "losses": int(counts[LOSS]), "draws": int(counts[DRAW])}
     if dtw is None:
         return summary
@@ -206,8 +206,8 @@ def summarise(material: Material, wld: np.ndarray, dtw: np.ndarray | None) -> di
 
 
 @njit(cache=True)
-def count_codes(wld, counts):
-    """Add the number of positions holding each value code (0-3) of `wld` to `counts`.
+def count_codes(wdl, counts):
+    """Add the number of positions holding each value code (0-3) of `wdl` to `counts`.
 
     One pass without a temporary (``np.bincount`` first widens every byte to
     an int64 array, which took most of a summary's time, and its pages).
@@ -218,14 +218,14 @@ def count_codes(wld, counts):
     [0, 1, 2, 1]
     """
     draws = wins = losses = 0
-    for i in range(wld.shape[0]):  # three sums the compiler vectorises
-        draws += wld[i] == DRAW
-        wins += wld[i] == WIN
-        losses += wld[i] == LOSS
+    for i in range(wdl.shape[0]):  # three sums the compiler vectorises
+        draws += wdl[i] == DRAW
+        wins += wdl[i] == WIN
+        losses += wdl[i] == LOSS
     counts[DRAW] += draws
     counts[WIN] += wins
     counts[LOSS] += losses
-    counts[UNKNOWN] += wld.shape[0] - draws - wins - losses
+    counts[UNKNOWN] += wdl.shape[0] - draws - wins - losses
 
 
 def fen_of(material: Material, index: int) -> str:
@@ -245,18 +245,18 @@ def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTab
     for material in materials:
         part = tables.slice_of(material)
         if tables.contents.dtw:
-            wld, dtw = tables.wld[part], tables.dtw[part]
+            wdl, dtw = tables.wdl[part], tables.dtw[part]
         else:  # the values are the signs of the first layer's categories
-            wld, dtw = rule_layer.values_of(tables.rcat[0, part]), None
-        summary = summarise(material, wld, dtw)
+            wdl, dtw = rule_layer.values_of(tables.rcat[0, part]), None
+        summary = summarise(material, wdl, dtw)
         layers = {p.name: rule_layer.make_layer(p, tables.rcat[row, part],
                                                 tables.rdtz[row, part])
                   for row, p in enumerate(tables.presets)}
         attrs = dict(summary, rule_presets=",".join(layers), build_seconds=round(seconds, 3))
-        master.write_table(master.table_path(directory, material), material, wld, dtw,
+        master.write_table(master.table_path(directory, material), material, wdl, dtw,
                             attrs=attrs, rules=layers)
         keep_written(directory, material, tables)
-        summaries.append(dict(summary, material=material.name, positions=len(wld),
+        summaries.append(dict(summary, material=material.name, positions=len(wdl),
                               rules={name: layer.attrs for name, layer in layers.items()}))
     return summaries
 
@@ -274,7 +274,7 @@ def keep_written(directory: Path, material: Material, tables: FlatTables) -> Non
         return
     if contents.dtw:
         dtw = tables.dtw[part]
-        values = (master.pack_wld(tables.wld[part]), dtw.astype(master.narrow_type(dtw)))
+        values = (master.pack_wdl(tables.wdl[part]), dtw.astype(master.narrow_type(dtw)))
     else:
         values = (None, None)
     value = values + (tuple(tables.rcat[row, part].copy() for row in range(len(contents.names))),)
@@ -364,7 +364,7 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], con
     """
     tables, layout, done = open_on_disk(directory, pair, dependencies, contents)
     path = scratch.scratch_dir(directory, pair.key)
-    arrays = [tables.wld, tables.dtw, tables.rcat, tables.rdtz]
+    arrays = [tables.wdl, tables.dtw, tables.rcat, tables.rdtz]
     loaded = time.perf_counter()
     configs = unit_order(pair.materials)
     step = max(1, CHECKPOINT_POSITIONS * len(configs) // max(pair.positions, 1))
@@ -424,5 +424,5 @@ def warm_up() -> None:
         for row, preset in enumerate(tables.presets):
             rule_layer.make_layer(preset, tables.rcat[row], tables.rdtz[row])
     summarise(pair.materials[0], rule_layer.values_of(tables.rcat[0]), None)
-    master.unpack_into(master.pack_wld(tables.wld), tables.wld)
+    master.unpack_into(master.pack_wdl(tables.wdl), tables.wdl)
 

@@ -130,9 +130,9 @@ def figures_from_data(path: os.PathLike | str) -> ReferenceEntry:
     """
     counts = np.zeros(4, dtype=np.int64)
     max_dtw, positions, has_dtw = 0, 0, True
-    for _, wld, dtw, _, _ in master.read_slices(path, check=False):
-        count_codes(wld, counts)
-        positions += len(wld)
+    for _, wdl, dtw, _, _ in master.read_slices(path, check=False):
+        count_codes(wdl, counts)
+        positions += len(wdl)
         has_dtw = dtw is not None
         if has_dtw and len(dtw):
             max_dtw = max(max_dtw, int(dtw.max()))

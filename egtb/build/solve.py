@@ -7,7 +7,7 @@ moves stay inside a unit, man moves go to a unit whose potential
 decreasing potential), captures and crownings leave the pair (solved earlier,
 in other materials).
 
-All tables a kernel needs live in two flat arrays (``wld``: value codes, ``dtw``:
+All tables a kernel needs live in two flat arrays (``wdl``: value codes, ``dtw``:
 plies to the end) with a per-material offset table indexed by
 :func:`egtb.positions.index.material_code`; the pair being solved is part of them and is filled in
 place.
@@ -97,18 +97,18 @@ NO_PIECES = np.int64(-2)
 
 
 @njit(cache=True, inline="always")
-def rule_free_tables(wld):
+def rule_free_tables(wdl):
     """1 when the rule-free table (values and DTW) is solved, else 0.
 
     A build without it (only rule layers, the default from 7 pieces on)
-    passes empty ``wld`` and ``dtw`` arrays: node table 0 is then the first
+    passes empty ``wdl`` and ``dtw`` arrays: node table 0 is then the first
     rule layer, and whether a position is solved is read from that layer.
     """
-    return 1 if wld.shape[0] > 0 else 0
+    return 1 if wdl.shape[0] > 0 else 0
 
 
 @njit(cache=True, inline="always")
-def successor_index(bm, bk, wm, wk, offsets, wld, rcat):
+def successor_index(bm, bk, wm, wk, offsets, wdl, rcat):
     """(flat index, status) of the position after Black's move (White to move).
 
     The successor is mirrored to Black to move first; a side left without
@@ -121,18 +121,18 @@ def successor_index(bm, bk, wm, wk, offsets, wld, rcat):
     if nbm == 0 and nbk == 0:
         return NO_PIECES, OK
     i = flat_index(nbm, nbk, nwm, nwk, offsets)
-    return i, index_status(i, wld, rcat)
+    return i, index_status(i, wdl, rcat)
 
 
 @njit(cache=True, inline="always")
-def index_status(i, wld, rcat):
+def index_status(i, wdl, rcat):
     """OK for a successor's flat index, ERR_MISSING_TABLE when its table is not loaded
     (i < 0), ERR_UNSOLVED_SUCCESSOR when its value is not known yet (in the
     rule-free table, or without it in the first rule layer)."""
     if i < 0:
         return ERR_MISSING_TABLE
-    if wld.shape[0] > 0:
-        if wld[i] == UNKNOWN:
+    if wdl.shape[0] > 0:
+        if wdl[i] == UNKNOWN:
             return ERR_UNSOLVED_SUCCESSOR
     elif rcat[0, i] == UNSOLVED_CATEGORY:
         return ERR_UNSOLVED_SUCCESSOR
@@ -146,10 +146,10 @@ def is_king_step(moves, m):
 
 
 @njit(cache=True, inline="always")
-def move_successor(moves, m, offsets, wld, rcat):
+def move_successor(moves, m, offsets, wdl, rcat):
     """:func:`successor_index` of the position after move m of a generated list."""
     return successor_index(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK],
-                           offsets, wld, rcat)
+                           offsets, wdl, rcat)
 
 
 #: Squares by bit of their row number (row = square // 4): rows 1, 3, 5, 7; rows 2, 3, 6, 7;
@@ -288,16 +288,16 @@ E_NEXT = 1
 
 
 @njit(cache=True, nogil=True)  # a Dask worker keeps heartbeating while a pair is solved
-def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_resets,
+def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, limits, man_resets,
                 bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries, progress):
     """Solve the units of a material pair, in the order of `configs`; return a status.
 
     counts: int64 (2, 4): material M and mirror(M) (equal rows when symmetric).
     configs: men-configuration indices of M (see :func:`order_units`).
     rcat: (layers, positions) flat array of the rule layers' categories, filled
-    like wld; rdtz: (layers, positions of the pair) their DTZ, for the pair
+    like wdl; rdtz: (layers, positions of the pair) their DTZ, for the pair
     only (the pair comes first in the flat arrays: a zeroing exit, the only kind
-    that leaves the pair, never reads a DTZ); wld and dtw are empty when the
+    that leaves the pair, never reads a DTZ); wdl and dtw are empty when the
     rule-free table is not solved (:func:`rule_free_tables`); limits: each
     layer's move-rule limit in plies;
     man_resets: whether a plain man move resets the layer's counter.
@@ -309,7 +309,7 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
     """
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
     layers = limits.shape[0]
-    first = rule_free_tables(wld)  # node table of the first rule layer
+    first = rule_free_tables(wdl)  # node table of the first rule layer
     _, men, base = unit_buffers()
     step_base = np.empty((2, STEP_SHIFTS, 32), dtype=np.int64)
     captures = new_capture_buffer()
@@ -321,20 +321,20 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
         for h in range(halves):
             unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
-        status = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw,
+        status = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw,
                                rcat, rdtz, limits, man_resets, captures, step_base, succ_start,
                                succ, node, progress)
         if status != OK:
             return status
         if succ_start[n] == 0:  # no move stays in the unit (men only): the exits decide
-            status = resolve_exits(n, node, size, base, wld, dtw, rcat, rdtz, limits)
+            status = resolve_exits(n, node, size, base, wdl, dtw, rcat, rdtz, limits)
         else:
             progress[P_POSITIONS] = start + n // 2
             invert_edges(n, succ_start, succ, pred_start, pred)
             progress[P_POSITIONS] = start + n // 2 + n // 8
             share = 8 * (layers + first)  # each propagation counts 3/share of a position per node
             if first:
-                status = propagate(n, pred_start, pred, node[0], entries, heads, size, base, wld,
+                status = propagate(n, pred_start, pred, node[0], entries, heads, size, base, wdl,
                                    dtw, progress, share)
             for layer in range(layers):
                 if status != OK:
@@ -344,14 +344,14 @@ def solve_units(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_rese
                                    limits[layer])
         if status != OK:
             return status
-        status = finish_unit(n, size, base, wld, rcat, progress, start)
+        status = finish_unit(n, size, base, wdl, rcat, progress, start)
         if status != OK:
             return status
     return OK
 
 
 @njit(cache=True)
-def resolve_exits(n, node, size, base, wld, dtw, rcat, rdtz, limits):
+def resolve_exits(n, node, size, base, wdl, dtw, rcat, rdtz, limits):
     """Values of a unit without in-unit moves, from its node tables alone; a status.
 
     What :func:`propagate` finds for such a unit (its queue holds only the
@@ -361,7 +361,7 @@ def resolve_exits(n, node, size, base, wld, dtw, rcat, rdtz, limits):
     and the node loses in the longest. ERR_TOO_DEEP from a distance of
     :data:`MAX_DEPTH` on, like the queue.
     """
-    first = rule_free_tables(wld)
+    first = rule_free_tables(wdl)
     for t in range(node.shape[0]):
         for h in range(n // size):
             for k in range(size):
@@ -378,7 +378,7 @@ def resolve_exits(n, node, size, base, wld, dtw, rcat, rdtz, limits):
                     return ERR_TOO_DEEP
                 g = base[h] + k
                 if t < first:
-                    wld[g] = kind
+                    wdl[g] = kind
                     dtw[g] = d
                 else:
                     sign = 1 if kind == WIN else (-1 if kind == LOSS else 0)
@@ -389,9 +389,9 @@ def resolve_exits(n, node, size, base, wld, dtw, rcat, rdtz, limits):
 
 
 @njit(cache=True)
-def finish_unit(n, size, base, wld, rcat, progress, start):
+def finish_unit(n, size, base, wdl, rcat, progress, start):
     """Check a solved unit's rule layers against its values, count it in `progress`; a status."""
-    if wld.shape[0] > 0 and not same_wdl(n, size, base, wld, rcat):
+    if wdl.shape[0] > 0 and not same_wdl(n, size, base, wdl, rcat):
         return ERR_RULE_MISMATCH
     progress[P_POSITIONS] = start + n
     progress[P_UNITS] += 1
@@ -429,11 +429,11 @@ def unit_buffers():
 
 
 @njit(cache=True)
-def same_wdl(n, size, base, wld, rcat):
+def same_wdl(n, size, base, wdl, rcat):
     """Every rule layer of the unit's nodes has the rule-free win/draw/loss as its sign."""
     for h in range(n // size):
         for g in range(base[h], base[h] + size):
-            want = 1 if wld[g] == WIN else (-1 if wld[g] == LOSS else 0)
+            want = 1 if wdl[g] == WIN else (-1 if wdl[g] == LOSS else 0)
             for layer in range(rcat.shape[0]):
                 if (rcat[layer, g] > 0) - (rcat[layer, g] < 0) != want:
                     return False
@@ -441,7 +441,7 @@ def same_wdl(n, size, base, wld, rcat):
 
 
 @njit(cache=True, _nrt=False)
-def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, rcat, rdtz,
+def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, rcat, rdtz,
                   limits, man_resets, captures, step_base, succ_start, succ, node, progress):
     """Generate every node's moves once: in-unit edges to `succ`, exits summarised in `node`.
 
@@ -479,11 +479,11 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wld, dtw, 
             node[t, i, N_EXIT_WIN] = NO_WIN
             node[t, i, N_EXIT_DRAW] = 0
             node[t, i, N_LOSS_DEPTH] = 0
-        nmoves, status = fold_captures(pm, pk, om, ok, empty, offsets, wld, dtw, rcat, rdtz,
+        nmoves, status = fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz,
                                        limits, man_resets, captures, node, i)
         if nmoves == 0 and status == OK:
             nmoves, e, status = fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty,
-                                           step_base, offsets, wld, dtw, rcat, rdtz, limits,
+                                           step_base, offsets, wdl, dtw, rcat, rdtz, limits,
                                            man_resets, succ, e, node, i)
         if status != OK:
             return status
@@ -547,7 +547,7 @@ def index_man_steps(counts, h, size, men, offsets, out):
 
 
 @njit(cache=True, inline="always")
-def fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty, man_base, offsets, wld, dtw,
+def fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty, man_base, offsets, wdl, dtw,
                rcat, rdtz, limits, man_resets, succ, e, node, i):
     """Fold the simple moves of node i (no capture) into its node tables; (moves, e, status).
 
@@ -573,9 +573,9 @@ def fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty, man_base, off
                 target = man_base[h, shift, lowest_bit64(t)] + rank_kings(
                     ok, pk, om | moved, counts[1 - h, 1], counts[1 - h, 3])
                 crowns = False
-            status = index_status(target, wld, rcat)
+            status = index_status(target, wdl, rcat)
             if status == OK:
-                status = fold_exit(node, i, target, crowns, wld, dtw, rcat, rdtz, limits,
+                status = fold_exit(node, i, target, crowns, wdl, dtw, rcat, rdtz, limits,
                                    man_resets)
             if status != OK:
                 return nmoves, e, status
@@ -604,7 +604,7 @@ def new_capture_buffer():
 
 
 @njit(cache=True, inline="always")
-def fold_captures(pm, pk, om, ok, empty, offsets, wld, dtw, rcat, rdtz, limits, man_resets,
+def fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, limits, man_resets,
                   captures, node, i):
     """Fold the captures of node i into its node tables; (number of captures, status).
 
@@ -630,16 +630,16 @@ def fold_captures(pm, pk, om, ok, empty, offsets, wld, dtw, rcat, rdtz, limits, 
             target, status = NO_PIECES, OK
         else:
             target = flat_index(nbm, nbk, npm, npk, offsets)
-            status = index_status(target, wld, rcat)
+            status = index_status(target, wdl, rcat)
         if status == OK:
-            status = fold_exit(node, i, target, True, wld, dtw, rcat, rdtz, limits, man_resets)
+            status = fold_exit(node, i, target, True, wdl, dtw, rcat, rdtz, limits, man_resets)
         if status != OK:
             return n, status
     return n, OK
 
 
 @njit(cache=True, inline="always")
-def fold_exit(node, i, target, capture_or_crowning, wld, dtw, rcat, rdtz, limits, man_resets):
+def fold_exit(node, i, target, capture_or_crowning, wdl, dtw, rcat, rdtz, limits, man_resets):
     """Fold the exit to flat index `target` (or :data:`NO_PIECES`) into node i's tables; a status.
 
     Under a rule layer a capture or a crowning zeroes the counter, and so does
@@ -650,9 +650,9 @@ def fold_exit(node, i, target, capture_or_crowning, wld, dtw, rcat, rdtz, limits
         for t in range(node.shape[0]):
             record_exit(node, t, i, LOSS, 0)
         return OK
-    first = rule_free_tables(wld)
+    first = rule_free_tables(wdl)
     if first:
-        record_exit(node, 0, i, wld[target], np.int64(dtw[target]))
+        record_exit(node, 0, i, wdl[target], np.int64(dtw[target]))
     for layer in range(limits.shape[0]):
         category = rcat[layer, target]
         if category == UNSOLVED_CATEGORY:
@@ -815,17 +815,17 @@ def tell_predecessors(i, kind, d, pred_start, pred, node, entries, heads, count,
 
 
 @njit(cache=True)
-def write_values(n, resolved, depth, size, base, wld, dtw):
+def write_values(n, resolved, depth, size, base, wdl, dtw):
     """Store the unit's values and distances; what was never resolved is a draw."""
     for h in range(n // size):
         for k in range(size):
             i = h * size + k
             g = base[h] + k
             if resolved[i] == 0:
-                wld[g] = DRAW
+                wdl[g] = DRAW
                 dtw[g] = 0
             else:
-                wld[g] = resolved[i]
+                wdl[g] = resolved[i]
                 dtw[g] = depth[i]
 
 
@@ -880,7 +880,7 @@ def run_queue(n, pred_start, pred, node, entries, heads, resolved, processed, de
 
 
 @njit(cache=True)
-def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, progress,
+def propagate(n, pred_start, pred, node, entries, heads, size, base, wdl, dtw, progress,
               share=8, limit=-1):
     """Bucket-queue retrograde over one unit; writes values and distances to the tables.
 
@@ -898,7 +898,7 @@ def propagate(n, pred_start, pred, node, entries, heads, size, base, wld, dtw, p
     if status != OK:
         return status
     if limit < 0:
-        write_values(n, resolved, depth, size, base, wld, dtw)
+        write_values(n, resolved, depth, size, base, wdl, dtw)
     else:
-        write_categories(n, resolved, depth, size, base, wld, dtw, limit)
+        write_categories(n, resolved, depth, size, base, wdl, dtw, limit)
     return OK

@@ -102,7 +102,7 @@ class CompactScratch:
 
 
 @njit(cache=True, nogil=True)
-def solve_units_compact(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, man_resets,
+def solve_units_compact(counts, configs, offsets, wdl, dtw, rcat, rdtz, limits, man_resets,
                         quiet, remaining, exit_win, loss_depth, flags, value, depth, progress):
     """Solve the units of a pair like :func:`egtb.build.solve.solve_units`; return a status.
 
@@ -112,7 +112,7 @@ def solve_units_compact(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, 
     share one move generation.
     """
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
-    tables = limits.shape[0] + rule_free_tables(wld)
+    tables = limits.shape[0] + rule_free_tables(wdl)
     per_pass = remaining.shape[0]
     passes = (tables + per_pass - 1) // per_pass
     moves, men, base = unit_buffers()
@@ -122,7 +122,7 @@ def solve_units_compact(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, 
         n = halves * size
         for first in range(0, tables, per_pass):
             last = min(tables, first + per_pass)
-            status = collect_exits(counts, halves, size, men, offsets, wld, dtw, rcat, rdtz,
+            status = collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, rdtz,
                                    limits, man_resets, first, last, moves, quiet, remaining,
                                    exit_win, loss_depth, flags, progress, start,
                                    (first // per_pass) * n // passes, n // passes)
@@ -134,8 +134,8 @@ def solve_units_compact(counts, configs, offsets, wld, dtw, rcat, rdtz, limits, 
                                          flags[t - first], value, depth)
                 if status != OK:
                     return status
-                finish_table(n, size, base, value, depth, t, wld, dtw, rcat, rdtz, limits)
-        status = finish_unit(n, size, base, wld, rcat, progress, start)
+                finish_table(n, size, base, value, depth, t, wdl, dtw, rcat, rdtz, limits)
+        status = finish_unit(n, size, base, wdl, rcat, progress, start)
         if status != OK:
             return status
     return OK
@@ -150,7 +150,7 @@ def unit_kings(i, size, counts, men):
 
 
 @njit(cache=True)  # with reference counts: generate_moves allocates a stack for captures
-def collect_exits(counts, halves, size, men, offsets, wld, dtw, rcat, rdtz, limits, man_resets,
+def collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, rdtz, limits, man_resets,
                   first, last, moves, quiet, remaining, exit_win, loss_depth, flags, progress,
                   start, done_before, share):
     """Generate every node's moves: count its king steps, fold its exits into tables first..last-1.
@@ -158,7 +158,7 @@ def collect_exits(counts, halves, size, men, offsets, wld, dtw, rcat, rdtz, limi
     Raises `progress` from ``start + done_before`` by up to `share` positions.
     """
     n = halves * size
-    rule_free = rule_free_tables(wld)
+    rule_free = rule_free_tables(wdl)
     for i in range(n):
         if i & (PROGRESS_STEP - 1) == 0:
             progress[P_POSITIONS] = start + done_before + share * i // max(n, 1)
@@ -173,14 +173,14 @@ def collect_exits(counts, halves, size, men, offsets, wld, dtw, rcat, rdtz, limi
             if is_king_step(moves, m):
                 steps += 1
                 continue
-            target, status = move_successor(moves, m, offsets, wld, rcat)
+            target, status = move_successor(moves, m, offsets, wdl, rcat)
             if status != OK:
                 return status
             for t in range(first, last):
                 if target == NO_PIECES:
                     v, d = LOSS, np.int64(0)
                 elif t < rule_free:
-                    v, d = wld[target], np.int64(dtw[target])
+                    v, d = wdl[target], np.int64(dtw[target])
                 else:
                     layer = t - rule_free
                     category = rcat[layer, target]
@@ -309,12 +309,12 @@ def tell_predecessors(i, kind, d, counts, halves, size, men, quiet, remaining, l
 
 
 @njit(cache=True)
-def finish_table(n, size, base, value, depth, t, wld, dtw, rcat, rdtz, limits):
+def finish_table(n, size, base, value, depth, t, wdl, dtw, rcat, rdtz, limits):
     """Write table t of the unit: values and DTW (t = 0, when solved) or a rule layer's
     categories and DTZ."""
-    rule_free = rule_free_tables(wld)
+    rule_free = rule_free_tables(wdl)
     if t < rule_free:
-        write_values(n, value, depth, size, base, wld, dtw)
+        write_values(n, value, depth, size, base, wdl, dtw)
     else:
         layer = t - rule_free
         write_categories(n, value, depth, size, base, rcat[layer], rdtz[layer], limits[layer])

@@ -88,26 +88,26 @@ NOT_LOADED = -1
 
 
 @njit(cache=True)
-def _lookup(bm, bk, wm, wk, offsets, wld, dtw):
+def _lookup(bm, bk, wm, wk, offsets, wdl, dtw):
     """(value, dtw) of the position after Black's move, seen by White (to move)."""
     t = _locate(bm, bk, wm, wk, offsets)
     if t == NO_PIECES:
         return LOSS, 0
     if t == NOT_LOADED:
         return UNKNOWN, 0
-    return wld[t], np.int64(dtw[t])
+    return wdl[t], np.int64(dtw[t])
 
 
 @njit(cache=True)
-def check_positions(counts, start, stop, base, offsets, wld, dtw, errors):
+def check_positions(counts, start, stop, base, offsets, wdl, dtw, errors):
     """Check positions start..stop of a material; fill errors (index, code); return the count."""
     size = unit_size(counts[0], counts[1], counts[2], counts[3])
     moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
     found = 0
     for i in range(start, stop):
         bm, bk, wm, wk = _unrank(counts, size, i)
-        code = _check_one(bm, bk, wm, wk, wld[base + i], np.int64(dtw[base + i]),
-                          offsets, wld, dtw, moves)
+        code = _check_one(bm, bk, wm, wk, wdl[base + i], np.int64(dtw[base + i]),
+                          offsets, wdl, dtw, moves)
         found = _note_error(errors, found, i, code)
     return found
 
@@ -132,7 +132,7 @@ def _note_error(errors, found, i, code):
 
 
 @njit(cache=True)
-def _check_one(bm, bk, wm, wk, value, depth, offsets, wld, dtw, moves):
+def _check_one(bm, bk, wm, wk, value, depth, offsets, wdl, dtw, moves):
     n = generate_moves(bm, bk, wm, wk, 0, moves)
     if value != WIN and value != LOSS and value != DRAW:
         return ERR_BAD_CODE
@@ -144,7 +144,7 @@ def _check_one(bm, bk, wm, wk, value, depth, offsets, wld, dtw, moves):
     non_wins = 0
     for m in range(n):
         v, d = _lookup(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK],
-                       offsets, wld, dtw)
+                       offsets, wdl, dtw)
         if v == UNKNOWN:
             return ERR_MISSING_SUCCESSOR
         if v == LOSS:
@@ -182,11 +182,11 @@ def _locate(bm, bk, wm, wk, offsets):
 
 
 @njit(cache=True)
-def check_rule_positions(counts, start, stop, base, offsets, wld, category, dtz, limit,
+def check_rule_positions(counts, start, stop, base, offsets, wdl, category, dtz, limit,
                          man_resets, errors):
     """Check a rule layer for positions start..stop of a material; return the error count.
 
-    ``wld``: the material's own rule-free codes (indexed from 0); ``category``,
+    ``wdl``: the material's own rule-free codes (indexed from 0); ``category``,
     ``dtz``: the layer over the flat arrays of every needed material.
     """
     size = unit_size(counts[0], counts[1], counts[2], counts[3])
@@ -194,7 +194,7 @@ def check_rule_positions(counts, start, stop, base, offsets, wld, category, dtz,
     found = 0
     for i in range(start, stop):
         bm, bk, wm, wk = _unrank(counts, size, i)
-        code = _check_rule_one(bm, bk, wm, wk, wld[i], category[base + i],
+        code = _check_rule_one(bm, bk, wm, wk, wdl[i], category[base + i],
                                np.int64(dtz[base + i]), offsets, category, dtz, limit,
                                man_resets, moves)
         found = _note_error(errors, found, i, code)
@@ -268,7 +268,7 @@ def needed_materials(material: Material) -> list[Material]:
 def _flat_arrays(directory: Path, material: Material, cache: TableCache, *,
                  preset: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(offsets by material code, values, distances) of `material` and every material its
-    moves reach, concatenated, the material and its mirror first: the rule-free wld/dtw, or
+    moves reach, concatenated, the material and its mirror first: the rule-free wdl/dtw, or
     with `preset` that rule layer's category/dtz.
 
     A rule layer's distances cover only the material and its mirror: a move to
@@ -315,13 +315,13 @@ def _widened(distances: np.ndarray | None, dtype: np.dtype, count: int, *, wide:
 
 def _load_arrays(directory: Path, material: Material, preset: str | None,
                  distances: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    """(wld, dtw), or with `preset` (category, dtz) of that rule layer (dtz None unless
+    """(wdl, dtw), or with `preset` (category, dtz) of that rule layer (dtz None unless
     `distances`); FileNotFoundError when missing, TableError when the file stores no DTW."""
     if preset is None:
-        wld, dtw = master.load_material(directory, material)
+        wdl, dtw = master.load_material(directory, material)
         if dtw is None:
             raise master.TableError(f"{master.table_path(directory, material)} stores no DTW")
-        return wld, dtw
+        return wdl, dtw
     layer = master.open_material(directory, material, rules=(preset,)).rules[preset]
     return layer.category, layer.dtz if distances else None
 
@@ -339,40 +339,40 @@ def verify_material(directory: Path, material: Material, *, chunk: int = 1 << 20
     path = master.table_path(directory, material)
     presets = master.rule_presets_in(path)
     if master.has_dtw(path):
-        offsets, wld, dtw = _flat_arrays(directory, material, cache)
+        offsets, wdl, dtw = _flat_arrays(directory, material, cache)
         counts, base = _counts_of(material), offsets[code_of_material(material)]
         bad, messages = _check_in_chunks(
             material, chunk,
-            lambda lo, hi, errors: check_positions(counts, lo, hi, base, offsets, wld, dtw, errors),
-            lambda errors: _describe(material, errors, wld, dtw, base))
-        own_wld = wld[base:base + count_positions(material)]
+            lambda lo, hi, errors: check_positions(counts, lo, hi, base, offsets, wdl, dtw, errors),
+            lambda errors: _describe(material, errors, wdl, dtw, base))
+        own_wdl = wdl[base:base + count_positions(material)]
     else:
-        own_wld, _ = master.load_material(directory, material)
-        bad, messages = _check_signs(material, own_wld, presets, directory)
+        own_wdl, _ = master.load_material(directory, material)
+        bad, messages = _check_signs(material, own_wdl, presets, directory)
     for preset in presets:
-        layer_bad, layer_messages = verify_rule_layer(directory, material, preset, own_wld,
+        layer_bad, layer_messages = verify_rule_layer(directory, material, preset, own_wdl,
                                                       chunk=chunk, cache=cache)
         bad += layer_bad
         messages += layer_messages
     return bad, messages[:MAX_REPORTED]
 
 
-def _check_signs(material: Material, wld: np.ndarray, presets: list[str],
+def _check_signs(material: Material, wdl: np.ndarray, presets: list[str],
                  directory: Path) -> tuple[int, list[str]]:
     """Values of a file without DTW against its first layer's categories (their signs)."""
     if not presets:
         return 1, [f"{master.table_path(directory, material)} stores neither DTW nor a rule layer"]
     from egtb.build.rule_layer import values_of
     category = master.open_material(directory, material, rules=presets[:1]).rules[presets[0]].category
-    wrong = np.flatnonzero(values_of(category) != wld)
+    wrong = np.flatnonzero(values_of(category) != wdl)
     return len(wrong), [f"{_fen_of(material, int(i))} ({material.name} #{i}): stored "
-                        f"{_code_name(int(wld[i]))}, {presets[0]} category {int(category[i])}: "
+                        f"{_code_name(int(wdl[i]))}, {presets[0]} category {int(category[i])}: "
                         f"{ERROR_NAMES[ERR_RULE_SIGN]}" for i in wrong[:MAX_REPORTED]]
 
 
-def verify_rule_layer(directory: Path, material: Material, preset: str, wld: np.ndarray, *,
+def verify_rule_layer(directory: Path, material: Material, preset: str, wdl: np.ndarray, *,
                       chunk: int = 1 << 20, cache: TableCache | None = None) -> tuple[int, list[str]]:
-    """Check one rule layer of a table against its successors' layers and `wld` (the
+    """Check one rule layer of a table against its successors' layers and `wdl` (the
     material's verified rule-free values); return (bad positions, first messages)."""
     from egtb.build.rule_layer import PRESETS
     cache = process_cache() if cache is None else cache
@@ -387,7 +387,7 @@ def verify_rule_layer(directory: Path, material: Material, preset: str, wld: np.
 
     bad, messages = _check_in_chunks(
         material, chunk,
-        lambda lo, hi, errors: check_rule_positions(counts, lo, hi, base, offsets, wld, category, dtz,
+        lambda lo, hi, errors: check_rule_positions(counts, lo, hi, base, offsets, wdl, category, dtz,
                                                     rule.limit, rule.man_move_resets, errors),
         describe)
     return bad, messages[:MAX_REPORTED]
@@ -424,14 +424,14 @@ def _code_name(code: int) -> str:
         return f"code {code}"
 
 
-def _describe(material: Material, errors: np.ndarray, wld: np.ndarray, dtw: np.ndarray,
+def _describe(material: Material, errors: np.ndarray, wdl: np.ndarray, dtw: np.ndarray,
               base: int) -> list[str]:
     from egtb.positions.index import global_unrank
     out = []
     for index, code in errors:
         bm, bk, wm, wk = global_unrank(material, int(index))
         fen = format_fen(Placement(bm, bk, wm, wk, 0))
-        stored = f"{_code_name(int(wld[base + index]))} {int(dtw[base + index])}"
+        stored = f"{_code_name(int(wdl[base + index]))} {int(dtw[base + index])}"
         out.append(f"{fen} ({material.name} #{index}, stored {stored}): {ERROR_NAMES[code]}")
     return out
 

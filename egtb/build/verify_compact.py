@@ -17,7 +17,7 @@ from numba import njit
 from egtb.build.verify_report import VerifyReport
 from egtb.errors import MissingTableError, TableError
 from egtb.formats import master
-from egtb.formats.compact import (RULE_KINDS, SUFFIX, WLD, CompactTable, compact_path,
+from egtb.formats.compact import (RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path,
                                   material_counts, open_compact)
 from egtb.formats.values import WDL_LOSS, WDL_OF_CODE
 from egtb.positions.index import global_unrank, material_of_code, unit_size, unrank_men, unrank_unit
@@ -120,7 +120,7 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     for material in materials:
         for rule in (None, *(r for r, kind in RULE_KINDS.items()
                              if compact_path(directory, material, kind=kind).exists())):
-            kind = RULE_KINDS[rule] if rule else WLD
+            kind = RULE_KINDS[rule] if rule else WDL
             if rule is None:
                 report.tables += 1
             else:
@@ -180,8 +180,8 @@ def _reference(masters: Path, material: Material, rule: str | None) -> np.ndarra
     if not path.exists():
         return None
     if rule is None:
-        wld, _ = master.load_material(masters, material)
-        return WDL_OF_CODE[wld]
+        wdl, _ = master.load_material(masters, material)
+        return WDL_OF_CODE[wdl]
     if rule not in master.rule_presets_in(path):
         return None
     return master.open_table(path, rules=(rule,)).rules[rule].category

@@ -97,7 +97,7 @@ class TableData:
 
     material: Material
     """Material of the table (Black to move)."""
-    wld: np.ndarray
+    wdl: np.ndarray
     """Value code per position (uint8, unpacked; as stored, four a byte, when read ``packed``)."""
     dtw: np.ndarray | None
     """Plies to the end per position (uint8 or uint16); None when the file stores none."""
@@ -133,36 +133,36 @@ def table_path(directory: os.PathLike | str, material: Material) -> Path:
     return Path(directory) / f"{material.name}{SUFFIX}"
 
 
-def pack_wld(wld: np.ndarray) -> np.ndarray:
+def pack_wdl(wdl: np.ndarray) -> np.ndarray:
     """Pack value codes (0-3) four per byte.
 
-    >>> pack_wld(np.array([1, 2, 3, 1, 2], dtype=np.uint8)).tolist()
+    >>> pack_wdl(np.array([1, 2, 3, 1, 2], dtype=np.uint8)).tolist()
     [121, 2]
     """
-    out = np.empty(-(-len(wld) // PER_BYTE), dtype=np.uint8)
-    _pack_into(np.asarray(wld), out)
+    out = np.empty(-(-len(wdl) // PER_BYTE), dtype=np.uint8)
+    _pack_into(np.asarray(wdl), out)
     return out
 
 
 @njit(cache=True)
-def _pack_into(wld, out):
-    """:func:`pack_wld` in one pass (the last byte padded with zeros)."""
-    count = wld.shape[0]
+def _pack_into(wdl, out):
+    """:func:`pack_wdl` in one pass (the last byte padded with zeros)."""
+    count = wdl.shape[0]
     whole = count // PER_BYTE
     for j in range(whole):
         i = PER_BYTE * j
-        out[j] = wld[i] | (wld[i + 1] << 2) | (wld[i + 2] << 4) | (wld[i + 3] << 6)
+        out[j] = wdl[i] | (wdl[i + 1] << 2) | (wdl[i + 2] << 4) | (wdl[i + 3] << 6)
     if whole < out.shape[0]:
         byte = 0
         for i in range(PER_BYTE * whole, count):
-            byte |= wld[i] << (2 * (i % PER_BYTE))
+            byte |= wdl[i] << (2 * (i % PER_BYTE))
         out[whole] = byte
 
 
-def unpack_wld(packed: np.ndarray, count: int) -> np.ndarray:
-    """Inverse of :func:`pack_wld`.
+def unpack_wdl(packed: np.ndarray, count: int) -> np.ndarray:
+    """Inverse of :func:`pack_wdl`.
 
-    >>> unpack_wld(np.array([121, 2], dtype=np.uint8), 5).tolist()
+    >>> unpack_wdl(np.array([121, 2], dtype=np.uint8), 5).tolist()
     [1, 2, 3, 1, 2]
     """
     out = np.empty(count, dtype=np.uint8)
@@ -172,7 +172,7 @@ def unpack_wld(packed: np.ndarray, count: int) -> np.ndarray:
 
 @njit(cache=True)
 def unpack_into(packed, out):
-    """Unpack the first ``len(out)`` values packed four per byte (:func:`pack_wld`) into `out`.
+    """Unpack the first ``len(out)`` values packed four per byte (:func:`pack_wdl`) into `out`.
 
     One pass straight into the destination (the builder's flat arrays), no
     temporary.
@@ -208,7 +208,7 @@ def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
     return zlib.crc32(np.ascontiguousarray(dtz).view(np.uint8), crc)
 
 
-def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
+def write_table(path: os.PathLike | str, material: Material, wdl: np.ndarray,
                 dtw: np.ndarray | None, *, attrs: dict | None = None,
                 rules: dict[str, RuleLayer] | None = None) -> Path:
     """Write a table atomically (temporary name, then rename); return its path.
@@ -222,9 +222,9 @@ def write_table(path: os.PathLike | str, material: Material, wld: np.ndarray,
     """
     path = Path(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    count = len(wld)
+    count = len(wdl)
     with h5py.File(tmp, "w") as f:
-        crc = _write_dataset(f, "wld", wld, np.uint8, packed=True)
+        crc = _write_dataset(f, "wld", wdl, np.uint8, packed=True)
         if dtw is not None:
             crc = _write_dataset(f, "dtw", dtw, narrow_type(dtw), crc=crc)
         f.attrs.update(attrs or {})
@@ -282,7 +282,7 @@ def _write_dataset(f: h5py.Group, name: str, data: np.ndarray, dtype, *, packed:
     direct = DIRECT_CHUNKS and stored > CHUNK
     for start in range(0, len(data), SLICE):
         part = np.asarray(data[start:start + SLICE])
-        out = pack_wld(part) if packed else part.astype(dtype, copy=False)
+        out = pack_wdl(part) if packed else part.astype(dtype, copy=False)
         at = start // PER_BYTE if packed else start
         if direct:
             _write_chunks(dataset, out, at)
@@ -361,7 +361,7 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
 
     ``rules``: True reads every rule layer, False none, a tuple of preset names
     just those (a name the file lacks raises :class:`TableError`). With
-    ``packed`` the ``wld`` array is left as stored, four values per byte
+    ``packed`` the ``wdl`` array is left as stored, four values per byte
     (:func:`unpack_into` unpacks it where it is needed). Raises
     :class:`TableError` naming the file when it is missing, truncated, foreign or
     corrupted.
@@ -390,7 +390,7 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
                 layer.attrs["checksum_crc32"]):
             raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
     material = Material.parse(str(attrs["material"]))
-    return TableData(material, stored if packed else unpack_wld(stored, count), dtw, attrs, layers)
+    return TableData(material, stored if packed else unpack_wdl(stored, count), dtw, attrs, layers)
 
 
 def read_categories(path: os.PathLike | str, preset: str) -> np.ndarray:
@@ -444,9 +444,9 @@ def _read_layers(path: Path, f: h5py.File, rules: bool | tuple[str, ...]) -> dic
 
 def read_slices(path: os.PathLike | str, *, rules: tuple[str, ...] = (), step: int = SLICE,
                 check: bool = True):
-    """Yield (start, wld, dtw, categories, dtz) per slice of `step` positions of a table file.
+    """Yield (start, wdl, dtw, categories, dtz) per slice of `step` positions of a table file.
 
-    For reading tables too big to hold whole (:mod:`egtb.formats.scratch`): ``wld``
+    For reading tables too big to hold whole (:mod:`egtb.formats.scratch`): ``wdl``
     unpacked (``dtw`` None when the file stores none), ``categories`` and ``dtz``
     with one row per preset of `rules`. With
     `check`, the checksums are checked after the last slice (a second pass; a
@@ -464,13 +464,13 @@ def read_slices(path: os.PathLike | str, *, rules: tuple[str, ...] = (), step: i
             stored_dtw = f["dtw"] if _has_dtw(f, attrs) else None
             for start in range(0, count, step):
                 stop = min(count, start + step)
-                wld = unpack_wld(f["wld"][start // PER_BYTE:-(-stop // PER_BYTE)], stop - start)
+                wdl = unpack_wdl(f["wld"][start // PER_BYTE:-(-stop // PER_BYTE)], stop - start)
                 cats = np.zeros((len(rules), stop - start), dtype=np.int8)
                 dtz = np.zeros((len(rules), stop - start), dtype=np.uint16)
                 for row, group in enumerate(groups):
                     cats[row] = group["category"][start:stop]
                     dtz[row] = group["dtz"][start:stop]
-                yield start, wld, None if stored_dtw is None else stored_dtw[start:stop], cats, dtz
+                yield start, wdl, None if stored_dtw is None else stored_dtw[start:stop], cats, dtz
             if check:
                 _check_datasets(path, f, attrs, rules)
     except TableError:
@@ -661,9 +661,9 @@ def open_material(directory: os.PathLike | str, material: Material, *,
 
 def load_material(directory: os.PathLike | str, material: Material
                   ) -> tuple[np.ndarray, np.ndarray | None]:
-    """(wld unpacked uint8, dtw or None) of a material's table in a directory (see :func:`open_material`)."""
+    """(wdl unpacked uint8, dtw or None) of a material's table in a directory (see :func:`open_material`)."""
     data = open_material(directory, material, rules=False)
-    return data.wld, data.dtw
+    return data.wdl, data.dtw
 
 
 def stored_materials(directory: os.PathLike | str, *, suffix: str = SUFFIX) -> list[Material]:
@@ -731,7 +731,7 @@ def read_block(f: h5py.File, name: str, block: int, count: int) -> np.ndarray:
     stop = min(start + BLOCK_POSITIONS, count)
     if name == "wld":
         lo, hi = start // PER_BYTE, -(-stop // PER_BYTE)
-        return unpack_wld(_read_items(f["wld"], lo, hi), stop - start)
+        return unpack_wdl(_read_items(f["wld"], lo, hi), stop - start)
     return _read_items(f[name], start, stop)
 
 

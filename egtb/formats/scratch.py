@@ -50,7 +50,7 @@ def scratch_dir(directory: os.PathLike | str, key: str) -> Path:
 
 
 def array_shapes(total: int, own: int, *, dtw: bool, layers: int) -> list[tuple]:
-    """Shapes of the flat arrays (wld, dtw, rcat, rdtz) for `total` positions, `own` of the pair.
+    """Shapes of the flat arrays (wdl, dtw, rcat, rdtz) for `total` positions, `own` of the pair.
 
     >>> array_shapes(10, 4, dtw=False, layers=1)
     [(0,), (0,), (1, 10), (1, 4)]
@@ -72,7 +72,7 @@ def scratch_bytes(total: int, own: int, *, dtw: bool, layers: int) -> int:
 
 
 def new_arrays(total: int, own: int, *, contents) -> list[np.ndarray]:
-    """The flat arrays (wld, dtw, rcat, rdtz) in memory, laid out as :func:`map_arrays` maps them
+    """The flat arrays (wdl, dtw, rcat, rdtz) in memory, laid out as :func:`map_arrays` maps them
     (rcat unsolved).
 
     >>> from egtb.build.contents import contents_for
@@ -85,11 +85,11 @@ def new_arrays(total: int, own: int, *, contents) -> list[np.ndarray]:
 
 
 def map_arrays(path: Path, total: int, own: int, *, contents, create: bool) -> list[np.ndarray]:
-    """The flat arrays (wld, dtw, rcat, rdtz) mapped on files in `path`: `total` positions,
+    """The flat arrays (wdl, dtw, rcat, rdtz) mapped on files in `path`: `total` positions,
     `own` of them the pair's, holding what `contents` (:class:`egtb.build.contents.Contents`)
     says is solved.
 
-    With `create` the files are made anew (wld zero, rcat unsolved, so that
+    With `create` the files are made anew (wdl zero, rcat unsolved, so that
     nothing solved is assumed); else the existing ones are opened for update.
     Returned as plain arrays over the maps (numba takes them as they are); an
     array of no elements is a plain empty array.
@@ -123,16 +123,16 @@ def copy_table(directory: Path, material: Material, start: int, arrays: list[np.
     The checksums are not checked again: the build checked every file when it
     started (:func:`egtb.build.plan.find_complete`).
     """
-    wld, dtw, rcat, _ = arrays  # a dependency's DTZ is never read (its exits zero the counter)
+    wdl, dtw, rcat, _ = arrays  # a dependency's DTZ is never read (its exits zero the counter)
     path = master.table_path(directory, material)
     if not path.exists():
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
     for at, values, distances, cats, _ in master.read_slices(path, rules=presets, check=False):
         stop = start + at + len(values)
-        if len(wld):
+        if len(wdl):
             if distances is None:
                 raise master.TableError(f"{path} stores no DTW, which this build needs")
-            wld[start + at:stop] = values
+            wdl[start + at:stop] = values
             dtw[start + at:stop] = distances
         rcat[:, start + at:stop] = cats
 

@@ -8,12 +8,12 @@ search of single probes being :meth:`egtb.probe.tablebase.Tablebase`'s. A
 :class:`CompactBatches` holds a prober's pools; :func:`probe_batch` runs a batch.
 
 A batch over tables of more pages than the pool holds (7 pieces: about 530,000
-pages of WLD values) is probed in the order of its pages, so that each page is
+pages of WDL values) is probed in the order of its pages, so that each page is
 filled once per batch rather than once per position, and its capture searches
 become one batch of their successors (probed the same way) instead of a search
 per position, whose successors would each miss the pool.
 
->>> packing(WLD)[:3], packing(WCDF)[:3]
+>>> packing(WDL)[:3], packing(WCDF)[:3]
 ((5, 3, 121), (3, 5, 31))
 """
 
@@ -26,7 +26,7 @@ from numba import carray, njit
 
 from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats.compact.codec import crc32, decode_block
-from egtb.formats.compact.layout import BLOCK_BYTES, RULE_KINDS, WCDF, WLD, FileKind
+from egtb.formats.compact.layout import BLOCK_BYTES, RULE_KINDS, WCDF, WDL, FileKind
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint32_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
 from egtb.positions.material import count_positions
@@ -106,7 +106,7 @@ def packing(kind: FileKind) -> tuple[int, int, int, int]:
     file's five codes three to a byte (5**3 = 125), as base-3 or base-5
     digits (code - 1); repeat is the byte whose every digit is 1.
 
-    >>> packing(WLD)[:3], packing(WCDF)[:3]
+    >>> packing(WDL)[:3], packing(WCDF)[:3]
     ((5, 3, 121), (3, 5, 31))
     """
     per_byte = 1
@@ -119,7 +119,7 @@ def packing(kind: FileKind) -> tuple[int, int, int, int]:
 def page_values(kind: FileKind) -> np.ndarray:
     """The value (WDL or category) of each place of each packed byte: entry byte * LUT_PLACES + place.
 
-    >>> lut = page_values(WLD)
+    >>> lut = page_values(WDL)
     >>> [int(lut[(0 + 1 * 3 + 2 * 9) * LUT_PLACES + place]) for place in range(3)]   # draw, win, loss
     [0, 1, -1]
     """
@@ -134,7 +134,7 @@ def page_values(kind: FileKind) -> np.ndarray:
 def page_bytes(kind: FileKind) -> int:
     """Bytes of one page of the pool (PAGE_POSITIONS packed values, aligned).
 
-    >>> page_bytes(WLD), page_bytes(WCDF)
+    >>> page_bytes(WDL), page_bytes(WCDF)
     (13120, 21888)
     """
     return -(-(-(-PAGE_POSITIONS // packing(kind)[0])) // PAGE_ALIGN) * PAGE_ALIGN
@@ -578,7 +578,7 @@ class CompactBatches:
         """The pool of WDL probes (rule None) or of a preset's categories."""
         found = self._pools.get(rule)
         if found is None:
-            kind = WLD if rule is None else RULE_KINDS[rule]
+            kind = WDL if rule is None else RULE_KINDS[rule]
             found = self._pools[rule] = BatchPool(kind, self.pool_bytes)
         return found
 

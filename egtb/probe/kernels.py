@@ -66,10 +66,10 @@ def block_address(maps_at, index):
 
 
 @njit(cache=True)
-def gather(codes, indices, first, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, out_wld, out_dtw):
+def gather(codes, indices, first, sizes, wdl_at, dtw_at, dtw_wide, wdl_of_code, out_wdl, out_dtw):
     """Values of located positions (codes, indices) from ``first`` on; return (stop, bad).
 
-    For a material code c, ``sizes[c]`` is its table's length, ``wld_at[c]``
+    For a material code c, ``sizes[c]`` is its table's length, ``wdl_at[c]``
     the address of its block map of value codes (uint8 blocks) and
     ``dtw_at[c]`` that of its DTW (uint16 when ``dtw_wide[c]``, else uint8;
     address 0: the file holds no DTW, NO_DTW is written, for draws too); the caller keeps the
@@ -84,16 +84,16 @@ def gather(codes, indices, first, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, 
         index = _table_index(codes, indices, sizes, i)
         if index < 0:
             if index == PAST_END:
-                out_wld[i] = INVALID_WDL
+                out_wdl[i] = INVALID_WDL
                 bad += 1
             continue
         code = codes[i]
-        values = block_address(wld_at[code], index)
+        values = block_address(wdl_at[code], index)
         if values == 0:
             return i, bad
         place = index & BLOCK_MASK
         value = wdl_of_code[uint8_ptr(values)[place]]
-        out_wld[i] = value
+        out_wdl[i] = value
         if dtw_at[code] == 0:
             out_dtw[i] = NO_DTW
         elif value == WDL_DRAW:
@@ -106,16 +106,16 @@ def gather(codes, indices, first, sizes, wld_at, dtw_at, dtw_wide, wdl_of_code, 
 
 
 @njit(cache=True)
-def fill_terminal(bm, bk, wm, wk, turn, codes, out_wld, out_dtw):
+def fill_terminal(bm, bk, wm, wk, turn, codes, out_wdl, out_dtw):
     """Values of the positions that need no table (one side without pieces)."""
     for i in range(codes.shape[0]):
         if codes[i] == CODE_NO_PIECES:
-            out_wld[i], out_dtw[i] = WDL_LOSS, 0
+            out_wdl[i], out_dtw[i] = WDL_LOSS, 0
         elif codes[i] == CODE_NO_OPPONENT:
             if has_moves(bm[i], bk[i], wm[i], wk[i], turn[i]):
-                out_wld[i], out_dtw[i] = WDL_WIN, 1
+                out_wdl[i], out_dtw[i] = WDL_WIN, 1
             else:
-                out_wld[i], out_dtw[i] = WDL_LOSS, 0
+                out_wdl[i], out_dtw[i] = WDL_LOSS, 0
 
 
 # ------------------------------------------------------------------ rule kernels

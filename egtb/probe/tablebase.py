@@ -38,7 +38,6 @@ ProbeResult(value='win', dtw=..., outcome=<Wdl.DRAW: 0>, category=..., dtz=..., 
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -122,12 +121,6 @@ class ProbeResult:
     def wdl(self) -> Wdl:
         """Wdl.WIN (+1), Wdl.DRAW (0) or Wdl.LOSS (-1)."""
         return Wdl.parse(self.value)
-
-    @property
-    def wld(self) -> Wdl:
-        """Deprecated spelling of :attr:`wdl` (kept for one release)."""
-        warnings.warn("ProbeResult.wld is deprecated; use wdl", DeprecationWarning, stacklevel=2)
-        return self.wdl
 
 
 @dataclass(frozen=True)
@@ -349,11 +342,6 @@ class Tablebase:
         """
         return _WDL_OF_VALUE[self._probe_key(_key_of(board), distance=False)[0]]
 
-    def probe_wld(self, board: PositionLike) -> int:
-        """Deprecated spelling of :meth:`probe_wdl` (kept for one release)."""
-        warnings.warn("probe_wld is deprecated; use probe_wdl", DeprecationWarning, stacklevel=2)
-        return self.probe_wdl(board)
-
     def probe_dtw(self, board: PositionLike) -> int:
         """Plies to the end under perfect play (0 for a draw or a finished game).
 
@@ -454,11 +442,6 @@ class Tablebase:
             return self.probe_wdl(board)
         except MissingTableError:
             return default
-
-    def get_wld(self, board: PositionLike, default: int | None = None) -> Wdl | int | None:
-        """Deprecated spelling of :meth:`get_wdl` (kept for one release)."""
-        warnings.warn("get_wld is deprecated; use get_wdl", DeprecationWarning, stacklevel=2)
-        return self.get_wdl(board, default)
 
     def get_dtw(self, board: PositionLike, default: int | None = None) -> int | None:
         """Like :meth:`probe_dtw`, but ``default`` when the table is missing."""
@@ -637,10 +620,10 @@ class Tablebase:
         """Rule-free value of one move for the mover."""
         board.push(move)
         try:
-            wld, dtw = self._probe_key(board.key())
+            wdl, dtw = self._probe_key(board.key())
         finally:
             board.pop()
-        return MoveValue(move, _WDL_NAME_OF[2 - wld], _move_distance(dtw, draw=wld == 0))
+        return MoveValue(move, _WDL_NAME_OF[2 - wdl], _move_distance(dtw, draw=wdl == 0))
 
     def _move_value_under_rule(self, board: Board, move: Move) -> MoveValue:
         """Value of one move for the mover, without and under the board's rule and counter."""
@@ -649,13 +632,13 @@ class Tablebase:
         board.push(move)
         try:
             key, after = board.key(), board.quiet_plies
-            wld, dtw = self._probe_key(key)
+            wdl, dtw = self._probe_key(key)
             outcome, category, dtz = self._probe_rule_key(key, rule, min(after, limit), unknown_ok=True)
         finally:
             board.pop()
         if at_limit:
             outcome = WDL_DRAW
-        return MoveValue(move, _WDL_NAME_OF[2 - wld], _move_distance(dtw, draw=wld == 0),
+        return MoveValue(move, _WDL_NAME_OF[2 - wdl], _move_distance(dtw, draw=wdl == 0),
                          None if outcome is None else _WDL_OF[2 - outcome], _CATEGORY_OF[2 - category],
                          _move_dtz(dtz, category=category, zeroing=after == 0), after)
 
@@ -671,16 +654,16 @@ class Tablebase:
         -2 would mark an unsolved entry, which a finished table never holds.
 
         >>> tb = Tablebase("/nonexistent")
-        >>> wld, dtw = tb.probe_batch(np.array([1]), np.array([0]), np.array([0]),
+        >>> wdl, dtw = tb.probe_batch(np.array([1]), np.array([0]), np.array([0]),
         ...                           np.array([0]), 1)   # White has no pieces
-        >>> wld.tolist(), dtw.tolist()
+        >>> wdl.tolist(), dtw.tolist()
         ([-1], [0])
         """
         arrays = _batch_arrays(bm, bk, wm, wk, turn)
         n = len(arrays[0])
         codes, indices, tables = self._locate_batch(arrays)
         if not all(t.stores_captures for t in tables):  # the compact kernel's capture search
-            out_wld, out_dtw = probe_compact_batch(arrays, self._table, batches=self._batches,
+            out_wdl, out_dtw = probe_compact_batch(arrays, self._table, batches=self._batches,
                                                    located=(codes, indices))
             beside = [t.full for t in tables if not t.stores_captures and t.holds_distances]
             if beside:  # the DTW of master files beside compact ones
@@ -688,19 +671,19 @@ class Tablebase:
                 _fill_distances(codes, indices, np.ones(n, dtype=np.bool_), beside,
                                 lambda c, i, first, out: gather(c, i, first, *maps, WDL_OF_CODE, scratch, out),
                                 out=out_dtw)
-            return out_wld, out_dtw
-        out_wld = np.zeros(n, dtype=np.int8)
+            return out_wdl, out_dtw
+        out_wdl = np.zeros(n, dtype=np.int8)
         out_dtw = np.zeros(n, dtype=np.uint16)
         maps = _kernel_tables(tables)
         order = self._block_order(codes, indices, tables)
-        (c, i), (wld, dtw) = _in_order(order, (codes, indices), (out_wld, out_dtw))
-        _run_to_end(lambda first: gather(c, i, first, *maps, WDL_OF_CODE, wld, dtw),
+        (c, i), (wdl, dtw) = _in_order(order, (codes, indices), (out_wdl, out_dtw))
+        _run_to_end(lambda first: gather(c, i, first, *maps, WDL_OF_CODE, wdl, dtw),
                     n, lambda stop: _table_of(tables, c[stop]).load_block(int(i[stop]) >> BLOCK_SHIFT),
                     f"an index fell outside its table in {self.directory}")
         if order is not None:
-            out_wld[order], out_dtw[order] = wld, dtw
-        fill_terminal(*arrays, codes, out_wld, out_dtw)
-        return out_wld, out_dtw
+            out_wdl[order], out_dtw[order] = wdl, dtw
+        fill_terminal(*arrays, codes, out_wdl, out_dtw)
+        return out_wdl, out_dtw
 
     def _block_order(self, codes: np.ndarray, indices: np.ndarray, tables: list[Table]) -> np.ndarray | None:
         """The order of a batch's positions by table and block when the blocks of its master
@@ -854,21 +837,21 @@ def _layer_rows(layers: list[Table]) -> np.ndarray:
 
 
 def _kernel_tables(tables: list[Table]) -> tuple[np.ndarray, ...]:
-    """(sizes, wld_at, dtw_at, dtw_wide) by material code for :func:`gather`: the addresses of
+    """(sizes, wdl_at, dtw_at, dtw_wide) by material code for :func:`gather`: the addresses of
     the tables' block maps (dtw_at 0: no DTW)."""
     sizes = np.zeros(NUM_CODES, dtype=np.int64)
-    wld_at = np.zeros(NUM_CODES, dtype=np.int64)
+    wdl_at = np.zeros(NUM_CODES, dtype=np.int64)
     dtw_at = np.zeros(NUM_CODES, dtype=np.int64)
     dtw_wide = np.zeros(NUM_CODES, dtype=np.bool_)
     for table in tables:
         code = code_of_material(table.material)
         blocks = table.kernel_arrays()
         sizes[code] = len(table)
-        wld_at[code] = blocks.values_at.ctypes.data
+        wdl_at[code] = blocks.values_at.ctypes.data
         if blocks.holds_distances:
             dtw_at[code] = blocks.distances_at.ctypes.data
             dtw_wide[code] = blocks.wide
-    return sizes, wld_at, dtw_at, dtw_wide
+    return sizes, wdl_at, dtw_at, dtw_wide
 
 
 def _table_of(tables: list[Table], code: int) -> Table:
@@ -921,7 +904,7 @@ def _key_of(board: PositionLike) -> tuple[int, int, int, int, int]:
 
 
 def _terminal_value(code: int, key: tuple[int, int, int, int, int]) -> tuple[int, int]:
-    """(wld, dtw) of a position that needs no table."""
+    """(wdl, dtw) of a position that needs no table."""
     if code == CODE_NO_PIECES:
         return WDL_LOSS, 0
     if code == CODE_NO_OPPONENT:

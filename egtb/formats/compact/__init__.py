@@ -11,7 +11,7 @@ the builder's (:mod:`egtb.build.verify_compact`).
 '1k-1k.wld'
 """
 
-from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, KINDS, RULE_KINDS, SUFFIX, WCDF, WLD,
+from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, KINDS, RULE_KINDS, SUFFIX, WCDF, WDL,
                                          FileKind, category_codes, compact_path, material_counts)
 from egtb.formats.compact.reader import CompactTable, DecodedBlock, open_compact
 from egtb.formats.compact.writer import (CompactReport, compact_directory, compact_material, encode_values,
@@ -19,6 +19,6 @@ from egtb.formats.compact.writer import (CompactReport, compact_directory, compa
 
 __all__ = [
     "BLOCK_BYTES", "CompactReport", "CompactTable", "DecodedBlock", "FORMAT_VERSION", "FileKind", "KINDS",
-    "RULE_KINDS", "SUFFIX", "WCDF", "WLD", "category_codes", "compact_directory", "compact_material",
+    "RULE_KINDS", "SUFFIX", "WCDF", "WDL", "category_codes", "compact_directory", "compact_material",
     "compact_path", "encode_values", "material_counts", "open_compact", "stale_materials", "write_compact",
 ]

@@ -9,7 +9,7 @@ not stored (the prober recovers it by a capture search). docs/table-format.md
 ("Compact WLD files") gives the layout byte by byte; :mod:`.codec` the coding
 of a block, :mod:`.writer` and :mod:`.reader` the files.
 
->>> WLD.suffix, WCDF.suffix, WCDF.rule, WLD.top, WCDF.top
+>>> WDL.suffix, WCDF.suffix, WCDF.rule, WDL.top, WCDF.top
 ('.wld', '.wcdf', 'wcdf', 1, 2)
 """
 
@@ -27,7 +27,7 @@ from egtb.formats.values import CATEGORY_OF_CODE, CODE_OF_CATEGORY, WDL_OF_CODE
 from egtb.positions.material import Material
 
 __all__ = [
-    "BLOCK_BYTES", "FORMAT_VERSION", "FileKind", "KINDS", "RULE_KINDS", "SUFFIX", "WCDF", "WLD",
+    "BLOCK_BYTES", "FORMAT_VERSION", "FileKind", "KINDS", "RULE_KINDS", "SUFFIX", "WCDF", "WDL",
     "category_codes", "compact_path", "material_counts",
 ]
 
@@ -96,17 +96,17 @@ class FileKind:
 
 #: Win/draw/loss files (``<material>.wld``): codes DRAW, WIN, LOSS.
 #: Win/draw/loss files (``<material>.wld``): codes DRAW, WIN, LOSS.
-WLD = FileKind(SUFFIX, MAGIC, 3, 0, None, WDL_OF_CODE)
+WDL = FileKind(SUFFIX, MAGIC, 3, 0, None, WDL_OF_CODE)
 #: Category files under "wcdf" (``<material>.wcdf``): codes DRAW, WIN, LOSS, CURSED_WIN, BLESSED_LOSS.
 WCDF = FileKind(".wcdf", b"EGTBCAT\x00", 5, 1, "wcdf", CATEGORY_OF_CODE)
 #: The file kinds, by header preset field.
-KINDS = {kind.preset: kind for kind in (WLD, WCDF)}
+KINDS = {kind.preset: kind for kind in (WDL, WCDF)}
 #: The category file kind of each preset that has one.
 RULE_KINDS = {kind.rule: kind for kind in KINDS.values() if kind.rule}
 
 
 
-def compact_path(directory: os.PathLike | str, material: Material, *, kind: FileKind = WLD) -> Path:
+def compact_path(directory: os.PathLike | str, material: Material, *, kind: FileKind = WDL) -> Path:
     """The compact file of a material in a directory (``kind=WCDF``: its category file).
 
     >>> compact_path("data/egtb", Material.parse("1k-1k")).name

@@ -28,7 +28,7 @@ from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats.cache import TableCache, process_cache
 from egtb.formats.compact.codec import decode_block, decoding_table
 from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS, MAX_CODE_BITS,
-                                         NUM_BUCKETS, RULE_KINDS, WCDF, WLD)
+                                         NUM_BUCKETS, RULE_KINDS, WCDF, WDL)
 from egtb.positions.material import Material
 
 __all__ = ["CompactTable", "DecodedBlock", "open_compact"]
@@ -168,7 +168,7 @@ class CompactTable:
         if found is not None:
             return found
         kind = RULE_KINDS.get(rule)
-        path = self.path.with_suffix(kind.suffix) if kind is not None and self.kind is WLD else None
+        path = self.path.with_suffix(kind.suffix) if kind is not None and self.kind is WDL else None
         if path is None or not path.exists():
             raise MissingRuleLayerError(
                 f"{self.path}: a compact file has no rule layer for preset {rule!r} "

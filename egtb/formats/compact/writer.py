@@ -22,7 +22,7 @@ from egtb.formats import master
 from egtb.formats.compact.codec import (canonical_codes, count_runs, count_symbols, encode_blocks, fill_captures,
                                         find_runs, huffman_lengths, length_symbol)
 from egtb.formats.compact.layout import (BLOCK_BYTES, DATA_ALIGN, FORMAT_VERSION, HEADER, INDEX_ENTRY,
-                                         MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, RULE_KINDS, WLD, FileKind,
+                                         MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, RULE_KINDS, WDL, FileKind,
                                          category_codes, compact_path, material_counts)
 from egtb.positions.material import Material, count_positions
 
@@ -69,19 +69,19 @@ class CompactReport:
         row[3] += other.rule_bytes
 
 
-def encode_values(material: Material, wld: np.ndarray, *, kind: FileKind = WLD,
+def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
                   in_place: bool = False) -> tuple[bytes, CompactReport]:
     """The compact file's bytes for a material's value codes (uint8, one per position).
 
     The codes are those of ``kind``: DRAW, WIN, LOSS for a WLD file, also
     CURSED_WIN and BLESSED_LOSS for a category file (see :func:`category_codes`).
-    With ``in_place`` the caller gives up ``wld`` (a uint8 array): it is
+    With ``in_place`` the caller gives up ``wdl`` (a uint8 array): it is
     overwritten instead of copied.
     """
-    values = np.ascontiguousarray(wld, dtype=np.uint8)
-    if not in_place or values is not wld:
+    values = np.ascontiguousarray(wdl, dtype=np.uint8)
+    if not in_place or values is not wdl:
         values = values.copy()
-    del wld
+    del wdl
     if len(values) != count_positions(material):
         raise ValueError(f"{material.name}: {len(values)} values for "
                          f"{count_positions(material)} positions")
@@ -168,7 +168,7 @@ def compact_material(tables: os.PathLike | str, material: Material, *,
     rules = tuple(r for r in master.rule_presets_in(path) if r in RULE_KINDS)
     out = out if out is not None else tables
     # one array of a position's size at a time (a 7-piece material has up to 1.4 G positions)
-    blob, report = encode_values(material, master.open_table(path, rules=False).wld, in_place=True)
+    blob, report = encode_values(material, master.open_table(path, rules=False).wdl, in_place=True)
     write_compact(compact_path(out, material), blob)
     for rule in rules:
         kind = RULE_KINDS[rule]
