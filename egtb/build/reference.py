@@ -120,13 +120,14 @@ def load_reference(path: os.PathLike | str = REFERENCE_PATH) -> dict[str, Refere
     return entries
 
 
-def figures_from_data(path: os.PathLike | str) -> ReferenceEntry:
+def figures_from_data(path: os.PathLike | str, *, checksum: int | None = None) -> ReferenceEntry:
     """A table's figures recomputed from its stored data, never from its attributes.
 
     The checksum is computed afresh over the stored datasets, so a file whose
     data was changed after writing differs from the reference even though its
     attributes still carry the old figures. Read a slice at a time (7-piece
-    tables hold billions of positions).
+    tables hold billions of positions). `checksum`: that of the values, when the
+    caller has it (:func:`egtb.formats.master.stored_checksums`).
     """
     counts = np.zeros(4, dtype=np.int64)
     max_dtw, positions, has_dtw = 0, 0, True
@@ -136,16 +137,18 @@ def figures_from_data(path: os.PathLike | str) -> ReferenceEntry:
         has_dtw = dtw is not None
         if has_dtw and len(dtw):
             max_dtw = max(max_dtw, int(dtw.max()))
-    crc = master.stored_checksums(path)[0]
+    crc = master.stored_checksums(path)[0] if checksum is None else checksum
     return ReferenceEntry(positions=positions, wins=int(counts[WIN]), losses=int(counts[LOSS]),
                           draws=int(counts[DRAW]), max_dtw=max_dtw if has_dtw else NO_DTW,
                           checksum_crc32=crc)
 
 
-def layer_figures_from_data(path: os.PathLike | str, preset: str) -> RuleReferenceEntry:
+def layer_figures_from_data(path: os.PathLike | str, preset: str, *,
+                            checksum: int | None = None) -> RuleReferenceEntry:
     """A rule layer's figures recomputed from its stored data (as :func:`figures_from_data`).
 
-    Read a slice at a time; the checksum is recomputed over the stored bytes.
+    Read a slice at a time; the checksum is recomputed over the stored bytes
+    unless the caller gives it.
     """
     counts = np.zeros(5, dtype=np.int64)
     max_dtz = max_cursed = 0
@@ -157,7 +160,8 @@ def layer_figures_from_data(path: os.PathLike | str, preset: str) -> RuleReferen
     return RuleReferenceEntry(wins=wins, cursed_wins=cursed_wins, draws=draws,
                               blessed_losses=blessed_losses, losses=losses, max_dtz=max_dtz,
                               max_dtz_cursed=max_cursed,
-                              checksum_crc32=master.stored_checksums(path)[1][preset])
+                              checksum_crc32=master.stored_checksums(path, rules=(preset,))[1][preset]
+                              if checksum is None else checksum)
 
 
 def reference_lines(directory: os.PathLike | str, materials: list[Material]) -> tuple[list[str], list[str]]:
@@ -169,12 +173,14 @@ def reference_lines(directory: os.PathLike | str, materials: list[Material]) -> 
     table_lines, layer_lines = [], []
     for material in materials:
         path = master.table_path(directory, material)
-        found = figures_from_data(path)
+        presets = tuple(master.rule_presets_in(path))
+        crc, layer_crcs = master.stored_checksums(path, rules=presets)  # each dataset read once for them
+        found = figures_from_data(path, checksum=crc)
         table_lines.append("\t".join([material.name] + [
             "-" if name == "max_dtw" and found.max_dtw == NO_DTW else str(getattr(found, name))
             for name in _FIELDS]))
-        for preset in master.rule_presets_in(path):
-            layer = layer_figures_from_data(path, preset)
+        for preset in presets:
+            layer = layer_figures_from_data(path, preset, checksum=layer_crcs[preset])
             layer_lines.append("\t".join([material.name, preset] +
                                          [str(getattr(layer, name)) for name in _RULE_FIELDS]))
     return table_lines, layer_lines

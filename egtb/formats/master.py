@@ -498,34 +498,44 @@ def _check_datasets(path: Path, f: h5py.File, attrs: dict, presets) -> None:
     dtw = f["dtw"] if _has_dtw(f, attrs) else None
     if len(f["wld"]) != -(-count // PER_BYTE) or (dtw is not None and len(dtw) != count):
         raise TableError(f"{path}: dataset sizes do not match {count} positions")
-    crc = _continue_crc(f["wld"], 0)
-    if (crc if dtw is None else _continue_crc(dtw, crc)) != int(attrs["checksum_crc32"]):
-        raise TableError(f"{path}: checksum mismatch (file corrupted)")
     for preset in presets:
         group = _layer_group(path, f, preset)
         if len(group["category"]) != count or len(group["dtz"]) != count:
             raise TableError(f"{path}: rule layer {preset} sizes do not match {count} positions")
-        if _continue_crc(group["dtz"], _continue_crc(group["category"], 0)) != int(
-                group.attrs["checksum_crc32"]):
+    crc, layers = _stored_crcs(path, f, attrs, presets)
+    if crc != int(attrs["checksum_crc32"]):
+        raise TableError(f"{path}: checksum mismatch (file corrupted)")
+    for preset, layer_crc in layers.items():
+        if layer_crc != int(f[RULES_GROUP][preset].attrs["checksum_crc32"]):
             raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
 
 
-def stored_checksums(path: os.PathLike | str) -> tuple[int, dict[str, int]]:
-    """CRC-32 of a file's values (and DTW), and of each rule layer by preset, recomputed from
-    the stored bytes a slice at a time (the attributes are not consulted)."""
+def _stored_crcs(path: Path, f: h5py.File, attrs: dict, presets) -> tuple[int, dict[str, int]]:
+    """CRC-32 of the stored values (then DTW), and of each of the `presets` layers (categories
+    then DTZ), read a slice at a time."""
+    crc = _continue_crc(f["wld"], 0)
+    if _has_dtw(f, attrs):
+        crc = _continue_crc(f["dtw"], crc)
+    layers = {}
+    for preset in presets:
+        group = _layer_group(path, f, preset)
+        layers[preset] = _continue_crc(group["dtz"], _continue_crc(group["category"], 0))
+    return crc, layers
+
+
+def stored_checksums(path: os.PathLike | str, *, rules: tuple[str, ...] = ()) -> tuple[int, dict[str, int]]:
+    """CRC-32 of a file's values (and DTW), and of each rule layer of `rules` by preset,
+    recomputed from the stored bytes a slice at a time (the attributes are not consulted)."""
     path = Path(path)
     try:
         with h5py.File(path, "r") as f:
             attrs = dict(f.attrs)
             _check_header(path, attrs)
-            crc = _continue_crc(f["wld"], 0)
-            if _has_dtw(f, attrs):
-                crc = _continue_crc(f["dtw"], crc)
-            layers = {name: _continue_crc(group["dtz"], _continue_crc(group["category"], 0))
-                      for name, group in (f[RULES_GROUP].items() if RULES_GROUP in f else ())}
-    except (OSError, KeyError) as exc:
+            return _stored_crcs(path, f, attrs, rules)
+    except TableError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
         raise TableError(f"{path}: unreadable table file ({exc})") from exc
-    return crc, layers
 
 
 def check_table(path: os.PathLike | str) -> list[str]:
