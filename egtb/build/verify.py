@@ -363,7 +363,7 @@ def _check_signs(material: Material, wdl: np.ndarray, presets: list[str],
     if not presets:
         return 1, [f"{master.table_path(directory, material)} stores neither DTW nor a rule layer"]
     from egtb.build.rule_layer import values_of
-    category = master.open_material(directory, material, rules=presets[:1]).rules[presets[0]].category
+    category = master.read_categories(master.table_path(directory, material), presets[0])
     wrong = np.flatnonzero(values_of(category) != wdl)
     return len(wrong), [f"{_fen_of(material, int(i))} ({material.name} #{i}): stored "
                         f"{_code_name(int(wdl[i]))}, {presets[0]} category {int(category[i])}: "
