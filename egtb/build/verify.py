@@ -28,7 +28,6 @@ category's sign must be the verified rule-free value.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +39,7 @@ from egtb.build.verify_compact import verify_compact
 from egtb.build.verify_report import MAX_REPORTED, VerifyReport
 from egtb.executor import LocalPool, Task
 from egtb.formats import master
-from egtb.formats.compact import compact_path
+from egtb.formats.compact import KINDS, compact_path
 from egtb.formats.cache import TableCache, process_cache
 from egtb.positions.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
                         unit_size, unrank_kings, unrank_men)
@@ -474,7 +473,7 @@ def verify_directory(directory: os.PathLike | str | None = None, *,
     return report
 
 
-class VerifiedFiles:
+class VerifiedFiles(master.JsonRecord):
     """The materials that passed ``egtb verify``, with the size and modification time of every
     file their check read (``<directory>/verified.json``).
 
@@ -486,19 +485,11 @@ class VerifiedFiles:
 
     NAME = "verified.json"
 
-    def __init__(self, directory: os.PathLike | str) -> None:
-        self.directory = Path(directory)
-        self.path = self.directory / self.NAME
-        try:
-            self.known: dict[str, dict[str, list[int]]] = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            self.known = {}
-
     def stamps(self, material: Material) -> dict[str, list[int]]:
         """Size and modification time of each file verifying `material` reads (those present)."""
         paths = [master.table_path(self.directory, m) for m in needed_materials(material)]
-        paths += [self.directory / f"{material.name}{suffix}" for suffix in _COMPACT_SUFFIXES]
-        return {p.name: [p.stat().st_size, p.stat().st_mtime_ns] for p in paths if p.exists()}
+        paths += [compact_path(self.directory, material, kind=kind) for kind in KINDS.values()]
+        return {p.name: master.file_stamp(p) for p in paths if p.exists()}
 
     def passed(self, material: Material) -> bool:
         """Whether `material` passed with the files as they are now."""
@@ -507,16 +498,6 @@ class VerifiedFiles:
     def note(self, material: Material) -> None:
         """Record that `material` passed, with its files' stamps."""
         self.known[material.name] = self.stamps(material)
-
-    def save(self) -> None:
-        """Write the record atomically."""
-        tmp = self.path.with_name(f"{self.NAME}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.known, sort_keys=True))
-        os.replace(tmp, self.path)
-
-
-#: Suffixes of a material's compact files, which a verify with `compact` reads too.
-_COMPACT_SUFFIXES = (".wld", ".wcdf")
 
 
 def _drop_loaded() -> None:

@@ -558,7 +558,34 @@ def check_table(path: os.PathLike | str) -> list[str]:
     return presets
 
 
-class CheckedFiles:
+def file_stamp(path: Path) -> list[int]:
+    """[size, modification time in ns] of a file: how a record tells that it changed."""
+    status = path.stat()
+    return [status.st_size, status.st_mtime_ns]
+
+
+class JsonRecord:
+    """A small record kept as ``<directory>/<NAME>`` (JSON), written atomically; unreadable or
+    absent, it starts empty. :class:`CheckedFiles` and the verifier's record are two."""
+
+    NAME = "record.json"
+
+    def __init__(self, directory: os.PathLike | str) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / self.NAME
+        try:
+            self.known: dict = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.known = {}
+
+    def save(self) -> None:
+        """Write the record atomically."""
+        tmp = self.path.with_name(f"{self.NAME}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.known, sort_keys=True))
+        os.replace(tmp, self.path)
+
+
+class CheckedFiles(JsonRecord):
     """The table files of a directory whose checksums passed, by name, size and modification time.
 
     Kept in ``<directory>/checked.json`` so that a resumed build does not read
@@ -572,17 +599,10 @@ class CheckedFiles:
 
     NAME = "checked.json"
 
-    def __init__(self, directory: os.PathLike | str) -> None:
-        self.path = Path(directory) / self.NAME
-        try:
-            self.known: dict[str, list[int]] = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            self.known = {}
-
     def check(self, path: os.PathLike | str) -> list[str]:
         """:func:`check_table`, skipped for a file recorded unchanged; its rule layers' names."""
         path = Path(path)
-        stamp = [path.stat().st_size, path.stat().st_mtime_ns]
+        stamp = file_stamp(path)
         if self.known.get(path.name) == stamp:
             return rule_presets_in(path)
         presets = check_table(path)
@@ -592,13 +612,7 @@ class CheckedFiles:
     def record(self, path: os.PathLike | str) -> None:
         """Note a file this build has just written (its checksums computed from the data)."""
         path = Path(path)
-        self.known[path.name] = [path.stat().st_size, path.stat().st_mtime_ns]
-
-    def save(self) -> None:
-        """Write the record atomically."""
-        tmp = self.path.with_name(f"{self.NAME}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.known, sort_keys=True))
-        os.replace(tmp, self.path)
+        self.known[path.name] = file_stamp(path)
 
 
 def stored_bytes(path: os.PathLike | str) -> dict[str, int]:
