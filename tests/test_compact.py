@@ -16,6 +16,7 @@ from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
 from egtb.build.verify_compact import unrank_chunk, verify_compact
 from egtb.formats import compact, values
+from egtb.formats.cache import TableCache, release_evicted
 from egtb.formats.compact import codec, layout
 from egtb.probe import compact_kernels as ck
 from egtb.probe.kernels import NO_DTW
@@ -127,6 +128,33 @@ def test_stored_values_equal_the_master_where_no_capture_is_due(master_dir, comp
         table = compact.CompactTable(compact.compact_path(compact_dir, material))
         quiet = ~capture_mask(material)
         assert np.array_equal(table.values()[quiet], stored[quiet]), material.name
+
+
+@pytest.mark.parametrize("every", [1, 3, 32])
+def test_lookups_from_the_marks_inside_a_block_equal_the_whole_block_decoded(compact_dir, every):
+    largest = max(all_materials(MAX_PIECES), key=count_positions)
+    for kind in (layout.WDL, layout.WCDF):
+        table = compact.CompactTable(compact.compact_path(compact_dir, largest, kind=kind), mark_every=every,
+                                     cache=TableCache())
+        every_value = table.values()
+        assert [table.value(i) for i in range(len(table))] == every_value.tolist(), kind.suffix
+        runs = max(len(table.decode(block)[0]) for block in range(table.n_blocks))
+        assert max(table.block_marks(b).count for b in range(table.n_blocks)) == -(-runs // every)
+
+
+def test_marks_dropped_by_the_cache_leave_their_table_and_are_made_again(compact_dir):
+    largest = max(all_materials(MAX_PIECES), key=count_positions)
+    cache = TableCache(max_entries=1, on_evict=release_evicted)
+    table = compact.CompactTable(compact.compact_path(compact_dir, largest), cache=cache)
+    assert table.n_blocks > 1
+    first_of_last = int(table.starts[table.n_blocks - 1])
+    want = table.values()
+    assert table.value(0) == want[0] and table.marks_at[0] != 0
+    assert table.value(first_of_last) == want[first_of_last]
+    assert table.marks_at[0] == 0 and table.marks_at[table.n_blocks - 1] != 0 and len(cache) == 1
+    assert table.value(0) == want[0] and table.marks_at[0] != 0
+    table.close()
+    assert len(cache) == 0 and not table.marks_at.any()
 
 
 def test_files_are_far_smaller_than_the_values(compact_dir):

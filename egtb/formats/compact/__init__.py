@@ -13,12 +13,12 @@ the builder's (:mod:`egtb.build.verify_compact`).
 
 from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, KINDS, RULE_KINDS, SUFFIX, WCDF, WDL,
                                          FileKind, category_codes, compact_path, material_counts)
-from egtb.formats.compact.reader import CompactTable, DecodedBlock, open_compact
+from egtb.formats.compact.reader import BlockMarks, CompactTable, open_compact
 from egtb.formats.compact.writer import (CompactReport, compact_directory, compact_material, encode_values,
                                          stale_materials, write_compact)
 
 __all__ = [
-    "BLOCK_BYTES", "CompactReport", "CompactTable", "DecodedBlock", "FORMAT_VERSION", "FileKind", "KINDS",
+    "BLOCK_BYTES", "BlockMarks", "CompactReport", "CompactTable", "FORMAT_VERSION", "FileKind", "KINDS",
     "RULE_KINDS", "SUFFIX", "WCDF", "WDL", "category_codes", "compact_directory", "compact_material",
     "compact_path", "encode_values", "material_counts", "open_compact", "stale_materials", "write_compact",
 ]

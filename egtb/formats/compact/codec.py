@@ -21,13 +21,15 @@ from numba import njit
 
 from egtb.formats.compact.layout import (BLOCK_BITS, BLOCK_BYTES, EXACT_LENGTHS, MANTISSA_BITS, MAX_CODE_BITS,
                                          MAX_VALUES, NUM_BUCKETS, NUM_CONTEXTS)
+from egtb.formats.pointers import int32_ptr, int64_ptr, uint8_ptr
 from egtb.formats.values import DRAW, UNKNOWN, WIN
 from egtb.positions.index import MEN_OFFSET, unit_size, unrank_men, unrank_unit
 from egtb.rules.movegen import has_capture
 
 __all__ = [
-    "canonical_codes", "count_runs", "count_symbols", "crc32", "decode_block", "decoding_table",
-    "encode_blocks", "fill_captures", "find_runs", "huffman_lengths", "length_of", "length_symbol",
+    "MARK_SHIFT", "canonical_codes", "count_runs", "count_symbols", "crc32", "decode_block", "decode_from",
+    "decoding_table", "encode_blocks", "fill_captures", "find_runs", "huffman_lengths", "last_mark", "length_of",
+    "length_symbol", "mark_block", "value_in_block",
 ]
 
 #: The value a block's first run is coded after (any value other than the run's).
@@ -240,6 +242,36 @@ def crc32(data, start, stop):
     return c ^ np.uint32(0xFFFFFFFF)
 
 
+@njit(cache=True, inline="always")
+def _next_token(data, p, stop, acc, acc_bits, prev, lut):
+    """Decode one token at the accumulator's low bits (refilled from data[p:stop] first).
+
+    Returns (run length, its value code, p, acc, acc_bits); length 0 when the
+    bits are no code.
+    """
+    while acc_bits <= 56:
+        if p < stop:
+            acc |= np.uint64(data[p]) << np.uint64(acc_bits)
+        p += 1
+        acc_bits += 8
+    entry = lut[np.int64(prev) * (1 << MAX_CODE_BITS) + np.int64(acc & np.uint64((1 << MAX_CODE_BITS) - 1))]
+    n = entry & 15
+    if n == 0:
+        return np.int64(0), prev, p, acc, acc_bits
+    acc >>= np.uint64(n)
+    acc_bits -= n
+    sym = entry >> 4
+    choice = sym // NUM_BUCKETS
+    bucket = sym - choice * NUM_BUCKETS
+    xb = extra_bits(bucket)
+    extra = np.int64(0)
+    if xb:
+        extra = np.int64(acc & ((np.uint64(1) << np.uint64(xb)) - np.uint64(1)))
+        acc >>= np.uint64(xb)
+        acc_bits -= xb
+    return length_of(bucket, xb, extra), NEXT_VALUE[prev, choice], p, acc, acc_bits
+
+
 @njit(cache=True)
 def decode_block(data, start, stop, count, prev, lut, out_ends, out_vals):
     """Decode the runs of one block (bytes data[start:stop], `count` positions).
@@ -251,41 +283,103 @@ def decode_block(data, start, stop, count, prev, lut, out_ends, out_vals):
     returns the number of runs, or -1 when the bits do not decode to exactly
     `count` positions.
     """
-    mask = np.uint64((1 << MAX_CODE_BITS) - 1)
     acc = np.uint64(0)
     acc_bits = 0
     p = start
     pos = np.int64(0)
     r = 0
     while pos < count:
-        while acc_bits <= 56:
-            if p < stop:
-                acc |= np.uint64(data[p]) << np.uint64(acc_bits)
-            p += 1
-            acc_bits += 8
-        entry = lut[np.int64(prev) * (1 << MAX_CODE_BITS) + np.int64(acc & mask)]
-        n = entry & 15
-        if n == 0:
+        n, prev, p, acc, acc_bits = _next_token(data, p, stop, acc, acc_bits, prev, lut)
+        pos += n
+        if n == 0 or pos > count or r >= out_ends.shape[0] or p > stop + 8:
             return -1
-        acc >>= np.uint64(n)
-        acc_bits -= n
-        sym = entry >> 4
-        choice = sym // NUM_BUCKETS
-        bucket = sym - choice * NUM_BUCKETS
-        xb = extra_bits(bucket)
-        extra = np.int64(0)
-        if xb:
-            extra = np.int64(acc & ((np.uint64(1) << np.uint64(xb)) - np.uint64(1)))
-            acc >>= np.uint64(xb)
-            acc_bits -= xb
-        pos += length_of(bucket, xb, extra)
-        if pos > count or r >= out_ends.shape[0] or p > stop + 8:
-            return -1
-        prev = NEXT_VALUE[prev, choice]
         out_ends[r] = pos
         out_vals[r] = prev
         r += 1
     return r
+
+
+#: A block's marks (decoder states every few runs) are int64: the run's first offset in the block
+#: << MARK_SHIFT | its token's bit offset in the block << 8 | the previous run's value code.
+MARK_SHIFT = 24
+
+
+@njit(cache=True)
+def mark_block(data, start, stop, count, prev, lut, every, out_marks):
+    """Decode one block (as :func:`decode_block`) and keep a mark every `every` runs, the first
+    at run 0: a probe then decodes from the mark before its offset (:func:`value_in_block`).
+
+    Returns the number of marks, or -1 when the bits do not decode to exactly
+    `count` positions (or `out_marks` is too short).
+    """
+    acc = np.uint64(0)
+    acc_bits = 0
+    p = start
+    pos = np.int64(0)
+    r = 0
+    k = 0
+    while pos < count:
+        if r % every == 0:
+            if k >= out_marks.shape[0]:
+                return -1
+            bit = (p - start) * 8 - acc_bits
+            out_marks[k] = (pos << MARK_SHIFT) | (np.int64(bit) << 8) | np.int64(prev)
+            k += 1
+        n, prev, p, acc, acc_bits = _next_token(data, p, stop, acc, acc_bits, prev, lut)
+        pos += n
+        if n == 0 or pos > count or p > stop + 8:
+            return -1
+        r += 1
+    return k
+
+
+@njit(cache=True, inline="always")
+def last_mark(marks, n_marks, offset):
+    """The last of marks[0:n_marks] at or before a block offset."""
+    lo, hi = 0, n_marks - 1
+    key = (offset << MARK_SHIFT) | ((1 << MARK_SHIFT) - 1)
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if marks[mid] <= key:
+            lo = mid
+        else:
+            hi = mid - 1
+    return marks[lo]
+
+
+@njit(cache=True, inline="always")
+def decode_from(data, start, stop, lut, mark, offset):
+    """The run holding a block offset, decoding from a mark at or before it: (its value code,
+    its first offset, its end, the bit offset of the next run's token)."""
+    pos = mark >> MARK_SHIFT
+    bit = (mark >> 8) & 0xFFFF
+    prev = mark & 0xFF
+    p = start + (bit >> 3)
+    acc = np.uint64(0)
+    acc_bits = 0
+    while acc_bits <= 56:
+        if p < stop:
+            acc |= np.uint64(data[p]) << np.uint64(acc_bits)
+        p += 1
+        acc_bits += 8
+    acc >>= np.uint64(bit & 7)
+    acc_bits -= bit & 7
+    while True:
+        n, prev, p, acc, acc_bits = _next_token(data, p, stop, acc, acc_bits, prev, lut)
+        pos += n
+        if offset < pos or n == 0:
+            return np.int64(prev), pos - n, pos, (p - start) * 8 - acc_bits
+
+
+@njit(cache=True)
+def value_in_block(data_at, start, stop, lut_at, marks_at, n_marks, offset):
+    """Value code at an offset of a block, decoding from the last of its marks (:func:`mark_block`)
+    at or before it; the arrays (the file's bytes, the flattened decoding table, the block's
+    marks) are given by address (a call then costs less than with arrays), kept alive by the
+    caller."""
+    value, _, _, _ = decode_from(uint8_ptr(data_at), start, stop, int32_ptr(lut_at),
+                                 last_mark(int64_ptr(marks_at), n_marks, offset), offset)
+    return value
 
 
 # ------------------------------------------------------------------ Huffman (tables only)

@@ -3,60 +3,68 @@
 A :class:`CompactTable` answers index lookups only: the stored value code of a
 position (:meth:`CompactTable.value`, meaningless where the side to move must
 capture) and whole blocks; the capture search that recovers the positions it
-leaves out belongs to the prober (:mod:`egtb.probe`). The blocks a single
-lookup decodes are kept as runs (:class:`DecodedBlock`, 5 bytes a run) in a
+leaves out belongs to the prober (:mod:`egtb.probe`).
+
+The coded blocks stay where they are (the file is memory-mapped, 4 KB a
+block). When a lookup first reaches a block, the block is checked (CRC-32)
+and decoded once, keeping the decoder's state every :data:`MARK_EVERY` runs
+(:class:`BlockMarks`, about 8 bytes a mark: a 7-piece block of ~7,000 runs
+keeps ~220); a lookup then decodes from the mark before its position, at most
+MARK_EVERY runs, instead of the whole block. The marks live in a
 :class:`~egtb.formats.cache.TableCache`: by default the process's one
 (:func:`~egtb.formats.cache.process_cache`), under the budget the master
-tables' blocks share.
+tables' blocks share; the batch kernel reads them through
+:attr:`CompactTable.marks_at`.
 
->>> DecodedBlock(array("q", [3, 5]), bytes([1, 2])).nbytes
-18
+>>> BlockMarks(np.zeros(4, dtype=np.int64), None, 0).nbytes == 4 * 8 + MARK_ENTRY_BYTES
+True
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import zlib
-import itertools
-from array import array
 from pathlib import Path
 
 import numpy as np
 
 from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats.cache import TableCache, process_cache
-from egtb.formats.compact.codec import decode_block, decoding_table
+from egtb.formats.compact.codec import decode_block, decoding_table, mark_block, value_in_block
 from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS, MAX_CODE_BITS,
                                          NUM_BUCKETS, RULE_KINDS, WCDF, WDL)
 from egtb.positions.material import Material
 
-__all__ = ["CompactTable", "DecodedBlock", "open_compact"]
+__all__ = ["BlockMarks", "CompactTable", "MARK_EVERY", "MARK_ENTRY_BYTES", "open_compact"]
 
-#: Serial numbers of open compact files (their decoded blocks' keys in a cache shared by many tables).
+#: Serial numbers of open compact files (their blocks' keys in a cache shared by many tables).
 _SERIALS = itertools.count(1)
+#: Runs between two marks of a block: a lookup decodes at most this many runs.
+MARK_EVERY = 32
+#: Bytes of Python objects a block's marks take beside the marks themselves (cache entry, key,
+#: array header), counted against the cache's budget.
+MARK_ENTRY_BYTES = 400
 
 
-class DecodedBlock:
-    """A decoded block in the cache: its runs' ends (offsets in the block, 4 bytes each when
-    they fit, else 8) and value codes (a byte each)."""
+class BlockMarks:
+    """A block's marks in the cache: the decoder's state every MARK_EVERY runs (int64 each, see
+    :func:`~egtb.formats.compact.codec.mark_block`); dropped from the cache, its table forgets it."""
 
-    __slots__ = ("ends", "values", "nbytes")
+    __slots__ = ("marks", "address", "count", "owner", "block", "key", "nbytes")
 
-    def __init__(self, ends: array, values: bytes) -> None:
-        self.ends, self.values = ends, values
-        self.nbytes = (ends.itemsize + 1) * len(values)
+    def __init__(self, marks: np.ndarray, owner: "CompactTable | None", block: int) -> None:
+        self.marks, self.owner, self.block = marks, owner, block
+        self.address, self.count = marks.ctypes.data, len(marks)
+        """The marks' address and number (Python ints: the lookup passes them to the kernel)."""
+        self.key = ("compact", None if owner is None else owner.serial, block)
+        self.nbytes = int(marks.nbytes) + MARK_ENTRY_BYTES
 
-    @classmethod
-    def of_runs(cls, ends: np.ndarray, values: np.ndarray) -> "DecodedBlock":
-        """The block of runs ending at ``ends`` (int64) with value codes ``values``.
-
-        >>> DecodedBlock.of_runs(np.array([3, 5]), np.array([1, 2], dtype=np.uint8)).nbytes
-        10
-        """
-        narrow = len(ends) == 0 or int(ends[-1]) < 1 << 32
-        return cls(array("I" if narrow else "q", ends.astype(np.uint32 if narrow else np.int64).tobytes()),
-                   values.tobytes())
+    def release(self) -> None:
+        """Dropped from the cache: the table forgets it (the kernels see it absent)."""
+        if self.owner is not None:
+            self.owner.forget(self.block)
 
 
 class CompactTable:
@@ -77,7 +85,8 @@ class CompactTable:
     max_dtz = None
     """No DTZ known."""
 
-    def __init__(self, path: os.PathLike | str, *, cache: TableCache | None = None) -> None:
+    def __init__(self, path: os.PathLike | str, *, cache: TableCache | None = None,
+                 mark_every: int = MARK_EVERY) -> None:
         self.path = Path(path)
         self._layers: dict[str, CompactTable] = {}
         try:
@@ -95,11 +104,20 @@ class CompactTable:
         except OSError as exc:
             raise TableError(f"{self.path}: unreadable compact file ({exc.strerror or exc})") from exc
         self.cache = cache if cache is not None else process_cache()
-        """Where decoded blocks go (the process's cache unless given)."""
+        """Where the blocks' marks go (the process's cache unless given)."""
         self.serial = next(_SERIALS)
-        self._decoded: set[int] = set()  # blocks put in the cache (some may have left it since)
+        self.mark_every = mark_every
+        """Runs between two marks of a block."""
+        self._marks: list[BlockMarks | None] = [None] * self.n_blocks
+        self.marks_at = np.zeros(max(self.n_blocks, 1), dtype=np.int64)
+        """Address of each block's marks (0 while it has none in memory), for the kernels."""
+        self.mark_counts = np.zeros(max(self.n_blocks, 1), dtype=np.int64)
+        """Number of each block's marks (valid where marks_at is not 0)."""
+        self._data_at = self.data.ctypes.data if len(self.data) else 0
+        self._lut_at = self.lut.ctypes.data
         self._ends = np.empty(self.max_runs, dtype=np.int64)
         self._vals = np.empty(self.max_runs, dtype=np.uint8)
+        self._scratch_marks = np.empty(self.max_runs // mark_every + 1, dtype=np.int64)
         self.value_of = tuple(int(v) for v in self.kind.value_of_code)
         """WDL (WLD file) or category (category file) of each value code."""
 
@@ -187,8 +205,7 @@ class CompactTable:
 
     def decode(self, block: int) -> tuple[np.ndarray, np.ndarray]:
         """(run ends, run values) of a block, checked; TableError names a damaged block."""
-        lo = block * BLOCK_BYTES
-        hi = min(lo + BLOCK_BYTES, len(self.data))
+        lo, hi = self._block_bytes(block)
         if zlib.crc32(self.data[lo:hi]) != int(self.crcs[block]):
             raise TableError(f"{self.path}: block {block} is damaged (CRC-32 mismatch)")
         count = self._starts_list[block + 1] - self._starts_list[block]
@@ -198,23 +215,56 @@ class CompactTable:
             raise TableError(f"{self.path}: block {block} does not decode")
         return self._ends[:n].copy(), self._vals[:n].copy()
 
+    def block_marks(self, block: int) -> BlockMarks:
+        """The marks of a block (checked and decoded on first use; used: dropped last from the cache).
+        TableError names a damaged block."""
+        found = self._marks[block]
+        if found is not None:
+            self.cache.touch(found.key)
+            return found
+        lo, hi = self._block_bytes(block)
+        if zlib.crc32(self.data[lo:hi]) != int(self.crcs[block]):
+            raise TableError(f"{self.path}: block {block} is damaged (CRC-32 mismatch)")
+        count = self._starts_list[block + 1] - self._starts_list[block]
+        n = mark_block(self.data, lo, hi, count, self.ctx[block], self.lut.reshape(-1), self.mark_every,
+                       self._scratch_marks)
+        if n < 0:
+            raise TableError(f"{self.path}: block {block} does not decode")
+        found = BlockMarks(self._scratch_marks[:n].copy(), self, block)
+        self._marks[block] = found
+        self.marks_at[block] = found.address
+        self.mark_counts[block] = n
+        self.cache.put(found.key, self.path, found)
+        return found
+
+    def load_block(self, block: int) -> None:
+        """Make the marks of a block the batch kernel missed."""
+        self.block_marks(block)
+
+    def forget(self, block: int) -> None:
+        """A block's marks left the cache."""
+        self._marks[block] = None
+        self.marks_at[block] = 0
+
+    def _block_bytes(self, block: int) -> tuple[int, int]:
+        """(first byte, end) of a block in :attr:`data`."""
+        lo = block * BLOCK_BYTES
+        return lo, min(lo + BLOCK_BYTES, len(self.data))
+
     def value(self, index: int) -> int:
         """Stored value code of a position (meaningless where the side to move must capture)."""
-        starts = self._starts_list
-        block = bisect.bisect_right(starts, index) - 1
         if not 0 <= index < self.positions:
             raise IndexError(f"{self.path}: position {index} outside 0..{self.positions - 1}")
-        key = ("compact", self.serial, block)
-        cache = self.cache
-        runs = cache.peek(key)
-        if runs is None:
-            ends, vals = self.decode(block)
-            runs = DecodedBlock.of_runs(ends, vals)
-            cache.put(key, self.path, runs)
-            self._decoded.add(block)
+        starts = self._starts_list
+        block = bisect.bisect_right(starts, index) - 1
+        found = self._marks[block]
+        if found is None:
+            found = self.block_marks(block)
         else:
-            cache.touch(key)
-        return runs.values[bisect.bisect_right(runs.ends, index - starts[block])]
+            self.cache.touch(found.key)
+        lo, hi = self._block_bytes(block)
+        return value_in_block(self._data_at, lo, hi, self._lut_at, found.address, found.count,
+                              index - starts[block])
 
     def value_at(self, index: int) -> int:
         """WDL (WLD file) or category (category file) of a position, meaningless where the
@@ -230,15 +280,14 @@ class CompactTable:
         return {}
 
     def warm(self, blocks: int | None) -> None:
-        """Decode the first ``blocks`` blocks (None: all) into the block cache."""
+        """Mark the first ``blocks`` blocks (None: all) into the block cache."""
         for block in range(self.n_blocks if blocks is None else min(blocks, self.n_blocks)):
-            self.value(self._starts_list[block])
+            self.block_marks(block)
 
     def close(self) -> None:
-        """Drop its decoded blocks from the cache (the map goes with the table)."""
-        for block in self._decoded:
-            self.cache.discard(("compact", self.serial, block))
-        self._decoded.clear()
+        """Drop its blocks' marks from the cache (the map goes with the table)."""
+        for found in [found for found in self._marks if found is not None]:
+            self.cache.discard(found.key)
         for layer in self._layers.values():
             layer.close()
 
