@@ -336,10 +336,11 @@ def test_a_wrong_stored_value_fails_the_successor_check(master_dir, tmp_path):
     assert any(f"2k-1k.wld #{quiet[len(quiet) // 2]}" in m for m in report.messages)
 
 
-def test_one_shuffled_batch_of_every_table_through_a_small_pool_matches_the_master(master_dir, compact_dir):
+def test_one_shuffled_batch_of_every_table_through_a_small_cache_matches_the_master(master_dir, compact_dir):
     # one batch over every material, in random order, from a fresh prober: the kernel stops
-    # at each table it has not seen (after positions whose capture search is still due) and
-    # resumes; a pool of 16 pages refills its slots many times over
+    # at each table it has not seen and at each block whose marks are not in memory (after
+    # positions whose capture search is still due) and resumes; a cache of a few dozen
+    # blocks' marks drops and makes them again many times over
     rng = np.random.default_rng(17)
     materials = all_materials(MAX_PIECES)
     parts = [stored_arrays(m, rng.integers(0, count_positions(m), 60)) for m in materials]
@@ -347,36 +348,36 @@ def test_one_shuffled_batch_of_every_table_through_a_small_pool_matches_the_mast
     order = rng.permutation(len(arrays[0]))
     arrays = [a[order] for a in arrays]
     turns = rng.integers(0, 2, len(order))
-    with Tablebase(master_dir) as tm, Tablebase(compact_dir) as tc:
-        tc._batches = ck.CompactBatches(pool_bytes=1)
-        state = tc._batches.pool(None)
+    dropped = []
+    with Tablebase(master_dir) as tm, Tablebase(compact_dir, memory_limit_bytes=40_000) as tc:
+        tc._blocks_cache.on_evict = lambda key, value: (dropped.append(key), release_evicted(key, value))
         expected, _ = tm.probe_batch(*arrays, turns)
         got, dtw = tc.probe_batch(*arrays, turns)
         again, _ = tc.probe_batch(*arrays, turns)
-        pages = {(int(state.rows[code]), int(i) >> ck.PAGE_SHIFT)
-                 for code, i in zip(*tc._locate_batch((*arrays, turns))[:2]) if code >= 0}
-    assert len(state.owner) == 16 and len(pages) > 16  # more pages than slots: some were refilled
+        kept = len(tc._blocks_cache)
+    assert kept < 100 and len(dropped) > kept  # marks were dropped and made again
     assert got.tolist() == expected.tolist() and again.tolist() == expected.tolist()
     assert set(dtw.tolist()) <= {NO_DTW, 0, 1}  # 1: one side has no piece
     assert set(got.tolist()) == {-1, 0, 1}
 
 
-@pytest.mark.parametrize("kind", [compact.WDL, compact.WCDF])
-def test_page_offsets_divide_exactly_by_the_values_a_byte_packs(kind):
-    pool = np.zeros(ck.PL_WIDTH, dtype=np.int64)
-    pool[ck.PL_PER_BYTE], pool[ck.PL_BASE], pool[ck.PL_REPEAT], pool[ck.PL_RECIPROCAL] = \
-        ck.packing(kind)
-    per_byte = ck.packing(kind)[0]
-    assert kind.values ** per_byte <= 256 < kind.values ** (per_byte + 1)
-    offsets = np.arange(ck.PAGE_POSITIONS, dtype=np.int64)
-    reciprocal = int(pool[ck.PL_RECIPROCAL])
-    assert np.array_equal((offsets * reciprocal) >> ck.RECIPROCAL_BITS, offsets // per_byte)
-    for offset in (0, 1, per_byte - 1, per_byte, 12_345, ck.PAGE_MASK):
-        assert ck._byte_and_place(offset, pool) == divmod(offset, per_byte)
-    assert (ck.PAGE_POSITIONS + per_byte - 1) // per_byte <= ck.page_bytes(kind)
+def test_a_batch_in_position_order_continues_each_lookup_from_the_one_before(compact_dir):
+    # the kernel's memo: sorted positions of one block decode forward from the previous
+    # lookup; every answer equals the block decoded whole, in order, reversed and repeated
+    largest = max(all_materials(MAX_PIECES), key=count_positions)
+    table = compact.CompactTable(compact.compact_path(compact_dir, largest), cache=TableCache(), mark_every=64)
+    state = ck.BatchPool(compact.WDL)
+    state.describe(0, table)
+    want = WDL_OF_CODE[table.values()]
+    indices = np.arange(len(table), dtype=np.int64)
+    indices = np.concatenate([indices, indices[::-1], indices[::3], indices[::3]])
+    got = np.zeros(len(indices), dtype=np.int64)
+    for i, index in enumerate(indices.tolist()):
+        table.block_marks(table.block_of(index))
+        got[i] = ck._compact_value(0, index, state.desc, state.memo, np.zeros(4, dtype=np.int64),
+                                   compact.WDL.value_of_code)
+    assert got.tolist() == want[indices].tolist()
 
-
-# ------------------------------------------------------------------ mixed directories
 
 def test_a_directory_mixing_compact_and_master_files_works(master_dir, compact_dir, tmp_path):
     for material in all_materials(MAX_PIECES):
