@@ -246,30 +246,22 @@ def crc32(data, start, stop):
 def _next_token(data, p, stop, acc, acc_bits, prev, lut):
     """Decode one token at the accumulator's low bits (refilled from data[p:stop] first).
 
-    Returns (run length, its value code, p, acc, acc_bits); length 0 when the
-    bits are no code.
+    One lookup gives everything (see :func:`decoding_table`); returns (run
+    length, its value code, p, acc, acc_bits); length 0 when the bits are no code.
     """
     while acc_bits <= 56:
         if p < stop:
             acc |= np.uint64(data[p]) << np.uint64(acc_bits)
         p += 1
         acc_bits += 8
-    entry = lut[np.int64(prev) * (1 << MAX_CODE_BITS) + np.int64(acc & np.uint64((1 << MAX_CODE_BITS) - 1))]
+    entry = np.int64(lut[np.int64(prev) * (1 << MAX_CODE_BITS) + np.int64(acc & np.uint64((1 << MAX_CODE_BITS) - 1))])
     n = entry & 15
-    if n == 0:
-        return np.int64(0), prev, p, acc, acc_bits
+    xb = (entry >> LUT_EXTRA_SHIFT) & 63
     acc >>= np.uint64(n)
-    acc_bits -= n
-    sym = entry >> 4
-    choice = sym // NUM_BUCKETS
-    bucket = sym - choice * NUM_BUCKETS
-    xb = extra_bits(bucket)
-    extra = np.int64(0)
-    if xb:
-        extra = np.int64(acc & ((np.uint64(1) << np.uint64(xb)) - np.uint64(1)))
-        acc >>= np.uint64(xb)
-        acc_bits -= xb
-    return length_of(bucket, xb, extra), NEXT_VALUE[prev, choice], p, acc, acc_bits
+    extra = np.int64(acc & ((np.uint64(1) << np.uint64(xb)) - np.uint64(1)))
+    acc >>= np.uint64(xb)
+    acc_bits -= n + xb
+    return ((entry >> LUT_LEAD_SHIFT) << xb) | extra, (entry >> LUT_VALUE_SHIFT) & 7, p, acc, acc_bits
 
 
 @njit(cache=True)
@@ -316,20 +308,21 @@ def mark_block(data, start, stop, count, prev, lut, every, out_marks):
     acc_bits = 0
     p = start
     pos = np.int64(0)
-    r = 0
+    left = 0  # runs before the next mark
     k = 0
     while pos < count:
-        if r % every == 0:
+        if left == 0:
             if k >= out_marks.shape[0]:
                 return -1
             bit = (p - start) * 8 - acc_bits
             out_marks[k] = (pos << MARK_SHIFT) | (np.int64(bit) << 8) | np.int64(prev)
             k += 1
+            left = every
         n, prev, p, acc, acc_bits = _next_token(data, p, stop, acc, acc_bits, prev, lut)
         pos += n
         if n == 0 or pos > count or p > stop + 8:
             return -1
-        r += 1
+        left -= 1
     return k
 
 
@@ -434,13 +427,31 @@ def canonical_codes(lengths: np.ndarray) -> np.ndarray:
     return codes
 
 
+#: A decoding table entry (int32): the code's length (bits 0-3, 0: no code), the run's value
+#: (bits 4-6), its extra bits (7-12) and its length's leading part (13-31): the run's length is
+#: lead << extra bits | their value.
+LUT_VALUE_SHIFT = 4
+LUT_EXTRA_SHIFT = 7
+LUT_LEAD_SHIFT = 13
+
+
 def decoding_table(lengths: np.ndarray) -> np.ndarray:
-    """Lookup table [context, next MAX_CODE_BITS bits] -> symbol << 4 | length (0: no code)."""
+    """Lookup table [context, next MAX_CODE_BITS bits] -> the token (see LUT_*_SHIFT; 0: no code).
+
+    >>> lut = decoding_table(np.array([[0, 0], [1, 1]]))   # context 1: two symbols of 1 bit
+    >>> [(e & 15, e >> LUT_VALUE_SHIFT & 7, e >> LUT_LEAD_SHIFT) for e in lut[1, :2].tolist()]
+    [(1, 2, 1), (1, 2, 2)]
+    """
     lut = np.zeros((len(lengths), 1 << MAX_CODE_BITS), dtype=np.int32)
     for ctx in range(1, len(lengths)):
         row_lengths = lengths[ctx]
         codes = canonical_codes(row_lengths)
         for s in np.flatnonzero(row_lengths).tolist():
             n = int(row_lengths[s])
-            lut[ctx, int(codes[s])::1 << n] = (s << 4) | n
+            choice, bucket = divmod(s, NUM_BUCKETS)
+            xb = int(extra_bits(bucket))
+            lead = int(length_of(bucket, xb, 0)) >> xb
+            value = int(NEXT_VALUE[ctx, choice])
+            lut[ctx, int(codes[s])::1 << n] = (lead << LUT_LEAD_SHIFT) | (xb << LUT_EXTRA_SHIFT) | (
+                value << LUT_VALUE_SHIFT) | n
     return lut
