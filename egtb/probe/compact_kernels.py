@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from egtb.errors import MissingRuleLayerError, TableError
-from egtb.formats.compact.codec import MARK_SHIFT, decode_from, last_mark
+from egtb.formats.compact.codec import MARK_SHIFT, block_of, decode_from, last_mark
 from egtb.formats.compact.layout import BLOCK_BYTES, RULE_KINDS, WDL, FileKind
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
@@ -91,7 +91,7 @@ def _compact_value(row, index, desc, memo, status, value_of):
     if memo[M_ROW] == row and starts[memo[M_BLOCK]] <= index < starts[memo[M_BLOCK] + 1]:
         block = memo[M_BLOCK]
     else:
-        block = _block_of(starts, desc[row, D_BLOCKS], index)
+        block = block_of(starts, desc[row, D_BLOCKS], index)
     marks = int64_ptr(desc[row, D_MARKS])[block]
     if marks == 0:
         status[0], status[2], status[3] = ST_MISSING_BLOCK, row, block
@@ -110,19 +110,6 @@ def _compact_value(row, index, desc, memo, status, value_of):
     memo[M_ROW], memo[M_BLOCK], memo[M_START], memo[M_END], memo[M_BIT], memo[M_VALUE] = \
         row, block, run_start, run_end, bit, value
     return value_of[value]
-
-
-@njit(cache=True, inline="always")
-def _block_of(starts, n_blocks, index):
-    """The block holding a position index (starts: the first index of each block)."""
-    lo, hi = 0, n_blocks - 1
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        if starts[mid] <= index:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 @njit(cache=True, inline="always")

@@ -14,9 +14,12 @@ import numpy as np
 from numba import njit
 
 from egtb.formats import master
+from egtb.formats.compact.codec import lookup_value
 from egtb.formats.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
-from egtb.formats.values import CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DRAW, WDL_LOSS, WDL_OF_CODE, WDL_WIN
+from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, CATEGORY_OF_CODE, INVALID_WDL, WDL_DRAW, WDL_LOSS,
+                                 WDL_OF_CODE, WDL_WIN)
 from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate
+from egtb.rules.movegen import has_capture
 
 __all__ = [
     "NO_DTW", "gather", "gather_distance", "gather_rule", "fill_terminal", "fill_terminal_rule", "outcome_at", "probe_rule_one",
@@ -31,11 +34,16 @@ NO_DTW = 0xFFFF
 #: (:data:`egtb.formats.master.BLOCK_POSITIONS` positions a block).
 BLOCK_SHIFT = master.BLOCK_POSITIONS.bit_length() - 1
 BLOCK_MASK = master.BLOCK_POSITIONS - 1
-#: WDL of each stored code, a constant of the kernels.
+#: WDL of each stored code, category of each compact category code: constants of the kernels.
 _WDL_OF_CODE = WDL_OF_CODE.copy()
-#: Columns of a lookup row of a layer (of a table's values for :func:`probe_value_one`) (one row per material code, zero while not loaded).
-COL_SIZE, COL_CATEGORY_AT, COL_DTZ_AT, COL_DTZ_WIDE = 0, 1, 2, 3
-ROW_WIDTH = 4
+_CATEGORY_OF_CODE = CATEGORY_OF_CODE.copy()
+#: Columns of a lookup row of a layer (of a table's values for :func:`probe_value_one`) (one row per
+#: material code, zero while not loaded): its length, the addresses of its block maps of values
+#: (categories) and of distances (DTZ) with their width; for a compact file (capture positions
+#: left out), the address of its lookup descriptor (:attr:`egtb.formats.compact.CompactTable.lookup`)
+#: instead of the values' block map, and the layer's largest DTZ (-1: unknown).
+COL_SIZE, COL_CATEGORY_AT, COL_DTZ_AT, COL_DTZ_WIDE, COL_CODED_AT, COL_MAX_DTZ = 0, 1, 2, 3, 4, 5
+ROW_WIDTH = 6
 #: Status of :func:`probe_rule_one`.
 STATUS_OK = 0  #: found (or a terminal position)
 STATUS_NOT_LOADED = 1  #: the material's table (or its layer) is not loaded
@@ -167,7 +175,8 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
     ``rows_at`` is the address of the (NUM_CODES, ROW_WIDTH) int64 lookup rows
     of the loaded layers (columns COL_*: the addresses of their block maps; a
     zero address, or a block not in memory: status STATUS_NOT_LOADED with
-    ``code`` for the caller to load it and ask again).
+    ``code`` for the caller to load it and ask again). A compact category file's
+    row answers the DTZ -1 where it was not read (see :func:`_probe_coded_rule`).
     All arguments are integers, so that a call from Python costs the least.
     """
     code, index = locate(bm, bk, wm, wk, turn)
@@ -177,6 +186,8 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
         category, dtz = terminal_rule(code, bm, bk, wm, wk, turn)
     else:
         row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
+        if row[COL_CODED_AT] != 0:
+            return _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index)
         if row[COL_CATEGORY_AT] == 0:
             return STATUS_NOT_LOADED, 0, 0, 0, code
         if index >= row[COL_SIZE]:
@@ -187,13 +198,44 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
     return STATUS_OK, outcome_at(category, dtz, counter, limit), category, dtz, code
 
 
+@njit(cache=True, inline="always")
+def _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index):
+    """:func:`probe_rule_one` from a compact category file: the category at counter 0, and the
+    DTZ (from the master's DTZ block map) only when the outcome needs it (-1 when not read);
+    STATUS_NOT_LOADED when the side to move must capture (the caller searches), a block is not
+    in memory or a needed DTZ has no file."""
+    if index >= row[COL_SIZE]:
+        return STATUS_OUT_OF_RANGE, 0, 0, 0, code
+    if has_capture(bm, bk, wm, wk, turn):
+        return STATUS_NOT_LOADED, 0, 0, 0, code
+    stored = lookup_value(row[COL_CODED_AT], index)
+    if stored < 0:
+        return STATUS_NOT_LOADED, 0, 0, 0, code
+    category = np.int64(_CATEGORY_OF_CODE[stored])
+    if category != CAT_WIN and category != CAT_LOSS:
+        return STATUS_OK, WDL_DRAW, category, -1, code
+    if counter == 0 or (row[COL_MAX_DTZ] >= 0 and counter + row[COL_MAX_DTZ] <= limit):
+        return STATUS_OK, (WDL_WIN if category == CAT_WIN else WDL_LOSS), category, -1, code
+    if row[COL_DTZ_AT] == 0:
+        return STATUS_NOT_LOADED, 0, 0, 0, code
+    distances = block_address(row[COL_DTZ_AT], index)
+    if distances == 0:
+        return STATUS_NOT_LOADED, 0, 0, 0, code
+    if row[COL_DTZ_WIDE]:
+        dtz = np.int64(uint16_ptr(distances)[index & BLOCK_MASK])
+    else:
+        dtz = np.int64(uint8_ptr(distances)[index & BLOCK_MASK])
+    return STATUS_OK, outcome_at(category, dtz, counter, limit), category, dtz, code
+
+
 @njit(cache=True)
 def probe_value_one(bm, bk, wm, wk, turn, rows_at):
     """(status, wdl, dtw, code) of one position without the rule, as :func:`probe_rule_one`.
 
     ``rows_at`` addresses the lookup rows of the tables' values (COL_* columns:
     length, block maps of the value codes and of the DTW, 0 when the file holds
-    no DTW: ``dtw`` is then -1, for draws too). A WDL of INVALID_WDL is an unsolved position.
+    no DTW: ``dtw`` is then -1, for draws too; or a compact file's lookup descriptor:
+    ``dtw`` -1). A WDL of INVALID_WDL is an unsolved position.
     """
     code, index = locate(bm, bk, wm, wk, turn)
     if code == CODE_INVALID:
@@ -205,6 +247,13 @@ def probe_value_one(bm, bk, wm, wk, turn, rows_at):
             return STATUS_OK, WDL_WIN, 1, code
         return STATUS_OK, WDL_LOSS, 0, code
     row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
+    if row[COL_CODED_AT] != 0:  # a compact file: no DTW (-1); a capture position is the caller's search
+        if index >= row[COL_SIZE]:
+            return STATUS_OUT_OF_RANGE, 0, 0, code
+        stored = -1 if has_capture(bm, bk, wm, wk, turn) else lookup_value(row[COL_CODED_AT], index)
+        if stored < 0:
+            return STATUS_NOT_LOADED, 0, 0, code
+        return STATUS_OK, np.int64(_WDL_OF_CODE[stored]), -1, code
     if row[COL_CATEGORY_AT] == 0:
         return STATUS_NOT_LOADED, 0, 0, code
     if index >= row[COL_SIZE]:

@@ -55,11 +55,12 @@ from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_D
 from egtb.positions.index import NUM_CODES, code_of_material, material_of_code
 from egtb.positions.material import Material, all_materials, count_positions
 from egtb.probe.compact_kernels import CompactBatches, probe_batch as probe_compact_batch
-from egtb.probe.kernels import (BLOCK_SHIFT, COL_DTZ_AT, COL_DTZ_WIDE, COL_SIZE, NO_DTW, ROW_WIDTH, STATUS_INVALID,
-                                STATUS_NOT_LOADED, STATUS_OK, fill_terminal, fill_terminal_rule, gather,
-                                gather_distance, gather_rule, outcome_at, probe_rule_one, probe_value_one)
+from egtb.probe.kernels import (BLOCK_SHIFT, COL_CATEGORY_AT, COL_CODED_AT, COL_DTZ_AT, COL_DTZ_WIDE, COL_MAX_DTZ,
+                                COL_SIZE, NO_DTW, ROW_WIDTH, STATUS_INVALID, STATUS_NOT_LOADED, STATUS_OK,
+                                fill_terminal, fill_terminal_rule, gather, gather_distance, gather_rule, outcome_at,
+                                probe_rule_one, probe_value_one)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_batch, locate_capture
-from egtb.probe.tables import MasterLayer, MasterTable, PairedTable, Table
+from egtb.probe.tables import BlockMap, MasterLayer, MasterTable, PairedTable, Table
 from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
 from egtb.rules.movegen import M_BM, M_WK, MAX_MOVES, MOVE_WIDTH, generate_moves
 
@@ -312,6 +313,8 @@ class Tablebase:
                 self._rows[name][code] = _layer_row(layer)
         if table.stores_captures:  # every position is in its blocks: the value kernel reads it
             self._value_rows[code] = _layer_row(table)
+        else:  # the kernel reads its compact file where no capture is due
+            self._value_rows[code] = _coded_row(table, distances=None)
         return table
 
     def _forget_table(self, code: int, table: Table) -> None:
@@ -462,6 +465,8 @@ class Tablebase:
                     return self._probe_key(key, distance=distance)
                 if value == INVALID_WDL:
                     raise TableError(f"{self._tables.peek(code).path}: a position is unsolved")
+            if dtw < 0 and distance and code >= 0 and read.holds_distances:  # the DTW of the master beside
+                return self._probe_key_slowly(key, distance=distance)
             return value, None if dtw < 0 else dtw
         if status == STATUS_INVALID:
             raise ValueError(f"invalid position {key}")
@@ -524,8 +529,9 @@ class Tablebase:
         if status == STATUS_OK:
             if code >= 0:
                 self._tables.touch(code)
-            return outcome, category, dtz
-        if status == STATUS_NOT_LOADED:
+            if dtz >= 0 or not want_dtz:
+                return outcome, category, None if dtz < 0 else dtz
+        if status in (STATUS_OK, STATUS_NOT_LOADED):  # (a compact layer's DTZ, when wanted)
             if self.rules is not None and rule.name not in self.rules:
                 raise MissingRuleLayerError(f"preset {rule.name!r} is not loaded by this Tablebase "
                                             f"(rules={self.rules}); open it with that preset")
@@ -533,6 +539,10 @@ class Tablebase:
                 table = self._table(code)
                 layer = table.layer(rule.name)
                 if rule.name not in table.kernel_layers():  # not in memory for the kernel: ask the file
+                    rows = self._rows[rule.name]
+                    if not layer.stores_captures and not rows[code, COL_CODED_AT]:  # the kernel reads it next time
+                        rows[code] = _coded_row(layer, distances=layer.kernel_arrays() if layer.holds_distances
+                                                else None)
                     return self._probe_layer_key(layer, key, rule, counter, unknown_ok=unknown_ok,
                                                  want_dtz=want_dtz)
                 _, index, _ = locate_capture(*key)
@@ -992,10 +1002,24 @@ def _board_of(board: PositionLike) -> Board:
     raise TypeError(f"expected a Board or a FEN string, not {type(board).__name__}")
 
 
+def _coded_row(table: Table, *, distances: BlockMap | None) -> np.ndarray:
+    """The lookup row (COL_* columns) of a table or layer that leaves capture positions out: its
+    compact file's lookup descriptor, its largest DTZ when known, and the block map of the
+    ``distances`` (a master layer's DTZ) beside it."""
+    row = np.zeros(ROW_WIDTH, dtype=np.int64)
+    row[COL_SIZE], row[COL_CODED_AT] = len(table), table.coded.lookup.ctypes.data
+    row[COL_MAX_DTZ] = -1 if getattr(table, "max_dtz", None) is None else table.max_dtz
+    if distances is not None:
+        row[COL_DTZ_AT], row[COL_DTZ_WIDE] = distances.values_at.ctypes.data, distances.value_type is np.uint16
+    return row
+
+
 def _layer_row(layer: MasterLayer | MasterTable) -> np.ndarray:
     """The lookup row (COL_* columns) of a layer (or of a table's values): its length and the
     addresses of its block maps (0 for distances it does not hold)."""
     blocks = layer.kernel_arrays()
-    return np.array([len(layer), blocks.values_at.ctypes.data,
-                     blocks.distances_at.ctypes.data if blocks.holds_distances else 0, blocks.wide],
-                    dtype=np.int64)
+    row = np.zeros(ROW_WIDTH, dtype=np.int64)
+    row[[COL_SIZE, COL_CATEGORY_AT, COL_DTZ_AT, COL_DTZ_WIDE]] = (
+        len(layer), blocks.values_at.ctypes.data, blocks.distances_at.ctypes.data if blocks.holds_distances else 0,
+        blocks.wide)
+    return row

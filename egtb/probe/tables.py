@@ -380,6 +380,10 @@ class PairedLayer:
         """Read a DTZ block the kernels missed."""
         self.dtz.block(block)
 
+    def kernel_arrays(self) -> BlockMap:
+        """The block map of the master layer's DTZ (its values), for the kernels."""
+        return self.dtz
+
     def close(self) -> None:
         """Drop its DTZ blocks from the cache."""
         self.dtz.drop()

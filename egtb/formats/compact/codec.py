@@ -27,9 +27,9 @@ from egtb.positions.index import MEN_OFFSET, unit_size, unrank_men, unrank_unit
 from egtb.rules.movegen import has_capture
 
 __all__ = [
-    "MARK_SHIFT", "canonical_codes", "count_runs", "count_symbols", "crc32", "decode_block", "decode_from",
-    "decoding_table", "encode_blocks", "fill_captures", "find_runs", "huffman_lengths", "last_mark", "length_of",
-    "length_symbol", "mark_block", "value_in_block",
+    "LOOKUP_WIDTH", "MARK_SHIFT", "block_of", "canonical_codes", "count_runs", "count_symbols", "crc32",
+    "decode_block", "decode_from", "decoding_table", "encode_blocks", "fill_captures", "find_runs",
+    "huffman_lengths", "last_mark", "length_of", "length_symbol", "lookup_value", "mark_block", "value_at_index",
 ]
 
 #: The value a block's first run is coded after (any value other than the run's).
@@ -364,15 +364,48 @@ def decode_from(data, start, stop, lut, mark, offset):
             return np.int64(prev), pos - n, pos, (p - start) * 8 - acc_bits
 
 
-@njit(cache=True)
-def value_in_block(data_at, start, stop, lut_at, marks_at, n_marks, offset):
-    """Value code at an offset of a block, decoding from the last of its marks (:func:`mark_block`)
-    at or before it; the arrays (the file's bytes, the flattened decoding table, the block's
-    marks) are given by address (a call then costs less than with arrays), kept alive by the
-    caller."""
-    value, _, _, _ = decode_from(uint8_ptr(data_at), start, stop, int32_ptr(lut_at),
-                                 last_mark(int64_ptr(marks_at), n_marks, offset), offset)
+#: Columns of a compact file's lookup descriptor (int64 each, :attr:`CompactTable.lookup`): the
+#: addresses of its coded blocks, block starts (blocks + 1), blocks' mark addresses (0: none in
+#: memory) and numbers of marks, and decoding table; its bytes of blocks and its blocks.
+L_DATA, L_STARTS, L_MARKS, L_MARK_COUNTS, L_LUT, L_DATA_LEN, L_BLOCKS = range(7)
+LOOKUP_WIDTH = 7
+
+
+@njit(cache=True, inline="always")
+def block_of(starts, n_blocks, index):
+    """The block holding a position index (starts: the first index of each block)."""
+    lo, hi = 0, n_blocks - 1
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if starts[mid] <= index:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@njit(cache=True, inline="always")
+def lookup_value(lookup, index):
+    """Value code of a position of a compact file (``lookup``: its descriptor, by address), or
+    -1 - block when that block's marks are not in memory."""
+    desc = int64_ptr(lookup)
+    starts = int64_ptr(desc[L_STARTS])
+    block = block_of(starts, desc[L_BLOCKS], index)
+    marks = int64_ptr(desc[L_MARKS])[block]
+    if marks == 0:
+        return -1 - block
+    offset = index - starts[block]
+    start = block * BLOCK_BYTES
+    value, _, _, _ = decode_from(uint8_ptr(desc[L_DATA]), start, min(start + BLOCK_BYTES, desc[L_DATA_LEN]),
+                                 int32_ptr(desc[L_LUT]),
+                                 last_mark(int64_ptr(marks), int64_ptr(desc[L_MARK_COUNTS])[block], offset), offset)
     return value
+
+
+@njit(cache=True)
+def value_at_index(lookup, index):
+    """:func:`lookup_value` from Python (all arguments integers: a call costs the least)."""
+    return lookup_value(lookup, index)
 
 
 # ------------------------------------------------------------------ Huffman (tables only)

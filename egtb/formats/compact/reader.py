@@ -32,7 +32,8 @@ import numpy as np
 
 from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats.cache import TableCache, process_cache
-from egtb.formats.compact.codec import decode_block, decoding_table, mark_block, value_in_block
+from egtb.formats.compact.codec import (L_BLOCKS, L_DATA, L_DATA_LEN, L_LUT, L_MARK_COUNTS, L_MARKS, L_STARTS,
+                                        LOOKUP_WIDTH, decode_block, decoding_table, mark_block, value_at_index)
 from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS, MAX_CODE_BITS,
                                          NUM_BUCKETS, RULE_KINDS, WCDF, WDL)
 from egtb.positions.material import Material
@@ -113,8 +114,13 @@ class CompactTable:
         """Address of each block's marks (0 while it has none in memory), for the kernels."""
         self.mark_counts = np.zeros(max(self.n_blocks, 1), dtype=np.int64)
         """Number of each block's marks (valid where marks_at is not 0)."""
-        self._data_at = self.data.ctypes.data if len(self.data) else 0
-        self._lut_at = self.lut.ctypes.data
+        self.lookup = np.zeros(LOOKUP_WIDTH, dtype=np.int64)
+        """The descriptor the lookup kernels read (L_* columns of :mod:`.codec`): addresses of the
+        arrays above, kept alive by the table."""
+        self.lookup[[L_DATA, L_STARTS, L_MARKS, L_MARK_COUNTS, L_LUT, L_DATA_LEN, L_BLOCKS]] = (
+            self.data.ctypes.data if len(self.data) else 0, self.starts.ctypes.data, self.marks_at.ctypes.data,
+            self.mark_counts.ctypes.data, self.lut.ctypes.data, len(self.data), self.n_blocks)
+        self._lookup_at = self.lookup.ctypes.data
         self._ends = np.empty(self.max_runs, dtype=np.int64)
         self._vals = np.empty(self.max_runs, dtype=np.uint8)
         self._scratch_marks = np.empty(self.max_runs // mark_every + 1, dtype=np.int64)
@@ -255,16 +261,11 @@ class CompactTable:
         """Stored value code of a position (meaningless where the side to move must capture)."""
         if not 0 <= index < self.positions:
             raise IndexError(f"{self.path}: position {index} outside 0..{self.positions - 1}")
-        starts = self._starts_list
-        block = bisect.bisect_right(starts, index) - 1
-        found = self._marks[block]
-        if found is None:
-            found = self.block_marks(block)
-        else:
-            self.cache.touch(found.key)
-        lo, hi = self._block_bytes(block)
-        return value_in_block(self._data_at, lo, hi, self._lut_at, found.address, found.count,
-                              index - starts[block])
+        found = value_at_index(self._lookup_at, index)
+        if found < 0:  # its block has no marks in memory yet
+            self.block_marks(-1 - found)
+            found = value_at_index(self._lookup_at, index)
+        return found
 
     def value_at(self, index: int) -> int:
         """WDL (WLD file) or category (category file) of a position, meaningless where the
