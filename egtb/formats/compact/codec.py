@@ -327,17 +327,22 @@ def mark_block(data, start, stop, count, prev, lut, every, out_marks):
 
 
 @njit(cache=True, inline="always")
-def last_mark(marks, n_marks, offset):
-    """The last of marks[0:n_marks] at or before a block offset."""
-    lo, hi = 0, n_marks - 1
-    key = (offset << MARK_SHIFT) | ((1 << MARK_SHIFT) - 1)
+def last_at_most(values, n, key):
+    """The last of the ascending values[0:n] at most ``key`` (0 when none is)."""
+    lo, hi = 0, n - 1
     while lo < hi:
         mid = (lo + hi + 1) >> 1
-        if marks[mid] <= key:
+        if values[mid] <= key:
             lo = mid
         else:
             hi = mid - 1
-    return marks[lo]
+    return lo
+
+
+@njit(cache=True, inline="always")
+def last_mark(marks, n_marks, offset):
+    """The last of marks[0:n_marks] at or before a block offset."""
+    return marks[last_at_most(marks, n_marks, (offset << MARK_SHIFT) | ((1 << MARK_SHIFT) - 1))]
 
 
 @njit(cache=True, inline="always")
@@ -374,14 +379,7 @@ LOOKUP_WIDTH = 7
 @njit(cache=True, inline="always")
 def block_of(starts, n_blocks, index):
     """The block holding a position index (starts: the first index of each block)."""
-    lo, hi = 0, n_blocks - 1
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        if starts[mid] <= index:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    return last_at_most(starts, n_blocks, index)
 
 
 @njit(cache=True, inline="always")

@@ -13,8 +13,10 @@ keeps ~220); a lookup then decodes from the mark before its position, at most
 MARK_EVERY runs, instead of the whole block. The marks live in a
 :class:`~egtb.formats.cache.TableCache`: by default the process's one
 (:func:`~egtb.formats.cache.process_cache`), under the budget the master
-tables' blocks share; the batch kernel reads them through
-:attr:`CompactTable.marks_at`.
+tables' blocks share; the kernels read them through :attr:`CompactTable.lookup`
+(single lookups) and :attr:`CompactTable.marks_at` (batches). As for the master
+files' blocks the kernels read, a lookup does not mark a block as used: the
+cache drops marks in the order they were made.
 
 >>> BlockMarks(np.zeros(4, dtype=np.int64), None, 0).nbytes == 4 * 8 + MARK_ENTRY_BYTES
 True
@@ -222,8 +224,8 @@ class CompactTable:
         return self._ends[:n].copy(), self._vals[:n].copy()
 
     def block_marks(self, block: int) -> BlockMarks:
-        """The marks of a block (checked and decoded on first use; used: dropped last from the cache).
-        TableError names a damaged block."""
+        """The marks of a block (checked and decoded on first use; asked for again: dropped last from
+        the cache). TableError names a damaged block."""
         found = self._marks[block]
         if found is not None:
             self.cache.touch(found.key)
