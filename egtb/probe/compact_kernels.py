@@ -404,9 +404,49 @@ def position_order(codes: np.ndarray, indices: np.ndarray) -> np.ndarray | None:
     True
     """
     present = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=NUM_CODES))
-    if sum(count_positions(material_of_code(int(code))) for code in present) <= ORDER_ABOVE:
+    sizes = [count_positions(material_of_code(int(code))) for code in present]
+    if sum(sizes) <= ORDER_ABOVE:
         return None
-    return np.argsort((codes.astype(np.int64) << 40) | indices)
+    rank = np.zeros(NUM_CODES + 1, dtype=np.int64)  # by code + 1: the tables' ranks from 1, 0 for no table
+    rank[present + 1] = np.arange(1, len(present) + 1)
+    index_bits = max(sizes).bit_length()
+    keys = (rank[codes + 1] << index_bits) | indices
+    return radix_order(keys, len(present).bit_length() + index_bits)
+
+
+#: Bits of a digit of :func:`radix_order`.
+DIGIT_BITS = 16
+
+
+@njit(cache=True)
+def radix_order(keys, bits):
+    """The permutation that sorts non-negative keys below 2**bits (stable: a least significant
+    digit first radix sort, DIGIT_BITS a pass; a few times faster than np.argsort).
+
+    >>> radix_order(np.array([5, 1 << 40, 0, 5]), 41).tolist()
+    [2, 0, 3, 1]
+    """
+    n = keys.shape[0]
+    order, spare = np.arange(n), np.empty(n, dtype=np.int64)
+    sorted_keys, spare_keys = keys.copy(), np.empty(n, dtype=np.int64)
+    starts = np.empty(1 << DIGIT_BITS, dtype=np.int64)
+    mask = (1 << DIGIT_BITS) - 1
+    for shift in range(0, bits, DIGIT_BITS):
+        starts[:] = 0
+        for i in range(n):
+            starts[(sorted_keys[i] >> shift) & mask] += 1
+        if n == 0 or starts[(sorted_keys[0] >> shift) & mask] == n:
+            continue  # one digit everywhere: nothing to move
+        total = 0
+        for d in range(1 << DIGIT_BITS):
+            total, starts[d] = total + starts[d], total
+        for i in range(n):
+            d = (sorted_keys[i] >> shift) & mask
+            spare[starts[d]], spare_keys[starts[d]] = order[i], sorted_keys[i]
+            starts[d] += 1
+        order, spare = spare, order
+        sorted_keys, spare_keys = spare_keys, sorted_keys
+    return order
 
 
 def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *,
