@@ -79,10 +79,12 @@ RECHECK_SECONDS = 1.0
 #: batch over tables larger than the budget is gathered in the order of its blocks.
 MASTER_BYTES_A_POSITION = 3
 #: A material with a master and a compact file answers its values and counter-0 categories
-#: from the compact file when it has more positions than this (2**24: every table of 7 pieces,
-#: 45 of the 70 of 6 pieces, none of 5 or fewer); a smaller one from its master file, whose
-#: blocks (a few MB) the numba kernels read directly, about 1.4 times faster.
-COMPACT_ABOVE = 1 << 24
+#: from the compact file when it has more positions than this (2**23: every table of 7 pieces,
+#: 57 of the 70 of 6 pieces, the 2 largest of 5); a smaller one from its master file, whose
+#: blocks the numba kernels read directly. A master block holds 2**18 positions (up to 768 KB
+#: with its DTW) where a compact block's marks take about 2 KB: the capture searches of random
+#: 7-piece probes into 6-piece masters of 2**23..2**24 positions overflowed the 2 GiB budget.
+COMPACT_ABOVE = 1 << 23
 #: The preset a FEN string is probed under (a Board carries its own).
 DEFAULT_RULE = "wcdf"
 
