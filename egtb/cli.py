@@ -26,6 +26,7 @@ from typing import Iterable, Iterator, Sequence, TextIO
 
 import numpy as np
 
+from egtb.dask.options import add_scheduler_options
 from egtb.errors import EgtbError, MissingTableError, TableError
 from egtb.exit_status import EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from egtb.probe.results import answer
@@ -233,7 +234,6 @@ def _register_build(subparsers) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_json(p)
     add_tables_option(p)
-    from egtb.dask.cluster import add_scheduler_options
     add_scheduler_options(p)  # --scheduler / --scheduler-file: run on a Dask cluster
     p.set_defaults(func=run_build)
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from egtb.exit_status import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from egtb.dask.cluster import add_scheduler_options
+from egtb.dask.options import add_scheduler_options
 from egtb.rules.board import DRAW_RULES
 from tournament.adjudicate import ResignRule, ScoreDrawRule
 from tournament.engines import config

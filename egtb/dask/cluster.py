@@ -22,7 +22,6 @@ False
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import socket
@@ -36,8 +35,8 @@ from typing import Any
 
 from egtb.errors import ClusterError
 
-__all__ = ["ClusterError", "ClusterSpec", "INSTALL_HINT", "add_scheduler_options",
-           "capture_logs", "connect", "require_distributed", "replay_logs"]
+__all__ = ["ClusterError", "ClusterSpec", "INSTALL_HINT", "capture_logs", "connect", "require_distributed",
+           "replay_logs"]
 
 log = logging.getLogger("egtb.dask.cluster")
 
@@ -69,15 +68,6 @@ class ClusterSpec:
     def describe(self) -> str:
         """The address or the scheduler file, for messages."""
         return self.scheduler or f"scheduler file {self.scheduler_file}"
-
-
-def add_scheduler_options(parser: argparse.ArgumentParser) -> None:
-    """``--scheduler ADDRESS`` and ``--scheduler-file PATH`` (mutually exclusive) on a subcommand."""
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                       help="run on this Dask scheduler, e.g. tcp://10.0.0.5:8786 (pip install .[distributed])")
-    group.add_argument("--scheduler-file", metavar="PATH", default=None,
-                       help="run on the Dask scheduler described by this file (dask scheduler --scheduler-file)")
 
 
 def require_distributed() -> Any:
