@@ -10,14 +10,13 @@ import os
 import struct
 import time
 import zlib
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
 
+from egtb.executor import LocalPool, Task
 from egtb.formats import master
 from egtb.formats.compact.codec import (canonical_codes, count_runs, count_symbols, encode_blocks, fill_captures,
                                         find_runs, huffman_lengths, length_symbol)
@@ -233,12 +232,10 @@ def _compact_one(tables: Path, out: Path, material: Material) -> tuple[Material,
     return material, compact_material(tables, material, out=out)
 
 
-def _compact_all(tables: Path, out: Path, todo: list[Material], jobs: int):
-    if jobs <= 1 or len(todo) <= 1:
-        for material in todo:
-            yield _compact_one(tables, out, material)
-        return
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
-        futures = [pool.submit(_compact_one, tables, out, m) for m in todo]
-        for future in futures:
-            yield future.result()
+def _compact_all(tables: Path, out: Path, todo: list[Material], jobs: int
+                 ) -> Iterator[tuple[Material, CompactReport]]:
+    """Each material of ``todo`` compacted on the local pool (in that order, one at a time per
+    job); (material, report) as each finishes."""
+    tasks = (Task(f"compact-{material}", _compact_one, (tables, out, material)) for material in todo)
+    for done in LocalPool(max(1, min(jobs, len(todo)))).run(tasks, window=1):
+        yield done.result
