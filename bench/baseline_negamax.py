@@ -6,7 +6,6 @@ same run; both must visit the same nodes. Not used by the package.
 
 from __future__ import annotations
 
-import numpy as np  # noqa: F401 - used inside the kernel
 from numba import njit
 
 from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_CROWNS, M_FROM, M_MAN, M_TO, M_WK, M_WM, generate_moves

@@ -23,9 +23,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.rules.perft import count_steps, lowest_bit64, perft, popcount64  # perft: re-exported
-from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, EVEN_NOT_RIGHT, EVEN_ROWS, JUMP, NEIGHBOUR,  # noqa: F401
+from egtb.rules.perft import count_steps, lowest_bit64, perft, popcount64
+from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, EVEN_NOT_RIGHT, EVEN_ROWS, JUMP, NEIGHBOUR,
                                 ODD_NOT_LEFT, ODD_ROWS, START_BM, START_WM, WHITE_CROWN_ROW, direction_range)
+
+# perft and the start position's bitboards are re-exported: the move generator's users
+# (tests, bench_movegen, the example above) take them from here.
+__all__ = ["MAX_JUMPS", "MAX_MOVES", "MOVE_WIDTH", "M_BK", "M_BM", "M_CAPTURED", "M_CROWNS", "M_FROM", "M_MAN",
+           "M_NJUMPS", "M_PATH", "M_TO", "M_WK", "M_WM", "START_BM", "START_WM", "count_moves",
+           "count_simple_moves", "generate_moves", "has_capture", "new_move_buffer", "perft", "popcount"]
 
 #: Most legal moves a position can have (12 kings x 4 steps is 48; capture
 #: sequences of kings can branch further, so leave room).

@@ -13,7 +13,6 @@ import socket
 import threading
 import webbrowser
 from collections.abc import Callable
-from pathlib import Path
 
 __all__ = ["DEFAULT_PORT", "HOST", "bind_socket", "serve"]
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from egtb.errors import MissingRuleLayerError, MissingTableError
 from egtb.formats.values import Category, Wdl
 from egtb.probe.tablebase import Tablebase
-from egtb.rules.board import DRAW_RULES, Board, Move
+from egtb.rules.board import Board, Move
 from egtb.rules.notation import START_FEN
 from egtb.rules.squares import coords_to_square, square_to_coords
 from egtb.rules.pdn import game_from_board, write_game
