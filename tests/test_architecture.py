@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,7 @@ def imports_of(path: Path, known: set[str]) -> set[str]:
     return found - {module_name(path)}
 
 
+@cache  # parsed once per test process: every layer check reads the same graph (and never alters it)
 def import_graph() -> dict[str, set[str]]:
     table = modules()
     known = set(table)
