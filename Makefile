@@ -11,10 +11,11 @@ JOBS ?=
 
 setup: $(STAMP)
 
+# Python >= 3.11 (pyproject.toml) brings a pip that installs an editable pyproject project: no
+# upgrade. --no-compile: a module is byte-compiled when first imported, not every module at install.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,distributed,web]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[test,distributed,web]'
 	touch $(STAMP)
 
 ## run: build the tables up to $(PIECES) pieces (skips complete ones), then a demo match
@@ -29,9 +30,10 @@ demo: $(STAMP)
 		--tc 0.05 --tables $(EGTB_DIR) --adjudicate-pieces $(PIECES) --out runs/demo
 
 # The tests run in pytest-xdist workers, one a core (TEST_WORKERS=0: in one process); a worker
-# takes a whole test file (its module fixtures are made once), the shared tables are built once.
+# takes a whole test file (its module fixtures are made once), the longest files first
+# (tests/conftest.py), the shared tables are built once.
 TEST_WORKERS ?= auto
-PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 ## test: the default suite (slow checks are marked and run by test-slow)
 test: $(STAMP)
