@@ -7,6 +7,7 @@ import shutil
 import sys
 import threading
 import time
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -30,9 +31,18 @@ def _fake(name: str, *args: str) -> list[str]:
     return [sys.executable, str(FAKES / f"{name}.py"), *args]
 
 
-@pytest.mark.parametrize("board", random_game_boards(
-    12, seed=3, start=(Board("B:W18,24,K27:B12,16,K22"), Board("W:WK5,K13:B26,K28"))))
-def test_encodings_agree_with_pydraughts(board: Board) -> None:
+ENCODING_BOARDS = 12
+
+
+@cache  # made when a test asks, not at collection: random play compiles the move generator
+def encoding_boards() -> list[Board]:
+    return random_game_boards(ENCODING_BOARDS, seed=3, start=(Board("B:W18,24,K27:B12,16,K22"),
+                                                              Board("W:WK5,K13:B26,K28")))
+
+
+@pytest.mark.parametrize("index", range(ENCODING_BOARDS))
+def test_encodings_agree_with_pydraughts(index: int) -> None:
+    board = encoding_boards()[index]
     theirs = draughts.Board("english", board.fen())
     assert hub_position(board) == theirs._game.initial_hub_fen
     assert parse_hub_position(hub_position(board)).key() == board.key()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 
 import pytest
 
@@ -34,8 +35,17 @@ def _reference(board: Board, depth: int, ply: int = 0) -> int:
     return best
 
 
-@pytest.mark.parametrize("board", random_game_boards(6, seed=7, min_plies=4, max_plies=30))
-def test_evaluation_is_colour_symmetric(board: Board) -> None:
+SYMMETRY_BOARDS = 6
+
+
+@cache  # made when a test asks, not at collection: random play compiles the move generator
+def symmetry_boards() -> list[Board]:
+    return random_game_boards(SYMMETRY_BOARDS, seed=7, min_plies=4, max_plies=30)
+
+
+@pytest.mark.parametrize("index", range(SYMMETRY_BOARDS))
+def test_evaluation_is_colour_symmetric(index: int) -> None:
+    board = symmetry_boards()[index]
     bm, bk, wm, wk, turn = board.key()
     mirrored = (_mirror(wm), _mirror(wk), _mirror(bm), _mirror(bk), 1 - turn)
     assert evaluate(bm, bk, wm, wk, turn) == evaluate(*mirrored)
