@@ -282,11 +282,12 @@ def main() -> None:
 
 
 def run_before(checkout: str) -> None:
-    """This bench with the code of another checkout, its output printed first."""
+    """The bench being run (this one, or one importing this function) with the code of another
+    checkout, its output printed first."""
     argv = [a for i, a in enumerate(sys.argv[1:]) if a != "--before" and sys.argv[i] != "--before"]
     env = {**os.environ, "PYTHONPATH": str(Path(checkout).resolve())}
     print(f"=== before: the code of {checkout} ===", flush=True)
-    subprocess.run([sys.executable, str(Path(__file__).resolve()), *argv], env=env, check=True)
+    subprocess.run([sys.executable, str(Path(sys.argv[0]).resolve()), *argv], env=env, check=True)
     print("=== after: this checkout ===", flush=True)
 
 
