@@ -79,12 +79,14 @@ RECHECK_SECONDS = 1.0
 #: batch over tables larger than the budget is gathered in the order of its blocks.
 MASTER_BYTES_A_POSITION = 3
 #: A material with a master and a compact file answers its values and counter-0 categories
-#: from the compact file when it has more positions than this (2**23: every table of 7 pieces,
-#: 57 of the 70 of 6 pieces, the 2 largest of 5); a smaller one from its master file, whose
-#: blocks the numba kernels read directly. A master block holds 2**18 positions (up to 768 KB
-#: with its DTW) where a compact block's marks take about 2 KB: the capture searches of random
-#: 7-piece probes into 6-piece masters of 2**23..2**24 positions overflowed the 2 GiB budget.
-COMPACT_ABOVE = 1 << 23
+#: from the compact file when it has more positions than this: than the largest table of 5
+#: pieces (9,256,800), so every table of 7 pieces and 57 of the 70 of 6 answer from their
+#: compact files, and every table of 5 pieces or fewer from its master file, whose blocks the
+#: numba kernels read directly (and a batch over masters alone runs the faster gathering
+#: kernel). It was 2**24: a master block holds 2**18 positions (up to 768 KB with its DTW)
+#: where a compact block's marks take about 2 KB, and the capture searches of random 7-piece
+#: probes into the 6-piece masters of 9.3 M..2**24 positions overflowed the 2 GiB budget.
+COMPACT_ABOVE = max(count_positions(m) for m in all_materials(5))
 #: The preset a FEN string is probed under (a Board carries its own).
 DEFAULT_RULE = "wcdf"
 
