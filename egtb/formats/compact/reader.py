@@ -213,14 +213,10 @@ class CompactTable:
 
     def decode(self, block: int) -> tuple[np.ndarray, np.ndarray]:
         """(run ends, run values) of a block, checked; TableError names a damaged block."""
-        lo, hi = self._block_bytes(block)
-        if zlib.crc32(self.data[lo:hi]) != int(self.crcs[block]):
-            raise TableError(f"{self.path}: block {block} is damaged (CRC-32 mismatch)")
-        count = self._starts_list[block + 1] - self._starts_list[block]
+        lo, hi, count = self._checked_block(block)
         n = decode_block(self.data, lo, hi, count, self.ctx[block], self.lut.reshape(-1),
                          self._ends, self._vals)
-        if n < 0:
-            raise TableError(f"{self.path}: block {block} does not decode")
+        self._check_decoded(block, n)
         return self._ends[:n].copy(), self._vals[:n].copy()
 
     def block_marks(self, block: int) -> BlockMarks:
@@ -230,14 +226,10 @@ class CompactTable:
         if found is not None:
             self.cache.touch(found.key)
             return found
-        lo, hi = self._block_bytes(block)
-        if zlib.crc32(self.data[lo:hi]) != int(self.crcs[block]):
-            raise TableError(f"{self.path}: block {block} is damaged (CRC-32 mismatch)")
-        count = self._starts_list[block + 1] - self._starts_list[block]
+        lo, hi, count = self._checked_block(block)
         n = mark_block(self.data, lo, hi, count, self.ctx[block], self.lut.reshape(-1), self.mark_every,
                        self._scratch_marks)
-        if n < 0:
-            raise TableError(f"{self.path}: block {block} does not decode")
+        self._check_decoded(block, n)
         found = BlockMarks(self._scratch_marks[:n].copy(), self, block)
         self._marks[block] = found
         self.marks_at[block] = found.address
@@ -254,10 +246,19 @@ class CompactTable:
         self._marks[block] = None
         self.marks_at[block] = 0
 
-    def _block_bytes(self, block: int) -> tuple[int, int]:
-        """(first byte, end) of a block in :attr:`data`."""
+    def _checked_block(self, block: int) -> tuple[int, int, int]:
+        """(first byte, end) of a block in :attr:`data` and its positions, its CRC-32 checked;
+        TableError names a damaged block."""
         lo = block * BLOCK_BYTES
-        return lo, min(lo + BLOCK_BYTES, len(self.data))
+        hi = min(lo + BLOCK_BYTES, len(self.data))
+        if zlib.crc32(self.data[lo:hi]) != int(self.crcs[block]):
+            raise TableError(f"{self.path}: block {block} is damaged (CRC-32 mismatch)")
+        return lo, hi, self._starts_list[block + 1] - self._starts_list[block]
+
+    def _check_decoded(self, block: int, runs: int) -> None:
+        """A decoder's answer for a block: -1 when its bits do not decode (TableError names it)."""
+        if runs < 0:
+            raise TableError(f"{self.path}: block {block} does not decode")
 
     def value(self, index: int) -> int:
         """Stored value code of a position (meaningless where the side to move must capture)."""
