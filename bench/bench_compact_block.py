@@ -67,9 +67,12 @@ def main() -> None:
     parser.add_argument("--before", default=None, metavar="DIR",
                         help="first run this bench with the code of checkout DIR, in the same run")
     args = parser.parse_args()
+    found = [Path(args.file)] if args.file else list(Path(args.tables).glob("*.wld"))
+    if not found or not all(path.is_file() for path in found):
+        parser.error(f"no compact file {args.file}" if args.file else f"no .wld file in {args.tables}")
     if args.before:
         run_before(args.before)
-    path = Path(args.file) if args.file else max(Path(args.tables).glob("*.wld"), key=lambda p: p.stat().st_size)
+    path = max(found, key=lambda p: p.stat().st_size)
     table = compact.CompactTable(path)
     rng = np.random.default_rng(1)
     blocks = rng.integers(0, table.n_blocks, args.blocks)

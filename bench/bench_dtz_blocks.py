@@ -29,6 +29,8 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=40, help="random chunks read (over the 7-piece masters)")
     args = parser.parse_args()
     paths = sorted(p for p in Path(args.tables).glob("*.h5") if Material.parse(p.stem).pieces == 7)
+    if not paths:
+        parser.error(f"no 7-piece master file in {args.tables}")
     rng = np.random.default_rng(3)
     chunks, read_seconds = [], 0.0
     for k in range(args.chunks):
