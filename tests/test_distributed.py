@@ -237,6 +237,30 @@ def test_the_cluster_answers_the_executor_interface_as_the_local_pool_does(clust
     assert remote == local == {"a": 10, "b": 20, "sum": {"first": 1, "after": [10, 20]}}
 
 
+def test_a_result_lost_with_its_worker_is_computed_again(cluster):
+    """A task that finished on a worker killed before its result was collected is run again."""
+    cluster.wait_for_workers()
+    client = cluster.client
+    # functions the scheduler can import: the slow task takes a second
+    run = DaskPool(client=client).run([Task("fast", operator.add, (1, 0)),
+                                       Task("slow", subprocess.getoutput, ("sleep 1; echo slow",))])
+    first = bounded(next, run)
+    assert (first.task.key, first.result) == ("fast", 1)
+    deadline = time.monotonic() + STEP_SECONDS
+    while not (held := [(key, workers) for key, workers in client.who_has().items()
+                        if key.startswith("slow-") and workers]):
+        assert time.monotonic() < deadline, "the slow task did not finish"
+        time.sleep(0.01)
+    (key, workers), = held
+    os.kill(cluster.worker_pids()[workers[0]], signal.SIGKILL)
+    while client.futures[key].status != "lost":  # the scheduler told the client; the rerun takes 1 s
+        assert time.monotonic() < deadline, f"the client was not told that {key} was lost"
+        time.sleep(0.01)
+    second = bounded(next, run)
+    assert (second.task.key, second.result) == ("slow", "slow")
+    cluster.wait_for_workers()
+
+
 def test_a_failing_material_stops_the_build_naming_it(cluster, local4, tmp_path):
     key = "1k-1m1k"
     assert key in {p.key for p in planner.plan_pairs(3)}

@@ -145,6 +145,9 @@ class DaskPool:
             submit()
             for future in completed:
                 task = by_future[future.key]
+                if future.status == "lost":  # its worker died after it finished: computed again
+                    completed.add(future)
+                    continue
                 if future.status != "finished":  # erred, or cancelled (the scheduler went away)
                     raise _failure(future, by_future, futures)
                 result, host, pid, lines = future.result()
