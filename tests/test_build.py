@@ -107,9 +107,11 @@ def test_rerun_skips_complete_and_rebuilds_corrupted(tables4, tmp_path):
     assert again.built == [] and len(again.skipped) == len(all_materials(3))
 
 
-# SIGTERM has no handler here: it ends the build as SIGKILL does (the forked workers die with it),
-# so it is a slow check; SIGINT goes through the build's KeyboardInterrupt handling.
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)])
+# SIGTERM has no handler here: it ends the build as SIGKILL does (the forked workers die with it);
+# SIGINT goes through the build's KeyboardInterrupt handling. Both are slow checks (a 4-piece build
+# twice each); SIGKILL, the hardest, is the default run's.
+@pytest.mark.parametrize("sig", [signal.SIGKILL, pytest.param(signal.SIGINT, marks=pytest.mark.slow),
+                                 pytest.param(signal.SIGTERM, marks=pytest.mark.slow)])
 def test_killed_build_resumes_to_identical_files(tables4, tmp_path, sig):
     command = [sys.executable, "-m", "egtb.cli", "build", "--pieces", "4", "--jobs", "2",
                "--quiet", "--tables", str(tmp_path)]
@@ -236,7 +238,8 @@ def test_seven_pieces_hold_the_values_and_the_wcdf_layer_by_default():
     assert (contents_for(7).dtw, contents_for(7).names) == (False, ("wcdf",))
 
 
-@pytest.mark.parametrize("on_disk", [False, True], ids=["in-memory", "on-disk"])
+# on disk without DTW is how the 7-piece tables are built: the default run's; in memory, a slow check
+@pytest.mark.parametrize("on_disk", [pytest.param(False, marks=pytest.mark.slow), True], ids=["in-memory", "on-disk"])
 def test_a_build_without_dtw_gives_the_same_values_and_wcdf_layer(tables4, tmp_path, on_disk):
     """The values are solved from the wcdf layer alone (its categories' signs)."""
     builder.build(4, directory=tmp_path, jobs=2, rules="wcdf", dtw=False, progress=False,

@@ -78,8 +78,8 @@ def test_name_and_reported_result(library: Path) -> None:
 
 @pytest.mark.parametrize("mode,termination,text", [
     ("crash", GameTermination.CRASH, "crashed"),
-    ("illegal", GameTermination.ILLEGAL_MOVE, "not legal"),
-    ("same", GameTermination.CRASH, "done move=none"),
+    pytest.param("illegal", GameTermination.ILLEGAL_MOVE, "not legal", marks=pytest.mark.slow),
+    pytest.param("same", GameTermination.CRASH, "done move=none", marks=pytest.mark.slow),
 ])
 def test_a_faulty_library_loses_with_the_right_reason(library: Path, tmp_path: Path, mode: str,
                                                       termination: GameTermination, text: str) -> None:
@@ -154,11 +154,11 @@ def _getmove_lines(log: Path) -> list[dict[str, str]]:
 @pytest.mark.parametrize("tc,first,later", [
     ("5", "maxtime=4.950000 info=3 moreinfo=0 reset=1 exact=1 unit=0 remaining=0.000 increment=0.000",
      "maxtime=4.950000 info=2 moreinfo=0 reset=0 exact=1 unit=0 remaining=0.000 increment=0.000"),
-    ("60+0.5", "maxtime=6.500000 info=5 moreinfo=3932160500 reset=1 exact=0 unit=1 remaining=60.000 increment=0.500",
-     None),
-    ("40/120", "maxtime=3.000000 info=9 moreinfo=786432000 reset=1 exact=0 unit=2 remaining=120.000 increment=0.000",
-     None),
-])
+    pytest.param("60+0.5", "maxtime=6.500000 info=5 moreinfo=3932160500 reset=1 exact=0 unit=1 remaining=60.000 "
+                 "increment=0.500", None, marks=pytest.mark.slow),
+    pytest.param("40/120", "maxtime=3.000000 info=9 moreinfo=786432000 reset=1 exact=0 unit=2 remaining=120.000 "
+                 "increment=0.000", None, marks=pytest.mark.slow),
+])  # each plays a tournament (two engine processes): the clocks' packing is unit-tested above
 def test_the_engines_time_control_reaches_the_library_as_checkerboard_sends_it(
         library: Path, tmp_path: Path, tc: str, first: str, later: str | None) -> None:
     log = tmp_path / "tiny.log"
@@ -215,6 +215,7 @@ def test_an_option_is_judged_by_enginecommands_return_value_not_its_reply(librar
     assert engine.set_option("nosuch", 1) is False
 
 
+@pytest.mark.slow  # a whole `tournament run`; the option's refusal itself is checked just above
 def test_a_refused_option_reaches_the_runs_output_and_log_and_the_engines_name_its_records(
         library: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"

@@ -3,6 +3,9 @@
 The cluster is started from the command line (``dask scheduler``, ``dask worker``) as
 separate OS processes, bounded in time, and torn down afterwards, also on failure.
 Every result is compared with the same work done by the local pool.
+
+The default run keeps the executor, the tournaments and a 3-piece build on the cluster; the
+4-piece builds, the split 5-piece pair and the kills during builds are ``slow`` checks (CI).
 """
 
 from __future__ import annotations
@@ -166,6 +169,7 @@ def cluster4(cluster, tmp_path_factory):
 # --- builds -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cluster_build_matches_local_build(cluster4, local4, capsys):
     directory, report = cluster4
     assert crcs(directory) == crcs(local4)
@@ -181,6 +185,7 @@ def test_cluster_build_matches_local_build(cluster4, local4, capsys):
     assert "worker: " in (directory / builder.LOG_NAME).read_text()  # worker log lines collected
 
 
+@pytest.mark.slow
 def test_no_material_starts_before_its_dependencies_finished(cluster4):
     _, report = cluster4
     records = {r["key"]: r for r in report.records}
@@ -191,6 +196,7 @@ def test_no_material_starts_before_its_dependencies_finished(cluster4):
             assert records[pair.key]["started"] >= records[dep]["finished"], (pair.key, dep)
 
 
+@pytest.mark.slow
 def test_resume_on_the_cluster_skips_complete_files(cluster, cluster4):
     directory, _ = cluster4
     report = bounded(builder.build, 4, directory=directory, progress=False, executor=DaskPool(cluster.spec))
@@ -283,6 +289,7 @@ def test_bad_cluster_setup_fails_before_any_work(tmp_path):
     assert not list(tmp_path.glob("*.h5"))
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_build_still_gives_identical_files(cluster, local4, tmp_path):
     copy_tables(local4, tmp_path, max_pieces=3)
     done = {}
@@ -337,6 +344,7 @@ def build_split(cluster, split_local: Path, directory: Path) -> dict:
     return records[0]
 
 
+@pytest.mark.slow
 def test_a_pair_split_into_unit_tasks_gives_the_local_files(cluster, split_local, tmp_path):
     record = bounded(build_split, cluster, split_local, tmp_path)
     assert split_pair_checksums(tmp_path) == split_pair_checksums(split_local)
@@ -347,6 +355,7 @@ def test_a_pair_split_into_unit_tasks_gives_the_local_files(cluster, split_local
     assert not list(tmp_path.glob("*.pair.tmp"))
 
 
+@pytest.mark.slow
 def test_a_worker_killed_in_a_split_pair_still_gives_the_local_files(cluster, split_local, tmp_path):
     done = {}
     thread = threading.Thread(target=lambda: done.update(record=build_split(cluster, split_local,
