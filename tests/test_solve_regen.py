@@ -13,7 +13,7 @@ import pytest
 from egtb.build.contents import contents_for
 from egtb.build import budget
 from egtb.build import pipeline, plan as planner
-from egtb.positions.material import Material, all_materials
+from egtb.positions.material import all_materials
 from egtb.build.verify import verify_directory
 from test_scratch import file_checksums
 
