@@ -38,9 +38,24 @@ def test_an_external_engine_is_started_once_and_restarted_after_its_crash(tmp_pa
     assert terminations[2] is GameTermination.CRASH and result.records[2].result.winner is not None
     assert "crashed" in result.records[2].result.reason
     assert GameTermination.CRASH not in terminations[:2] + terminations[3:]  # game 4 played by a new process
-    assert _starts(starts) == 3  # the setup check, the one start for games 1-3, the restart for game 4
+    assert _starts(starts) == 2  # one start for the setup check and games 1-3, the restart for game 4
     restarts = [r.getMessage() for r in caplog.records if "restarted after a fault" in r.getMessage()]
     assert len(restarts) == 1 and "crashed" in restarts[0]
+
+
+def _running(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "\nState:\tZ" not in status.read_text()
+
+
+def test_the_setup_checks_engine_plays_the_games_here_and_is_closed_with_the_run(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    config = TournamentConfig([_crasher(0, starts), "random"], games=2, game=SHORT)
+    run_tournament(config, out_dir=tmp_path / "run", concurrency=1, progress=False)
+    assert _starts(starts) == 1  # the process the setup check started played both games
+    run_tournament(config, out_dir=tmp_path / "run", concurrency=1, progress=False)  # complete: no game
+    pids = [int(pid) for pid in starts.read_text().split()]
+    assert len(pids) == 2 and not any(_running(pid) for pid in pids)  # each closed with its run
 
 
 def test_each_worker_keeps_its_own_engine(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -272,17 +272,24 @@ def _make_engine(player: Player, settings: GameSettings, seed: int) -> Engine:
                        options=config.option_kwargs())
 
 
-def check_engines(players: Sequence[Player], settings: GameSettings) -> None:
+def check_engines(players: Sequence[Player], settings: GameSettings, *, keep: bool = False) -> None:
     """Build and close each engine once, here, before any game: a bad spec raises EngineSetupError naming it.
 
-    An engine that starts here but fails later still loses its games (see :func:`play_job`).
+    With ``keep`` (the games are played in this process, engines reused), an external engine
+    that started goes to this process's pool and plays the first game, instead of being closed
+    and started again; :func:`close_worker_pool` closes it. An engine that starts here but
+    fails later still loses its games (see :func:`play_job`).
     """
+    pool = worker_pool() if keep else None
     for player in players:
         try:
             engine = _make_engine(player, settings, seed=0)
         except Exception as exc:  # noqa: BLE001 - whatever a plug-in raises, the setup is bad
             raise EngineSetupError(f"engine {player.spec!r} ({player.label}) cannot be started: {exc}") from None
-        _close_quietly(engine)
+        if pool is not None and getattr(engine, "persistent", False):
+            pool.release(_pool_key(player), engine, fault=None)
+        else:
+            _close_quietly(engine)
 
 
 def play_job(job: GameJob, settings: GameSettings, *, reuse_engines: bool = True) -> GameRecord:
@@ -489,6 +496,15 @@ class TournamentResult:
         return len(self.records) == self.scheduled or (self.sprt is not None and self.sprt.decision is not None)
 
 
+@contextmanager
+def _closing_worker_pool() -> Iterator[None]:
+    """Close this process's kept engines on the way out (those :func:`check_engines` kept too)."""
+    try:
+        yield
+    finally:
+        close_worker_pool()
+
+
 def run_tournament(
     config: TournamentConfig,
     *,
@@ -524,8 +540,10 @@ def run_tournament(
     if config.anchor is not None and config.anchor not in [p.label for p in players]:
         raise ValueError(f"anchor {config.anchor!r} is not one of the engines ({', '.join(p.label for p in players)})")
     out = Path(out_dir)
-    with _RunLog() as run_log:
-        check_engines(players, settings)  # what an engine warns about at its start is logged, kept until ...
+    here = executor is None and (concurrency or os.cpu_count() or 1) == 1  # the games are played here
+    with _RunLog() as run_log, _closing_worker_pool():
+        # what an engine warns about at its start is logged, kept until ...
+        check_engines(players, settings, keep=here and reuse_engines)
         out.mkdir(parents=True, exist_ok=True)
         _check_settings(out, config)
         run_log.open(out / LOG_FILE)  # ... the run's directory exists
