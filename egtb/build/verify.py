@@ -563,6 +563,13 @@ def _results(directory: Path, materials: list[Material], *, jobs: int, compact: 
     """(material, MaterialResult) of each material as it is checked, a material and its mirror
     together (one task of the local pool, :class:`egtb.executor.LocalPool`)."""
     groups = _by_pair(materials)
+    if jobs > 1 and len(groups) > 1:
+        # the smallest group first, here: its check compiles (or loads) the kernels once, before
+        # the workers fork, instead of once in every worker
+        first = min(groups, key=lambda group: sum(count_positions(m) for m in group))
+        groups.remove(first)
+        yield from _check_materials(directory, first, compact)
+        _drop_loaded()
     tasks = [Task(f"verify-{group[0].name}", _check_materials, (directory, group, compact))
              for group in groups]
     for done in LocalPool(max(1, min(jobs, len(groups)))).run(tasks):  # recorded as each finishes
