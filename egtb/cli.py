@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence, TextIO
 
@@ -413,6 +414,9 @@ def _register_compact(subparsers) -> None:
                    help=f"master table directory (default: ${master.ENV_DIR} or {master.DEFAULT_DIR})")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="where to write the .wld files (default: the --tables directory)")
+    p.add_argument("--marks", action="store_true",
+                   help="only write the marks files (.wld.marks, .wcdf.marks) of the compact files of "
+                        "--tables that have none or a stale one (no master needed)")
     _add_jobs(p)
     p.add_argument("--quiet", action="store_true", help="no per-table lines")
     _add_json(p)
@@ -429,6 +433,8 @@ def run_compact(args: argparse.Namespace) -> int:
                   f"{table.positions / table.bytes:.1f} positions/byte", flush=True)
 
     directory = _existing_tables_dir(args)
+    if args.marks:
+        return _write_marks(directory, args)
     report = compact_directory(directory, out=args.out, jobs=args.jobs or os.cpu_count() or 1,
                                on_done=show)
     if report.tables == 0:
@@ -450,6 +456,24 @@ def run_compact(args: argparse.Namespace) -> int:
               + (f", categories {row['category_bytes']} bytes" if row["category_bytes"] else ""))
     print(f"compacted {report.tables} tables in {report.seconds:.1f}s: "
           f"{report.positions / report.bytes:.1f} positions/byte")
+    return EXIT_OK
+
+
+def _write_marks(directory: Path, args: argparse.Namespace) -> int:
+    """``egtb compact --marks``: the missing or stale marks files of a directory's compact files."""
+    from egtb.formats.compact import write_missing_marks
+
+    def show(marks) -> None:
+        if not args.quiet and not args.json:
+            print(f"{marks.name}: {marks.stat().st_size} bytes", flush=True)
+
+    started = time.perf_counter()
+    done = write_missing_marks(directory, jobs=args.jobs or os.cpu_count() or 1, on_done=show)
+    seconds = time.perf_counter() - started
+    if args.json:
+        _print_json({"marked": [path.name for path in done], "seconds": round(seconds, 3)})
+    else:
+        print(f"wrote {len(done)} marks files in {seconds:.1f}s")
     return EXIT_OK
 
 

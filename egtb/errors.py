@@ -14,7 +14,7 @@ from __future__ import annotations
 
 __all__ = [
     "AmbiguousMoveError", "ClusterError", "EgtbError", "IllegalMoveError", "InvalidFenError",
-    "InvalidMoveError", "MemoryBudgetError", "MissingRuleLayerError", "MissingTableError",
+    "InvalidMoveError", "MarksFileWarning", "MemoryBudgetError", "MissingRuleLayerError", "MissingTableError",
     "PdnError", "SolverError", "TableError", "TaskError",
 ]
 
@@ -95,3 +95,8 @@ class TaskError(EgtbError, RuntimeError):
         super().__init__(message)
         self.key = key
         """The key of the task that failed."""
+
+
+class MarksFileWarning(UserWarning):
+    """A compact file's marks file is not used (foreign, stale, truncated or of another version: the
+    message names it and why); the reader makes the marks in memory instead."""

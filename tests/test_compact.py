@@ -44,6 +44,16 @@ def compact_dir(master_dir, tmp_path_factory) -> Path:
     return directory
 
 
+@pytest.fixture(scope="session")
+def unmarked_dir(compact_dir, tmp_path_factory) -> Path:
+    """The compact files of `compact_dir` without their marks files (the reader makes the marks)."""
+    directory = tmp_path_factory.mktemp("compact_unmarked")
+    for path in compact_dir.iterdir():
+        if path.suffix != compact.sidecar.MARKS_SUFFIX:
+            shutil.copy(path, directory)
+    return directory
+
+
 def capture_mask(material: Material) -> np.ndarray:
     """Whether the side to move (Black) must capture, per position of a material."""
     n = count_positions(material)
@@ -148,10 +158,10 @@ def test_lookups_from_the_marks_inside_a_block_equal_the_whole_block_decoded(com
         assert max(table.block_marks(b).count for b in range(table.n_blocks)) == -(-runs // every)
 
 
-def test_marks_dropped_by_the_cache_leave_their_table_and_are_made_again(compact_dir):
+def test_marks_dropped_by_the_cache_leave_their_table_and_are_made_again(unmarked_dir):
     largest = max(all_materials(MAX_PIECES), key=count_positions)
     cache = TableCache(max_entries=1, on_evict=release_evicted)
-    table = compact.CompactTable(compact.compact_path(compact_dir, largest), cache=cache)
+    table = compact.CompactTable(compact.compact_path(unmarked_dir, largest), cache=cache)
     assert table.n_blocks > 1
     first_of_last = int(table.starts[table.n_blocks - 1])
     want = table.values()
@@ -342,7 +352,7 @@ def test_a_wrong_stored_value_fails_the_successor_check(master_dir, tmp_path):
     assert any(f"2k-1k.wld #{quiet[len(quiet) // 2]}" in m for m in report.messages)
 
 
-def test_one_shuffled_batch_of_every_table_through_a_small_cache_matches_the_master(master_dir, compact_dir):
+def test_one_shuffled_batch_of_every_table_through_a_small_cache_matches_the_master(master_dir, unmarked_dir):
     # one batch over every material, in random order, from a fresh prober: the kernel stops
     # at each table it has not seen and at each block whose marks are not in memory (after
     # positions whose capture search is still due) and resumes; a cache of a few dozen
@@ -355,7 +365,7 @@ def test_one_shuffled_batch_of_every_table_through_a_small_cache_matches_the_mas
     arrays = [a[order] for a in arrays]
     turns = rng.integers(0, 2, len(order))
     dropped = []
-    with Tablebase(master_dir) as tm, Tablebase(compact_dir, memory_limit_bytes=40_000) as tc:
+    with Tablebase(master_dir) as tm, Tablebase(unmarked_dir, memory_limit_bytes=40_000) as tc:
         tc._blocks_cache.on_evict = lambda key, value: (dropped.append(key), release_evicted(key, value))
         expected, _ = tm.probe_batch(*arrays, turns)
         got, dtw = tc.probe_batch(*arrays, turns)
@@ -578,3 +588,108 @@ def test_build_compacts_a_directory_with_large_tables_by_default_and_only_stale_
     os.utime(compact.compact_path(tmp_path, Material.parse("2k-1k")), ns=(0, 0))  # older than its master
     assert [m.name for m in compact.stale_materials(tmp_path)] == ["2k-1k"]
     assert [m.name for m in compact.stale_materials(tmp_path, min_pieces=4)] == []
+
+
+# --- marks files (egtb.formats.compact.sidecar) ---------------------------------------------------
+
+def _largest_compact(directory: Path, kind=layout.WDL) -> Path:
+    return compact.compact_path(directory, max(all_materials(MAX_PIECES), key=count_positions), kind=kind)
+
+
+def _copy_with_marks(source: Path, directory: Path) -> Path:
+    """A compact file and its marks file copied into ``directory``; the copy's path."""
+    shutil.copy(source, directory)
+    shutil.copy(compact.marks_path(source), directory)
+    return directory / source.name
+
+
+@pytest.mark.parametrize("kind", [layout.WDL, layout.WCDF])
+def test_a_marks_file_holds_the_marks_made_in_memory_and_answers_the_same(compact_dir, kind):
+    path = _largest_compact(compact_dir, kind)
+    from_file = compact.CompactTable(path, cache=TableCache())
+    in_memory = compact.CompactTable(path, cache=TableCache(), use_marks_file=False)
+    assert from_file.marks_file is not None and in_memory.marks_file is None
+    assert compact.marks_path(path).name == path.name + ".marks"
+    for block in range(from_file.n_blocks):
+        assert from_file.block_marks(block).marks.tolist() == in_memory.block_marks(block).marks.tolist()
+    assert from_file.values().tolist() == in_memory.values().tolist()
+    every = np.arange(len(from_file))
+    assert [from_file.value(i) for i in every[::5].tolist()] == in_memory.values()[::5].tolist()
+    assert len(from_file.cache) == 0  # the marks are the file's, not the cache's
+
+
+def test_marks_at_another_spacing_than_the_file_are_made_in_memory_without_a_warning(compact_dir, recwarn):
+    table = compact.CompactTable(_largest_compact(compact_dir), cache=TableCache(), mark_every=8)
+    assert table.marks_file is None and not recwarn.list
+    assert table.value(0) in (1, 2, 3)
+
+
+@pytest.mark.parametrize("spoil, why", [
+    (lambda marks: marks.write_bytes(marks.read_bytes()[:-8]), "truncated"),
+    (lambda marks: marks.write_bytes(marks.read_bytes()[:40]), "not a marks file"),
+    (lambda marks: marks.write_bytes(marks.read_bytes()[:100]), "header checksum mismatch"),
+    (lambda marks: marks.write_bytes(b"EGTBMRK\x00\x07" + marks.read_bytes()[9:]), "version 7"),
+])
+def test_a_truncated_or_foreign_marks_file_is_named_and_the_marks_are_made_in_memory(compact_dir, tmp_path,
+                                                                                      spoil, why):
+    path = _copy_with_marks(_largest_compact(compact_dir), tmp_path)
+    want = compact.CompactTable(path, cache=TableCache()).values()
+    spoil(compact.marks_path(path))
+    with pytest.warns(compact.sidecar.MarksFileWarning, match=why) as caught:
+        table = compact.CompactTable(path, cache=TableCache())
+    assert str(compact.marks_path(path)) in str(caught[0].message)
+    assert table.marks_file is None and table.values().tolist() == want.tolist()
+
+
+def test_a_stale_marks_file_is_named_and_egtb_compact_marks_writes_it_again(compact_dir, tmp_path, capsys):
+    largest = _largest_compact(compact_dir)
+    path = _copy_with_marks(largest, tmp_path)
+    other = min(all_materials(MAX_PIECES), key=count_positions)
+    shutil.copy(compact.compact_path(compact_dir, other), path)  # the compact file changed, not its marks
+    with pytest.warns(compact.sidecar.MarksFileWarning, match="belongs to another compact file"):
+        assert compact.CompactTable(path, cache=TableCache()).marks_file is None
+    shutil.copy(compact.compact_path(compact_dir, other), tmp_path)  # no marks file at all: quiet
+    assert cli.main(["compact", "--marks", "--tables", str(tmp_path), "--jobs", "1", "--json"]) == 0
+    assert sorted(json.loads(capsys.readouterr().out)["marked"]) == sorted([path.name, f"{other.name}.wld"])
+    assert compact.CompactTable(path, cache=TableCache()).marks_file is not None
+    assert cli.main(["compact", "--marks", "--tables", str(tmp_path), "--jobs", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["marked"] == []
+
+
+def test_writing_a_compact_file_removes_the_marks_of_the_file_it_replaces(compact_dir, tmp_path):
+    path = _copy_with_marks(_largest_compact(compact_dir), tmp_path)
+    compact.write_compact(path, path.read_bytes())
+    assert not compact.marks_path(path).exists()
+
+
+def test_damaged_marks_of_a_block_are_named_on_its_first_lookup(compact_dir, tmp_path):
+    path = _copy_with_marks(_largest_compact(compact_dir), tmp_path)
+    marks = compact.marks_path(path)
+    blob = bytearray(marks.read_bytes())
+    blob[-3] ^= 0x10  # in the last block's marks: the header and offsets still check
+    marks.write_bytes(bytes(blob))
+    table = compact.CompactTable(path, cache=TableCache())
+    assert table.marks_file is not None
+    assert table.value(0) in (1, 2, 3)  # the first block is sound
+    with pytest.raises(TableError, match=f"{marks.name}: the marks of block {table.n_blocks - 1} are damaged"):
+        table.value(len(table) - 1)
+    with Tablebase(tmp_path) as tb, pytest.raises(TableError, match="are damaged"):
+        tb.probe_batch(*stored_arrays(Material.parse(path.stem), np.array([len(table) - 1])), 0)
+
+
+@pytest.mark.parametrize("directory", ["compact_dir", "unmarked_dir"])
+def test_a_batch_in_the_order_of_its_positions_answers_as_the_master(master_dir, directory, request,
+                                                                    monkeypatch):
+    # the 7-piece path (sorted by table and index, blocks marked ahead, captures as one batch of
+    # successors) on small tables, with and without marks files
+    monkeypatch.setattr(ck, "ORDER_ABOVE", 0)
+    rng = np.random.default_rng(23)
+    materials = [m for m in all_materials(MAX_PIECES) if m.pieces >= 3]
+    parts = [stored_arrays(m, rng.integers(0, count_positions(m), 40)) for m in materials]
+    arrays = [np.concatenate(a)[order] for a, order in
+              zip(zip(*parts), [rng.permutation(40 * len(materials))] * 4)]
+    turns = rng.integers(0, 2, len(arrays[0]))
+    with Tablebase(master_dir) as tm, Tablebase(request.getfixturevalue(directory)) as tc:
+        assert tc.probe_batch(*arrays, turns)[0].tolist() == tm.probe_batch(*arrays, turns)[0].tolist()
+        want = tm.probe_batch_rule(*arrays, turns, 0)[1]
+        assert tc.probe_batch_rule(*arrays, turns, 0)[1].tolist() == want.tolist()

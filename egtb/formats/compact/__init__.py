@@ -1,8 +1,9 @@
 """Compact files: win/draw/loss (``.wld``) and "wcdf" categories (``.wcdf``), capture positions left out.
 
 One module per part: :mod:`.layout` (kinds, names, header), :mod:`.codec`
-(runs, Huffman codes, CRC), :mod:`.writer` (from master tables) and
-:mod:`.reader` (:class:`CompactTable`, index lookups). Probing through them,
+(runs, Huffman codes, CRC), :mod:`.writer` (from master tables),
+:mod:`.reader` (:class:`CompactTable`, index lookups) and :mod:`.sidecar` (each
+file's marks file: the decoder's states the reader starts from). Probing through them,
 with the capture search, is the prober's (:mod:`egtb.probe`); checking them,
 the builder's (:mod:`egtb.build.verify_compact`).
 
@@ -14,11 +15,13 @@ the builder's (:mod:`egtb.build.verify_compact`).
 from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, KINDS, RULE_KINDS, SUFFIX, WCDF, WDL,
                                          FileKind, category_codes, compact_path, material_counts)
 from egtb.formats.compact.reader import BlockMarks, CompactTable, open_compact
+from egtb.formats.compact.sidecar import MarksFile, marks_path, open_marks
 from egtb.formats.compact.writer import (CompactReport, compact_directory, compact_material, encode_values,
-                                         stale_materials, write_compact)
+                                         stale_materials, write_compact, write_marks, write_missing_marks)
 
 __all__ = [
     "BLOCK_BYTES", "BlockMarks", "CompactReport", "CompactTable", "FORMAT_VERSION", "FileKind", "KINDS",
-    "RULE_KINDS", "SUFFIX", "WCDF", "WDL", "category_codes", "compact_directory", "compact_material",
-    "compact_path", "encode_values", "material_counts", "open_compact", "stale_materials", "write_compact",
+    "MarksFile", "RULE_KINDS", "SUFFIX", "WCDF", "WDL", "category_codes", "compact_directory", "compact_material",
+    "compact_path", "encode_values", "marks_path", "material_counts", "open_compact", "open_marks",
+    "stale_materials", "write_compact", "write_marks", "write_missing_marks",
 ]

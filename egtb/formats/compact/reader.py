@@ -38,6 +38,7 @@ from egtb.formats.compact.codec import (L_BLOCKS, L_DATA, L_DATA_LEN, L_LUT, L_M
                                         LOOKUP_WIDTH, decode_block, decoding_table, mark_block, value_at_index)
 from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS, MAX_CODE_BITS,
                                          NUM_BUCKETS, RULE_KINDS, WCDF, WDL)
+from egtb.formats.compact.sidecar import open_marks
 from egtb.positions.material import Material
 
 __all__ = ["BlockMarks", "CompactTable", "MARK_EVERY", "MARK_ENTRY_BYTES", "open_compact"]
@@ -89,7 +90,7 @@ class CompactTable:
     """No DTZ known."""
 
     def __init__(self, path: os.PathLike | str, *, cache: TableCache | None = None,
-                 mark_every: int = MARK_EVERY) -> None:
+                 mark_every: int = MARK_EVERY, use_marks_file: bool = True) -> None:
         self.path = Path(path)
         self._layers: dict[str, CompactTable] = {}
         try:
@@ -100,7 +101,7 @@ class CompactTable:
                 self._parse_lengths(head)
                 index = fh.read(INDEX_ENTRY.size * self.n_blocks)
             self._parse_index(head, index)
-            size = self.path.stat().st_size
+            size = self.file_size = self.path.stat().st_size
             self.data = (np.memmap(self.path, dtype=np.uint8, mode="r", offset=self.data_offset)
                          .view(np.ndarray)  # a plain array for numba; the map stays open
                          if size > self.data_offset else np.zeros(0, dtype=np.uint8))
@@ -128,6 +129,13 @@ class CompactTable:
         self._scratch_marks = np.empty(self.max_runs // mark_every + 1, dtype=np.int64)
         self.value_of = tuple(int(v) for v in self.kind.value_of_code)
         """WDL (WLD file) or category (category file) of each value code."""
+        self.marks_file = (open_marks(self.path, mark_every=mark_every, n_blocks=self.n_blocks,
+                                      compact_size=self.file_size, compact_crc=self.header_crc)
+                           if use_marks_file else None)
+        """Its marks file (:mod:`.sidecar`) when there is a usable one: a block's marks are then
+        read from it (checked on the block's first lookup), not made in memory."""
+        if self.marks_file is not None:
+            self._marks_base = self.marks_file.marks.ctypes.data
 
     def _parse_header(self, head: bytes) -> None:
         kind = KINDS.get(HEADER.unpack(head)[2]) if len(head) == HEADER.size else None
@@ -157,7 +165,7 @@ class CompactTable:
     def _parse_index(self, head: bytes, index: bytes) -> None:
         if len(index) != INDEX_ENTRY.size * self.n_blocks:
             raise TableError(f"{self.path}: truncated block index")
-        stored = HEADER.unpack(head[:HEADER.size])[-1]
+        stored = self.header_crc = HEADER.unpack(head[:HEADER.size])[-1]
         crc = zlib.crc32(index, zlib.crc32(head[HEADER.size:], zlib.crc32(head[:HEADER.size - 8])))
         if crc != stored:
             raise TableError(f"{self.path}: header checksum mismatch (file corrupted)")
@@ -220,26 +228,67 @@ class CompactTable:
         return self._ends[:n].copy(), self._vals[:n].copy()
 
     def block_marks(self, block: int) -> BlockMarks:
-        """The marks of a block (checked and decoded on first use; asked for again: dropped last from
-        the cache). TableError names a damaged block."""
+        """The marks of a block (checked on first use, and made unless its marks file holds them;
+        made ones asked for again are dropped last from the cache). TableError names a damaged
+        block."""
+        if self.marks_file is not None:
+            self.load_block(block)
+            return BlockMarks(self.marks_file.block(block), None, block)
         found = self._marks[block]
         if found is not None:
             self.cache.touch(found.key)
             return found
+        found = BlockMarks(self.mark_block(block), self, block)
+        self._marks[block] = found
+        self.marks_at[block] = found.address
+        self.mark_counts[block] = found.count
+        self.cache.put(found.key, self.path, found)
+        return found
+
+    def mark_block(self, block: int) -> np.ndarray:
+        """The marks of a block made from its bits (a new array), its CRC-32 checked; TableError
+        names a damaged block."""
         lo, hi, count = self._checked_block(block)
         n = mark_block(self.data, lo, hi, count, self.ctx[block], self.lut.reshape(-1), self.mark_every,
                        self._scratch_marks)
         self._check_decoded(block, n)
-        found = BlockMarks(self._scratch_marks[:n].copy(), self, block)
-        self._marks[block] = found
-        self.marks_at[block] = found.address
-        self.mark_counts[block] = n
-        self.cache.put(found.key, self.path, found)
-        return found
+        return self._scratch_marks[:n].copy()
 
     def load_block(self, block: int) -> None:
-        """Make the marks of a block the batch kernel missed."""
-        self.block_marks(block)
+        """Make the marks of a block the batch kernel missed available: from the marks file (the
+        block's CRC-32 and its marks' checked once), or made in memory."""
+        if self.marks_file is None:
+            self.block_marks(block)
+            return
+        if self.marks_at[block]:
+            return
+        self._checked_block(block)
+        if not self.marks_file.check(block):
+            raise TableError(f"{self.marks_file.path}: the marks of block {block} are damaged (CRC-32 mismatch)")
+        first, end = self.marks_file.offsets[block:block + 2].tolist()
+        self.mark_counts[block] = end - first
+        self.marks_at[block] = self._marks_base + 8 * first
+
+    def load_blocks(self, indices: np.ndarray) -> None:
+        """Make the marks of every block holding one of the ascending position ``indices`` available
+        (as :meth:`load_block`, one call for a sorted batch's positions in this table)."""
+        blocks = np.searchsorted(self.starts, indices, side="right") - 1
+        blocks = blocks[np.flatnonzero(np.diff(blocks, prepend=-1))]
+        blocks = blocks[self.marks_at[blocks] == 0].tolist()
+        if self.marks_file is None:
+            for block in blocks:
+                self.block_marks(block)
+            return
+        data, crcs, crc32 = memoryview(self.data), self.crcs.tolist(), zlib.crc32
+        marks, offsets, marks_crcs = memoryview(self.marks_file.marks), self.marks_file.offsets, self.marks_file.crcs
+        for block in blocks:  # load_block's checks, inlined: a cold batch does this for each of its blocks
+            first, end = int(offsets[block]), int(offsets[block + 1])
+            if crc32(data[block * BLOCK_BYTES:(block + 1) * BLOCK_BYTES]) != crcs[block]:
+                self._checked_block(block)  # raises, naming the block
+            if crc32(marks[first:end]) != marks_crcs[block]:
+                self.load_block(block)  # raises, naming the marks file and the block
+            self.mark_counts[block] = end - first
+            self.marks_at[block] = self._marks_base + 8 * first
 
     def forget(self, block: int) -> None:
         """A block's marks left the cache."""

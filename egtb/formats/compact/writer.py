@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import struct
 import time
+import warnings
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -16,16 +17,21 @@ from pathlib import Path
 
 import numpy as np
 
+from egtb.errors import MarksFileWarning
 from egtb.executor import LocalPool, Task
 from egtb.formats import master
+from egtb.formats.cache import TableCache
 from egtb.formats.compact.codec import (canonical_codes, count_runs, count_symbols, encode_blocks, fill_captures,
                                         find_runs, huffman_lengths, length_symbol)
-from egtb.formats.compact.layout import (BLOCK_BYTES, DATA_ALIGN, FORMAT_VERSION, HEADER, INDEX_ENTRY,
+from egtb.formats.compact.layout import (BLOCK_BYTES, DATA_ALIGN, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS,
                                          MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, RULE_KINDS, WDL, FileKind,
                                          category_codes, compact_path, material_counts)
+from egtb.formats.compact.reader import CompactTable
+from egtb.formats.compact.sidecar import MARKS_SUFFIX, marks_bytes, marks_path
 from egtb.positions.material import Material, count_positions
 
-__all__ = ["CompactReport", "compact_directory", "compact_material", "encode_values", "write_compact"]
+__all__ = ["CompactReport", "compact_directory", "compact_material", "encode_values", "write_compact",
+           "write_marks", "write_missing_marks"]
 
 @dataclass
 class CompactReport:
@@ -143,8 +149,15 @@ def _file_bytes(material: Material, positions: int, data: bytes, starts: np.ndar
 
 
 def write_compact(path: os.PathLike | str, blob: bytes) -> Path:
-    """Write a compact file atomically (temporary name, fsync, rename)."""
+    """Write a compact file atomically (temporary name, fsync, rename); its old marks file, which
+    belonged to the file it replaces, is removed (:func:`~.sidecar.write_marks` writes the new one)."""
     path = Path(path)
+    marks_path(path).unlink(missing_ok=True)
+    return _write_atomically(path, blob)
+
+
+def _write_atomically(path: Path, blob: bytes) -> Path:
+    """Write a file under a temporary name, fsync, rename."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:
         fh.write(blob)
@@ -152,6 +165,16 @@ def write_compact(path: os.PathLike | str, blob: bytes) -> Path:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
     return path
+
+
+def write_marks(compact: os.PathLike | str) -> Path:
+    """Write the marks file of a compact file (:mod:`.sidecar`: every block decoded once),
+    atomically; return its path. TableError names a compact file that does not read or a block
+    that does not decode."""
+    table = CompactTable(compact, cache=TableCache(max_bytes=1), use_marks_file=False)
+    blob = marks_bytes([table.mark_block(block) for block in range(table.n_blocks)], mark_every=table.mark_every,
+                       compact_size=table.file_size, compact_crc=table.header_crc)
+    return _write_atomically(marks_path(compact), blob)
 
 
 def compact_material(tables: os.PathLike | str, material: Material, *,
@@ -168,13 +191,13 @@ def compact_material(tables: os.PathLike | str, material: Material, *,
     out = out if out is not None else tables
     # one array of a position's size at a time (a 7-piece material has up to 1.4 G positions)
     blob, report = encode_values(material, master.open_table(path, rules=False).wdl, in_place=True)
-    write_compact(compact_path(out, material), blob)
+    write_marks(write_compact(compact_path(out, material), blob))
     for rule in rules:
         kind = RULE_KINDS[rule]
         codes = category_codes(master.read_categories(path, rule))
         blob, _ = encode_values(material, codes, kind=kind, in_place=True)
         del codes
-        write_compact(compact_path(out, material, kind=kind), blob)
+        write_marks(write_compact(compact_path(out, material, kind=kind), blob))
         report.rule_bytes += len(blob)
     return report
 
@@ -200,6 +223,34 @@ def stale_materials(tables: os.PathLike | str, *, out: os.PathLike | str | None 
         if any(not path.exists() or path.stat().st_mtime_ns < made for path in wanted):
             stale.append(material)
     return stale
+
+
+def write_missing_marks(directory: os.PathLike | str, *, jobs: int = 1,
+                        on_done: Callable[[Path], None] | None = None) -> list[Path]:
+    """Write the marks file of every compact file (``.wld``, ``.wcdf``) of a directory that has no
+    usable one (missing, stale, foreign or truncated); return the compact files marked.
+
+    >>> write_missing_marks("/nonexistent")
+    []
+    """
+    directory = Path(directory)
+    todo = [path for kind in KINDS.values() for material in master.stored_materials(directory, suffix=kind.suffix)
+            if not _has_usable_marks(path := compact_path(directory, material, kind=kind))]
+    todo.sort(key=lambda path: path.stat().st_size, reverse=True)
+    tasks = (Task(f"marks-{path.name}", write_marks, (path,)) for path in todo)
+    done = []
+    for finished in LocalPool(max(1, min(jobs, len(todo) or 1))).run(tasks, window=1):
+        done.append(finished.result)
+        if on_done is not None:
+            on_done(finished.result)
+    return [path.with_name(path.name[:-len(MARKS_SUFFIX)]) for path in done]
+
+
+def _has_usable_marks(path: Path) -> bool:
+    """Whether a compact file's marks file is there and its own (a stale one is replaced quietly)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MarksFileWarning)
+        return CompactTable(path, cache=TableCache(max_bytes=1)).marks_file is not None
 
 
 def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | None = None,
