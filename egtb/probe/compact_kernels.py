@@ -24,6 +24,7 @@ successors (probed the same way) instead of a search per position.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -113,9 +114,10 @@ def _compact_value(row, index, desc, memo, status, value_of):
 
 
 @njit(cache=True, inline="always")
-def _table_value(code, index, bm, bk, wm, wk, turn, rows, desc, memo, status, value_of, top):
+def _table_value(code, index, capture, bm, bk, wm, wk, turn, rows, desc, memo, status, value_of, top):
     """Value (WDL, or category when top is 2) of a located position without search;
-    NEEDS_SEARCH when a capture search must give it, STOPPED when the batch stops (see status)."""
+    NEEDS_SEARCH when a capture search must give it, STOPPED when the batch stops (see status).
+    ``capture``: whether its side to move must capture (1, 0), or -1 to find out."""
     if code == CODE_NO_PIECES:
         return -top
     if code == CODE_NO_OPPONENT:
@@ -136,7 +138,7 @@ def _table_value(code, index, bm, bk, wm, wk, turn, rows, desc, memo, status, va
         if kind == KIND_MASTER:
             return value_of[uint8_ptr(values)[index & BLOCK_MASK]]
         return int8_ptr(values)[index & BLOCK_MASK]
-    if has_capture(bm, bk, wm, wk, turn):
+    if capture == 1 or (capture < 0 and has_capture(bm, bk, wm, wk, turn)):
         return NEEDS_SEARCH
     return _compact_value(row, index, desc, memo, status, value_of)
 
@@ -178,7 +180,7 @@ def _search_captures(bm, bk, wm, wk, turn, rows, desc, memo, status, children, s
         pm, pk, om, ok = children[row, CH_PM], children[row, CH_PK], children[row, CH_OM], children[row, CH_OK]
         cbm, cbk, cwm, cwk = _absolute(pm, pk, om, ok, cturn)
         code, index = locate_valid(cbm, cbk, cwm, cwk, cturn)
-        v = _table_value(code, index, cbm, cbk, cwm, cwk, cturn, rows, desc, memo, status, value_of, top)
+        v = _table_value(code, index, -1, cbm, cbk, cwm, cwk, cturn, rows, desc, memo, status, value_of, top)
         if v == STOPPED:
             return STOPPED
         if v != NEEDS_SEARCH:
@@ -199,19 +201,22 @@ S_BEST = 2
 
 
 @njit(cache=True)
-def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, memo, value_of,
+def probe_kernel(bm, bk, wm, wk, turn, order, codes, indices, capture, first, rows, desc, memo, value_of,
                  out_value, out_dist, status, search):
-    """Values and distances of positions first.. into out_value, out_dist; stops at a missing
-    table or a block not in memory.
+    """Values and distances of the positions order[first:] into out_value[first:], out_dist[first:];
+    stops at a missing table or a block not in memory.
 
-    ``codes`` and ``indices`` locate the positions (:func:`egtb.probe.locate.locate_all`, or the
-    prober's own pass). ``value_of`` maps stored codes to values: WDL (+1/0/-1) and DTW for WLD
-    files and master values, or categories (+2..-2) and DTZ for category
+    ``bm``..``turn`` are the positions, ``order`` the order to probe them in;
+    ``codes`` and ``indices`` locate them (:func:`egtb.probe.locate.locate_all`,
+    or the prober's own pass) and ``capture`` says whether their side to move
+    must capture (1, 0), in that order already (:func:`sorted_batch`), or is
+    empty (then found here). A position is read through ``order`` only where
+    that is needed. ``value_of`` maps stored codes to values: WDL (+1/0/-1) and DTW for WLD
     files and master rule layers (:data:`FileKind.value_of_code`).
     ``memo`` is the decoder's memo (M_* columns, :class:`BatchPool`).
     The distance comes from master tables (NO_DTW where a compact file answered).
-    status = [kind, position, detail, block]: ST_OK, or what stopped the batch
-    at which position (the caller loads the table and resumes there).
+    status = [kind, step, detail, block]: ST_OK, or what stopped the batch at
+    which step of ``order`` (the caller loads the table and resumes there).
     Without ``search`` a position whose side must capture keeps the value
     NEEDS_SEARCH (and distance NO_DTW): the caller probes its captures as a batch.
     """
@@ -220,10 +225,16 @@ def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, memo, 
     scratch = np.empty((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
     levels = np.zeros((MAX_SEARCH_DEPTH, 3), dtype=np.int64)
     status[0] = ST_OK
-    end = bm.shape[0]
+    end = order.shape[0]
+    flags = capture.shape[0] > 0
     for i in range(first, end):  # a tight loop first: many table reads in flight
-        v = _table_value(np.int64(codes[i]), np.int64(indices[i]), np.int64(bm[i]), np.int64(bk[i]),
-                         np.int64(wm[i]), np.int64(wk[i]), turn[i], rows, desc, memo, status, value_of, top)
+        code, index = np.int64(codes[i]), np.int64(indices[i])
+        cap = np.int64(capture[i]) if flags else -1
+        pbm = pbk = pwm = pwk = pturn = np.int64(0)
+        if code < 0 or cap < 0:
+            j = order[i]
+            pbm, pbk, pwm, pwk, pturn = np.int64(bm[j]), np.int64(bk[j]), np.int64(wm[j]), np.int64(wk[j]), turn[j]
+        v = _table_value(code, index, cap, pbm, pbk, pwm, pwk, pturn, rows, desc, memo, status, value_of, top)
         if v == STOPPED:
             end = i  # finish the positions before it, then stop there
             break
@@ -235,7 +246,8 @@ def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, memo, 
             out_dist[i] = NO_DTW
             continue
         if v == NEEDS_SEARCH:
-            v = _search_captures(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i],
+            j = order[i]
+            v = _search_captures(np.int64(bm[j]), np.int64(bk[j]), np.int64(wm[j]), np.int64(wk[j]), turn[j],
                                  rows, desc, memo, status, children, scratch, levels, value_of, top)
             if v == STOPPED:
                 status[1] = i
@@ -245,32 +257,31 @@ def probe_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, memo, 
 
 
 @njit(cache=True)
-def capture_children(bm, bk, wm, wk, turn, needs, counts, out):
-    """The positions after each capture of the positions ``needs`` marks (the opponent to move).
+def capture_children(bm, bk, wm, wk, turn, needs, first, out):
+    """The positions after each capture of the positions first.. that ``needs`` marks (the
+    opponent to move), as ``out`` rows (bm, bk, wm, wk, turn, parent position) in order.
 
-    With ``out`` of no rows, only counts each position's captures into
-    ``counts`` and returns the total; else fills ``out`` rows (bm, bk, wm,
-    wk, turn, parent position) in order and returns their number.
+    Returns (the position it stopped at, rows filled): it stops before a
+    position whose captures no longer fit in ``out`` (the caller gives more
+    rows and goes on from there), at len(bm) when done.
     """
     children = np.empty((MAX_CHILDREN, 4), dtype=np.int64)
     scratch = np.empty((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
     k = 0
-    for i in range(bm.shape[0]):
+    for i in range(first, bm.shape[0]):
         if not needs[i]:
             continue
         pm, pk, om, ok = _absolute(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i])
         m = child_positions(pm, pk, om, ok, turn[i], children, 0, scratch)
-        counts[i] = m
-        if out.shape[0] == 0:
-            k += m
-            continue
+        if k + m > out.shape[0]:
+            return i, k
         cturn = 1 - turn[i]
         for j in range(m):
             cbm, cbk, cwm, cwk = _absolute(children[j, CH_PM], children[j, CH_PK], children[j, CH_OM],
                                            children[j, CH_OK], cturn)
             out[k, 0], out[k, 1], out[k, 2], out[k, 3], out[k, 4], out[k, 5] = cbm, cbk, cwm, cwk, cturn, i
             k += 1
-    return k
+    return bm.shape[0], k
 
 
 @njit(cache=True)
@@ -377,54 +388,108 @@ class CompactBatches:
         self._pools.clear()
 
 
-def _search_as_a_batch(arrays: tuple[np.ndarray, ...], out_value: np.ndarray, load: Callable[[int], object], *,
-                       batches: CompactBatches, rule: str | None, top: int) -> None:
-    """Values of the positions left NEEDS_SEARCH in ``out_value``: their captures' successors
-    probed as one batch (in the order of their pages, each searched the same way), then the
-    best over each position's captures."""
-    needs = out_value == NEEDS_SEARCH
-    if not needs.any():
+def _search_as_a_batch(arrays: tuple[np.ndarray, ...], order: np.ndarray, out_value: np.ndarray,
+                       load: Callable[[int], object], *, batches: CompactBatches, rule: str | None,
+                       top: int) -> None:
+    """Values of the positions left NEEDS_SEARCH in ``out_value`` (the values of ``arrays`` in
+    ``order``): their captures' successors probed as one batch (in the order of their positions,
+    each searched the same way), then the best over each position's captures."""
+    needs = np.zeros(len(order), dtype=np.bool_)
+    needs[order[out_value == NEEDS_SEARCH]] = True
+    searched = int(np.count_nonzero(needs))
+    if not searched:
         return
-    counts = np.zeros(len(needs), dtype=np.int64)
-    total = capture_children(*arrays, needs, counts, np.zeros((0, 6), dtype=np.int64))
-    rows = np.empty((total, 6), dtype=np.int64)
-    capture_children(*arrays, needs, counts, rows)
+    parts, first = [], 0
+    while first < len(needs):  # about 2 captures a position: rarely more than one part
+        part = np.empty((2 * searched + MAX_CHILDREN, 6), dtype=np.int64)
+        first, filled = capture_children(*arrays, needs, first, part)
+        parts.append(part[:filled])
+    rows = parts[0] if len(parts) == 1 else np.concatenate(parts)
     child_arrays = tuple(np.ascontiguousarray(rows[:, k]) for k in range(5))
     child_values, _ = probe_batch(child_arrays, load, batches=batches, rule=rule)
     values = np.zeros(len(needs), dtype=np.int64)
     best_of_children(np.ascontiguousarray(rows[:, 5]), child_values, top, values)
-    out_value[needs] = values[needs]
+    searched = out_value == NEEDS_SEARCH
+    out_value[searched] = values[order[searched]]
 
 
-def position_order(codes: np.ndarray, indices: np.ndarray) -> np.ndarray | None:
-    """The positions (material codes, indices) sorted by table and index, when their tables
-    hold more than ORDER_ABOVE positions (None otherwise: the order matters little).
+class SortedBatch(NamedTuple):
+    """A batch's positions in the order of their tables and indices (:func:`sorted_batch`)."""
 
-    >>> position_order(np.array([3, 3, -1]), np.array([5, 1, 0])) is None
+    order: np.ndarray
+    """The positions in that order (int64)."""
+    codes: np.ndarray
+    """Their material codes, in that order (int64)."""
+    indices: np.ndarray
+    """Their indices, in that order."""
+    capture: np.ndarray
+    """Whether their side to move must capture (uint8, 0 where the code is negative), in that order."""
+
+
+def sorted_batch(arrays: tuple[np.ndarray, ...], codes: np.ndarray, indices: np.ndarray) -> SortedBatch | None:
+    """A batch's positions (``arrays``, located at material ``codes`` and ``indices``) sorted by
+    table and index, when their tables hold more than ORDER_ABOVE positions (None otherwise: the
+    order matters little). One key a position (table rank, index, must capture) is sorted: the
+    sorted keys give the codes, indices and capture flags in order, no gathering.
+
+    >>> sorted_batch((), np.array([3, 3, -1]), np.array([5, 1, 0])) is None
     True
     """
     present = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=NUM_CODES))
     sizes = [count_positions(material_of_code(int(code))) for code in present]
     if sum(sizes) <= ORDER_ABOVE:
         return None
-    rank = np.zeros(NUM_CODES + 1, dtype=np.int64)  # by code + 1: the tables' ranks from 1, 0 for no table
-    rank[present + 1] = np.arange(1, len(present) + 1)
+    rank = np.zeros(NUM_CODES, dtype=np.int64)  # the tables' ranks from 1 (0: no table)
+    rank[present] = np.arange(1, len(present) + 1)
     index_bits = max(sizes).bit_length()
-    keys = (rank[codes + 1] << index_bits) | indices
-    return radix_order(keys, len(present).bit_length() + index_bits)
+    keys = np.empty(len(codes), dtype=np.int64)
+    sort_keys(*arrays, codes, indices, rank, index_bits, keys)
+    order, keys = radix_sort(keys, len(present).bit_length() + index_bits + 1)
+    code_of_rank = np.concatenate([[CODE_NO_PIECES], present]).astype(np.int64)
+    out = SortedBatch(order, np.empty(len(keys), dtype=np.int64), np.empty(len(keys), dtype=np.int64),
+                      np.empty(len(keys), dtype=np.uint8))
+    unpack_keys(keys, order, codes, code_of_rank, index_bits, out.codes, out.indices, out.capture)
+    return out
 
 
-#: Bits of a digit of :func:`radix_order`.
+@njit(cache=True)
+def sort_keys(bm, bk, wm, wk, turn, codes, indices, rank, index_bits, out):
+    """Each position's key: its table's rank, its index, whether its side must capture (the low bit)."""
+    for i in range(codes.shape[0]):
+        code = codes[i]
+        if code < 0:
+            out[i] = 0
+        else:
+            capture = 1 if has_capture(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]),
+                                       turn[i]) else 0
+            out[i] = (rank[code] << (index_bits + 1)) | (np.int64(indices[i]) << 1) | capture
+
+
+@njit(cache=True)
+def unpack_keys(keys, order, codes, code_of_rank, index_bits, out_codes, out_indices, out_capture):
+    """The codes, indices and capture flags of sorted keys (:func:`sort_keys`); the positions
+    without a table (rank 0, first) keep their own codes."""
+    mask = (np.int64(1) << index_bits) - 1
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        rank = key >> (index_bits + 1)
+        out_codes[i] = code_of_rank[rank] if rank else codes[order[i]]
+        out_indices[i] = (key >> 1) & mask
+        out_capture[i] = key & 1
+
+
+#: Bits of a digit of :func:`radix_sort`.
 DIGIT_BITS = 16
 
 
 @njit(cache=True)
-def radix_order(keys, bits):
-    """The permutation that sorts non-negative keys below 2**bits (stable: a least significant
-    digit first radix sort, DIGIT_BITS a pass; a few times faster than np.argsort).
+def radix_sort(keys, bits):
+    """(The permutation that sorts non-negative keys below 2**bits, the keys sorted) (stable: a
+    least significant digit first radix sort, DIGIT_BITS a pass; 2-3 times faster than np.argsort
+    on 2 M keys of 39 bits).
 
-    >>> radix_order(np.array([5, 1 << 40, 0, 5]), 41).tolist()
-    [2, 0, 3, 1]
+    >>> [a.tolist() for a in radix_sort(np.array([5, 1 << 40, 0, 5]), 41)]
+    [[2, 0, 3, 1], [0, 5, 5, 1099511627776]]
     """
     n = keys.shape[0]
     order, spare = np.arange(n), np.empty(n, dtype=np.int64)
@@ -446,13 +511,30 @@ def radix_order(keys, bits):
             starts[d] += 1
         order, spare = spare, order
         sorted_keys, spare_keys = spare_keys, sorted_keys
-    return order
+    return order, sorted_keys
+
+
+def _mark_ahead(located: tuple[np.ndarray, np.ndarray], state: BatchPool,
+                load: Callable[[int], object], rule: str | None) -> None:
+    """Make the marks of every compact block a batch in the order of its positions reaches, a table
+    at a time, before the kernel runs (so that it does not stop at each block it is first to read)."""
+    codes, indices = located
+    bounds = np.flatnonzero(np.diff(codes)) + 1
+    for lo, hi in zip(np.concatenate([[0], bounds]).tolist(), np.concatenate([bounds, [len(codes)]]).tolist()):
+        code = int(codes[lo])
+        if code < 0 or lo == hi:
+            continue
+        if state.rows[code] < 0:
+            table = load(code)
+            state.describe(code, table if rule is None else table.layer(rule))
+        table = state.tables[int(state.rows[code])]
+        if not table.stores_captures:
+            table.coded.load_blocks(indices[lo:hi])
 
 
 def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *,
                 batches: CompactBatches, rule: str | None = None,
-                located: tuple[np.ndarray, np.ndarray] | None = None,
-                ordered: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                located: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """WDL (int8) and DTW (uint16, NO_DTW where a compact file answered) of many positions;
     with ``rule`` ("wcdf"), the category at counter 0 (int8) and DTZ (NO_DTW likewise).
 
@@ -464,7 +546,9 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
     ``batches`` (the prober's). ``located`` are the
     positions' (material codes, indices) when the caller has them already.
     A batch over tables of many positions is probed in the order of its
-    positions (:func:`position_order`) unless ``ordered`` says it is.
+    positions (:func:`sorted_batch`), its compact blocks' marks made (or
+    checked, from their marks files) first, and its capture searches probed
+    as one batch of their successors.
     """
     if rule is not None and rule not in RULE_KINDS:
         raise MissingRuleLayerError(f"compact files hold no categories for preset {rule!r} "
@@ -474,25 +558,47 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
     if located is None:
         located = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
         locate_all(*arrays, *located)
-    order = None if ordered else position_order(*located)
-    if order is not None:  # the positions of a block together, each decoded from the one before
-        value, dist = probe_batch(tuple(a[order] for a in arrays), load, batches=batches, rule=rule,
-                                  located=(located[0][order], located[1][order]), ordered=True)
-        out_value, out_dist = np.empty_like(value), np.empty_like(dist)
-        out_value[order], out_dist[order] = value, dist
-        return out_value, out_dist
-    search = not ordered  # ordered: the captures are probed as one batch, in the order of their positions
+    batch = sorted_batch(arrays, *located)
+    if batch is None:
+        return _probe_in_order(arrays, np.arange(n), located, np.zeros(0, dtype=np.uint8), load, batches, rule,
+                               search=True)
+    # the positions of a block together, each decoded from the one before
+    _mark_ahead((batch.codes, batch.indices), state, load, rule)
+    value, dist = _probe_in_order(arrays, batch.order, (batch.codes, batch.indices), batch.capture, load,
+                                  batches, rule, search=False)
+    out_value, out_dist = np.empty_like(value), np.empty_like(dist)
+    scatter_rows(batch.order, value, dist, out_value, out_dist)
+    return out_value, out_dist
+
+
+@njit(cache=True)
+def scatter_rows(order, value, dist, out_value, out_dist):
+    """out_value[order[i]] = value[i], and the same for the distances."""
+    for i in range(order.shape[0]):
+        out_value[order[i]] = value[i]
+        out_dist[order[i]] = dist[i]
+
+
+def _probe_in_order(arrays: tuple[np.ndarray, ...], order: np.ndarray, located: tuple[np.ndarray, np.ndarray],
+                    capture: np.ndarray, load: Callable[[int], object], batches: CompactBatches,
+                    rule: str | None, *, search: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`probe_batch` of the positions ``arrays`` in ``order`` (``located`` and ``capture``
+    in that order, see :func:`probe_kernel`), the values and distances in that order: capture
+    positions searched one by one in the kernel (``search``), or probed as one batch of their
+    successors."""
+    state = batches.pool(rule)
+    n = len(order)
     out_value = np.zeros(n, dtype=np.int8)
     out_dist = np.zeros(n, dtype=np.uint16)
     status = np.zeros(4, dtype=np.int64)
     first = 0
     while True:
-        probe_kernel(*arrays, *located, first, state.rows, state.desc, state.memo, state.kind.value_of_code,
+        probe_kernel(*arrays, order, *located, capture, first, state.rows, state.desc, state.memo, state.kind.value_of_code,
                      out_value, out_dist, status, search)
         kind, first = int(status[0]), int(status[1])
         if kind == ST_OK:
             if not search:
-                _search_as_a_batch(arrays, out_value, load, batches=batches, rule=rule,
+                _search_as_a_batch(arrays, order, out_value, load, batches=batches, rule=rule,
                                    top=int(state.kind.value_of_code.max()))
             return out_value, out_dist
         if kind == ST_MISSING:
