@@ -662,7 +662,7 @@ def test_writing_a_compact_file_removes_the_marks_of_the_file_it_replaces(compac
     assert not compact.marks_path(path).exists()
 
 
-def test_damaged_marks_of_a_block_are_named_on_its_first_lookup(compact_dir, tmp_path):
+def test_damaged_marks_of_a_block_are_named_on_its_first_lookup(compact_dir, tmp_path, monkeypatch):
     path = _copy_with_marks(_largest_compact(compact_dir), tmp_path)
     marks = compact.marks_path(path)
     blob = bytearray(marks.read_bytes())
@@ -673,8 +673,11 @@ def test_damaged_marks_of_a_block_are_named_on_its_first_lookup(compact_dir, tmp
     assert table.value(0) in (1, 2, 3)  # the first block is sound
     with pytest.raises(TableError, match=f"{marks.name}: the marks of block {table.n_blocks - 1} are damaged"):
         table.value(len(table) - 1)
-    with Tablebase(tmp_path) as tb, pytest.raises(TableError, match="are damaged"):
-        tb.probe_batch(*stored_arrays(Material.parse(path.stem), np.array([len(table) - 1])), 0)
+    quiet = np.flatnonzero(~capture_mask(Material.parse(path.stem)))[-1:]  # in the last block
+    for order_above in (ck.ORDER_ABOVE, 0):  # one by one, and a sorted batch checking its blocks first
+        monkeypatch.setattr(ck, "ORDER_ABOVE", order_above)
+        with Tablebase(tmp_path) as tb, pytest.raises(TableError, match="are damaged"):
+            tb.probe_batch(*stored_arrays(Material.parse(path.stem), quiet), 0)
 
 
 @pytest.mark.parametrize("directory", ["compact_dir", "unmarked_dir"])

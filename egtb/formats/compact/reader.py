@@ -6,17 +6,19 @@ capture) and whole blocks; the capture search that recovers the positions it
 leaves out belongs to the prober (:mod:`egtb.probe`).
 
 The coded blocks stay where they are (the file is memory-mapped, 4 KB a
-block). When a lookup first reaches a block, the block is checked (CRC-32)
-and decoded once, keeping the decoder's state every :data:`MARK_EVERY` runs
-(:class:`BlockMarks`, about 8 bytes a mark: a 7-piece block of ~7,000 runs
-keeps ~220); a lookup then decodes from the mark before its position, at most
-MARK_EVERY runs, instead of the whole block. The marks live in a
+block). A lookup decodes from the decoder's state every :data:`MARK_EVERY`
+runs (the block's marks, about 8 bytes a mark: a 7-piece block of ~7,000 runs
+keeps ~220), at most MARK_EVERY runs, instead of the whole block. The marks
+come from the file's marks file (:mod:`.sidecar`, memory-mapped too) when it
+has a usable one: a block's first lookup checks the CRC-32 of the block and of
+its marks. Otherwise the first lookup checks the block (CRC-32) and decodes it
+once, keeping its marks (:class:`BlockMarks`) in a
 :class:`~egtb.formats.cache.TableCache`: by default the process's one
 (:func:`~egtb.formats.cache.process_cache`), under the budget the master
-tables' blocks share; the kernels read them through :attr:`CompactTable.lookup`
-(single lookups) and :attr:`CompactTable.marks_at` (batches). As for the master
-files' blocks the kernels read, a lookup does not mark a block as used: the
-cache drops marks in the order they were made.
+tables' blocks share; as for the master files' blocks the kernels read, a
+lookup does not mark a block as used: the cache drops marks in the order they
+were made. The kernels read the marks through :attr:`CompactTable.lookup`
+(single lookups) and :attr:`CompactTable.marks_at` (batches).
 
 >>> BlockMarks(np.zeros(4, dtype=np.int64), None, 0).nbytes == 4 * 8 + MARK_ENTRY_BYTES
 True
@@ -35,7 +37,8 @@ import numpy as np
 from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats.cache import TableCache, process_cache
 from egtb.formats.compact.codec import (L_BLOCKS, L_DATA, L_DATA_LEN, L_LUT, L_MARK_COUNTS, L_MARKS, L_STARTS,
-                                        LOOKUP_WIDTH, decode_block, decoding_table, mark_block, value_at_index)
+                                        LOOKUP_WIDTH, check_blocks, decode_block, decoding_table, mark_block,
+                                        value_at_index)
 from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS, MAX_CODE_BITS,
                                          NUM_BUCKETS, RULE_KINDS, WCDF, WDL)
 from egtb.formats.compact.sidecar import open_marks
@@ -279,16 +282,13 @@ class CompactTable:
             for block in blocks:
                 self.block_marks(block)
             return
-        data, crcs, crc32 = memoryview(self.data), self.crcs.tolist(), zlib.crc32
-        marks, offsets, marks_crcs = memoryview(self.marks_file.marks), self.marks_file.offsets, self.marks_file.crcs
-        for block in blocks:  # load_block's checks, inlined: a cold batch does this for each of its blocks
-            first, end = int(offsets[block]), int(offsets[block + 1])
-            if crc32(data[block * BLOCK_BYTES:(block + 1) * BLOCK_BYTES]) != crcs[block]:
-                self._checked_block(block)  # raises, naming the block
-            if crc32(marks[first:end]) != marks_crcs[block]:
-                self.load_block(block)  # raises, naming the marks file and the block
-            self.mark_counts[block] = end - first
-            self.marks_at[block] = self._marks_base + 8 * first
+        blocks = np.array(blocks, dtype=np.int64)
+        mf = self.marks_file
+        bad = check_blocks(blocks, self.data, self.crcs, mf.marks.view(np.uint8), mf.offsets, mf.crcs)
+        if bad >= 0:
+            self.load_block(bad)  # raises, naming the block or its marks
+        self.mark_counts[blocks] = mf.offsets[blocks + 1] - mf.offsets[blocks]
+        self.marks_at[blocks] = self._marks_base + 8 * mf.offsets[blocks]
 
     def forget(self, block: int) -> None:
         """A block's marks left the cache."""
