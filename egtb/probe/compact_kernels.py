@@ -32,6 +32,7 @@ from numba import njit
 from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats.compact.codec import MARK_SHIFT, block_of, decode_from, last_mark
 from egtb.formats.compact.layout import BLOCK_BYTES, RULE_KINDS, WDL, FileKind
+from egtb.formats.compact.reader import CompactTable
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
 from egtb.positions.material import count_positions
@@ -319,8 +320,10 @@ class BatchPool:
     categories of one preset) for one owner. The compact blocks' marks it reads are the
     tables' own (in the process's cache, under its budget)."""
 
-    def __init__(self, kind: FileKind) -> None:
+    def __init__(self, kind: FileKind, *, distances: bool = True) -> None:
         self.kind = kind
+        self.distances = distances
+        """Whether the master tables' distances are read (not for the successors of captures)."""
         self.rows = np.full(NUM_CODES, -1, dtype=np.int64)
         self.desc = np.zeros((0, D_WIDTH), dtype=np.int64)
         self.tables: list = []  # keeps every described table's arrays alive
@@ -330,7 +333,9 @@ class BatchPool:
     def describe(self, code: int, table) -> None:
         """Add (or replace) the table of a material code: a compact table (one that leaves the
         capture positions out: its blocks are read through their marks), or a master table or
-        rule layer (its ``kernel_arrays()``: values, and distances or None)."""
+        rule layer (its ``kernel_arrays()``: values, and distances or None; without
+        :attr:`distances`, the values alone). The table kept for the row is the one the kernel's
+        missed blocks are loaded from: the compact file, or the master's block map."""
         row = np.zeros(D_WIDTH, dtype=np.int64)
         if not table.stores_captures:
             table = table.coded  # the compact file (with a master file beside it, too)
@@ -347,10 +352,10 @@ class BatchPool:
             row[D_LUT] = table.lut.ctypes.data
             row[D_BLOCKS] = table.n_blocks
         else:
-            blocks = table.kernel_arrays()
+            row[D_SIZE] = len(table)
+            table = blocks = table.kernel_arrays(distances=self.distances)
             row[D_KIND] = KIND_MASTER_CATEGORY if self.kind.rule else KIND_MASTER
             row[D_DATA] = blocks.values_at.ctypes.data
-            row[D_SIZE] = len(table)
             row[D_DTW] = 0 if blocks.names[1] is None else blocks.distances_at.ctypes.data
             row[D_DTW_WIDE] = blocks.wide
         self.memo[M_ROW] = -1
@@ -374,13 +379,15 @@ class CompactBatches:
     """
 
     def __init__(self) -> None:
-        self._pools: dict[str | None, BatchPool] = {}
+        self._pools: dict[tuple[str | None, bool], BatchPool] = {}
 
-    def pool(self, rule: str | None) -> BatchPool:
-        """The pool of WDL probes (rule None) or of a preset's categories."""
-        found = self._pools.get(rule)
+    def pool(self, rule: str | None, *, distances: bool = True) -> BatchPool:
+        """The pool of WDL probes (rule None) or of a preset's categories; without ``distances``,
+        the pool that reads no master table's distances (the successors of captures)."""
+        found = self._pools.get((rule, distances))
         if found is None:
-            found = self._pools[rule] = BatchPool(WDL if rule is None else RULE_KINDS[rule])
+            found = self._pools[rule, distances] = BatchPool(WDL if rule is None else RULE_KINDS[rule],
+                                                             distances=distances)
         return found
 
     def clear(self) -> None:
@@ -406,7 +413,7 @@ def _search_as_a_batch(arrays: tuple[np.ndarray, ...], order: np.ndarray, out_va
         parts.append(part[:filled])
     rows = parts[0] if len(parts) == 1 else np.concatenate(parts)
     child_arrays = tuple(np.ascontiguousarray(rows[:, k]) for k in range(5))
-    child_values, _ = probe_batch(child_arrays, load, batches=batches, rule=rule)
+    child_values, _ = probe_batch(child_arrays, load, batches=batches, rule=rule, distances=False)
     values = np.zeros(len(needs), dtype=np.int64)
     best_of_children(np.ascontiguousarray(rows[:, 5]), child_values, top, values)
     searched = out_value == NEEDS_SEARCH
@@ -528,13 +535,14 @@ def _mark_ahead(located: tuple[np.ndarray, np.ndarray], state: BatchPool,
             table = load(code)
             state.describe(code, table if rule is None else table.layer(rule))
         table = state.tables[int(state.rows[code])]
-        if not table.stores_captures:
-            table.coded.load_blocks(indices[lo:hi])
+        if isinstance(table, CompactTable):
+            table.load_blocks(indices[lo:hi])
 
 
 def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *,
                 batches: CompactBatches, rule: str | None = None,
-                located: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                located: tuple[np.ndarray, np.ndarray] | None = None,
+                distances: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """WDL (int8) and DTW (uint16, NO_DTW where a compact file answered) of many positions;
     with ``rule`` ("wcdf"), the category at counter 0 (int8) and DTZ (NO_DTW likewise).
 
@@ -548,24 +556,25 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
     A batch over tables of many positions is probed in the order of its
     positions (:func:`sorted_batch`), its compact blocks' marks made (or
     checked, from their marks files) first, and its capture searches probed
-    as one batch of their successors.
+    as one batch of their successors. Without ``distances`` no master table's
+    distance is read (the distances are then NO_DTW).
     """
     if rule is not None and rule not in RULE_KINDS:
         raise MissingRuleLayerError(f"compact files hold no categories for preset {rule!r} "
                                     f"(only {', '.join(RULE_KINDS)})")
-    state = batches.pool(rule)
+    state = batches.pool(rule, distances=distances)
     n = len(arrays[0])
     if located is None:
         located = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
         locate_all(*arrays, *located)
     batch = sorted_batch(arrays, *located)
     if batch is None:
-        return _probe_in_order(arrays, np.arange(n), located, np.zeros(0, dtype=np.uint8), load, batches, rule,
-                               search=True)
+        return _probe_in_order(arrays, np.arange(n), located, np.zeros(0, dtype=np.uint8), load, state,
+                               batches, search=True)
     # the positions of a block together, each decoded from the one before
     _mark_ahead((batch.codes, batch.indices), state, load, rule)
     value, dist = _probe_in_order(arrays, batch.order, (batch.codes, batch.indices), batch.capture, load,
-                                  batches, rule, search=False)
+                                  state, batches, search=False)
     out_value, out_dist = np.empty_like(value), np.empty_like(dist)
     scatter_rows(batch.order, value, dist, out_value, out_dist)
     return out_value, out_dist
@@ -580,13 +589,13 @@ def scatter_rows(order, value, dist, out_value, out_dist):
 
 
 def _probe_in_order(arrays: tuple[np.ndarray, ...], order: np.ndarray, located: tuple[np.ndarray, np.ndarray],
-                    capture: np.ndarray, load: Callable[[int], object], batches: CompactBatches,
-                    rule: str | None, *, search: bool) -> tuple[np.ndarray, np.ndarray]:
+                    capture: np.ndarray, load: Callable[[int], object], state: BatchPool,
+                    batches: CompactBatches, *, search: bool) -> tuple[np.ndarray, np.ndarray]:
     """:func:`probe_batch` of the positions ``arrays`` in ``order`` (``located`` and ``capture``
     in that order, see :func:`probe_kernel`), the values and distances in that order: capture
     positions searched one by one in the kernel (``search``), or probed as one batch of their
-    successors."""
-    state = batches.pool(rule)
+    successors (through the pools of ``batches``)."""
+    rule = state.kind.rule
     n = len(order)
     out_value = np.zeros(n, dtype=np.int8)
     out_dist = np.zeros(n, dtype=np.uint16)

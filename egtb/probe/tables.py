@@ -155,6 +155,10 @@ class BlockMap:
         table.cache.put((self.serial, block), table.path, entry)
         return entry
 
+    def load_block(self, block: int) -> None:
+        """Read a block the kernels missed (as :meth:`block`)."""
+        self.block(block)
+
     def forget(self, block: int) -> None:
         """The block left memory."""
         self.loaded[block] = None
@@ -188,6 +192,8 @@ class MasterLayer:
         self.material, self.path, self.preset = table.material, table.path, preset
         group = f"{master.RULES_GROUP}/{preset}"
         self.blocks = BlockMap(table, f"{group}/category", f"{group}/dtz", np.int8)
+        self.categories = BlockMap(table, f"{group}/category", None, np.int8)
+        """The categories alone (the capture searches of a batch need no DTZ)."""
 
     def __len__(self) -> int:
         return self.blocks.table.positions
@@ -199,7 +205,7 @@ class MasterLayer:
 
     @property
     def nbytes(self) -> int:
-        return self.blocks.nbytes
+        return self.blocks.nbytes + self.categories.nbytes
 
     def value_at(self, index: int) -> int:
         """The category at counter 0."""
@@ -211,9 +217,10 @@ class MasterLayer:
         place = index & BLOCK_MASK
         return int(block.distances[place]) if block.values[place] else 0
 
-    def kernel_arrays(self) -> BlockMap:
-        """The block map of the categories and DTZ, for the batch kernels."""
-        return self.blocks
+    def kernel_arrays(self, *, distances: bool = True) -> BlockMap:
+        """The block map of the categories and DTZ (without ``distances``: the categories alone),
+        for the batch kernels."""
+        return self.blocks if distances else self.categories
 
     def load_block(self, block: int) -> None:
         """Read a block the kernels missed."""
@@ -249,6 +256,8 @@ class MasterTable:
             f = self._file
             dtw = "dtw" if "dtw" in f else None
             self.values = BlockMap(self, "wld", dtw, np.uint8)
+            self.codes = BlockMap(self, "wld", None, np.uint8) if dtw else self.values
+            """The value codes alone (the capture searches of a batch need no DTW)."""
             presets = sorted(f[master.RULES_GROUP]) if master.RULES_GROUP in f else []
             keep = None if rules is None else set(rules)
             self.rules = {preset: MasterLayer(self, preset) for preset in presets if keep is None or preset in keep}
@@ -269,7 +278,8 @@ class MasterTable:
 
     def close(self) -> None:
         """Drop the blocks from the cache and close the file."""
-        for blocks in (self.values, *(layer.blocks for layer in self.rules.values())):
+        for blocks in {self.values, self.codes, *(layer.blocks for layer in self.rules.values()),
+                       *(layer.categories for layer in self.rules.values())}:
             blocks.drop()
         if self._pid == os.getpid() and self._file.id.valid:
             self._file.close()
@@ -285,7 +295,8 @@ class MasterTable:
     @property
     def nbytes(self) -> int:
         """Bytes of its blocks in memory (the cache counts them; a table itself is small)."""
-        return self.values.nbytes + sum(layer.nbytes for layer in self.rules.values())
+        return (self.values.nbytes + (self.codes.nbytes if self.codes is not self.values else 0)
+                + sum(layer.nbytes for layer in self.rules.values()))
 
     def value_at(self, index: int) -> int:
         """The WDL (TableError for an unsolved position, which a finished table never holds)."""
@@ -307,9 +318,10 @@ class MasterTable:
         place = index & BLOCK_MASK
         return int(block.distances[place]) if _WDL_OF_CODE[block.values[place]] else 0
 
-    def kernel_arrays(self) -> BlockMap:
-        """The block map of the value codes and DTW, for the batch kernels."""
-        return self.values
+    def kernel_arrays(self, *, distances: bool = True) -> BlockMap:
+        """The block map of the value codes and DTW (without ``distances``: the codes alone), for
+        the batch kernels."""
+        return self.values if distances else self.codes
 
     def load_block(self, block: int) -> None:
         """Read a block the kernels missed."""
