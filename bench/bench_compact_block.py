@@ -5,8 +5,9 @@ Random blocks of a compact file (default: the largest ``.wld`` of ``--tables``) 
 whole (``decode_block``, the code before and after use it alike); with the marks
 (:func:`egtb.formats.compact.codec.mark_block`, when the checkout has them) the bench also
 prints, for 16, 32 and 64 runs a mark, the time to mark a block, the marks' bytes and the CPU
-time of one lookup from Python (``CompactTable.value``). ``--before DIR`` first runs it
-with the code of checkout DIR.
+time of one lookup from Python (``CompactTable.value``); with a marks file beside the compact
+file, the cost of a block's first lookup from it (its CRC-32 and its marks'). ``--before DIR``
+first runs it with the code of checkout DIR.
 
     .venv/bin/python bench/bench_compact_block.py --tables /work/egtb --before /tmp/base
 """
@@ -43,7 +44,10 @@ def decode_rate(table: compact.CompactTable, blocks: np.ndarray) -> tuple[float,
 
 def mark_figures(path: Path, blocks: np.ndarray, every: int, rng: np.random.Generator) -> str:
     """Marking and lookup figures with a mark every ``every`` runs."""
-    table = compact.CompactTable(path, cache=TableCache(), mark_every=every)
+    try:  # marks made in memory, not read from a marks file
+        table = compact.CompactTable(path, cache=TableCache(), mark_every=every, use_marks_file=False)
+    except TypeError:  # the code before the marks files
+        table = compact.CompactTable(path, cache=TableCache(), mark_every=every)
     start = time.process_time()
     marks = [table.block_marks(block) for block in blocks.tolist()]
     marking = (time.process_time() - start) / len(blocks)
@@ -57,6 +61,28 @@ def mark_figures(path: Path, blocks: np.ndarray, every: int, rng: np.random.Gene
     return (f"{every} runs a mark: {marking * 1e6:,.0f} CPU us to mark a block, {size:,.0f} B of marks a block "
             f"(+{compact.reader.MARK_ENTRY_BYTES} B counted for the entry), {lookup * 1e9:,.0f} CPU ns a lookup "
             f"(CompactTable.value)")
+
+
+def marks_file_figures(path: Path, blocks: np.ndarray) -> str | None:
+    """The first lookup's cost of a block whose marks come from the marks file (the CRC-32 of the
+    block and of its marks), one block at a time and for a sorted batch's blocks in one call;
+    None without a marks file."""
+    table = compact.CompactTable(path, cache=TableCache())
+    if getattr(table, "marks_file", None) is None:
+        return None
+    blocks = np.unique(blocks)
+    table.load_blocks(np.array([int(table.starts[b]) for b in blocks[:2].tolist()]))  # compile
+    table = compact.CompactTable(path, cache=TableCache())
+    half = len(blocks) // 2
+    start = time.process_time()
+    for block in blocks[:half].tolist():
+        table.load_block(block)
+    one = (time.process_time() - start) / max(half, 1)
+    start = time.process_time()
+    table.load_blocks(table.starts[blocks[half:]])
+    many = (time.process_time() - start) / max(len(blocks) - half, 1)
+    return (f"from its marks file ({table.marks_file.path.name}): {one * 1e6:,.1f} CPU us a block's first lookup "
+            f"(load_block), {many * 1e6:,.1f} CPU us a block of a sorted batch (load_blocks)")
 
 
 def main() -> None:
@@ -85,6 +111,9 @@ def main() -> None:
         for every in (16, 32, 64):
             mark_figures(path, blocks[:2], every, rng)  # compile
             print(mark_figures(path, blocks, every, rng))
+    if hasattr(compact, "marks_path"):
+        line = marks_file_figures(path, blocks)
+        print(line or f"no marks file beside {path.name}")
 
 
 if __name__ == "__main__":

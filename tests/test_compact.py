@@ -696,3 +696,26 @@ def test_a_batch_in_the_order_of_its_positions_answers_as_the_master(master_dir,
         assert tc.probe_batch(*arrays, turns)[0].tolist() == tm.probe_batch(*arrays, turns)[0].tolist()
         want = tm.probe_batch_rule(*arrays, turns, 0)[1]
         assert tc.probe_batch_rule(*arrays, turns, 0)[1].tolist() == want.tolist()
+
+
+def test_a_sorted_batch_answers_its_captures_from_the_small_masters_values_alone(master_dir, paired_dir,
+                                                                                monkeypatch):
+    # the larger tables from their compact files, the smaller from their masters: the successors
+    # of the captures are read from the masters' values (no DTW, no DTZ block), the batch's own
+    # positions with their distances
+    monkeypatch.setattr(ck, "ORDER_ABOVE", 0)
+    materials = [m for m in all_materials(MAX_PIECES) if m.pieces >= 3]
+    line = sorted(count_positions(m) for m in materials)[len(materials) // 2]
+    rng = np.random.default_rng(29)
+    parts = [stored_arrays(m, rng.integers(0, count_positions(m), 50)) for m in materials]
+    arrays = [np.concatenate(a) for a in zip(*parts)]
+    turns = rng.integers(0, 2, len(arrays[0]))
+    with Tablebase(master_dir) as tm, Tablebase(paired_dir, compact_above=line) as tp:
+        want_wdl, want_dtw = tm.probe_batch(*arrays, turns)
+        got_wdl, got_dtw = tp.probe_batch(*arrays, turns)
+        _, want_category, want_dtz = tm.probe_batch_rule(*arrays, turns, 0)
+        _, got_category, _ = tp.probe_batch_rule(*arrays, turns, 0)
+        masters = [t for t in tp._tables.values() if t.stores_captures]
+        assert any(t.codes.nbytes and t.codes is not t.values for t in masters)
+    assert got_wdl.tolist() == want_wdl.tolist() and got_dtw.tolist() == want_dtw.tolist()
+    assert got_category.tolist() == want_category.tolist()
