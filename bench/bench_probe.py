@@ -26,8 +26,8 @@ batch probes a second, for each of the rule-free, the counter-0 and the
 random-counter rows; the first pass over the single-probe Boards (each block
 read once) is printed beside the repeated passes, and so is the cost of one
 DTZ block read from a master file. With ``--cold`` the rule-free and
-counter-0 batches are timed again after the cold ones ("again": their blocks
-read and marked by then). ``--before DIR``
+counter-0 batches are timed again right after the cold ones ("again": their
+blocks read and marked by then), before the random-counter batch. ``--before DIR``
 first runs the same bench with the code of checkout DIR (e.g. a worktree of
 the code before a change), in the same run, so that both are measured on the
 same loaded machine. ``--pieces N`` keeps the tables of at most N pieces.
@@ -261,8 +261,7 @@ def main() -> None:
     batch = bench_batch(tb, arrays, repeats=args.repeats)
     batch_zero = bench_batch(tb, arrays, counters=np.zeros(args.batch, dtype=np.int64), rule=args.rule,
                              repeats=args.repeats)
-    batch_rule = bench_batch(tb, arrays, counters=counters, rule=args.rule, repeats=args.repeats)
-    again = []  # --cold: the same batches again, every block they need read (or marked) by the rows above
+    again = []  # --cold: the same batches again, every block they need read (or marked) by the two above
     if args.cold:
         again = [
             ("batch probes/s, again (rule-free)", bench_batch(tb, arrays, repeats=args.repeats), batch_target),
@@ -270,6 +269,7 @@ def main() -> None:
              bench_batch(tb, arrays, counters=np.zeros(args.batch, dtype=np.int64), rule=args.rule,
                          repeats=args.repeats), rule_targets[1]),
         ]
+    batch_rule = bench_batch(tb, arrays, counters=counters, rule=args.rule, repeats=args.repeats)
     layer_read, dtz_read = bench_block_reads(tb, probed, args.rule)
     rows = [
         ("single probes/s, first pass (rule-free)", first, None),
@@ -283,9 +283,9 @@ def main() -> None:
         ("single probes/s (FEN string)", fen_rate, None),
         (f"batch probes/s ({args.batch:,}, rule-free)", batch, batch_target),
         (f"batch probes/s ({args.batch:,}, {args.rule}, 0)", batch_zero, rule_targets[1]),
+        *again,
         (f"batch probes/s ({args.batch:,}, {args.rule})", batch_rule, rule_targets[1]),
         ("  with the rule / rule-free", batch_rule / batch, None),
-        *again,
         ("ms a layer block read (category + DTZ)", layer_read * 1e3, None),
         ("ms a DTZ block read (DTZ alone)", dtz_read * 1e3, None),
     ]
