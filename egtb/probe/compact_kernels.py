@@ -426,7 +426,7 @@ class SortedBatch(NamedTuple):
     order: np.ndarray
     """The positions in that order (int64)."""
     codes: np.ndarray
-    """Their material codes, in that order (int64)."""
+    """Their material codes, in that order (int32, as :func:`egtb.probe.locate.locate_all` gives them)."""
     indices: np.ndarray
     """Their indices, in that order."""
     capture: np.ndarray
@@ -442,6 +442,7 @@ def sorted_batch(arrays: tuple[np.ndarray, ...], codes: np.ndarray, indices: np.
     >>> sorted_batch((), np.array([3, 3, -1]), np.array([5, 1, 0])) is None
     True
     """
+    codes = np.ascontiguousarray(codes, dtype=np.int32)  # as locate_all gives them: one compiled kernel
     present = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=NUM_CODES))
     sizes = [count_positions(material_of_code(int(code))) for code in present]
     if sum(sizes) <= ORDER_ABOVE:
@@ -453,7 +454,7 @@ def sorted_batch(arrays: tuple[np.ndarray, ...], codes: np.ndarray, indices: np.
     sort_keys(*arrays, codes, indices, rank, index_bits, keys)
     order, keys = radix_sort(keys, len(present).bit_length() + index_bits + 1)
     code_of_rank = np.concatenate([[CODE_NO_PIECES], present]).astype(np.int64)
-    out = SortedBatch(order, np.empty(len(keys), dtype=np.int64), np.empty(len(keys), dtype=np.int64),
+    out = SortedBatch(order, np.empty(len(keys), dtype=np.int32), np.empty(len(keys), dtype=np.int64),
                       np.empty(len(keys), dtype=np.uint8))
     unpack_keys(keys, order, codes, code_of_rank, index_bits, out.codes, out.indices, out.capture)
     return out

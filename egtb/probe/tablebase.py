@@ -890,13 +890,14 @@ def _run_to_end(run: Callable[[int], tuple[int, int]], n: int, load: Callable[[i
 
 
 def _batch_arrays(bm, bk, wm, wk, turn) -> tuple[np.ndarray, ...]:
-    """The five inputs of probe_batch as int64 arrays of one length."""
-    arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in (bm, bk, wm, wk)]
+    """The five inputs of probe_batch as writable int64 arrays of one length (a read-only array,
+    such as a memory map or a broadcast turn, would compile the kernels a second time)."""
+    arrays = [np.require(a, dtype=np.int64, requirements=("C", "W")) for a in (bm, bk, wm, wk)]
     n = len(arrays[0])
     if any(a.ndim != 1 or len(a) != n for a in arrays):
         raise ValueError("bm, bk, wm, wk must be 1-D arrays of the same length")
     turns = np.broadcast_to(np.asarray(turn, dtype=np.int64), (n,))
-    return (*arrays, np.ascontiguousarray(turns))
+    return (*arrays, np.require(turns, requirements=("C", "W")))
 
 
 @lru_cache(maxsize=8)
