@@ -272,17 +272,25 @@ def check_blocks(blocks, data, crcs, marks, offsets, marks_crcs):
 
 
 @njit(cache=True, inline="always")
+def _refill(data, p, stop, acc, acc_bits):
+    """The bit accumulator topped up to more than 56 bits from data[p:stop] (zeros past
+    ``stop``): (p, acc, acc_bits)."""
+    while acc_bits <= 56:
+        if p < stop:
+            acc |= np.uint64(data[p]) << np.uint64(acc_bits)
+        p += 1
+        acc_bits += 8
+    return p, acc, acc_bits
+
+
+@njit(cache=True, inline="always")
 def _next_token(data, p, stop, acc, acc_bits, prev, lut):
     """Decode one token at the accumulator's low bits (refilled from data[p:stop] first).
 
     One lookup gives everything (see :func:`decoding_table`); returns (run
     length, its value code, p, acc, acc_bits); length 0 when the bits are no code.
     """
-    while acc_bits <= 56:
-        if p < stop:
-            acc |= np.uint64(data[p]) << np.uint64(acc_bits)
-        p += 1
-        acc_bits += 8
+    p, acc, acc_bits = _refill(data, p, stop, acc, acc_bits)
     entry = np.int64(lut[np.int64(prev) * (1 << MAX_CODE_BITS) + np.int64(acc & np.uint64((1 << MAX_CODE_BITS) - 1))])
     n = entry & 15
     xb = (entry >> LUT_EXTRA_SHIFT) & 63
@@ -381,14 +389,7 @@ def decode_from(data, start, stop, lut, mark, offset):
     pos = mark >> MARK_SHIFT
     bit = (mark >> 8) & 0xFFFF
     prev = mark & 0xFF
-    p = start + (bit >> 3)
-    acc = np.uint64(0)
-    acc_bits = 0
-    while acc_bits <= 56:
-        if p < stop:
-            acc |= np.uint64(data[p]) << np.uint64(acc_bits)
-        p += 1
-        acc_bits += 8
+    p, acc, acc_bits = _refill(data, start + (bit >> 3), stop, np.uint64(0), 0)
     acc >>= np.uint64(bit & 7)
     acc_bits -= bit & 7
     while True:
