@@ -199,18 +199,29 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
 
 
 @njit(cache=True, inline="always")
+def _stored_code(bm, bk, wm, wk, turn, row, index):
+    """(status, stored code) of a position in a compact file's lookup row: STATUS_OUT_OF_RANGE
+    past the table's size, STATUS_NOT_LOADED when the side to move must capture (the caller
+    searches) or the block's marks are not in memory, else STATUS_OK and the code."""
+    if index >= row[COL_SIZE]:
+        return STATUS_OUT_OF_RANGE, np.int64(0)
+    if has_capture(bm, bk, wm, wk, turn):
+        return STATUS_NOT_LOADED, np.int64(0)
+    stored = np.int64(lookup_value(row[COL_CODED_AT], index))
+    if stored < 0:
+        return STATUS_NOT_LOADED, np.int64(0)
+    return STATUS_OK, stored
+
+
+@njit(cache=True, inline="always")
 def _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index):
     """:func:`probe_rule_one` from a compact category file: the category at counter 0, and the
     DTZ (from the master's DTZ block map) only when the outcome needs it (-1 when not read);
     STATUS_NOT_LOADED when the side to move must capture (the caller searches), a block is not
     in memory or a needed DTZ has no file."""
-    if index >= row[COL_SIZE]:
-        return STATUS_OUT_OF_RANGE, 0, 0, 0, code
-    if has_capture(bm, bk, wm, wk, turn):
-        return STATUS_NOT_LOADED, 0, 0, 0, code
-    stored = lookup_value(row[COL_CODED_AT], index)
-    if stored < 0:
-        return STATUS_NOT_LOADED, 0, 0, 0, code
+    status, stored = _stored_code(bm, bk, wm, wk, turn, row, index)
+    if status != STATUS_OK:
+        return status, 0, 0, 0, code
     category = np.int64(_CATEGORY_OF_CODE[stored])
     if category != CAT_WIN and category != CAT_LOSS:
         return STATUS_OK, WDL_DRAW, category, -1, code
@@ -248,11 +259,9 @@ def probe_value_one(bm, bk, wm, wk, turn, rows_at):
         return STATUS_OK, WDL_LOSS, 0, code
     row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
     if row[COL_CODED_AT] != 0:  # a compact file: no DTW (-1); a capture position is the caller's search
-        if index >= row[COL_SIZE]:
-            return STATUS_OUT_OF_RANGE, 0, 0, code
-        stored = -1 if has_capture(bm, bk, wm, wk, turn) else lookup_value(row[COL_CODED_AT], index)
-        if stored < 0:
-            return STATUS_NOT_LOADED, 0, 0, code
+        status, stored = _stored_code(bm, bk, wm, wk, turn, row, index)
+        if status != STATUS_OK:
+            return status, 0, 0, code
         return STATUS_OK, np.int64(_WDL_OF_CODE[stored]), -1, code
     if row[COL_CATEGORY_AT] == 0:
         return STATUS_NOT_LOADED, 0, 0, code
