@@ -401,14 +401,15 @@ def _search_as_a_batch(arrays: tuple[np.ndarray, ...], order: np.ndarray, out_va
     """Values of the positions left NEEDS_SEARCH in ``out_value`` (the values of ``arrays`` in
     ``order``): their captures' successors probed as one batch (in the order of their positions,
     each searched the same way), then the best over each position's captures."""
-    needs = np.zeros(len(order), dtype=np.bool_)
-    needs[order[out_value == NEEDS_SEARCH]] = True
-    searched = int(np.count_nonzero(needs))
-    if not searched:
+    searched = out_value == NEEDS_SEARCH  # in ``order``
+    needs = np.zeros(len(order), dtype=np.bool_)  # by position
+    needs[order[searched]] = True
+    count = int(np.count_nonzero(needs))
+    if not count:
         return
     parts, first = [], 0
     while first < len(needs):  # about 2 captures a position: rarely more than one part
-        part = np.empty((2 * searched + MAX_CHILDREN, 6), dtype=np.int64)
+        part = np.empty((2 * count + MAX_CHILDREN, 6), dtype=np.int64)
         first, filled = capture_children(*arrays, needs, first, part)
         parts.append(part[:filled])
     rows = parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -416,7 +417,6 @@ def _search_as_a_batch(arrays: tuple[np.ndarray, ...], order: np.ndarray, out_va
     child_values, _ = probe_batch(child_arrays, load, batches=batches, rule=rule, distances=False)
     values = np.zeros(len(needs), dtype=np.int64)
     best_of_children(np.ascontiguousarray(rows[:, 5]), child_values, top, values)
-    searched = out_value == NEEDS_SEARCH
     out_value[searched] = values[order[searched]]
 
 

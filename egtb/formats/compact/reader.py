@@ -277,12 +277,11 @@ class CompactTable:
         (as :meth:`load_block`, one call for a sorted batch's positions in this table)."""
         blocks = np.searchsorted(self.starts, indices, side="right") - 1
         blocks = blocks[np.flatnonzero(np.diff(blocks, prepend=-1))]
-        blocks = blocks[self.marks_at[blocks] == 0].tolist()
+        blocks = blocks[self.marks_at[blocks] == 0]
         if self.marks_file is None:
-            for block in blocks:
+            for block in blocks.tolist():
                 self.block_marks(block)
             return
-        blocks = np.array(blocks, dtype=np.int64)
         mf = self.marks_file
         bad = check_blocks(blocks, self.data, self.crcs, mf.marks.view(np.uint8), mf.offsets, mf.crcs)
         if bad >= 0:
