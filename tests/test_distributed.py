@@ -4,8 +4,12 @@ The cluster is started from the command line (``dask scheduler``, ``dask worker`
 separate OS processes, bounded in time, and torn down afterwards, also on failure.
 Every result is compared with the same work done by the local pool.
 
-The default run keeps the executor, the tournaments and a 3-piece build on the cluster; the
-4-piece builds, the split 5-piece pair and the kills during builds are ``slow`` checks (CI).
+The default run keeps the executor, the tournaments, a failing and a 3-piece build on a real
+scheduler and worker that run in the test's process (``LocalCluster(processes=False)``, TCP on
+127.0.0.1): the same client, tasks and results, without starting five Python processes that
+load Dask and egtb. The ``slow`` checks (CI) run those tests again on the worker processes, and
+everything that needs them: the kills of a worker (during a build, a split pair, a tournament,
+and after a result), the 4-piece builds and the split 5-piece pair.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import pytest
 distributed = pytest.importorskip("distributed", reason="Dask is not installed: pip install .[distributed]")
 
 from egtb.cli import main as egtb_main  # noqa: E402
-from egtb.dask.cluster import ClusterError, ClusterSpec, connect  # noqa: E402
+from egtb.dask.cluster import WORKER_ENVIRONMENT, ClusterError, ClusterSpec, connect  # noqa: E402
 from egtb.errors import SolverError  # noqa: E402
 from egtb.build import driver as builder, pipeline, plan as planner  # noqa: E402
 from egtb.formats import master  # noqa: E402
@@ -47,6 +51,8 @@ GAMES = 200
 
 class Cluster:
     """A scheduler and two workers started as OS processes, and a client on them."""
+
+    kind = "processes"
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -84,6 +90,10 @@ class Cluster:
     def spec(self) -> ClusterSpec:
         return ClusterSpec(scheduler_file=str(self.scheduler_file))
 
+    def cli_options(self) -> list[str]:
+        """The command-line options that name this cluster."""
+        return ["--scheduler-file", str(self.scheduler_file)]
+
     def worker_pids(self) -> dict[str, int]:
         """Worker address -> pid of the worker process (the nanny's child)."""
         return self.client.run(os.getpid)
@@ -120,15 +130,74 @@ class Cluster:
                 p.wait(timeout=15)
 
 
+class InProcessCluster:
+    """A scheduler and one single-threaded worker in this process, on 127.0.0.1 (port 0)."""
+
+    kind = "in-process"
+
+    def __init__(self) -> None:
+        self.local = None
+        self.client = None
+        self.saved_environment: dict[str, str | None] = {}
+
+    def start(self) -> None:
+        # the worker plugin sets what the worker's environment leaves unset: here, this process's
+        for name, value in WORKER_ENVIRONMENT.items():
+            self.saved_environment[name] = os.environ.get(name)
+            os.environ[name] = value
+        self.local = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                              host="127.0.0.1", scheduler_port=0, protocol="tcp",
+                                              dashboard_address=None)
+        self.client = distributed.Client(self.local, timeout=START_SECONDS)
+
+    @property
+    def spec(self) -> ClusterSpec:
+        return ClusterSpec(scheduler=self.local.scheduler_address)
+
+    def cli_options(self) -> list[str]:
+        return ["--scheduler", self.local.scheduler_address]
+
+    def stop(self) -> None:
+        for closable in (self.client, self.local):
+            if closable is not None:
+                closable.close()
+        for name, value in self.saved_environment.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """One scheduler and two single-threaded workers with a memory limit."""
-    c = Cluster(tmp_path_factory.mktemp("dask"))
+def clusters():
+    """Start a cluster of a kind once for the module, when a test first asks for it."""
+    started: dict[str, Cluster | InProcessCluster] = {}
+
+    def get(kind: str, root: Path | None = None):
+        if kind not in started:
+            started[kind] = Cluster(root) if kind == "processes" else InProcessCluster()
+            started[kind].start()
+        return started[kind]
+
     try:
-        c.start()
-        yield c
+        yield get
     finally:
-        c.stop()
+        for c in started.values():
+            c.stop()
+
+
+@pytest.fixture(scope="module")
+def processes(clusters, tmp_path_factory):
+    """One scheduler and two single-threaded workers with a memory limit, as OS processes."""
+    return clusters("processes", tmp_path_factory.mktemp("dask"))
+
+
+@pytest.fixture(params=["in-process", pytest.param("processes", marks=pytest.mark.slow)])
+def cluster(request, clusters):
+    """The in-process cluster (default run), and the worker processes (slow)."""
+    if request.param == "processes":
+        return request.getfixturevalue("processes")
+    return clusters("in-process")
 
 
 def bounded(function, *args, seconds: float = STEP_SECONDS, **kwargs):
@@ -158,11 +227,11 @@ def local4(built_tables) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cluster4(cluster, tmp_path_factory):
+def cluster4(processes, tmp_path_factory):
     """Every table up to 4 pieces built on the cluster, and the build's report."""
     directory = tmp_path_factory.mktemp("cluster4")
     report = bounded(builder.build, 4, directory=directory, progress=False,
-                     executor=DaskPool(cluster.spec))
+                     executor=DaskPool(processes.spec))
     return directory, report
 
 
@@ -197,16 +266,16 @@ def test_no_material_starts_before_its_dependencies_finished(cluster4):
 
 
 @pytest.mark.slow
-def test_resume_on_the_cluster_skips_complete_files(cluster, cluster4):
+def test_resume_on_the_cluster_skips_complete_files(processes, cluster4):
     directory, _ = cluster4
-    report = bounded(builder.build, 4, directory=directory, progress=False, executor=DaskPool(cluster.spec))
+    report = bounded(builder.build, 4, directory=directory, progress=False, executor=DaskPool(processes.spec))
     assert report.built == [] and len(report.skipped) == len(all_materials(4))
 
 
 def test_cli_build_on_the_cluster(cluster, local4, tmp_path, capsys):
     copy_tables(local4, tmp_path, max_pieces=2)
     status = bounded(egtb_main, ["build", "--pieces", "3", "--tables", str(tmp_path), "--quiet", "--json",
-                                 "--scheduler-file", str(cluster.scheduler_file)])
+                                 *cluster.cli_options()])
     assert status == 0
     out = json.loads(capsys.readouterr().out)
     assert len(out["built"]) == len(all_materials(3)) - len(all_materials(2))
@@ -243,8 +312,10 @@ def test_the_cluster_answers_the_executor_interface_as_the_local_pool_does(clust
     assert remote == local == {"a": 10, "b": 20, "sum": {"first": 1, "after": [10, 20]}}
 
 
-def test_a_result_lost_with_its_worker_is_computed_again(cluster):
+@pytest.mark.slow
+def test_a_result_lost_with_its_worker_is_computed_again(processes):
     """A task that finished on a worker killed before its result was collected is run again."""
+    cluster = processes
     cluster.wait_for_workers()
     client = cluster.client
     # functions the scheduler can import: the slow task takes a second
@@ -290,7 +361,8 @@ def test_bad_cluster_setup_fails_before_any_work(tmp_path):
 
 
 @pytest.mark.slow
-def test_worker_killed_mid_build_still_gives_identical_files(cluster, local4, tmp_path):
+def test_worker_killed_mid_build_still_gives_identical_files(processes, local4, tmp_path):
+    cluster = processes
     copy_tables(local4, tmp_path, max_pieces=3)
     done = {}
     thread = threading.Thread(target=lambda: done.update(report=builder.build(
@@ -345,8 +417,8 @@ def build_split(cluster, split_local: Path, directory: Path) -> dict:
 
 
 @pytest.mark.slow
-def test_a_pair_split_into_unit_tasks_gives_the_local_files(cluster, split_local, tmp_path):
-    record = bounded(build_split, cluster, split_local, tmp_path)
+def test_a_pair_split_into_unit_tasks_gives_the_local_files(processes, split_local, tmp_path):
+    record = bounded(build_split, processes, split_local, tmp_path)
     assert split_pair_checksums(tmp_path) == split_pair_checksums(split_local)
     assert record["split"] > 13  # more tasks than waves: waves were cut
     # which worker runs which task is the scheduler's choice (a busy machine may leave one idle);
@@ -356,7 +428,8 @@ def test_a_pair_split_into_unit_tasks_gives_the_local_files(cluster, split_local
 
 
 @pytest.mark.slow
-def test_a_worker_killed_in_a_split_pair_still_gives_the_local_files(cluster, split_local, tmp_path):
+def test_a_worker_killed_in_a_split_pair_still_gives_the_local_files(processes, split_local, tmp_path):
+    cluster = processes
     done = {}
     thread = threading.Thread(target=lambda: done.update(record=build_split(cluster, split_local,
                                                                            tmp_path)), daemon=True)
@@ -409,7 +482,9 @@ def test_cluster_tournament_matches_local(cluster, local_games, tmp_path):
     assert games_by_id(result.records) == games_by_id(local_games.records)  # the very same games
 
 
-def test_worker_killed_mid_tournament_counts_every_game_once(cluster, local_games, tmp_path):
+@pytest.mark.slow
+def test_worker_killed_mid_tournament_counts_every_game_once(processes, local_games, tmp_path):
+    cluster = processes
     cluster.wait_for_workers()
     games = DaskPool(cluster.spec)
     done = {}
@@ -446,7 +521,7 @@ def test_cli_tournament_on_the_cluster(cluster, tmp_path, capsys):
     from tournament.cli import main as tournament_main
     status = bounded(tournament_main, ["run", "--engine", "random", "--engine", "random", "--games", "20",
                                        "--openings", "start", "--quiet", "--out", str(tmp_path),
-                                       "--scheduler-file", str(cluster.scheduler_file)])
+                                       *cluster.cli_options()])
     assert status == 0
     assert len(load_records(tmp_path / "games.jsonl")) == 20
     assert "20/20 games" in capsys.readouterr().out
