@@ -24,7 +24,7 @@ from egtb.rules.board import Board  # noqa: E402
 from egtb.rules.notation import START_FEN  # noqa: E402
 from egtb.rules.pdn import read_games  # noqa: E402
 from egtb.build.driver import build  # noqa: E402
-from tournament.cli import build_parser  # noqa: E402
+from tournament.cli import build_parser, main as tournament_main  # noqa: E402
 from tournament.engines.base import EngineError  # noqa: E402
 from tournament.web.app import create_app  # noqa: E402
 from tournament.web.engines import EngineCancelled, EngineService  # noqa: E402
@@ -270,22 +270,29 @@ def test_play_options_parse():
     assert (args.tables, args.port, args.no_browser) == ("t", 0, True)
 
 
-def test_tournament_play_serves_the_page_and_prints_its_url(tables):
+@pytest.fixture(scope="module")
+def served_page(tables):
+    """The real `tournament play` process: its first line and its URL (one process for the module)."""
     process = subprocess.Popen([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", "0",
                                 "--tables", str(tables)], stdout=subprocess.PIPE, text=True)
     try:
         first = process.stdout.readline()
-        assert f"complete up to {TABLE_PIECES} pieces" in first
         url = process.stdout.readline().split()[2]
-        assert url.startswith("http://127.0.0.1:")
-        with urllib.request.urlopen(url + "api/info", timeout=30) as response:
-            assert json.load(response)["max_pieces"] == TABLE_PIECES
-        with urllib.request.urlopen(url, timeout=30) as response:
-            assert b"English draughts" in response.read()
+        yield first, url
     finally:
         process.terminate()
         process.wait(timeout=30)
         process.stdout.close()
+
+
+def test_tournament_play_serves_the_page_and_prints_its_url(served_page):
+    first, url = served_page
+    assert f"complete up to {TABLE_PIECES} pieces" in first
+    assert url.startswith("http://127.0.0.1:")
+    with urllib.request.urlopen(url + "api/info", timeout=30) as response:
+        assert json.load(response)["max_pieces"] == TABLE_PIECES
+    with urllib.request.urlopen(url, timeout=30) as response:
+        assert b"English draughts" in response.read()
 
 
 def test_tournament_play_reports_a_taken_port(tables):
@@ -327,10 +334,10 @@ def test_engine_failures_are_errors_not_cancels(tables):
     assert "engine 'hard'" in str(errors[0]) and "exit code -9" in str(errors[0])  # killed
 
 
-def test_tournament_play_refuses_a_missing_table_directory(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", "0",
-                             "--tables", str(tmp_path / "no-such")], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2 and "no-such" in result.stderr and "serving" not in result.stdout
+def test_tournament_play_refuses_a_missing_table_directory(tmp_path, capsys):
+    assert tournament_main(["play", "--no-browser", "--port", "0", "--tables", str(tmp_path / "no-such")]) == 2
+    out, err = capsys.readouterr()
+    assert "no-such" in err and "serving" not in out
 
 
 # --- issue 21: typed input, hostile requests, loopback hosts, scoped cancels, stale moves -----------------
@@ -443,26 +450,18 @@ def test_fuzz_raw_engine_move_bodies_never_answer_5xx(quick_client, raw):
     assert_answered_without_a_server_error(quick_client.post("/api/engine-move", content=raw))
 
 
-def test_the_server_stays_up_after_hostile_requests(tables):
+def test_the_server_stays_up_after_hostile_requests(served_page):
     """The real `tournament play` process: hostile requests get 400 and it answers the next request."""
-    process = subprocess.Popen([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", "0",
-                                "--tables", str(tables)], stdout=subprocess.PIPE, text=True)
-    try:
-        process.stdout.readline()
-        url = process.stdout.readline().split()[2]
-        hostile = [b"[" * 100000, b'{"strength": "easy", "counter": 1e400}', b'{"strength": {"a": []}}',
-                   b'{"strength": "easy", "rule": ["wcdf"]}', b"\xff\xfe", b'{"strength": "easy", "time": -Infinity}']
-        for body in hostile:
-            request = urllib.request.Request(url + "api/engine-move", data=body, method="POST")
-            with pytest.raises(urllib.error.HTTPError) as refused:
-                urllib.request.urlopen(request, timeout=30)
-            assert refused.value.code == 400 and "error" in json.load(refused.value)
-        with urllib.request.urlopen(url + "api/info", timeout=30) as response:
-            assert json.load(response)["max_pieces"] == TABLE_PIECES
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        process.stdout.close()
+    _, url = served_page
+    hostile = [b"[" * 100000, b'{"strength": "easy", "counter": 1e400}', b'{"strength": {"a": []}}',
+               b'{"strength": "easy", "rule": ["wcdf"]}', b"\xff\xfe", b'{"strength": "easy", "time": -Infinity}']
+    for body in hostile:
+        request = urllib.request.Request(url + "api/engine-move", data=body, method="POST")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 400 and "error" in json.load(refused.value)
+    with urllib.request.urlopen(url + "api/info", timeout=30) as response:
+        assert json.load(response)["max_pieces"] == TABLE_PIECES
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.2", "localhost.evil.example",
@@ -564,10 +563,10 @@ def test_a_capture_into_the_tables_is_valued_though_the_position_is_outside(clie
 
 
 @pytest.mark.parametrize("port", ["-5", "65536", "http"])
-def test_tournament_play_refuses_a_bad_port_with_exit_status_2(port):
-    result = subprocess.run([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", port],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2 and "--port" in result.stderr and "Traceback" not in result.stderr
+def test_tournament_play_refuses_a_bad_port_with_exit_status_2(port, capsys):
+    with pytest.raises(SystemExit) as refused:
+        tournament_main(["play", "--no-browser", "--port", port])
+    assert refused.value.code == 2 and "--port" in capsys.readouterr().err
 
 
 def test_a_circular_king_capture_lists_both_routes(client):
