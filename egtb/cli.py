@@ -290,12 +290,12 @@ def run_build(args: argparse.Namespace) -> int:
         report = build(args.pieces, directory=args.tables, jobs=args.jobs, rules=args.rules,
                        dtw=args.dtw, min_pieces=args.min_pieces, progress=not args.quiet, executor=executor,
                        memory=int(args.memory * GB) if args.memory else None,
-                       on_disk=args.on_disk, checkpoint_seconds=60 * args.checkpoint_minutes)
+                       on_disk=args.on_disk, checkpoint_seconds=60 * args.checkpoint_minutes,
+                       compact=True if args.compact else None)
     except SolverError as exc:  # a material failed to build: a failed result, not bad usage
         print(f"egtb build: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    compacted = _compact_built(master.resolve_dir(args.tables), every=args.compact,
-                               jobs=args.jobs or os.cpu_count() or 1)
+    compacted = report.compacted
     if args.json:
         _print_json({"built": report.built, "skipped": report.skipped, "rebuilt": report.rebuilt,
                      "positions": report.positions, "seconds": round(report.seconds, 3),
@@ -331,26 +331,6 @@ def run_stats(args: argparse.Namespace) -> int:
     tables, totals = directory_stats(_existing_tables_dir(args))
     print(stats_json(tables, totals) if args.json else format_stats(tables, totals))
     return EXIT_OK
-
-
-#: A directory holding tables of this many pieces or more gets compact files by default
-#: (``.wld``, ``.wcdf``): those masters are too large to probe in memory.
-COMPACT_FROM_PIECES = 7
-
-
-def _compact_built(directory: Path, *, every: bool, jobs: int) -> list[str]:
-    """Write the compact files a build leaves, for every table of the directory: asked for
-    (``--compact``), or unasked once it holds tables of :data:`COMPACT_FROM_PIECES` or more (a
-    compact file's capture positions are answered from the smaller tables' compact files, so
-    they are only of use all together). Files already up to date are kept. Return the
-    materials compacted."""
-    from egtb.formats.compact import compact_directory, stale_materials
-    if not every and all(m.pieces < COMPACT_FROM_PIECES for m in master.stored_materials(directory)):
-        return []
-    stale = stale_materials(directory)
-    if stale:
-        compact_directory(directory, jobs=jobs, materials=stale)
-    return [m.name for m in stale]
 
 
 def run_verify(args: argparse.Namespace) -> int:

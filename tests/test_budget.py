@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 import sys
@@ -97,3 +98,17 @@ def test_the_seven_piece_build_is_estimated_within_forty_gb():
     with pytest.raises(budget.MemoryBudgetError, match="1m2k-2m2k"):
         budget.check_build_disk(pairs, plans, contents, jobs=2, free=need - 1,
                                 directory="here", bits=budget.DEFAULT_BITS)
+
+
+def test_the_disk_check_counts_the_compact_files_a_build_writes_at_its_end():
+    pairs = planner.plan_pairs(5, min_pieces=5)
+    plans = planner.plan_memory(pairs, 16 * budget.GB)  # every pair in memory: no scratch files
+    contents = {p.key: contents_for(5) for p in pairs}
+    check = functools.partial(budget.check_build_disk, pairs, plans, contents, jobs=2,
+                              directory="here", bits=budget.DEFAULT_BITS)
+    positions = sum(p.positions for p in pairs)
+    without = check(free=budget.GB)
+    with_compact = check(free=budget.GB, compact_positions=positions)
+    assert with_compact - without == int(budget.FILE_MARGIN * positions * budget.DEFAULT_BITS["compact"] / 8) > 0
+    with pytest.raises(budget.MemoryBudgetError, match=r"the compact files \d"):
+        check(free=with_compact - 1, compact_positions=positions)

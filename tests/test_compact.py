@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from egtb import cli
+from egtb.build import budget, driver
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
@@ -568,12 +569,12 @@ def test_build_compact_writes_a_compact_file_per_table(tmp_path, capsys):
 
 def test_build_compacts_a_directory_with_large_tables_by_default_and_only_stale_files(
         tmp_path, capsys, monkeypatch):
-    """A directory holding tables of cli.COMPACT_FROM_PIECES (7) or more gets compact files for
+    """A directory holding tables of driver.COMPACT_FROM_PIECES (7) or more gets compact files for
     every table without --compact (the capture search of a 7-piece compact file reads the
     smaller ones); a resumed build writes only those missing or older than their master."""
     import json
     build = ["build", "--jobs", "1", "--quiet", "--json", "--tables", str(tmp_path)]
-    monkeypatch.setattr(cli, "COMPACT_FROM_PIECES", 3)  # a 3-piece build stands for a 7-piece one
+    monkeypatch.setattr(driver, "COMPACT_FROM_PIECES", 3)  # a 3-piece build stands for a 7-piece one
     assert cli.main(build + ["--pieces", "2"]) == cli.EXIT_OK
     assert json.loads(capsys.readouterr().out)["compacted"] == []  # small tables only: none
     assert cli.main(build + ["--pieces", "3"]) == cli.EXIT_OK
@@ -583,6 +584,9 @@ def test_build_compacts_a_directory_with_large_tables_by_default_and_only_stale_
     assert sorted(p.stem for p in tmp_path.glob("*.wcdf")) == every
     assert compact.stale_materials(tmp_path) == []
     assert verify_compact(tmp_path).ok
+    for material in all_materials(3):  # the build's disk check counts them, with their marks files
+        assert budget.compact_bytes(tmp_path, material) == sum(
+            p.stat().st_size for p in tmp_path.glob(f"{material.name}.*") if p.suffix != master.SUFFIX)
     assert cli.main(build + ["--pieces", "3"]) == cli.EXIT_OK
     assert json.loads(capsys.readouterr().out)["compacted"] == []  # up to date: kept
     os.utime(compact.compact_path(tmp_path, Material.parse("2k-1k")), ns=(0, 0))  # older than its master

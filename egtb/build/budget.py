@@ -200,17 +200,18 @@ def check_disk(pair, dependencies, *, contents, free: int, directory) -> None:
                                 f"on disk, {directory} has {format_bytes(free)} free")
 
 
-#: Stored bits a position of the values, the DTW and a rule layer, when no finished table
-#: of the directory shows them (the 6-piece files: 0.34, 3.15 and 1.08 for wcdf).
-DEFAULT_BITS = {"wld": 0.5, "dtw": 4.0, "layer": 2.0}
+#: Stored bits a position of the values, the DTW, a rule layer and the compact files (``.wld``,
+#: ``.wcdf`` and their marks files), when no finished table of the directory shows them (the
+#: 6-piece files: 0.34, 3.15, 1.08 for wcdf and 0.39; the 7-piece compact files: 0.28).
+DEFAULT_BITS = {"wld": 0.5, "dtw": 4.0, "layer": 2.0, "compact": 0.4}
 #: Margin on estimated file sizes: bigger tables compress differently.
 FILE_MARGIN = 1.5
 
 
 def stored_bits(directory, materials) -> dict[str, float]:
-    """Stored bits a position of the values, DTW and a rule layer, measured on the files of
-    the `materials` (those of the most pieces) present in `directory`; :data:`DEFAULT_BITS`
-    for what none shows.
+    """Stored bits a position of the values, DTW, a rule layer and the compact files, measured
+    on the files of the `materials` (those of the most pieces) present in `directory`;
+    :data:`DEFAULT_BITS` for what none shows.
 
     >>> stored_bits("/nonexistent", []) == DEFAULT_BITS
     True
@@ -218,14 +219,26 @@ def stored_bits(directory, materials) -> dict[str, float]:
     from egtb.formats import master
     present = [m for m in materials if master.table_path(directory, m).exists()]
     top = max((m.pieces for m in present), default=0)
-    sums = {"wld": [0, 0], "dtw": [0, 0], "layer": [0, 0]}
+    sums = {"wld": [0, 0], "dtw": [0, 0], "layer": [0, 0], "compact": [0, 0]}
     for material in (m for m in present if m.pieces == top):
         for name, size in master.stored_bytes(master.table_path(directory, material)).items():
             kind = "layer" if name.startswith(master.RULES_GROUP) else name
             sums[kind][0] += 8 * size
             sums[kind][1] += count_positions(material)
+        compact = compact_bytes(directory, material)
+        if compact:
+            sums["compact"][0] += 8 * compact
+            sums["compact"][1] += count_positions(material)
     return {kind: bits / positions if positions else DEFAULT_BITS[kind]
             for kind, (bits, positions) in sums.items()}
+
+
+def compact_bytes(directory, material) -> int:
+    """Bytes of a material's compact files and their marks files in `directory` (0: none)."""
+    from egtb.formats.compact import KINDS, compact_path
+    from egtb.formats.compact.sidecar import marks_path
+    paths = [compact_path(directory, material, kind=kind) for kind in KINDS.values()]
+    return sum(p.stat().st_size for path in paths for p in (path, marks_path(path)) if p.exists())
 
 
 def file_bytes(positions: int, contents, bits: dict[str, float]) -> int:
@@ -240,18 +253,20 @@ def file_bytes(positions: int, contents, bits: dict[str, float]) -> int:
 
 
 def check_build_disk(todo, plans: dict, contents: dict, *, jobs: int, free: int, directory,
-                     bits: dict[str, float]) -> int:
+                     bits: dict[str, float], compact_positions: int = 0) -> int:
     """Raise :class:`MemoryBudgetError` before any work when the whole build would not fit on
     its disk; return the bytes it needs at its peak.
 
     The peak counts the files of every pair (:func:`file_bytes`, by the rates of
-    :func:`stored_bits`) and the scratch files of the `jobs` pairs on disk with
-    the most (:attr:`PairPlan.disk`), as if solved side by side at the end.
-    `contents`: by pair key.
+    :func:`stored_bits`), and the larger of two things that come after one another: the
+    scratch files of the `jobs` pairs on disk with the most (:attr:`PairPlan.disk`), as if
+    solved side by side at the end, and the compact files of `compact_positions` positions
+    that the build writes once its pairs are done. `contents`: by pair key.
     """
     files = {p.key: file_bytes(p.positions, contents[p.key], bits) for p in todo}
     scratch_sizes = sorted(((plans[p.key].disk, p.key) for p in todo), reverse=True)[:jobs]
-    need = sum(files.values()) + sum(size for size, _ in scratch_sizes)
+    compact = int(FILE_MARGIN * compact_positions * bits["compact"] / 8)
+    need = sum(files.values()) + max(sum(size for size, _ in scratch_sizes), compact)
     if need > free:
         largest = max(files, key=files.get)
         scratch_text = ", ".join(f"{key} {format_bytes(size)}" for size, key in scratch_sizes if size)
@@ -259,8 +274,9 @@ def check_build_disk(todo, plans: dict, contents: dict, *, jobs: int, free: int,
             f"the build needs about {format_bytes(need)} of disk at its peak, {directory} has "
             f"{format_bytes(free)} free: {format_bytes(sum(files.values()))} of table files for "
             f"{len(todo)} pairs (the largest, {largest}, about {format_bytes(files[largest])})"
-            + (f" and the scratch files of the pairs solved side by side ({scratch_text})"
-               if scratch_text else ""))
+            + (f", the scratch files of the pairs solved side by side ({scratch_text})"
+               if scratch_text else "")
+            + (f", the compact files {format_bytes(compact)}" if compact else ""))
     return need
 
 

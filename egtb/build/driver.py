@@ -47,7 +47,7 @@ from egtb.errors import MissingTableError, SolverError, TaskError
 from egtb.executor import Executor, LocalPool, Task
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
-from egtb.positions.material import Material
+from egtb.positions.material import Material, count_positions
 
 log = logging.getLogger("egtb.build.driver")
 
@@ -59,6 +59,9 @@ CACHE_BYTES = 1 << 30
 #: of those the local pool runs on disk (:data:`egtb.build.budget.CHECKPOINTED_POSITIONS`).
 SPLIT_POSITIONS = 1 << 30
 LOG_NAME = "build.log"
+#: A directory holding tables of this many pieces or more gets compact files by default
+#: (``.wld``, ``.wcdf`` and their marks): those masters are too large to probe in memory.
+COMPACT_FROM_PIECES = 7
 
 
 @dataclass(frozen=True)
@@ -88,13 +91,15 @@ class BuildReport:
     records: list[dict] = field(default_factory=list)
     """The record of each pair built (:func:`egtb.build.pipeline.build_pair`, with the worker's
     ``host`` and ``pid``), in the order they finished."""
+    compacted: list[str] = field(default_factory=list)
+    """Materials whose compact files this run wrote."""
 
 
 def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: int | None = None,
           rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None, min_pieces: int = 2,
           progress: bool = True, executor: Executor | None = None, memory: int | None = None,
           on_disk: bool = False, checkpoint_seconds: float = pipeline.CHECKPOINT_SECONDS,
-          split_pairs: Split | None = None) -> BuildReport:
+          split_pairs: Split | None = None, compact: bool | None = None) -> BuildReport:
     """Build every table with min..max pieces into a directory; skip complete ones.
 
     `rules`: the rule layers every file gets ("auto": all up to 6 pieces, wcdf
@@ -114,6 +119,10 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     puts every pair's values on disk (:mod:`egtb.formats.scratch`), checkpointed
     every `checkpoint_seconds`. `split_pairs`: which pairs run as unit tasks
     (default: :class:`Split` on a remote executor, none on the local pool).
+    `compact`: once the pairs are done, write the compact files of every table of the
+    directory that lacks them or is newer (:mod:`egtb.formats.compact`): True always, False
+    never, None when the directory holds tables of :data:`COMPACT_FROM_PIECES` or more. The
+    disk check before any work counts them.
 
     >>> build(2, directory=tmp_path, jobs=1, progress=False).positions  # doctest: +SKIP
     3488
@@ -131,14 +140,16 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
         return _run(plan_pairs(max_pieces), directory, jobs=jobs, rules=rules, dtw=dtw,
                     min_pieces=min_pieces, progress=progress, executor=executor,
                     memory=memory or budget.default_budget(), on_disk=on_disk,
-                    checkpoint_seconds=checkpoint_seconds, split_pairs=split_pairs)
+                    checkpoint_seconds=checkpoint_seconds, split_pairs=split_pairs,
+                    compact=_compacts(directory, max_pieces) if compact is None else compact)
     finally:
         _stop_logging(handler)
 
 
 def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
          dtw: bool | None, min_pieces: int, progress: bool, executor: Executor | None, memory: int,
-         on_disk: bool, checkpoint_seconds: float, split_pairs: Split | None) -> BuildReport:
+         on_disk: bool, checkpoint_seconds: float, split_pairs: Split | None,
+         compact: bool) -> BuildReport:
     report = BuildReport()
     start = time.perf_counter()
     for tmp in master.remove_temporaries(directory):
@@ -159,7 +170,8 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
     need = budget.check_build_disk(
         todo, plans, {p.key: contents_of(p, rules=rules, dtw=dtw) for p in todo}, jobs=jobs,
         free=shutil.disk_usage(directory).free + scratch.bytes_in(directory, [p.key for p in todo]),
-        directory=directory, bits=budget.stored_bits(directory, [m for p in pairs for m in p.materials]))
+        directory=directory, bits=budget.stored_bits(directory, [m for p in pairs for m in p.materials]),
+        compact_positions=_compact_positions(directory, todo) if compact else 0)
     log.info("the build needs about %s of disk at its peak", budget.format_bytes(need))
     for path in scratch.scratch_dirs(directory):
         if path.name[:-len(scratch.SCRATCH_SUFFIX)] not in {p.key for p in todo}:
@@ -181,9 +193,38 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
             checked.save()
             report.positions += result["positions"]
     bars.close()
+    if compact:
+        report.compacted = _compact_tables(directory, jobs=jobs)
     report.seconds = time.perf_counter() - start
     log.info("build finished: %d tables in %.1fs", len(report.built), report.seconds)
     return report
+
+
+def _compacts(directory: Path, max_pieces: int) -> bool:
+    """Whether a build up to `max_pieces` leaves a directory holding tables of
+    :data:`COMPACT_FROM_PIECES` or more (which then gets compact files, unasked)."""
+    return max_pieces >= COMPACT_FROM_PIECES or any(m.pieces >= COMPACT_FROM_PIECES
+                                                    for m in master.stored_materials(directory))
+
+
+def _compact_positions(directory: Path, todo: list[Pair]) -> int:
+    """Positions of the tables whose compact files a build of `todo` will write: the pairs'
+    own, and the tables already there whose compact files are missing or stale."""
+    from egtb.formats.compact import stale_materials
+    materials = {m for p in todo for m in p.materials} | set(stale_materials(directory))
+    return sum(count_positions(m) for m in materials)
+
+
+def _compact_tables(directory: Path, *, jobs: int) -> list[str]:
+    """Write the compact files of every table of the directory whose files are missing or older
+    than the master (a compact file's capture positions are answered from the smaller tables'
+    compact files, so they are only of use all together); return the materials compacted."""
+    from egtb.formats.compact import compact_directory, stale_materials
+    stale = stale_materials(directory)
+    if stale:
+        log.info("writing the compact files of %d tables", len(stale))
+        compact_directory(directory, jobs=jobs, materials=stale)
+    return [m.name for m in stale]
 
 
 def run_pairs(todo: list[Pair], directory: Path, *, jobs: int = 1, executor: Executor | None = None,
