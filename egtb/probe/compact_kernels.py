@@ -564,12 +564,15 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
         raise MissingRuleLayerError(f"compact files hold no categories for preset {rule!r} "
                                     f"(only {', '.join(RULE_KINDS)})")
     state = batches.pool(rule, distances=distances)
+    # one type per argument, so that each kernel is compiled for one signature
+    arrays = tuple(np.require(a, dtype=np.int64, requirements=("C", "W")) for a in arrays)
     n = len(arrays[0])
     if located is None:
         located = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
         locate_all(*arrays, *located)
     batch = sorted_batch(arrays, *located)
-    if batch is None:
+    if batch is None:  # the material codes as the sorted batch gives them
+        located = (np.ascontiguousarray(located[0], dtype=np.int32), located[1])
         return _probe_in_order(arrays, np.arange(n), located, np.zeros(0, dtype=np.uint8), load, state,
                                batches, search=True)
     # the positions of a block together, each decoded from the one before
