@@ -40,7 +40,7 @@ from egtb.build.verify_report import MAX_REPORTED, VerifyReport
 from egtb.executor import LocalPool, Task
 from egtb.formats import master
 from egtb.formats.compact import KINDS, compact_path
-from egtb.formats.cache import TableCache, process_cache
+from egtb.formats.cache import TableCache, file_stamp, process_cache
 from egtb.positions.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
                         unit_size, unrank_kings, unrank_men)
 from egtb.formats.values import (CAT_BLESSED_LOSS, CAT_CURSED_WIN, CAT_DRAW, CAT_LOSS, CAT_WIN,
@@ -489,7 +489,7 @@ class VerifiedFiles(master.JsonRecord):
         """Size and modification time of each file verifying `material` reads (those present)."""
         paths = [master.table_path(self.directory, m) for m in needed_materials(material)]
         paths += [compact_path(self.directory, material, kind=kind) for kind in KINDS.values()]
-        return {p.name: master.file_stamp(p) for p in paths if p.exists()}
+        return {p.name: file_stamp(p) for p in paths if p.exists()}
 
     def passed(self, material: Material) -> bool:
         """Whether `material` passed with the files as they are now."""

@@ -42,13 +42,15 @@ ENV_BUDGET = "EGTB_CACHE_BYTES"
 DEFAULT_PROCESS_BYTES = 2 << 30
 
 
-def file_stamp(path: os.PathLike | str) -> tuple[int, int] | None:
-    """(modification time in ns, size) of a file, or None when it does not exist."""
+def file_stamp(path: os.PathLike | str) -> list[int] | None:
+    """[size, modification time in ns] of a file, or None when it does not exist: how a cache
+    entry, or a record kept as JSON (:class:`egtb.formats.master.JsonRecord`), tells that the
+    file changed since (a list, as JSON gives it back)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return None
-    return st.st_mtime_ns, st.st_size
+    return [st.st_size, st.st_mtime_ns]
 
 
 def nbytes_of(value: Any) -> int:

@@ -53,6 +53,7 @@ import numpy as np
 from numba import njit
 
 from egtb.errors import TableError
+from egtb.formats.cache import file_stamp
 from egtb.positions.material import Material
 
 FORMAT_VERSION = 2
@@ -556,12 +557,6 @@ def check_table(path: os.PathLike | str) -> list[str]:
     except (OSError, KeyError, ValueError, RuntimeError) as exc:
         raise TableError(f"{path}: unreadable table file ({exc})") from exc
     return presets
-
-
-def file_stamp(path: Path) -> list[int]:
-    """[size, modification time in ns] of a file: how a record tells that it changed."""
-    status = path.stat()
-    return [status.st_size, status.st_mtime_ns]
 
 
 class JsonRecord:
