@@ -441,10 +441,11 @@ def run_compact(args: argparse.Namespace) -> int:
 
 def _write_marks(directory: Path, args: argparse.Namespace) -> int:
     """``egtb compact --marks``: the missing or stale marks files of a directory's compact files."""
-    from egtb.formats.compact import write_missing_marks
+    from egtb.formats.compact import marks_path, write_missing_marks
 
-    def show(marks) -> None:
+    def show(compact_file: Path) -> None:
         if not args.quiet and not args.json:
+            marks = marks_path(compact_file)
             print(f"{marks.name}: {marks.stat().st_size} bytes", flush=True)
 
     started = time.perf_counter()

@@ -228,7 +228,8 @@ def stale_materials(tables: os.PathLike | str, *, out: os.PathLike | str | None 
 def write_missing_marks(directory: os.PathLike | str, *, jobs: int = 1,
                         on_done: Callable[[Path], None] | None = None) -> list[Path]:
     """Write the marks file of every compact file (``.wld``, ``.wcdf``) of a directory that has no
-    usable one (missing, stale, foreign or truncated); return the compact files marked.
+    usable one (missing, stale, foreign or truncated); return the compact files marked, and
+    call ``on_done`` with each as its marks file is written.
 
     >>> write_missing_marks("/nonexistent")
     []
@@ -240,10 +241,11 @@ def write_missing_marks(directory: os.PathLike | str, *, jobs: int = 1,
     tasks = (Task(f"marks-{path.name}", write_marks, (path,)) for path in todo)
     done = []
     for finished in LocalPool(max(1, min(jobs, len(todo) or 1))).run(tasks, window=1):
-        done.append(finished.result)
+        marks = finished.result
+        done.append(marks.with_name(marks.name[:-len(MARKS_SUFFIX)]))
         if on_done is not None:
-            on_done(finished.result)
-    return [path.with_name(path.name[:-len(MARKS_SUFFIX)]) for path in done]
+            on_done(done[-1])
+    return done
 
 
 def _has_usable_marks(path: Path) -> bool:
