@@ -16,18 +16,18 @@ from egtb.build.driver import build
 # read standard input when imported, so doctest collection must skip them.
 collect_ignore = ["fake_engines"]
 
-#: The test files that take longest, longest first (CPU seconds of a full run, Dec 2026: from
-#: about 80 down to 5). `make test` runs pytest-xdist with ``--dist loadfile
+#: The test files that take longest, longest first (wall seconds of a full run, Dec 2 2026: from
+#: about 190 down to 8 on the loaded machine). `make test` runs pytest-xdist with ``--dist loadfile
 #: --no-loadscope-reorder``: a worker takes a whole file, in this order, so the long files start
 #: first and short ones fill in at the end (a long file taken last ended the run late). The
 #: first two go to different workers: test_compact compiles the solver and builds the shared
-#: 4-piece tables while test_checkerboard needs neither, so no worker waits for that lock and no
-#: two compile the same kernels at once.
-LONGEST_FIRST = ("test_compact.py", "test_checkerboard.py", "test_distributed.py", "test_build.py",
-                 "test_solve_regen.py", "test_verify.py", "test_web_api.py", "test_web_browser.py",
-                 "test_rule_layer.py", "test_probe.py", "test_cli.py", "test_scratch.py",
-                 "test_engine_pool.py", "test_movegen.py", "test_probe_rule.py", "test_hub.py",
-                 "test_schedule.py", "test_index.py")
+#: 4-piece tables while test_checkerboard and test_engine_pool need neither, so no worker waits
+#: for that lock and no two compile the solver at once (test_web_api builds 3-piece tables).
+LONGEST_FIRST = ("test_compact.py", "test_checkerboard.py", "test_engine_pool.py", "test_web_api.py",
+                 "test_solve_regen.py", "test_web_browser.py", "test_build.py", "test_rule_layer.py",
+                 "test_scratch.py", "test_hub.py", "test_schedule.py", "test_verify.py", "test_cli.py",
+                 "test_probe.py", "test_probe_rule.py", "test_movegen.py", "test_openings.py",
+                 "test_distributed.py", "test_index.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
