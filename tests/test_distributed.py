@@ -52,8 +52,6 @@ GAMES = 200
 class Cluster:
     """A scheduler and two workers started as OS processes, and a client on them."""
 
-    kind = "processes"
-
     def __init__(self, root: Path) -> None:
         self.root = root
         self.scheduler_file = root / "scheduler.json"
@@ -133,8 +131,6 @@ class Cluster:
 class InProcessCluster:
     """A scheduler and one single-threaded worker in this process, on 127.0.0.1 (port 0)."""
 
-    kind = "in-process"
-
     def __init__(self) -> None:
         self.local = None
         self.client = None
@@ -174,7 +170,7 @@ def clusters():
     started: dict[str, Cluster | InProcessCluster] = {}
 
     def get(kind: str, root: Path | None = None):
-        if kind not in started:
+        if kind not in started:  # recorded before it starts: torn down also when it fails to
             started[kind] = Cluster(root) if kind == "processes" else InProcessCluster()
             started[kind].start()
         return started[kind]
