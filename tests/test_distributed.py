@@ -141,9 +141,11 @@ class InProcessCluster:
         for name, value in WORKER_ENVIRONMENT.items():
             self.saved_environment[name] = os.environ.get(name)
             os.environ[name] = value
+        # no dashboard, and the scheduler's HTTP routes on a free port (not 8787, maybe taken)
         self.local = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                               host="127.0.0.1", scheduler_port=0, protocol="tcp",
-                                              dashboard_address=None)
+                                              scheduler_kwargs={"dashboard": False,
+                                                                "dashboard_address": "127.0.0.1:0"})
         self.client = distributed.Client(self.local, timeout=START_SECONDS)
 
     @property
