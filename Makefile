@@ -9,7 +9,7 @@ JOBS ?=
 
 .PHONY: run test test-slow test-all bench tables demo setup clean
 
-# Environments such as this machine's and CI's set PYTHONDONTWRITEBYTECODE=1: no Python process
+# This machine's environment sets PYTHONDONTWRITEBYTECODE=1 (CI's may too): no Python process
 # then keeps the bytecode it compiles, and each one (a pytest-xdist worker, an engine, a Dask worker,
 # a build worker) compiles numba, numpy and the rest from source again: `import numba` took 1.5 CPU s
 # instead of 0.45. The commands here let Python write __pycache__ (in the venv and in this checkout,
