@@ -330,6 +330,11 @@ class BatchPool:
         self.memo = np.full(M_WIDTH, -1, dtype=np.int64)
         """The decoder's memo the kernels take (M_* columns)."""
 
+    def describe_loaded(self, code: int, load: Callable[[int], object]) -> None:
+        """Describe the table ``load(code)`` gives (its layer of this pool's preset, if any)."""
+        table = load(code)
+        self.describe(code, table if self.kind.rule is None else table.layer(self.kind.rule))
+
     def describe(self, code: int, table) -> None:
         """Add (or replace) the table of a material code: a compact table (one that leaves the
         capture positions out: its blocks are read through their marks), or a master table or
@@ -426,7 +431,7 @@ class SortedBatch(NamedTuple):
     order: np.ndarray
     """The positions in that order (int64)."""
     codes: np.ndarray
-    """Their material codes, in that order (int32, as :func:`egtb.probe.locate.locate_all` gives them)."""
+    """Their material codes, in that order (int32, as :func:`probe_batch` passes them)."""
     indices: np.ndarray
     """Their indices, in that order."""
     capture: np.ndarray
@@ -434,7 +439,7 @@ class SortedBatch(NamedTuple):
 
 
 def sorted_batch(arrays: tuple[np.ndarray, ...], codes: np.ndarray, indices: np.ndarray) -> SortedBatch | None:
-    """A batch's positions (``arrays``, located at material ``codes`` and ``indices``) sorted by
+    """A batch's positions (``arrays``, located at material ``codes``, int32, and ``indices``) sorted by
     table and index, when their tables hold more than ORDER_ABOVE positions (None otherwise: the
     order matters little). One key a position (table rank, index, must capture) is sorted: the
     sorted keys give the codes, indices and capture flags in order, no gathering.
@@ -442,7 +447,6 @@ def sorted_batch(arrays: tuple[np.ndarray, ...], codes: np.ndarray, indices: np.
     >>> sorted_batch((), np.array([3, 3, -1]), np.array([5, 1, 0])) is None
     True
     """
-    codes = np.ascontiguousarray(codes, dtype=np.int32)  # as locate_all gives them: one compiled kernel
     present = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=NUM_CODES))
     sizes = [count_positions(material_of_code(int(code))) for code in present]
     if sum(sizes) <= ORDER_ABOVE:
@@ -523,7 +527,7 @@ def radix_sort(keys, bits):
 
 
 def _mark_ahead(located: tuple[np.ndarray, np.ndarray], state: BatchPool,
-                load: Callable[[int], object], rule: str | None) -> None:
+                load: Callable[[int], object]) -> None:
     """Make the marks of every compact block a batch in the order of its positions reaches, a table
     at a time, before the kernel runs (so that it does not stop at each block it is first to read)."""
     codes, indices = located
@@ -533,8 +537,7 @@ def _mark_ahead(located: tuple[np.ndarray, np.ndarray], state: BatchPool,
         if code < 0 or lo == hi:
             continue
         if state.rows[code] < 0:
-            table = load(code)
-            state.describe(code, table if rule is None else table.layer(rule))
+            state.describe_loaded(code, load)
         table = state.tables[int(state.rows[code])]
         if isinstance(table, CompactTable):
             table.load_blocks(indices[lo:hi])
@@ -564,19 +567,21 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
         raise MissingRuleLayerError(f"compact files hold no categories for preset {rule!r} "
                                     f"(only {', '.join(RULE_KINDS)})")
     state = batches.pool(rule, distances=distances)
-    # one type per argument, so that each kernel is compiled for one signature
+    # one type per argument, so that each kernel is compiled for one signature: the positions
+    # writable int64, the material codes int32 (as the prober's locate_batch and sorted_batch give them)
     arrays = tuple(np.require(a, dtype=np.int64, requirements=("C", "W")) for a in arrays)
     n = len(arrays[0])
     if located is None:
-        located = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+        located = (np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64))
         locate_all(*arrays, *located)
+    else:
+        located = (np.ascontiguousarray(located[0], dtype=np.int32), np.ascontiguousarray(located[1], dtype=np.int64))
     batch = sorted_batch(arrays, *located)
-    if batch is None:  # the material codes as the sorted batch gives them
-        located = (np.ascontiguousarray(located[0], dtype=np.int32), located[1])
+    if batch is None:
         return _probe_in_order(arrays, np.arange(n), located, np.zeros(0, dtype=np.uint8), load, state,
                                batches, search=True)
     # the positions of a block together, each decoded from the one before
-    _mark_ahead((batch.codes, batch.indices), state, load, rule)
+    _mark_ahead((batch.codes, batch.indices), state, load)
     value, dist = _probe_in_order(arrays, batch.order, (batch.codes, batch.indices), batch.capture, load,
                                   state, batches, search=False)
     out_value, out_dist = np.empty_like(value), np.empty_like(dist)
@@ -615,9 +620,7 @@ def _probe_in_order(arrays: tuple[np.ndarray, ...], order: np.ndarray, located: 
                                    top=int(state.kind.value_of_code.max()))
             return out_value, out_dist
         if kind == ST_MISSING:
-            code = int(status[2])
-            table = load(code)
-            state.describe(code, table if rule is None else table.layer(rule))
+            state.describe_loaded(int(status[2]), load)
             continue
         if kind == ST_MISSING_BLOCK:
             state.tables[int(status[2])].load_block(int(status[3]))
