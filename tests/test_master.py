@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import h5py
 import numpy as np
 import pytest
@@ -83,6 +85,25 @@ def test_temporaries_are_removed(tmp_path):
     leftover.write_bytes(b"partial")
     assert master.remove_temporaries(tmp_path) == [leftover]
     assert not leftover.exists()
+
+
+def test_disk_in_use_passes_over_a_scratch_directory_removed_while_it_is_counted(tmp_path, monkeypatch):
+    """Another worker removes its pair's scratch directory in the middle of the walk: counted
+    up to there, no error (it failed the pair asking, in a build of 4 pieces with 2 workers)."""
+    (tmp_path / "1k-1k.h5").write_bytes(b"x" * 10_000)
+    scratch = tmp_path / "1m1k-1m1k.pair.tmp"
+    (scratch / "inner").mkdir(parents=True)
+    (scratch / "wld.bin").write_bytes(b"x" * 5_000)
+    (scratch / "inner" / "dtw.bin").write_bytes(b"x" * 5_000)
+    real_stat = os.stat
+
+    def stat_then_remove(path, *args, **kwargs):
+        answer = real_stat(path, *args, **kwargs)
+        if str(path).endswith("wld.bin"):
+            shutil.rmtree(scratch)  # the other worker finishes its pair
+        return answer
+    monkeypatch.setattr(os, "stat", stat_then_remove)
+    assert master.bytes_on_disk(tmp_path) >= 15_000
 
 
 def test_default_dir_from_environment(monkeypatch, tmp_path):

@@ -710,11 +710,14 @@ def bytes_on_disk(directory: os.PathLike | str) -> int:
     0
     """
     total = 0
-    for path in Path(directory).rglob("*"):
-        try:  # another worker may remove its scratch directory meanwhile
-            total += path.stat().st_blocks * 512 if path.is_file() else 0
-        except FileNotFoundError:
-            continue
+    # Another worker may remove its scratch directory meanwhile: os.walk passes over a directory
+    # gone before it is listed (rglob raised FileNotFoundError there, failing the pair that asked).
+    for folder, _subfolders, names in os.walk(directory):
+        for name in names:
+            try:
+                total += os.stat(os.path.join(folder, name)).st_blocks * 512
+            except FileNotFoundError:
+                continue
     return total
 
 
