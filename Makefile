@@ -45,10 +45,12 @@ demo: $(STAMP)
 	$(BIN)/tournament run --engine medium --engine hard --openings 3-move --games 12 \
 		--tc 0.05 --tables $(EGTB_DIR) --adjudicate-pieces $(PIECES) --out runs/demo
 
-# The tests run in pytest-xdist workers, one a core (TEST_WORKERS=0: in one process); a worker
+# The tests run in pytest-xdist workers, one more than the cores (TEST_WORKERS=0: in one process;
+# many tests wait on engine processes, a browser or a lock, and the extra worker runs meanwhile:
+# a fresh clone's `make test` on 2 cores took 156-173 s with 3 workers, 188 s with 2); a worker
 # takes a whole test file (its module fixtures are made once), the longest files first
 # (tests/conftest.py), the shared tables are built once.
-TEST_WORKERS ?= auto
+TEST_WORKERS ?= $(shell $(PYTHON) -c "import os; print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1) + 1)")
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 ## test: the default suite (slow checks are marked and run by test-slow)

@@ -52,6 +52,7 @@ def test_coordinates_follow_checkerboard() -> None:
     assert cb[7][1] == 1 | CB_MAN and cb[1][7] == CB_BLACK | CB_KING
 
 
+@pytest.mark.slow  # six whole games (13 s); the default run has the library play in the tests below
 def test_games_against_our_engines_replay_legally(library: Path, tmp_path: Path) -> None:
     spec = f"name=tiny spec=cb:{library} option.mode=random option.seed=7"
     from tournament.engines.config import parse_engine

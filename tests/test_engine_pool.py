@@ -58,6 +58,7 @@ def test_the_setup_checks_engine_plays_the_games_here_and_is_closed_with_the_run
     assert len(pids) == 2 and not any(_running(pid) for pid in pids)  # each closed with its run
 
 
+@pytest.mark.slow  # two workers over six games; the reuse within one worker is checked above
 def test_each_worker_keeps_its_own_engine(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
     result = run_tournament(TournamentConfig([_crasher(0, starts), "random"], games=6, game=SHORT),
@@ -66,6 +67,7 @@ def test_each_worker_keeps_its_own_engine(tmp_path: Path) -> None:
     assert 2 <= _starts(starts) <= 3  # the setup check plus at most one per worker, not one per game
 
 
+@pytest.mark.slow  # one engine process a game
 def test_fresh_engines_when_asked(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
     run_tournament(TournamentConfig([_crasher(0, starts), "random"], games=2, game=SHORT),

@@ -71,7 +71,7 @@ def _fen_squares(fen: str) -> tuple[str, frozenset[str], frozenset[str]]:
     return side, by_colour["W"], by_colour["B"]
 
 
-@pytest.mark.parametrize("kind", ["3-move", "2-move"])
+@pytest.mark.parametrize("kind", [pytest.param("3-move", marks=pytest.mark.slow), "2-move"])  # 3-move: 3.5 s
 def test_ballots_legal_in_pydraughts(kind):
     draughts = pytest.importorskip("draughts")
     for opening in load_ballots(kind, include_barred=True):

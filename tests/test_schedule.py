@@ -159,7 +159,8 @@ def _hub(script: str) -> str:
     ("test_schedule:CrashEngine", GameTermination.CRASH, "crashed: EngineError: engine process died"),
     ("test_schedule:GarbageEngine", GameTermination.CRASH, "answered garbage"),
     (_hub("illegal.py"), GameTermination.ILLEGAL_MOVE, "illegal move"),
-    (_hub("sleeping.py"), GameTermination.TIME_FORFEIT, "did not answer in time"),
+    pytest.param(_hub("sleeping.py"), GameTermination.TIME_FORFEIT, "did not answer in time",
+                 marks=pytest.mark.slow),  # waits out its time as SleepyEngine does above
     (_hub("crashing.py"), GameTermination.CRASH, "crashed"),
     (_hub("garbage.py"), GameTermination.CRASH, "answered 'done move=banana'"),
 ])

@@ -45,7 +45,8 @@ def test_every_pair_up_to_four_pieces(tables4):
         assert same(*solve_both(tables4, pair, 4)), pair.key
 
 
-@pytest.mark.parametrize("per_pass", [1, 2, 3])
+# One table a pass is the longest (15 s): 3 in the default run, 1 and 2 slow checks.
+@pytest.mark.parametrize("per_pass", [pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow), 3])
 def test_fewer_tables_per_pass(tables4, per_pass):
     for key in ("2k-2k", "1k-1m2k", "1m1k-2m"):
         pair = next(p for p in planner.plan_pairs(4) if p.key == key)
