@@ -11,6 +11,7 @@ from filelock import FileLock
 
 from egtb.probe.tablebase import Tablebase
 from egtb.build.driver import build
+from egtb.formats.master import SUFFIX, stored_materials
 
 # Scripts run as external engine processes by the tests, not test modules: they
 # read standard input when imported, so doctest collection must skip them.
@@ -44,6 +45,22 @@ def run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
 
 
+#: Under pytest-xdist the smaller shared sets are the files of this one's (test_compact builds it
+#: first): a second build of its own compiled the solver again in another worker (9-20 CPU s).
+SHARED_PIECES = 4
+
+
+def link_smaller_tables(source: Path, directory: Path, pieces: int) -> None:
+    """Hard-link the table files of up to ``pieces`` pieces of ``source`` into ``directory``: the
+    files a build of ``pieces`` writes (the builds are deterministic; the reference checksums
+    of tests/test_build.py hold them to it), without their build.log."""
+    directory.mkdir()
+    for material in stored_materials(source):
+        if material.pieces <= pieces:
+            name = f"{material.name}{SUFFIX}"
+            os.link(source / name, directory / name)
+
+
 @pytest.fixture(scope="session")
 def built_tables(tmp_path_factory) -> Callable[[int], Path]:
     """``built_tables(n)``: a directory of every table up to n pieces with all rule layers.
@@ -51,7 +68,7 @@ def built_tables(tmp_path_factory) -> Callable[[int], Path]:
     Each is built once per test run by the local pool and shared by the modules
     that ask for it, across pytest-xdist workers too (the first to ask builds it
     under a file lock; the others wait and read it): read it, never write into it
-    (copy what a test alters).
+    (copy what a test alters; the smaller sets share their files with the 4-piece one).
     """
     root = run_directory(tmp_path_factory)
     built: dict[int, Path] = {}
@@ -60,9 +77,14 @@ def built_tables(tmp_path_factory) -> Callable[[int], Path]:
         if pieces not in built:
             directory = root / f"shared-tables{pieces}"
             complete = root / f"shared-tables{pieces}.complete"
+            if pieces < SHARED_PIECES and os.environ.get("PYTEST_XDIST_WORKER"):
+                larger = up_to(SHARED_PIECES)  # outside this lock: the two locks never nest the other way
             with FileLock(root / f"shared-tables{pieces}.lock"):
                 if not complete.exists():
-                    build(pieces, directory=directory, jobs=2, progress=False)
+                    if pieces < SHARED_PIECES and os.environ.get("PYTEST_XDIST_WORKER"):
+                        link_smaller_tables(larger, directory, pieces)
+                    else:
+                        build(pieces, directory=directory, jobs=2, progress=False)
                     complete.touch()
             built[pieces] = directory
         return built[pieces]
