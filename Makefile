@@ -18,19 +18,27 @@ unexport PYTHONDONTWRITEBYTECODE
 
 setup: $(STAMP)
 
-# Python >= 3.11 (pyproject.toml) brings a pip that installs an editable pyproject project: no
-# upgrade. --no-compile: a module is byte-compiled when first imported, not every module at install.
-# Where $(PYTHON)'s own pip can install into another environment (pip >= 22.3, --python), the venv
-# gets no pip of its own: that skips ensurepip, about a third of the set-up (add a package with
-# `$(PYTHON) -m pip --python .venv/bin/python install NAME`). Otherwise the venv's pip installs.
-INSTALL := install --quiet --no-compile --disable-pip-version-check -e '.[test,distributed,web]'
+# The venv is made without pip where $(PYTHON)'s own pip can install into another environment
+# (pip >= 22.3, --python): that skips ensurepip. That pip installs uv into the venv, and uv installs
+# the project: 2.8 s + 2.5 s here, against 16-18 s for pip installing the project (a fresh clone's
+# set-up, before any test). Where uv does not install (no wheel for the platform), pip installs the
+# project, as before. No byte-compiling at install (uv's default, pip's --no-compile): a module is
+# compiled when first imported. Add a package with `.venv/bin/uv pip install NAME`.
+PIP_FLAGS := --quiet --no-compile --disable-pip-version-check
+PROJECT := -e '.[test,distributed,web]'
 $(STAMP): pyproject.toml
 	@if $(PYTHON) -m pip --help 2>/dev/null | grep -q -- "--python <python>"; then \
-		echo "$(PYTHON) -m venv --without-pip $(VENV); $(PYTHON) -m pip --python $(BIN)/python $(INSTALL)"; \
-		$(PYTHON) -m venv --without-pip $(VENV) && $(PYTHON) -m pip --python $(BIN)/python $(INSTALL); \
+		pip="$(PYTHON) -m pip --python $(BIN)/python"; venv_flags=--without-pip; \
 	else \
-		echo "$(PYTHON) -m venv $(VENV); $(BIN)/python -m pip $(INSTALL)"; \
-		$(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip $(INSTALL); \
+		pip="$(BIN)/python -m pip"; venv_flags=; \
+	fi; \
+	echo "$(PYTHON) -m venv $$venv_flags $(VENV)"; $(PYTHON) -m venv $$venv_flags $(VENV) || exit 1; \
+	echo "$$pip install uv"; \
+	if $$pip install $(PIP_FLAGS) uv; then \
+		echo "$(BIN)/uv pip install --python $(BIN)/python $(PROJECT)"; \
+		$(BIN)/uv pip install --quiet --python $(BIN)/python $(PROJECT) || exit 1; \
+	else \
+		echo "uv did not install: $$pip install $(PROJECT)"; $$pip install $(PIP_FLAGS) $(PROJECT) || exit 1; \
 	fi
 	touch $(STAMP)
 
