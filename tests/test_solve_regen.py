@@ -1,4 +1,8 @@
-"""The compact kernel for big units gives exactly the edge-list solver's values."""
+"""The compact kernel for big units gives exactly the edge-list solver's values.
+
+Every check here is a slow one (`make test-all`, CI): compiling the kernel alone takes
+13 CPU s of a fresh clone's `make test`, and the default run's builds never choose it.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from egtb.build.verify import verify_directory
 from test_scratch import file_checksums
 
 CONTENTS = contents_for(4)  # the rule-free table and every layer
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -39,21 +44,20 @@ def same(a: pipeline.FlatTables, b: pipeline.FlatTables) -> bool:
                for name in ("wdl", "dtw", "rcat", "rdtz"))
 
 
-@pytest.mark.slow  # the build test below writes every pair with this kernel and compares the files
+# The build test below writes every pair with this kernel and compares the files.
 def test_every_pair_up_to_four_pieces(tables4):
     for pair in planner.plan_pairs(4):
         assert same(*solve_both(tables4, pair, 4)), pair.key
 
 
-# One table a pass is the longest (15 s): 3 in the default run, 1 and 2 slow checks.
-@pytest.mark.parametrize("per_pass", [pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow), 3])
+@pytest.mark.parametrize("per_pass", [1, 2, 3])
 def test_fewer_tables_per_pass(tables4, per_pass):
     for key in ("2k-2k", "1k-1m2k", "1m1k-2m"):
         pair = next(p for p in planner.plan_pairs(4) if p.key == key)
         assert same(*solve_both(tables4, pair, per_pass)), key
 
 
-@pytest.mark.parametrize("pieces", [3, pytest.param(4, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("pieces", [3, 4])
 def test_build_with_the_compact_kernel_writes_the_same_files(tables4, tmp_path, pieces):
     for pair in planner.plan_pairs(pieces):  # each pair reads the files written before it
         record = pipeline.build_pair(tmp_path, pair, planner.dependency_materials(pair),
@@ -65,7 +69,6 @@ def test_build_with_the_compact_kernel_writes_the_same_files(tables4, tmp_path, 
     assert verify_directory(tmp_path, materials=[largest[0], largest[-1]]).ok
 
 
-@pytest.mark.slow
 def test_five_piece_pairs(built_tables):
     tables5 = built_tables(5)  # the session's shared set: read only
     for key in ("2k-3k", "1k-1m3k", "1m1k-1m2k", "2m-2m1k", "1m-3m1k"):  # pair keys: the smaller name
@@ -85,7 +88,7 @@ print("built")
 """
 
 
-@pytest.mark.slow  # compiles every kernel from nothing in a subprocess: minutes
+# compiles every kernel from nothing in a subprocess: minutes
 @pytest.mark.parametrize("per_pass", [0, 4], ids=["edge-lists", "compact"])
 def test_kernels_compile_first_in_a_fresh_process(tmp_path, per_pass):
     """Kernels compiled without reference counts type their callees the same way: one

@@ -2,7 +2,9 @@
 
 Needs Debian's Chromium and its driver (``apt-get install chromium chromium-driver``);
 never downloads a browser. Screenshots of each view go to test-artifacts/web/
-(or $WEB_TEST_ARTIFACTS).
+(or $WEB_TEST_ARTIFACTS). The default run keeps at least one check of each view
+(play, explore, the URL's errors, a gone server); the other checks of a view are
+slow checks (`make test-all`, CI).
 """
 
 from __future__ import annotations
@@ -254,6 +256,7 @@ def test_undo_while_the_engine_thinks_takes_back_the_move_and_stops_it(driver, u
     assert text(driver, "status") == "Black to move (you)" and text(driver, "play-error") == ""
 
 
+@pytest.mark.slow
 def test_hot_seat_moves_both_sides_and_downloads_pdn(driver, url):
     driver.get(f"{url}?view=play&opponent=hotseat")
     wait_for(driver, lambda: text(driver, "status") == "Black to move")
@@ -323,6 +326,7 @@ def test_explore_says_when_a_position_is_outside_the_tables(driver, url, artifac
 # --- edit ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_position_editor_builds_a_fen_and_opens_it_in_the_explorer(driver, url, artifacts):
     driver.get(f"{url}?view=edit")
     wait_for(driver, lambda: driver.find_element(By.ID, "panel-edit").is_displayed())
@@ -440,6 +444,7 @@ def test_the_explorer_tab_opens_on_the_games_position_and_has_a_fen_box(driver, 
     assert text(driver, "fen") == WON_FEN
 
 
+@pytest.mark.slow
 def test_the_explorer_tab_opens_on_the_start_without_a_game(driver, url):
     driver.get(f"{url}?view=edit")
     wait_for(driver, lambda: driver.find_element(By.ID, "panel-edit").is_displayed())
@@ -449,6 +454,7 @@ def test_the_explorer_tab_opens_on_the_start_without_a_game(driver, url):
     assert len(driver.find_elements(By.CSS_SELECTOR, ".pieces .piece")) == 24
 
 
+@pytest.mark.slow
 def test_the_game_result_line_is_dark_on_the_pale_panel(driver, url):
     driver.get(f"{url}?view=play&opponent=hotseat&fen=B:W14,23:B9&moves=9x18x27")
     wait_for(driver, lambda: (text(driver, "game-over") or "").endswith("1-0"))
@@ -468,6 +474,7 @@ def test_play_from_here_keeps_the_rule_and_the_counter(driver, url):
     assert "rule=forty-plies" in driver.current_url and "counter=30" in driver.current_url
 
 
+@pytest.mark.slow
 def test_the_dtz_wording_and_the_counter_limit_follow_the_preset(driver, url):
     driver.get(f"{url}?view=explore&fen={WON_FEN}&rule=crowning")
     wait_for(driver, lambda: "DTZ" in (text(driver, "explore-distance") or ""))
@@ -492,6 +499,7 @@ def test_a_bad_play_url_is_reported(driver, url, query, words):
     assert words in text(driver, "play-error")
 
 
+@pytest.mark.slow
 def test_clicks_faster_than_a_round_trip_play_one_move(driver, url):
     driver.get(f"{url}?view=play&opponent=hotseat")
     wait_for(driver, lambda: text(driver, "status") == "Black to move")
@@ -503,7 +511,8 @@ def test_clicks_faster_than_a_round_trip_play_one_move(driver, url):
     assert not driver.find_element(By.ID, "play-error").is_displayed()
 
 
-@pytest.mark.parametrize("clicks", [(10, 10), (10, 19), (10, 17)])
+@pytest.mark.parametrize("clicks", [(10, 10), pytest.param((10, 19), marks=pytest.mark.slow),
+                                    pytest.param((10, 17), marks=pytest.mark.slow)])
 def test_a_circular_king_capture_can_be_entered_either_way(driver, url, clicks):
     driver.get(f"{url}?view=play&opponent=hotseat&fen={CIRCLE_FEN}")
     wait_for(driver, lambda: text(driver, "status").startswith("White to move"))
@@ -526,6 +535,7 @@ def test_a_capture_into_the_tables_is_valued_in_the_explorer(driver, url, tables
     assert "not in the tables" not in row.text
 
 
+@pytest.mark.slow
 def test_the_page_fits_390_pixels_and_keeps_the_route_choice_in_view(driver, url, artifacts):
     driver.set_window_size(390, 844)
     try:
@@ -547,6 +557,7 @@ def test_the_page_fits_390_pixels_and_keeps_the_route_choice_in_view(driver, url
         driver.set_window_size(1280, 860)
 
 
+@pytest.mark.slow
 def test_a_piece_can_be_dragged_and_the_move_is_animated(driver, url):
     driver.get(f"{url}?view=play&opponent=hotseat")
     wait_for(driver, lambda: text(driver, "status") == "Black to move")
@@ -555,6 +566,7 @@ def test_a_piece_can_be_dragged_and_the_move_is_animated(driver, url):
     assert driver.find_element(By.ID, "piece-15").get_attribute("data-animated") == "11-15"
 
 
+@pytest.mark.slow
 def test_hint_resign_and_a_draw_offer(driver, url, tables):
     driver.get(f"{url}?view=play&opponent=hotseat&fen={WON_FEN}")
     wait_for(driver, lambda: text(driver, "status").startswith("White to move"))
@@ -576,6 +588,7 @@ def test_hint_resign_and_a_draw_offer(driver, url, tables):
     assert '[Result "1/2-1/2"]' in driver.execute_script("return S.record.pdn")
 
 
+@pytest.mark.slow
 def test_the_thinking_time_is_offered_where_it_counts_and_shown(driver, url):
     driver.get(f"{url}?view=play&opponent=easy&human=white")
     wait_for(driver, lambda: played(driver), message="the computer's first move")
