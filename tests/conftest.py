@@ -23,8 +23,9 @@ collect_ignore = ["fake_engines"]
 #: first and short ones fill in at the end (a long file taken last ended the run late). The
 #: first three go to different workers (make test runs one more worker than the cores):
 #: test_compact compiles the solver and builds the shared 4-piece tables while test_checkerboard
-#: and test_engine_pool need neither, so no two compile the solver at once (test_web_api builds
-#: 3-piece tables); a worker that then waits for that lock leaves its core to the others.
+#: and test_engine_pool need neither, so no two compile the solver at once (the 3-piece tables of
+#: test_web_api and others are links to the 4-piece set's files); a worker that then waits for
+#: that lock leaves its core to the others.
 LONGEST_FIRST = ("test_compact.py", "test_checkerboard.py", "test_engine_pool.py", "test_web_api.py",
                  "test_solve_regen.py", "test_web_browser.py", "test_build.py", "test_rule_layer.py",
                  "test_scratch.py", "test_hub.py", "test_schedule.py", "test_verify.py", "test_cli.py",
