@@ -235,10 +235,9 @@ def stored_bits(directory, materials) -> dict[str, float]:
 
 def compact_bytes(directory, material) -> int:
     """Bytes of a material's compact files and their marks files in `directory` (0: none)."""
-    from egtb.formats.compact import KINDS, compact_path
-    from egtb.formats.compact.sidecar import marks_path
-    paths = [compact_path(directory, material, kind=kind) for kind in KINDS.values()]
-    return sum(p.stat().st_size for path in paths for p in (path, marks_path(path)) if p.exists())
+    from egtb.formats.compact import compact_paths, marks_path
+    return sum(p.stat().st_size for path in compact_paths(directory, material)
+               for p in (path, marks_path(path)) if p.exists())
 
 
 def file_bytes(positions: int, contents, bits: dict[str, float]) -> int:

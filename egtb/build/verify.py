@@ -39,7 +39,7 @@ from egtb.build.verify_compact import verify_compact
 from egtb.build.verify_report import MAX_REPORTED, VerifyReport
 from egtb.executor import LocalPool, Task
 from egtb.formats import master
-from egtb.formats.compact import KINDS, compact_path
+from egtb.formats.compact import compact_path, compact_paths
 from egtb.formats.cache import TableCache, file_stamp, process_cache
 from egtb.positions.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
                         unit_size, unrank_kings, unrank_men)
@@ -488,7 +488,7 @@ class VerifiedFiles(master.JsonRecord):
     def stamps(self, material: Material) -> dict[str, list[int]]:
         """Size and modification time of each file verifying `material` reads (those present)."""
         paths = [master.table_path(self.directory, m) for m in needed_materials(material)]
-        paths += [compact_path(self.directory, material, kind=kind) for kind in KINDS.values()]
+        paths += compact_paths(self.directory, material)
         return {p.name: file_stamp(p) for p in paths if p.exists()}
 
     def passed(self, material: Material) -> bool:

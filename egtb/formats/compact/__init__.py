@@ -13,7 +13,8 @@ the builder's (:mod:`egtb.build.verify_compact`).
 """
 
 from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, KINDS, RULE_KINDS, SUFFIX, WCDF, WDL,
-                                         FileKind, category_codes, compact_path, material_counts)
+                                         FileKind, category_codes, compact_path, compact_paths,
+                                         material_counts)
 from egtb.formats.compact.reader import BlockMarks, CompactTable, open_compact
 from egtb.formats.compact.sidecar import MarksFile, marks_path, open_marks
 from egtb.formats.compact.writer import (CompactReport, compact_directory, compact_material, encode_values,
@@ -22,6 +23,6 @@ from egtb.formats.compact.writer import (CompactReport, compact_directory, compa
 __all__ = [
     "BLOCK_BYTES", "BlockMarks", "CompactReport", "CompactTable", "FORMAT_VERSION", "FileKind", "KINDS",
     "MarksFile", "RULE_KINDS", "SUFFIX", "WCDF", "WDL", "category_codes", "compact_directory", "compact_material",
-    "compact_path", "encode_values", "marks_path", "material_counts", "open_compact", "open_marks",
+    "compact_path", "compact_paths", "encode_values", "marks_path", "material_counts", "open_compact", "open_marks",
     "stale_materials", "write_compact", "write_marks", "write_missing_marks",
 ]

@@ -28,7 +28,7 @@ from egtb.positions.material import Material
 
 __all__ = [
     "BLOCK_BYTES", "FORMAT_VERSION", "FileKind", "KINDS", "RULE_KINDS", "SUFFIX", "WCDF", "WDL",
-    "category_codes", "compact_path", "material_counts",
+    "category_codes", "compact_path", "compact_paths", "material_counts",
 ]
 
 SUFFIX = ".wld"
@@ -115,6 +115,15 @@ def compact_path(directory: os.PathLike | str, material: Material, *, kind: File
     '1k-1k.wcdf'
     """
     return Path(directory) / f"{material.name}{kind.suffix}"
+
+
+def compact_paths(directory: os.PathLike | str, material: Material) -> list[Path]:
+    """The compact files of every kind a material has or may have in a directory.
+
+    >>> [p.name for p in compact_paths("data/egtb", Material.parse("1k-1k"))]
+    ['1k-1k.wld', '1k-1k.wcdf']
+    """
+    return [compact_path(directory, material, kind=kind) for kind in KINDS.values()]
 
 
 def category_codes(category: np.ndarray) -> np.ndarray:
