@@ -78,11 +78,12 @@ def built_tables(tmp_path_factory) -> Callable[[int], Path]:
         if pieces not in built:
             directory = root / f"shared-tables{pieces}"
             complete = root / f"shared-tables{pieces}.complete"
-            if pieces < SHARED_PIECES and os.environ.get("PYTEST_XDIST_WORKER"):
+            linked = pieces < SHARED_PIECES and bool(os.environ.get("PYTEST_XDIST_WORKER"))
+            if linked:
                 larger = up_to(SHARED_PIECES)  # outside this lock: the two locks never nest the other way
             with FileLock(root / f"shared-tables{pieces}.lock"):
                 if not complete.exists():
-                    if pieces < SHARED_PIECES and os.environ.get("PYTEST_XDIST_WORKER"):
+                    if linked:
                         link_smaller_tables(larger, directory, pieces)
                     else:
                         build(pieces, directory=directory, jobs=2, progress=False)
