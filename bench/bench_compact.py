@@ -157,7 +157,7 @@ def main() -> None:
           f"{report.captures / report.positions:.1%} of positions are captures (left out)")
     print(f"{'pieces':<8}{'tables':>7}{'positions':>16}{'bytes':>13}{'bits/pos':>10}{'pos/byte':>10}"
           f"{'vs KingsRow 60':>16}{'vs Binomial 124':>17}{'wcdf bytes':>12}{'wcdf bits/pos':>15}")
-    for n, (positions, size, tables, rule_size) in sorted(report.by_pieces.items()):
+    for n, (positions, size, tables, rule_size, _) in sorted(report.by_pieces.items()):
         per_byte = positions / size
         print(f"{n:<8}{tables:>7}{positions:>16,}{size:>13,}{8 * size / positions:>10.4f}"
               f"{per_byte:>10.1f}{per_byte / KINGSROW:>15.2f}x{per_byte / BINOMIAL:>16.2f}x"

@@ -388,15 +388,19 @@ def _add_compact_check(report, directory: Path, materials: list[Material]) -> No
 def _register_compact(subparsers) -> None:
     p = _subcommand(subparsers, "compact", help="write compact WLD files (.wld) from master tables",
                     description="Write one compact WLD file per master table (and a .wcdf file of its "
-                                "categories under wcdf when it has that layer): capture positions "
-                                "left out, values run-length/Huffman coded in 4 KB blocks.")
+                                "categories and a .dtz file of its DTZ under wcdf when it has that "
+                                "layer): capture positions left out, values run-length/Huffman coded "
+                                "in 4 KB blocks.")
     p.add_argument("--tables", type=Path, default=None, metavar="DIR",
                    help=f"master table directory (default: ${master.ENV_DIR} or {master.DEFAULT_DIR})")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="where to write the .wld files (default: the --tables directory)")
     p.add_argument("--marks", action="store_true",
-                   help="only write the marks files (.wld.marks, .wcdf.marks) of the compact files of "
-                        "--tables that have none or a stale one (no master needed)")
+                   help="only write the marks files (.wld.marks, .wcdf.marks, .dtz.marks) of the compact "
+                        "files of --tables that have none or a stale one (no master needed)")
+    p.add_argument("--stale", action="store_true",
+                   help="only write the compact files that are missing or older than their master "
+                        "(what a killed run, or a directory from before .dtz files, lacks)")
     _add_jobs(p)
     p.add_argument("--quiet", action="store_true", help="no per-table lines")
     _add_json(p)
@@ -405,37 +409,46 @@ def _register_compact(subparsers) -> None:
 
 def run_compact(args: argparse.Namespace) -> int:
     """Handler of ``egtb compact``."""
-    from egtb.formats.compact import compact_directory
+    from egtb.formats.compact import compact_directory, stale_materials
 
     def show(material, table) -> None:
         if not args.quiet and not args.json:
-            print(f"{material.name}: {table.positions} positions, {table.bytes} bytes, "
-                  f"{table.positions / table.bytes:.1f} positions/byte", flush=True)
+            written = [f"{table.bytes} bytes, {table.positions / table.bytes:.1f} positions/byte"] if table.bytes else []
+            written += [f"{name} {size} bytes" for name, size in (("categories", table.rule_bytes),
+                                                                 ("DTZ", table.dtz_bytes)) if size]
+            print(f"{material.name}: {table.positions} positions, {', '.join(written)}", flush=True)
 
     directory = _existing_tables_dir(args)
     if args.marks:
         return _write_marks(directory, args)
+    materials = stale_materials(directory, out=args.out, min_pieces=0) if args.stale else None
     report = compact_directory(directory, out=args.out, jobs=args.jobs or os.cpu_count() or 1,
-                               on_done=show)
-    if report.tables == 0:
+                               materials=materials, only_stale=args.stale, on_done=show)
+    if args.stale and not materials:
+        print(f"every compact file of {directory} is up to date")
+        return EXIT_OK
+    if report.tables == 0 and not report.rule_bytes + report.dtz_bytes:
         print(f"no master tables in {directory}", file=sys.stderr)
         return EXIT_FAILED
     rows = {str(n): {"positions": p, "bytes": b, "tables": t,
-                     "positions_per_byte": round(p / b, 2), "bits_per_position": round(8 * b / p, 4),
-                     "category_bytes": c}
-            for n, (p, b, t, c) in sorted(report.by_pieces.items())}
+                     "positions_per_byte": round(p / b, 2) if b else None,
+                     "bits_per_position": round(8 * b / p, 4) if b else None,
+                     "category_bytes": c, "dtz_bytes": d}
+            for n, (p, b, t, c, d) in sorted(report.by_pieces.items())}
     if args.json:
         _print_json({"tables": report.tables, "positions": report.positions, "bytes": report.bytes,
                      "captures": report.captures, "seconds": round(report.seconds, 3),
-                     "category_bytes": report.rule_bytes,
+                     "category_bytes": report.rule_bytes, "dtz_bytes": report.dtz_bytes,
                      "by_pieces": rows})
         return EXIT_OK
     for n, row in rows.items():
-        print(f"{n} pieces: {row['tables']} tables, {row['positions']} positions, {row['bytes']} bytes, "
-              f"{row['positions_per_byte']} positions/byte ({row['bits_per_position']} bits/position)"
-              + (f", categories {row['category_bytes']} bytes" if row["category_bytes"] else ""))
-    print(f"compacted {report.tables} tables in {report.seconds:.1f}s: "
-          f"{report.positions / report.bytes:.1f} positions/byte")
+        print(f"{n} pieces: {row['tables']} tables, {row['positions']} positions"
+              + (f", {row['bytes']} bytes, {row['positions_per_byte']} positions/byte "
+                 f"({row['bits_per_position']} bits/position)" if row["bytes"] else "")
+              + (f", categories {row['category_bytes']} bytes" if row["category_bytes"] else "")
+              + (f", DTZ {row['dtz_bytes']} bytes" if row["dtz_bytes"] else ""))
+    print(f"compacted {len(materials) if materials else report.tables} tables in {report.seconds:.1f}s"
+          + (f": {report.positions / report.bytes:.1f} positions/byte" if report.bytes else ""))
     return EXIT_OK
 
 

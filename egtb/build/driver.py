@@ -223,7 +223,7 @@ def _compact_tables(directory: Path, *, jobs: int) -> list[str]:
     stale = stale_materials(directory)
     if stale:
         log.info("writing the compact files of %d tables", len(stale))
-        compact_directory(directory, jobs=jobs, materials=stale)
+        compact_directory(directory, jobs=jobs, materials=stale, only_stale=True)
     return [m.name for m in stale]
 
 

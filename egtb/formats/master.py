@@ -417,6 +417,28 @@ def read_categories(path: os.PathLike | str, preset: str) -> np.ndarray:
     return category
 
 
+def read_rule_layer(path: os.PathLike | str, preset: str) -> RuleLayer:
+    """One rule layer of a table file (categories and DTZ), its checksum checked, without the
+    file's values (a DTZ file's writer needs no more)."""
+    path = Path(path)
+    try:
+        with h5py.File(path, "r") as f:
+            attrs = dict(f.attrs)
+            _check_header(path, attrs)
+            group = _layer_group(path, f, preset)
+            layer = RuleLayer(group["category"][...], group["dtz"][...], dict(group.attrs))
+    except TableError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    count = int(attrs["positions"])
+    if len(layer.category) != count or len(layer.dtz) != count:
+        raise TableError(f"{path}: rule layer {preset} sizes do not match {count} positions")
+    if layer_checksum(layer.category, layer.dtz) != int(layer.attrs["checksum_crc32"]):
+        raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
+    return layer
+
+
 def _has_dtw(f: h5py.File, attrs: dict) -> bool:
     """The file stores DTW (every version but 3); a version-3 file holding one is foreign."""
     if int(attrs["format_version"]) != FORMAT_VERSION_NO_DTW:

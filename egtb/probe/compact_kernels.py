@@ -76,10 +76,9 @@ D_WIDTH = 12
 M_ROW = 0  #: the table row (-1: none)
 M_BLOCK = 1  #: the block
 M_START = 2  #: the run's first offset in the block
-M_END = 3  #: its end (the next run's first offset)
-M_BIT = 4  #: the next run's token's bit offset in the block
-M_VALUE = 5  #: the run's value code
-M_WIDTH = 6
+M_NEXT = 3  #: the next run's mark (its first offset, token's bit offset and context, as a block's marks)
+M_VALUE = 4  #: the run's value code
+M_WIDTH = 5
 #: A batch over tables of more positions than this is probed in the order of its positions.
 ORDER_ABOVE = 1 << 28
 
@@ -101,16 +100,15 @@ def _compact_value(row, index, desc, memo, status, value_of):
     offset = index - starts[block]
     mark = last_mark(int64_ptr(marks), int64_ptr(desc[row, D_MARK_COUNTS])[block], offset)
     if memo[M_ROW] == row and memo[M_BLOCK] == block and memo[M_START] <= offset:
-        if offset < memo[M_END]:
+        if offset < memo[M_NEXT] >> MARK_SHIFT:
             return value_of[memo[M_VALUE]]
-        if memo[M_END] >= mark >> MARK_SHIFT:  # continue from the memo's run: no further back than the mark
-            mark = (memo[M_END] << MARK_SHIFT) | (memo[M_BIT] << 8) | memo[M_VALUE]
+        if memo[M_NEXT] >= mark:  # continue from the memo's run: no further back than the mark
+            mark = memo[M_NEXT]
     start = block * BLOCK_BYTES
     stop = min(start + BLOCK_BYTES, desc[row, D_DATA_LEN])
-    value, run_start, run_end, bit = decode_from(uint8_ptr(desc[row, D_DATA]), start, stop,
-                                                 int32_ptr(desc[row, D_LUT]), mark, offset)
-    memo[M_ROW], memo[M_BLOCK], memo[M_START], memo[M_END], memo[M_BIT], memo[M_VALUE] = \
-        row, block, run_start, run_end, bit, value
+    value, run_start, next_mark = decode_from(uint8_ptr(desc[row, D_DATA]), start, stop,
+                                              int32_ptr(desc[row, D_LUT]), mark, offset)
+    memo[M_ROW], memo[M_BLOCK], memo[M_START], memo[M_NEXT], memo[M_VALUE] = row, block, run_start, next_mark, value
     return value_of[value]
 
 

@@ -1,9 +1,12 @@
 """The coding of a compact block: runs of values, canonical Huffman codes per context, CRC-32.
 
 The values form runs; a run is one token, coded with a canonical Huffman code
-per file chosen by the previous run's value (one context per value). A
-token's symbol says which of the other values the run has and its length
-bucket; long runs add raw extra bits. Everything here is a pure function of
+per file chosen by the previous run's value (one context per value; a DTZ
+file, whose values are many, codes every run in one context). A token's
+symbol says which value the run has (which of the others, after the previous
+one) and its length bucket; long runs add raw extra bits. The file kind's
+tables (:class:`~egtb.formats.compact.layout.FileKind`: ``first_context``,
+``context_after``, ``choice_of``) say which. Everything here is a pure function of
 arrays (numba kernels, and the Huffman code construction in Python).
 
 >>> length_symbol(1), length_symbol(15), length_symbol(16), length_symbol(23)
@@ -20,30 +23,17 @@ import numpy as np
 from numba import njit
 
 from egtb.formats.compact.layout import (BLOCK_BITS, BLOCK_BYTES, EXACT_LENGTHS, MANTISSA_BITS, MAX_CODE_BITS,
-                                         MAX_VALUES, NUM_BUCKETS, NUM_CONTEXTS)
+                                         NUM_BUCKETS, FileKind)
 from egtb.formats.pointers import int32_ptr, int64_ptr, uint8_ptr
-from egtb.formats.values import DRAW, UNKNOWN, WIN
+from egtb.formats.values import DRAW, UNKNOWN
 from egtb.positions.index import MEN_OFFSET, unit_size, unrank_men, unrank_unit
 from egtb.rules.movegen import has_capture
 
 __all__ = [
     "LOOKUP_WIDTH", "MARK_SHIFT", "block_of", "canonical_codes", "count_runs", "count_symbols", "crc32",
-    "decode_block", "decode_from", "decoding_table", "encode_blocks", "fill_captures", "find_runs",
+    "decode_block", "decode_from", "decoding_table", "encode_blocks", "fill_dont_cares", "find_runs",
     "huffman_lengths", "last_mark", "length_of", "length_symbol", "lookup_value", "mark_block", "value_at_index",
 ]
-
-#: The value a block's first run is coded after (any value other than the run's).
-FIRST_CONTEXT = np.array([DRAW, WIN, DRAW, DRAW, DRAW, DRAW], dtype=np.uint8)
-#: NEXT_VALUE[prev, choice]: the values other than prev, smaller code first (a WLD file
-#: uses choices 0 and 1, which are the same as for 3 values).
-NEXT_VALUE = np.zeros((NUM_CONTEXTS, MAX_VALUES - 1), dtype=np.uint8)
-#: CHOICE_OF[prev, value]: inverse of NEXT_VALUE.
-CHOICE_OF = np.zeros((NUM_CONTEXTS, NUM_CONTEXTS), dtype=np.int64)
-for _p in range(1, NUM_CONTEXTS):
-    for _c, _v in enumerate(v for v in range(1, NUM_CONTEXTS) if v != _p):
-        NEXT_VALUE[_p, _c] = _v
-        CHOICE_OF[_p, _v] = _c
-
 
 def _crc_table() -> np.ndarray:
     table = np.zeros((8, 256), dtype=np.uint32)
@@ -101,14 +91,16 @@ def _floor_log2(n):
 
 
 @njit(cache=True)
-def fill_captures(counts, values):
-    """Give each must-capture position the value before it (after it at the start); count them."""
+def fill_dont_cares(counts, values):
+    """Give each don't-care position, one whose side to move must capture or whose code is 0
+    (UNKNOWN: a DTZ file's draws), the value before it (after it at the start; DRAW's code when
+    every position is one); return the number of capture positions."""
     n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
     size = unit_size(n_bm, n_bk, n_wm, n_wk)
     n_men = MEN_OFFSET[n_bm, n_wm, n_bm + 1]
     bk_arr = np.empty(size, dtype=np.int64)
     wk_arr = np.empty(size, dtype=np.int64)
-    leading = -1  # end of the leading run of capture positions, while still open
+    leading = -1  # end of the leading run of don't-cares, while still open
     captures = 0
     prev = UNKNOWN
     for m in range(n_men):
@@ -117,8 +109,9 @@ def fill_captures(counts, values):
         unrank_unit(n_bk, n_wk, bm, wm, bk_arr, wk_arr)
         base = m * size
         for j in range(size):
-            if has_capture(bm, bk_arr[j], wm, wk_arr[j], 0):
-                captures += 1
+            capture = has_capture(bm, bk_arr[j], wm, wk_arr[j], 0)
+            captures += capture
+            if capture or values[base + j] == UNKNOWN:
                 if prev == UNKNOWN:
                     leading = base + j
                 else:
@@ -158,26 +151,30 @@ def find_runs(values, run_vals, run_lens):
 
 
 @njit(cache=True)
-def count_symbols(run_vals, run_lens, hist):
-    """Symbol frequencies per context (a file's first run after FIRST_CONTEXT)."""
-    prev = FIRST_CONTEXT[run_vals[0]] if run_vals.shape[0] else DRAW
+def count_symbols(run_vals, run_lens, hist, first_context, context_after, choice_of):
+    """Symbol frequencies per context (a file's first run in its ``first_context``; the file
+    kind's tables, see :class:`~egtb.formats.compact.layout.FileKind`)."""
+    ctx = first_context[run_vals[0]] if run_vals.shape[0] else DRAW
     for r in range(run_vals.shape[0]):
         v = run_vals[r]
         bucket, _, _ = length_symbol(run_lens[r])
-        hist[prev, CHOICE_OF[prev, v] * NUM_BUCKETS + bucket] += 1
-        prev = v
+        hist[ctx, choice_of[ctx, v] * NUM_BUCKETS + bucket] += 1
+        ctx = context_after[v]
 
 
 @njit(cache=True)
-def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_ctx, block_runs):
+def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_ctx, block_runs,
+                  first_context, context_after, choice_of):
     """Code the runs into BLOCK_BYTES blocks of `out`; return (blocks, bytes used).
 
     ``codes[ctx, sym]`` is the bit-reversed Huffman code, ``lengths[ctx, sym]``
-    its length. A run that does not fit goes whole to the next block.
+    its length; the last three are the file kind's tables (as :func:`count_symbols`).
+    A run that does not fit goes whole to the next block, whose first run is
+    coded in ``first_context`` of its value.
     """
     k = 0
     block_starts[0] = 0
-    prev = FIRST_CONTEXT[run_vals[0]] if run_vals.shape[0] else DRAW
+    prev = first_context[run_vals[0]] if run_vals.shape[0] else DRAW
     block_ctx[0] = prev
     block_runs[0] = 0
     acc = np.uint64(0)
@@ -189,7 +186,7 @@ def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_c
         v = run_vals[r]
         n = run_lens[r]
         bucket, xb, extra = length_symbol(n)
-        sym = CHOICE_OF[prev, v] * NUM_BUCKETS + bucket
+        sym = choice_of[prev, v] * NUM_BUCKETS + bucket
         nbits = lengths[prev, sym] + xb
         if used + nbits > BLOCK_BITS:
             if acc_bits:
@@ -200,10 +197,10 @@ def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_c
             byte = k * BLOCK_BYTES
             used = 0
             block_starts[k] = pos
-            prev = FIRST_CONTEXT[v]
+            prev = first_context[v]
             block_ctx[k] = prev
             block_runs[k] = 0
-            sym = CHOICE_OF[prev, v] * NUM_BUCKETS + bucket
+            sym = choice_of[prev, v] * NUM_BUCKETS + bucket
             nbits = lengths[prev, sym] + xb
         acc |= np.uint64(codes[prev, sym]) << np.uint64(acc_bits)
         acc_bits += lengths[prev, sym]
@@ -222,7 +219,7 @@ def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_c
                 acc_bits -= 8
         used += nbits
         pos += n
-        prev = v
+        prev = context_after[v]
         block_runs[k] += 1
     if acc_bits:
         out[byte] = np.uint8(acc & np.uint64(0xFF))
@@ -284,26 +281,30 @@ def _refill(data, p, stop, acc, acc_bits):
 
 
 @njit(cache=True, inline="always")
-def _next_token(data, p, stop, acc, acc_bits, prev, lut):
-    """Decode one token at the accumulator's low bits (refilled from data[p:stop] first).
+def _next_token(data, p, stop, acc, acc_bits, ctx, lut):
+    """Decode one token in context ``ctx`` at the accumulator's low bits (refilled from
+    data[p:stop] first).
 
     One lookup gives everything (see :func:`decoding_table`); returns (run
-    length, its value code, p, acc, acc_bits); length 0 when the bits are no code.
+    length, its value code, the next run's context, p, acc, acc_bits); length 0
+    when the bits are no code.
     """
     p, acc, acc_bits = _refill(data, p, stop, acc, acc_bits)
-    entry = np.int64(lut[np.int64(prev) * (1 << MAX_CODE_BITS) + np.int64(acc & np.uint64((1 << MAX_CODE_BITS) - 1))])
+    entry = np.int64(lut[np.int64(ctx) * (1 << MAX_CODE_BITS) + np.int64(acc & np.uint64((1 << MAX_CODE_BITS) - 1))])
     n = entry & 15
     xb = (entry >> LUT_EXTRA_SHIFT) & 63
     acc >>= np.uint64(n)
     extra = np.int64(acc & ((np.uint64(1) << np.uint64(xb)) - np.uint64(1)))
     acc >>= np.uint64(xb)
     acc_bits -= n + xb
-    return ((entry >> LUT_LEAD_SHIFT) << xb) | extra, (entry >> LUT_VALUE_SHIFT) & 7, p, acc, acc_bits
+    return ((((entry >> LUT_LEAD_SHIFT) & 15) << xb) | extra, (entry >> LUT_VALUE_SHIFT) & 127,
+            (entry >> LUT_CONTEXT_SHIFT) & 127, p, acc, acc_bits)
 
 
 @njit(cache=True)
-def decode_block(data, start, stop, count, prev, lut, out_ends, out_vals):
-    """Decode the runs of one block (bytes data[start:stop], `count` positions).
+def decode_block(data, start, stop, count, ctx, lut, out_ends, out_vals):
+    """Decode the runs of one block (bytes data[start:stop], `count` positions, its first run in
+    context ``ctx``).
 
     `data` and `lut` (the :func:`decoding_table` flattened by rows of
     2**MAX_CODE_BITS) are arrays or raw pointers (the batch kernel's block pool).
@@ -318,23 +319,24 @@ def decode_block(data, start, stop, count, prev, lut, out_ends, out_vals):
     pos = np.int64(0)
     r = 0
     while pos < count:
-        n, prev, p, acc, acc_bits = _next_token(data, p, stop, acc, acc_bits, prev, lut)
+        n, value, ctx, p, acc, acc_bits = _next_token(data, p, stop, acc, acc_bits, ctx, lut)
         pos += n
         if n == 0 or pos > count or r >= out_ends.shape[0] or p > stop + 8:
             return -1
         out_ends[r] = pos
-        out_vals[r] = prev
+        out_vals[r] = value
         r += 1
     return r
 
 
 #: A block's marks (decoder states every few runs) are int64: the run's first offset in the block
-#: << MARK_SHIFT | its token's bit offset in the block << 8 | the previous run's value code.
+#: << MARK_SHIFT | its token's bit offset in the block << 8 | its context (the previous run's value
+#: code, or a DTZ file's one context).
 MARK_SHIFT = 24
 
 
 @njit(cache=True)
-def mark_block(data, start, stop, count, prev, lut, every, out_marks):
+def mark_block(data, start, stop, count, ctx, lut, every, out_marks):
     """Decode one block (as :func:`decode_block`) and keep a mark every `every` runs, the first
     at run 0: a probe then decodes from the mark before its offset (:func:`value_in_block`).
 
@@ -352,10 +354,10 @@ def mark_block(data, start, stop, count, prev, lut, every, out_marks):
             if k >= out_marks.shape[0]:
                 return -1
             bit = (p - start) * 8 - acc_bits
-            out_marks[k] = (pos << MARK_SHIFT) | (np.int64(bit) << 8) | np.int64(prev)
+            out_marks[k] = (pos << MARK_SHIFT) | (np.int64(bit) << 8) | np.int64(ctx)
             k += 1
             left = every
-        n, prev, p, acc, acc_bits = _next_token(data, p, stop, acc, acc_bits, prev, lut)
+        n, _, ctx, p, acc, acc_bits = _next_token(data, p, stop, acc, acc_bits, ctx, lut)
         pos += n
         if n == 0 or pos > count or p > stop + 8:
             return -1
@@ -385,18 +387,19 @@ def last_mark(marks, n_marks, offset):
 @njit(cache=True, inline="always")
 def decode_from(data, start, stop, lut, mark, offset):
     """The run holding a block offset, decoding from a mark at or before it: (its value code,
-    its first offset, its end, the bit offset of the next run's token)."""
+    its first offset, the mark of the next run: its first offset, token's bit offset, context)."""
     pos = mark >> MARK_SHIFT
     bit = (mark >> 8) & 0xFFFF
-    prev = mark & 0xFF
+    ctx = mark & 0xFF
     p, acc, acc_bits = _refill(data, start + (bit >> 3), stop, np.uint64(0), 0)
     acc >>= np.uint64(bit & 7)
     acc_bits -= bit & 7
     while True:
-        n, prev, p, acc, acc_bits = _next_token(data, p, stop, acc, acc_bits, prev, lut)
+        n, value, ctx, p, acc, acc_bits = _next_token(data, p, stop, acc, acc_bits, ctx, lut)
         pos += n
         if offset < pos or n == 0:
-            return np.int64(prev), pos - n, pos, (p - start) * 8 - acc_bits
+            return (np.int64(value), pos - n,
+                    (pos << MARK_SHIFT) | (np.int64((p - start) * 8 - acc_bits) << 8) | np.int64(ctx))
 
 
 #: Columns of a compact file's lookup descriptor (int64 each, :attr:`CompactTable.lookup`): the
@@ -424,7 +427,7 @@ def lookup_value(lookup, index):
         return -1 - block
     offset = index - starts[block]
     start = block * BLOCK_BYTES
-    value, _, _, _ = decode_from(uint8_ptr(desc[L_DATA]), start, min(start + BLOCK_BYTES, desc[L_DATA_LEN]),
+    value, _, _ = decode_from(uint8_ptr(desc[L_DATA]), start, min(start + BLOCK_BYTES, desc[L_DATA_LEN]),
                                  int32_ptr(desc[L_LUT]),
                                  last_mark(int64_ptr(marks), int64_ptr(desc[L_MARK_COUNTS])[block], offset), offset)
     return value
@@ -489,18 +492,21 @@ def canonical_codes(lengths: np.ndarray) -> np.ndarray:
 
 
 #: A decoding table entry (int32): the code's length (bits 0-3, 0: no code), the run's value
-#: (bits 4-6), its extra bits (7-12) and its length's leading part (13-31): the run's length is
-#: lead << extra bits | their value.
+#: (bits 4-10), its extra bits (11-16), its length's leading part (17-20: the run's length is
+#: lead << extra bits | their value) and the next run's context (21-27).
 LUT_VALUE_SHIFT = 4
-LUT_EXTRA_SHIFT = 7
-LUT_LEAD_SHIFT = 13
+LUT_EXTRA_SHIFT = 11
+LUT_LEAD_SHIFT = 17
+LUT_CONTEXT_SHIFT = 21
 
 
-def decoding_table(lengths: np.ndarray) -> np.ndarray:
-    """Lookup table [context, next MAX_CODE_BITS bits] -> the token (see LUT_*_SHIFT; 0: no code).
+def decoding_table(lengths: np.ndarray, kind: FileKind) -> np.ndarray:
+    """Lookup table [context, next MAX_CODE_BITS bits] -> the token (see LUT_*_SHIFT; 0: no code)
+    of a file of ``kind`` whose code lengths are ``lengths[context, symbol]``.
 
-    >>> lut = decoding_table(np.array([[0, 0], [1, 1]]))   # context 1: two symbols of 1 bit
-    >>> [(e & 15, e >> LUT_VALUE_SHIFT & 7, e >> LUT_LEAD_SHIFT) for e in lut[1, :2].tolist()]
+    >>> from egtb.formats.compact.layout import WDL
+    >>> lut = decoding_table(np.array([[0, 0], [1, 1]]), WDL)   # context 1: two symbols of 1 bit
+    >>> [(e & 15, e >> LUT_VALUE_SHIFT & 127, e >> LUT_LEAD_SHIFT & 15) for e in lut[1, :2].tolist()]
     [(1, 2, 1), (1, 2, 2)]
     """
     lut = np.zeros((len(lengths), 1 << MAX_CODE_BITS), dtype=np.int32)
@@ -512,7 +518,7 @@ def decoding_table(lengths: np.ndarray) -> np.ndarray:
             choice, bucket = divmod(s, NUM_BUCKETS)
             xb = int(extra_bits(bucket))
             lead = int(length_of(bucket, xb, 0)) >> xb
-            value = int(NEXT_VALUE[ctx, choice])
-            lut[ctx, int(codes[s])::1 << n] = (lead << LUT_LEAD_SHIFT) | (xb << LUT_EXTRA_SHIFT) | (
-                value << LUT_VALUE_SHIFT) | n
+            value = int(kind.value_of_choice[ctx, choice])
+            lut[ctx, int(codes[s])::1 << n] = (int(kind.context_after[value]) << LUT_CONTEXT_SHIFT) | (
+                lead << LUT_LEAD_SHIFT) | (xb << LUT_EXTRA_SHIFT) | (value << LUT_VALUE_SHIFT) | n
     return lut

@@ -3,14 +3,16 @@
 A compact file ``<material>.wld`` holds the value of every position of a
 material (Black to move, in index order) in fixed-size blocks of
 :data:`BLOCK_BYTES` bytes, so that one probe decodes one block; a category
-file ``<material>.wcdf`` holds the categories under "wcdf" the same way. As
+file ``<material>.wcdf`` holds the categories under "wcdf" the same way, and a
+DTZ file ``<material>.dtz`` the DTZ under "wcdf" of its wins and losses (every
+other position is a don't-care, given the value before it). As
 Chinook, Cake and KingsRow do, a position whose side to move must capture is
 not stored (the prober recovers it by a capture search). docs/table-format.md
 ("Compact WLD files") gives the layout byte by byte; :mod:`.codec` the coding
 of a block, :mod:`.writer` and :mod:`.reader` the files.
 
->>> WDL.suffix, WCDF.suffix, WCDF.rule, WDL.top, WCDF.top
-('.wld', '.wcdf', 'wcdf', 1, 2)
+>>> WDL.suffix, WCDF.suffix, WCDF.rule, WDL.top, WCDF.top, WCDF_DTZ.suffix, WCDF_DTZ.contexts
+('.wld', '.wcdf', 'wcdf', 1, 2, '.dtz', 1)
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from egtb.formats.values import CATEGORY_OF_CODE, CODE_OF_CATEGORY, WDL_OF_CODE
 from egtb.positions.material import Material
 
 __all__ = [
-    "BLOCK_BYTES", "FORMAT_VERSION", "FileKind", "KINDS", "RULE_KINDS", "SUFFIX", "WCDF", "WDL",
-    "category_codes", "compact_path", "compact_paths", "material_counts",
+    "BLOCK_BYTES", "DTZ_KINDS", "FORMAT_VERSION", "FileKind", "KINDS", "MAX_DTZ_CODE", "RULE_KINDS", "SUFFIX",
+    "WCDF", "WCDF_DTZ", "WDL", "category_codes", "compact_path", "compact_paths", "dtz_codes", "material_counts",
 ]
 
 SUFFIX = ".wld"
@@ -48,10 +50,14 @@ MANTISSA_BITS = 2
 #: Largest exponent of a run length (runs shorter than 2**(MAX_EXPONENT + 1)).
 MAX_EXPONENT = 47
 NUM_BUCKETS = EXACT_LENGTHS + (MAX_EXPONENT - 3) * (1 << MANTISSA_BITS)
-#: Most value codes a file kind has (a category file: 1..5).
+#: Most value codes a file kind that codes a run after the previous run's value has (a category
+#: file: 1..5); a DTZ file's codes are 1..MAX_DTZ_CODE, in one context.
 MAX_VALUES = 5
 #: Contexts are the previous run's value code (1..values); row 0 is unused.
 NUM_CONTEXTS = MAX_VALUES + 1
+#: Largest value code of a DTZ file (a DTZ of 0..MAX_DTZ_CODE - 1; a win or loss under a move
+#: rule of at most 126 plies has a DTZ within that: under "wcdf" it is at most 80).
+MAX_DTZ_CODE = 127
 #: Fixed header: magic, version, preset, counts, positions, block bytes, code
 #: bits, blocks, max runs, buckets, data offset, header CRC (see the docs).
 HEADER = struct.Struct("<8sHH4BQIIQIIQI4x")
@@ -76,17 +82,63 @@ class FileKind:
     rule: str | None
     """The move-rule preset of the categories (None for WLD)."""
     value_of_code: np.ndarray
-    """Kernel value (WDL or category) of each code (:mod:`egtb.formats.values`)."""
+    """Kernel value (WDL or category; DTZ) of each code (:mod:`egtb.formats.values`)."""
+    after_previous: bool = True
+    """Whether a run is coded after the previous run's value (a context per value, the choice
+    among the other values), or all runs in one context (the choice among all values: a DTZ
+    file, whose values are too many for a code table each)."""
+
+    @property
+    def contexts(self) -> int:
+        """Code tables (contexts 1..contexts; row 0 of the kernels' tables is unused)."""
+        return self.values if self.after_previous else 1
 
     @property
     def symbols(self) -> int:
-        """Huffman symbols per context: (choice of the next value, length bucket)."""
-        return (self.values - 1) * NUM_BUCKETS
+        """Huffman symbols per context: (choice of the run's value, length bucket)."""
+        return (self.values - 1 if self.after_previous else self.values) * NUM_BUCKETS
 
     @property
     def lengths_bytes(self) -> int:
         """Bytes of the code-length table after the header."""
-        return self.values * self.symbols
+        return self.contexts * self.symbols
+
+    @cached_property
+    def context_after(self) -> np.ndarray:
+        """The context of the run after a run of each value code (0..MAX_DTZ_CODE)."""
+        values = np.arange(MAX_DTZ_CODE + 1, dtype=np.uint8)
+        return values if self.after_previous else np.ones_like(values)
+
+    @cached_property
+    def first_context(self) -> np.ndarray:
+        """The context a block's first run is coded in, by its value code: another value's (the
+        run's own cannot follow it), or the one context."""
+        first = np.full(MAX_DTZ_CODE + 1, 1, dtype=np.uint8)
+        if self.after_previous:
+            first[1] = 2  # WIN after DRAW, the others after DRAW
+        return first
+
+    @cached_property
+    def choice_of(self) -> np.ndarray:
+        """choice_of[context, value]: the run's choice in a context (its symbol's high part)."""
+        choice = np.zeros((self.contexts + 1, MAX_DTZ_CODE + 1), dtype=np.int64)
+        for context in range(1, self.contexts + 1):
+            for c, v in enumerate(self._choices(context)):
+                choice[context, v] = c
+        return choice
+
+    @cached_property
+    def value_of_choice(self) -> np.ndarray:
+        """value_of_choice[context, choice]: inverse of :attr:`choice_of`."""
+        value = np.zeros((self.contexts + 1, max(self.values, 1)), dtype=np.int64)
+        for context in range(1, self.contexts + 1):
+            for c, v in enumerate(self._choices(context)):
+                value[context, c] = v
+        return value
+
+    def _choices(self, context: int) -> list[int]:
+        """The values a run may have in a context, smaller code first."""
+        return [v for v in range(1, self.values + 1) if not self.after_previous or v != context]
 
     @cached_property
     def top(self) -> int:
@@ -95,14 +147,19 @@ class FileKind:
 
 
 #: Win/draw/loss files (``<material>.wld``): codes DRAW, WIN, LOSS.
-#: Win/draw/loss files (``<material>.wld``): codes DRAW, WIN, LOSS.
 WDL = FileKind(SUFFIX, MAGIC, 3, 0, None, WDL_OF_CODE)
 #: Category files under "wcdf" (``<material>.wcdf``): codes DRAW, WIN, LOSS, CURSED_WIN, BLESSED_LOSS.
 WCDF = FileKind(".wcdf", b"EGTBCAT\x00", 5, 1, "wcdf", CATEGORY_OF_CODE)
+#: DTZ files under "wcdf" (``<material>.dtz``): code DTZ + 1 at the wins and losses of the category
+#: file (:func:`dtz_codes`).
+WCDF_DTZ = FileKind(".dtz", b"EGTBDTZ\x00", MAX_DTZ_CODE, 2, "wcdf",
+                    np.arange(-1, MAX_DTZ_CODE, dtype=np.int64), after_previous=False)
 #: The file kinds, by header preset field.
-KINDS = {kind.preset: kind for kind in (WDL, WCDF)}
+KINDS = {kind.preset: kind for kind in (WDL, WCDF, WCDF_DTZ)}
 #: The category file kind of each preset that has one.
-RULE_KINDS = {kind.rule: kind for kind in KINDS.values() if kind.rule}
+RULE_KINDS = {WCDF.rule: WCDF}
+#: The DTZ file kind of each preset that has one (beside its category file).
+DTZ_KINDS = {WCDF_DTZ.rule: WCDF_DTZ}
 
 
 
@@ -121,7 +178,7 @@ def compact_paths(directory: os.PathLike | str, material: Material) -> list[Path
     """The compact files of every kind a material has or may have in a directory.
 
     >>> [p.name for p in compact_paths("data/egtb", Material.parse("1k-1k"))]
-    ['1k-1k.wld', '1k-1k.wcdf']
+    ['1k-1k.wld', '1k-1k.wcdf', '1k-1k.dtz']
     """
     return [compact_path(directory, material, kind=kind) for kind in KINDS.values()]
 
@@ -136,6 +193,25 @@ def category_codes(category: np.ndarray) -> np.ndarray:
     codes = np.empty(len(category), dtype=np.uint8)
     for start in range(0, len(category), _SLICE):  # a slice at a time: indices are 8 bytes each
         codes[start:start + _SLICE] = CODE_OF_CATEGORY[category[start:start + _SLICE].astype(np.int64) + 2]
+    return codes
+
+
+def dtz_codes(category: np.ndarray, dtz: np.ndarray) -> np.ndarray:
+    """DTZ-file codes (uint8) of a rule layer: DTZ + 1 at its wins and losses, 0 (a don't-care,
+    which the writer fills) elsewhere. ValueError for a DTZ beyond MAX_DTZ_CODE - 1.
+
+    >>> dtz_codes(np.array([2, 1, 0, -2]), np.array([5, 90, 0, 0])).tolist()
+    [6, 0, 0, 1]
+    """
+    codes = np.zeros(len(category), dtype=np.uint8)
+    for start in range(0, len(category), _SLICE):
+        part = slice(start, start + _SLICE)
+        decisive = np.abs(category[part]) == 2
+        values = np.asarray(dtz[part], dtype=np.int64)
+        if decisive.any() and int(values[decisive].max()) >= MAX_DTZ_CODE:
+            raise ValueError(f"a DTZ of {int(values[decisive].max())} does not fit a DTZ file "
+                             f"(at most {MAX_DTZ_CODE - 1})")
+        codes[part] = np.where(decisive, values + 1, 0)
     return codes
 
 

@@ -143,7 +143,7 @@ class CompactTable:
     def _parse_header(self, head: bytes) -> None:
         kind = KINDS.get(HEADER.unpack(head)[2]) if len(head) == HEADER.size else None
         if kind is None or head[:8] != kind.magic:
-            raise TableError(f"{self.path}: not a compact WLD or category file")
+            raise TableError(f"{self.path}: not a compact WLD, category or DTZ file")
         self.kind = kind
         (_, version, _, bm, bk, wm, wk, positions, block_bytes, code_bits, n_blocks, max_runs,
          buckets, data_offset, _) = HEADER.unpack(head)
@@ -161,9 +161,9 @@ class CompactTable:
         kind = self.kind
         if len(head) != HEADER.size + kind.lengths_bytes:
             raise TableError(f"{self.path}: truncated code-length table")
-        lengths = np.zeros((kind.values + 1, kind.symbols), dtype=np.int64)
-        lengths[1:] = np.frombuffer(head[HEADER.size:], dtype=np.uint8).reshape(kind.values, -1)
-        self.lut = decoding_table(lengths)
+        lengths = np.zeros((kind.contexts + 1, kind.symbols), dtype=np.int64)
+        lengths[1:] = np.frombuffer(head[HEADER.size:], dtype=np.uint8).reshape(kind.contexts, -1)
+        self.lut = decoding_table(lengths, kind)
 
     def _parse_index(self, head: bytes, index: bytes) -> None:
         if len(index) != INDEX_ENTRY.size * self.n_blocks:

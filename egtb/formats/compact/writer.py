@@ -21,11 +21,11 @@ from egtb.errors import MarksFileWarning
 from egtb.executor import LocalPool, Task
 from egtb.formats import master
 from egtb.formats.cache import TableCache
-from egtb.formats.compact.codec import (canonical_codes, count_runs, count_symbols, encode_blocks, fill_captures,
+from egtb.formats.compact.codec import (canonical_codes, count_runs, count_symbols, encode_blocks, fill_dont_cares,
                                         find_runs, huffman_lengths, length_symbol)
-from egtb.formats.compact.layout import (BLOCK_BYTES, DATA_ALIGN, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS,
-                                         MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, RULE_KINDS, WDL, FileKind,
-                                         category_codes, compact_path, material_counts)
+from egtb.formats.compact.layout import (BLOCK_BYTES, DATA_ALIGN, DTZ_KINDS, FORMAT_VERSION, HEADER, INDEX_ENTRY,
+                                         KINDS, MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, RULE_KINDS, WDL, FileKind,
+                                         category_codes, compact_path, dtz_codes, material_counts)
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact.sidecar import MARKS_SUFFIX, marks_bytes, marks_path
 from egtb.positions.material import Material, count_positions
@@ -51,8 +51,10 @@ class CompactReport:
     """Wall time."""
     rule_bytes: int = 0
     """Size of the category files (``.wcdf``), not counted in ``bytes``."""
+    dtz_bytes: int = 0
+    """Size of the DTZ files (``.dtz``), not counted in ``bytes``."""
     by_pieces: dict = field(default_factory=dict)
-    """Piece count -> [positions, bytes, tables, rule_bytes]."""
+    """Piece count -> [positions, bytes, tables, rule_bytes, dtz_bytes]."""
 
     @property
     def bits_per_position(self) -> float:
@@ -67,11 +69,13 @@ class CompactReport:
         self.bytes += other.bytes
         self.tables += other.tables
         self.rule_bytes += other.rule_bytes
-        row = self.by_pieces.setdefault(pieces, [0, 0, 0, 0])
+        self.dtz_bytes += other.dtz_bytes
+        row = self.by_pieces.setdefault(pieces, [0, 0, 0, 0, 0])
         row[0] += other.positions
         row[1] += other.bytes
         row[2] += other.tables
         row[3] += other.rule_bytes
+        row[4] += other.dtz_bytes
 
 
 def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
@@ -79,9 +83,12 @@ def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
     """The compact file's bytes for a material's value codes (uint8, one per position).
 
     The codes are those of ``kind``: DRAW, WIN, LOSS for a WLD file, also
-    CURSED_WIN and BLESSED_LOSS for a category file (see :func:`category_codes`).
-    With ``in_place`` the caller gives up ``wdl`` (a uint8 array): it is
-    overwritten instead of copied.
+    CURSED_WIN and BLESSED_LOSS for a category file (see :func:`category_codes`),
+    DTZ + 1 for a DTZ file, 0 where it holds none (:func:`dtz_codes`). Positions
+    whose side to move must capture (and a DTZ file's 0s) are don't-cares, filled
+    with the value before them. ValueError for a code of 0 in a WLD or category
+    file (an unsolved position). With ``in_place`` the caller gives up ``wdl``
+    (a uint8 array): it is overwritten instead of copied.
     """
     values = np.ascontiguousarray(wdl, dtype=np.uint8)
     if not in_place or values is not wdl:
@@ -90,7 +97,9 @@ def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
     if len(values) != count_positions(material):
         raise ValueError(f"{material.name}: {len(values)} values for "
                          f"{count_positions(material)} positions")
-    captures = int(fill_captures(material_counts(material), values))
+    if kind.after_previous and len(values) and not values.all():
+        raise ValueError(f"{material.name}: position {int(np.argmin(values))} is unsolved (code 0)")
+    captures = int(fill_dont_cares(material_counts(material), values))
     n_runs = int(count_runs(values))
     run_vals = np.empty(n_runs, dtype=np.uint8)
     run_lens = np.empty(n_runs, dtype=np.int64)
@@ -99,8 +108,9 @@ def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
     if n_runs and int(run_vals.max()) > kind.values:
         raise ValueError(f"{material.name}: value code {int(run_vals.max())} is not a "
                          f"{kind.suffix} code (1..{kind.values})")
-    hist = np.zeros((kind.values + 1, kind.symbols), dtype=np.int64)
-    count_symbols(run_vals, run_lens, hist)
+    hist = np.zeros((kind.contexts + 1, kind.symbols), dtype=np.int64)
+    tables = (kind.first_context, kind.context_after, kind.choice_of)
+    count_symbols(run_vals, run_lens, hist, *tables)
     lengths = _code_lengths(hist, run_lens, kind)
     codes = np.stack([canonical_codes(row) for row in lengths])
     bound = int((lengths.max() + MAX_EXPONENT) * n_runs // 8)
@@ -110,7 +120,7 @@ def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
     starts = np.zeros(max_blocks, dtype=np.int64)
     ctx = np.zeros(max_blocks, dtype=np.uint8)
     runs = np.zeros(max_blocks, dtype=np.int64)
-    n_blocks, used = encode_blocks(run_vals, run_lens, codes, lengths, out, starts, ctx, runs)
+    n_blocks, used = encode_blocks(run_vals, run_lens, codes, lengths, out, starts, ctx, runs, *tables)
     data = out[:used].tobytes()
     blob = _file_bytes(material, count_positions(material), data, starts[:n_blocks], ctx[:n_blocks],
                        int(runs[:n_blocks].max(initial=1)), lengths, kind)
@@ -118,13 +128,20 @@ def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
 
 
 def _code_lengths(hist: np.ndarray, run_lens: np.ndarray, kind: FileKind) -> np.ndarray:
-    """Huffman code lengths per context; every symbol a block start may need gets a code."""
-    top = int(length_symbol(int(run_lens.max()))[0]) if len(run_lens) else 0
+    """Huffman code lengths per context; every symbol a block start may need gets a code (a
+    block's first run is coded in another context than in the run's order, unless there is one
+    context). ValueError when a context has more symbols than codes of MAX_CODE_BITS fit."""
     smoothed = hist.copy()
-    for choice in range(kind.values - 1):
-        smoothed[1:, choice * NUM_BUCKETS:choice * NUM_BUCKETS + top + 1] += 1
+    if kind.after_previous:
+        top = int(length_symbol(int(run_lens.max()))[0]) if len(run_lens) else 0
+        for choice in range(kind.values - 1):
+            smoothed[1:, choice * NUM_BUCKETS:choice * NUM_BUCKETS + top + 1] += 1
     lengths = np.zeros_like(hist)
-    for c in range(1, kind.values + 1):
+    for c in range(1, kind.contexts + 1):
+        used = int(np.count_nonzero(smoothed[c]))
+        if used > 1 << MAX_CODE_BITS:
+            raise ValueError(f"{used} distinct runs in one context of a {kind.suffix} file: "
+                             f"more than codes of {MAX_CODE_BITS} bits can tell apart")
         lengths[c] = huffman_lengths(smoothed[c])
     return lengths
 
@@ -178,28 +195,55 @@ def write_marks(compact: os.PathLike | str) -> Path:
 
 
 def compact_material(tables: os.PathLike | str, material: Material, *,
-                     out: os.PathLike | str | None = None) -> CompactReport:
-    """Write ``<material>.wld`` (in ``out``, default ``tables``) from the master table,
-    and ``<material>.wcdf`` (the categories under "wcdf") when the master has that layer.
+                     out: os.PathLike | str | None = None, only_stale: bool = False) -> CompactReport:
+    """Write ``<material>.wld`` (in ``out``, default ``tables``) from the master table, and
+    ``<material>.wcdf`` and ``<material>.dtz`` (the categories and the DTZ under "wcdf") when
+    the master has that layer; with ``only_stale``, only those missing or older than the master.
 
     Raises FileNotFoundError when the master file is absent, TableError when broken.
     """
     path = master.table_path(tables, material)
     if not path.exists():
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
-    rules = tuple(r for r in master.rule_presets_in(path) if r in RULE_KINDS)
     out = out if out is not None else tables
+    wanted = _stale_files(path, material, out) if only_stale else _compact_files(path, material, out)
+    report = CompactReport(count_positions(material))
     # one array of a position's size at a time (a 7-piece material has up to 1.4 G positions)
-    blob, report = encode_values(material, master.open_table(path, rules=False).wdl, in_place=True)
-    write_marks(write_compact(compact_path(out, material), blob))
-    for rule in rules:
-        kind = RULE_KINDS[rule]
-        codes = category_codes(master.read_categories(path, rule))
-        blob, _ = encode_values(material, codes, kind=kind, in_place=True)
-        del codes
-        write_marks(write_compact(compact_path(out, material, kind=kind), blob))
-        report.rule_bytes += len(blob)
+    for kind, target in wanted:
+        blob, made = encode_values(material, _codes(path, kind), kind=kind, in_place=True)
+        write_marks(write_compact(target, blob))
+        if kind is WDL:
+            report.captures, report.runs, report.bytes, report.tables = made.captures, made.runs, len(blob), 1
+        elif kind.after_previous:
+            report.rule_bytes += len(blob)
+        else:
+            report.dtz_bytes += len(blob)
     return report
+
+
+def _codes(path: Path, kind: FileKind) -> np.ndarray:
+    """The value codes a compact file of ``kind`` holds, from a master file (uint8)."""
+    if kind is WDL:
+        return master.open_table(path, rules=False).wdl
+    if kind.after_previous:
+        return category_codes(master.read_categories(path, kind.rule))
+    layer = master.read_rule_layer(path, kind.rule)
+    return dtz_codes(layer.category, layer.dtz)
+
+
+def _compact_files(path: Path, material: Material, out: os.PathLike | str) -> list[tuple[FileKind, Path]]:
+    """(kind, path) of every compact file a master file gives: its values, and the categories and
+    DTZ of each of its rule layers that compact files hold."""
+    kinds = [WDL] + [kinds[rule] for rule in master.rule_presets_in(path)
+                     for kinds in (RULE_KINDS, DTZ_KINDS) if rule in kinds]
+    return [(kind, compact_path(out, material, kind=kind)) for kind in kinds]
+
+
+def _stale_files(path: Path, material: Material, out: os.PathLike | str) -> list[tuple[FileKind, Path]]:
+    """Those of :func:`_compact_files` missing or older than the master file."""
+    made = path.stat().st_mtime_ns
+    return [(kind, target) for kind, target in _compact_files(path, material, out)
+            if not target.exists() or target.stat().st_mtime_ns < made]
 
 
 def stale_materials(tables: os.PathLike | str, *, out: os.PathLike | str | None = None,
@@ -212,17 +256,8 @@ def stale_materials(tables: os.PathLike | str, *, out: os.PathLike | str | None 
     """
     tables = Path(tables)
     out = Path(out) if out is not None else tables
-    stale = []
-    for material in master.stored_materials(tables):
-        if material.pieces < min_pieces:
-            continue
-        made = master.table_path(tables, material).stat().st_mtime_ns
-        wanted = [compact_path(out, material)] + [
-            compact_path(out, material, kind=RULE_KINDS[rule])
-            for rule in master.rule_presets_in(master.table_path(tables, material)) if rule in RULE_KINDS]
-        if any(not path.exists() or path.stat().st_mtime_ns < made for path in wanted):
-            stale.append(material)
-    return stale
+    return [material for material in master.stored_materials(tables) if material.pieces >= min_pieces
+            and _stale_files(master.table_path(tables, material), material, out)]
 
 
 def write_missing_marks(directory: os.PathLike | str, *, jobs: int = 1,
@@ -256,10 +291,11 @@ def _has_usable_marks(path: Path) -> bool:
 
 
 def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | None = None,
-                      jobs: int = 1, materials: list[Material] | None = None,
+                      jobs: int = 1, materials: list[Material] | None = None, only_stale: bool = False,
                       on_done: Callable[[Material, CompactReport], None] | None = None
                       ) -> CompactReport:
-    """Compact every master table of a directory (largest first over ``jobs`` processes).
+    """Compact every master table of a directory (largest first over ``jobs`` processes); with
+    ``only_stale``, write only the compact files missing or older than their master.
 
     >>> compact_directory("/nonexistent").tables
     0
@@ -273,7 +309,7 @@ def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | Non
         out.mkdir(parents=True, exist_ok=True)
     todo = sorted(materials, key=count_positions, reverse=True)
     total = CompactReport()
-    for material, report in _compact_all(tables, out, todo, jobs):
+    for material, report in _compact_all(tables, out, todo, jobs, only_stale):
         total.add(report, material.pieces)
         if on_done is not None:
             on_done(material, report)
@@ -281,14 +317,14 @@ def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | Non
     return total
 
 
-def _compact_one(tables: Path, out: Path, material: Material) -> tuple[Material, CompactReport]:
-    return material, compact_material(tables, material, out=out)
+def _compact_one(tables: Path, out: Path, material: Material, only_stale: bool) -> tuple[Material, CompactReport]:
+    return material, compact_material(tables, material, out=out, only_stale=only_stale)
 
 
-def _compact_all(tables: Path, out: Path, todo: list[Material], jobs: int
+def _compact_all(tables: Path, out: Path, todo: list[Material], jobs: int, only_stale: bool
                  ) -> Iterator[tuple[Material, CompactReport]]:
     """Each material of ``todo`` compacted on the local pool (in that order, one at a time per
     job); (material, report) as each finishes."""
-    tasks = (Task(f"compact-{material}", _compact_one, (tables, out, material)) for material in todo)
+    tasks = (Task(f"compact-{material}", _compact_one, (tables, out, material, only_stale)) for material in todo)
     for done in LocalPool(max(1, min(jobs, len(todo)))).run(tasks, window=1):
         yield done.result
