@@ -38,7 +38,7 @@ def master_dir(built_tables) -> Path:
 
 @pytest.fixture(scope="session")
 def compact_dir(master_dir, tmp_path_factory) -> Path:
-    """The compact files (.wld and .wcdf) of every table up to 4 pieces, alone in a directory."""
+    """The compact files (.wld, .wcdf and .dtz) of every table up to 4 pieces, alone in a directory."""
     directory = tmp_path_factory.mktemp("compact_wdl")
     report = compact.compact_directory(master_dir, out=directory, jobs=2)
     assert report.tables == len(all_materials(MAX_PIECES)) and report.rule_bytes > 0
@@ -207,14 +207,18 @@ def test_capture_positions_recover_their_category_through_the_search(master_dir,
     differing = np.flatnonzero(capture_mask(material) & (stored != layer.category))
     assert len(differing) > 100  # the file really holds filler there
     sample = differing[:: max(1, len(differing) // 50)]
+    decisive = np.abs(layer.category[sample]) == 2
+    assert decisive.any() and set(layer.dtz[sample][decisive].tolist()) == {1}  # the capture zeroes
     with Tablebase(compact_dir) as tb:
         for index in sample.tolist():
             fen = _fen(*global_unrank(material, index))
             assert int(tb.probe_category(fen)) == int(layer.category[index]), fen
-            assert tb.probe(fen).dtz is None
+            assert tb.probe(fen).dtz == (layer.dtz[index] if layer.category[index] else 0), fen  # no .dtz read
         _, category, dtz = tb.probe_batch_rule(*stored_arrays(material, sample), 0, 0)
-    assert category.tolist() == layer.category[sample].tolist()
-    assert set(dtz.tolist()) == {NO_DTW}
+        late = tb.probe_batch_rule(*stored_arrays(material, sample), 0, 80)  # 79 + its max DTZ 1 fits
+    assert category.tolist() == late[1].tolist() == layer.category[sample].tolist()
+    assert set(dtz.tolist()) == {NO_DTW}  # counter 0: no DTZ read
+    assert late[2][decisive].tolist() == [1] * int(decisive.sum())
 
 
 def test_compact_categories_answer_at_counter_zero_and_draws_at_any_counter(master_dir, compact_dir):
@@ -256,15 +260,24 @@ def test_single_and_batch_probes_agree_with_the_master(master_dir, compact_dir):
                     assert tc._probe_key(key)[0] == expected[k]
 
 
-def test_compact_results_have_no_dtw_and_moves_are_ranked_by_value(compact_dir):
-    with Tablebase(compact_dir) as tb:
+def test_compact_results_have_no_dtw_and_moves_are_ranked_by_value(master_dir, compact_dir, tmp_path):
+    with Tablebase(master_dir) as tm:
+        expected = tm.probe("W:WK10,K14:BK1")
+    for path in compact_dir.iterdir():  # the same directory without its .dtz files
+        if ".dtz" not in path.suffixes:
+            shutil.copy(path, tmp_path)
+    with Tablebase(compact_dir) as tb, Tablebase(tmp_path) as without_dtz:
         result = tb.probe("W:WK10,K14:BK1", rule_free=True)
         moves = tb.best_moves("W:WK10,K14:BK1", rule_free=True)
         assert tb.max_pieces == MAX_PIECES
-        ruled = tb.probe("W:WK10,K14:BK1")  # wcdf at counter 0: the category file answers
+        ruled = tb.probe("W:WK10,K14:BK1")  # wcdf at counter 0: the category file, and the DTZ file
+        assert (ruled.category, ruled.outcome, ruled.dtz) == (Category.WIN, 1, expected.dtz)
+        got, want = tb.probe("W:WK10,K14:BK1", counter=70), tm.probe("W:WK10,K14:BK1", counter=70)
+        assert (got.outcome, got.category, got.dtz) == (want.outcome, want.category, want.dtz) == (0, 2, 15)
+        ruled = without_dtz.probe("W:WK10,K14:BK1")
         assert (ruled.category, ruled.outcome, ruled.dtz) == (Category.WIN, 1, None)
         with pytest.raises(MissingRuleLayerError, match=r"2k-1k\.wcdf: a compact category file holds no DTZ"):
-            tb.probe("W:WK10,K14:BK1", counter=10)  # whether the win still fits needs the DTZ
+            without_dtz.probe("W:WK10,K14:BK1", counter=10)  # whether the win still fits needs the DTZ
         with pytest.raises(MissingRuleLayerError, match=r"2k-1k\.wld: a compact file has no rule layer"):
             tb.probe("W:WK10,K14:BK1", rule="crowning")  # no compact file for that preset
     assert result.value == "win" and result.dtw is None
@@ -503,19 +516,26 @@ def test_compact_and_verify_from_the_command_line(master_dir, tmp_path, capsys):
     assert cli.main(["verify", "--quiet", "--json", "--no-reference", "--tables", str(out)]) == 0
     assert json.loads(capsys.readouterr().out)["positions"] == 3488 + 196032
     assert cli.main(["probe", "--tables", str(out), "W:WK10,K14:BK1"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == "W:WK10,K14:BK1  win  wcdf counter 0: win  category win"
+    assert capsys.readouterr().out.splitlines()[0] == "W:WK10,K14:BK1  win  wcdf counter 0: win  category win  dtz 15"
+    assert cli.main(["probe", "--tables", str(small), "W:WK10,K14:BK1"]) == 0  # as the master says
+    assert capsys.readouterr().out.splitlines()[0].endswith("category win  dtz 15")
 
 
 @pytest.mark.parametrize("fen", ["W:WK10,K14:BK1", "W:W9,K14:BK1", "B:W18,24:B14,K3"])
-def test_compact_directories_answer_kings_and_men_alike_from_the_command_line(compact_dir, fen, capsys):
+def test_compact_directories_answer_kings_and_men_alike_from_the_command_line(master_dir, compact_dir, fen,
+                                                                             capsys):
+    assert cli.main(["probe", "--tables", str(master_dir), "--json", fen]) == cli.EXIT_OK
+    want = json.loads(capsys.readouterr().out)
     assert cli.main(["probe", "--tables", str(compact_dir), "--json", fen]) == cli.EXIT_OK
     record = json.loads(capsys.readouterr().out)
-    assert (record["rule"], record["dtw"], record["dtz"], record["outcome"]) == ("wcdf", None, None, "win")
+    assert (record["rule"], record["dtw"], record["outcome"]) == ("wcdf", None, "win")
+    assert record["dtz"] == want["dtz"] > 0
     assert "rule_layer_missing" not in record
-    assert record["moves"] and all(m["dtw"] is None and m["dtz"] is None for m in record["moves"])
-    # a zeroing move (a man's move or a capture) leaves counter 0, where the category is exact
-    known = [m for m in record["moves"] if m["outcome"] is not None]
-    assert all(m["outcome"] == m["category"] for m in known if m["category"] in ("win", "loss"))
+    assert record["moves"] and all(m["dtw"] is None for m in record["moves"])
+    # every move's category, DTZ and outcome from the counter it leaves, as the master's
+    fields = ("category", "dtz", "outcome")
+    assert ({m["move"]: [m[f] for f in fields] for m in record["moves"]}
+            == {m["move"]: [m[f] for f in fields] for m in want["moves"]})
     assert record["moves"][0]["value"] == "win"
 
 
@@ -537,14 +557,14 @@ def assert_compact_answers_as_the_masters(masters: Path, compacts: Path, pieces:
             fen = board.fen()
             want, got = tm.probe(board), tc.probe(board)
             assert (got.value, got.category, got.outcome) == (want.value, want.category, want.outcome), fen
-            assert got.dtw is None and got.dtz is None
+            assert got.dtw is None and got.dtz == want.dtz, fen  # no cursed win up to 5 pieces
             want_moves = {str(m.move): m for m in tm.best_moves(board)}
             got_moves = tc.best_moves(board)
             assert sorted(want_moves) == sorted(str(m.move) for m in got_moves), fen
             for m in got_moves:
                 expected = want_moves[str(m.move)]
                 assert (m.value, m.category) == (expected.value, expected.category), (fen, str(m.move))
-                assert m.outcome in (None, expected.outcome), (fen, str(m.move))
+                assert (m.outcome, m.dtz) == (expected.outcome, expected.dtz), (fen, str(m.move))
 
 
 def test_a_sample_up_to_four_pieces_answers_from_compact_files_as_from_the_masters(master_dir, compact_dir):
@@ -582,6 +602,7 @@ def test_build_compacts_a_directory_with_large_tables_by_default_and_only_stale_
     assert sorted(json.loads(capsys.readouterr().out)["compacted"]) == every
     assert sorted(p.stem for p in tmp_path.glob("*.wld")) == every
     assert sorted(p.stem for p in tmp_path.glob("*.wcdf")) == every
+    assert sorted(p.stem for p in tmp_path.glob("*.dtz")) == every
     assert compact.stale_materials(tmp_path) == []
     assert verify_compact(tmp_path).ok
     for material in all_materials(3):  # the build's disk check counts them, with their marks files

@@ -15,9 +15,9 @@ import numpy as np
 from numba import njit
 
 from egtb.build.verify_report import VerifyReport
-from egtb.errors import MissingTableError, TableError
+from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats import master
-from egtb.formats.compact import (RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path,
+from egtb.formats.compact import (DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path,
                                   material_counts, open_compact)
 from egtb.formats.values import WDL_LOSS, WDL_OF_CODE
 from egtb.positions.index import global_unrank, material_of_code, unit_size, unrank_men, unrank_unit
@@ -40,6 +40,10 @@ class CompactVerifyReport(VerifyReport):
     """Category files (``.wcdf``) checked."""
     layer_checked: int = 0
     """Positions whose category was checked."""
+    dtz_files: int = 0
+    """DTZ files (``.dtz``) checked."""
+    dtz_checked: int = 0
+    """Wins and losses whose DTZ was compared with the master's."""
 
 
 @njit(cache=True)
@@ -108,6 +112,8 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     moves, probed from the compact files; no move is a loss). A category file
     (``.wcdf``) is compared with the master's rule layer when there is one,
     else with the WLD file (a category's win or loss side must be its WDL).
+    A DTZ file (``.dtz``) is decoded whole and, where there is a master, its
+    DTZ at every win and loss it holds compared with the master's.
     Damaged blocks and missing files count as errors, named in the messages.
 
     """
@@ -137,10 +143,55 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
             else:
                 report.layer_checked += count_positions(material)
             report.errors += bad
-            for index, what in errors[:max(0, max_reported - len(report.messages))]:
-                fen = format_fen(Placement(*global_unrank(material, index), 0))
-                report.messages.append(f"{fen} ({material.name}{kind.suffix} #{index}): {what}")
+            _report_errors(report, material, kind, errors, max_reported)
+        for rule, kind in DTZ_KINDS.items():
+            if compact_path(directory, material, kind=kind).exists():
+                report.dtz_files += 1
+                try:
+                    bad, checked, errors = _verify_dtz(prober, masters, material, rule, chunk, max_reported)
+                except (TableError, FileNotFoundError, MissingRuleLayerError) as exc:
+                    report.errors += 1
+                    report.messages.append(str(exc))
+                    continue
+                report.dtz_checked += checked
+                report.errors += bad
+                _report_errors(report, material, kind, errors, max_reported)
     return report
+
+
+def _report_errors(report: CompactVerifyReport, material: Material, kind, errors: list[tuple[int, str]],
+                   max_reported: int) -> None:
+    """Add the first of a file's errors (position index, what is wrong) to the report's messages."""
+    for index, what in errors[:max(0, max_reported - len(report.messages))]:
+        fen = format_fen(Placement(*global_unrank(material, index), 0))
+        report.messages.append(f"{fen} ({material.name}{kind.suffix} #{index}): {what}")
+
+
+def _verify_dtz(prober: "CompactProber", masters: Path, material: Material, rule: str, chunk: int,
+                max_reported: int) -> tuple[int, int, list[tuple[int, str]]]:
+    """(wrong DTZ, wins and losses compared, the first errors) of a material's DTZ file: every
+    block decoded (CRC-32 checked), and with a master layer of ``rule`` the DTZ of every win or
+    loss whose side to move need not capture compared with the master's."""
+    dtz_file = prober.table(material).layer(rule).dtz_file
+    stored = dtz_file.values()  # every block's CRC and decoding (codes: DTZ + 1)
+    path = master.table_path(masters, material)
+    if not path.exists() or rule not in master.rule_presets_in(path):
+        return 0, 0, []
+    layer = master.read_rule_layer(path, rule)
+    counts = material_counts(material)
+    bad, checked, errors = 0, 0, []
+    for lo in range(0, len(stored), chunk):
+        hi = min(lo + chunk, len(stored))
+        bm, bk, wm, wk = (np.empty(hi - lo, dtype=np.int64) for _ in range(4))
+        cap = np.empty(hi - lo, dtype=np.bool_)
+        unrank_chunk(counts, lo, hi, bm, bk, wm, wk, cap)
+        decisive = (np.abs(layer.category[lo:hi]) == 2) & ~cap
+        wrong = np.flatnonzero(decisive & (stored[lo:hi].astype(np.int64) - 1 != layer.dtz[lo:hi]))
+        checked += int(decisive.sum())
+        bad += len(wrong)
+        errors += [(lo + int(i), f"stored DTZ {int(stored[lo + i]) - 1} differs from the master's "
+                                 f"{int(layer.dtz[lo + i])}") for i in wrong[:max_reported]]
+    return bad, checked, errors
 
 
 class CompactProber:

@@ -22,7 +22,8 @@ from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, ha
 from egtb.rules.movegen import has_capture
 
 __all__ = [
-    "NO_DTW", "gather", "gather_distance", "gather_rule", "fill_terminal", "fill_terminal_rule", "outcome_at", "probe_rule_one",
+    "NO_DTW", "gather", "gather_coded_distance", "gather_distance", "gather_rule", "fill_terminal", "fill_terminal_rule",
+    "outcome_at", "probe_rule_one",
     "probe_value_one",
     "terminal_rule",
 ]
@@ -41,9 +42,10 @@ _CATEGORY_OF_CODE = CATEGORY_OF_CODE.copy()
 #: material code, zero while not loaded): its length, the addresses of its block maps of values
 #: (categories) and of distances (DTZ) with their width; for a compact file (capture positions
 #: left out), the address of its lookup descriptor (:attr:`egtb.formats.compact.CompactTable.lookup`)
-#: instead of the values' block map, and the layer's largest DTZ (-1: unknown).
-COL_SIZE, COL_CATEGORY_AT, COL_DTZ_AT, COL_DTZ_WIDE, COL_CODED_AT, COL_MAX_DTZ = 0, 1, 2, 3, 4, 5
-ROW_WIDTH = 6
+#: instead of the values' block map, the layer's largest DTZ (-1: unknown) and the lookup
+#: descriptor of its compact DTZ file (0: none).
+COL_SIZE, COL_CATEGORY_AT, COL_DTZ_AT, COL_DTZ_WIDE, COL_CODED_AT, COL_MAX_DTZ, COL_DTZ_CODED_AT = range(7)
+ROW_WIDTH = 7
 #: Status of :func:`probe_rule_one`.
 STATUS_OK = 0  #: found (or a terminal position)
 STATUS_NOT_LOADED = 1  #: the material's table (or its layer) is not loaded
@@ -216,9 +218,9 @@ def _stored_code(bm, bk, wm, wk, turn, row, index):
 @njit(cache=True, inline="always")
 def _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index):
     """:func:`probe_rule_one` from a compact category file: the category at counter 0, and the
-    DTZ (from the master's DTZ block map) only when the outcome needs it (-1 when not read);
-    STATUS_NOT_LOADED when the side to move must capture (the caller searches), a block is not
-    in memory or a needed DTZ has no file."""
+    DTZ (from its compact DTZ file, else the master's DTZ block map) only when the outcome needs
+    it (-1 when not read); STATUS_NOT_LOADED when the side to move must capture (the caller
+    searches), a block (or its marks) is not in memory or a needed DTZ has no file."""
     status, stored = _stored_code(bm, bk, wm, wk, turn, row, index)
     if status != STATUS_OK:
         return status, 0, 0, 0, code
@@ -227,6 +229,11 @@ def _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index):
         return STATUS_OK, WDL_DRAW, category, -1, code
     if counter == 0 or (row[COL_MAX_DTZ] >= 0 and counter + row[COL_MAX_DTZ] <= limit):
         return STATUS_OK, (WDL_WIN if category == CAT_WIN else WDL_LOSS), category, -1, code
+    if row[COL_DTZ_CODED_AT] != 0:
+        stored = np.int64(lookup_value(row[COL_DTZ_CODED_AT], index))
+        if stored < 0:
+            return STATUS_NOT_LOADED, 0, 0, 0, code
+        return STATUS_OK, outcome_at(category, stored - 1, counter, limit), category, stored - 1, code
     if row[COL_DTZ_AT] == 0:
         return STATUS_NOT_LOADED, 0, 0, 0, code
     distances = block_address(row[COL_DTZ_AT], index)
@@ -327,6 +334,26 @@ def gather_distance(codes, indices, first, rows, out):
             else:
                 out[i] = uint8_ptr(distances)[index & BLOCK_MASK]
     return codes.shape[0], bad
+
+
+@njit(cache=True)
+def gather_coded_distance(bm, bk, wm, wk, turn, codes, indices, lookups, out):
+    """DTZ of wins and losses (located positions) from compact DTZ files (``lookups[code]``: a
+    file's lookup descriptor address): 1 where the side to move must capture (the file leaves it
+    out; the capture zeroes the counter), NO_DTW where the block's marks are not in memory (the
+    caller makes them and asks again); returns the number of those."""
+    missing = 0
+    for i in range(codes.shape[0]):
+        if has_capture(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i]):
+            out[i] = 1
+            continue
+        stored = lookup_value(lookups[codes[i]], indices[i])
+        if stored < 0:
+            out[i] = NO_DTW
+            missing += 1
+        else:
+            out[i] = stored - 1
+    return missing
 
 
 @njit(cache=True)

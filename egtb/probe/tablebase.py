@@ -55,10 +55,11 @@ from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_D
 from egtb.positions.index import NUM_CODES, code_of_material, material_of_code
 from egtb.positions.material import Material, all_materials, count_positions
 from egtb.probe.compact_kernels import CompactBatches, probe_batch as probe_compact_batch
-from egtb.probe.kernels import (BLOCK_SHIFT, COL_CATEGORY_AT, COL_CODED_AT, COL_DTZ_AT, COL_DTZ_WIDE, COL_MAX_DTZ,
-                                COL_SIZE, NO_DTW, ROW_WIDTH, STATUS_INVALID, STATUS_NOT_LOADED, STATUS_OK,
-                                fill_terminal, fill_terminal_rule, gather, gather_distance, gather_rule, outcome_at,
-                                probe_rule_one, probe_value_one)
+from egtb.probe.kernels import (BLOCK_SHIFT, COL_CATEGORY_AT, COL_CODED_AT, COL_DTZ_AT, COL_DTZ_CODED_AT,
+                                COL_DTZ_WIDE, COL_MAX_DTZ, COL_SIZE, NO_DTW, ROW_WIDTH, STATUS_INVALID,
+                                STATUS_NOT_LOADED, STATUS_OK, fill_terminal, fill_terminal_rule, gather,
+                                gather_coded_distance, gather_distance, gather_rule, outcome_at, probe_rule_one,
+                                probe_value_one)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_batch, locate_capture
 from egtb.probe.tables import BlockMap, MasterLayer, MasterTable, PairedTable, Table
 from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
@@ -545,8 +546,8 @@ class Tablebase:
                 if rule.name not in table.kernel_layers():  # not in memory for the kernel: ask the file
                     rows = self._rows[rule.name]
                     if not layer.stores_captures and not rows[code, COL_CODED_AT]:  # the kernel reads it next time
-                        rows[code] = _coded_row(layer, distances=layer.kernel_arrays() if layer.holds_distances
-                                                else None)
+                        rows[code] = _coded_row(layer, distances=layer.kernel_arrays()
+                                                if layer.holds_distances and layer.dtz_file is None else None)
                     return self._probe_layer_key(layer, key, rule, counter, unknown_ok=unknown_ok,
                                                  want_dtz=want_dtz)
                 _, index, _ = locate_capture(*key)
@@ -582,9 +583,7 @@ class Tablebase:
             category = layer.value_at(index)
         decisive = category in (CAT_WIN, CAT_LOSS)
         late = counter and decisive and not _fits(layer, counter, rule)  # the outcome needs the DTZ
-        distance = None
-        if layer.holds_distances and (want_dtz or late):
-            distance = 0 if category == CAT_DRAW else layer.distance_at(index)
+        distance = _layer_distance(layer, index, category, capture) if want_dtz or late else None
         if distance is not None:
             return outcome_at(category, distance, counter, rule.limit_plies), category, distance
         if not decisive:
@@ -783,7 +782,11 @@ class Tablebase:
         codes = located[0]
         late = ((np.abs(category) == CAT_WIN) & (counters > 0)  # the outcomes that need the DTZ
                 & (counters + longest[np.maximum(codes, 0)] > rule.limit_plies))
-        beside = [layer for layer in layers if not layer.stores_captures and layer.holds_distances]
+        coded = [layer for layer in layers if layer.dtz_file is not None]
+        if coded:  # the DTZ of wins and losses from compact DTZ files
+            _fill_coded_distances(arrays, located, late & (dtz == NO_DTW), coded, out=dtz)
+        beside = [layer for layer in layers
+                  if not layer.stores_captures and layer.holds_distances and layer.dtz_file is None]
         if beside:  # the DTZ of master files beside compact ones, alone
             rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
             for layer in beside:
@@ -802,6 +805,23 @@ class Tablebase:
         outcome = np.where(fits & (category == CAT_WIN), WDL_WIN,
                            np.where(fits & (category == CAT_LOSS), WDL_LOSS, WDL_DRAW)).astype(np.int8)
         return outcome, category, dtz
+
+
+def _layer_distance(layer: Table, index: int, category: int, capture: bool) -> int | None:
+    """The DTZ of a position of a layer (at ``index``, of ``category``; ``capture``: its side to
+    move must capture), or None when no file holds it: a draw's is 0, a win's or loss's comes from
+    the compact DTZ file when there is one (1 where the side to move must capture: its move zeroes
+    the counter), else from the layer's file, as a cursed win's or blessed loss's does."""
+    if category == CAT_DRAW:
+        return 0
+    decisive = category in (CAT_WIN, CAT_LOSS)
+    if decisive and capture and not layer.stores_captures:
+        return 1
+    if decisive and layer.dtz_file is not None:
+        return layer.dtz_file.value(index) - 1
+    if layer.holds_distances and (decisive or layer.cursed_distances):
+        return layer.distance_at(index)
+    return None
 
 
 def _fits(layer: Table, counter: int, rule: DrawRule) -> bool:
@@ -832,6 +852,45 @@ def _fill_distances(codes: np.ndarray, indices: np.ndarray, wanted: np.ndarray, 
                     "an index fell outside its master table")
         out[chosen] = got
     return out
+
+
+def _fill_coded_distances(arrays: tuple[np.ndarray, ...], located: tuple[np.ndarray, np.ndarray],
+                          wanted: np.ndarray, layers: list[Table], *, out: np.ndarray) -> np.ndarray:
+    """The DTZ of the ``wanted`` positions (wins and losses) in the materials of ``layers`` from
+    their compact DTZ files, written into ``out`` (uint16): a first pass reads those whose blocks'
+    marks are in memory, then the marks of the blocks it missed are made (checked) a table at a
+    time, and a second pass reads the rest."""
+    codes, indices = located
+    lookups = np.zeros(NUM_CODES, dtype=np.int64)
+    files = {}
+    for layer in layers:
+        code = code_of_material(layer.material)
+        files[code] = layer.dtz_file
+        lookups[code] = layer.dtz_file.lookup.ctypes.data
+    chosen = np.flatnonzero(wanted & (codes >= 0) & (lookups[np.maximum(codes, 0)] != 0))
+    if not len(chosen):
+        return out
+    sub = tuple(np.ascontiguousarray(a[chosen]) for a in (*arrays, codes, indices))
+    got = np.empty(len(chosen), dtype=np.uint16)
+    if gather_coded_distance(*sub, lookups, got):
+        missed = np.flatnonzero(got == NO_DTW)
+        for code in np.unique(sub[5][missed]).tolist():
+            dtz_file = files[code]
+            at = sub[6][missed[sub[5][missed] == code]]
+            dtz_file.load_block_list(np.unique(np.searchsorted(dtz_file.starts, at, side="right") - 1))
+        again = tuple(np.ascontiguousarray(a[missed]) for a in sub)
+        if _gather_into(again, lookups, got, missed):
+            raise TableError("a compact DTZ file's blocks left memory while read")
+    out[chosen] = got
+    return out
+
+
+def _gather_into(located: tuple[np.ndarray, ...], lookups: np.ndarray, got: np.ndarray, at: np.ndarray) -> int:
+    """:func:`gather_coded_distance` of ``located`` into ``got[at]``; the number it missed."""
+    part = np.empty(len(at), dtype=np.uint16)
+    missing = gather_coded_distance(*located, lookups, part)
+    got[at] = part
+    return missing
 
 
 def _in_order(order: np.ndarray | None, inputs: tuple[np.ndarray, ...],
@@ -1014,6 +1073,8 @@ def _coded_row(table: Table, *, distances: BlockMap | None) -> np.ndarray:
     row = np.zeros(ROW_WIDTH, dtype=np.int64)
     row[COL_SIZE], row[COL_CODED_AT] = len(table), table.coded.lookup.ctypes.data
     row[COL_MAX_DTZ] = -1 if getattr(table, "max_dtz", None) is None else table.max_dtz
+    dtz_file = getattr(table, "dtz_file", None)
+    row[COL_DTZ_CODED_AT] = 0 if dtz_file is None else dtz_file.lookup.ctypes.data
     if distances is not None:
         row[COL_DTZ_AT], row[COL_DTZ_WIDE] = distances.values_at.ctypes.data, distances.value_type is np.uint16
     return row

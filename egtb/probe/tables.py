@@ -13,8 +13,13 @@ recovers what a compact file leaves out is the prober's
   is False;
 - ``distance_at(index)``: DTW of a table, DTZ of a layer, 0 for a draw;
   None when the file holds none (``holds_distances`` False: asked without a read);
+  ``cursed_distances`` (layers): whether that DTZ holds for cursed wins and
+  blessed losses too (master files), or for wins and losses only (a compact
+  DTZ file, which also leaves the capture positions out: their DTZ is 1);
 - ``max_dtz`` (layers): the largest DTZ of a win or loss when known (None
   otherwise), so that an outcome from a low counter needs no DTZ read;
+- ``dtz_file`` (layers): the compact DTZ file (``.dtz``) the DTZ of a win or
+  loss is read from, when there is one (None otherwise);
 - ``coded``: where ``stores_captures`` is False, the compact file whose coded
   blocks the batch kernel reads; ``full``: the master table (or layer) that
   holds every position and the distances, when there is one (the table
@@ -33,11 +38,12 @@ recovers what a compact file leaves out is the prober's
 chunk of each dataset) on first use and kept in a :class:`~egtb.formats.cache.TableCache`
 within its byte budget (by default the process's, :func:`~egtb.formats.cache.process_cache`):
 a table of any size is probed in the memory the budget gives.
-:class:`egtb.formats.compact.CompactTable` is a compact file's.
-:class:`PairedTable` is a material that has both: its values and counter-0
-categories come from the compact files (about 60 positions a byte, so the
-tables of 7 pieces fit in memory), its distances (DTW, DTZ) from the master
-file, read only when asked.
+:class:`egtb.formats.compact.CompactTable` is a compact file's (a category
+file's layer answers the DTZ of wins and losses from its ``.dtz`` file, when
+there is one). :class:`PairedTable` is a material that has both: its values
+and counter-0 categories come from the compact files (about 60 positions a
+byte, so the tables of 7 pieces fit in memory), its distances (DTW, and DTZ
+where no ``.dtz`` file is there) from the master file, read only when asked.
 """
 
 from __future__ import annotations
@@ -186,7 +192,9 @@ class MasterLayer:
 
     stores_captures = True
     holds_distances = True
+    cursed_distances = True
     max_dtz = None  # its DTZ is in the blocks the kernels read anyway
+    dtz_file = None  # no compact DTZ file: its DTZ is in its blocks
 
     def __init__(self, table: "MasterTable", preset: str) -> None:
         self.material, self.path, self.preset = table.material, table.path, preset
@@ -359,6 +367,7 @@ class PairedLayer:
 
     stores_captures = False
     holds_distances = True
+    cursed_distances = True
 
     def __init__(self, coded, master_layer: MasterLayer) -> None:
         self.coded, self.master = coded, master_layer
@@ -378,6 +387,12 @@ class PairedLayer:
     @property
     def nbytes(self) -> int:
         return self.coded.nbytes + self.master.nbytes
+
+    @property
+    def dtz_file(self):
+        """The compact DTZ file beside the category file, when there is one: the DTZ of a win or
+        loss is read from it, not from the master."""
+        return self.coded.dtz_file
 
     def value_at(self, index: int) -> int:
         """The category at counter 0 (meaningless where the side to move must capture)."""
@@ -449,8 +464,9 @@ class PairedTable:
         return self.master.distance_at(index)
 
     def layer(self, rule: str) -> Table:
-        """The layer of a preset: compact categories with the master's DTZ, else the master's
-        layer, else the compact category file alone (MissingRuleLayerError when neither has one)."""
+        """The layer of a preset: compact categories (with their DTZ file) and the master's DTZ,
+        else the master's layer, else the compact category file alone (MissingRuleLayerError
+        when neither has one)."""
         found = self._layers.get(rule)
         if found is None:
             found = self._layers[rule] = self._pair_layer(rule)

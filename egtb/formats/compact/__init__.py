@@ -1,4 +1,5 @@
-"""Compact files: win/draw/loss (``.wld``) and "wcdf" categories (``.wcdf``), capture positions left out.
+"""Compact files: win/draw/loss (``.wld``), "wcdf" categories (``.wcdf``) and DTZ (``.dtz``), capture
+positions left out.
 
 One module per part: :mod:`.layout` (kinds, names, header), :mod:`.codec`
 (runs, Huffman codes, CRC), :mod:`.writer` (from master tables),
@@ -12,17 +13,18 @@ the builder's (:mod:`egtb.build.verify_compact`).
 '1k-1k.wld'
 """
 
-from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, KINDS, RULE_KINDS, SUFFIX, WCDF, WDL,
-                                         FileKind, category_codes, compact_path, compact_paths,
-                                         material_counts)
+from egtb.formats.compact.layout import (BLOCK_BYTES, DTZ_KINDS, FORMAT_VERSION, KINDS, RULE_KINDS, SUFFIX, WCDF,
+                                         WCDF_DTZ, WDL, FileKind, category_codes, compact_path, compact_paths,
+                                         dtz_codes, material_counts)
 from egtb.formats.compact.reader import BlockMarks, CompactTable, open_compact
 from egtb.formats.compact.sidecar import MarksFile, marks_path, open_marks
 from egtb.formats.compact.writer import (CompactReport, compact_directory, compact_material, encode_values,
                                          stale_materials, write_compact, write_marks, write_missing_marks)
 
 __all__ = [
-    "BLOCK_BYTES", "BlockMarks", "CompactReport", "CompactTable", "FORMAT_VERSION", "FileKind", "KINDS",
-    "MarksFile", "RULE_KINDS", "SUFFIX", "WCDF", "WDL", "category_codes", "compact_directory", "compact_material",
-    "compact_path", "compact_paths", "encode_values", "marks_path", "material_counts", "open_compact", "open_marks",
+    "BLOCK_BYTES", "BlockMarks", "CompactReport", "CompactTable", "DTZ_KINDS", "FORMAT_VERSION", "FileKind", "KINDS",
+    "MarksFile", "RULE_KINDS", "SUFFIX", "WCDF", "WCDF_DTZ", "WDL", "category_codes", "compact_directory",
+    "compact_material", "compact_path", "compact_paths", "dtz_codes", "encode_values", "marks_path",
+    "material_counts", "open_compact", "open_marks",
     "stale_materials", "write_compact", "write_marks", "write_missing_marks",
 ]

@@ -39,8 +39,8 @@ from egtb.formats.cache import TableCache, process_cache
 from egtb.formats.compact.codec import (L_BLOCKS, L_DATA, L_DATA_LEN, L_LUT, L_MARK_COUNTS, L_MARKS, L_STARTS,
                                         LOOKUP_WIDTH, check_blocks, decode_block, decoding_table, mark_block,
                                         value_at_index)
-from egtb.formats.compact.layout import (BLOCK_BYTES, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS, MAX_CODE_BITS,
-                                         NUM_BUCKETS, RULE_KINDS, WCDF, WDL)
+from egtb.formats.compact.layout import (BLOCK_BYTES, DTZ_KINDS, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS,
+                                         MAX_CODE_BITS, NUM_BUCKETS, RULE_KINDS, WCDF, WDL)
 from egtb.formats.compact.sidecar import open_marks
 from egtb.positions.material import Material
 
@@ -85,12 +85,13 @@ class CompactTable:
 
     stores_captures = False
     """Positions whose side to move must capture are left out (the prober searches them)."""
-    holds_distances = False
-    """No DTW, no DTZ."""
     full = None
     """No master table beside it (see :class:`egtb.probe.tables.PairedTable`)."""
-    max_dtz = None
-    """No DTZ known."""
+    cursed_distances = False
+    """A DTZ file holds the DTZ of wins and losses only (not of cursed wins or blessed losses)."""
+    dtz_file: "CompactTable | None" = None
+    """A category file's DTZ file (``<material>.dtz``) when there is one, opened with the
+    category file by :meth:`layer`."""
 
     def __init__(self, path: os.PathLike | str, *, cache: TableCache | None = None,
                  mark_every: int = MARK_EVERY, use_marks_file: bool = True) -> None:
@@ -164,6 +165,10 @@ class CompactTable:
         lengths = np.zeros((kind.contexts + 1, kind.symbols), dtype=np.int64)
         lengths[1:] = np.frombuffer(head[HEADER.size:], dtype=np.uint8).reshape(kind.contexts, -1)
         self.lut = decoding_table(lengths, kind)
+        coded = [int(kind.value_of_choice[ctx, s // NUM_BUCKETS]) for ctx in range(1, kind.contexts + 1)
+                 for s in np.flatnonzero(lengths[ctx]).tolist()]
+        self.largest_code = max(coded, default=0)
+        """The largest value code the file's runs can have (one with a Huffman code)."""
 
     def _parse_index(self, head: bytes, index: bytes) -> None:
         if len(index) != INDEX_ENTRY.size * self.n_blocks:
@@ -184,22 +189,36 @@ class CompactTable:
         """The compact file whose coded blocks the batch kernel reads: this one."""
         return self
 
+    @property
+    def holds_distances(self) -> bool:
+        """Whether it answers DTZ: a category file with its DTZ file (a WLD file holds no DTW)."""
+        return self.dtz_file is not None
+
+    @property
+    def max_dtz(self) -> int | None:
+        """The largest DTZ of a win or loss, from its DTZ file's code table (at least 1, the DTZ
+        of a capture position, which the file leaves out); None without a DTZ file."""
+        if self.dtz_file is None:
+            return None
+        return max(self.dtz_file.largest_code - 1, 1)
+
     def __repr__(self) -> str:
         return f"CompactTable({str(self.path)!r}, blocks={self.n_blocks})"
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the file (what a Tablebase counts against its memory limit)."""
-        return int(self.data_offset + len(self.data))
+        """Bytes of the file and of its DTZ file (what a Tablebase counts against its memory limit)."""
+        return int(self.data_offset + len(self.data)) + (0 if self.dtz_file is None else self.dtz_file.nbytes)
 
     def __len__(self) -> int:
         return self.positions
 
     def layer(self, rule: str) -> "CompactTable":
-        """The category file of a preset next to this WLD file (opened once, sharing the cache).
+        """The category file of a preset next to this WLD file (opened once, sharing the cache),
+        with its DTZ file (:attr:`dtz_file`) when there is one.
 
         MissingRuleLayerError when there is none: compact category files exist
-        for "wcdf" only, and hold no DTZ.
+        for "wcdf" only.
         """
         found = self._layers.get(rule)
         if found is not None:
@@ -211,9 +230,20 @@ class CompactTable:
                 f"{self.path}: a compact file has no rule layer for preset {rule!r} "
                 f"(compact category files exist for {', '.join(RULE_KINDS)} only, "
                 f"as <material>{WCDF.suffix}); probe with rule_free=True")
-        found = self._layers[rule] = CompactTable(path, cache=self.cache)
+        found = self._sibling(path, kind)
+        dtz_path = path.with_suffix(DTZ_KINDS[rule].suffix)
+        if dtz_path.exists():
+            found.dtz_file = self._sibling(dtz_path, DTZ_KINDS[rule])
+        self._layers[rule] = found
+        return found
+
+    def _sibling(self, path: Path, kind) -> "CompactTable":
+        """Another compact file of this material (TableError when it is of another material or kind)."""
+        found = CompactTable(path, cache=self.cache)
         if found.material != self.material or found.positions != self.positions:
             raise TableError(f"{path}: holds material {found.material.name}, not {self.material.name}")
+        if found.kind is not kind:
+            raise TableError(f"{path}: a {found.kind.suffix} file, not a {kind.suffix} file")
         return found
 
     def block_of(self, index: int) -> int:
@@ -276,7 +306,10 @@ class CompactTable:
         """Make the marks of every block holding one of the ascending position ``indices`` available
         (as :meth:`load_block`, one call for a sorted batch's positions in this table)."""
         blocks = np.searchsorted(self.starts, indices, side="right") - 1
-        blocks = blocks[np.flatnonzero(np.diff(blocks, prepend=-1))]
+        self.load_block_list(blocks[np.flatnonzero(np.diff(blocks, prepend=-1))])
+
+    def load_block_list(self, blocks: np.ndarray) -> None:
+        """Make the marks of ``blocks`` (distinct block numbers) available, as :meth:`load_blocks`."""
         blocks = blocks[self.marks_at[blocks] == 0]
         if self.marks_file is None:
             for block in blocks.tolist():
@@ -323,9 +356,10 @@ class CompactTable:
         side to move must capture."""
         return self.value_of[self.value(index)]
 
-    def distance_at(self, index: int) -> None:
-        """None: a compact file holds no DTW or DTZ."""
-        return None
+    def distance_at(self, index: int) -> int | None:
+        """The DTZ from the DTZ file of a category file (meaningful at a win or loss whose side to
+        move need not capture); None without one (a WLD file holds no DTW)."""
+        return None if self.dtz_file is None else self.dtz_file.value(index) - 1
 
     def kernel_layers(self) -> dict:
         """None of its layers is read by the rule kernel from memory (each is a compact file)."""
@@ -342,6 +376,8 @@ class CompactTable:
             self.cache.discard(found.key)
         for layer in self._layers.values():
             layer.close()
+        if self.dtz_file is not None:
+            self.dtz_file.close()
 
     def values(self) -> np.ndarray:
         """Stored value codes of every position (uint8), decoding every block."""
