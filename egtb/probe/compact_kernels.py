@@ -31,7 +31,7 @@ from numba import njit
 
 from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats.compact.codec import MARK_SHIFT, block_of, decode_from, last_mark
-from egtb.formats.compact.layout import BLOCK_BYTES, RULE_KINDS, WDL, FileKind
+from egtb.formats.compact.layout import BLOCK_BYTES, DTZ_KINDS, RULE_KINDS, WDL, FileKind
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
@@ -41,7 +41,7 @@ from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locat
 from egtb.rules.movegen import has_capture
 from egtb.rules.perft import CAPTURE_ROWS, CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, MAX_JUMPS, child_positions
 
-__all__ = ["CompactBatches", "ORDER_ABOVE", "probe_batch"]
+__all__ = ["CompactBatches", "ORDER_ABOVE", "probe_batch", "probe_dtz_batch"]
 
 #: Kernel status codes (what stopped a batch).
 ST_OK = 0
@@ -383,6 +383,7 @@ class CompactBatches:
 
     def __init__(self) -> None:
         self._pools: dict[tuple[str | None, bool], BatchPool] = {}
+        self._dtz_pools: dict[str, BatchPool] = {}
 
     def pool(self, rule: str | None, *, distances: bool = True) -> BatchPool:
         """The pool of WDL probes (rule None) or of a preset's categories; without ``distances``,
@@ -393,9 +394,17 @@ class CompactBatches:
                                                              distances=distances)
         return found
 
+    def dtz_pool(self, rule: str) -> BatchPool:
+        """The pool of a preset's compact DTZ files (:func:`probe_dtz_batch`)."""
+        found = self._dtz_pools.get(rule)
+        if found is None:
+            found = self._dtz_pools[rule] = BatchPool(DTZ_KINDS[rule], distances=False)
+        return found
+
     def clear(self) -> None:
         """Forget every pool (and the tables they describe)."""
         self._pools.clear()
+        self._dtz_pools.clear()
 
 
 def _search_as_a_batch(arrays: tuple[np.ndarray, ...], order: np.ndarray, out_value: np.ndarray,
@@ -585,6 +594,61 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
     out_value, out_dist = np.empty_like(value), np.empty_like(dist)
     scatter_rows(batch.order, value, dist, out_value, out_dist)
     return out_value, out_dist
+
+
+def probe_dtz_batch(arrays: tuple[np.ndarray, ...], located: tuple[np.ndarray, np.ndarray],
+                    files: dict[int, CompactTable], *, batches: CompactBatches, rule: str) -> np.ndarray:
+    """The DTZ (uint16) of wins and losses under ``rule`` from compact DTZ files (``files``, by
+    material code): 1 where the side to move must capture (the capture zeroes the counter).
+
+    ``arrays`` (bm, bk, wm, wk, turn) and ``located`` (material codes, indices)
+    are valid positions of those materials. They are probed in the order of
+    their positions (each lookup continuing from the one before in the same
+    block), the marks of every block they reach made (or checked) first, a
+    table at a time.
+    """
+    state = batches.dtz_pool(rule)
+    for code, dtz_file in files.items():
+        if state.rows[code] < 0 or state.tables[int(state.rows[code])] is not dtz_file:
+            state.describe(code, dtz_file)
+    codes, indices = located
+    rank = np.zeros(NUM_CODES, dtype=np.int64)
+    present = np.array(sorted(files), dtype=np.int64)
+    rank[present] = np.arange(len(present))
+    index_bits = max(count_positions(material_of_code(int(c))) for c in present).bit_length()
+    order, _ = radix_sort((rank[codes] << index_bits) | indices, len(present).bit_length() + index_bits)
+    in_order = tuple(np.ascontiguousarray(a[order]) for a in (*arrays, codes, indices))
+    _mark_ahead(in_order[5:], state, lambda code: files[code])
+    out = np.empty(len(order), dtype=np.uint16)
+    status = np.zeros(4, dtype=np.int64)
+    first = 0
+    while True:
+        dtz_kernel(*in_order, first, state.rows, state.desc, state.memo, state.kind.value_of_code, out, status)
+        if status[0] == ST_OK:
+            break
+        first = int(status[1])  # a block's marks left the cache meanwhile: made again
+        state.tables[int(status[2])].load_block(int(status[3]))
+    dtz = np.empty_like(out)
+    dtz[order] = out
+    return dtz
+
+
+@njit(cache=True)
+def dtz_kernel(bm, bk, wm, wk, turn, codes, indices, first, rows, desc, memo, value_of, out, status):
+    """DTZ of the positions first.. (in the order of their positions) from compact DTZ files into
+    ``out`` (``value_of``: code -> DTZ), 1 where the side to move must capture; stops at a block
+    whose marks are not in memory (status as :func:`probe_kernel`'s)."""
+    status[0] = ST_OK
+    for i in range(first, codes.shape[0]):
+        if has_capture(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i]):
+            out[i] = 1
+            continue
+        v = _compact_value(rows[codes[i]], np.int64(indices[i]), desc, memo, status, value_of)
+        if v == STOPPED:
+            status[1] = i
+            return
+        out[i] = v
+    status[1] = codes.shape[0]
 
 
 @njit(cache=True)

@@ -22,8 +22,8 @@ from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, ha
 from egtb.rules.movegen import has_capture
 
 __all__ = [
-    "NO_DTW", "gather", "gather_coded_distance", "gather_distance", "gather_rule", "fill_terminal", "fill_terminal_rule",
-    "outcome_at", "probe_rule_one",
+    "NO_DTW", "gather", "gather_distance", "gather_rule", "fill_terminal", "fill_terminal_rule", "outcome_at",
+    "probe_rule_one",
     "probe_value_one",
     "terminal_rule",
 ]
@@ -334,26 +334,6 @@ def gather_distance(codes, indices, first, rows, out):
             else:
                 out[i] = uint8_ptr(distances)[index & BLOCK_MASK]
     return codes.shape[0], bad
-
-
-@njit(cache=True)
-def gather_coded_distance(bm, bk, wm, wk, turn, codes, indices, lookups, out):
-    """DTZ of wins and losses (located positions) from compact DTZ files (``lookups[code]``: a
-    file's lookup descriptor address): 1 where the side to move must capture (the file leaves it
-    out; the capture zeroes the counter), NO_DTW where the block's marks are not in memory (the
-    caller makes them and asks again); returns the number of those."""
-    missing = 0
-    for i in range(codes.shape[0]):
-        if has_capture(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i]):
-            out[i] = 1
-            continue
-        stored = lookup_value(lookups[codes[i]], indices[i])
-        if stored < 0:
-            out[i] = NO_DTW
-            missing += 1
-        else:
-            out[i] = stored - 1
-    return missing
 
 
 @njit(cache=True)

@@ -54,12 +54,11 @@ from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_D
                                  Wdl)
 from egtb.positions.index import NUM_CODES, code_of_material, material_of_code
 from egtb.positions.material import Material, all_materials, count_positions
-from egtb.probe.compact_kernels import CompactBatches, probe_batch as probe_compact_batch
+from egtb.probe.compact_kernels import CompactBatches, probe_batch as probe_compact_batch, probe_dtz_batch
 from egtb.probe.kernels import (BLOCK_SHIFT, COL_CATEGORY_AT, COL_CODED_AT, COL_DTZ_AT, COL_DTZ_CODED_AT,
                                 COL_DTZ_WIDE, COL_MAX_DTZ, COL_SIZE, NO_DTW, ROW_WIDTH, STATUS_INVALID,
                                 STATUS_NOT_LOADED, STATUS_OK, fill_terminal, fill_terminal_rule, gather,
-                                gather_coded_distance, gather_distance, gather_rule, outcome_at, probe_rule_one,
-                                probe_value_one)
+                                gather_distance, gather_rule, outcome_at, probe_rule_one, probe_value_one)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_batch, locate_capture
 from egtb.probe.tables import BlockMap, MasterLayer, MasterTable, PairedTable, Table
 from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
@@ -782,9 +781,14 @@ class Tablebase:
         codes = located[0]
         late = ((np.abs(category) == CAT_WIN) & (counters > 0)  # the outcomes that need the DTZ
                 & (counters + longest[np.maximum(codes, 0)] > rule.limit_plies))
-        coded = [layer for layer in layers if layer.dtz_file is not None]
-        if coded:  # the DTZ of wins and losses from compact DTZ files
-            _fill_coded_distances(arrays, located, late & (dtz == NO_DTW), coded, out=dtz)
+        files = {code_of_material(layer.material): layer.dtz_file for layer in layers if layer.dtz_file is not None}
+        if files:  # the DTZ of wins and losses from compact DTZ files
+            with_file = np.zeros(NUM_CODES, dtype=np.bool_)
+            with_file[list(files)] = True
+            chosen = np.flatnonzero(late & (dtz == NO_DTW) & (codes >= 0) & with_file[np.maximum(codes, 0)])
+            if len(chosen):
+                dtz[chosen] = probe_dtz_batch(tuple(a[chosen] for a in arrays), (codes[chosen], located[1][chosen]),
+                                              files, batches=self._batches, rule=rule.name)
         beside = [layer for layer in layers
                   if not layer.stores_captures and layer.holds_distances and layer.dtz_file is None]
         if beside:  # the DTZ of master files beside compact ones, alone
@@ -852,45 +856,6 @@ def _fill_distances(codes: np.ndarray, indices: np.ndarray, wanted: np.ndarray, 
                     "an index fell outside its master table")
         out[chosen] = got
     return out
-
-
-def _fill_coded_distances(arrays: tuple[np.ndarray, ...], located: tuple[np.ndarray, np.ndarray],
-                          wanted: np.ndarray, layers: list[Table], *, out: np.ndarray) -> np.ndarray:
-    """The DTZ of the ``wanted`` positions (wins and losses) in the materials of ``layers`` from
-    their compact DTZ files, written into ``out`` (uint16): a first pass reads those whose blocks'
-    marks are in memory, then the marks of the blocks it missed are made (checked) a table at a
-    time, and a second pass reads the rest."""
-    codes, indices = located
-    lookups = np.zeros(NUM_CODES, dtype=np.int64)
-    files = {}
-    for layer in layers:
-        code = code_of_material(layer.material)
-        files[code] = layer.dtz_file
-        lookups[code] = layer.dtz_file.lookup.ctypes.data
-    chosen = np.flatnonzero(wanted & (codes >= 0) & (lookups[np.maximum(codes, 0)] != 0))
-    if not len(chosen):
-        return out
-    sub = tuple(np.ascontiguousarray(a[chosen]) for a in (*arrays, codes, indices))
-    got = np.empty(len(chosen), dtype=np.uint16)
-    if gather_coded_distance(*sub, lookups, got):
-        missed = np.flatnonzero(got == NO_DTW)
-        for code in np.unique(sub[5][missed]).tolist():
-            dtz_file = files[code]
-            at = sub[6][missed[sub[5][missed] == code]]
-            dtz_file.load_block_list(np.unique(np.searchsorted(dtz_file.starts, at, side="right") - 1))
-        again = tuple(np.ascontiguousarray(a[missed]) for a in sub)
-        if _gather_into(again, lookups, got, missed):
-            raise TableError("a compact DTZ file's blocks left memory while read")
-    out[chosen] = got
-    return out
-
-
-def _gather_into(located: tuple[np.ndarray, ...], lookups: np.ndarray, got: np.ndarray, at: np.ndarray) -> int:
-    """:func:`gather_coded_distance` of ``located`` into ``got[at]``; the number it missed."""
-    part = np.empty(len(at), dtype=np.uint16)
-    missing = gather_coded_distance(*located, lookups, part)
-    got[at] = part
-    return missing
 
 
 def _in_order(order: np.ndarray | None, inputs: tuple[np.ndarray, ...],
