@@ -31,6 +31,8 @@ blocks read and marked by then), before the random-counter batch. ``--before DIR
 first runs the same bench with the code of checkout DIR (e.g. a worktree of
 the code before a change), in the same run, so that both are measured on the
 same loaded machine. ``--pieces N`` keeps the tables of at most N pieces.
+``--compact-above N`` moves the line above which a material with a master
+and compact files answers from the compact ones.
 """
 
 from __future__ import annotations
@@ -209,6 +211,9 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true",
                         help="do not read every block first (tables larger than the budget)")
     parser.add_argument("--repeats", type=int, default=3, help="batch runs timed (the best is kept)")
+    parser.add_argument("--compact-above", type=int, default=None, metavar="N",
+                        help="Tablebase(compact_above=N): materials of more positions answer from their "
+                             "compact files (default: the prober's COMPACT_ABOVE)")
     parser.add_argument("--before", default=None, metavar="DIR",
                         help="first run this bench with the code of checkout DIR, in the same run")
     args = parser.parse_args()
@@ -226,7 +231,8 @@ def main() -> None:
         atexit.register(shutil.rmtree, directory, ignore_errors=True)
         build(args.build, directory=directory, progress=False)
         note = f"(no tables found; built up to {args.build} pieces into {directory}, removed at exit)"
-    tb = Tablebase(directory, max_open=1 << 20)
+    tb = Tablebase(directory, max_open=1 << 20,
+                   **({} if args.compact_above is None else {"compact_above": args.compact_above}))
     materials = [m for m in tb.materials() if args.pieces is None or m.pieces <= args.pieces]
     probed = [m for m in materials if args.min_pieces is None or m.pieces >= args.min_pieces]
     pieces = max(m.pieces for m in materials)

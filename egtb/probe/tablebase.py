@@ -816,6 +816,8 @@ def _layer_distance(layer: Table, index: int, category: int, capture: bool) -> i
     move must capture), or None when no file holds it: a draw's is 0, a win's or loss's comes from
     the compact DTZ file when there is one (1 where the side to move must capture: its move zeroes
     the counter), else from the layer's file, as a cursed win's or blessed loss's does."""
+    if not layer.holds_distances:
+        return None
     if category == CAT_DRAW:
         return 0
     decisive = category in (CAT_WIN, CAT_LOSS)
@@ -823,9 +825,7 @@ def _layer_distance(layer: Table, index: int, category: int, capture: bool) -> i
         return 1
     if decisive and layer.dtz_file is not None:
         return layer.dtz_file.value(index) - 1
-    if layer.holds_distances and (decisive or layer.cursed_distances):
-        return layer.distance_at(index)
-    return None
+    return layer.distance_at(index) if decisive or layer.cursed_distances else None
 
 
 def _fits(layer: Table, counter: int, rule: DrawRule) -> bool:

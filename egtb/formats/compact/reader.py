@@ -306,10 +306,7 @@ class CompactTable:
         """Make the marks of every block holding one of the ascending position ``indices`` available
         (as :meth:`load_block`, one call for a sorted batch's positions in this table)."""
         blocks = np.searchsorted(self.starts, indices, side="right") - 1
-        self.load_block_list(blocks[np.flatnonzero(np.diff(blocks, prepend=-1))])
-
-    def load_block_list(self, blocks: np.ndarray) -> None:
-        """Make the marks of ``blocks`` (distinct block numbers) available, as :meth:`load_blocks`."""
+        blocks = blocks[np.flatnonzero(np.diff(blocks, prepend=-1))]
         blocks = blocks[self.marks_at[blocks] == 0]
         if self.marks_file is None:
             for block in blocks.tolist():
