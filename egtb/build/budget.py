@@ -201,9 +201,10 @@ def check_disk(pair, dependencies, *, contents, free: int, directory) -> None:
 
 
 #: Stored bits a position of the values, the DTW, a rule layer and the compact files (``.wld``,
-#: ``.wcdf`` and their marks files), when no finished table of the directory shows them (the
-#: 6-piece files: 0.34, 3.15, 1.08 for wcdf and 0.39; the 7-piece compact files: 0.28).
-DEFAULT_BITS = {"wld": 0.5, "dtw": 4.0, "layer": 2.0, "compact": 0.4}
+#: ``.wcdf``, ``.dtz`` and their marks files), when no finished table of the directory shows them
+#: (the 6-piece files: 0.34, 3.15, 1.08 for wcdf and 0.39 without .dtz files; the 7-piece compact
+#: files: 0.66, of which 0.37 the .dtz files with their marks).
+DEFAULT_BITS = {"wld": 0.5, "dtw": 4.0, "layer": 2.0, "compact": 0.8}
 #: Margin on estimated file sizes: bigger tables compress differently.
 FILE_MARGIN = 1.5
 
