@@ -188,3 +188,14 @@ def test_compact_stale_adds_the_dtz_files_a_directory_lacks(master_dir, tmp_path
     assert "is up to date" in capsys.readouterr().out
     os.utime(master.table_path(tmp_path, Material.parse("2k-1k")))  # the master rebuilt: all three again
     assert [m.name for m in compact.stale_materials(tmp_path)] == ["2k-1k"]
+
+
+def test_a_master_layer_with_a_changed_dtz_is_refused_before_a_dtz_file_is_written(master_dir, tmp_path):
+    import h5py
+    material = Material.parse("2k-1k")
+    path = shutil.copy(master.table_path(master_dir, material), tmp_path)
+    with h5py.File(path, "r+") as f:
+        f["rules/wcdf/dtz"][5] += 1
+    with pytest.raises(TableError, match=r"2k-1k\.h5: rule layer wcdf checksum mismatch"):
+        compact.compact_material(tmp_path, material)
+    assert not compact.compact_path(tmp_path, material, kind=compact.WCDF_DTZ).exists()

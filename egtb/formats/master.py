@@ -45,6 +45,7 @@ import json
 import os
 import time
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -398,22 +399,14 @@ def read_categories(path: os.PathLike | str, preset: str) -> np.ndarray:
     """The categories (int8) of one rule layer of a table file, its checksum checked; its DTZ is
     read a slice at a time for the checksum only (the compact writer needs no more)."""
     path = Path(path)
-    try:
-        with h5py.File(path, "r") as f:
-            attrs = dict(f.attrs)
-            _check_header(path, attrs)
-            group = _layer_group(path, f, preset)
-            category = group["category"][...]
-            if len(category) != int(attrs["positions"]):
-                raise TableError(f"{path}: rule layer {preset} sizes do not match "
-                                 f"{attrs['positions']} positions")
-            crc = zlib.crc32(np.ascontiguousarray(category).view(np.uint8))
-            if _continue_crc(group["dtz"], crc) != int(group.attrs["checksum_crc32"]):
-                raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
-    except TableError:
-        raise
-    except (OSError, KeyError, ValueError, RuntimeError) as exc:
-        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    with _layer_file(path, preset) as (attrs, group):
+        category = group["category"][...]
+        if len(category) != int(attrs["positions"]):
+            raise TableError(f"{path}: rule layer {preset} sizes do not match "
+                             f"{attrs['positions']} positions")
+        crc = zlib.crc32(np.ascontiguousarray(category).view(np.uint8))
+        if _continue_crc(group["dtz"], crc) != int(group.attrs["checksum_crc32"]):
+            raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
     return category
 
 
@@ -421,22 +414,29 @@ def read_rule_layer(path: os.PathLike | str, preset: str) -> RuleLayer:
     """One rule layer of a table file (categories and DTZ), its checksum checked, without the
     file's values (a DTZ file's writer needs no more)."""
     path = Path(path)
-    try:
-        with h5py.File(path, "r") as f:
-            attrs = dict(f.attrs)
-            _check_header(path, attrs)
-            group = _layer_group(path, f, preset)
-            layer = RuleLayer(group["category"][...], group["dtz"][...], dict(group.attrs))
-    except TableError:
-        raise
-    except (OSError, KeyError, ValueError, RuntimeError) as exc:
-        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    with _layer_file(path, preset) as (attrs, group):
+        layer = RuleLayer(group["category"][...], group["dtz"][...], dict(group.attrs))
     count = int(attrs["positions"])
     if len(layer.category) != count or len(layer.dtz) != count:
         raise TableError(f"{path}: rule layer {preset} sizes do not match {count} positions")
     if layer_checksum(layer.category, layer.dtz) != int(layer.attrs["checksum_crc32"]):
         raise TableError(f"{path}: rule layer {preset} checksum mismatch (file corrupted)")
     return layer
+
+
+@contextmanager
+def _layer_file(path: Path, preset: str):
+    """(The file's attributes, the group of one rule layer) of an open table file, its header
+    checked; TableError naming the file when it does not read."""
+    try:
+        with h5py.File(path, "r") as f:
+            attrs = dict(f.attrs)
+            _check_header(path, attrs)
+            yield attrs, _layer_group(path, f, preset)
+    except TableError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        raise TableError(f"{path}: unreadable table file ({exc})") from exc
 
 
 def _has_dtw(f: h5py.File, attrs: dict) -> bool:
