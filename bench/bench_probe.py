@@ -27,7 +27,8 @@ random-counter rows; the first pass over the single-probe Boards (each block
 read once) is printed beside the repeated passes, and so is the cost of one
 DTZ block read from a master file. With ``--cold`` the rule-free and
 counter-0 batches are timed again right after the cold ones ("again": their
-blocks read and marked by then), before the random-counter batch. ``--before DIR``
+blocks read and marked by then), before the random-counter batch, which is
+timed again too. ``--before DIR``
 first runs the same bench with the code of checkout DIR (e.g. a worktree of
 the code before a change), in the same run, so that both are measured on the
 same loaded machine. ``--pieces N`` keeps the tables of at most N pieces.
@@ -276,6 +277,12 @@ def main() -> None:
                          repeats=args.repeats), rule_targets[1]),
         ]
     batch_rule = bench_batch(tb, arrays, counters=counters, rule=args.rule, repeats=args.repeats)
+    if args.cold:  # its DTZ blocks read (or marked) by then
+        again_rule = [(f"batch probes/s, again ({args.rule}, counters)",
+                       bench_batch(tb, arrays, counters=counters, rule=args.rule, repeats=args.repeats),
+                       rule_targets[1])]
+    else:
+        again_rule = []
     layer_read, dtz_read = bench_block_reads(tb, probed, args.rule)
     rows = [
         ("single probes/s, first pass (rule-free)", first, None),
@@ -291,6 +298,7 @@ def main() -> None:
         (f"batch probes/s ({args.batch:,}, {args.rule}, 0)", batch_zero, rule_targets[1]),
         *again,
         (f"batch probes/s ({args.batch:,}, {args.rule})", batch_rule, rule_targets[1]),
+        *again_rule,
         ("  with the rule / rule-free", batch_rule / batch, None),
         ("ms a layer block read (category + DTZ)", layer_read * 1e3, None),
         ("ms a DTZ block read (DTZ alone)", dtz_read * 1e3, None),
