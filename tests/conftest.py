@@ -11,6 +11,7 @@ from filelock import FileLock
 
 from egtb.probe.tablebase import Tablebase
 from egtb.build.driver import build
+from egtb.formats.compact import compact_directory
 from egtb.formats.master import SUFFIX, stored_materials
 
 # Scripts run as external engine processes by the tests, not test modules: they
@@ -90,6 +91,28 @@ def built_tables(tmp_path_factory) -> Callable[[int], Path]:
                     complete.touch()
             built[pieces] = directory
         return built[pieces]
+
+    return up_to
+
+
+@pytest.fixture(scope="session")
+def compact_tables(built_tables, tmp_path_factory) -> Callable[[int], Path]:
+    """``compact_tables(n)``: the compact files (``.wld``, ``.wcdf``, ``.dtz`` and their marks files)
+    of every table up to n pieces, alone in a directory, made once per test run from
+    ``built_tables(n)`` and shared as it is (under a file lock): read it, never write into it."""
+    root = run_directory(tmp_path_factory)
+    made: dict[int, Path] = {}
+
+    def up_to(pieces: int) -> Path:
+        if pieces not in made:
+            masters = built_tables(pieces)
+            directory = root / f"shared-compact{pieces}"
+            with FileLock(root / f"shared-compact{pieces}.lock"):
+                if not (root / f"shared-compact{pieces}.complete").exists():
+                    compact_directory(masters, out=directory, jobs=2)
+                    (root / f"shared-compact{pieces}.complete").touch()
+            made[pieces] = directory
+        return made[pieces]
 
     return up_to
 
