@@ -115,7 +115,7 @@ class FileKind:
         run's own cannot follow it), or the one context."""
         first = np.full(MAX_DTZ_CODE + 1, 1, dtype=np.uint8)
         if self.after_previous:
-            first[1] = 2  # WIN after DRAW, the others after DRAW
+            first[1] = 2  # a run of draws (1) as after a win (2), any other as after a draw
         return first
 
     @cached_property
