@@ -192,3 +192,23 @@ def test_a_master_layer_with_a_changed_dtz_is_refused_before_a_dtz_file_is_writt
     with pytest.raises(TableError, match=r"2k-1k\.h5: rule layer wcdf checksum mismatch"):
         compact.compact_material(tmp_path, material)
     assert not compact.compact_path(tmp_path, material, kind=compact.WCDF_DTZ).exists()
+
+
+def test_a_killed_writers_temporary_files_are_removed_by_the_next_run(master_dir, tmp_path):
+    shutil.copy(master.table_path(master_dir, Material.parse("1k-1k")), tmp_path)
+    dead = 2
+    while True:  # a process id no process has
+        try:
+            os.kill(dead, 0)
+            dead += 1
+        except ProcessLookupError:
+            break
+        except PermissionError:
+            dead += 1
+    left = [tmp_path / f"1k-1k.dtz.{dead}.tmp", tmp_path / f"1k-1k.wld.marks.{dead}.tmp"]
+    running = tmp_path / f"1k-1k.wcdf.{os.getppid()}.tmp"  # a writer still at work (a live process): kept
+    for path in (*left, running):
+        path.write_bytes(b"half a file")
+    compact.compact_directory(tmp_path)
+    assert [p.exists() for p in left] == [False, False] and running.exists()
+    assert compact.CompactTable(compact.compact_path(tmp_path, Material.parse("1k-1k"))).layer("wcdf").dtz_file

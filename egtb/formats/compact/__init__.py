@@ -19,12 +19,13 @@ from egtb.formats.compact.layout import (BLOCK_BYTES, DTZ_KINDS, FORMAT_VERSION,
 from egtb.formats.compact.reader import BlockMarks, CompactTable, open_compact
 from egtb.formats.compact.sidecar import MarksFile, marks_path, open_marks
 from egtb.formats.compact.writer import (CompactReport, compact_directory, compact_material, encode_values,
-                                         stale_materials, write_compact, write_marks, write_missing_marks)
+                                         remove_leftovers, stale_materials, write_compact, write_marks,
+                                         write_missing_marks)
 
 __all__ = [
     "BLOCK_BYTES", "BlockMarks", "CompactReport", "CompactTable", "DTZ_KINDS", "FORMAT_VERSION", "FileKind", "KINDS",
     "MarksFile", "RULE_KINDS", "SUFFIX", "WCDF", "WCDF_DTZ", "WDL", "category_codes", "compact_directory",
     "compact_material", "compact_path", "compact_paths", "dtz_codes", "encode_values", "marks_path",
-    "material_counts", "open_compact", "open_marks",
+    "material_counts", "open_compact", "open_marks", "remove_leftovers",
     "stale_materials", "write_compact", "write_marks", "write_missing_marks",
 ]

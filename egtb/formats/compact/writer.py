@@ -30,8 +30,8 @@ from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact.sidecar import MARKS_SUFFIX, marks_bytes, marks_path
 from egtb.positions.material import Material, count_positions
 
-__all__ = ["CompactReport", "compact_directory", "compact_material", "encode_values", "write_compact",
-           "write_marks", "write_missing_marks"]
+__all__ = ["CompactReport", "compact_directory", "compact_material", "encode_values", "remove_leftovers",
+           "write_compact", "write_marks", "write_missing_marks"]
 
 @dataclass
 class CompactReport:
@@ -184,6 +184,37 @@ def _write_atomically(path: Path, blob: bytes) -> Path:
     return path
 
 
+def remove_leftovers(directory: os.PathLike | str) -> list[Path]:
+    """Delete the temporary files (``<file>.<pid>.tmp``) that a killed writer of compact or marks
+    files left in a directory, those of a process still running kept; return them.
+
+    >>> remove_leftovers("/nonexistent")
+    []
+    """
+    removed = []
+    for path in sorted(Path(directory).glob("*.*.tmp")):
+        name, pid, _ = path.name.rsplit(".", 2)
+        if pid.isdigit() and Path(name).suffix in _WRITTEN_SUFFIXES and not _running(int(pid)):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+#: Suffixes of the files this module writes (compact files and their marks files).
+_WRITTEN_SUFFIXES = {kind.suffix for kind in KINDS.values()} | {MARKS_SUFFIX}
+
+
+def _running(pid: int) -> bool:
+    """Whether a process of that id runs (one of another user's counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def write_marks(compact: os.PathLike | str) -> Path:
     """Write the marks file of a compact file (:mod:`.sidecar`: every block decoded once),
     atomically; return its path. TableError names a compact file that does not read or a block
@@ -270,6 +301,7 @@ def write_missing_marks(directory: os.PathLike | str, *, jobs: int = 1,
     []
     """
     directory = Path(directory)
+    remove_leftovers(directory)
     todo = [path for kind in KINDS.values() for material in master.stored_materials(directory, suffix=kind.suffix)
             if not _has_usable_marks(path := compact_path(directory, material, kind=kind))]
     todo.sort(key=lambda path: path.stat().st_size, reverse=True)
@@ -308,6 +340,8 @@ def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | Non
     if materials:
         out.mkdir(parents=True, exist_ok=True)
     todo = sorted(materials, key=count_positions, reverse=True)
+    if out.exists():
+        remove_leftovers(out)
     total = CompactReport()
     for material, report in _compact_all(tables, out, todo, jobs, only_stale):
         total.add(report, material.pieces)
