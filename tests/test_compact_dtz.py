@@ -151,6 +151,18 @@ def test_a_wrong_stored_dtz_is_found_against_the_master(master_dir, tmp_path):
     assert report.errors == 1, report.messages
     assert (f"2k-1k.dtz #{wrong}): stored DTZ {int(dtz[wrong])} differs from the master's "
             f"{int(layer.dtz[wrong])}") in report.messages[0]
+    alone = verify_compact(tmp_path, masters=tmp_path / "none", materials=[material])  # no master: successors
+    assert alone.errors == 1, alone.messages
+    assert f"2k-1k.dtz #{wrong}): stored DTZ {int(dtz[wrong])} is not the one its successors give" in alone.messages[0]
+
+
+@pytest.mark.slow
+def test_without_masters_every_dtz_up_to_four_pieces_is_checked_against_its_successors(master_dir, compact_dir):
+    report = verify_compact(compact_dir, masters=compact_dir / "none")
+    assert report.ok, report.messages[:5]
+    assert report.dtz_files == len(all_materials(MAX_PIECES))
+    assert report.dtz_checked == sum(int(quiet_decisive(m, rule_layer(master_dir, m)).sum())
+                                     for m in all_materials(MAX_PIECES))
 
 
 def test_a_dtz_file_of_another_material_is_refused(compact_dir, tmp_path):

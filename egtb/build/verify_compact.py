@@ -19,11 +19,14 @@ from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats import master
 from egtb.formats.compact import (DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path,
                                   material_counts, open_compact)
-from egtb.formats.values import WDL_LOSS, WDL_OF_CODE
+from egtb.formats.values import CAT_BLESSED_LOSS, CAT_CURSED_WIN, CAT_DRAW, CAT_LOSS, CAT_WIN, WDL_LOSS, WDL_OF_CODE
 from egtb.positions.index import global_unrank, material_of_code, unit_size, unrank_men, unrank_unit
 from egtb.positions.material import Material, count_positions
-from egtb.probe.compact_kernels import CompactBatches, probe_batch
-from egtb.rules.movegen import M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves, has_capture
+from egtb.probe.compact_kernels import CompactBatches, probe_batch, probe_dtz_batch
+from egtb.probe.locate import locate_all
+from egtb.rules.board import DRAW_RULES
+from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
+                                generate_moves, has_capture)
 from egtb.rules.notation import Placement, format_fen
 
 __all__ = ["CompactProber", "CompactVerifyReport", "unrank_chunk", "verify_compact"]
@@ -43,7 +46,7 @@ class CompactVerifyReport(VerifyReport):
     dtz_files: int = 0
     """DTZ files (``.dtz``) checked."""
     dtz_checked: int = 0
-    """Wins and losses whose DTZ was compared with the master's."""
+    """Wins and losses whose DTZ was checked (against the master's, or against their successors)."""
 
 
 @njit(cache=True)
@@ -112,8 +115,10 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     moves, probed from the compact files; no move is a loss). A category file
     (``.wcdf``) is compared with the master's rule layer when there is one,
     else with the WLD file (a category's win or loss side must be its WDL).
-    A DTZ file (``.dtz``) is decoded whole and, where there is a master, its
-    DTZ at every win and loss it holds compared with the master's.
+    A DTZ file (``.dtz``) is decoded whole and its DTZ at every win and loss it
+    holds compared with the master's where there is one, else checked against
+    the successors (the fastest win, the slowest loss, probed from the compact
+    files; ``dtz_checked`` counts either).
     Damaged blocks and missing files count as errors, named in the messages.
 
     """
@@ -169,14 +174,15 @@ def _report_errors(report: CompactVerifyReport, material: Material, kind, errors
 
 def _verify_dtz(prober: "CompactProber", masters: Path, material: Material, rule: str, chunk: int,
                 max_reported: int) -> tuple[int, int, list[tuple[int, str]]]:
-    """(wrong DTZ, wins and losses compared, the first errors) of a material's DTZ file: every
-    block decoded (CRC-32 checked), and with a master layer of ``rule`` the DTZ of every win or
-    loss whose side to move need not capture compared with the master's."""
-    dtz_file = prober.table(material).layer(rule).dtz_file
-    stored = dtz_file.values()  # every block's CRC and decoding (codes: DTZ + 1)
+    """(wrong DTZ, wins and losses checked, the first errors) of a material's DTZ file: every
+    block decoded (CRC-32 checked), and the DTZ of every win or loss whose side to move need not
+    capture compared with the master layer of ``rule`` when there is one, else checked against
+    its successors (:func:`_dtz_successor_errors`)."""
+    categories = prober.table(material).layer(rule)
+    stored = categories.dtz_file.values()  # every block's CRC and decoding (codes: DTZ + 1)
     path = master.table_path(masters, material)
     if not path.exists() or rule not in master.rule_presets_in(path):
-        return 0, 0, []
+        return _dtz_against_successors(prober, material, rule, categories, stored, chunk, max_reported)
     layer = master.read_rule_layer(path, rule)
     counts = material_counts(material)
     bad, checked, errors = 0, 0, []
@@ -290,6 +296,124 @@ def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk:
                                  f"{'category' if rule else 'value'} {what}")
                    for i in wrong[:max_reported]]
     return bad, caps, errors
+
+
+def _dtz_against_successors(prober: "CompactProber", material: Material, rule: str, categories: CompactTable,
+                            stored: np.ndarray, chunk: int, max_reported: int
+                            ) -> tuple[int, int, list[tuple[int, str]]]:
+    """:func:`_verify_dtz` without a master: the stored category (of the category file
+    ``categories``) and DTZ (``stored`` codes) of every win and loss that need not capture, against
+    its successors."""
+    codes = categories.values()
+    category_of = np.array(categories.value_of, dtype=np.int64)
+    counts = material_counts(material)
+    bad, checked, errors = 0, 0, []
+    for lo in range(0, len(stored), chunk):
+        hi = min(lo + chunk, len(stored))
+        bm, bk, wm, wk = (np.empty(hi - lo, dtype=np.int64) for _ in range(4))
+        cap = np.empty(hi - lo, dtype=np.bool_)
+        unrank_chunk(counts, lo, hi, bm, bk, wm, wk, cap)
+        category = category_of[codes[lo:hi]]
+        quiet = np.flatnonzero((np.abs(category) == CAT_WIN) & ~cap)
+        wrong = _dtz_successor_errors(prober, rule, *(a[quiet] for a in (bm, bk, wm, wk)), category[quiet],
+                                      stored[lo:hi][quiet].astype(np.int64) - 1)
+        checked += len(quiet)
+        bad += len(wrong)
+        errors += [(lo + int(quiet[i]), f"stored DTZ {int(stored[lo + quiet[i]]) - 1} is not the one its "
+                                        f"successors give") for i in wrong[:max_reported]]
+    return bad, checked, errors
+
+
+def _dtz_successor_errors(prober: "CompactProber", rule: str, bm, bk, wm, wk, category, dtz) -> np.ndarray:
+    """Which of the wins and losses (Black to move) do not have the category and DTZ their
+    successors give (as the master verifier's rule check: the fastest win, the slowest loss, a
+    zeroing move counting 1 ply), the successors probed from the compact files."""
+    draw_rule = DRAW_RULES[rule]
+    offsets = np.empty(len(bm) + 1, dtype=np.int64)
+    room = len(bm) * 64
+    s = [np.empty(room, dtype=np.int64) for _ in range(4)]
+    zeroing = np.empty(room, dtype=np.bool_)
+    k = int(_rule_successors_chunk(bm, bk, wm, wk, draw_rule.man_move_resets, offsets, *s, zeroing))
+    if k < 0:
+        raise ValueError("more than 64 moves per position on average in a verify chunk")
+    s = [a[:k] for a in s]
+    turn = np.ones(k, dtype=np.int64)
+    succ_category, _ = prober.probe_batch(*s, 1, rule=rule)
+    succ_dtz = np.zeros(k, dtype=np.int64)
+    needed = np.flatnonzero(~zeroing[:k] & (np.abs(succ_category) == CAT_WIN))  # only a quiet move adds its DTZ
+    if len(needed):
+        arrays = tuple(np.ascontiguousarray(a[needed]) for a in (*s, turn))
+        located = (np.empty(len(needed), dtype=np.int32), np.empty(len(needed), dtype=np.int64))
+        locate_all(*arrays, *located)
+        files = {int(code): prober.table(material_of_code(int(code))).layer(rule).dtz_file
+                 for code in np.unique(located[0]).tolist()}
+        missing = [material_of_code(code).name for code, dtz_file in files.items() if dtz_file is None]
+        if missing:
+            raise MissingTableError(f"no DTZ file for {', '.join(missing)} in {prober.directory}")
+        succ_dtz[needed] = probe_dtz_batch(arrays, located, files, batches=prober.batches, rule=rule)
+    errors = np.zeros(len(bm), dtype=np.int64)
+    found = _check_dtz(category.astype(np.int64), dtz, offsets, succ_category.astype(np.int64), succ_dtz,
+                       zeroing[:k], draw_rule.limit_plies, errors)
+    return errors[:found]
+
+
+@njit(cache=True)
+def _rule_successors_chunk(bm, bk, wm, wk, man_resets, offsets, s_bm, s_bk, s_wm, s_wk, s_zeroing):
+    """Every position's successors (White to move) into s_*, and whether each move zeroes the counter
+    (a capture, a crowning, and with ``man_resets`` any man move); offsets[i] is where i's start."""
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    k = 0
+    for i in range(bm.shape[0]):
+        offsets[i] = k
+        n = generate_moves(bm[i], bk[i], wm[i], wk[i], 0, moves)
+        if k + n > s_bm.shape[0]:
+            return -1
+        for m in range(n):
+            s_bm[k], s_bk[k], s_wm[k], s_wk[k] = (moves[m, M_BM], moves[m, M_BK],
+                                                  moves[m, M_WM], moves[m, M_WK])
+            s_zeroing[k] = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0 or (
+                man_resets and moves[m, M_MAN] != 0)
+            k += 1
+    offsets[bm.shape[0]] = k
+    return k
+
+
+@njit(cache=True)
+def _check_dtz(category, dtz, offsets, succ_category, succ_dtz, zeroing, limit, errors):
+    """Count the positions whose category and DTZ are not those their successors give; the first
+    go to ``errors``. A cursed win's or blessed loss's DTZ is not stored: past the limit is all
+    that counts of it (``limit`` + 2 plies through a quiet move, ``limit`` + 1 a zeroing one)."""
+    bad = 0
+    for i in range(category.shape[0]):
+        fastest_win = limit + 1000
+        longest_loss = 0
+        draws = 0
+        for k in range(offsets[i], offsets[i + 1]):
+            tc = succ_category[k]
+            if tc == CAT_DRAW:
+                draws += 1
+                continue
+            decisive = tc == CAT_WIN or tc == CAT_LOSS
+            if zeroing[k]:
+                plies = 1 if decisive else limit + 1
+            else:
+                plies = succ_dtz[k] + 1 if decisive else limit + 2
+            if tc < 0:
+                fastest_win = min(fastest_win, plies)
+            else:
+                longest_loss = max(longest_loss, plies)
+        if fastest_win < limit + 1000:
+            want_category, want_dtz = (CAT_WIN if fastest_win <= limit else CAT_CURSED_WIN), fastest_win
+        elif draws:
+            want_category, want_dtz = CAT_DRAW, 0
+        else:
+            want_category = CAT_LOSS if longest_loss <= limit else CAT_BLESSED_LOSS
+            want_dtz = longest_loss
+        if want_category != category[i] or want_dtz != dtz[i]:
+            if bad < errors.shape[0]:
+                errors[bad] = i
+            bad += 1
+    return bad
 
 
 def _successor_errors(prober: CompactProber, bm, bk, wm, wk, wdl) -> np.ndarray:
