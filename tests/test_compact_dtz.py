@@ -138,31 +138,40 @@ def compact_fen(arrays: tuple[np.ndarray, ...]) -> str:
     return format_fen(Placement(*(int(a[0]) for a in arrays), 0))
 
 
-def test_a_wrong_stored_dtz_is_found_against_the_master(master_dir, tmp_path):
+def write_a_wrong_dtz(master_dir: Path, directory: Path) -> tuple[int, np.ndarray]:
+    """The compact files up to 3 pieces in ``directory``, 2k-1k's .dtz file with one DTZ changed:
+    (its index, the DTZ written)."""
     material = Material.parse("2k-1k")
-    compact.compact_directory(master_dir, out=tmp_path, materials=all_materials(3))
+    compact.compact_directory(master_dir, out=directory, materials=all_materials(3))
     layer = rule_layer(master_dir, material)
     wrong = int(np.flatnonzero(quiet_decisive(material, layer) & (layer.dtz > 3))[7])
     dtz = layer.dtz.copy()
     dtz[wrong] -= 2
     blob, _ = compact.encode_values(material, compact.dtz_codes(layer.category, dtz), kind=compact.WCDF_DTZ)
-    compact.write_marks(compact.write_compact(compact.compact_path(tmp_path, material, kind=compact.WCDF_DTZ), blob))
-    report = verify_compact(tmp_path, masters=master_dir, materials=[material])
+    compact.write_marks(compact.write_compact(compact.compact_path(directory, material, kind=compact.WCDF_DTZ), blob))
+    return wrong, dtz
+
+
+def test_a_wrong_stored_dtz_is_found_against_the_master(master_dir, tmp_path):
+    wrong, dtz = write_a_wrong_dtz(master_dir, tmp_path)
+    report = verify_compact(tmp_path, masters=master_dir, materials=[Material.parse("2k-1k")])
     assert report.errors == 1, report.messages
     assert (f"2k-1k.dtz #{wrong}): stored DTZ {int(dtz[wrong])} differs from the master's "
-            f"{int(layer.dtz[wrong])}") in report.messages[0]
-    alone = verify_compact(tmp_path, masters=tmp_path / "none", materials=[material])  # no master: successors
-    assert alone.errors == 1, alone.messages
-    assert f"2k-1k.dtz #{wrong}): stored DTZ {int(dtz[wrong])} is not the one its successors give" in alone.messages[0]
+            f"{int(rule_layer(master_dir, Material.parse('2k-1k')).dtz[wrong])}") in report.messages[0]
 
 
 @pytest.mark.slow
-def test_without_masters_every_dtz_up_to_four_pieces_is_checked_against_its_successors(master_dir, compact_dir):
+def test_without_masters_every_dtz_up_to_four_pieces_is_checked_against_its_successors(master_dir, compact_dir,
+                                                                                      tmp_path):
     report = verify_compact(compact_dir, masters=compact_dir / "none")
     assert report.ok, report.messages[:5]
     assert report.dtz_files == len(all_materials(MAX_PIECES))
     assert report.dtz_checked == sum(int(quiet_decisive(m, rule_layer(master_dir, m)).sum())
                                      for m in all_materials(MAX_PIECES))
+    wrong, dtz = write_a_wrong_dtz(master_dir, tmp_path)
+    alone = verify_compact(tmp_path, masters=tmp_path / "none", materials=[Material.parse("2k-1k")])
+    assert alone.errors == 1, alone.messages
+    assert f"2k-1k.dtz #{wrong}): stored DTZ {int(dtz[wrong])} is not the one its successors give" in alone.messages[0]
 
 
 def test_a_dtz_file_of_another_material_is_refused(compact_dir, tmp_path):
