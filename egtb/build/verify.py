@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.build.verify_compact import verify_compact
+from egtb.build.verify_compact import NO_WIN, rule_outcome, verify_compact
 from egtb.build.verify_report import MAX_REPORTED, VerifyReport
 from egtb.executor import LocalPool, Task
 from egtb.formats import master
@@ -43,8 +43,7 @@ from egtb.formats.compact import compact_path, compact_paths
 from egtb.formats.cache import TableCache, file_stamp, process_cache
 from egtb.positions.index import (NUM_CODES, code_of_material, material_code, popcount, position_index,
                         unit_size, unrank_kings, unrank_men)
-from egtb.formats.values import (CAT_BLESSED_LOSS, CAT_CURSED_WIN, CAT_DRAW, CAT_LOSS, CAT_WIN,
-                                 DRAW, LOSS, UNKNOWN, WIN, Wdl)
+from egtb.formats.values import CAT_DRAW, CAT_LOSS, CAT_WIN, DRAW, LOSS, UNKNOWN, WIN, Wdl
 from egtb.positions.material import Material, count_positions, mirror_bb
 from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES,
                                 MOVE_WIDTH, generate_moves)
@@ -78,8 +77,6 @@ ERROR_NAMES = {
     ERR_RULE_SIGN: "rule layer: category disagrees with the rule-free value",
 }
 #: Category codes as the rule check kernel sees them (egtb.formats.values.Category).
-#: "No winning move" marker of the rule check.
-NONE_FOUND = 1 << 30
 #: What :func:`_locate` returns for a successor without pieces for the side to move (lost),
 #: and for one whose table is not loaded.
 NO_PIECES = -2
@@ -211,7 +208,7 @@ def _check_rule_one(bm, bk, wm, wk, value, cat, z, offsets, category, dtz, limit
         if cat != CAT_LOSS:
             return ERR_RULE_CATEGORY
         return 0 if z == 0 else ERR_RULE_DTZ
-    fastest_win = NONE_FOUND
+    fastest_win = NO_WIN
     longest_loss = 0
     draws = 0
     for m in range(n):
@@ -235,13 +232,7 @@ def _check_rule_one(bm, bk, wm, wk, value, cat, z, offsets, category, dtz, limit
             fastest_win = min(fastest_win, plies)
         else:
             longest_loss = max(longest_loss, plies)
-    if fastest_win != NONE_FOUND:
-        want_cat, want_z = (CAT_WIN if fastest_win <= limit else CAT_CURSED_WIN), fastest_win
-    elif draws:
-        want_cat, want_z = CAT_DRAW, 0
-    else:
-        want_cat = CAT_LOSS if longest_loss <= limit else CAT_BLESSED_LOSS
-        want_z = longest_loss
+    want_cat, want_z = rule_outcome(fastest_win, longest_loss, draws, limit)
     if cat != want_cat:
         return ERR_RULE_CATEGORY
     return 0 if z == want_z else ERR_RULE_DTZ

@@ -71,8 +71,10 @@ def unrank_chunk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
 
 
 @njit(cache=True)
-def _successors_chunk(bm, bk, wm, wk, offsets, s_bm, s_bk, s_wm, s_wk):
-    """Every position's successors (White to move) into s_*; offsets[i] is where i's start."""
+def _successors_chunk(bm, bk, wm, wk, man_resets, offsets, s_bm, s_bk, s_wm, s_wk, s_zeroing):
+    """Every position's successors (White to move) into s_*, and whether each move zeroes the
+    counter (a capture, a crowning, and with ``man_resets`` any man move); offsets[i] is where
+    i's start. -1 when they do not fit."""
     moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
     k = 0
     for i in range(bm.shape[0]):
@@ -83,6 +85,8 @@ def _successors_chunk(bm, bk, wm, wk, offsets, s_bm, s_bk, s_wm, s_wk):
         for m in range(n):
             s_bm[k], s_bk[k], s_wm[k], s_wk[k] = (moves[m, M_BM], moves[m, M_BK],
                                                   moves[m, M_WM], moves[m, M_WK])
+            s_zeroing[k] = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0 or (
+                man_resets and moves[m, M_MAN] != 0)
             k += 1
     offsets[bm.shape[0]] = k
     return k
@@ -184,13 +188,8 @@ def _verify_dtz(prober: "CompactProber", masters: Path, material: Material, rule
     if not path.exists() or rule not in master.rule_presets_in(path):
         return _dtz_against_successors(prober, material, rule, categories, stored, chunk, max_reported)
     layer = master.read_rule_layer(path, rule)
-    counts = material_counts(material)
     bad, checked, errors = 0, 0, []
-    for lo in range(0, len(stored), chunk):
-        hi = min(lo + chunk, len(stored))
-        bm, bk, wm, wk = (np.empty(hi - lo, dtype=np.int64) for _ in range(4))
-        cap = np.empty(hi - lo, dtype=np.bool_)
-        unrank_chunk(counts, lo, hi, bm, bk, wm, wk, cap)
+    for lo, hi, _, cap in _unranked_chunks(material, chunk):
         decisive = (np.abs(layer.category[lo:hi]) == 2) & ~cap
         wrong = np.flatnonzero(decisive & (stored[lo:hi].astype(np.int64) - 1 != layer.dtz[lo:hi]))
         checked += int(decisive.sum())
@@ -263,14 +262,8 @@ def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk:
     stored = source.values()  # every block's CRC and decoding
     value_of = np.array(source.value_of, dtype=np.int8)
     reference = _reference(masters, material, rule)
-    counts = material_counts(material)
-    total = count_positions(material)
     bad, caps, errors = 0, 0, []
-    for lo in range(0, total, chunk):
-        hi = min(lo + chunk, total)
-        bm, bk, wm, wk = (np.empty(hi - lo, dtype=np.int64) for _ in range(4))
-        cap = np.empty(hi - lo, dtype=np.bool_)
-        unrank_chunk(counts, lo, hi, bm, bk, wm, wk, cap)
+    for lo, hi, (bm, bk, wm, wk), cap in _unranked_chunks(material, chunk):
         if reference is not None:
             searched = np.flatnonzero(cap)[::SEARCH_SAMPLE]
             got = value_of[stored[lo:hi]]
@@ -306,16 +299,11 @@ def _dtz_against_successors(prober: "CompactProber", material: Material, rule: s
     its successors."""
     codes = categories.values()
     category_of = np.array(categories.value_of, dtype=np.int64)
-    counts = material_counts(material)
     bad, checked, errors = 0, 0, []
-    for lo in range(0, len(stored), chunk):
-        hi = min(lo + chunk, len(stored))
-        bm, bk, wm, wk = (np.empty(hi - lo, dtype=np.int64) for _ in range(4))
-        cap = np.empty(hi - lo, dtype=np.bool_)
-        unrank_chunk(counts, lo, hi, bm, bk, wm, wk, cap)
+    for lo, hi, boards, cap in _unranked_chunks(material, chunk):
         category = category_of[codes[lo:hi]]
         quiet = np.flatnonzero((np.abs(category) == CAT_WIN) & ~cap)
-        wrong = _dtz_successor_errors(prober, rule, *(a[quiet] for a in (bm, bk, wm, wk)), category[quiet],
+        wrong = _dtz_successor_errors(prober, rule, *(a[quiet] for a in boards), category[quiet],
                                       stored[lo:hi][quiet].astype(np.int64) - 1)
         checked += len(quiet)
         bad += len(wrong)
@@ -333,7 +321,7 @@ def _dtz_successor_errors(prober: "CompactProber", rule: str, bm, bk, wm, wk, ca
     room = len(bm) * 64
     s = [np.empty(room, dtype=np.int64) for _ in range(4)]
     zeroing = np.empty(room, dtype=np.bool_)
-    k = int(_rule_successors_chunk(bm, bk, wm, wk, draw_rule.man_move_resets, offsets, *s, zeroing))
+    k = int(_successors_chunk(bm, bk, wm, wk, draw_rule.man_move_resets, offsets, *s, zeroing))
     if k < 0:
         raise ValueError("more than 64 moves per position on average in a verify chunk")
     s = [a[:k] for a in s]
@@ -357,25 +345,20 @@ def _dtz_successor_errors(prober: "CompactProber", rule: str, bm, bk, wm, wk, ca
     return errors[:found]
 
 
-@njit(cache=True)
-def _rule_successors_chunk(bm, bk, wm, wk, man_resets, offsets, s_bm, s_bk, s_wm, s_wk, s_zeroing):
-    """Every position's successors (White to move) into s_*, and whether each move zeroes the counter
-    (a capture, a crowning, and with ``man_resets`` any man move); offsets[i] is where i's start."""
-    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
-    k = 0
-    for i in range(bm.shape[0]):
-        offsets[i] = k
-        n = generate_moves(bm[i], bk[i], wm[i], wk[i], 0, moves)
-        if k + n > s_bm.shape[0]:
-            return -1
-        for m in range(n):
-            s_bm[k], s_bk[k], s_wm[k], s_wk[k] = (moves[m, M_BM], moves[m, M_BK],
-                                                  moves[m, M_WM], moves[m, M_WK])
-            s_zeroing[k] = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0 or (
-                man_resets and moves[m, M_MAN] != 0)
-            k += 1
-    offsets[bm.shape[0]] = k
-    return k
+#: What a fastest win is over no winning move.
+NO_WIN = 1 << 30
+
+
+@njit(cache=True, inline="always")
+def rule_outcome(fastest_win, longest_loss, draws, limit):
+    """(category, DTZ) of a position under a move rule from its moves: the fastest win in plies
+    (NO_WIN: no move wins), else a draw when a move draws, else the slowest loss; a win or loss of
+    more than ``limit`` plies is cursed or blessed."""
+    if fastest_win != NO_WIN:
+        return (CAT_WIN if fastest_win <= limit else CAT_CURSED_WIN), fastest_win
+    if draws:
+        return CAT_DRAW, 0
+    return (CAT_LOSS if longest_loss <= limit else CAT_BLESSED_LOSS), longest_loss
 
 
 @njit(cache=True)
@@ -385,7 +368,7 @@ def _check_dtz(category, dtz, offsets, succ_category, succ_dtz, zeroing, limit, 
     that counts of it (``limit`` + 2 plies through a quiet move, ``limit`` + 1 a zeroing one)."""
     bad = 0
     for i in range(category.shape[0]):
-        fastest_win = limit + 1000
+        fastest_win = NO_WIN
         longest_loss = 0
         draws = 0
         for k in range(offsets[i], offsets[i + 1]):
@@ -402,13 +385,7 @@ def _check_dtz(category, dtz, offsets, succ_category, succ_dtz, zeroing, limit, 
                 fastest_win = min(fastest_win, plies)
             else:
                 longest_loss = max(longest_loss, plies)
-        if fastest_win < limit + 1000:
-            want_category, want_dtz = (CAT_WIN if fastest_win <= limit else CAT_CURSED_WIN), fastest_win
-        elif draws:
-            want_category, want_dtz = CAT_DRAW, 0
-        else:
-            want_category = CAT_LOSS if longest_loss <= limit else CAT_BLESSED_LOSS
-            want_dtz = longest_loss
+        want_category, want_dtz = rule_outcome(fastest_win, longest_loss, draws, limit)
         if want_category != category[i] or want_dtz != dtz[i]:
             if bad < errors.shape[0]:
                 errors[bad] = i
@@ -416,11 +393,24 @@ def _check_dtz(category, dtz, offsets, succ_category, succ_dtz, zeroing, limit, 
     return bad
 
 
+def _unranked_chunks(material: Material, chunk: int):
+    """(first index, end, (bm, bk, wm, wk), must capture) of a material's positions (Black to move),
+    ``chunk`` positions at a time."""
+    counts = material_counts(material)
+    total = count_positions(material)
+    for lo in range(0, total, chunk):
+        hi = min(lo + chunk, total)
+        boards = tuple(np.empty(hi - lo, dtype=np.int64) for _ in range(4))
+        cap = np.empty(hi - lo, dtype=np.bool_)
+        unrank_chunk(counts, lo, hi, *boards, cap)
+        yield lo, hi, boards, cap
+
+
 def _successor_errors(prober: CompactProber, bm, bk, wm, wk, wdl) -> np.ndarray:
     offsets = np.empty(len(bm) + 1, dtype=np.int64)
     cap = len(bm) * 64
     s = [np.empty(cap, dtype=np.int64) for _ in range(4)]
-    k = int(_successors_chunk(bm, bk, wm, wk, offsets, *s))
+    k = int(_successors_chunk(bm, bk, wm, wk, False, offsets, *s, np.empty(cap, dtype=np.bool_)))
     if k < 0:
         raise ValueError("more than 64 moves per position on average in a verify chunk")
     succ_wdl, _ = prober.probe_batch(*(a[:k] for a in s), 1)
