@@ -184,17 +184,19 @@ def _verify_dtz(prober: "CompactProber", masters: Path, material: Material, rule
     its successors (:func:`_dtz_successor_errors`)."""
     categories = prober.table(material).layer(rule)
     stored = categories.dtz_file.values()  # every block's CRC and decoding (codes: DTZ + 1)
+    dtz_of = categories.dtz_file.kind.value_of_code
     path = master.table_path(masters, material)
     if not path.exists() or rule not in master.rule_presets_in(path):
-        return _dtz_against_successors(prober, material, rule, categories, stored, chunk, max_reported)
+        return _dtz_against_successors(prober, material, rule, categories, dtz_of, stored, chunk, max_reported)
     layer = master.read_rule_layer(path, rule)
     bad, checked, errors = 0, 0, []
     for lo, hi, _, cap in _unranked_chunks(material, chunk):
         decisive = (np.abs(layer.category[lo:hi]) == 2) & ~cap
-        wrong = np.flatnonzero(decisive & (stored[lo:hi].astype(np.int64) - 1 != layer.dtz[lo:hi]))
+        dtz = dtz_of[stored[lo:hi]]
+        wrong = np.flatnonzero(decisive & (dtz != layer.dtz[lo:hi]))
         checked += int(decisive.sum())
         bad += len(wrong)
-        errors += [(lo + int(i), f"stored DTZ {int(stored[lo + i]) - 1} differs from the master's "
+        errors += [(lo + int(i), f"stored DTZ {int(dtz[i])} differs from the master's "
                                  f"{int(layer.dtz[lo + i])}") for i in wrong[:max_reported]]
     return bad, checked, errors
 
@@ -211,14 +213,19 @@ class CompactProber:
         self.directory = Path(directory)
         self.batches = CompactBatches()
         """The batch pools of this prober."""
+        self._tables: dict[Material, CompactTable] = {}
 
     def table(self, material: Material) -> CompactTable:
-        """The compact table of a material (MissingTableError when absent)."""
-        path = compact_path(self.directory, material)
-        if not path.exists():
-            raise MissingTableError(f"no compact table for material {material.name} in "
-                                    f"{self.directory} ({path.name} is missing)")
-        return open_compact(path)  # decoded blocks go to the process's cache
+        """The compact table of a material, opened once (MissingTableError when absent): its blocks'
+        marks, checked on first use, serve every later lookup of the prober."""
+        found = self._tables.get(material)
+        if found is None:
+            path = compact_path(self.directory, material)
+            if not path.exists():
+                raise MissingTableError(f"no compact table for material {material.name} in "
+                                        f"{self.directory} ({path.name} is missing)")
+            found = self._tables[material] = open_compact(path)  # decoded blocks go to the process's cache
+        return found
 
     def probe_batch(self, bm, bk, wm, wk, turn, *, rule: str | None = None
                     ) -> tuple[np.ndarray, np.ndarray]:
@@ -292,22 +299,22 @@ def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk:
 
 
 def _dtz_against_successors(prober: "CompactProber", material: Material, rule: str, categories: CompactTable,
-                            stored: np.ndarray, chunk: int, max_reported: int
+                            dtz_of: np.ndarray, stored: np.ndarray, chunk: int, max_reported: int
                             ) -> tuple[int, int, list[tuple[int, str]]]:
     """:func:`_verify_dtz` without a master: the stored category (of the category file
-    ``categories``) and DTZ (``stored`` codes) of every win and loss that need not capture, against
-    its successors."""
+    ``categories``) and DTZ (``stored`` codes, ``dtz_of`` each) of every win and loss that need
+    not capture, against its successors."""
     codes = categories.values()
     category_of = np.array(categories.value_of, dtype=np.int64)
     bad, checked, errors = 0, 0, []
     for lo, hi, boards, cap in _unranked_chunks(material, chunk):
         category = category_of[codes[lo:hi]]
         quiet = np.flatnonzero((np.abs(category) == CAT_WIN) & ~cap)
-        wrong = _dtz_successor_errors(prober, rule, *(a[quiet] for a in boards), category[quiet],
-                                      stored[lo:hi][quiet].astype(np.int64) - 1)
+        dtz = dtz_of[stored[lo:hi][quiet]]
+        wrong = _dtz_successor_errors(prober, rule, *(a[quiet] for a in boards), category[quiet], dtz)
         checked += len(quiet)
         bad += len(wrong)
-        errors += [(lo + int(quiet[i]), f"stored DTZ {int(stored[lo + quiet[i]]) - 1} is not the one its "
+        errors += [(lo + int(quiet[i]), f"stored DTZ {int(dtz[i])} is not the one its "
                                         f"successors give") for i in wrong[:max_reported]]
     return bad, checked, errors
 

@@ -824,7 +824,7 @@ def _layer_distance(layer: Table, index: int, category: int, capture: bool) -> i
     if decisive and capture and not layer.stores_captures:
         return 1
     if decisive and layer.dtz_file is not None:
-        return layer.dtz_file.value(index) - 1
+        return layer.dtz_file.value_at(index)
     return layer.distance_at(index) if decisive or layer.cursed_distances else None
 
 

@@ -349,14 +349,14 @@ class CompactTable:
         return found
 
     def value_at(self, index: int) -> int:
-        """WDL (WLD file) or category (category file) of a position, meaningless where the
-        side to move must capture."""
+        """WDL (WLD file), category (category file) or DTZ (DTZ file) of a position, meaningless
+        where the side to move must capture."""
         return self.value_of[self.value(index)]
 
     def distance_at(self, index: int) -> int | None:
         """The DTZ from the DTZ file of a category file (meaningful at a win or loss whose side to
         move need not capture); None without one (a WLD file holds no DTW)."""
-        return None if self.dtz_file is None else self.dtz_file.value(index) - 1
+        return None if self.dtz_file is None else self.dtz_file.value_at(index)
 
     def kernel_layers(self) -> dict:
         """None of its layers is read by the rule kernel from memory (each is a compact file)."""

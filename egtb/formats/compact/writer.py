@@ -340,8 +340,7 @@ def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | Non
     if materials:
         out.mkdir(parents=True, exist_ok=True)
     todo = sorted(materials, key=count_positions, reverse=True)
-    if out.exists():
-        remove_leftovers(out)
+    remove_leftovers(out)
     total = CompactReport()
     for material, report in _compact_all(tables, out, todo, jobs, only_stale):
         total.add(report, material.pieces)
