@@ -424,7 +424,7 @@ def run_compact(args: argparse.Namespace) -> int:
     materials = stale_materials(directory, out=args.out, min_pieces=0) if args.stale else None
     report = compact_directory(directory, out=args.out, jobs=args.jobs or os.cpu_count() or 1,
                                materials=materials, only_stale=args.stale, on_done=show)
-    if args.stale and not materials:
+    if args.stale and not materials and master.stored_materials(directory):
         print(f"every compact file of {directory} is up to date")
         return EXIT_OK
     if report.tables == 0 and not report.rule_bytes + report.dtz_bytes:

@@ -200,6 +200,9 @@ def test_compact_stale_adds_the_dtz_files_a_directory_lacks(master_dir, tmp_path
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.w*")} == kept  # .wld, .wcdf untouched
     assert cli.main(["compact", "--tables", str(tmp_path), "--stale"]) == cli.EXIT_OK
     assert "is up to date" in capsys.readouterr().out
+    (tmp_path / "empty").mkdir()  # no master at all is no "up to date"
+    assert cli.main(["compact", "--tables", str(tmp_path / "empty"), "--stale"]) == cli.EXIT_FAILED
+    assert "no master tables in" in capsys.readouterr().err
     os.utime(master.table_path(tmp_path, Material.parse("2k-1k")))  # the master rebuilt: all three again
     assert [m.name for m in compact.stale_materials(tmp_path)] == ["2k-1k"]
 
