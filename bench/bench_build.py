@@ -34,8 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from egtb.build import driver as builder, pipeline, plan as planner
-from egtb.build.stats import PUBLISHED_POSITIONS
+from egtb.builder import driver as builder, pipeline, plan as planner
+from egtb.builder.stats import PUBLISHED_POSITIONS
 
 
 def peak_mb() -> float:

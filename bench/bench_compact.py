@@ -141,7 +141,7 @@ def main() -> None:
     masters = Path(args.tables) if args.tables else master.default_dir()
     note = ""
     if not any(masters.glob("*.h5")):
-        from egtb.build.driver import build
+        from egtb.builder.driver import build
         masters = Path(tempfile.mkdtemp(prefix="bench_compact_master_"))
         atexit.register(shutil.rmtree, masters, ignore_errors=True)
         build(args.build, directory=masters, progress=False)

@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from egtb.build import driver as builder, pipeline, plan as planner
+from egtb.builder import driver as builder, pipeline, plan as planner
 from egtb.dask.executor import DaskPool
 from tournament.batches import TARGET_TASK_SECONDS
 from tournament.config import TournamentConfig

@@ -1,7 +1,7 @@
 """Bytes a position of the lean builder, phase by phase, beside the anchors' (prints figures).
 
 Builds one pair the way the 7-piece build does (the values and the wcdf layer,
-no DTW, values on disk: egtb/build/contents.py, egtb/formats/scratch.py) from a
+no DTW, values on disk: egtb/builder/contents.py, egtb/formats/scratch.py) from a
 directory of finished tables (read only: the pair's files go to a directory of
 links), and prints for each phase the bytes a position in RAM (this process's
 resident set at the end of the phase, over the pair's and its dependencies'
@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from egtb.build import pipeline, plan as planner
-from egtb.build.contents import contents_for
+from egtb.builder import pipeline, plan as planner
+from egtb.builder.contents import contents_for
 from egtb.formats import master, scratch
 from egtb.positions.material import Material, count_positions
 

@@ -227,7 +227,7 @@ def main() -> None:
     directory = Path(args.dir) if args.dir else master.default_dir()
     note = ""
     if not Tablebase(directory).materials():
-        from egtb.build.driver import build
+        from egtb.builder.driver import build
         directory = Path(tempfile.mkdtemp(prefix="bench_probe_"))
         atexit.register(shutil.rmtree, directory, ignore_errors=True)
         build(args.build, directory=directory, progress=False)

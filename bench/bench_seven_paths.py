@@ -1,4 +1,4 @@
-"""The ways a pair can run (egtb.build.budget), timed on the same pair in one process.
+"""The ways a pair can run (egtb.builder.budget), timed on the same pair in one process.
 
     nice -n 19 .venv/bin/python bench/bench_seven_paths.py --tables DIR 2k-3k 1m1k-1m2k
 
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.build.contents import contents_for  # noqa: E402
-from egtb.build import pipeline, plan as planner
+from egtb.builder.contents import contents_for  # noqa: E402
+from egtb.builder import pipeline, plan as planner
 from egtb.formats import scratch
 
 CONTENTS = contents_for(7, rules="all", dtw=True)  #: the rule-free table and every layer

@@ -4,10 +4,10 @@ Prints figures, asserts nothing. Each side builds the same pair (default the
 largest 6-piece pair, ``1m1k-2m2k``: 217.8 M positions) into its own temporary
 directory, beside symlinks to every other finished table of ``--tables``:
 
-- ``local``: ``egtb.build.build`` with one job (``jobs=1``: in this process);
+- ``local``: ``egtb.builder.build`` with one job (``jobs=1``: in this process);
 - ``dask``: a ``LocalCluster`` of ``--workers`` single-threaded worker
   processes on 127.0.0.1, the pair cut into unit tasks
-  (``build(executor=DaskPool(...), split_pairs=Split(positions=1))``, :mod:`egtb.build.split`).
+  (``build(executor=DaskPool(...), split_pairs=Split(positions=1))``, :mod:`egtb.builder.split`).
 
 Per side: wall time, CPU seconds of the processes that solved (this one; the Dask
 workers), their peak resident memory, and the pair's files'
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from egtb.build import driver as builder, pipeline, plan as planner
+from egtb.builder import driver as builder, pipeline, plan as planner
 from egtb.dask.executor import DaskPool
 from egtb.formats import master
 

@@ -30,9 +30,9 @@ import resource
 import time
 from pathlib import Path
 
-from egtb.build.contents import contents_for  # noqa: E402
-from egtb.build import budget
-from egtb.build import pipeline, plan as planner
+from egtb.builder.contents import contents_for  # noqa: E402
+from egtb.builder import budget
+from egtb.builder import pipeline, plan as planner
 from egtb.formats import compact
 from egtb.formats import master
 from egtb.positions.material import Material

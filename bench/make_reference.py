@@ -2,7 +2,7 @@
 
 Run it only on tables ``egtb verify`` passed. Each table's counts, longest DTW
 and checksum, and each rule layer's figures, are recomputed from the stored
-bytes (``egtb.build.reference.reference_lines``), never taken from the files'
+bytes (``egtb.builder.reference.reference_lines``), never taken from the files'
 attributes. Materials the reference already lists are left as they are.
 
     .venv/bin/python bench/make_reference.py --tables /work/egtb --pieces 7 --write
@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from egtb.build.reference import (REFERENCE_PATH, RULE_REFERENCE_PATH, load_reference,
+from egtb.builder.reference import (REFERENCE_PATH, RULE_REFERENCE_PATH, load_reference,
                                   reference_lines)
 from egtb.formats import master
 from egtb.positions.material import Material

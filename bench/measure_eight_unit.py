@@ -5,7 +5,7 @@ its exits lead to 7-piece kings-only tables only, so it can be solved from a
 finished 7-piece directory alone. The default, ``1k-7k`` (168.3 M positions),
 is the smallest; ``2k-6k`` (589 M), ``4k-4k`` (736 M) and ``3k-5k`` (1.18 G)
 are the larger ones (docs/distributed.md plans them). The pair is built with
-the 8-piece default contents (:func:`egtb.build.contents.contents_for`) into
+the 8-piece default contents (:func:`egtb.builder.contents.contents_for`) into
 ``--out``, beside symlinks to its dependencies in ``--tables``.
 
     .venv/bin/python bench/measure_eight_unit.py --tables /work/egtb --out /tmp/eight [--pair 1k-7k]
@@ -23,9 +23,9 @@ import resource
 import time
 from pathlib import Path
 
-from egtb.build import budget
-from egtb.build import pipeline, plan as planner
-from egtb.build.contents import contents_for
+from egtb.builder import budget
+from egtb.builder import pipeline, plan as planner
+from egtb.builder.contents import contents_for
 from egtb.formats import master
 
 

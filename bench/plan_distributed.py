@@ -2,7 +2,7 @@
 
 For each piece count: positions (exactly n pieces, both colours, Black to move
 after colour normalisation), the largest material pair and what the lean
-builder (the values and the wcdf layer, no DTW: egtb/build/contents.py) keeps
+builder (the values and the wcdf layer, no DTW: egtb/builder/contents.py) keeps
 for it in its scratch files (a byte a position of the pair and every table its
 exits reach, two more a position of the pair for its DTZ), the largest unit
 (one men configuration pair) with the solver's work arrays (edge lists, or the
@@ -22,8 +22,8 @@ import argparse
 
 import numpy as np
 
-from egtb.build import solve, solve_regen
-from egtb.build.plan import pair_of, successor_materials
+from egtb.builder import solve, solve_regen
+from egtb.builder.plan import pair_of, successor_materials
 from egtb.positions.material import all_materials, count_king_placements, count_positions
 
 RATE = 4.18e6  #: positions solved per second per core (the 7-piece build: values and wcdf layer)
@@ -37,7 +37,7 @@ PUBLISHED = {7: 34_779_531_480}  #: any colours, DESIGN.md (checkers proof)
 
 
 def scratch_bytes(material) -> int:
-    """Bytes of egtb.build.solve.Scratch for a unit of this material (two halves)."""
+    """Bytes of egtb.builder.solve.Scratch for a unit of this material (two halves)."""
     unit = count_king_placements(material)
     nodes = 2 * unit
     edges = 4 * unit * (material.black_kings + material.white_kings)

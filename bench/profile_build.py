@@ -6,7 +6,7 @@ Builds every table up to ``--pieces`` (or reads a complete ``--tables DIR``
 without writing there, e.g. ``--pair 2k-4k --tables /work/egtb6``), then solves
 one pair again in this process (default: the largest pair with men on both
 sides with the most pieces) and times each phase on its own, calling the
-solver's kernels (:mod:`egtb.build.solve`) one at a time:
+solver's kernels (:mod:`egtb.builder.solve`) one at a time:
 
 - load: reading the dependency tables from disk into the flat arrays;
 - unrank: men configuration and king placements of every unit;
@@ -33,10 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.build.contents import Contents  # noqa: E402
-from egtb.build import driver as builder, pipeline, plan as planner
-from egtb.build import rule_layer
-from egtb.build import solve
+from egtb.builder.contents import Contents  # noqa: E402
+from egtb.builder import driver as builder, pipeline, plan as planner
+from egtb.builder import rule_layer
+from egtb.builder import solve
 from egtb.positions.index import rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
 from egtb.positions.material import Material, mirror_bb
 

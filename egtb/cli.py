@@ -207,7 +207,7 @@ def run_moves(args: argparse.Namespace) -> int:
 
 
 def _register_build(subparsers) -> None:
-    from egtb.build.plan import DEFAULT_RULES, RULE_PRESETS
+    from egtb.builder.plan import DEFAULT_RULES, RULE_PRESETS
     p = _subcommand(subparsers, "build", help="build endgame tables up to N pieces",
                     description="Build every table with up to N pieces, skipping complete files (resumable).")
     p.add_argument("--pieces", "-n", type=int, default=DEFAULT_PIECES,
@@ -241,8 +241,8 @@ def _register_build(subparsers) -> None:
 
 def _rule_list(text: str) -> str:
     """argparse type of ``--rules``: checks the preset names, keeps the text."""
-    from egtb.build.contents import AUTO
-    from egtb.build.rule_layer import parse_presets
+    from egtb.builder.contents import AUTO
+    from egtb.builder.rule_layer import parse_presets
     try:
         if text.strip() != AUTO:
             parse_presets(text)
@@ -279,8 +279,8 @@ def _register_verify(subparsers) -> None:
 def run_build(args: argparse.Namespace) -> int:
     """Handler of ``egtb build``."""
     from egtb.errors import SolverError
-    from egtb.build.budget import GB
-    from egtb.build.driver import build
+    from egtb.builder.budget import GB
+    from egtb.builder.driver import build
     from egtb.dask.executor import make_executor
     if args.pieces < 2:
         raise ValueError(f"--pieces must be at least 2, not {args.pieces}")
@@ -327,7 +327,7 @@ def _existing_tables_dir(args: argparse.Namespace) -> Path:
 
 def run_stats(args: argparse.Namespace) -> int:
     """Handler of ``egtb stats``."""
-    from egtb.build.stats import directory_stats, format_stats, stats_json
+    from egtb.builder.stats import directory_stats, format_stats, stats_json
     tables, totals = directory_stats(_existing_tables_dir(args))
     print(stats_json(tables, totals) if args.json else format_stats(tables, totals))
     return EXIT_OK
@@ -335,7 +335,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     """Handler of ``egtb verify``: exit status 1 on any error."""
-    from egtb.build.verify import verify_directory
+    from egtb.builder.verify import verify_directory
     directory = _existing_tables_dir(args)
     def wanted(suffix: str = master.SUFFIX) -> list[Material]:
         return [m for m in master.stored_materials(directory, suffix=suffix)
@@ -374,7 +374,7 @@ def run_verify(args: argparse.Namespace) -> int:
 def _add_compact_check(report, directory: Path, materials: list[Material]) -> None:
     """Fold the check of the compact files of `materials`, which have no master, into a verify
     report (those with a master were checked against it by the verify's workers)."""
-    from egtb.build.verify_compact import verify_compact
+    from egtb.builder.verify_compact import verify_compact
     if not materials:
         return
     compact = verify_compact(directory, materials=materials)
@@ -474,7 +474,7 @@ def _write_marks(directory: Path, args: argparse.Namespace) -> int:
 def _compare_reference(directory: Path, materials: list[Material]) -> tuple[list[str], int, int]:
     """(messages about those of `materials` whose tables or rule layers differ from the shipped
     reference, tables listed there, rule layers listed there)."""
-    from egtb.build.reference import compare_with_reference, load_reference, load_rule_reference
+    from egtb.builder.reference import compare_with_reference, load_reference, load_rule_reference
     reference, rule_reference = load_reference(), load_rule_reference()
     differing = compare_with_reference(directory, materials, reference=reference,
                                        rule_reference=rule_reference)

@@ -10,7 +10,7 @@ import pytest
 from filelock import FileLock
 
 from egtb.probe.tablebase import Tablebase
-from egtb.build.driver import build
+from egtb.builder.driver import build
 from egtb.formats.compact import compact_directory
 from egtb.formats.master import SUFFIX, stored_materials
 

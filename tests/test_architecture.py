@@ -92,20 +92,20 @@ def test_no_import_cycles():
 
 @pytest.mark.parametrize("layer, forbidden", [
     ("egtb", ("tournament",)),
-    ("egtb.rules", ("egtb.positions", "egtb.formats", "egtb.build", "egtb.probe", "egtb.dask",
+    ("egtb.rules", ("egtb.positions", "egtb.formats", "egtb.builder", "egtb.probe", "egtb.dask",
                     "egtb.cli")),
-    ("egtb.positions", ("egtb.formats", "egtb.build", "egtb.probe", "egtb.dask", "egtb.cli")),
-    ("egtb.build", ("egtb.probe.tablebase", "egtb.cli")),
-    ("egtb.build", ("egtb.dask",)),  # a build runs on any executor; the command line picks Dask
-    ("egtb.build.plan", ("egtb.build.pipeline", "egtb.build.driver", "egtb.executor")),
-    ("egtb.build.pipeline", ("egtb.build.driver", "egtb.build.split", "egtb.executor")),
-    ("egtb.executor", ("egtb.rules", "egtb.positions", "egtb.formats", "egtb.build", "egtb.probe",
+    ("egtb.positions", ("egtb.formats", "egtb.builder", "egtb.probe", "egtb.dask", "egtb.cli")),
+    ("egtb.builder", ("egtb.probe.tablebase", "egtb.cli")),
+    ("egtb.builder", ("egtb.dask",)),  # a build runs on any executor; the command line picks Dask
+    ("egtb.builder.plan", ("egtb.builder.pipeline", "egtb.builder.driver", "egtb.executor")),
+    ("egtb.builder.pipeline", ("egtb.builder.driver", "egtb.builder.split", "egtb.executor")),
+    ("egtb.executor", ("egtb.rules", "egtb.positions", "egtb.formats", "egtb.builder", "egtb.probe",
                        "egtb.dask", "egtb.cli")),  # the interface knows no build nor game
     ("tournament.schedule", ("egtb.dask",)),
-    ("egtb.probe", ("egtb.build", "egtb.dask", "egtb.cli")),
-    ("egtb.formats", ("egtb.build", "egtb.probe", "egtb.cli")),
+    ("egtb.probe", ("egtb.builder", "egtb.dask", "egtb.cli")),
+    ("egtb.formats", ("egtb.builder", "egtb.probe", "egtb.cli")),
     ("tournament.engines", ("tournament.schedule", "tournament.cli", "tournament.records")),
-    ("tournament", ("egtb.build",)),  # the tournament reads tables, it never builds them
+    ("tournament", ("egtb.builder",)),  # the tournament reads tables, it never builds them
     ("tournament", ("egtb.cli",)),  # each command line stands alone: exit codes from egtb.exit_status,
                                     # probe answers' JSON form from egtb.probe.results
 ])

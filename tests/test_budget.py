@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from egtb.build import budget
-from egtb.build import driver as builder, plan as planner
-from egtb.build.stats import one_colour_placements
-from egtb.build.contents import contents_for
+from egtb.builder import budget
+from egtb.builder import driver as builder, plan as planner
+from egtb.builder.stats import one_colour_placements
+from egtb.builder.contents import contents_for
 from egtb.positions.material import count_positions
 
 #: Published number of placements of 7 pieces (any colours, side to move not counted).

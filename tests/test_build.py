@@ -13,16 +13,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egtb.build.contents import contents_for
-from egtb.build import driver as builder, pipeline, plan as planner
+from egtb.builder.contents import contents_for
+from egtb.builder import driver as builder, pipeline, plan as planner
 from egtb.formats import master
 from egtb.formats.values import DRAW, LOSS, WIN
 from egtb.positions.index import global_rank, global_unrank, position_index
 from egtb.positions.material import Material, all_materials, count_positions, normalise
 from egtb.rules.notation import parse_fen
-from egtb.build.reference import (NO_DTW, REFERENCE_PATH, RULE_REFERENCE_PATH, compare_with_reference,
+from egtb.builder.reference import (NO_DTW, REFERENCE_PATH, RULE_REFERENCE_PATH, compare_with_reference,
                                   load_reference, load_rule_reference, reference_lines)
-from egtb.build.stats import (PUBLISHED_PLACEMENTS, PUBLISHED_POSITIONS, directory_stats,
+from egtb.builder.stats import (PUBLISHED_PLACEMENTS, PUBLISHED_POSITIONS, directory_stats,
                               one_colour_placements)
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden" / "positions.txt"
@@ -155,7 +155,7 @@ def test_position_index_kernel_matches_global_rank():
 
 @pytest.mark.slow
 def test_five_pieces_counts_and_verify(built_tables):
-    from egtb.build.verify import verify_directory
+    from egtb.builder.verify import verify_directory
     tables5 = built_tables(5)  # the session's shared set: read only
     _, totals = directory_stats(tables5)
     assert {t.pieces: t.positions for t in totals} == {n: PUBLISHED_POSITIONS[n] for n in range(2, 6)}

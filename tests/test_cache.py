@@ -130,8 +130,8 @@ def test_a_bound_holds_within_its_block_and_is_lifted_after(files):
 
 
 def test_the_builder_and_the_verifier_keep_their_tables_in_the_process_cache(tmp_path):
-    from egtb.build.driver import build
-    from egtb.build.verify import verify_directory
+    from egtb.builder.driver import build
+    from egtb.builder.verify import verify_directory
     cache = process_cache()
     budget = cache.max_bytes
     build(3, directory=tmp_path, jobs=1, progress=False)

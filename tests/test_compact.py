@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from egtb import cli
-from egtb.build import budget, driver
+from egtb.builder import budget, driver
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
-from egtb.build.verify_compact import unrank_chunk, verify_compact
+from egtb.builder.verify_compact import unrank_chunk, verify_compact
 from egtb.formats import compact, values
 from egtb.formats.cache import TableCache, release_evicted
 from egtb.formats.compact import codec, layout
@@ -103,7 +103,7 @@ def test_every_position_up_to_four_pieces_matches_the_master_table(master_dir, c
 @pytest.mark.slow
 def test_every_capture_position_up_to_four_pieces_is_recovered_by_the_search(master_dir, compact_dir,
                                                                              monkeypatch):
-    import egtb.build.verify_compact as vc
+    import egtb.builder.verify_compact as vc
     monkeypatch.setattr(vc, "SEARCH_SAMPLE", 1)  # every one (the default run searches one in 64)
     report = verify_compact(compact_dir, masters=master_dir)
     assert report.ok, report.messages

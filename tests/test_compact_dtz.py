@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from egtb import cli
-from egtb.build.verify_compact import unrank_chunk, verify_compact
+from egtb.builder.verify_compact import unrank_chunk, verify_compact
 from egtb.errors import TableError
 from egtb.formats import compact, master
 from egtb.formats.compact import layout

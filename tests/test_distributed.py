@@ -33,7 +33,7 @@ distributed = pytest.importorskip("distributed", reason="Dask is not installed: 
 from egtb.cli import main as egtb_main  # noqa: E402
 from egtb.dask.cluster import WORKER_ENVIRONMENT, ClusterError, ClusterSpec, connect  # noqa: E402
 from egtb.errors import SolverError  # noqa: E402
-from egtb.build import driver as builder, pipeline, plan as planner  # noqa: E402
+from egtb.builder import driver as builder, pipeline, plan as planner  # noqa: E402
 from egtb.formats import master  # noqa: E402
 from egtb.dask.executor import DaskPool  # noqa: E402
 from egtb.executor import LocalPool, Task  # noqa: E402
@@ -286,7 +286,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers canno
 
 def _fail_pair(key: str | None) -> None:
     """In a worker: make solving the pair ``key`` raise (None: undo)."""
-    from egtb.build import pipeline as worker_builder
+    from egtb.builder import pipeline as worker_builder
     original = getattr(worker_builder, "_original_solve_pair", worker_builder.solve_pair)
     worker_builder._original_solve_pair = original
     if key is None:

@@ -264,7 +264,7 @@ def test_default_directory_from_environment(tables_dir, monkeypatch):
 
 def test_files_without_dtw_answer_dtw_none_and_the_rule_as_the_full_files(tables_dir, tmp_path):
     """Format version 3 (values and the wcdf layer, no dtw dataset), as the 7-piece build writes."""
-    from egtb.build.driver import build
+    from egtb.builder.driver import build
     from egtb.probe.kernels import NO_DTW
     build(3, directory=tmp_path, jobs=1, rules="wcdf", dtw=False, progress=False)
     assert not master.has_dtw(master.table_path(tmp_path, Material.parse("1m-1m1k")))

@@ -1,6 +1,6 @@
 """Rule layers against an independent brute-force solver over (position, counter) states.
 
-The solver here shares nothing with :mod:`egtb.build.solve`: it enumerates
+The solver here shares nothing with :mod:`egtb.builder.solve`: it enumerates
 positions itself, takes moves from the rules core's move generator (the one
 :class:`egtb.rules.board.Board` uses), applies the move rule as
 ../shared/DESIGN.md states it (a quiet ply adds 1 to the counter, a zeroing ply
@@ -29,8 +29,8 @@ from egtb.rules.board import DRAW_RULES, Board
 from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM,
                                 generate_moves, new_move_buffer)
 from egtb.rules.notation import parse_fen
-from egtb.build import pipeline, plan as planner
-from egtb.build import rule_layer
+from egtb.builder import pipeline, plan as planner
+from egtb.builder import rule_layer
 from egtb.formats import master
 from egtb.positions.index import position_index
 from egtb.positions.material import Material
@@ -406,7 +406,7 @@ def test_layer_arrays_survive_a_round_trip(tmp_path):
 
 def test_verify_finds_a_wrong_rule_layer(tables3, tmp_path):
     import shutil
-    from egtb.build.verify import verify_directory
+    from egtb.builder.verify import verify_directory
     for path in tables3.glob("*.h5"):
         if Material.parse(path.stem).pieces <= 3:
             shutil.copy(path, tmp_path / path.name)
@@ -429,7 +429,7 @@ def test_verify_finds_a_wrong_rule_layer(tables3, tmp_path):
 
 def test_layers_match_the_reference_figures(tables3):
     import dataclasses
-    from egtb.build.reference import compare_with_reference, load_rule_reference
+    from egtb.builder.reference import compare_with_reference, load_rule_reference
     from egtb.formats.master import stored_materials
     reference = load_rule_reference()
     materials = [m for m in stored_materials(tables3) if m.pieces <= 3]
@@ -442,8 +442,8 @@ def test_layers_match_the_reference_figures(tables3):
 
 
 def test_rule_reference_covers_six_pieces_in_every_preset_and_seven_in_wcdf():
-    from egtb.build.reference import load_reference, load_rule_reference
-    from egtb.build.stats import PUBLISHED_POSITIONS
+    from egtb.builder.reference import load_reference, load_rule_reference
+    from egtb.builder.stats import PUBLISHED_POSITIONS
     tables, layers = load_reference(), load_rule_reference()
     assert len(layers) == 155 * len(PRESETS) + 104  # 7 pieces: the wcdf layer only
     for pieces in range(2, 8):

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egtb.build.contents import contents_for
-from egtb.build import driver as builder
+from egtb.builder.contents import contents_for
+from egtb.builder import driver as builder
 from egtb.formats import scratch
 from egtb.formats import master
 from egtb.positions.material import Material, all_materials

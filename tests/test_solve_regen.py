@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egtb.build.contents import contents_for
-from egtb.build import budget
-from egtb.build import pipeline, plan as planner
+from egtb.builder.contents import contents_for
+from egtb.builder import budget
+from egtb.builder import pipeline, plan as planner
 from egtb.positions.material import all_materials
-from egtb.build.verify import verify_directory
+from egtb.builder.verify import verify_directory
 from test_scratch import file_checksums
 
 CONTENTS = contents_for(4)  # the rule-free table and every layer
@@ -79,7 +79,7 @@ def test_five_piece_pairs(built_tables):
 FRESH_BUILD = """
 import sys
 from pathlib import Path
-from egtb.build import budget, pipeline, plan as planner
+from egtb.builder import budget, pipeline, plan as planner
 directory, per_pass = Path(sys.argv[1]), int(sys.argv[2])
 for pair in planner.plan_pairs(3):  # this kernel first, before anything else is compiled
     pipeline.build_pair(directory, pair, planner.dependency_materials(pair),

@@ -8,12 +8,12 @@ import shutil
 import numpy as np
 import pytest
 
-from egtb.build import driver as builder
+from egtb.builder import driver as builder
 from egtb.formats import master
 from egtb.formats.values import DRAW, WIN
 from egtb.cli import main
 from egtb.positions.material import Material
-from egtb.build.verify import verify_directory
+from egtb.builder.verify import verify_directory
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +118,7 @@ def test_reference_comparison_reads_the_data_not_the_attributes(tables, tmp_path
     target = tmp_path / "1k-1k.h5"
     with h5py.File(target, "r+") as f:  # change the data, keep the attributes (and their checksum)
         f["dtw"][7] = f["dtw"][7] + 3
-    from egtb.build.reference import compare_with_reference
+    from egtb.builder.reference import compare_with_reference
     problems = compare_with_reference(tmp_path, [Material.parse("1k-1k"), Material.parse("1m-1k")])
     assert len(problems) == 1 and "1k-1k" in problems[0] and "checksum_crc32" in problems[0]
     assert main(["verify", "--quiet", "--tables", str(tmp_path)]) != 0

@@ -23,7 +23,7 @@ from egtb.probe.tablebase import Tablebase  # noqa: E402
 from egtb.rules.board import Board  # noqa: E402
 from egtb.rules.notation import START_FEN  # noqa: E402
 from egtb.rules.pdn import read_games  # noqa: E402
-from egtb.build.driver import build  # noqa: E402
+from egtb.builder.driver import build  # noqa: E402
 from tournament.cli import build_parser, main as tournament_main  # noqa: E402
 from tournament.engines.base import EngineError  # noqa: E402
 from tournament.web.app import create_app  # noqa: E402

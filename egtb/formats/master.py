@@ -12,7 +12,7 @@ reaching it, a CRC32 checksum of the raw dataset bytes (``wld`` then ``dtw``),
 build time and builder version.
 
 Format version 2 adds one rule layer per move-rule preset (group
-``rules/<preset>``, see :mod:`egtb.build.rule_layer`):
+``rules/<preset>``, see :mod:`egtb.builder.rule_layer`):
 
 - ``rules/<preset>/category``: ``int8`` :class:`egtb.formats.values.Category` code
   at counter 0 (-2 loss, -1 blessed loss, 0 draw, 1 cursed win, 2 win);

@@ -1,7 +1,7 @@
 """Pairs bigger than memory: values memory-mapped on a scratch directory, with checkpoints.
 
-A pair planned on disk (:func:`egtb.build.budget.plan_pair`) keeps the flat
-value arrays of :class:`egtb.build.pipeline.FlatTables` (its own values and those
+A pair planned on disk (:func:`egtb.builder.budget.plan_pair`) keeps the flat
+value arrays of :class:`egtb.builder.pipeline.FlatTables` (its own values and those
 of the tables its exits reach) in files of a scratch directory
 ``<tables>/<pair>.pair.tmp/``, mapped into memory: the operating system keeps
 in RAM the pages in use (the unit being solved and those its moves reach) and
@@ -75,7 +75,7 @@ def new_arrays(total: int, own: int, *, contents) -> list[np.ndarray]:
     """The flat arrays (wdl, dtw, rcat, rdtz) in memory, laid out as :func:`map_arrays` maps them
     (rcat unsolved).
 
-    >>> from egtb.build.contents import contents_for
+    >>> from egtb.builder.contents import contents_for
     >>> [a.shape for a in new_arrays(10, 4, contents=contents_for(7))]
     [(0,), (0,), (1, 10), (1, 4)]
     """
@@ -86,7 +86,7 @@ def new_arrays(total: int, own: int, *, contents) -> list[np.ndarray]:
 
 def map_arrays(path: Path, total: int, own: int, *, contents, create: bool) -> list[np.ndarray]:
     """The flat arrays (wdl, dtw, rcat, rdtz) mapped on files in `path`: `total` positions,
-    `own` of them the pair's, holding what `contents` (:class:`egtb.build.contents.Contents`)
+    `own` of them the pair's, holding what `contents` (:class:`egtb.builder.contents.Contents`)
     says is solved.
 
     With `create` the files are made anew (wdl zero, rcat unsolved, so that
@@ -121,7 +121,7 @@ def copy_table(directory: Path, material: Material, start: int, arrays: list[np.
     """Copy a finished table into the flat arrays at `start`, slice by slice.
 
     The checksums are not checked again: the build checked every file when it
-    started (:func:`egtb.build.plan.find_complete`).
+    started (:func:`egtb.builder.plan.find_complete`).
     """
     wdl, dtw, rcat, _ = arrays  # a dependency's DTZ is never read (its exits zero the counter)
     path = master.table_path(directory, material)
@@ -170,7 +170,7 @@ def record_units(path: Path, layout: dict, units: int) -> None:
     """Record atomically that `units` units are finished (their values flushed already).
 
     Each writer has its own temporary name: tasks on several workers may record
-    the same count at once (:mod:`egtb.build.split`).
+    the same count at once (:mod:`egtb.builder.split`).
     """
     tmp = path / f"{CHECKPOINT_NAME}.{os.getpid()}.{threading.get_ident()}.tmp"
     tmp.write_text(json.dumps({"layout": layout, "units": units}))

@@ -6,7 +6,7 @@ One module per part: :mod:`.layout` (kinds, names, header), :mod:`.codec`
 :mod:`.reader` (:class:`CompactTable`, index lookups) and :mod:`.sidecar` (each
 file's marks file: the decoder's states the reader starts from). Probing through them,
 with the capture search, is the prober's (:mod:`egtb.probe`); checking them,
-the builder's (:mod:`egtb.build.verify_compact`).
+the builder's (:mod:`egtb.builder.verify_compact`).
 
 >>> from egtb.positions.material import Material
 >>> compact_path("data/egtb", Material.parse("1k-1k")).name

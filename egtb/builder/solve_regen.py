@@ -1,6 +1,6 @@
 """Retrograde kernel for units too big for edge lists (7 pieces, mostly kings).
 
-:func:`egtb.build.solve.solve_units` keeps, per node of a unit, its kings,
+:func:`egtb.builder.solve.solve_units` keeps, per node of a unit, its kings,
 successor and predecessor lists (up to 4 edges per king) and a node table per
 layer: about 300 bytes a node, 70 GB for the one unit of ``3k-4k``. This kernel
 keeps a few bytes per node and regenerates the in-unit predecessors on the fly:
@@ -23,7 +23,7 @@ exit win and longest loss (uint16), a flag byte; plus a value byte and a depth
 one move generation pass for a byte budget (down to one table per pass, then
 7 bytes per node: 1.65 GB for ``3k-4k``).
 
-The values are those of :func:`egtb.build.solve.solve_units` (win in the
+The values are those of :func:`egtb.builder.solve.solve_units` (win in the
 fewest plies, loss in the most, the rest drawn), so the files are identical.
 """
 
@@ -36,7 +36,7 @@ from egtb.rules.movegen import M_CAPTURED, M_CROWNS, generate_moves
 from egtb.rules.squares import NEIGHBOUR
 from egtb.positions.index import lowest_bit_index, rank_kings, unit_size, unrank_kings
 from egtb.positions.material import mirror_bb
-from egtb.build.solve import (ERR_TOO_DEEP, ERR_UNSOLVED_SUCCESSOR, MAX_DEPTH,
+from egtb.builder.solve import (ERR_TOO_DEEP, ERR_UNSOLVED_SUCCESSOR, MAX_DEPTH,
                                NO_PIECES, OK, P_POSITIONS, PROGRESS_STEP,
                                UNSOLVED_CATEGORY, finish_unit, is_king_step, locate_unit,
                                move_successor, rule_exit_value, rule_free_tables, unit_buffers,
@@ -104,10 +104,10 @@ class CompactScratch:
 @njit(cache=True, nogil=True)
 def solve_units_compact(counts, configs, offsets, wdl, dtw, rcat, rdtz, limits, man_resets,
                         quiet, remaining, exit_win, loss_depth, flags, value, depth, progress):
-    """Solve the units of a pair like :func:`egtb.build.solve.solve_units`; return a status.
+    """Solve the units of a pair like :func:`egtb.builder.solve.solve_units`; return a status.
 
     Same arguments up to `man_resets`, then the :class:`CompactScratch` arrays.
-    Table 0 is the rule-free one (when solved: :func:`egtb.build.solve.rule_free_tables`),
+    Table 0 is the rule-free one (when solved: :func:`egtb.builder.solve.rule_free_tables`),
     then one table per rule layer; the ``remaining.shape[0]`` tables of a pass
     share one move generation.
     """

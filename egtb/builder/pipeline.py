@@ -6,8 +6,8 @@ The steps, in the order :func:`build_pair` runs them:
    in flat arrays (:class:`FlatTables`), kept between pairs in the process's
    table cache (:func:`egtb.formats.cache.process_cache`);
 2. :func:`solve_pair` - the numba retrograde over the pair's units
-   (:mod:`egtb.build.solve`), in decreasing potential of the men configuration,
-   solving the rule layers (:mod:`egtb.build.rule_layer`) in the same pass; the
+   (:mod:`egtb.builder.solve`), in decreasing potential of the men configuration,
+   solving the rule layers (:mod:`egtb.builder.rule_layer`) in the same pass; the
    kernel keeps the progress counters (positions, units) up to date as it goes,
    even inside a unit; a pair too big for memory is solved on disk, memory-mapped
    and checkpointed (:func:`solve_on_disk`, resumed from its last checkpoint);
@@ -16,7 +16,7 @@ The steps, in the order :func:`build_pair` runs them:
 4. :func:`write_pair` - one HDF5 file per material (:mod:`egtb.formats.master`).
 
 The same steps run in a local worker and on a Dask worker; which pairs run,
-in which order, is :mod:`egtb.build.plan`'s, and running them :mod:`egtb.build.driver`'s.
+in which order, is :mod:`egtb.builder.plan`'s, and running them :mod:`egtb.builder.driver`'s.
 
 >>> fen_of(Material.parse("1k-1k"), 0)
 'B:WK2:BK1'
@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.build import budget, rule_layer, solve, solve_regen
-from egtb.build.contents import Contents, contents_for
-from egtb.build.plan import DEFAULT_RULES, Pair, contents_of, plan_pairs
+from egtb.builder import budget, rule_layer, solve, solve_regen
+from egtb.builder.contents import Contents, contents_for
+from egtb.builder.plan import DEFAULT_RULES, Pair, contents_of, plan_pairs
 from egtb.errors import SolverError, TableError
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
@@ -44,7 +44,7 @@ from egtb.positions.index import NUM_CODES, code_of_material, global_unrank, sli
 from egtb.positions.material import Material, count_positions
 from egtb.rules.notation import Placement, format_fen
 
-log = logging.getLogger("egtb.build.pipeline")
+log = logging.getLogger("egtb.builder.pipeline")
 
 #: Seconds between two checkpoints of a pair solved on disk.
 CHECKPOINT_SECONDS = 300.0
@@ -91,7 +91,7 @@ class FlatTables:
     dtw: np.ndarray
     """Rule-free distances (empty without DTW)."""
     contents: Contents
-    """What is solved: DTW and the rule layers (:mod:`egtb.build.contents`)."""
+    """What is solved: DTW and the rule layers (:mod:`egtb.builder.contents`)."""
     rcat: np.ndarray
     """Category per layer (row) and position (UNSOLVED_CATEGORY until solved)."""
     rdtz: np.ndarray
@@ -99,7 +99,7 @@ class FlatTables:
 
     @property
     def presets(self) -> tuple:
-        """The rule layers solved (:class:`egtb.build.rule_layer.RulePreset`)."""
+        """The rule layers solved (:class:`egtb.builder.rule_layer.RulePreset`)."""
         return self.contents.presets
 
     def slice_of(self, material: Material) -> slice:
@@ -114,7 +114,7 @@ def load_dependencies(directory: Path, solved: list[Material],
     """Flat arrays with room for the `fresh` tables (the pair, first) and the `solved` ones
     (read from disk).
 
-    `contents`: the tables to load and solve (:class:`~egtb.build.contents.Contents`).
+    `contents`: the tables to load and solve (:class:`~egtb.builder.contents.Contents`).
     `arrays`: the (wdl, dtw, rcat, rdtz) arrays to use (memory maps of a pair
     on disk, :func:`egtb.formats.scratch.map_arrays`) instead of new ones; with
     `fill` False the solved tables are taken as already in them (a resumed pair).
@@ -152,12 +152,12 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
                configs: np.ndarray | None = None) -> int:
     """Solve every unit of a pair into `tables`; return the number of units.
 
-    `progress` (int64 counters, positions then units, see :func:`egtb.build.solve.solve_units`)
+    `progress` (int64 counters, positions then units, see :func:`egtb.builder.solve.solve_units`)
     is raised by the pair's positions and units, in part while the kernel runs.
-    `per_pass`: 0 solves with edge lists (:func:`egtb.build.solve.solve_units`);
+    `per_pass`: 0 solves with edge lists (:func:`egtb.builder.solve.solve_units`);
     n > 0 with the few-bytes-per-node kernel for big units
-    (:mod:`egtb.build.solve_regen`), n tables per move generation pass.
-    `configs`: the units to solve (default all, see :func:`egtb.build.solve.order_units`).
+    (:mod:`egtb.builder.solve_regen`), n tables per move generation pass.
+    `configs`: the units to solve (default all, see :func:`egtb.builder.solve.order_units`).
     """
     if progress is None:
         progress = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
@@ -187,7 +187,7 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
 
 
 def unit_order(materials: tuple[Material, ...]) -> np.ndarray:
-    """Men-configuration indices of a pair's units in solving order (:func:`egtb.build.solve.order_units`)."""
+    """Men-configuration indices of a pair's units in solving order (:func:`egtb.builder.solve.order_units`)."""
     first = materials[0]
     return solve.order_units(first.black_men, first.white_men, len(materials) == 1)
 
@@ -294,16 +294,16 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
                checkpoint_seconds: float = CHECKPOINT_SECONDS) -> dict:
     """Load, solve and write one pair (runs in a worker); return a small record.
 
-    `rules`, `dtw`: the rule layers and whether DTW is built (:func:`egtb.build.contents.contents_for`
+    `rules`, `dtw`: the rule layers and whether DTW is built (:func:`egtb.builder.contents.contents_for`
     for the pair's piece count). The record: key, units, positions, seconds, cpu_seconds (of this thread),
     started/finished (wall-clock epoch seconds), the plan (on_disk, per_pass,
     estimated bytes), the worker's peak RSS so far (bytes) and per table its
     summary with the file's CRC-32 ``checksum``.
     Idempotent: a re-run rewrites identical table data (atomic rename). The same
-    function runs in the local pool and on Dask workers (:mod:`egtb.build.driver`).
+    function runs in the local pool and on Dask workers (:mod:`egtb.builder.driver`).
     `progress`: counters raised while solving (see :func:`solve_pair`).
-    `plan`: how to run it (:func:`egtb.build.budget.plan_pair`; default: planned
-    for :func:`egtb.build.budget.default_budget`); a pair on disk is
+    `plan`: how to run it (:func:`egtb.builder.budget.plan_pair`; default: planned
+    for :func:`egtb.builder.budget.default_budget`); a pair on disk is
     checkpointed about every `checkpoint_seconds`, 0 after every unit (:func:`solve_on_disk`).
     """
     started = time.time()
@@ -389,7 +389,7 @@ def open_on_disk(directory: Path, pair: Pair, dependencies: list[Material],
     Maps the scratch files of an earlier run when its checkpoint is for the
     same tables and rules, else makes them anew with the dependencies copied in
     (checkpoint: 0 units done), or with `create` False raises SolverError. Any
-    process that sees the directory may map them (:mod:`egtb.build.split`).
+    process that sees the directory may map them (:mod:`egtb.builder.split`).
     """
     path = scratch.scratch_dir(directory, pair.key)
     materials = list(pair.materials) + list(dependencies)

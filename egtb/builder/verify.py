@@ -11,7 +11,7 @@ to Black to move, looks its value up in the stored tables and checks
 
 A successor whose side to move has no piece left is a LOSS in 0.
 
-Each rule layer (:mod:`egtb.build.rule_layer`) is checked the same way, from
+Each rule layer (:mod:`egtb.builder.rule_layer`) is checked the same way, from
 the definitions: a move's value to the mover is taken from its successor's
 stored category and DTZ under the same preset: a zeroing move (a capture, a
 crowning, and under "wcdf" any man move) ends the count, so it is worth 1 ply
@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.build.verify_compact import NO_WIN, rule_outcome, verify_compact
-from egtb.build.verify_report import MAX_REPORTED, VerifyReport
+from egtb.builder.verify_compact import NO_WIN, rule_outcome, verify_compact
+from egtb.builder.verify_report import MAX_REPORTED, VerifyReport
 from egtb.executor import LocalPool, Task
 from egtb.formats import master
 from egtb.formats.compact import compact_path, compact_paths
@@ -352,7 +352,7 @@ def _check_signs(material: Material, wdl: np.ndarray, presets: list[str],
     """Values of a file without DTW against its first layer's categories (their signs)."""
     if not presets:
         return 1, [f"{master.table_path(directory, material)} stores neither DTW nor a rule layer"]
-    from egtb.build.rule_layer import values_of
+    from egtb.builder.rule_layer import values_of
     category = master.read_categories(master.table_path(directory, material), presets[0])
     wrong = np.flatnonzero(values_of(category) != wdl)
     return len(wrong), [f"{_fen_of(material, int(i))} ({material.name} #{i}): stored "
@@ -364,7 +364,7 @@ def verify_rule_layer(directory: Path, material: Material, preset: str, wdl: np.
                       chunk: int = 1 << 20, cache: TableCache | None = None) -> tuple[int, list[str]]:
     """Check one rule layer of a table against its successors' layers and `wdl` (the
     material's verified rule-free values); return (bad positions, first messages)."""
-    from egtb.build.rule_layer import PRESETS
+    from egtb.builder.rule_layer import PRESETS
     cache = process_cache() if cache is None else cache
     rule = PRESETS[preset]
     offsets, category, dtz = _flat_arrays(directory, material, cache, preset=preset)
@@ -433,7 +433,7 @@ def verify_directory(directory: os.PathLike | str | None = None, *,
     """Check every table of a directory (or the given materials) with `jobs` processes.
 
     With `compact`, each material's compact files (when it has some) are checked
-    in the same process, against its master (:func:`egtb.build.verify_compact.verify_compact`).
+    in the same process, against its master (:func:`egtb.builder.verify_compact.verify_compact`).
     With `resume`, a material that passed before with every file it reads
     unchanged (:class:`VerifiedFiles`) is not checked again: a killed 7-piece
     verify (hours) goes on where it stopped. ``report.skipped`` counts those.

@@ -7,8 +7,8 @@ pieces, crownings to one man fewer), in a valid solving order;
 :func:`find_complete` tells which pairs' files are already complete;
 :func:`plan_memory` decides how each pair runs within the memory budget (in
 memory or on disk, which kernel) and refuses a build that cannot fit before
-any work. One pair's solving is :mod:`egtb.build.pipeline`'s; running the
-plan is :mod:`egtb.build.driver`'s.
+any work. One pair's solving is :mod:`egtb.builder.pipeline`'s; running the
+plan is :mod:`egtb.builder.driver`'s.
 
 >>> [p.key for p in plan_pairs(2)]
 ['1k-1k', '1k-1m', '1m-1m']
@@ -21,16 +21,16 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from egtb.build import budget, rule_layer
-from egtb.build.contents import AUTO, Contents, contents_for
+from egtb.builder import budget, rule_layer
+from egtb.builder.contents import AUTO, Contents, contents_for
 from egtb.formats import master
 from egtb.positions.material import Material, all_materials, count_positions
 
-log = logging.getLogger("egtb.build.plan")
+log = logging.getLogger("egtb.builder.plan")
 
 #: Rule presets a build may be asked for (one rule layer each; DTW ignores the rule).
 RULE_PRESETS = tuple(rule_layer.PRESETS)
-#: Rule layers built by default: all of them up to 6 pieces, wcdf from 7 (:mod:`egtb.build.contents`).
+#: Rule layers built by default: all of them up to 6 pieces, wcdf from 7 (:mod:`egtb.builder.contents`).
 DEFAULT_RULES = AUTO
 
 
@@ -103,7 +103,7 @@ def plan_pairs(max_pieces: int, *, min_pieces: int = 2) -> list[Pair]:
 
 def contents_of(pair: Pair, *, rules: str | tuple = DEFAULT_RULES,
                 dtw: bool | None = None) -> Contents:
-    """What the files of a pair hold (:func:`egtb.build.contents.contents_for` its piece count)."""
+    """What the files of a pair hold (:func:`egtb.builder.contents.contents_for` its piece count)."""
     return contents_for(pair.materials[0].pieces, rules=rules, dtw=dtw)
 
 
@@ -151,10 +151,10 @@ def longest_chains(pairs: list[Pair]) -> dict[str, int]:
 def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_RULES,
                 dtw: bool | None = None, on_disk: bool = False,
                 directory: Path | None = None) -> dict[str, budget.PairPlan]:
-    """How each pair runs within `memory` bytes (:func:`egtb.build.budget.plan_pair`), by key.
+    """How each pair runs within `memory` bytes (:func:`egtb.builder.budget.plan_pair`), by key.
 
     `on_disk` plans every pair on disk. Raises
-    :class:`~egtb.build.budget.MemoryBudgetError` for the first pair that cannot
+    :class:`~egtb.builder.budget.MemoryBudgetError` for the first pair that cannot
     fit, or (with `directory`) whose scratch files would not fit on its disk.
     """
     plans = {}

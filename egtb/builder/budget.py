@@ -1,7 +1,7 @@
 """Memory budget of a build: what a pair needs, and how it runs within a budget.
 
 A pair is solved with its values and those of the tables its exits reach in
-flat arrays (:class:`egtb.build.pipeline.FlatTables`: 3 bytes a position for the
+flat arrays (:class:`egtb.builder.pipeline.FlatTables`: 3 bytes a position for the
 values and DTW when they are solved, 1 per rule layer, and 2 more per layer for
 the pair's own positions) and the solver's work arrays for its largest unit.
 Up to 6 pieces everything fits in a few GB; at 7 pieces (the ``wcdf`` layer
@@ -10,8 +10,8 @@ alone) a pair with men holds up to 4.7 G positions with its dependencies
 :func:`plan_pair` picks, for a byte budget, the first of these ways to run a
 pair that fits:
 
-1. values in RAM, edge lists (:func:`egtb.build.solve.solve_units`): the fastest;
-2. values in RAM, the few-bytes-per-node kernel (:mod:`egtb.build.solve_regen`),
+1. values in RAM, edge lists (:func:`egtb.builder.solve.solve_units`): the fastest;
+2. values in RAM, the few-bytes-per-node kernel (:mod:`egtb.builder.solve_regen`),
    as many tables per move generation pass as fit;
 3. values memory-mapped on a scratch file next to the tables
    (:mod:`egtb.formats.scratch`, checkpointed), edge lists;
@@ -21,9 +21,9 @@ For the memory-mapped ways the estimate counts :data:`DISK_RESIDENT` bytes of
 page cache for the working set (the unit being solved, the units its man moves
 reach, the exits' targets).
 
->>> from egtb.build.plan import plan_pairs, dependency_materials
+>>> from egtb.builder.plan import plan_pairs, dependency_materials
 >>> pair = plan_pairs(3)[3]
->>> from egtb.build.contents import contents_for
+>>> from egtb.builder.contents import contents_for
 >>> plan = plan_pair(pair, dependency_materials(pair), contents=contents_for(3), budget=1 << 30)
 >>> plan.on_disk, plan.per_pass
 (False, 0)
@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from egtb.errors import MemoryBudgetError
-from egtb.build import solve, solve_regen
+from egtb.builder import solve, solve_regen
 from egtb.formats import scratch
 from egtb.positions.index import slice_unit_size
 from egtb.positions.material import count_positions
@@ -119,10 +119,10 @@ def pair_budget(memory: int, *, jobs: int, cache_bytes: int) -> int:
 
 def values_bytes(positions: int, contents, *, own: int = 0) -> int:
     """Bytes of the flat value arrays for `positions` positions, `own` of them the pair's,
-    holding `contents` (:class:`egtb.build.contents.Contents`): in memory as on disk
+    holding `contents` (:class:`egtb.builder.contents.Contents`): in memory as on disk
     (:func:`egtb.formats.scratch.scratch_bytes`).
 
-    >>> from egtb.build.contents import contents_for
+    >>> from egtb.builder.contents import contents_for
     >>> values_bytes(1000, contents_for(6)), values_bytes(1000, contents_for(7), own=400)
     (6000, 1800)
     """
@@ -137,7 +137,7 @@ def unit_nodes(pair) -> int:
 
 
 def edge_scratch_bytes(pair, tables: int) -> int:
-    """Bytes of :class:`egtb.build.solve.Scratch` and the propagation's arrays for a pair."""
+    """Bytes of :class:`egtb.builder.solve.Scratch` and the propagation's arrays for a pair."""
     first = pair.materials[0]
     nodes = unit_nodes(pair)
     unit = slice_unit_size(first)
@@ -153,7 +153,7 @@ def edge_scratch_bytes(pair, tables: int) -> int:
 def plan_pair(pair, dependencies, *, contents, budget: int, on_disk: bool = False) -> PairPlan:
     """The first way to run `pair` (see the module) whose estimate fits in `budget` bytes.
 
-    `contents`: the tables solved (:class:`egtb.build.contents.Contents`).
+    `contents`: the tables solved (:class:`egtb.builder.contents.Contents`).
     `on_disk` considers only the ways with values on disk, as does a pair of
     :data:`CHECKPOINTED_POSITIONS` or more. Raises :class:`MemoryBudgetError`
     naming the pair and the least it needs.
@@ -244,7 +244,7 @@ def compact_bytes(directory, material) -> int:
 def file_bytes(positions: int, contents, bits: dict[str, float]) -> int:
     """Estimated bytes of the files of `positions` positions holding `contents`, with the margin.
 
-    >>> from egtb.build.contents import contents_for
+    >>> from egtb.builder.contents import contents_for
     >>> file_bytes(8_000_000, contents_for(7), DEFAULT_BITS) / 1e6
     3.75
     """

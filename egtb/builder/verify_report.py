@@ -1,5 +1,5 @@
-"""What a check of the tables found: :class:`VerifyReport` (of :mod:`egtb.build.verify` and
-:mod:`egtb.build.verify_compact`, which both fill it).
+"""What a check of the tables found: :class:`VerifyReport` (of :mod:`egtb.builder.verify` and
+:mod:`egtb.builder.verify_compact`, which both fill it).
 
 >>> VerifyReport().ok
 False
@@ -18,7 +18,7 @@ MAX_REPORTED = 20
 
 @dataclass
 class VerifyReport:
-    """Outcome of :func:`egtb.build.verify.verify_directory`."""
+    """Outcome of :func:`egtb.builder.verify.verify_directory`."""
 
     checked: int = 0
     """Positions checked."""
@@ -38,7 +38,7 @@ class VerifyReport:
         return self.errors == 0 and (self.tables > 0 or bool(self.skipped))
 
     def add(self, result: Any) -> None:
-        """Count one material's result in (a :class:`egtb.build.verify.MaterialResult`)."""
+        """Count one material's result in (a :class:`egtb.builder.verify.MaterialResult`)."""
         self.tables += result.tables
         self.checked += result.checked
         self.errors += result.errors

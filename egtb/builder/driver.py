@@ -1,21 +1,21 @@
 """Running a build: what is left to do, refused before any work if it cannot fit, then every
 pair on an executor, with progress bars and the build log.
 
-:func:`build` plans the pairs (:mod:`egtb.build.plan`), skips those whose
+:func:`build` plans the pairs (:mod:`egtb.builder.plan`), skips those whose
 files are complete, refuses a build whose memory or disk plan cannot fit
 (:class:`egtb.errors.MemoryBudgetError`, before any work), and runs the rest
 as executor tasks (:mod:`egtb.executor`): the local pool of ``jobs`` forked
 processes by default, or a Dask cluster (:class:`egtb.dask.executor.DaskPool`).
-A pair is one task that runs :func:`egtb.build.pipeline.build_pair` (load the
+A pair is one task that runs :func:`egtb.builder.pipeline.build_pair` (load the
 dependency tables from the table directory, solve, write each file under a
 temporary name and rename it when complete, return a small record), waiting
 for the tasks of the pairs it depends on; among ready pairs the one with the
-longest chain of dependants goes first (:func:`egtb.build.plan.longest_chains`).
-On a cluster the largest pairs become unit tasks (:mod:`egtb.build.split`). The
+longest chain of dependants goes first (:func:`egtb.builder.plan.longest_chains`).
+On a cluster the largest pairs become unit tasks (:mod:`egtb.builder.split`). The
 files are the same whichever executor wrote them.
 
 The local pool starts a ready pair only while the running pairs' memory
-estimates and scratch files fit (:func:`egtb.build.plan.plan_memory`), and
+estimates and scratch files fit (:func:`egtb.builder.plan.plan_memory`), and
 kills its workers when a pair fails or on Ctrl-C (complete files stay; a pair
 on disk resumes from its checkpoint). While it waits, the workers' progress
 counters, in shared memory, move the positions bar (with its ETA) and the
@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.build import budget, pipeline, solve, split
-from egtb.build.contents import contents_for
-from egtb.build.plan import (DEFAULT_RULES, Pair, contents_of, dependency_materials, find_complete,
+from egtb.builder import budget, pipeline, solve, split
+from egtb.builder.contents import contents_for
+from egtb.builder.plan import (DEFAULT_RULES, Pair, contents_of, dependency_materials, find_complete,
                              longest_chains, plan_memory, plan_pairs)
 from egtb.errors import MissingTableError, SolverError, TaskError
 from egtb.executor import Executor, LocalPool, Task
@@ -49,14 +49,14 @@ from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
 from egtb.positions.material import Material, count_positions
 
-log = logging.getLogger("egtb.build.driver")
+log = logging.getLogger("egtb.builder.driver")
 
 #: Bytes of loaded dependency tables a local worker keeps between pairs, at most: the process's
 #: table cache is held to it during a local build (less with little memory:
-#: :func:`egtb.build.budget.cache_budget`).
+#: :func:`egtb.builder.budget.cache_budget`).
 CACHE_BYTES = 1 << 30
 #: Pairs of this many positions or more run as unit tasks on a cluster, by default: the largest
-#: of those the local pool runs on disk (:data:`egtb.build.budget.CHECKPOINTED_POSITIONS`).
+#: of those the local pool runs on disk (:data:`egtb.builder.budget.CHECKPOINTED_POSITIONS`).
 SPLIT_POSITIONS = 1 << 30
 LOG_NAME = "build.log"
 #: A directory holding tables of this many pieces or more gets compact files by default
@@ -66,7 +66,7 @@ COMPACT_FROM_PIECES = 7
 
 @dataclass(frozen=True)
 class Split:
-    """Which pairs run as unit tasks (:mod:`egtb.build.split`), and how big a task is."""
+    """Which pairs run as unit tasks (:mod:`egtb.builder.split`), and how big a task is."""
 
     positions: int = SPLIT_POSITIONS
     """Pairs of this many positions or more are split."""
@@ -89,7 +89,7 @@ class BuildReport:
     positions: int = 0
     """Positions solved by this run."""
     records: list[dict] = field(default_factory=list)
-    """The record of each pair built (:func:`egtb.build.pipeline.build_pair`, with the worker's
+    """The record of each pair built (:func:`egtb.builder.pipeline.build_pair`, with the worker's
     ``host`` and ``pid``), in the order they finished."""
     compacted: list[str] = field(default_factory=list)
     """Materials whose compact files this run wrote."""
@@ -104,16 +104,16 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
 
     `rules`: the rule layers every file gets ("auto": all up to 6 pieces, wcdf
     from 7; "all", "none", or a comma list of presets); `dtw`: whether files
-    store DTW (None: up to 6 pieces); see :mod:`egtb.build.contents`. A file
+    store DTW (None: up to 6 pieces); see :mod:`egtb.builder.contents`. A file
     lacking a requested layer or DTW is incomplete and is rebuilt.
     `executor`: where the pairs run; None is the local process pool of `jobs`
     workers, else an :class:`egtb.executor.Executor` such as
     :class:`egtb.dask.executor.DaskPool` (a Dask cluster).
     `memory`: the bytes the local workers may use together (default
-    :func:`egtb.build.budget.default_budget`), all processes together: what
+    :func:`egtb.builder.budget.default_budget`), all processes together: what
     the workers' table caches and processes leave of it
-    (:func:`egtb.build.budget.pair_budget`) is for the pairs, each planned
-    within it (:func:`egtb.build.budget.plan_pair`), and pairs run side by side
+    (:func:`egtb.builder.budget.pair_budget`) is for the pairs, each planned
+    within it (:func:`egtb.builder.budget.plan_pair`), and pairs run side by side
     only while their estimates fit; a pair that fits in no way raises
     :class:`egtb.errors.MemoryBudgetError` before any work. `on_disk`
     puts every pair's values on disk (:mod:`egtb.formats.scratch`), checkpointed
@@ -237,7 +237,7 @@ def run_pairs(todo: list[Pair], directory: Path, *, jobs: int = 1, executor: Exe
     `todo` exist), the pair's worker added (``host``, ``pid``).
 
     `executor`: where (None: a :class:`~egtb.executor.LocalPool` of `jobs`, whose workers count
-    into shared progress counters). `plans` (by key, :func:`egtb.build.plan.plan_memory`; default
+    into shared progress counters). `plans` (by key, :func:`egtb.builder.plan.plan_memory`; default
     planned for `memory`): how each pair runs; the local pool starts a ready pair only while the
     running ones' estimates and its own fit in `memory` bytes, and their scratch files in the
     disk's free space (or nothing else runs). `on_progress(positions, units)` is called with the
@@ -323,7 +323,7 @@ def _tasks(todo: list[Pair], directory: Path, *, rules: str | tuple, dtw: bool |
 def _build_pair_task(directory: str, pair: Pair, dependencies: list, *, rules: str | tuple,
                      dtw: bool | None, plan: budget.PairPlan, checkpoint_seconds: float,
                      after: Sequence = ()) -> dict:
-    """A pair's task: :func:`egtb.build.pipeline.build_pair`, counting into this worker's progress
+    """A pair's task: :func:`egtb.builder.pipeline.build_pair`, counting into this worker's progress
     counters when the local pool gave it some. `after`: the records of the pairs it depends on
     (unused: the task waits for them)."""
     return pipeline.build_pair(Path(directory), pair, dependencies, rules=rules, dtw=dtw,

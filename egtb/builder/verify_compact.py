@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.build.verify_report import VerifyReport
+from egtb.builder.verify_report import VerifyReport
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats import master
 from egtb.formats.compact import (DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path,

@@ -13,7 +13,7 @@ A cursed win (won without the rule, drawn by it) and a blessed loss store a DTZ
 above the limit, Syzygy's convention: a zeroing ply into a cursed win or blessed
 loss counts ``limit + 1`` instead of 1, so ``dtz - limit`` orders the ways to
 keep the rule-free win for the case the opponent errs. The solver computes every
-layer in the same kernel pass as the rule-free values (:mod:`egtb.build.solve`);
+layer in the same kernel pass as the rule-free values (:mod:`egtb.builder.solve`);
 this module names the presets and turns the kernel's (code, DTZ) into categories.
 
 >>> [p.name for p in parse_presets("all")]

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.build.pipeline import count_codes
-from egtb.build.rule_layer import count_layer
+from egtb.builder.pipeline import count_codes
+from egtb.builder.rule_layer import count_layer
 from egtb.formats import master
 from egtb.positions.material import Material
 from egtb.formats.values import DRAW, LOSS, WIN

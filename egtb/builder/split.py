@@ -1,7 +1,7 @@
 """One pair over several workers: its units as tasks, wave by wave.
 
 A unit (a men configuration with its mirror) depends only on the units its man
-moves reach, one potential higher (:func:`egtb.build.solve.config_potential`),
+moves reach, one potential higher (:func:`egtb.builder.solve.config_potential`),
 and on other materials; so the units of equal potential (a *wave*) are
 independent of each other, and the solving order is a sequence of waves.
 
@@ -22,7 +22,7 @@ in the table directory, which every worker sees:
 each waiting for the ones before it. A worker holds the scratch pages its units
 and their exits touch, not the pair.
 
->>> from egtb.build.plan import plan_pairs
+>>> from egtb.builder.plan import plan_pairs
 >>> pair = next(p for p in plan_pairs(3) if p.key == "1k-2m")
 >>> unit_waves(pair)[:3]
 [(0, 6), (6, 22), (22, 44)]
@@ -38,9 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.build import pipeline, solve
-from egtb.build.contents import Contents
-from egtb.build.plan import Pair
+from egtb.builder import pipeline, solve
+from egtb.builder.contents import Contents
+from egtb.builder.plan import Pair
 from egtb.executor import Task
 from egtb.formats import scratch
 from egtb.positions.material import Material
@@ -61,7 +61,7 @@ def unit_waves(pair: Pair) -> list[tuple[int, int]]:
 def wave_tasks(pair: Pair, *, positions: int = TASK_POSITIONS) -> list[list[tuple[int, int]]]:
     """Each wave's unit ranges, of about `positions` positions each (at least one unit).
 
-    >>> from egtb.build.plan import plan_pairs
+    >>> from egtb.builder.plan import plan_pairs
     >>> pair = next(p for p in plan_pairs(3) if p.key == "1k-2m")
     >>> wave_tasks(pair, positions=500)[:3]
     [[(0, 6)], [(6, 14), (14, 22)], [(22, 30), (30, 38), (38, 44)]]
@@ -113,7 +113,7 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
 def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
            contents: Contents, *, started: float, after: Sequence[dict] = ()) -> dict:
     """Write the files of a pair whose every unit is solved; remove its scratch; its record
-    (as :func:`egtb.build.pipeline.build_pair` gives it, with the CPU seconds of the unit
+    (as :func:`egtb.builder.pipeline.build_pair` gives it, with the CPU seconds of the unit
     tasks' records, `after`)."""
     tasks = list(after)
     directory = Path(directory)
@@ -143,8 +143,8 @@ def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], conten
     ``egtb-pair-KEY``, returns the pair's record). `after`: the keys of the tasks the pair waits
     for; `positions`: what a unit task solves, about.
 
-    >>> from egtb.build.contents import contents_for
-    >>> from egtb.build.plan import plan_pairs
+    >>> from egtb.builder.contents import contents_for
+    >>> from egtb.builder.plan import plan_pairs
     >>> pair = next(p for p in plan_pairs(3) if p.key == "1k-2m")
     >>> tasks = pair_tasks(Path("t"), pair, [], contents_for(3), per_pass=0, after=(), priority=1,
     ...                    positions=500)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from egtb.build.rule_layer import RulePreset, parse_presets
+from egtb.builder.rule_layer import RulePreset, parse_presets
 
 #: The largest piece count whose files get DTW and every rule layer by default.
 FULL_PIECES = 6
@@ -38,7 +38,7 @@ class Contents:
     dtw: bool
     """The rule-free distance (DTW) is solved and stored."""
     presets: tuple[RulePreset, ...]
-    """The rule layers, in :data:`egtb.build.rule_layer.PRESETS` order."""
+    """The rule layers, in :data:`egtb.builder.rule_layer.PRESETS` order."""
 
     @property
     def names(self) -> tuple[str, ...]:

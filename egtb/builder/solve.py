@@ -12,7 +12,7 @@ plies to the end) with a per-material offset table indexed by
 :func:`egtb.positions.index.material_code`; the pair being solved is part of them and is filled in
 place.
 
-Rule layers (one per move-rule preset, see :mod:`egtb.build.rule_layer`) ride on
+Rule layers (one per move-rule preset, see :mod:`egtb.builder.rule_layer`) ride on
 the same move generation: every node's moves are generated once, its in-unit
 king steps (always quiet) become the unit's graph, and each exit is folded into
 one node table per layer: the rule-free value, and per preset the value the exit
