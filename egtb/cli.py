@@ -224,6 +224,13 @@ def _register_build(subparsers) -> None:
     p.add_argument("--compact", action="store_true",
                    help="also write the compact files (.wld, .wcdf) next to every master file "
                         "(a directory with tables of 7 pieces or more always gets them)")
+    p.add_argument("--compact-native", action=argparse.BooleanOptionalAction, default=None,
+                   help="write every table built as its compact files alone (.wld, .wcdf, .dtz and "
+                        "their marks: the values and the wcdf layer), with no master file "
+                        "(default: from 8 pieces on)")
+    p.add_argument("--max-per-side", type=int, default=None, metavar="N",
+                   help="only the materials with at most N pieces a side (e.g. 5: KingsRow's "
+                        "cut of its 10-piece set)")
     p.add_argument("--memory", type=float, default=None, metavar="GB",
                    help="memory the build may use, all jobs together (default 60%% of the "
                         "physical memory); pairs too big run on disk or wait their turn")
@@ -284,6 +291,8 @@ def run_build(args: argparse.Namespace) -> int:
     from egtb.dask.executor import make_executor
     if args.pieces < 2:
         raise ValueError(f"--pieces must be at least 2, not {args.pieces}")
+    if args.max_per_side is not None and args.max_per_side < 1:
+        raise ValueError(f"--max-per-side must be at least 1, not {args.max_per_side}")
     _log_warnings_to_console()
     executor = make_executor(scheduler=args.scheduler, scheduler_file=args.scheduler_file)
     try:
@@ -291,7 +300,8 @@ def run_build(args: argparse.Namespace) -> int:
                        dtw=args.dtw, min_pieces=args.min_pieces, progress=not args.quiet, executor=executor,
                        memory=int(args.memory * GB) if args.memory else None,
                        on_disk=args.on_disk, checkpoint_seconds=60 * args.checkpoint_minutes,
-                       compact=True if args.compact else None)
+                       compact=True if args.compact else None, native=args.compact_native,
+                       max_per_side=args.max_per_side)
     except SolverError as exc:  # a material failed to build: a failed result, not bad usage
         print(f"egtb build: error: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -15,6 +15,14 @@ built on request (``--rules``, ``--dtw``).
 (('wcdf',), False)
 >>> contents_for(7, rules="all", dtw=True).tables
 4
+
+From :data:`NATIVE_PIECES` pieces on a build is compact-native: a table is its
+compact files alone (``.wld``, ``.wcdf``, ``.dtz`` and their marks), with no
+HDF5 master, so it holds exactly what those files hold: the values and the
+``wcdf`` layer, no DTW.
+
+>>> contents_for(8).native, contents_for(5, native=True).names
+(True, ('wcdf',))
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ FULL_PIECES = 6
 AUTO = "auto"
 #: Rule layers from :data:`FULL_PIECES` + 1 pieces on, by default.
 LEAN_RULES = "wcdf"
+#: The smallest piece count built compact-native by default (compact files alone, no master).
+NATIVE_PIECES = 8
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,8 @@ class Contents:
     """The rule-free distance (DTW) is solved and stored."""
     presets: tuple[RulePreset, ...]
     """The rule layers, in :data:`egtb.builder.rule_layer.PRESETS` order."""
+    native: bool = False
+    """Written as compact files alone (no master): the values and the ``wcdf`` layer."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -51,11 +63,14 @@ class Contents:
         return int(self.dtw) + len(self.presets)
 
 
-def contents_for(pieces: int, *, rules: str | tuple = AUTO, dtw: bool | None = None) -> Contents:
+def contents_for(pieces: int, *, rules: str | tuple = AUTO, dtw: bool | None = None,
+                 native: bool | None = None) -> Contents:
     """What a file of `pieces` pieces holds for these options (:data:`AUTO` and None: the defaults).
 
-    Raises ValueError for an unknown preset, or when nothing would be solved
-    (no DTW and no rule layer: the values need one of them).
+    `native`: compact files alone (None: from :data:`NATIVE_PIECES` pieces on).
+    Raises ValueError for an unknown preset, when nothing would be solved
+    (no DTW and no rule layer: the values need one of them), or when a
+    compact-native table is asked for more than its files hold.
 
     >>> contents_for(7, dtw=False, rules="none")
     Traceback (most recent call last):
@@ -63,10 +78,15 @@ def contents_for(pieces: int, *, rules: str | tuple = AUTO, dtw: bool | None = N
     ValueError: no DTW and no rule layer: nothing to solve the values with (add --dtw or --rules)
     """
     full = pieces <= FULL_PIECES
+    native = pieces >= NATIVE_PIECES if native is None else native
     if isinstance(rules, str) and rules.strip() == AUTO:
-        rules = "all" if full else LEAN_RULES
-    contents = Contents(full if dtw is None else dtw, parse_presets(rules))
+        rules = LEAN_RULES if native else "all" if full else LEAN_RULES
+    contents = Contents(False if native and dtw is None else full if dtw is None else dtw,
+                        parse_presets(rules), native)
     if contents.tables == 0:
         raise ValueError("no DTW and no rule layer: nothing to solve the values with "
                          "(add --dtw or --rules)")
+    if native and (contents.dtw or contents.names != (LEAN_RULES,)):
+        raise ValueError(f"a compact-native table of {pieces} pieces holds the values and the "
+                         f"{LEAN_RULES} layer only: no DTW and no other rule layer")
     return contents

@@ -99,7 +99,8 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
           rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None, min_pieces: int = 2,
           progress: bool = True, executor: Executor | None = None, memory: int | None = None,
           on_disk: bool = False, checkpoint_seconds: float = pipeline.CHECKPOINT_SECONDS,
-          split_pairs: Split | None = None, compact: bool | None = None) -> BuildReport:
+          split_pairs: Split | None = None, compact: bool | None = None,
+          native: bool | None = None, max_per_side: int | None = None) -> BuildReport:
     """Build every table with min..max pieces into a directory; skip complete ones.
 
     `rules`: the rule layers every file gets ("auto": all up to 6 pieces, wcdf
@@ -122,13 +123,16 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     `compact`: once the pairs are done, write the compact files of every table of the
     directory that lacks them or is newer (:mod:`egtb.formats.compact`): True always, False
     never, None when the directory holds tables of :data:`COMPACT_FROM_PIECES` or more. The
-    disk check before any work counts them.
+    disk check before any work counts them. `native`: tables as compact files alone, no master
+    (None: from :data:`egtb.builder.contents.NATIVE_PIECES` pieces on; see
+    :mod:`egtb.builder.native`). `max_per_side`: only the materials with at most that many pieces
+    a side (:func:`egtb.builder.plan.plan_pairs`).
 
     >>> build(2, directory=tmp_path, jobs=1, progress=False).positions  # doctest: +SKIP
     3488
     """
     for pieces in range(min_pieces, max_pieces + 1):
-        contents_for(pieces, rules=rules, dtw=dtw)  # ValueError when unknown or empty
+        contents_for(pieces, rules=rules, dtw=dtw, native=native)  # ValueError when unknown or empty
     rules = rules if isinstance(rules, str) else tuple(rules)
     directory = master.resolve_dir(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -137,7 +141,8 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
         split_pairs = Split()
     handler = _start_logging(directory)
     try:
-        return _run(plan_pairs(max_pieces), directory, jobs=jobs, rules=rules, dtw=dtw,
+        return _run(plan_pairs(max_pieces, max_per_side=max_per_side), directory, jobs=jobs,
+                    rules=rules, dtw=dtw, native=native,
                     min_pieces=min_pieces, progress=progress, executor=executor,
                     memory=memory or budget.default_budget(), on_disk=on_disk,
                     checkpoint_seconds=checkpoint_seconds, split_pairs=split_pairs,
@@ -147,7 +152,7 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
 
 
 def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
-         dtw: bool | None, min_pieces: int, progress: bool, executor: Executor | None, memory: int,
+         dtw: bool | None, native: bool | None, min_pieces: int, progress: bool, executor: Executor | None, memory: int,
          on_disk: bool, checkpoint_seconds: float, split_pairs: Split | None,
          compact: bool) -> BuildReport:
     report = BuildReport()
@@ -155,7 +160,7 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
     for tmp in master.remove_temporaries(directory):
         log.warning("removed unfinished file %s", tmp)
     checked = master.CheckedFiles(directory)
-    found = find_complete(pairs, directory, rules=rules, dtw=dtw, checked=checked)
+    found = find_complete(pairs, directory, rules=rules, dtw=dtw, native=native, checked=checked)
     report.skipped, report.rebuilt, done = found.skipped, found.rebuilt, found.done
     todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= min_pieces]
     missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
@@ -165,10 +170,10 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
     if executor is None:  # the workers' table caches and processes come out of the budget
         cache_bytes = budget.cache_budget(memory, most=min(CACHE_BYTES, process_cache().max_bytes))
         memory = budget.pair_budget(memory, jobs=jobs, cache_bytes=cache_bytes)
-    plans = plan_memory(todo, memory, rules=rules, dtw=dtw, on_disk=on_disk,  # before any work
+    plans = plan_memory(todo, memory, rules=rules, dtw=dtw, native=native, on_disk=on_disk,  # before any work
                         directory=directory)
     need = budget.check_build_disk(
-        todo, plans, {p.key: contents_of(p, rules=rules, dtw=dtw) for p in todo}, jobs=jobs,
+        todo, plans, {p.key: contents_of(p, rules=rules, dtw=dtw, native=native) for p in todo}, jobs=jobs,
         free=shutil.disk_usage(directory).free + scratch.bytes_in(directory, [p.key for p in todo]),
         directory=directory, bits=budget.stored_bits(directory, [m for p in pairs for m in p.materials]),
         compact_positions=_compact_positions(directory, todo) if compact else 0)
@@ -183,12 +188,12 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
     with (process_cache().bounded(cache_bytes) if cache_bytes else nullcontext()):
         # forked workers inherit the bound
         for result in run_pairs(todo, directory, jobs=jobs, executor=executor, rules=rules,
-                                dtw=dtw, plans=plans, memory=memory, split_pairs=split_pairs,
+                                dtw=dtw, native=native, plans=plans, memory=memory, split_pairs=split_pairs,
                                 checkpoint_seconds=checkpoint_seconds, on_progress=bars.advance):
             bars.update(result)
             report.records.append(result)
             report.built += [t["material"] for t in result["tables"]]
-            for table in result["tables"]:
+            for table in (t for t in result["tables"] if not t.get("native")):
                 checked.record(master.table_path(directory, Material.parse(table["material"])))
             checked.save()
             report.positions += result["positions"]
@@ -228,7 +233,7 @@ def _compact_tables(directory: Path, *, jobs: int) -> list[str]:
 
 
 def run_pairs(todo: list[Pair], directory: Path, *, jobs: int = 1, executor: Executor | None = None,
-              rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None,
+              rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None, native: bool | None = None,
               plans: dict[str, budget.PairPlan] | None = None, memory: int | None = None,
               split_pairs: Split | None = None,
               checkpoint_seconds: float = pipeline.CHECKPOINT_SECONDS,
@@ -247,11 +252,11 @@ def run_pairs(todo: list[Pair], directory: Path, *, jobs: int = 1, executor: Exe
     A pair that fails raises :class:`~egtb.errors.SolverError` naming its materials.
     """
     memory = memory or budget.default_budget()
-    plans = plans or plan_memory(todo, memory, rules=rules, dtw=dtw)
+    plans = plans or plan_memory(todo, memory, rules=rules, dtw=dtw, native=native)
     on_progress = on_progress or (lambda positions, units: None)
     counters = _SharedCounters(jobs) if executor is None else None  # live progress, locally
     executor = executor or LocalPool(jobs, initializer=_count_into, initargs=(counters,))
-    tasks, pair_of_task, records = _tasks(todo, directory, rules=rules, dtw=dtw, plans=plans,
+    tasks, pair_of_task, records = _tasks(todo, directory, rules=rules, dtw=dtw, native=native, plans=plans,
                                           split_pairs=split_pairs,
                                           checkpoint_seconds=checkpoint_seconds)
     limits = {"memory": memory, "disk": shutil.disk_usage(directory).free}
@@ -286,7 +291,7 @@ def run_pairs(todo: list[Pair], directory: Path, *, jobs: int = 1, executor: Exe
                 log.info("removed unfinished files of workers that died: %s", removed)
 
 
-def _tasks(todo: list[Pair], directory: Path, *, rules: str | tuple, dtw: bool | None,
+def _tasks(todo: list[Pair], directory: Path, *, rules: str | tuple, dtw: bool | None, native: bool | None,
            plans: dict[str, budget.PairPlan], split_pairs: Split | None,
            checkpoint_seconds: float) -> tuple[list[Task], dict[str, Pair], set[str]]:
     """The build's tasks, each pair's after the last tasks of the pairs it depends on (`todo` is
@@ -301,7 +306,7 @@ def _tasks(todo: list[Pair], directory: Path, *, rules: str | tuple, dtw: bool |
         after = tuple(last[key] for key in sorted(pair.depends) if key in last)
         plan = plans[pair.key]
         if split_pairs is not None and pair.positions >= split_pairs.positions:
-            contents = contents_of(pair, rules=rules, dtw=dtw)
+            contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
             per_pass = budget.plan_pair(pair, dependencies, contents=contents,
                                         budget=budget.default_budget(), on_disk=True).per_pass
             made = split.pair_tasks(directory, pair, dependencies, contents, per_pass=per_pass,
@@ -310,7 +315,7 @@ def _tasks(todo: list[Pair], directory: Path, *, rules: str | tuple, dtw: bool |
         else:
             made = [Task(f"egtb-pair-{pair.key}", _build_pair_task,
                          (str(directory), pair, dependencies),
-                         {"rules": rules, "dtw": dtw, "plan": plan,
+                         {"rules": rules, "dtw": dtw, "native": native, "plan": plan,
                           "checkpoint_seconds": checkpoint_seconds},
                          after=after, priority=chains[pair.key],
                          costs={"memory": plan.bytes, "disk": plan.disk})]
@@ -321,12 +326,12 @@ def _tasks(todo: list[Pair], directory: Path, *, rules: str | tuple, dtw: bool |
 
 
 def _build_pair_task(directory: str, pair: Pair, dependencies: list, *, rules: str | tuple,
-                     dtw: bool | None, plan: budget.PairPlan, checkpoint_seconds: float,
+                     dtw: bool | None, native: bool | None, plan: budget.PairPlan, checkpoint_seconds: float,
                      after: Sequence = ()) -> dict:
     """A pair's task: :func:`egtb.builder.pipeline.build_pair`, counting into this worker's progress
     counters when the local pool gave it some. `after`: the records of the pairs it depends on
     (unused: the task waits for them)."""
-    return pipeline.build_pair(Path(directory), pair, dependencies, rules=rules, dtw=dtw,
+    return pipeline.build_pair(Path(directory), pair, dependencies, rules=rules, dtw=dtw, native=native,
                                progress=_WORKER_PROGRESS, plan=plan,
                                checkpoint_seconds=checkpoint_seconds)
 

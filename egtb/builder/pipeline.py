@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.builder import budget, rule_layer, solve, solve_regen
+from egtb.builder import budget, native, rule_layer, solve, solve_regen
 from egtb.builder.contents import Contents, contents_for
 from egtb.builder.plan import DEFAULT_RULES, Pair, contents_of, plan_pairs
 from egtb.errors import SolverError, TableError
@@ -134,6 +134,9 @@ def load_dependencies(directory: Path, solved: list[Material],
     tables = FlatTables(offsets, *arrays[:2], contents, *arrays[2:])
     for material in solved if fill else ():
         part = tables.slice_of(material)
+        if not master.table_path(directory, material).exists() and native.has_native(directory, material):
+            load_native(directory, material, tables, part)
+            continue
         if isinstance(arrays[2].base, np.memmap) or budget.values_bytes(
                 count_positions(material), contents) > process_cache().max_bytes:
             scratch.copy_table(directory, material, part.start, arrays, contents.names)
@@ -145,6 +148,34 @@ def load_dependencies(directory: Path, solved: list[Material],
         for row in range(len(categories)):
             tables.rcat[row, part] = categories[row]
     return tables
+
+
+def load_native(directory: Path, material: Material, tables: FlatTables, part: slice) -> None:
+    """Put a compact-native dependency's ``wcdf`` categories into the flat arrays
+    (:func:`egtb.builder.native.read_categories`, kept in the process's table cache when they fit).
+
+    TableError when the pair needs more of it than its compact files hold (DTW, another layer).
+    """
+    contents = tables.contents
+    if contents.dtw or contents.names != (native.LEAN_RULES,):
+        raise TableError(f"{material.name} is compact files alone in {directory} (values and "
+                         f"{native.LEAN_RULES}), and this build needs "
+                         f"{', '.join(('dtw',) * contents.dtw + contents.names)} of it")
+    if isinstance(tables.rcat.base, np.memmap) or count_positions(material) > process_cache().max_bytes:
+        native.read_categories(directory, material, tables.rcat[0, part])
+        return
+
+    def read(_) -> np.ndarray:
+        out = np.empty(count_positions(material), dtype=np.int8)
+        native.read_categories(directory, material, out)
+        return out
+    tables.rcat[0, part] = process_cache().get(_native_key(directory, material),
+                                               native.summary_path(directory, material), read)
+
+
+def _native_key(directory: Path, material: Material) -> tuple:
+    """The key of a compact-native dependency's categories in the process's table cache."""
+    return ("build-native", str(directory), material)
 
 
 def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
@@ -241,6 +272,8 @@ def fen_of(material: Material, index: int) -> str:
 def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTables,
                *, seconds: float) -> list[dict]:
     """Write one file per material of a solved pair (with its rule layers); return summaries."""
+    if tables.contents.native:
+        return [write_native(directory, material, tables, seconds=seconds) for material in materials]
     summaries = []
     for material in materials:
         part = tables.slice_of(material)
@@ -259,6 +292,21 @@ def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTab
         summaries.append(dict(summary, material=material.name, positions=len(wdl),
                               rules={name: layer.attrs for name, layer in layers.items()}))
     return summaries
+
+
+def write_native(directory: Path, material: Material, tables: FlatTables, *, seconds: float) -> dict:
+    """Write a solved material of a compact-native pair (:func:`egtb.builder.native.write_material`)
+    and keep its categories in this process's table cache; return its summary."""
+    part = tables.slice_of(material)
+    summary = native.write_material(directory, material, tables.rcat[0, part], tables.rdtz[0, part],
+                                    seconds=seconds)
+    if count_positions(material) <= process_cache().max_bytes:
+        process_cache().put(_native_key(directory, material), native.summary_path(directory, material),
+                            tables.rcat[0, part].copy())
+    layer = summary["rules"][native.LEAN_RULES]
+    return {"material": material.name, "positions": summary["positions"], "wins": summary["wins"],
+            "losses": summary["losses"], "draws": summary["draws"], "rules": {native.LEAN_RULES: layer},
+            "checksum": layer["checksum_crc32"], "native": True}
 
 
 def keep_written(directory: Path, material: Material, tables: FlatTables) -> None:
@@ -289,13 +337,13 @@ def _cache_key(directory: Path, material: Material, contents: Contents) -> tuple
 
 def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
                rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None,
-               progress: np.ndarray | None = None,
+               native: bool | None = None, progress: np.ndarray | None = None,
                plan: budget.PairPlan | None = None,
                checkpoint_seconds: float = CHECKPOINT_SECONDS) -> dict:
     """Load, solve and write one pair (runs in a worker); return a small record.
 
-    `rules`, `dtw`: the rule layers and whether DTW is built (:func:`egtb.builder.contents.contents_for`
-    for the pair's piece count). The record: key, units, positions, seconds, cpu_seconds (of this thread),
+    `rules`, `dtw`, `native`: the rule layers, whether DTW is built and whether the tables are
+    compact files alone (:func:`egtb.builder.contents.contents_for` for the pair's piece count). The record: key, units, positions, seconds, cpu_seconds (of this thread),
     started/finished (wall-clock epoch seconds), the plan (on_disk, per_pass,
     estimated bytes), the worker's peak RSS so far (bytes) and per table its
     summary with the file's CRC-32 ``checksum``.
@@ -309,7 +357,7 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
     started = time.time()
     cpu = time.thread_time()
     start = time.perf_counter()
-    contents = contents_of(pair, rules=rules, dtw=dtw)
+    contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
     if plan is None:
         plan = budget.plan_pair(pair, dependencies, contents=contents,
                                 budget=budget.default_budget())
@@ -347,8 +395,11 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
 
 
 def add_checksums(directory: Path, summaries: list[dict]) -> None:
-    """Add each written file's CRC-32 (``checksum``) to its summary."""
+    """Add each written file's CRC-32 (``checksum``) to its summary (a compact-native table's
+    summary has its layer's already)."""
     for summary in summaries:
+        if summary.get("native"):
+            continue
         path = master.table_path(directory, Material.parse(summary["material"]))
         summary["checksum"] = int(master.read_attrs(path)["checksum_crc32"])
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from egtb.builder import budget, rule_layer
+from egtb.builder import native as native_files
 from egtb.builder.contents import AUTO, Contents, contents_for
 from egtb.formats import master
 from egtb.positions.material import Material, all_materials, count_positions
@@ -83,14 +84,21 @@ def successor_materials(material: Material) -> set[Material]:
     return out - set(pair_of(material))
 
 
-def plan_pairs(max_pieces: int, *, min_pieces: int = 2) -> list[Pair]:
+def plan_pairs(max_pieces: int, *, min_pieces: int = 2, max_per_side: int | None = None) -> list[Pair]:
     """Every pair with min..max pieces with its dependencies, in a valid solving order.
+
+    `max_per_side`: only the materials with at most that many pieces a side (KingsRow's cut of
+    its 10-piece set is 5); their dependencies keep within it, since a move never adds a piece.
 
     >>> [p.key for p in plan_pairs(2)]
     ['1k-1k', '1k-1m', '1m-1m']
+    >>> len(plan_pairs(8, min_pieces=8, max_per_side=4)), len(plan_pairs(3, max_per_side=1))
+    (15, 3)
     """
     keys = {}
     for material in all_materials(max_pieces, min_pieces=2):
+        if max_per_side is not None and pieces_a_side(material) > max_per_side:
+            continue
         keys.setdefault(pair_of(material)[0].name, pair_of(material))
     pairs = []
     for key, materials in keys.items():
@@ -101,10 +109,19 @@ def plan_pairs(max_pieces: int, *, min_pieces: int = 2) -> list[Pair]:
     return sorted(pairs, key=lambda p: (p.materials[0].pieces, p.materials[0].men, p.key))
 
 
+def pieces_a_side(material: Material) -> int:
+    """The larger side's piece count.
+
+    >>> pieces_a_side(Material.parse("2m1k-1k"))
+    3
+    """
+    return max(material.black_men + material.black_kings, material.white_men + material.white_kings)
+
+
 def contents_of(pair: Pair, *, rules: str | tuple = DEFAULT_RULES,
-                dtw: bool | None = None) -> Contents:
+                dtw: bool | None = None, native: bool | None = None) -> Contents:
     """What the files of a pair hold (:func:`egtb.builder.contents.contents_for` its piece count)."""
-    return contents_for(pair.materials[0].pieces, rules=rules, dtw=dtw)
+    return contents_for(pair.materials[0].pieces, rules=rules, dtw=dtw, native=native)
 
 
 def dependency_materials(pair: Pair) -> list[Material]:
@@ -149,7 +166,7 @@ def longest_chains(pairs: list[Pair]) -> dict[str, int]:
 
 
 def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_RULES,
-                dtw: bool | None = None, on_disk: bool = False,
+                dtw: bool | None = None, native: bool | None = None, on_disk: bool = False,
                 directory: Path | None = None) -> dict[str, budget.PairPlan]:
     """How each pair runs within `memory` bytes (:func:`egtb.builder.budget.plan_pair`), by key.
 
@@ -161,7 +178,7 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
     free = shutil.disk_usage(directory).free if directory else None
     for pair in todo:
         dependencies = dependency_materials(pair)
-        contents = contents_of(pair, rules=rules, dtw=dtw)
+        contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
         plan = budget.plan_pair(pair, dependencies, contents=contents, budget=memory,
                                 on_disk=on_disk)
         if plan.on_disk and free is not None:
@@ -174,6 +191,17 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
                      f"compact ({plan.per_pass} tables a pass)" if plan.per_pass else "edge-list",
                      plan.bytes / budget.GB)
     return plans
+
+
+def _compact_alone(directory: Path, pair: Pair, *, native: bool) -> bool:
+    """Whether a pair's tables are complete as compact files alone: compact-native files that are
+    those their summaries name (:func:`egtb.builder.native.is_complete`, when `native`), or, with
+    no master at all, three compact files a material whose headers read (a master compacted,
+    then deleted)."""
+    if native and all(native_files.is_complete(directory, m) for m in pair.materials):
+        return True
+    return not any(master.table_path(directory, m).exists() for m in pair.materials) and all(
+        native_files.has_compact_table(directory, m) for m in pair.materials)
 
 
 @dataclass
@@ -190,19 +218,25 @@ class Found:
 
 def find_complete(pairs: list[Pair], directory: Path, *,
                   rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None,
-                  checked: master.CheckedFiles | None = None) -> Found:
+                  native: bool | None = None, checked: master.CheckedFiles | None = None) -> Found:
     """The pairs whose files all pass the checksum and hold what `rules` and `dtw` ask
     (:func:`contents_of`).
 
     Broken files are reported and removed; a file lacking a requested layer or
     DTW is reported as rebuilt too (it is overwritten when its pair is solved again).
     `checked`: the record of files already checked (:class:`egtb.formats.master.CheckedFiles`).
+    A pair whose tables are compact files alone is complete as it is (:func:`_compact_alone`);
+    one asked for compact-native is also complete as masters holding its ``wcdf`` layer.
     """
     found = Found()
     checked = checked or master.CheckedFiles(directory)
     for pair in pairs:
         complete = True
-        wanted = contents_of(pair, rules=rules, dtw=dtw)
+        wanted = contents_of(pair, rules=rules, dtw=dtw, native=native)
+        if _compact_alone(directory, pair, native=wanted.native):
+            found.done.add(pair.key)
+            found.skipped += [m.name for m in pair.materials]
+            continue
         for material in pair.materials:
             path = master.table_path(directory, material)
             if not path.exists():

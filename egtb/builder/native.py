@@ -1,0 +1,249 @@
+"""Compact-native tables: a solved pair written straight into its compact files, and a
+dependency read back from them through the prober.
+
+From :data:`egtb.builder.contents.NATIVE_PIECES` pieces on (or with
+``egtb build --compact-native``) a table is its compact files alone: ``.wld``
+(the values), ``.wcdf`` (the ``wcdf`` categories at counter 0) and ``.dtz``
+(the wins' and losses' DTZ), each with its marks file, and no HDF5 master.
+The three phases here, in the order a pair meets them:
+
+1. :func:`read_categories` - a finished dependency's ``wcdf`` categories, as
+   the solver's exits read them: its ``.wcdf`` file decoded block by block,
+   and the positions that file leaves out (the side to move must capture)
+   answered by the prober's capture search (:meth:`Tablebase.probe_batch_rule`
+   at counter 0: an exit always zeroes the counter), as syzygy1/tb's generator
+   reads its sub-tables through its prober;
+2. :func:`write_material` - a solved material's three compact files and their
+   marks, each written atomically, then its summary;
+3. :func:`summary_path` - ``<material>.native.json``, written last: the
+   counts, the ``wcdf`` layer's category counts, longest DTZ and CRC-32 (the
+   same checksum an HDF5 master's layer carries, so the reference rows compare
+   either way) and each compact file's size and header CRC. It is the table's
+   stamp of completeness: :func:`is_complete` reads it.
+
+The compact files are byte-identical to those ``egtb compact`` writes from a
+master of the same table (the same codes go through the same encoder).
+
+>>> summary_path("/t", Material.parse("2k-2k")).name
+'2k-2k.native.json'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import zlib
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from egtb.builder.contents import LEAN_RULES
+from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
+from egtb.errors import TableError
+from egtb.formats.compact.layout import (DTZ_KINDS, RULE_KINDS, WDL, category_codes, compact_path,
+                                         compact_paths, dtz_codes)
+from egtb.formats.compact.reader import CompactTable
+from egtb.formats.compact.sidecar import marks_path
+from egtb.formats.compact.writer import encode_values, write_compact, write_marks
+from egtb.formats.master import narrow_type
+from egtb.formats.values import CATEGORY_OF_CODE
+from egtb.positions.index import unrank_positions
+from egtb.positions.material import Material, count_positions
+from egtb.rules.movegen import has_capture
+
+log = logging.getLogger("egtb.builder.native")
+
+#: Suffix of a compact-native table's summary (its stamp of completeness).
+SUMMARY_SUFFIX = ".native.json"
+#: Positions unranked and capture-checked at a time when a dependency is read.
+READ_CHUNK = 1 << 22
+#: The kinds of compact file a native table has, in the order they are written.
+NATIVE_KINDS = (WDL, RULE_KINDS[LEAN_RULES], DTZ_KINDS[LEAN_RULES])
+
+
+def summary_path(directory: os.PathLike | str, material: Material) -> Path:
+    """Where a compact-native table's summary lies."""
+    return Path(directory) / f"{material.name}{SUMMARY_SUFFIX}"
+
+
+def read_summary(directory: os.PathLike | str, material: Material) -> dict | None:
+    """A compact-native table's summary, or None when it has none (not built, or unfinished).
+
+    >>> read_summary("/nonexistent", Material.parse("1k-1k")) is None
+    True
+    """
+    try:
+        return json.loads(summary_path(directory, material).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise TableError(f"{summary_path(directory, material)}: unreadable summary ({exc})") from exc
+
+
+def is_complete(directory: os.PathLike | str, material: Material) -> bool:
+    """Whether a material's compact-native files are all there and are those its summary names
+    (size and header CRC-32 of each; a file changed or cut since is not complete).
+
+    >>> is_complete("/nonexistent", Material.parse("1k-1k"))
+    False
+    """
+    summary = read_summary(directory, material)
+    if summary is None:
+        return False
+    for name, (size, crc) in summary["files"].items():
+        path = Path(directory) / name
+        try:
+            if path.stat().st_size != size:
+                return False
+            table = CompactTable(path)
+            table.close()
+            if table.header_crc != crc:
+                return False
+        except (OSError, TableError):
+            return False
+    return True
+
+
+def has_compact_table(directory: os.PathLike | str, material: Material) -> bool:
+    """Whether a material's three compact files (values, ``wcdf`` categories, DTZ) are all in
+    `directory` and their headers read: a table the build can read without its master, however
+    its files were written (a compact-native build, or ``egtb compact`` of a master since deleted).
+
+    >>> has_compact_table("/nonexistent", Material.parse("1k-1k"))
+    False
+    """
+    for kind in NATIVE_KINDS:
+        try:
+            CompactTable(compact_path(directory, material, kind=kind)).close()
+        except TableError:
+            return False
+    return True
+
+
+def has_native(directory: os.PathLike | str, material: Material) -> bool:
+    """Whether a material's table is compact files alone in `directory` (its ``.wcdf`` there,
+    no master): what the build reads through :func:`read_categories`."""
+    return compact_path(directory, material, kind=RULE_KINDS[LEAN_RULES]).exists()
+
+
+def write_material(directory: os.PathLike | str, material: Material, category: np.ndarray,
+                   dtz: np.ndarray, *, seconds: float = 0.0) -> dict:
+    """Write a solved material's compact files (values, ``wcdf`` categories, DTZ), each with its
+    marks file, then its summary (last, so that a killed writer leaves the table incomplete);
+    return the summary.
+
+    `category` and `dtz`: the ``wcdf`` layer as the solver leaves it (int8 categories, the DTZ of
+    every position). Files of another run are replaced.
+    """
+    directory = Path(directory)
+    summary_path(directory, material).unlink(missing_ok=True)
+    attrs = layer_attrs(PRESETS[LEAN_RULES], category, dtz)
+    files = {}
+    for kind in NATIVE_KINDS:
+        codes = (values_of(category) if kind is WDL else category_codes(category)
+                 if kind.after_previous else dtz_codes(category, dtz))
+        blob, _ = encode_values(material, codes, kind=kind, in_place=True)
+        del codes
+        path = write_compact(compact_path(directory, material, kind=kind), blob)
+        write_marks(path)
+        files[path.name] = [len(blob), CompactTable(path).header_crc]
+    summary = {"material": material.name, "positions": count_positions(material),
+               "wins": attrs["wins"] + attrs["cursed_wins"],
+               "losses": attrs["losses"] + attrs["blessed_losses"], "draws": attrs["draws"],
+               "rules": {LEAN_RULES: dict(attrs, checksum_crc32=layer_checksum(category, dtz))},
+               "files": files, "build_seconds": round(seconds, 3)}
+    _write_json(summary_path(directory, material), summary)
+    return summary
+
+
+def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
+    """CRC-32 of the categories' bytes then of the DTZ's in its stored type: the checksum an
+    HDF5 master's layer carries (:func:`egtb.formats.master.layer_checksum`), a slice at a time.
+
+    >>> from egtb.formats import master
+    >>> category, dtz = np.array([2, 0], dtype=np.int8), np.array([3, 0], dtype=np.uint16)
+    >>> layer_checksum(category, dtz) == master.layer_checksum(category, dtz.astype(np.uint8))
+    True
+    """
+    step = 1 << 24
+    crc = 0
+    for start in range(0, len(category), step):
+        crc = zlib.crc32(np.ascontiguousarray(category[start:start + step]).view(np.uint8), crc)
+    stored = narrow_type(dtz)
+    for start in range(0, len(dtz), step):
+        crc = zlib.crc32(np.ascontiguousarray(dtz[start:start + step], dtype=stored).view(np.uint8), crc)
+    return crc
+
+
+def read_categories(directory: os.PathLike | str, material: Material, out: np.ndarray, *,
+                    tablebase=None) -> None:
+    """Fill `out` (int8, a position each) with a compact-native table's ``wcdf`` categories at
+    counter 0, those of its capture positions from the prober's capture search.
+
+    `tablebase`: the prober of `directory` to use (default: one made here and closed). Raises
+    TableError naming a file that does not read, MissingTableError when a table the capture
+    search needs is absent.
+    """
+    from egtb.probe.tablebase import Tablebase  # the prober reads the finished tables
+    directory = Path(directory)
+    counts = (material.black_men, material.black_kings, material.white_men, material.white_kings)
+    table = CompactTable(compact_path(directory, material, kind=RULE_KINDS[LEAN_RULES]))
+    try:
+        _decode_into(table, out)
+    finally:
+        table.close()
+    own = tablebase is None
+    tablebase = Tablebase(directory) if own else tablebase
+    try:
+        for start in range(0, len(out), READ_CHUNK):
+            stop = min(start + READ_CHUNK, len(out))
+            bm, bk, wm, wk = (np.empty(stop - start, dtype=np.int64) for _ in range(4))
+            unrank_positions(np.arange(start, stop, dtype=np.int64), *counts, bm, bk, wm, wk)
+            chosen = np.flatnonzero(_captures(bm, bk, wm, wk))
+            if len(chosen):
+                _, category, _ = tablebase.probe_batch_rule(bm[chosen], bk[chosen], wm[chosen], wk[chosen],
+                                                            0, 0, rule=LEAN_RULES)
+                out[start + chosen] = category
+    finally:
+        if own:
+            tablebase.close()
+
+
+def _decode_into(table: CompactTable, out: np.ndarray) -> None:
+    """Every category of a ``.wcdf`` file into `out`, a block at a time (don't-cares included)."""
+    if len(out) != table.positions:
+        raise TableError(f"{table.path}: {table.positions} positions, the build expects {len(out)}")
+    for block in range(table.n_blocks):
+        ends, codes = table.decode(block)
+        base = int(table.starts[block])
+        out[base:base + (int(ends[-1]) if len(ends) else 0)] = np.repeat(
+            CATEGORY_OF_CODE[codes], np.diff(ends, prepend=0))
+
+
+@njit(cache=True)
+def _captures(bm, bk, wm, wk):
+    """Whether the side to move (Black) must capture, per position."""
+    out = np.empty(bm.shape[0], dtype=np.bool_)
+    for i in range(bm.shape[0]):
+        out[i] = has_capture(bm[i], bk[i], wm[i], wk[i], 0)
+    return out
+
+
+def remove_material(directory: os.PathLike | str, material: Material) -> None:
+    """Delete a native table's files (its summary first): what a broken table leaves."""
+    summary_path(directory, material).unlink(missing_ok=True)
+    for path in compact_paths(directory, material):
+        marks_path(path).unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+
+
+def _write_json(path: Path, value: dict) -> None:
+    """Write a JSON file atomically (temporary name, fsync, rename)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w") as fh:
+        json.dump(value, fh, indent=1, sort_keys=True)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
