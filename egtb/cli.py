@@ -17,6 +17,7 @@ Exit status, the same for every subcommand (and for ``tournament``):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -228,6 +229,9 @@ def _register_build(subparsers) -> None:
                    help="write every table built as its compact files alone (.wld, .wcdf, .dtz and "
                         "their marks: the values and the wcdf layer), with no master file "
                         "(default: from 8 pieces on)")
+    p.add_argument("--plan", action="store_true",
+                   help="print the plan (pairs, positions, CPU estimate, disk and memory at the "
+                        "peak) and stop before any work")
     p.add_argument("--max-per-side", type=int, default=None, metavar="N",
                    help="only the materials with at most N pieces a side (e.g. 5: KingsRow's "
                         "cut of its 10-piece set)")
@@ -301,11 +305,17 @@ def run_build(args: argparse.Namespace) -> int:
                        memory=int(args.memory * GB) if args.memory else None,
                        on_disk=args.on_disk, checkpoint_seconds=60 * args.checkpoint_minutes,
                        compact=True if args.compact else None, native=args.compact_native,
-                       max_per_side=args.max_per_side)
+                       max_per_side=args.max_per_side, plan_only=args.plan,
+                       on_plan=None if args.json or (args.quiet and not args.plan) else
+                       lambda plan: print(plan.text(), file=sys.stdout if args.plan else sys.stderr, flush=True))
     except SolverError as exc:  # a material failed to build: a failed result, not bad usage
         print(f"egtb build: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     compacted = report.compacted
+    if args.plan:
+        if args.json:
+            _print_json(dataclasses.asdict(report.plan) if report.plan else None)
+        return EXIT_USAGE if report.plan and report.plan.refused else EXIT_OK
     if args.json:
         _print_json({"built": report.built, "skipped": report.skipped, "rebuilt": report.rebuilt,
                      "positions": report.positions, "seconds": round(report.seconds, 3),
@@ -345,6 +355,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     """Handler of ``egtb verify``: exit status 1 on any error."""
+    from egtb.builder.native import summary_path as native_summary_path
     from egtb.builder.verify import verify_directory
     directory = _existing_tables_dir(args)
     def wanted(suffix: str = master.SUFFIX) -> list[Material]:
@@ -354,8 +365,10 @@ def run_verify(args: argparse.Namespace) -> int:
     report = verify_directory(directory, materials=materials, jobs=args.jobs or os.cpu_count() or 1,
                               progress=not args.quiet, compact=True, resume=not args.again)
     _add_compact_check(report, directory, sorted(set(wanted(COMPACT_SUFFIX)) - set(materials)))
+    stamped = [m for m in wanted(COMPACT_SUFFIX) if m not in materials  # compact-native tables
+               and native_summary_path(directory, m).exists()]
     differing, listed, layers_listed = (([], 0, 0) if args.no_reference or not report.tables
-                                        else _compare_reference(directory, materials))
+                                        else _compare_reference(directory, materials + stamped))
     ok = report.ok and not differing
     if args.json:
         _print_json({"tables": report.tables, "positions": report.checked, "errors": report.errors,
@@ -489,7 +502,8 @@ def _compare_reference(directory: Path, materials: list[Material]) -> tuple[list
     differing = compare_with_reference(directory, materials, reference=reference,
                                        rule_reference=rule_reference)
     layers_listed = sum((m.name, preset) in rule_reference for m in materials
-                        for preset in master.rule_presets_in(master.table_path(directory, m)))
+                        for preset in (master.rule_presets_in(master.table_path(directory, m))
+                                       if master.table_path(directory, m).exists() else ("wcdf",)))
     return differing, sum(m.name in reference for m in materials), layers_listed
 
 

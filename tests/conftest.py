@@ -28,6 +28,7 @@ collect_ignore = ["fake_engines"]
 #: test_web_api and others are links to the 4-piece set's files); a worker that then waits for
 #: that lock leaves its core to the others.
 LONGEST_FIRST = ("test_compact.py", "test_checkerboard.py", "test_engine_pool.py", "test_web_api.py",
+                 "test_native.py",
                  "test_solve_regen.py", "test_web_browser.py", "test_build.py", "test_rule_layer.py",
                  "test_scratch.py", "test_hub.py", "test_schedule.py", "test_verify.py", "test_cli.py",
                  "test_probe.py", "test_probe_rule.py", "test_movegen.py", "test_openings.py",

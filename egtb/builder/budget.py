@@ -248,8 +248,27 @@ def file_bytes(positions: int, contents, bits: dict[str, float]) -> int:
     >>> file_bytes(8_000_000, contents_for(7), DEFAULT_BITS) / 1e6
     3.75
     """
+    if contents.native:  # compact files alone
+        return int(FILE_MARGIN * positions * bits["compact"] / 8)
     per_position = bits["wld"] + bits["dtw"] * contents.dtw + bits["layer"] * len(contents.presets)
     return int(FILE_MARGIN * positions * per_position / 8)
+
+
+#: CPU seconds a position costs the solver, per table it solves (the rule-free one with DTW, each
+#: rule layer) and once besides: the 7-piece build (values and wcdf) took 0.24 CPU microseconds a
+#: position on this 2-core machine, every table up to 6 pieces with DTW and three layers 0.50.
+CPU_SECONDS_A_TABLE = 0.12e-6
+CPU_SECONDS_A_POSITION = 0.12e-6
+
+
+def cpu_seconds(positions: int, contents) -> float:
+    """Estimated CPU seconds of solving `positions` positions holding `contents`.
+
+    >>> from egtb.builder.contents import contents_for
+    >>> round(cpu_seconds(10**9, contents_for(7)))
+    240
+    """
+    return positions * (CPU_SECONDS_A_POSITION + CPU_SECONDS_A_TABLE * contents.tables)
 
 
 def check_build_disk(todo, plans: dict, contents: dict, *, jobs: int, free: int, directory,

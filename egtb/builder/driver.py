@@ -40,10 +40,11 @@ from pathlib import Path
 import numpy as np
 
 from egtb.builder import budget, pipeline, solve, split
-from egtb.builder.contents import contents_for
+from egtb.builder import native as native_files
+from egtb.builder.contents import LEAN_RULES, contents_for
 from egtb.builder.plan import (DEFAULT_RULES, Pair, contents_of, dependency_materials, find_complete,
                              longest_chains, plan_memory, plan_pairs)
-from egtb.errors import MissingTableError, SolverError, TaskError
+from egtb.errors import MemoryBudgetError, MissingTableError, SolverError, TaskError
 from egtb.executor import Executor, LocalPool, Task
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
@@ -74,6 +75,44 @@ class Split:
     """Positions a unit task solves, about."""
 
 
+@dataclass(frozen=True)
+class BuildPlan:
+    """What a build will do and need, worked out before any work (:func:`build`)."""
+
+    pairs: int
+    """Pairs to solve."""
+    positions: int
+    """Their positions."""
+    cpu_seconds: float
+    """Estimated CPU seconds (:func:`egtb.builder.budget.cpu_seconds`)."""
+    jobs: int
+    """Workers."""
+    disk: int
+    """Bytes of disk at the build's peak (:func:`egtb.builder.budget.check_build_disk`)."""
+    free: int
+    """Bytes free on the table directory's disk (its scratch files counted as free)."""
+    memory: int
+    """Bytes of RAM at most: the `jobs` largest pairs' estimates side by side (no more than the pairs'
+    share of the budget, within which the local pool starts them), the processes and their caches."""
+    budget: int
+    """The memory budget (``--memory``)."""
+    refused: tuple[str, ...] = ()
+    """Why the build cannot run as asked (a pair that fits in no way, the disk), when only planned."""
+
+    def text(self) -> str:
+        """One line for a person.
+
+        >>> print(BuildPlan(2, 10**9, 3600.0, 2, 3 << 30, 10 << 30, 1 << 30, 8 << 30).text())
+        plan: 2 pairs, 1,000,000,000 positions; about 1.0 CPU hours (0.5 h wall on 2 jobs); disk 3.00 GB at its peak (10.00 GB free); memory at most 1.00 GB (budget 8.00 GB)
+        """
+        return (f"plan: {self.pairs} pairs, {self.positions:,} positions; about "
+                f"{self.cpu_seconds / 3600:.1f} CPU hours ({self.cpu_seconds / 3600 / self.jobs:.1f} h wall on "
+                f"{self.jobs} jobs); disk {budget.format_bytes(self.disk)} at its peak "
+                f"({budget.format_bytes(self.free)} free); memory at most {budget.format_bytes(self.memory)} "
+                f"(budget {budget.format_bytes(self.budget)})"
+                + "".join(f"\nrefused: {reason}" for reason in self.refused))
+
+
 @dataclass
 class BuildReport:
     """What a call to :func:`build` did."""
@@ -93,6 +132,8 @@ class BuildReport:
     ``host`` and ``pid``), in the order they finished."""
     compacted: list[str] = field(default_factory=list)
     """Materials whose compact files this run wrote."""
+    plan: BuildPlan | None = None
+    """What the build planned before any work."""
 
 
 def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: int | None = None,
@@ -100,7 +141,8 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
           progress: bool = True, executor: Executor | None = None, memory: int | None = None,
           on_disk: bool = False, checkpoint_seconds: float = pipeline.CHECKPOINT_SECONDS,
           split_pairs: Split | None = None, compact: bool | None = None,
-          native: bool | None = None, max_per_side: int | None = None) -> BuildReport:
+          native: bool | None = None, max_per_side: int | None = None,
+          on_plan: Callable[[BuildPlan], None] | None = None, plan_only: bool = False) -> BuildReport:
     """Build every table with min..max pieces into a directory; skip complete ones.
 
     `rules`: the rule layers every file gets ("auto": all up to 6 pieces, wcdf
@@ -126,7 +168,8 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     disk check before any work counts them. `native`: tables as compact files alone, no master
     (None: from :data:`egtb.builder.contents.NATIVE_PIECES` pieces on; see
     :mod:`egtb.builder.native`). `max_per_side`: only the materials with at most that many pieces
-    a side (:func:`egtb.builder.plan.plan_pairs`).
+    a side (:func:`egtb.builder.plan.plan_pairs`). `on_plan` is called with the plan
+    (:class:`BuildPlan`) once it fits, before any work; with `plan_only` the build stops there.
 
     >>> build(2, directory=tmp_path, jobs=1, progress=False).positions  # doctest: +SKIP
     3488
@@ -146,7 +189,8 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
                     min_pieces=min_pieces, progress=progress, executor=executor,
                     memory=memory or budget.default_budget(), on_disk=on_disk,
                     checkpoint_seconds=checkpoint_seconds, split_pairs=split_pairs,
-                    compact=_compacts(directory, max_pieces) if compact is None else compact)
+                    compact=_compacts(directory, max_pieces) if compact is None else compact,
+                    on_plan=on_plan or (lambda plan: None), plan_only=plan_only)
     finally:
         _stop_logging(handler)
 
@@ -154,30 +198,35 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
 def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
          dtw: bool | None, native: bool | None, min_pieces: int, progress: bool, executor: Executor | None, memory: int,
          on_disk: bool, checkpoint_seconds: float, split_pairs: Split | None,
-         compact: bool) -> BuildReport:
+         compact: bool, on_plan: Callable[[BuildPlan], None], plan_only: bool) -> BuildReport:
     report = BuildReport()
     start = time.perf_counter()
     for tmp in master.remove_temporaries(directory):
         log.warning("removed unfinished file %s", tmp)
     checked = master.CheckedFiles(directory)
-    found = find_complete(pairs, directory, rules=rules, dtw=dtw, native=native, checked=checked)
+    found = find_complete(pairs, directory, rules=rules, dtw=dtw, native=native, min_pieces=min_pieces,
+                          checked=checked)
     report.skipped, report.rebuilt, done = found.skipped, found.rebuilt, found.done
     todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= min_pieces]
     missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
-    if missing:
+    if missing and not plan_only:
         raise MissingTableError(f"tables needed but not built: {sorted(missing)}")
+    _check_compact_dependencies(todo, directory, rules=rules, dtw=dtw, native=native)
     cache_bytes = None
+    total_memory = memory
     if executor is None:  # the workers' table caches and processes come out of the budget
         cache_bytes = budget.cache_budget(memory, most=min(CACHE_BYTES, process_cache().max_bytes))
         memory = budget.pair_budget(memory, jobs=jobs, cache_bytes=cache_bytes)
-    plans = plan_memory(todo, memory, rules=rules, dtw=dtw, native=native, on_disk=on_disk,  # before any work
-                        directory=directory)
-    need = budget.check_build_disk(
-        todo, plans, {p.key: contents_of(p, rules=rules, dtw=dtw, native=native) for p in todo}, jobs=jobs,
-        free=shutil.disk_usage(directory).free + scratch.bytes_in(directory, [p.key for p in todo]),
-        directory=directory, bits=budget.stored_bits(directory, [m for p in pairs for m in p.materials]),
-        compact_positions=_compact_positions(directory, todo) if compact else 0)
-    log.info("the build needs about %s of disk at its peak", budget.format_bytes(need))
+    contents = {p.key: contents_of(p, rules=rules, dtw=dtw, native=native) for p in todo}
+    plans, report.plan = _plan_build(  # before any work; refused here unless only planning
+        todo, directory, contents=contents, memory=memory, total_memory=total_memory, jobs=jobs,
+        on_disk=on_disk, bits=budget.stored_bits(directory, [m for p in pairs for m in p.materials]),
+        compact_positions=_compact_positions(directory, todo) if compact else 0,
+        processes=total_memory - memory if executor is None else 0, strict=not plan_only)
+    log.info("%s", report.plan.text())
+    on_plan(report.plan)
+    if plan_only:
+        return report
     for path in scratch.scratch_dirs(directory):
         if path.name[:-len(scratch.SCRATCH_SUFFIX)] not in {p.key for p in todo}:
             log.warning("removed the scratch directory %s of a finished pair", path)
@@ -203,6 +252,55 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
     report.seconds = time.perf_counter() - start
     log.info("build finished: %d tables in %.1fs", len(report.built), report.seconds)
     return report
+
+
+def _plan_build(todo: list[Pair], directory: Path, *, contents: dict, memory: int, total_memory: int,
+                jobs: int, on_disk: bool, bits: dict, compact_positions: int, processes: int,
+                strict: bool) -> tuple[dict[str, budget.PairPlan], BuildPlan]:
+    """Each pair's plan within `memory` (:func:`egtb.builder.plan.plan_memory`) and the build's
+    (:class:`BuildPlan`); `strict` raises MemoryBudgetError for the first thing that does not fit,
+    else the plan lists them (``refused``) and counts the pairs that fit."""
+    plans: dict[str, budget.PairPlan] = {}
+    refused = []
+    for pair in todo:
+        try:
+            plans.update(plan_memory([pair], memory, rules=contents[pair.key].names, dtw=contents[pair.key].dtw,
+                                     native=contents[pair.key].native, on_disk=on_disk, directory=directory))
+        except MemoryBudgetError as exc:
+            if strict:
+                raise
+            refused.append(str(exc))
+    planned = [p for p in todo if p.key in plans]
+    free = shutil.disk_usage(directory).free + scratch.bytes_in(directory, [p.key for p in todo])
+    need = budget.check_build_disk(planned, plans, contents, jobs=jobs, free=free if strict else 1 << 62,
+                                   directory=directory, bits=bits, compact_positions=compact_positions)
+    if need > free:
+        refused.append(f"the build needs about {budget.format_bytes(need)} of disk at its peak, "
+                       f"{directory} has {budget.format_bytes(free)} free")
+    log.info("the build needs about %s of disk at its peak", budget.format_bytes(need))
+    largest = sorted((plans[p.key].bytes for p in planned), reverse=True)[:jobs]
+    return plans, BuildPlan(
+        len(todo), sum(p.positions for p in todo),
+        sum(budget.cpu_seconds(p.positions, contents[p.key]) for p in todo), jobs, need, free,
+        min(memory, sum(largest)) + processes, total_memory, tuple(refused))
+
+
+def _check_compact_dependencies(todo: list[Pair], directory: Path, *, rules: str | tuple,
+                                dtw: bool | None, native: bool | None) -> None:
+    """Refuse, before any work, a pair that needs more of a dependency than its compact files hold
+    (DTW, a rule layer other than wcdf) when that dependency has no master: MissingTableError
+    naming both."""
+    for pair in todo:
+        contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
+        if not contents.dtw and contents.names == (LEAN_RULES,):
+            continue
+        for material in dependency_materials(pair):
+            if not master.table_path(directory, material).exists() and native_files.has_native(directory, material):
+                wanted = ", ".join(("DTW",) * contents.dtw + contents.names)
+                raise MissingTableError(
+                    f"{pair.key} needs {wanted} of {material.name}, whose table in {directory} is "
+                    f"compact files alone (values and {LEAN_RULES}): build with --rules {LEAN_RULES} "
+                    "--no-dtw, or --compact-native, or rebuild its master")
 
 
 def _compacts(directory: Path, max_pieces: int) -> bool:

@@ -97,7 +97,7 @@ def is_complete(directory: os.PathLike | str, material: Material) -> bool:
         try:
             if path.stat().st_size != size:
                 return False
-            table = CompactTable(path)
+            table = CompactTable(path, use_marks_file=False)
             table.close()
             if table.header_crc != crc:
                 return False
@@ -116,7 +116,7 @@ def has_compact_table(directory: os.PathLike | str, material: Material) -> bool:
     """
     for kind in NATIVE_KINDS:
         try:
-            CompactTable(compact_path(directory, material, kind=kind)).close()
+            CompactTable(compact_path(directory, material, kind=kind), use_marks_file=False).close()
         except TableError:
             return False
     return True

@@ -193,14 +193,14 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
     return plans
 
 
-def _compact_alone(directory: Path, pair: Pair, *, native: bool) -> bool:
+def _compact_alone(directory: Path, pair: Pair, *, native: bool, unstamped: bool) -> bool:
     """Whether a pair's tables are complete as compact files alone: compact-native files that are
-    those their summaries name (:func:`egtb.builder.native.is_complete`, when `native`), or, with
-    no master at all, three compact files a material whose headers read (a master compacted,
-    then deleted)."""
+    those their summaries name (:func:`egtb.builder.native.is_complete`, when `native`), or, when
+    `unstamped` is allowed and there is no master at all, three compact files a material whose
+    headers read (a master compacted, then deleted)."""
     if native and all(native_files.is_complete(directory, m) for m in pair.materials):
         return True
-    return not any(master.table_path(directory, m).exists() for m in pair.materials) and all(
+    return unstamped and not any(master.table_path(directory, m).exists() for m in pair.materials) and all(
         native_files.has_compact_table(directory, m) for m in pair.materials)
 
 
@@ -218,22 +218,25 @@ class Found:
 
 def find_complete(pairs: list[Pair], directory: Path, *,
                   rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None,
-                  native: bool | None = None, checked: master.CheckedFiles | None = None) -> Found:
+                  native: bool | None = None, min_pieces: int = 2,
+                  checked: master.CheckedFiles | None = None) -> Found:
     """The pairs whose files all pass the checksum and hold what `rules` and `dtw` ask
     (:func:`contents_of`).
 
     Broken files are reported and removed; a file lacking a requested layer or
     DTW is reported as rebuilt too (it is overwritten when its pair is solved again).
     `checked`: the record of files already checked (:class:`egtb.formats.master.CheckedFiles`).
-    A pair whose tables are compact files alone is complete as it is (:func:`_compact_alone`);
-    one asked for compact-native is also complete as masters holding its ``wcdf`` layer.
+    A pair asked for compact-native is complete as its stamped files (:func:`_compact_alone`) or as
+    masters holding its ``wcdf`` layer; a pair of fewer than `min_pieces` pieces (a dependency,
+    not to be built) also as compact files alone, however they were written.
     """
     found = Found()
     checked = checked or master.CheckedFiles(directory)
     for pair in pairs:
         complete = True
         wanted = contents_of(pair, rules=rules, dtw=dtw, native=native)
-        if _compact_alone(directory, pair, native=wanted.native):
+        if _compact_alone(directory, pair, native=wanted.native,
+                          unstamped=pair.materials[0].pieces < min_pieces):
             found.done.add(pair.key)
             found.skipped += [m.name for m in pair.materials]
             continue

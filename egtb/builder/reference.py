@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from egtb.builder import native
 from egtb.builder.pipeline import count_codes
 from egtb.builder.rule_layer import count_layer
 from egtb.formats import master
@@ -196,7 +197,10 @@ def compare_with_reference(directory: os.PathLike | str, materials: list[Materia
     """
     reference = load_reference() if reference is None else reference
     rule_reference = load_rule_reference() if rule_reference is None else rule_reference
-    problems = _compare_layers(directory, materials, rule_reference)
+    stamped = [m for m in materials if not master.table_path(directory, m).exists()]
+    problems = [problem for m in stamped for problem in _compare_native(directory, m, reference, rule_reference)]
+    materials = [m for m in materials if m not in stamped]
+    problems += _compare_layers(directory, materials, rule_reference)
     for material in materials:
         expected = reference.get(material.name)
         if expected is None:
@@ -210,6 +214,34 @@ def compare_with_reference(directory: os.PathLike | str, materials: list[Materia
                   for name in fields if getattr(found, name) != getattr(expected, name)]
         if differ:
             problems.append(f"{path}: differs from the reference: {', '.join(differ)}")
+    return problems
+
+
+def _compare_native(directory: os.PathLike | str, material: Material, reference: dict,
+                    rule_reference: dict) -> list[str]:
+    """The messages of a compact-native table (no master) whose summary
+    (:func:`egtb.builder.native.read_summary`) differs from the reference, or that has none, or
+    whose files are not those it names."""
+    summary = native.read_summary(directory, material)
+    path = native.summary_path(directory, material)
+    if summary is None:
+        return [f"{path}: missing (the table has no master and no compact-native summary)"]
+    problems = [] if native.is_complete(directory, material) else [
+        f"{path}: its compact files are not those it names (changed or cut since the build)"]
+    expected = reference.get(material.name)
+    if expected is not None:
+        differ = [f"{name} {summary[name]} (reference {getattr(expected, name)})"
+                  for name in _VALUE_FIELDS if summary[name] != getattr(expected, name)]
+        if differ:
+            problems.append(f"{path}: differs from the reference: {', '.join(differ)}")
+    layer = rule_reference.get((material.name, native.LEAN_RULES))
+    if layer is not None:
+        found = summary["rules"][native.LEAN_RULES]
+        differ = [f"{name} {found[name]} (reference {getattr(layer, name)})"
+                  for name in _RULE_FIELDS if found[name] != getattr(layer, name)]
+        if differ:
+            problems.append(f"{path}: rule layer {native.LEAN_RULES} differs from the reference: "
+                            f"{', '.join(differ)}")
     return problems
 
 

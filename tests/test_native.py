@@ -1,0 +1,177 @@
+"""Compact-native builds (egtb.builder.native): tables written as their compact files alone.
+
+What must hold (issue 31 item 2): the files equal byte for byte those that ``egtb compact``
+writes from a master build of the same tables, whose checksums the reference rows hold; a
+directory whose smaller tables are compact files alone (their masters deleted) feeds the next
+piece count with the same result; a broken or unfinished table is rebuilt, the rest skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from egtb import MissingTableError
+from egtb.builder import native
+from egtb.builder.contents import contents_for
+from egtb.builder.driver import build
+from egtb.builder.plan import pieces_a_side
+from egtb.builder.reference import load_reference, load_rule_reference
+from egtb.cli import main
+from egtb.formats.compact.layout import compact_path
+from egtb.formats.master import stored_materials
+from egtb.positions.material import Material, all_materials, count_positions
+from egtb.probe.tablebase import Tablebase
+
+
+def compact_files(directory: Path, pieces: int | None = None) -> dict[str, bytes]:
+    """Every compact file and marks file of a directory (of one piece count), by name."""
+    files = {}
+    for path in sorted(directory.iterdir()):
+        if path.suffix in (".wld", ".wcdf", ".dtz", ".marks"):
+            if pieces is None or Material.parse(path.name.split(".")[0]).pieces == pieces:
+                files[path.name] = path.read_bytes()
+    return files
+
+
+def assert_stamps_equal_the_reference(directory: Path, materials: list[Material]) -> None:
+    tables, layers = load_reference(), load_rule_reference()
+    assert materials
+    for material in materials:
+        summary = native.read_summary(directory, material)
+        table, layer = tables[material.name], layers[material.name, "wcdf"]
+        stamped = summary["rules"]["wcdf"]
+        assert (summary["positions"], summary["wins"], summary["draws"], summary["losses"]) == (
+            table.positions, table.wins, table.draws, table.losses), material.name
+        assert (stamped["wins"], stamped["cursed_wins"], stamped["draws"], stamped["blessed_losses"],
+                stamped["losses"], stamped["max_dtz"], stamped["checksum_crc32"]) == (
+            layer.wins, layer.cursed_wins, layer.draws, layer.blessed_losses, layer.losses,
+            layer.max_dtz, layer.checksum_crc32), material.name
+
+
+@pytest.fixture(scope="module")
+def native_dir(tmp_path_factory) -> Path:
+    """Every table up to 4 pieces, built compact-native."""
+    directory = tmp_path_factory.mktemp("native4")
+    build(4, directory=directory, jobs=2, progress=False, native=True)
+    return directory
+
+
+def test_a_native_build_writes_no_master_and_the_files_egtb_compact_writes(native_dir, compact_tables):
+    expected = compact_files(compact_tables(4))
+    assert len(expected) == 41 * 6  # three files and three marks files for each of the 41 tables
+    assert compact_files(native_dir) == expected
+    assert stored_materials(native_dir) == []  # no .h5 file
+
+
+def test_the_stamps_equal_the_reference_rows(native_dir):
+    materials = [m for m in all_materials(4, min_pieces=2)]
+    assert_stamps_equal_the_reference(native_dir, [m for m in materials
+                                                   if native.summary_path(native_dir, m).exists()])
+    assert all(native.is_complete(native_dir, m) for m in materials)
+
+
+def test_compact_only_smaller_tables_feed_the_next_piece_count(compact_tables, tmp_path):
+    # the 3-piece tables as compact files alone: a master build compacted, its masters deleted
+    shutil.copytree(compact_tables(3), tmp_path, dirs_exist_ok=True)
+    assert stored_materials(tmp_path) == []
+    report = build(4, min_pieces=4, directory=tmp_path, jobs=1, progress=False, native=True)
+    assert len(report.built) == len([m for m in all_materials(4, min_pieces=4)])
+    assert compact_files(tmp_path, 4) == compact_files(compact_tables(4), 4)
+
+
+def test_a_broken_or_unstamped_table_is_rebuilt_and_the_rest_skipped(native_dir, tmp_path):
+    shutil.copytree(native_dir, tmp_path, dirs_exist_ok=True)
+    before = compact_files(tmp_path)
+    cut = compact_path(tmp_path, Material.parse("2k-2k"))
+    cut.write_bytes(cut.read_bytes()[:-100])  # a truncated file: its stamp no longer names it
+    native.summary_path(tmp_path, Material.parse("1m1k-2k")).unlink()  # killed before its stamp
+    assert not native.is_complete(tmp_path, Material.parse("2k-2k"))
+    report = build(4, directory=tmp_path, jobs=1, progress=False, native=True)
+    assert sorted(report.built) == ["1m1k-2k", "2k-1m1k", "2k-2k"]  # the two pairs, nothing else
+    assert compact_files(tmp_path) == before
+
+
+def test_a_build_that_needs_what_compact_files_do_not_hold_is_refused_before_any_work(compact_tables,
+                                                                                      tmp_path):
+    shutil.copytree(compact_tables(3), tmp_path, dirs_exist_ok=True)
+    with pytest.raises(MissingTableError, match="needs DTW.*of 1k-1k.*compact files alone"):
+        build(4, min_pieces=4, directory=tmp_path, jobs=1, progress=False)  # DTW and all layers
+    assert not list(tmp_path.glob("*-*.native.json")) and stored_materials(tmp_path) == []
+
+
+def test_native_contents_hold_the_values_and_wcdf_only():
+    assert contents_for(8).native and not contents_for(7).native
+    assert (contents_for(8).dtw, contents_for(8).names) == (False, ("wcdf",))
+    with pytest.raises(ValueError, match="compact-native"):
+        contents_for(5, native=True, dtw=True)
+    with pytest.raises(ValueError, match="compact-native"):
+        contents_for(8, rules="all")
+
+
+def test_max_per_side_builds_the_cut_and_the_prober_reads_it(tmp_path, capsys):
+    assert main(["build", "-n", "4", "--max-per-side", "2", "--compact-native", "--jobs", "1",
+                 "--quiet", "--tables", str(tmp_path)]) == 0
+    built = {Material.parse(p.name.split(".")[0]) for p in tmp_path.glob("*.native.json")}
+    wanted = {m for m in all_materials(4, min_pieces=2) if pieces_a_side(m) <= 2}
+    assert built == wanted and Material.parse("3k-1k") not in built
+    assert sum(map(count_positions, built)) < sum(map(count_positions, all_materials(4, min_pieces=2)))
+    with Tablebase(tmp_path) as tables:
+        assert str(tables.probe_wdl("W:WK10,K14:BK1,K3")) in ("win", "draw", "loss")
+        with pytest.raises(MissingTableError):
+            tables.probe_wdl("W:WK10,K14,K18:BK1")
+    assert main(["build", "-n", "4", "--max-per-side", "0", "--tables", str(tmp_path)]) == 2
+    assert "--max-per-side" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_native_build_of_every_table_up_to_5_pieces_equals_the_reference(tmp_path):
+    build(5, directory=tmp_path, jobs=2, progress=False, native=True)
+    materials = all_materials(5, min_pieces=2)
+    assert_stamps_equal_the_reference(tmp_path, materials)
+    assert stored_materials(tmp_path) == []
+
+
+def test_verify_checks_a_native_directory_and_compares_its_stamps_with_the_reference(native_dir, tmp_path,
+                                                                                   capsys):
+    shutil.copytree(native_dir, tmp_path, dirs_exist_ok=True)
+    assert main(["verify", "--tables", str(tmp_path), "--quiet", "--pieces", "3"]) == 0
+    out = capsys.readouterr().out
+    tables = len(all_materials(3, min_pieces=2))
+    assert tables == 16
+    assert f"verified {tables} tables" in out
+    assert f"reference: {tables} of {tables} listed tables identical; {tables} of {tables}" in out
+    stamp = native.summary_path(tmp_path, Material.parse("2k-1k"))
+    summary = json.loads(stamp.read_text())
+    stamp.write_text(json.dumps(dict(summary, wins=summary["wins"] + 1)))  # a count changed
+    assert main(["verify", "--tables", str(tmp_path), "--quiet", "--pieces", "3", "--again"]) == 1
+    assert (f"2k-1k.native.json: differs from the reference: wins {summary['wins'] + 1} "
+            f"(reference {summary['wins']})") in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("cut, pairs, positions", [
+    # the published counts of 8-piece positions with both colours present (one side to move):
+    # at most 4 a side (25 materials), at most 5 a side (73), all 147 materials
+    (["--max-per-side", "4"], 15, 111_378_534_401),
+    (["--max-per-side", "5"], None, 289_360_991_121),
+    ([], None, 403_190_250_561),
+])
+def test_the_8_piece_plan_counts_the_published_positions_before_any_work(tmp_path, capsys, cut, pairs,
+                                                                        positions):
+    status = main(["build", "-n", "8", "--min-pieces", "8", "--plan", "--json", "--tables", str(tmp_path)] + cut)
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["positions"] == positions
+    assert pairs is None or plan["pairs"] == pairs
+    assert plan["cpu_seconds"] > 0 and plan["disk"] > 0 and plan["memory"] > 0
+    assert status == (2 if plan["refused"] else 0)  # refused: said why, and nothing was built
+    assert not [p for p in tmp_path.iterdir() if p.name not in ("build.log", "checked.json")]
+
+
+def test_the_plan_is_printed_and_nothing_built(tmp_path, capsys):
+    assert main(["build", "-n", "4", "--plan", "--tables", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("plan: 23 pairs, 6,408,836 positions")  # 3,488 + 196,032 + 6,209,316
+    assert "refused" not in out and stored_materials(tmp_path) == []
