@@ -35,6 +35,8 @@ from egtb.dask.cluster import WORKER_ENVIRONMENT, ClusterError, ClusterSpec, con
 from egtb.errors import SolverError  # noqa: E402
 from egtb.builder import driver as builder, pipeline, plan as planner  # noqa: E402
 from egtb.formats import master  # noqa: E402
+from egtb.formats.compact.layout import compact_paths  # noqa: E402
+from egtb.formats.compact.sidecar import marks_path  # noqa: E402
 from egtb.dask.executor import DaskPool  # noqa: E402
 from egtb.executor import LocalPool, Task  # noqa: E402
 from egtb.positions.material import all_materials  # noqa: E402
@@ -437,6 +439,51 @@ def test_a_worker_killed_in_a_split_pair_still_gives_the_local_files(processes, 
     assert not thread.is_alive(), "the split pair did not finish after a worker was killed"
     assert split_pair_checksums(tmp_path) == split_pair_checksums(split_local)
     assert done["record"]["units"] == len(pipeline.unit_order(five_piece_pair(SPLIT_PAIR).materials))
+    cluster.wait_for_workers()
+
+
+@pytest.fixture(scope="module")
+def split_native_local(split_local, tmp_path_factory) -> Path:
+    """The split pair built compact-native by the local pool (its dependencies' masters beside)."""
+    directory = tmp_path_factory.mktemp("split_native_local")
+    pair = five_piece_pair(SPLIT_PAIR)
+    for material in planner.dependency_materials(pair):
+        shutil.copy(master.table_path(split_local, material), master.table_path(directory, material))
+    pipeline.build_pair(directory, pair, planner.dependency_materials(pair), native=True)
+    return directory
+
+
+def native_pair_files(directory: Path) -> dict[str, bytes]:
+    """The split pair's compact files and marks files, by name (a compact-native pair has no master)."""
+    paths = [q for m in five_piece_pair(SPLIT_PAIR).materials for path in compact_paths(directory, m)
+             for q in (path, marks_path(path))]
+    return {path.name: path.read_bytes() for path in paths}
+
+
+@pytest.mark.slow
+def test_a_worker_killed_in_a_compact_native_split_pair_still_gives_the_local_files(
+        processes, split_local, split_native_local, tmp_path):
+    cluster = processes
+    pair = five_piece_pair(SPLIT_PAIR)
+    for material in planner.dependency_materials(pair):
+        shutil.copy(master.table_path(split_local, material), master.table_path(tmp_path, material))
+    done = {}
+
+    def run() -> None:
+        done["records"] = list(builder.run_pairs(
+            [pair], tmp_path, executor=DaskPool(cluster.spec), native=True,
+            split_pairs=builder.Split(positions=1, task_positions=200_000)))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    cluster.kill_busy_worker(task="egtb-units-")  # in the middle of the pair's unit tasks
+    thread.join(STEP_SECONDS)
+    assert not thread.is_alive(), "the compact-native split pair did not finish after a worker was killed"
+    assert len(done["records"]) == 1 and done["records"][0]["split"] > 13
+    expected = native_pair_files(split_native_local)
+    assert len(expected) == 6 * len(pair.materials)
+    assert native_pair_files(tmp_path) == expected
+    assert not any(master.table_path(tmp_path, m).exists() for m in pair.materials)
     cluster.wait_for_workers()
 
 

@@ -175,3 +175,20 @@ def test_the_plan_is_printed_and_nothing_built(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("plan: 23 pairs, 6,408,836 positions")  # 3,488 + 196,032 + 6,209,316
     assert "refused" not in out and stored_materials(tmp_path) == []
+
+
+def test_the_adjudicator_judges_a_piece_count_held_in_part(tmp_path):
+    from tournament.adjudicate import TablebaseAdjudicator, build_adjudicators
+    from egtb import Board
+    build(4, directory=tmp_path, jobs=1, progress=False, native=True, max_per_side=2)  # 2-2, no 3-1
+    with Tablebase(tmp_path) as tables:
+        assert (tables.max_pieces, tables.largest_pieces) == (3, 4)
+        judge = next(a for a in build_adjudicators(tablebase=tables) if isinstance(a, TablebaseAdjudicator))
+        won = Board("B:WK32,K28:BK1,K2,K3", rule="wcdf")  # not held: three a side
+        judge.update(won)
+        assert judge.adjudicatable() is None  # played on, no error
+        held = Board("B:W29,K32:BK19,K23", rule="wcdf")  # 2k-1m1k: held
+        expected = tables.probe(held).outcome
+        judge.update(held)
+        verdict = judge.adjudicatable()
+        assert verdict is not None and str(expected) in verdict.reason

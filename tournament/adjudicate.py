@@ -279,8 +279,12 @@ class DrawAdjudicator:
 
 
 def _table_max_pieces(tablebase: Any) -> int:
-    """The most pieces the tablebase covers (its ``max_pieces``), else 32."""
-    value = getattr(tablebase, "max_pieces", None)
+    """The most pieces the tablebase holds a table of (``largest_pieces``: a piece count built in
+    part, e.g. ``egtb build --max-per-side 4``, counts; its missing materials raise KeyError and
+    are played on), else its ``max_pieces``, else 32."""
+    value = getattr(tablebase, "largest_pieces", None)
+    if value is None:
+        value = getattr(tablebase, "max_pieces", None)
     if callable(value):
         value = value()
     return int(value) if value else 32
@@ -446,7 +450,7 @@ def build_adjudicators(
 ) -> list[Adjudicator]:
     """The adjudicators of a game in the order they are asked: tables, heuristics, scores, length cap.
 
-    ``max_pieces`` defaults to the tablebase's ``max_pieces`` attribute (else 32:
+    ``max_pieces`` defaults to the most pieces of any of its tables (``largest_pieces``; else 32:
     every position whose table exists).
 
     >>> [type(a).__name__ for a in build_adjudicators(max_plies=200, heuristics=True)]

@@ -265,6 +265,17 @@ class Tablebase:
         return _complete_up_to(frozenset(self.materials()))
 
     @property
+    def largest_pieces(self) -> int:
+        """The most pieces of any table held (0 if none): a piece count held in part counts, so that
+        an adjudicator or engine tries the positions up to it (a missing material raises
+        MissingTableError), where :attr:`max_pieces` counts only the complete piece counts.
+
+        >>> Tablebase("/nonexistent").largest_pieces
+        0
+        """
+        return max((m.pieces for m in self.materials()), default=0)
+
+    @property
     def loaded_bytes(self) -> int:
         """Memory taken by the loaded tables' arrays."""
         return sum(table.nbytes for table in self._tables.values())

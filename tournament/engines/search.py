@@ -564,7 +564,7 @@ class SearchEngine(Engine):
         tb = self._tablebase
         if tb is None:
             return None
-        max_pieces = getattr(tb, "max_pieces", None)
+        max_pieces = getattr(tb, "largest_pieces", getattr(tb, "max_pieces", None))  # a part counts
         if max_pieces is not None and board.piece_count() > max_pieces:
             return None
         try:
