@@ -68,6 +68,15 @@ def summary_path(directory: os.PathLike | str, material: Material) -> Path:
     return Path(directory) / f"{material.name}{SUMMARY_SUFFIX}"
 
 
+def categories_path(directory: os.PathLike | str, material: Material) -> Path:
+    """A table's ``.wcdf`` file: what :func:`read_categories` decodes.
+
+    >>> categories_path("/t", Material.parse("2k-2k")).name
+    '2k-2k.wcdf'
+    """
+    return compact_path(directory, material, kind=RULE_KINDS[LEAN_RULES])
+
+
 def read_summary(directory: os.PathLike | str, material: Material) -> dict | None:
     """A compact-native table's summary, or None when it has none (not built, or unfinished).
 
@@ -125,7 +134,7 @@ def has_compact_table(directory: os.PathLike | str, material: Material) -> bool:
 def has_native(directory: os.PathLike | str, material: Material) -> bool:
     """Whether a material's table is compact files alone in `directory` (its ``.wcdf`` there,
     no master): what the build reads through :func:`read_categories`."""
-    return compact_path(directory, material, kind=RULE_KINDS[LEAN_RULES]).exists()
+    return categories_path(directory, material).exists()
 
 
 def write_material(directory: os.PathLike | str, material: Material, category: np.ndarray,
@@ -189,7 +198,7 @@ def read_categories(directory: os.PathLike | str, material: Material, out: np.nd
     from egtb.probe.tablebase import Tablebase  # the prober reads the finished tables
     directory = Path(directory)
     counts = (material.black_men, material.black_kings, material.white_men, material.white_kings)
-    table = CompactTable(compact_path(directory, material, kind=RULE_KINDS[LEAN_RULES]))
+    table = CompactTable(categories_path(directory, material))
     try:
         _decode_into(table, out)
     finally:

@@ -170,7 +170,7 @@ def load_native(directory: Path, material: Material, tables: FlatTables, part: s
         native.read_categories(directory, material, out)
         return out
     tables.rcat[0, part] = process_cache().get(_native_key(directory, material),
-                                               native.summary_path(directory, material), read)
+                                               native.categories_path(directory, material), read)
 
 
 def _native_key(directory: Path, material: Material) -> tuple:
@@ -301,7 +301,7 @@ def write_native(directory: Path, material: Material, tables: FlatTables, *, sec
     summary = native.write_material(directory, material, tables.rcat[0, part], tables.rdtz[0, part],
                                     seconds=seconds)
     if count_positions(material) <= process_cache().max_bytes:
-        process_cache().put(_native_key(directory, material), native.summary_path(directory, material),
+        process_cache().put(_native_key(directory, material), native.categories_path(directory, material),
                             tables.rcat[0, part].copy())
     layer = summary["rules"][native.LEAN_RULES]
     return {"material": material.name, "positions": summary["positions"], "wins": summary["wins"],
