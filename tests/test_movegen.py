@@ -12,7 +12,8 @@ import pytest
 
 from positions import mixed_fens, pydraughts_perft
 from egtb.rules.board import Board
-from egtb.rules.movegen import START_BM, START_WM, count_moves, generate_moves, new_move_buffer, perft
+from egtb.rules.movegen import START_BM, START_WM, count_moves, generate_moves, new_move_buffer
+from egtb.rules.perft import perft
 
 draughts = pytest.importorskip("draughts")
 

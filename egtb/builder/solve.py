@@ -42,9 +42,9 @@ from egtb.positions.index import (BINOM, deposit_squares, fill_squares, material
 from egtb.positions.material import BLACK_ONLY_MEN_SQUARES, NUM_SHARED, SHARED_MEN_SQUARES, mirror_bb
 from egtb.formats.values import (CAT_CURSED_WIN, CAT_WIN, DRAW, LOSS, UNKNOWN, UNSOLVED_CATEGORY,
                                  WIN)
+from egtb.rules.bitboards import lowest_bit64
+from egtb.rules.captures import C_CAPTURED, C_FROM, C_TO, CAPTURE_ROWS, MAX_JUMPS, capture_moves, jumping_pieces
 from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH
-from egtb.rules.perft import capture_moves
-from egtb.rules.perft import C_CAPTURED, C_FROM, C_TO, CAPTURE_ROWS, MAX_JUMPS, jumping_pieces, lowest_bit64
 from egtb.rules.squares import (ALL_SQUARES, EVEN_NOT_RIGHT, ODD_NOT_LEFT, WHITE_CROWN_ROW,
                                  WHITE_MEN_SQUARES)
 
@@ -452,7 +452,7 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, 
     Moves are generated set-wise on the node mirrored once, so that every
     successor comes out as the Black-to-move position it is looked up as:
     captures (:func:`fold_captures`), else simple moves (:func:`fold_steps`).
-    `captures`: perft's capture buffer (:func:`new_capture_buffer`); `step_base`:
+    `captures`: the capture buffer (:func:`new_capture_buffer`); `step_base`:
     int64 (2, :data:`STEP_SHIFTS`, 32) for :func:`index_man_steps`.
 
     Compiled without numba's reference counting (``_nrt=False``): every
@@ -599,7 +599,7 @@ def fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty, man_base, off
 
 @njit(cache=True)
 def new_capture_buffer():
-    """The buffer :func:`fold_captures` hands to perft's capture search (captures, then its stack)."""
+    """The buffer :func:`fold_captures` hands to the capture enumerator (captures, then its stack)."""
     return np.zeros((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
 
 
@@ -608,9 +608,10 @@ def fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, limits, 
                   captures, node, i):
     """Fold the captures of node i into its node tables; (number of captures, status).
 
-    Through perft's set-wise capture search on the mirrored node (the mover's
-    pieces ``pm``, ``pk`` going toward lower squares); 0 captures when the node
-    has none (then it has simple moves, :func:`fold_steps`).
+    Through the set-wise capture enumerator (egtb.rules.captures) on the
+    mirrored node (the mover's pieces ``pm``, ``pk`` going toward lower
+    squares); 0 captures when the node has none (then it has simple moves,
+    :func:`fold_steps`).
     """
     jumpers = jumping_pieces(pm, pk, om | ok, empty, 1)
     if jumpers == 0:

@@ -38,8 +38,8 @@ from egtb.positions.index import NUM_CODES, material_of_code
 from egtb.positions.material import count_positions
 from egtb.probe.kernels import BLOCK_MASK, BLOCK_SHIFT, NO_DTW, block_address
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_all, locate_valid
-from egtb.rules.movegen import has_capture
-from egtb.rules.perft import CAPTURE_ROWS, CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, MAX_JUMPS, child_positions
+from egtb.rules.captures import CAPTURE_ROWS, MAX_JUMPS, has_capture
+from egtb.rules.perft import CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, child_positions
 
 __all__ = ["CompactBatches", "ORDER_ABOVE", "probe_batch", "probe_dtz_batch"]
 

@@ -19,7 +19,7 @@ from egtb.formats.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
 from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, CATEGORY_OF_CODE, INVALID_WDL, WDL_DRAW, WDL_LOSS,
                                  WDL_OF_CODE, WDL_WIN)
 from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate
-from egtb.rules.movegen import has_capture
+from egtb.rules.captures import has_capture
 
 __all__ = [
     "NO_DTW", "gather", "gather_distance", "gather_rule", "fill_terminal", "fill_terminal_rule", "outcome_at",

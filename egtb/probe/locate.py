@@ -18,7 +18,8 @@ from numba import njit
 
 from egtb.positions.index import material_code, popcount, position_index
 from egtb.positions.material import mirror_bb
-from egtb.rules.movegen import count_simple_moves, has_capture
+from egtb.rules.captures import has_capture
+from egtb.rules.movegen import count_simple_moves
 from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
 
 __all__ = [

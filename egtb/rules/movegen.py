@@ -23,21 +23,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.rules.perft import count_steps, lowest_bit64, perft, popcount64
-from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, EVEN_NOT_RIGHT, EVEN_ROWS, JUMP, NEIGHBOUR,
-                                ODD_NOT_LEFT, ODD_ROWS, START_BM, START_WM, WHITE_CROWN_ROW, direction_range)
+from egtb.rules.bitboards import count_steps, lowest_bit64, popcount64
+from egtb.rules.captures import (C_CAPTURED, C_FROM, C_NJUMPS, C_PATH, C_TO, CAPTURE_ROWS, CAPTURE_WIDTH, MAX_JUMPS,
+                                 capture_paths, has_capture, jumping_pieces)
+from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, NEIGHBOUR, START_BM, START_WM, WHITE_CROWN_ROW,
+                                direction_range)
 
-# perft and the start position's bitboards are re-exported: the move generator's users
-# (tests, bench_movegen, the example above) take them from here.
+# has_capture (from the capture rules) and the start position's bitboards are re-exported:
+# the move generator's users (the prober, the compact codec, the engines, the example above) take them from here.
 __all__ = ["MAX_JUMPS", "MAX_MOVES", "MOVE_WIDTH", "M_BK", "M_BM", "M_CAPTURED", "M_CROWNS", "M_FROM", "M_MAN",
            "M_NJUMPS", "M_PATH", "M_TO", "M_WK", "M_WM", "START_BM", "START_WM", "count_moves",
-           "count_simple_moves", "generate_moves", "has_capture", "new_move_buffer", "perft", "popcount"]
+           "count_simple_moves", "generate_moves", "has_capture", "new_move_buffer", "popcount"]
 
 #: Most legal moves a position can have (12 kings x 4 steps is 48; capture
 #: sequences of kings can branch further, so leave room).
-MAX_MOVES = 256
-#: Longest capture path: at most 12 pieces can be taken.
-MAX_JUMPS = 12
+MAX_MOVES = CAPTURE_ROWS
 
 M_FROM = 0  #: bit index (0-31) of the moving piece's start square
 M_TO = 1  #: bit index of its final square
@@ -53,7 +53,6 @@ M_PATH = 10  #: first of MAX_JUMPS columns: bit indexes of the landing squares
 MOVE_WIDTH = M_PATH + MAX_JUMPS
 
 _NEIGHBOUR = NEIGHBOUR.copy()
-_JUMP = JUMP.copy()
 
 
 def new_move_buffer() -> np.ndarray:
@@ -86,46 +85,6 @@ def count_simple_moves(bm, bk, wm, wk, turn):
     """Number of non-capturing moves (valid only when no capture exists)."""
     men, kings, _ = _sides(bm, bk, wm, wk, turn)
     return count_steps(men, kings, ALL_SQUARES & ~(bm | bk | wm | wk), turn)
-
-
-@njit(cache=True)
-def has_capture(bm, bk, wm, wk, turn):
-    """True when the side to move has a capture (and so must capture).
-
-    Direction by direction with an early exit: cheaper here than perft's set of
-    all jumping pieces (measured), which this answers the same as.
-    """
-    empty = ALL_SQUARES & ~(bm | bk | wm | wk)
-    if turn == 0:
-        down_src, up_src, opp = bm | bk, bk, wm | wk
-    else:
-        down_src, up_src, opp = wk, wm | wk, bm | bk
-    if down_src:
-        # a jump keeps its direction; split by the row parity of the source
-        e = down_src & EVEN_ROWS
-        o = down_src & ODD_ROWS
-        # down-left: even +4 then odd +3 ; odd +3 then even +4  => +7 overall
-        dl_over = ((e << 4) | ((o & ODD_NOT_LEFT) << 3)) & ALL_SQUARES & opp
-        dl_land = (((dl_over & ODD_NOT_LEFT) << 3) | ((dl_over & EVEN_ROWS) << 4)) & ALL_SQUARES & empty
-        if dl_land:
-            return True
-        dr_over = (((e & EVEN_NOT_RIGHT) << 5) | (o << 4)) & ALL_SQUARES & opp
-        dr_land = (((dr_over & ODD_ROWS) << 4) | ((dr_over & EVEN_NOT_RIGHT) << 5)) & ALL_SQUARES & empty
-        if dr_land:
-            return True
-    if up_src:
-        e = up_src & EVEN_ROWS
-        o = up_src & ODD_ROWS
-        # up-left: odd -5 then even -4 ; even -4 then odd -5
-        ul_over = (((o & ODD_NOT_LEFT) >> 5) | (e >> 4)) & opp
-        ul_land = (((ul_over & EVEN_ROWS) >> 4) | ((ul_over & ODD_NOT_LEFT) >> 5)) & empty
-        if ul_land:
-            return True
-        ur_over = ((o >> 4) | ((e & EVEN_NOT_RIGHT) >> 3)) & opp
-        ur_land = (((ur_over & EVEN_NOT_RIGHT) >> 3) | ((ur_over & ODD_ROWS) >> 4)) & empty
-        if ur_land:
-            return True
-    return False
 
 
 @njit(cache=True, inline="always")
@@ -162,65 +121,15 @@ def _write_result(out, n, frm, to, captured, njumps, bm, bk, wm, wk, turn, is_ki
 
 
 @njit(cache=True)
-def _captures_from(frm, is_king, turn, opp, empty, bm, bk, wm, wk, out, n, stack):
-    """Append every distinct capture sequence of the piece on bit frm; return new n.
-
-    stack is a (4, MAX_JUMPS + 1) int64 scratch array for the depth-first search.
-    """
-    d_lo, d_hi = direction_range(is_king, turn)
-    crown_row = BLACK_CROWN_ROW if turn == 0 else WHITE_CROWN_ROW
-    path = stack[0]
-    capt = stack[1]
-    next_dir = stack[2]
-    extended = stack[3]
-    empty = empty | (np.int64(1) << frm)  # the jumping piece has left its square
-    path[0] = frm
-    capt[0] = 0
-    next_dir[0] = d_lo
-    extended[0] = 0
-    depth = 0
-    while depth >= 0:
-        d = next_dir[depth]
-        if d >= d_hi:
-            if depth > 0 and extended[depth] == 0:
-                n = _record_capture(frm, path, capt[depth], depth, is_king, turn,
-                                    bm, bk, wm, wk, out, n)
-            depth -= 1
-            continue
-        next_dir[depth] = d + 1
-        s = path[depth]
-        over = _NEIGHBOUR[s, d]
-        land = _JUMP[s, d]
-        if land < 0:
-            continue
-        over_bit = np.int64(1) << over
-        land_bit = np.int64(1) << land
-        if not (opp & over_bit) or (capt[depth] & over_bit) or not (empty & land_bit):
-            continue
-        extended[depth] = 1
-        path[depth + 1] = land
-        capt[depth + 1] = capt[depth] | over_bit
-        if not is_king and (land_bit & crown_row):
-            # crowning ends the move, even in the middle of a jump sequence
-            n = _record_capture(frm, path, capt[depth + 1], depth + 1, is_king, turn,
-                                bm, bk, wm, wk, out, n)
-            continue
-        depth += 1
-        next_dir[depth] = d_lo
-        extended[depth] = 0
-    return n
-
-
-@njit(cache=True)
-def _record_capture(frm, path, captured, njumps, is_king, turn, bm, bk, wm, wk, out, n):
-    to = path[njumps]
-    for i in range(n):  # same start, end and captured pieces: one move
-        if out[i, M_FROM] == frm and out[i, M_TO] == to and out[i, M_CAPTURED] == captured:
-            return n
-    _write_result(out, n, frm, to, captured, njumps, bm, bk, wm, wk, turn, is_king)
-    for j in range(njumps):
-        out[n, M_PATH + j] = path[j + 1]
-    return n + 1
+def _write_captures(caps, n, bm, bk, wm, wk, turn, kings, out):
+    """Fill rows 0..n-1 of out from the capture rows of caps (:func:`egtb.rules.captures.capture_paths`)."""
+    for i in range(n):
+        frm = lowest_bit64(caps[i, C_FROM])
+        njumps = caps[i, C_NJUMPS]
+        _write_result(out, i, frm, lowest_bit64(caps[i, C_TO]), caps[i, C_CAPTURED], njumps,
+                      bm, bk, wm, wk, turn, (kings >> frm) & 1 == 1)
+        for j in range(njumps):
+            out[i, M_PATH + j] = lowest_bit64(caps[i, C_PATH + j])
 
 
 @njit(cache=True)
@@ -236,14 +145,11 @@ def generate_moves(bm, bk, wm, wk, turn, out):
     men, kings, opp = _sides(bm, bk, wm, wk, turn)
     empty = ALL_SQUARES & ~(bm | bk | wm | wk)
     n = 0
-    if has_capture(bm, bk, wm, wk, turn):
-        stack = np.empty((4, MAX_JUMPS + 1), dtype=np.int64)
-        pieces = men | kings
-        while pieces:
-            frm = _lowest_bit_index(pieces)
-            pieces &= pieces - 1
-            is_king = (kings >> frm) & 1 == 1
-            n = _captures_from(frm, is_king, turn, opp, empty, bm, bk, wm, wk, out, n, stack)
+    jumpers = jumping_pieces(men, kings, opp, empty, turn)
+    if jumpers:
+        caps = np.empty((CAPTURE_ROWS + MAX_JUMPS + 1, CAPTURE_WIDTH), dtype=np.int64)
+        n = capture_paths(men, kings, opp, empty, jumpers, turn, caps)
+        _write_captures(caps, n, bm, bk, wm, wk, turn, kings, out)
         return n
     pieces = men | kings
     while pieces:

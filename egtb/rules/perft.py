@@ -6,14 +6,13 @@ squares). Inside the kernels a position is side-relative: ``pm, pk`` (men and
 kings of the side to move), ``om, ok`` (the opponent's) and ``turn``; a move is
 made by building the child's four bitboards (copy-make), nothing is undone.
 
-Generation works on whole sets of pieces at once. On the 32-square board a step
-toward higher squares is a shift left by 4, or by 5 from an even row not on the
-right edge, or by 3 from an odd row not on the left edge (toward lower squares:
-right by 4, 3 or 5); a jump is a shift by 7 or 9 in the same direction, and the
-edge masks keep pieces on the board. The last ply is bulk-counted: simple moves
-are popcounts of destination sets, captures are counted without being made.
-Two capture paths with the same start, end and captured pieces are one move
-(only a king can close such a loop) and are counted once, as everywhere else.
+Generation works on whole sets of pieces at once (the shifts of
+:mod:`egtb.rules.bitboards`), and every capture comes from the one capture
+enumerator, :mod:`egtb.rules.captures`. The last ply is bulk-counted: simple
+moves are popcounts of destination sets, captures are counted without being
+made (:func:`egtb.rules.captures.count_captures`). Two capture paths with the
+same start, end and captured pieces are one move (only a king can close such a
+loop) and are counted once, as everywhere else.
 
 :func:`perft_hashed` adds a transposition table of subtree counts, keyed by the
 whole position, side to move and depth (all stored and compared in full, so a
@@ -29,22 +28,15 @@ hash collision can never give a wrong count).
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
-from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, EVEN_NOT_RIGHT, EVEN_ROWS, ODD_NOT_LEFT, ODD_ROWS,
-                                START_BM, START_WM, WHITE_CROWN_ROW, direction_range)
+from egtb.rules.bitboards import count_steps
+from egtb.rules.captures import (C_CAPTURED, C_FROM, C_TO, CAPTURE_ROWS, MAX_JUMPS, capture_moves, count_captures,
+                                 jumping_pieces)
+from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, EVEN_NOT_RIGHT, ODD_NOT_LEFT, START_BM, START_WM,
+                                WHITE_CROWN_ROW)
 
-__all__ = ["START_BM", "START_WM", "HASH_ENTRY_BYTES", "capture_moves", "child_positions",
-           "count_steps", "jumping_pieces", "lowest_bit64", "new_hash_table", "perft", "perft_hashed", "popcount64"]
-
-#: Capture rows of the scratch array: (from bit, to bit, captured bitboard); as
-#: many as movegen.MAX_MOVES, far above any position's distinct captures.
-CAPTURE_ROWS = 256
-C_FROM = 0
-C_TO = 1
-C_CAPTURED = 2
+__all__ = ["START_BM", "START_WM", "HASH_ENTRY_BYTES", "child_positions", "new_hash_table", "perft", "perft_hashed"]
 
 #: Columns of a hash-table entry: the position (own men | opponent men << 32,
 #: own kings | opponent kings << 32), then count << 8 | depth << 1 | turn.
@@ -54,207 +46,6 @@ H_DATA = 2
 HASH_ENTRY_BYTES = 24
 #: Subtrees shallower than this are recounted rather than looked up.
 HASH_MIN_DEPTH = 3
-
-
-@intrinsic
-def popcount64(typingctx, x):
-    """Number of set bits (the CPU's popcount instruction)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(x)
-
-    def codegen(context, builder, signature, args):
-        value = context.cast(builder, args[0], signature.args[0], types.int64)
-        return builder.ctpop(value)
-
-    return sig, codegen
-
-
-@intrinsic
-def lowest_bit64(typingctx, x):
-    """Index of the lowest set bit of a non-zero value (the CPU's count-trailing-zeros)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(x)
-
-    def codegen(context, builder, signature, args):
-        value = context.cast(builder, args[0], signature.args[0], types.int64)
-        return builder.cttz(value, ir.Constant(ir.IntType(1), 1))
-
-    return sig, codegen
-
-
-# --- one-step shifts of whole sets ---------------------------------------------
-# Results may carry bits above 31; every use masks them with the board (empty or
-# opponent sets never have them).
-
-
-@njit(cache=True)
-def _down_left(s):
-    return ((s & EVEN_ROWS) << 4) | ((s & ODD_NOT_LEFT) << 3)
-
-
-@njit(cache=True)
-def _down_right(s):
-    return ((s & EVEN_NOT_RIGHT) << 5) | ((s & ODD_ROWS) << 4)
-
-
-@njit(cache=True)
-def _up_left(s):
-    return ((s & EVEN_ROWS) >> 4) | ((s & ODD_NOT_LEFT) >> 5)
-
-
-@njit(cache=True)
-def _up_right(s):
-    return ((s & EVEN_NOT_RIGHT) >> 3) | ((s & ODD_ROWS) >> 4)
-
-
-@njit(cache=True)
-def _jumpers_down(s, opp, empty):
-    """Pieces of s that can jump toward higher squares."""
-    dl = _down_left(_down_left(s) & opp) & empty
-    dr = _down_right(_down_right(s) & opp) & empty
-    return (dl >> 7) | (dr >> 9)
-
-
-@njit(cache=True)
-def _jumpers_up(s, opp, empty):
-    """Pieces of s that can jump toward lower squares."""
-    ul = _up_left(_up_left(s) & opp) & empty
-    ur = _up_right(_up_right(s) & opp) & empty
-    return ((ul << 9) | (ur << 7)) & ALL_SQUARES
-
-
-@njit(cache=True)
-def jumping_pieces(pm, pk, opp, empty, turn):
-    """Pieces of the side to move that have a capture (men forward only)."""
-    if turn == 0:
-        return _jumpers_down(pm | pk, opp, empty) | (_jumpers_up(pk, opp, empty) if pk else 0)
-    return _jumpers_up(pm | pk, opp, empty) | (_jumpers_down(pk, opp, empty) if pk else 0)
-
-
-@njit(cache=True)
-def count_steps(pm, pk, empty, turn):
-    """Number of simple moves (valid when there is no capture)."""
-    if turn == 0:
-        down, up = pm | pk, pk
-    else:
-        down, up = pk, pm | pk
-    n = (popcount64((down << 4) & empty) + popcount64(((down & EVEN_NOT_RIGHT) << 5) & empty)
-         + popcount64(((down & ODD_NOT_LEFT) << 3) & empty))
-    if up:
-        n += (popcount64((up >> 4) & empty) + popcount64(((up & EVEN_NOT_RIGHT) >> 3) & empty)
-              + popcount64(((up & ODD_NOT_LEFT) >> 5) & empty))
-    return n
-
-
-# --- capture sequences ----------------------------------------------------------
-# Depth-first over an explicit stack (numba's cache cannot load a cached caller
-# of a recursive function). Stack rows: square (a one-bit board), captured
-# pieces, next direction to try, 1 once a jump from here was found.
-
-S_AT = 0
-S_CAPTURED = 1
-S_NEXT = 2
-S_EXTENDED = 3
-#: Longest capture sequence: at most 12 pieces can be taken.
-MAX_JUMPS = 12
-
-
-@njit(cache=True)
-def _jump(at, direction, free, empty):
-    """(captured bit, landing bit) of a jump from `at` in a direction (0-3), or (0, 0)."""
-    if direction == 0:
-        over = _down_left(at) & free
-        land = _down_left(over) & empty
-    elif direction == 1:
-        over = _down_right(at) & free
-        land = _down_right(over) & empty
-    elif direction == 2:
-        over = _up_left(at) & free
-        land = _up_left(over) & empty
-    else:
-        over = _up_right(at) & free
-        land = _up_right(over) & empty
-    if land == 0:
-        return 0, 0
-    return over, land
-
-
-@njit(cache=True)
-def _record(buf, n, first, src, to, captured, check):
-    """Append (src, to, captured) unless `check` and rows first..n-1 already end so."""
-    if check:
-        for i in range(first, n):
-            if buf[i, C_TO] == to and buf[i, C_CAPTURED] == captured:
-                return n
-    buf[n, C_FROM] = src
-    buf[n, C_TO] = to
-    buf[n, C_CAPTURED] = captured
-    return n + 1
-
-
-@njit(cache=True, inline="always")
-def _jump_sequences(src, at, captured, king, turn, opp, empty, buf, n, record):
-    # buf rows from CAPTURE_ROWS on are the depth-first stack
-    """Walk the capture sequences of the piece that left `src` and stands on `at`, having taken `captured`.
-
-    With ``record``, append each distinct sequence as a row (src, end, captured)
-    and return the new row count; without, return n plus the number of sequences.
-    A man captures forward only, so two of its paths never share their captured
-    set (one piece per row crossed); only a king's paths are checked for
-    duplicates (same end, same captured pieces: one move).
-    """
-    d_lo, d_hi = direction_range(king, turn)
-    crown = 0 if king else (BLACK_CROWN_ROW if turn == 0 else WHITE_CROWN_ROW)
-    first = n
-    sp = 0
-    buf[CAPTURE_ROWS, S_AT] = at
-    buf[CAPTURE_ROWS, S_CAPTURED] = captured
-    buf[CAPTURE_ROWS, S_NEXT] = d_lo
-    buf[CAPTURE_ROWS, S_EXTENDED] = 0
-    while sp >= 0:
-        d = buf[CAPTURE_ROWS + sp, S_NEXT]
-        captured = buf[CAPTURE_ROWS + sp, S_CAPTURED]
-        if d >= d_hi:
-            if captured and buf[CAPTURE_ROWS + sp, S_EXTENDED] == 0:  # a sequence ends here
-                n = _record(buf, n, first, src, buf[CAPTURE_ROWS + sp, S_AT], captured, king) if record else n + 1
-            sp -= 1
-            continue
-        buf[CAPTURE_ROWS + sp, S_NEXT] = d + 1
-        over, land = _jump(buf[CAPTURE_ROWS + sp, S_AT], d, opp & ~captured, empty)
-        if land == 0:
-            continue
-        buf[CAPTURE_ROWS + sp, S_EXTENDED] = 1
-        if land & crown:  # crowning ends the move
-            n = _record(buf, n, first, src, land, captured | over, False) if record else n + 1
-            continue
-        sp += 1
-        buf[CAPTURE_ROWS + sp, S_AT] = land
-        buf[CAPTURE_ROWS + sp, S_CAPTURED] = captured | over
-        buf[CAPTURE_ROWS + sp, S_NEXT] = d_lo
-        buf[CAPTURE_ROWS + sp, S_EXTENDED] = 0
-    return n
-
-
-@njit(cache=True)
-def _piece_jumps(src, king, opp, empty, turn, buf, n):
-    """Append the distinct capture sequences of the piece on `src` to buf; return the new row count."""
-    return _jump_sequences(src, src, 0, king, turn, opp, empty, buf, n, True)
-
-
-@njit(cache=True)
-def _captures(pm, pk, opp, empty, jumpers, turn, buf):
-    """Write every distinct capture of the side to move into buf; return how many.
-
-    buf has CAPTURE_ROWS rows for the captures, then MAX_JUMPS + 1 rows of stack.
-    """
-    n = 0
-    while jumpers:
-        src = jumpers & -jumpers
-        jumpers ^= src
-        n = _piece_jumps(src, (pk & src) != 0, opp, empty | src, turn, buf, n)
-    return n
 
 
 # --- perft ------------------------------------------------------------------------
@@ -274,58 +65,10 @@ CH_OK = 3
 def _count_moves(pm, pk, om, ok, turn, scratch):
     """Number of distinct legal moves (the last ply, bulk-counted)."""
     empty = ALL_SQUARES & ~(pm | pk | om | ok)
-    opp = om | ok
-    if turn == 0:
-        land1 = _down_left(_down_left(pm) & opp) & empty
-        land2 = _down_right(_down_right(pm) & opp) & empty
-    else:
-        land1 = _up_left(_up_left(pm) & opp) & empty
-        land2 = _up_right(_up_right(pm) & opp) & empty
-    king_jumpers = (_jumpers_down(pk, opp, empty) | _jumpers_up(pk, opp, empty)) if pk else 0
-    if (land1 | land2 | king_jumpers) == 0:
+    n = count_captures(pm, pk, om | ok, empty, turn, scratch)
+    if n == 0:
         return count_steps(pm, pk, empty, turn)
-    # A man continues forward only, so whether it can jump again depends on its
-    # landing square alone: landings with no continuation (or on the crowning
-    # row) are one move each, counted in bulk.
-    if turn == 0:
-        cont = _jumpers_down((land1 | land2) & ~BLACK_CROWN_ROW, opp, empty)
-    else:
-        cont = _jumpers_up((land1 | land2) & ~WHITE_CROWN_ROW, opp, empty)
-    n = popcount64(land1 & ~cont) + popcount64(land2 & ~cont)
-    if cont:
-        n += _count_man_captures(land1 & cont, land2 & cont, opp, empty, turn, scratch)
-    if king_jumpers:
-        n += _captures(pm, pk, opp, empty, king_jumpers, turn, scratch)
     return n
-
-
-@njit(cache=True)
-def _count_man_captures(multi1, multi2, opp, empty, turn, scratch):
-    """Number of capture sequences of men whose first jumps land on multi1/multi2 and continue.
-
-    multi1/multi2: landing squares of first jumps (down-left/down-right for
-    Black, up-left/up-right for White) from which a man can jump again.
-    """
-    n = 0
-    for direction in range(2):
-        multi = multi1 if direction == 0 else multi2
-        while multi:
-            land = multi & -multi
-            multi ^= land
-            if turn == 0:
-                src = land >> (7 if direction == 0 else 9)
-                over = _down_left(src) if direction == 0 else _down_right(src)
-            else:
-                src = land << (9 if direction == 0 else 7)
-                over = _up_left(src) if direction == 0 else _up_right(src)
-            n += _count_man_sequences(land, over & opp, opp, empty, turn, scratch)
-    return n
-
-
-@njit(cache=True)
-def _count_man_sequences(at, captured, opp, empty, turn, scratch):
-    """Number of complete capture sequences of a man on `at` that has taken `captured`."""
-    return _jump_sequences(0, at, captured, False, turn, opp, empty, scratch, 0, False)
 
 
 @njit(cache=True)
@@ -349,7 +92,7 @@ def _children(pm, pk, om, ok, turn, out, base, scratch):
     n = base
     jumpers = jumping_pieces(pm, pk, opp, empty, turn)
     if jumpers:
-        caps = _captures(pm, pk, opp, empty, jumpers, turn, scratch)
+        caps = capture_moves(pm, pk, opp, empty, jumpers, turn, scratch)
         crown = BLACK_CROWN_ROW if turn == 0 else WHITE_CROWN_ROW
         for i in range(caps):
             f = scratch[i, C_FROM]
@@ -405,11 +148,9 @@ def _children(pm, pk, om, ok, turn, out, base, scratch):
 
 
 #: The children of a position for other kernels (the compact prober's capture search):
-#: out rows base.. as (pm, pk, om, ok) of the child, scratch as for :func:`_captures`.
+#: out rows base.. as (pm, pk, om, ok) of the child, scratch as for
+#: :func:`egtb.rules.captures.capture_moves`.
 child_positions = _children
-#: The set-wise capture search, for the table builder:
-#: ``capture_moves(pm, pk, opp, empty, jumpers, turn, buf)``, rows as for :func:`_captures`.
-capture_moves = _captures
 
 
 @njit(cache=True)
