@@ -9,6 +9,7 @@ piece count with the same result; a broken or unfinished table is rebuilt, the r
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -192,3 +193,25 @@ def test_the_adjudicator_judges_a_piece_count_held_in_part(tmp_path):
         judge.update(held)
         verdict = judge.adjudicatable()
         assert verdict is not None and str(expected) in verdict.reason
+
+
+def test_a_killed_native_build_resumes_to_identical_files(native_dir, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+    command = [sys.executable, "-m", "egtb.cli", "build", "--pieces", "4", "--jobs", "2", "--compact-native",
+               "--quiet", "--tables", str(tmp_path)]
+    # its own process group, killed whole: the workers die with the build, none finishing a file late
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 120
+    # the 17th stamp is the first 4-piece table's: most of the work is still ahead
+    while len(list(tmp_path.glob("*.native.json"))) < 17 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    assert process.wait(timeout=60) != 0
+    assert len(list(tmp_path.glob("*.native.json"))) < 41, "the build finished before it could be killed"
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert not list(tmp_path.glob("*.tmp"))
+    assert compact_files(tmp_path) == compact_files(native_dir)

@@ -201,7 +201,7 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
          compact: bool, on_plan: Callable[[BuildPlan], None], plan_only: bool) -> BuildReport:
     report = BuildReport()
     start = time.perf_counter()
-    for tmp in master.remove_temporaries(directory):
+    for tmp in master.remove_temporaries(directory) + native_files.remove_leftovers(directory):
         log.warning("removed unfinished file %s", tmp)
     checked = master.CheckedFiles(directory)
     found = find_complete(pairs, directory, rules=rules, dtw=dtw, native=native, min_pieces=min_pieces,

@@ -43,15 +43,15 @@ from egtb.builder.contents import LEAN_RULES
 from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
 from egtb.errors import TableError
 from egtb.formats.compact.layout import (DTZ_KINDS, RULE_KINDS, WDL, category_codes, compact_path,
-                                         compact_paths, dtz_codes)
+                                         dtz_codes)
 from egtb.formats.compact.reader import CompactTable
-from egtb.formats.compact.sidecar import marks_path
+from egtb.formats.compact import writer as compact_writer
 from egtb.formats.compact.writer import encode_values, write_compact, write_marks
 from egtb.formats.master import narrow_type
 from egtb.formats.values import CATEGORY_OF_CODE
 from egtb.positions.index import unrank_positions
 from egtb.positions.material import Material, count_positions
-from egtb.rules.movegen import has_capture
+from egtb.rules.captures import has_capture
 
 log = logging.getLogger("egtb.builder.native")
 
@@ -240,12 +240,14 @@ def _captures(bm, bk, wm, wk):
     return out
 
 
-def remove_material(directory: os.PathLike | str, material: Material) -> None:
-    """Delete a native table's files (its summary first): what a broken table leaves."""
-    summary_path(directory, material).unlink(missing_ok=True)
-    for path in compact_paths(directory, material):
-        marks_path(path).unlink(missing_ok=True)
-        path.unlink(missing_ok=True)
+def remove_leftovers(directory: os.PathLike | str) -> list[Path]:
+    """Delete the temporary files a killed native writer left (compact files, marks files,
+    stamps), those of a process still running kept; return them.
+
+    >>> remove_leftovers("/nonexistent")
+    []
+    """
+    return compact_writer.remove_leftovers(directory, also=(SUMMARY_SUFFIX,))
 
 
 def _write_json(path: Path, value: dict) -> None:

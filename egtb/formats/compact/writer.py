@@ -184,9 +184,10 @@ def _write_atomically(path: Path, blob: bytes) -> Path:
     return path
 
 
-def remove_leftovers(directory: os.PathLike | str) -> list[Path]:
+def remove_leftovers(directory: os.PathLike | str, *, also: tuple[str, ...] = ()) -> list[Path]:
     """Delete the temporary files (``<file>.<pid>.tmp``) that a killed writer of compact or marks
-    files left in a directory, those of a process still running kept; return them.
+    files (or of files with a suffix of `also`) left in a directory, those of a process still
+    running kept; return them.
 
     >>> remove_leftovers("/nonexistent")
     []
@@ -194,7 +195,8 @@ def remove_leftovers(directory: os.PathLike | str) -> list[Path]:
     removed = []
     for path in sorted(Path(directory).glob("*.*.tmp")):
         name, pid, _ = path.name.rsplit(".", 2)
-        if pid.isdigit() and Path(name).suffix in _WRITTEN_SUFFIXES and not _running(int(pid)):
+        if pid.isdigit() and (Path(name).suffix in _WRITTEN_SUFFIXES or name.endswith(also)) \
+                and not _running(int(pid)):
             path.unlink(missing_ok=True)
             removed.append(path)
     return removed
