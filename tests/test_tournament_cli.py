@@ -137,3 +137,25 @@ def test_help_and_version_load_no_kernel(argv: list[str]) -> None:
     printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert printed.rstrip("\n").split("\n")[-1] == "loaded:"  # no numba, h5py, numpy or dask
     assert "hub-engine" in printed if argv == ["--help"] else printed.startswith("tournament 0.")
+
+
+@pytest.mark.parametrize("option", [["--games", "-3"], ["--games", "0"], ["--rounds", "0"], ["--jobs", "0"],
+                                    ["--depth", "0"], ["--max-plies", "0"], ["--timemargin", "-1"],
+                                    ["--adjudicate-pieces", "0"]])
+def test_a_count_below_one_is_refused_before_any_game(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                      option: list[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--engine", "random", "--engine", "random", "--out", str(tmp_path / "run"), "--quiet", *option])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and option[0] in err and option[1] in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("spec", ["time=-1", "depth=0", "time=0"])
+def test_an_engine_without_a_positive_limit_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                       spec: str) -> None:
+    status = main(["run", "--engine", "random", "--engine", spec, "--games", "1", "--out", str(tmp_path / "run"),
+                   "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 2 and spec in err and "must be positive" in err and "Traceback" not in err
+    assert not (tmp_path / "run" / "games.jsonl").exists()

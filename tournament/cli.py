@@ -168,23 +168,23 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--include-barred", action="store_true", help="add the barred ballots")
     run.add_argument("--openings-order", choices=OPENING_ORDERS, default="sequential",
                      help="walk the suite in file order or shuffled by --seed (default sequential)")
-    run.add_argument("--openings-start", type=int, default=1, metavar="N",
+    run.add_argument("--openings-start", type=_positive, default=1, metavar="N",
                      help="begin with opening N of that order (1-based, default 1)")
     count = run.add_mutually_exclusive_group()
-    count.add_argument("--rounds", type=int, default=1, help="times through the openings (default 1)")
-    count.add_argument("--games", type=int, help="play exactly N games (openings cycled)")
-    run.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+    count.add_argument("--rounds", type=_positive, default=1, help="times through the openings (default 1)")
+    count.add_argument("--games", type=_positive, help="play exactly N games (openings cycled)")
+    run.add_argument("--jobs", "-j", type=_positive, default=os.cpu_count() or 1,
                      help="games played at once, each in its own worker process (default: number of cores)")
     limit = run.add_mutually_exclusive_group()
     limit.add_argument("--tc", type=parse_time_control,
                        help="seconds per move (0.1), clock (10+0.1) or moves per period (40/120)")
-    limit.add_argument("--depth", type=int, help="fixed search depth per move")
-    run.add_argument("--timemargin", type=float, default=DEFAULT_TIME_MARGIN,
+    limit.add_argument("--depth", type=_positive, help="fixed search depth per move")
+    run.add_argument("--timemargin", type=_non_negative_seconds, default=DEFAULT_TIME_MARGIN,
                      help=f"seconds an engine may overrun before forfeiting (default {DEFAULT_TIME_MARGIN})")
     run.add_argument("--rule", choices=sorted(DRAW_RULES), default="wcdf", help="draw-rule preset")
     run.add_argument("--tables", help="endgame table directory: adjudication and probing engines")
-    run.add_argument("--adjudicate-pieces", type=int, help="adjudicate by the tables at N pieces or fewer")
-    run.add_argument("--max-plies", type=int, help="draw a game that reaches N plies")
+    run.add_argument("--adjudicate-pieces", type=_positive, help="adjudicate by the tables at N pieces or fewer")
+    run.add_argument("--max-plies", type=_positive, help="draw a game that reaches N plies")
     run.add_argument("--heuristics", action="store_true", help="also adjudicate by material (resign/draw)")
     run.add_argument("--draw-adjudication", nargs="+", metavar="KEY=VALUE",
                      help="draw when both engines' scores stay within score=S (hundredths of a man) for "
@@ -202,6 +202,44 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--json", action="store_true", help="print the summary as JSON (as summary.json)")
     add_scheduler_options(run)  # --scheduler / --scheduler-file: play the games on a Dask cluster
     run.set_defaults(func=_run)
+
+
+def _positive(text: str) -> int:
+    """A whole number of 1 or more (games, rounds, jobs, a depth, plies, pieces).
+
+    >>> _positive("4")
+    4
+    >>> _positive("-3")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: -3 is not a whole number of 1 or more
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number of 1 or more")
+    return value
+
+
+def _non_negative_seconds(text: str) -> float:
+    """Seconds, 0 or more (``--timemargin``).
+
+    >>> _non_negative_seconds("0.5")
+    0.5
+    >>> _non_negative_seconds("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: -1 is not a number of seconds, 0 or more
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds, 0 or more")
+    return value
 
 
 def _openings(name: str, include_barred: bool) -> list[Opening]:
