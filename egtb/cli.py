@@ -220,10 +220,27 @@ def run_moves(args: argparse.Namespace) -> int:
         rows.append({"move": str(move), "fen": board.fen()})
         board.pop()
     if args.json:
-        _print_json({"fen": args.fen, "moves": rows})
+        _print_json({"fen": args.fen, "moves": rows, **({"lost": True} if not rows else {})})
+    elif not rows:
+        print(no_move_text(board))
     for row in [] if args.json else rows:
         print(f"{row['move']} {row['fen']}")
     return EXIT_OK
+
+
+def no_move_text(board: Board) -> str:
+    """What ``egtb moves`` says of a position without a legal move: its side to move has lost.
+
+    >>> from egtb.rules.board import Board
+    >>> no_move_text(Board("B:WK10:B"))
+    'no legal move: Black, to move, has no piece left and has lost'
+    >>> no_move_text(Board("B:W5,6,10:B1"))
+    'no legal move: Black, to move, is blocked and has lost'
+    """
+    from egtb.rules.board import BLACK
+    side = "Black" if board.turn == BLACK else "White"
+    own = board.black_men | board.black_kings if board.turn == BLACK else board.white_men | board.white_kings
+    return f"no legal move: {side}, to move, {'is blocked' if own else 'has no piece left'} and has lost"
 
 
 # --- tables -----------------------------------------------------------------
@@ -302,8 +319,10 @@ def run_build(args: argparse.Namespace) -> int:
     from egtb.builder.budget import GB
     from egtb.builder.driver import build
     from egtb.dask.executor import make_executor
+    from egtb.formats import master
     if args.pieces < 2:
         raise ValueError(f"--pieces must be at least 2, not {args.pieces}")
+    writable_dir(master.resolve_dir(args.tables), option="--tables")
     _log_warnings_to_console()
     executor = make_executor(scheduler=args.scheduler, scheduler_file=args.scheduler_file)
     try:
@@ -342,7 +361,29 @@ def _existing_tables_dir(args: argparse.Namespace) -> Path:
     from egtb.formats import master
     directory = master.resolve_dir(args.tables)
     if not directory.is_dir():
-        raise ValueError(f"table directory {directory} does not exist")
+        raise ValueError(f"table directory {directory} "
+                         + ("is a file, not a directory" if directory.exists() else "does not exist"))
+    return directory
+
+
+def writable_dir(directory: Path, *, option: str) -> Path:
+    """`directory`, made if missing; ValueError naming it and `option` when it cannot be made or written.
+
+    A command that writes tables checks its output directory so, before any work.
+
+    >>> writable_dir(Path("/proc/nope"), option="--out")
+    Traceback (most recent call last):
+    ...
+    ValueError: --out /proc/nope: cannot make this directory (No such file or directory)
+    """
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"{option} {directory}: is a file, not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{option} {directory}: cannot make this directory ({exc.strerror})") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {directory}: this directory is not writable")
     return directory
 
 
@@ -445,6 +486,8 @@ def run_compact(args: argparse.Namespace) -> int:
     directory = _existing_tables_dir(args)
     if args.marks:
         return _write_marks(directory, args)
+    if args.out is not None:
+        writable_dir(args.out, option="--out")
     materials = stale_materials(directory, out=args.out, min_pieces=0) if args.stale else None
     report = compact_directory(directory, out=args.out, jobs=args.jobs or os.cpu_count() or 1,
                                materials=materials, only_stale=args.stale, on_done=show)
@@ -643,9 +686,15 @@ def _message(exc: Exception) -> str:
 
 
 def _stdin_fens(stdin: TextIO) -> Iterator[str]:
-    """Non-blank, non-comment lines of standard input, stripped."""
-    for line in stdin:
-        text = line.strip()
+    """Non-blank, non-comment lines of standard input, stripped (of a byte-order mark too, which
+    an editor may write before the first line).
+
+    >>> import io
+    >>> list(_stdin_fens(io.StringIO("\\ufeffW:W9:BK1\\n# a comment\\n\\n B:W9:B1 \\n")))
+    ['W:W9:BK1', 'B:W9:B1']
+    """
+    for number, line in enumerate(stdin):
+        text = (line.removeprefix("\ufeff") if number == 0 else line).strip()
         if text and not text.startswith("#"):
             yield text
 

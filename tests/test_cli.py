@@ -79,10 +79,6 @@ def test_moves_from_start(capsys):
     assert board.fen() == fen
 
 
-def test_moves_of_a_lost_position_prints_nothing(capsys):
-    assert run(capsys, "moves", "B:W5,6,10:B1") == (0, "", "")
-
-
 @pytest.mark.parametrize("fen, fault", [
     ("B:W33:B1", "unknown square 33"),
     ("B:W10:B10", "two pieces on square 10"),
@@ -189,3 +185,41 @@ def test_version_is_the_package_version(capsys):
 def test_perft_loads_neither_h5py_nor_dask():
     printed, heavy = loaded_by("egtb.cli", "perft", "--depth", "1")
     assert printed == "7" and "h5py" not in heavy and "dask" not in heavy
+
+
+@pytest.mark.parametrize("fen, said", [("B:WK10:B", "Black, to move, has no piece left and has lost"),
+                                       ("B:W5,6,10:B1", "Black, to move, is blocked and has lost"),
+                                       ("W:W:B27", "White, to move, has no piece left and has lost")])
+def test_moves_of_a_position_without_a_legal_move_says_the_side_to_move_has_lost(capsys, fen, said):
+    assert run(capsys, "moves", fen) == (0, f"no legal move: {said}\n", "")
+    assert cli.main(["moves", "--json", fen]) == 0
+    assert json.loads(capsys.readouterr().out) == {"fen": fen, "moves": [], "lost": True}
+
+
+def test_moves_of_a_position_with_moves_does_not_say_lost(capsys):
+    assert cli.main(["moves", "--json", "B:W14,23:B9"]) == 0
+    assert "lost" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("argv", [["build", "-n", "2", "--quiet", "--tables"],
+                                  ["compact", "--quiet", "--tables", "{tables}", "--out"]])
+@pytest.mark.parametrize("where, said", [("/proc/nope", "cannot make this directory"),
+                                         ("{file}", "is a file, not a directory")])
+def test_an_output_directory_that_cannot_be_written_is_named_before_any_work(tmp_path, argv, where, said):
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    (tmp_path / "a-file").write_text("")
+    target = where.format(file=tmp_path / "a-file")
+    command = [a.format(tables=tables) for a in argv] + [target]
+    result = subprocess.run([sys.executable, "-m", "egtb.cli", *command], capture_output=True, text=True)
+    option = argv[-1]
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"egtb {argv[0]}: error: {option} {target}: {said}")
+    assert result.stderr.count("\n") == 1
+    assert list(tables.iterdir()) == []  # nothing built, nothing compacted
+
+
+def test_a_table_directory_that_is_a_file_is_called_so(tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")
+    status, out, err = run(capsys, "stats", "--tables", str(tmp_path / "a-file"))
+    assert (status, out) == (2, "") and err == f"egtb stats: error: table directory {tmp_path / 'a-file'} is a file, not a directory\n"
