@@ -223,3 +223,23 @@ def test_a_table_directory_that_is_a_file_is_called_so(tmp_path, capsys):
     (tmp_path / "a-file").write_text("")
     status, out, err = run(capsys, "stats", "--tables", str(tmp_path / "a-file"))
     assert (status, out) == (2, "") and err == f"egtb stats: error: table directory {tmp_path / 'a-file'} is a file, not a directory\n"
+
+
+def test_stats_of_a_compact_only_directory_lists_each_material_and_says_what_it_lacks(built_tables, tmp_path,
+                                                                                        capsys):
+    from egtb.builder.stats import PUBLISHED_POSITIONS
+    compact = tmp_path / "compact"
+    assert cli.main(["compact", "--tables", str(built_tables(2)), "--out", str(compact), "--quiet", "--jobs", "1"]) == 0
+    capsys.readouterr()
+    status, out, err = run(capsys, "stats", "--tables", str(compact))
+    assert (status, err) == (0, "")
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:5]}
+    assert set(rows) == {"1k-1k", "1k-1m", "1m-1k", "1m-1m"}
+    assert rows["1k-1k"][1:5] == ["992", "-", "-", "-"]  # positions from the header; counts not stored
+    assert out.count("compact files: no win/loss/draw counts stored") == 4
+    assert f"2 pieces: {PUBLISHED_POSITIONS[2]} positions matches the published" in out
+    assert cli.main(["stats", "--json", "--tables", str(compact)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    first = report["materials"][0]
+    assert first["compact_only"] and first["wins"] is None and first["positions"] == 992 and first["bytes"] > 0
+    assert report["pieces"][0]["positions"] == PUBLISHED_POSITIONS[2] and report["pieces"][0]["wins"] is None
