@@ -406,8 +406,10 @@ def run_verify(args: argparse.Namespace) -> int:
                 if args.min_pieces <= m.pieces <= (args.pieces or m.pieces)]
     materials = wanted()
     report = verify_directory(directory, materials=materials, jobs=args.jobs or os.cpu_count() or 1,
-                              progress=not args.quiet, compact=True, resume=not args.again)
-    _add_compact_check(report, directory, sorted(set(wanted(COMPACT_SUFFIX)) - set(materials)))
+                              progress=not args.quiet and bool(materials), compact=True,
+                              resume=not args.again)
+    _add_compact_check(report, directory, sorted(set(wanted(COMPACT_SUFFIX)) - set(materials)),
+                       progress=not args.quiet)
     differing, listed, layers_listed = (([], 0, 0) if args.no_reference or not report.tables
                                         else _compare_reference(directory, materials))
     ok = report.ok and not differing
@@ -435,13 +437,29 @@ def run_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_FAILED
 
 
-def _add_compact_check(report, directory: Path, materials: list[Material]) -> None:
+def _add_compact_check(report, directory: Path, materials: list[Material], *, progress: bool) -> None:
     """Fold the check of the compact files of `materials`, which have no master, into a verify
-    report (those with a master were checked against it by the verify's workers)."""
+    report (those with a master were checked against it by the verify's workers).
+
+    Its progress bar counts the positions of each file checked (``.wld``,
+    ``.wcdf``, ``.dtz``) and names the file being checked.
+    """
+    from tqdm import tqdm
+
     from egtb.builder.verify_compact import verify_compact
+    from egtb.formats.compact import compact_paths
+    from egtb.positions.material import count_positions
     if not materials:
         return
-    compact = verify_compact(directory, materials=materials)
+    total = sum(count_positions(m) * sum(p.exists() for p in compact_paths(directory, m)) for m in materials)
+    with tqdm(total=total, unit="pos", unit_scale=True, desc="verify compact", disable=not progress,
+              dynamic_ncols=True) as bar:
+        def advance(name: str, positions: int) -> None:
+            bar.set_postfix_str(name, refresh=False)
+            bar.update(positions)
+            if not positions:
+                bar.refresh()
+        compact = verify_compact(directory, materials=materials, progress=advance)
     if compact.tables:
         report.tables += compact.tables
         report.checked += compact.checked

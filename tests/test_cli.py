@@ -243,3 +243,15 @@ def test_stats_of_a_compact_only_directory_lists_each_material_and_says_what_it_
     first = report["materials"][0]
     assert first["compact_only"] and first["wins"] is None and first["positions"] == 992 and first["bytes"] > 0
     assert report["pieces"][0]["positions"] == PUBLISHED_POSITIONS[2] and report["pieces"][0]["wins"] is None
+
+
+def test_verify_of_a_compact_only_directory_shows_its_progress_file_by_file(built_tables, tmp_path, capsys):
+    compact = tmp_path / "compact"
+    assert cli.main(["compact", "--tables", str(built_tables(2)), "--out", str(compact), "--quiet", "--jobs", "1"]) == 0
+    capsys.readouterr()
+    status, out, err = run(capsys, "verify", "--tables", str(compact), "--no-reference")
+    assert status == 0 and "verified 4 tables, 3488 positions: OK" in out
+    frames = err.replace("\r", "\n").split("\n")
+    assert not any(frame.startswith("verify:") for frame in frames)  # no empty bar of the masters
+    last = [frame for frame in frames if frame.startswith("verify compact")][-1]
+    assert "100%" in last and "10.5k/10.5k" in last and "1m-1m.dtz" in last  # 3 files of 3488 positions
