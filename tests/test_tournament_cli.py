@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from egtb.rules.pdn import read_games
 from egtb.cli import EXIT_CODES_HELP
 from tournament.cli import main, parse_time_control
 from tournament.engines.base import Limit
+from tournament.records import pdn_date
 
 
 def test_time_controls() -> None:
@@ -25,7 +27,10 @@ def test_run_prints_standings_and_pdn_path_and_resumes(tmp_path: Path, capsys: p
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "Rank  Engine" in out and f"PDN: {tmp_path / 'games.pdn'}" in out and "6/6 games" in out
-    assert len(read_games(tmp_path / "games.pdn")) == 6
+    games = read_games(tmp_path / "games.pdn")
+    assert len(games) == 6
+    assert list(games[0].headers)[:3] == ["Event", "Site", "Date"] and games[0].headers["Site"] == "?"
+    assert {game.headers["Date"] for game in games} <= {pdn_date(), pdn_date(datetime.now(timezone.utc) - timedelta(days=1))}
     settings = json.loads((tmp_path / "settings.json").read_text())
     assert settings["game"]["limit"]["time"] == 1.0 and settings["engines"] == ["random", "depth=1"]
     before = (tmp_path / "games.jsonl").read_text()

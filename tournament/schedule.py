@@ -50,7 +50,7 @@ from tournament.engines.pool import close_worker_pool, worker_pool
 from tournament.game import play_game
 from tournament.result import GameResult, GameTermination, color_name
 from tournament.openings import Opening
-from tournament.records import GameRecord, standings_text, summarize, write_atomic, write_pdn
+from tournament.records import GameRecord, pdn_date, standings_text, summarize, write_atomic, write_pdn
 from tournament.stats import SprtResult
 
 __all__ = [
@@ -335,7 +335,8 @@ def _record(job: GameJob, result: GameResult, engines: Sequence[Engine]) -> Game
     """The game's record, with the engines' own names (of those that started)."""
     names = [_reported_name(engine) for engine in engines] + ["", ""]
     return GameRecord(job.game_id, job.index, job.round, job.pair_id, job.opening.name, job.black.label,
-                      job.white.label, job.seed, result, black_engine=names[0], white_engine=names[1])
+                      job.white.label, job.seed, result, black_engine=names[0], white_engine=names[1],
+                      date=pdn_date())
 
 
 def _reported_name(engine: Engine) -> str:
