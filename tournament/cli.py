@@ -327,8 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        print(f"tournament {args.command}: interrupted; finished games are kept, run the same command to resume",
-              file=sys.stderr)
+        kept = ("the finished games are kept, with their games.pdn, summary.json and standings.txt; "
+                "run the same command to resume" if args.command == "run" else "stopped")
+        print(f"tournament {args.command}: interrupted; {kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (ValueError, OSError) as exc:
         print(f"tournament {args.command}: error: {exc}", file=sys.stderr)
