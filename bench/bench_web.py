@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
-from egtb.cli import answer
+from egtb.probe.results import answer
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import Board
 

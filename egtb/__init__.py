@@ -6,13 +6,15 @@
 >>> from egtb import Tablebase, MissingTableError
 >>> issubclass(MissingTableError, KeyError)
 True
+
+Only the error family is imported with the package: the rules (numba kernels),
+the prober (h5py) and the rest load on first use of their names, so that a
+command line's ``--help`` or a light submodule such as :mod:`egtb.exit_status`
+starts without compiling or loading any kernel.
 """
 
 from egtb.errors import (AmbiguousMoveError, EgtbError, IllegalMoveError, InvalidFenError, InvalidMoveError,
                          MissingRuleLayerError, MissingTableError, SolverError, TableError)
-from egtb.rules.board import BLACK, DRAW_RULES, WHITE, Board, DrawRule, Move, Outcome, Termination
-from egtb.positions.material import Material
-from egtb.formats.values import Category, Wdl
 
 __version__ = "0.2.0"
 
@@ -24,13 +26,25 @@ __all__ = [
     "__version__",
 ]
 
-_LAZY = {"Tablebase": "egtb.probe.tablebase", "ProbeResult": "egtb.probe.tablebase"}
+_LAZY = {
+    **dict.fromkeys(("BLACK", "DRAW_RULES", "WHITE", "Board", "DrawRule", "Move", "Outcome", "Termination"),
+                    "egtb.rules.board"),
+    "Material": "egtb.positions.material",
+    "Category": "egtb.formats.values", "Wdl": "egtb.formats.values",
+    "Tablebase": "egtb.probe.tablebase", "ProbeResult": "egtb.probe.tablebase",
+}
 
 
 def __getattr__(name: str):
-    """Import the prober (and h5py) only when it is asked for."""
+    """Import the rules, the tables' values and the prober (numba, h5py) only when asked for."""
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'egtb' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

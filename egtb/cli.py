@@ -24,20 +24,19 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence, TextIO
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TextIO
 
-import numpy as np
-
+from egtb import __version__
 from egtb.dask.options import add_scheduler_options
 from egtb.errors import EgtbError, MissingTableError, TableError
 from egtb.exit_status import EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from egtb.probe.results import answer
-from egtb.probe.tablebase import Tablebase
-from egtb.rules.board import DRAW_RULES, Board
-from egtb.rules.perft import HASH_ENTRY_BYTES, new_hash_table, perft, perft_hashed
-from egtb.formats import master
-from egtb.formats.compact import SUFFIX as COMPACT_SUFFIX
-from egtb.positions.material import Material
+
+if TYPE_CHECKING:  # the rules, the tables and the prober load numba and h5py: each subcommand imports its own
+    import numpy as np
+
+    from egtb.positions.material import Material
+    from egtb.probe.tablebase import Tablebase
+    from egtb.rules.board import Board
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "EXIT_CODES_HELP",
            "add_tables_option", "build_parser", "main"]
@@ -52,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     9x18x27 W:W:B27
     0
     """
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=_command_of(argv))
     args = parser.parse_args(argv)
     try:
         status = args.func(args)
@@ -68,25 +68,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(status or 0)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
+def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand; with `only`, the options of that one alone.
+
+    Each subcommand's options are built by its own register function, which
+    imports what their defaults and choices come from (the rules, the table
+    formats: numba and h5py); ``only=""`` builds none of them, so that
+    ``egtb --help`` and ``egtb --version`` load no kernel.
+
+    >>> sorted(build_parser(only="")._subparsers._group_actions[0].choices)[:3]
+    ['build', 'compact', 'moves']
+    """
     parser = argparse.ArgumentParser(prog="egtb", description="English draughts endgame tables and rules tools.",
                                      epilog=EXIT_CODES_HELP)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for register in (_register_perft, _register_moves, _register_build, _register_compact,
-                     _register_stats, _register_verify, _register_probe):
-        register(subparsers)
+    for name, (help_text, register) in _COMMANDS.items():
+        subparser = subparsers.add_parser(name, help=help_text, epilog=EXIT_CODES_HELP)
+        if only is None or only == name:
+            register(subparser)
     return parser
 
 
-def _subcommand(subparsers, name: str, **kwargs) -> argparse.ArgumentParser:
-    """A subparser with the exit-status epilog."""
-    return subparsers.add_parser(name, epilog=EXIT_CODES_HELP, **kwargs)
+def _command_of(argv: Sequence[str]) -> str:
+    """The subcommand named in `argv` (its first word that is not an option), or "" when none is.
+
+    >>> _command_of(["--help"]), _command_of(["probe", "--json", "W:W9:B1"]), _command_of(["nope"])
+    ('', 'probe', '')
+    """
+    word = next((word for word in argv if not word.startswith("-")), "")
+    return word if word in _COMMANDS else ""
 
 
 def add_tables_option(parser: argparse.ArgumentParser, *, help_text: str | None = None,
                       default: Path | str | None = None) -> None:
     """``--tables DIR``: the table directory of every subcommand."""
+    from egtb.formats import master
     parser.add_argument("--tables", dest="tables", type=Path, default=default, metavar="DIR",
                         help=help_text or f"table directory (default: ${master.ENV_DIR} or {master.DEFAULT_DIR})")
 
@@ -106,9 +123,8 @@ def _print_json(data: object) -> None:
 # --- perft ------------------------------------------------------------------
 
 
-def _register_perft(subparsers) -> None:
-    parser = _subcommand(subparsers, "perft", help="count leaf positions of the move tree",
-                         description="Count the leaf positions DEPTH plies ahead (distinct moves).")
+def _register_perft(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Count the leaf positions DEPTH plies ahead (distinct moves)."
     parser.add_argument("--depth", type=_non_negative, required=True, help="plies to search")
     parser.add_argument("--fen", default=None, help="start position (default: the standard start)")
     parser.add_argument("--divide", action="store_true", help="one count per legal move, then the total")
@@ -119,6 +135,7 @@ def _register_perft(subparsers) -> None:
 
 
 def _positive_megabytes(text: str) -> float:
+    from egtb.rules.perft import HASH_ENTRY_BYTES
     value = float(text)
     if not value * 2**20 >= HASH_ENTRY_BYTES:
         raise argparse.ArgumentTypeError(f"hash size must hold at least one entry ({HASH_ENTRY_BYTES} bytes), not {text} MB")
@@ -134,6 +151,8 @@ def _non_negative(text: str) -> int:
 
 def run_perft(args: argparse.Namespace) -> int:
     """Print the perft count, or with --divide one "move: count" line per move and the total."""
+    from egtb.rules.board import Board
+    from egtb.rules.perft import new_hash_table
     board = Board(args.fen)
     table = None if args.hash is None else new_hash_table(megabytes=args.hash)
     counts = divide(board, args.depth, table=table) if args.divide else []
@@ -152,11 +171,14 @@ def run_perft(args: argparse.Namespace) -> int:
 def count_leaves(board: Board, depth: int, *, table: np.ndarray | None = None) -> int:
     """perft of the board's position, with a transposition `table` (:func:`new_hash_table`) if given.
 
+    >>> from egtb.rules.board import Board
+    >>> from egtb.rules.perft import new_hash_table
     >>> count_leaves(Board(), 4)
     1469
     >>> count_leaves(Board(), 6, table=new_hash_table(megabytes=1))
     36768
     """
+    from egtb.rules.perft import perft, perft_hashed
     if table is not None:
         return int(perft_hashed(*board.key(), depth, table))
     return int(perft(*board.key(), depth))
@@ -165,6 +187,7 @@ def count_leaves(board: Board, depth: int, *, table: np.ndarray | None = None) -
 def divide(board: Board, depth: int, *, table: np.ndarray | None = None) -> list[tuple[str, int]]:
     """(move, perft(depth - 1) after it) for every legal move; [] when depth is 0.
 
+    >>> from egtb.rules.board import Board
     >>> divide(Board("B:W14,23:B9"), 1)
     [('9x18x27', 1)]
     """
@@ -181,9 +204,8 @@ def divide(board: Board, depth: int, *, table: np.ndarray | None = None) -> list
 # --- moves ------------------------------------------------------------------
 
 
-def _register_moves(subparsers) -> None:
-    parser = _subcommand(subparsers, "moves", help="list the legal moves of a position",
-                         description="One line per legal move: its PDN notation and the resulting FEN.")
+def _register_moves(parser: argparse.ArgumentParser) -> None:
+    parser.description = "One line per legal move: its PDN notation and the resulting FEN."
     parser.add_argument("fen", metavar="FEN", help='position, e.g. "B:W18,24,K27:B12,16,K22"')
     _add_json(parser)
     parser.set_defaults(func=run_moves)
@@ -191,6 +213,7 @@ def _register_moves(subparsers) -> None:
 
 def run_moves(args: argparse.Namespace) -> int:
     """Print "move resulting-FEN" for every legal move."""
+    from egtb.rules.board import Board
     board = Board(args.fen)
     rows = []
     for move in board.legal_moves():
@@ -198,19 +221,35 @@ def run_moves(args: argparse.Namespace) -> int:
         rows.append({"move": str(move), "fen": board.fen()})
         board.pop()
     if args.json:
-        _print_json({"fen": args.fen, "moves": rows})
+        _print_json({"fen": args.fen, "moves": rows, **({"lost": True} if not rows else {})})
+    elif not rows:
+        print(no_move_text(board))
     for row in [] if args.json else rows:
         print(f"{row['move']} {row['fen']}")
     return EXIT_OK
 
 
+def no_move_text(board: Board) -> str:
+    """What ``egtb moves`` says of a position without a legal move: its side to move has lost.
+
+    >>> from egtb.rules.board import Board
+    >>> no_move_text(Board("B:WK10:B"))
+    'no legal move: Black, to move, has no piece left and has lost'
+    >>> no_move_text(Board("B:W5,6,10:B1"))
+    'no legal move: Black, to move, is blocked and has lost'
+    """
+    from egtb.rules.board import BLACK
+    side = "Black" if board.turn == BLACK else "White"
+    own = board.black_men | board.black_kings if board.turn == BLACK else board.white_men | board.white_kings
+    return f"no legal move: {side}, to move, {'is blocked' if own else 'has no piece left'} and has lost"
+
+
 # --- tables -----------------------------------------------------------------
 
 
-def _register_build(subparsers) -> None:
+def _register_build(p: argparse.ArgumentParser) -> None:
     from egtb.builder.plan import DEFAULT_RULES, RULE_PRESETS
-    p = _subcommand(subparsers, "build", help="build endgame tables up to N pieces",
-                    description="Build every table with up to N pieces, skipping complete files (resumable).")
+    p.description = "Build every table with up to N pieces, skipping complete files (resumable)."
     p.add_argument("--pieces", "-n", type=int, default=DEFAULT_PIECES,
                    help=f"largest piece count (default {DEFAULT_PIECES})")
     p.add_argument("--min-pieces", type=int, default=2,
@@ -262,15 +301,13 @@ def _rule_list(text: str) -> str:
     return text
 
 
-def _register_stats(subparsers) -> None:
-    p = _subcommand(subparsers, "stats", help="per-material statistics of built tables")
+def _register_stats(p: argparse.ArgumentParser) -> None:
     _add_json(p)
     add_tables_option(p)
     p.set_defaults(func=run_stats)
 
 
-def _register_verify(subparsers) -> None:
-    p = _subcommand(subparsers, "verify", help="re-check every stored value against its successors")
+def _register_verify(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pieces", "-n", type=int, default=None,
                    help="only tables of at most N pieces (default: every table)")
     p.add_argument("--min-pieces", type=int, default=2,
@@ -293,10 +330,12 @@ def run_build(args: argparse.Namespace) -> int:
     from egtb.builder.budget import GB
     from egtb.builder.driver import build
     from egtb.dask.executor import make_executor
+    from egtb.formats import master
     if args.pieces < 2:
         raise ValueError(f"--pieces must be at least 2, not {args.pieces}")
     if args.max_per_side is not None and args.max_per_side < 1:
         raise ValueError(f"--max-per-side must be at least 1, not {args.max_per_side}")
+    writable_dir(master.resolve_dir(args.tables), option="--tables")
     _log_warnings_to_console()
     executor = make_executor(scheduler=args.scheduler, scheduler_file=args.scheduler_file)
     try:
@@ -339,9 +378,32 @@ def _log_warnings_to_console() -> None:
 
 def _existing_tables_dir(args: argparse.Namespace) -> Path:
     """The --tables directory of a command that reads tables; ValueError when it does not exist."""
+    from egtb.formats import master
     directory = master.resolve_dir(args.tables)
     if not directory.is_dir():
-        raise ValueError(f"table directory {directory} does not exist")
+        raise ValueError(f"table directory {directory} "
+                         + ("is a file, not a directory" if directory.exists() else "does not exist"))
+    return directory
+
+
+def writable_dir(directory: Path, *, option: str) -> Path:
+    """`directory`, made if missing; ValueError naming it and `option` when it cannot be made or written.
+
+    A command that writes tables checks its output directory so, before any work.
+
+    >>> writable_dir(Path("/proc/nope"), option="--out")
+    Traceback (most recent call last):
+    ...
+    ValueError: --out /proc/nope: cannot make this directory (No such file or directory)
+    """
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"{option} {directory}: is a file, not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{option} {directory}: cannot make this directory ({exc.strerror})") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {directory}: this directory is not writable")
     return directory
 
 
@@ -357,14 +419,18 @@ def run_verify(args: argparse.Namespace) -> int:
     """Handler of ``egtb verify``: exit status 1 on any error."""
     from egtb.builder.native import summary_path as native_summary_path
     from egtb.builder.verify import verify_directory
+    from egtb.formats import master
+    from egtb.formats.compact import SUFFIX as COMPACT_SUFFIX
     directory = _existing_tables_dir(args)
     def wanted(suffix: str = master.SUFFIX) -> list[Material]:
         return [m for m in master.stored_materials(directory, suffix=suffix)
                 if args.min_pieces <= m.pieces <= (args.pieces or m.pieces)]
     materials = wanted()
     report = verify_directory(directory, materials=materials, jobs=args.jobs or os.cpu_count() or 1,
-                              progress=not args.quiet, compact=True, resume=not args.again)
-    _add_compact_check(report, directory, sorted(set(wanted(COMPACT_SUFFIX)) - set(materials)))
+                              progress=not args.quiet and bool(materials), compact=True,
+                              resume=not args.again)
+    _add_compact_check(report, directory, sorted(set(wanted(COMPACT_SUFFIX)) - set(materials)),
+                       progress=not args.quiet)
     stamped = [m for m in wanted(COMPACT_SUFFIX) if m not in materials  # compact-native tables
                and native_summary_path(directory, m).exists()]
     differing, listed, layers_listed = (([], 0, 0) if args.no_reference or not report.tables
@@ -394,13 +460,29 @@ def run_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_FAILED
 
 
-def _add_compact_check(report, directory: Path, materials: list[Material]) -> None:
+def _add_compact_check(report, directory: Path, materials: list[Material], *, progress: bool) -> None:
     """Fold the check of the compact files of `materials`, which have no master, into a verify
-    report (those with a master were checked against it by the verify's workers)."""
+    report (those with a master were checked against it by the verify's workers).
+
+    Its progress bar counts the positions of each file checked (``.wld``,
+    ``.wcdf``, ``.dtz``) and names the file being checked.
+    """
+    from tqdm import tqdm
+
     from egtb.builder.verify_compact import verify_compact
+    from egtb.formats.compact import compact_paths
+    from egtb.positions.material import count_positions
     if not materials:
         return
-    compact = verify_compact(directory, materials=materials)
+    total = sum(count_positions(m) * sum(p.exists() for p in compact_paths(directory, m)) for m in materials)
+    with tqdm(total=total, unit="pos", unit_scale=True, desc="verify compact", disable=not progress,
+              dynamic_ncols=True) as bar:
+        def advance(name: str, positions: int) -> None:
+            bar.set_postfix_str(name, refresh=False)
+            bar.update(positions)
+            if not positions:
+                bar.refresh()
+        compact = verify_compact(directory, materials=materials, progress=advance)
     if compact.tables:
         report.tables += compact.tables
         report.checked += compact.checked
@@ -408,12 +490,12 @@ def _add_compact_check(report, directory: Path, materials: list[Material]) -> No
         report.messages += compact.messages
 
 
-def _register_compact(subparsers) -> None:
-    p = _subcommand(subparsers, "compact", help="write compact WLD files (.wld) from master tables",
-                    description="Write one compact WLD file per master table (and a .wcdf file of its "
+def _register_compact(p: argparse.ArgumentParser) -> None:
+    from egtb.formats import master
+    p.description = ("Write one compact WLD file per master table (and a .wcdf file of its "
                                 "categories and a .dtz file of its DTZ under wcdf when it has that "
                                 "layer): capture positions left out, values run-length/Huffman coded "
-                                "in 4 KB blocks.")
+                     "in 4 KB blocks.")
     p.add_argument("--tables", type=Path, default=None, metavar="DIR",
                    help=f"master table directory (default: ${master.ENV_DIR} or {master.DEFAULT_DIR})")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
@@ -432,6 +514,7 @@ def _register_compact(subparsers) -> None:
 
 def run_compact(args: argparse.Namespace) -> int:
     """Handler of ``egtb compact``."""
+    from egtb.formats import master
     from egtb.formats.compact import compact_directory, stale_materials
 
     def show(material, table) -> None:
@@ -444,6 +527,8 @@ def run_compact(args: argparse.Namespace) -> int:
     directory = _existing_tables_dir(args)
     if args.marks:
         return _write_marks(directory, args)
+    if args.out is not None:
+        writable_dir(args.out, option="--out")
     materials = stale_materials(directory, out=args.out, min_pieces=0) if args.stale else None
     report = compact_directory(directory, out=args.out, jobs=args.jobs or os.cpu_count() or 1,
                                materials=materials, only_stale=args.stale, on_done=show)
@@ -498,6 +583,7 @@ def _compare_reference(directory: Path, materials: list[Material]) -> tuple[list
     """(messages about those of `materials` whose tables or rule layers differ from the shipped
     reference, tables listed there, rule layers listed there)."""
     from egtb.builder.reference import compare_with_reference, load_reference, load_rule_reference
+    from egtb.formats import master
     reference, rule_reference = load_reference(), load_rule_reference()
     differing = compare_with_reference(directory, materials, reference=reference,
                                        rule_reference=rule_reference)
@@ -510,14 +596,13 @@ def _compare_reference(directory: Path, materials: list[Material]) -> tuple[list
 # --- probe ------------------------------------------------------------------
 
 
-def _register_probe(subparsers: argparse._SubParsersAction) -> None:
-    parser = _subcommand(
-        subparsers, "probe", help="value, DTW and best moves of positions from the tables",
-        description="Probe the endgame tables: for each FEN (arguments, or one per line on "
-                    "standard input) print the value for the side to move and its DTW without "
-                    "the move rule, the outcome under the move rule from the given counter with "
-                    "the category and DTZ, and every legal move with the result it leads to, "
-                    "best first under the rule.")
+def _register_probe(parser: argparse.ArgumentParser) -> None:
+    from egtb.rules.board import DRAW_RULES
+    parser.description = ("Probe the endgame tables: for each FEN (arguments, or one per line on "
+                          "standard input) print the value for the side to move and its DTW without "
+                          "the move rule, the outcome under the move rule from the given counter with "
+                          "the category and DTZ, and every legal move with the result it leads to, "
+                          "best first under the rule.")
     parser.add_argument("fens", nargs="*", metavar="FEN", help="positions (default: read stdin)")
     add_tables_option(parser)
     parser.add_argument("--rule", choices=list(DRAW_RULES), default="wcdf",
@@ -531,6 +616,8 @@ def _register_probe(subparsers: argparse._SubParsersAction) -> None:
 def run_probe(args: argparse.Namespace, *, stdin: TextIO | None = None,
               stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Handler of ``egtb probe``; returns the exit status."""
+    from egtb.probe.tablebase import Tablebase
+    from egtb.rules.board import DRAW_RULES
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     limit = DRAW_RULES[args.rule].limit_plies
     if args.counter > limit:
@@ -551,6 +638,7 @@ def probe_lines(tablebase: Tablebase, fens: Iterable[str], *, json_mode: bool,
     for that line, and the lines after it are still answered.
 
     >>> import io
+    >>> from egtb.probe.tablebase import Tablebase
     >>> out = io.StringIO()
     >>> probe_lines(Tablebase("/nonexistent"), ["B:W5,6,10:B1", "nonsense"], json_mode=True,
     ...             out=out, err=io.StringIO(), counter=80)
@@ -558,6 +646,7 @@ def probe_lines(tablebase: Tablebase, fens: Iterable[str], *, json_mode: bool,
     >>> print(out.getvalue().splitlines()[0])
     {"fen": "B:W5,6,10:B1", "value": "loss", "dtw": 0, "rule": "wcdf", "counter": 80, "outcome": "loss", "category": "loss", "dtz": 0, "moves": []}
     """
+    from egtb.probe.results import answer
     failed = 0
     for fen in fens:
         try:
@@ -639,11 +728,28 @@ def _message(exc: Exception) -> str:
 
 
 def _stdin_fens(stdin: TextIO) -> Iterator[str]:
-    """Non-blank, non-comment lines of standard input, stripped."""
-    for line in stdin:
-        text = line.strip()
+    """Non-blank, non-comment lines of standard input, stripped (of a byte-order mark too, which
+    an editor may write before the first line).
+
+    >>> import io
+    >>> list(_stdin_fens(io.StringIO("\\ufeffW:W9:BK1\\n# a comment\\n\\n B:W9:B1 \\n")))
+    ['W:W9:BK1', 'B:W9:B1']
+    """
+    for number, line in enumerate(stdin):
+        text = (line.removeprefix("\ufeff") if number == 0 else line).strip()
         if text and not text.startswith("#"):
             yield text
+
+
+_COMMANDS = {  # name: (help, the register function that adds its options)
+    "perft": ("count leaf positions of the move tree", _register_perft),
+    "moves": ("list the legal moves of a position", _register_moves),
+    "build": ("build endgame tables up to N pieces", _register_build),
+    "compact": ("write compact WLD files (.wld) from master tables", _register_compact),
+    "stats": ("per-material statistics of built tables", _register_stats),
+    "verify": ("re-check every stored value against its successors", _register_verify),
+    "probe": ("value, DTW and best moves of positions from the tables", _register_probe),
+}
 
 
 if __name__ == "__main__":

@@ -79,10 +79,6 @@ def test_moves_from_start(capsys):
     assert board.fen() == fen
 
 
-def test_moves_of_a_lost_position_prints_nothing(capsys):
-    assert run(capsys, "moves", "B:W5,6,10:B1") == (0, "", "")
-
-
 @pytest.mark.parametrize("fen, fault", [
     ("B:W33:B1", "unknown square 33"),
     ("B:W10:B10", "two pieces on square 10"),
@@ -149,3 +145,113 @@ def test_help_documents_the_exit_codes(capsys):
     with pytest.raises(SystemExit):
         cli.main(["verify", "--help"])
     assert "130 interrupted" in " ".join(capsys.readouterr().out.split())
+
+
+#: Runs a command line's main in a fresh interpreter and prints which heavy packages it loaded.
+_IMPORTS_PROBE = """
+import sys
+from {module} import main
+try:
+    main({argv!r})
+except SystemExit:
+    pass
+print("loaded:", *[name for name in ("numba", "h5py", "numpy", "dask") if name in sys.modules])
+"""
+
+
+def loaded_by(module: str, *argv: str) -> tuple[str, str]:
+    """(what a fresh process running ``module.main(argv)`` printed, the heavy packages it loaded)."""
+    result = subprocess.run([sys.executable, "-c", _IMPORTS_PROBE.format(module=module, argv=list(argv))],
+                            capture_output=True, text=True, check=True)
+    *printed, last = result.stdout.rstrip("\n").split("\n")
+    assert last.startswith("loaded:"), result.stdout
+    return "\n".join(printed), last.removeprefix("loaded:").strip()
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"]])
+def test_help_and_version_load_no_kernel(argv):
+    printed, heavy = loaded_by("egtb.cli", *argv)
+    assert heavy == ""  # no numba, h5py, numpy or dask: `egtb --help` starts in a fraction of a second
+    assert ("COMMAND" in printed and "probe" in printed) if argv == ["--help"] else printed == "egtb 0.2.0"
+
+
+def test_version_is_the_package_version(capsys):
+    from egtb import __version__
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out == f"egtb {__version__}\n"
+
+
+def test_perft_loads_neither_h5py_nor_dask():
+    printed, heavy = loaded_by("egtb.cli", "perft", "--depth", "1")
+    assert printed == "7" and "h5py" not in heavy and "dask" not in heavy
+
+
+@pytest.mark.parametrize("fen, said", [("B:WK10:B", "Black, to move, has no piece left and has lost"),
+                                       ("B:W5,6,10:B1", "Black, to move, is blocked and has lost"),
+                                       ("W:W:B27", "White, to move, has no piece left and has lost")])
+def test_moves_of_a_position_without_a_legal_move_says_the_side_to_move_has_lost(capsys, fen, said):
+    assert run(capsys, "moves", fen) == (0, f"no legal move: {said}\n", "")
+    assert cli.main(["moves", "--json", fen]) == 0
+    assert json.loads(capsys.readouterr().out) == {"fen": fen, "moves": [], "lost": True}
+
+
+def test_moves_of_a_position_with_moves_does_not_say_lost(capsys):
+    assert cli.main(["moves", "--json", "B:W14,23:B9"]) == 0
+    assert "lost" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("argv", [["build", "-n", "2", "--quiet", "--tables"],
+                                  ["compact", "--quiet", "--tables", "{tables}", "--out"]])
+@pytest.mark.parametrize("where, said", [("/proc/nope", "cannot make this directory"),
+                                         ("{file}", "is a file, not a directory")])
+def test_an_output_directory_that_cannot_be_written_is_named_before_any_work(tmp_path, argv, where, said):
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    (tmp_path / "a-file").write_text("")
+    target = where.format(file=tmp_path / "a-file")
+    command = [a.format(tables=tables) for a in argv] + [target]
+    result = subprocess.run([sys.executable, "-m", "egtb.cli", *command], capture_output=True, text=True)
+    option = argv[-1]
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"egtb {argv[0]}: error: {option} {target}: {said}")
+    assert result.stderr.count("\n") == 1
+    assert list(tables.iterdir()) == []  # nothing built, nothing compacted
+
+
+def test_a_table_directory_that_is_a_file_is_called_so(tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")
+    status, out, err = run(capsys, "stats", "--tables", str(tmp_path / "a-file"))
+    assert (status, out) == (2, "") and err == f"egtb stats: error: table directory {tmp_path / 'a-file'} is a file, not a directory\n"
+
+
+def test_stats_of_a_compact_only_directory_lists_each_material_and_says_what_it_lacks(built_tables, tmp_path,
+                                                                                        capsys):
+    from egtb.builder.stats import PUBLISHED_POSITIONS
+    compact = tmp_path / "compact"
+    assert cli.main(["compact", "--tables", str(built_tables(2)), "--out", str(compact), "--quiet", "--jobs", "1"]) == 0
+    capsys.readouterr()
+    status, out, err = run(capsys, "stats", "--tables", str(compact))
+    assert (status, err) == (0, "")
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:5]}
+    assert set(rows) == {"1k-1k", "1k-1m", "1m-1k", "1m-1m"}
+    assert rows["1k-1k"][1:5] == ["992", "-", "-", "-"]  # positions from the header; counts not stored
+    assert out.count("compact files: no win/loss/draw counts stored") == 4
+    assert f"2 pieces: {PUBLISHED_POSITIONS[2]} positions matches the published" in out
+    assert cli.main(["stats", "--json", "--tables", str(compact)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    first = report["materials"][0]
+    assert first["compact_only"] and first["wins"] is None and first["positions"] == 992 and first["bytes"] > 0
+    assert report["pieces"][0]["positions"] == PUBLISHED_POSITIONS[2] and report["pieces"][0]["wins"] is None
+
+
+def test_verify_of_a_compact_only_directory_shows_its_progress_file_by_file(built_tables, tmp_path, capsys):
+    compact = tmp_path / "compact"
+    assert cli.main(["compact", "--tables", str(built_tables(2)), "--out", str(compact), "--quiet", "--jobs", "1"]) == 0
+    capsys.readouterr()
+    status, out, err = run(capsys, "verify", "--tables", str(compact), "--no-reference")
+    assert status == 0 and "verified 4 tables, 3488 positions: OK" in out
+    frames = err.replace("\r", "\n").split("\n")
+    assert not any(frame.startswith("verify:") for frame in frames)  # no empty bar of the masters
+    last = [frame for frame in frames if frame.startswith("verify compact")][-1]
+    assert "100%" in last and "10.5k/10.5k" in last and "1m-1m.dtz" in last  # 3 files of 3488 positions

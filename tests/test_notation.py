@@ -95,3 +95,15 @@ def test_kings_may_stand_on_any_row():
 ])
 def test_parse_move_text(text, expected):
     assert parse_move_text(text) == expected
+
+
+@pytest.mark.parametrize("digits", ["\u0661\u0664", "\u06f1\u06f4", "\uff11\uff14", "1\u0664"])
+def test_a_square_written_with_other_digits_than_0_to_9_is_refused(digits):
+    from egtb.errors import InvalidFenError, InvalidMoveError
+    fen = f"B:W{digits},23:B9"
+    with pytest.raises(InvalidFenError, match=f"cannot read '{digits}'"):
+        parse_fen(fen)
+    with pytest.raises(InvalidMoveError, match=f"move '{digits}-10'"):
+        parse_move_text(f"{digits}-10")
+    with pytest.raises(InvalidMoveError):
+        Board("B:W14,23:B9").push_pdn(f"9x{digits}")

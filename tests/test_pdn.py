@@ -194,3 +194,9 @@ def test_errors_in_a_file_name_the_file_and_line(tmp_path):
     assert info.value.line == 5 and isinstance(info.value, ValueError)
     games = read_games(path.read_text().replace(")", ""))
     assert [g.line for g in games] == [1, 4]
+
+
+@pytest.mark.parametrize("movetext", ["1. \u0661\u0661-15 *", "\u0661. 11-15 *", "1. 11-15 $\u0661 *"])
+def test_numbers_written_with_other_digits_than_0_to_9_are_refused(movetext):
+    with pytest.raises(PdnError, match="written with the digits 0-9"):
+        read_games(f'[Event "x"]\n{movetext}\n')

@@ -116,3 +116,14 @@ def test_an_internal_error_in_text_mode_names_the_line_on_stderr(tables_dir, cap
     assert status == 1 and out == ""
     assert err.splitlines() == [f"egtb probe: {fen!r}: internal error: IndexError: list index out of range"
                                 for fen in (WIN_FEN, NO_MOVE_FEN)]
+
+
+def test_a_byte_order_mark_before_the_first_line_of_stdin_is_not_part_of_its_fen(tables_dir):
+    import subprocess
+    import sys
+    result = subprocess.run([sys.executable, "-m", "egtb.cli", "probe", "--tables", str(tables_dir), "--json"],
+                            input=f"\ufeff{WIN_FEN}\n{NO_MOVE_FEN}\n".encode("utf-8"), capture_output=True,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    assert [(r["fen"], r["value"]) for r in records] == [(WIN_FEN, "win"), (NO_MOVE_FEN, "loss")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from egtb.rules.notation import START_FEN
 from egtb.rules.pdn import read_games
 from tournament.result import GameResult, GameTermination
 from tournament.records import (
-    GameRecord, game_to_pdn, head_to_head, pair_counts, standings_text, summarize, write_pdn,
+    GameRecord, game_to_pdn, head_to_head, pair_counts, pdn_date, standings_text, summarize, write_pdn,
 )
 
 
@@ -96,9 +97,17 @@ def test_a_whitewash_summary_is_strict_json_with_a_bound() -> None:
 def test_a_four_nil_match_says_what_its_elo_bound_is() -> None:
     records = [_record(i, "a" if i % 2 == 0 else "b", "b" if i % 2 == 0 else "a", BLACK if i % 2 == 0 else WHITE)
                for i in range(4)]  # a wins all 4: 2 pairs won 2-0
-    line = standings_text(records, players=["a", "b"]).splitlines()[-1]
+    *_, line, note = standings_text(records, players=["a", "b"]).splitlines()
     assert "Elo > -18.9 (95% lower bound)" in line
     assert "pentanomial Elo > " in line and line.endswith("(95% lower bound)") and "+/- -" not in line
+    assert "LOS 97.7% (normal approximation)" in line  # each figure says what it is ...
+    assert note.startswith("A perfect score has no Elo estimate") and "exact binomial" in note  # ... and why they differ
+
+
+def test_a_match_without_a_perfect_score_has_no_note_on_bounds() -> None:
+    records = [_record(i, "a" if i % 2 == 0 else "b", "b" if i % 2 == 0 else "a", BLACK) for i in range(4)]
+    printed = standings_text(records, players=["a", "b"])
+    assert "LOS 50.0% (normal approximation)" in printed and "perfect score" not in printed
 
 
 def test_clocks_go_into_the_jsonl_and_the_pdn() -> None:
@@ -118,3 +127,14 @@ def test_clocks_go_into_the_jsonl_and_the_pdn() -> None:
     for key in ("move_times", "clocks", "scores", "final_clocks"):
         del old["result"][key]
     assert GameRecord.from_json(json.dumps(old)).result.clocks == ()  # records written before still read
+
+
+def test_the_pdn_has_site_and_date_tags_and_the_date_survives_the_jsonl() -> None:
+    import re
+    from egtb.rules.pdn import read_games
+    dated = GameRecord(**{**_record(0, "a", "b", BLACK).__dict__, "date": "2026.12.03"})
+    assert GameRecord.from_json(dated.to_json()).date == "2026.12.03"
+    old = GameRecord.from_json(_record(1, "b", "a", WHITE).to_json())  # a record from before dates: none
+    games = read_games(io.StringIO(game_to_pdn(dated) + "\n" + game_to_pdn(old)))
+    assert [(g.headers["Site"], g.headers["Date"]) for g in games] == [("?", "2026.12.03"), ("?", "????.??.??")]
+    assert re.fullmatch(r"\d{4}\.\d{2}\.\d{2}", pdn_date())

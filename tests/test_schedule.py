@@ -336,3 +336,54 @@ def test_killed_process_resumes_to_the_same_totals(tmp_path: Path) -> None:
     full = run_tournament(config, out_dir=tmp_path / "full", progress=False, concurrency=2)
     assert _totals(resumed.records) == _totals(full.records) and resumed.standings == full.standings
 
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_writes_the_pdn_summary_and_standings_of_the_finished_games(tmp_path: Path, jobs: str) -> None:
+    import os
+    import signal
+    import subprocess
+
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "tournament.cli", "run", "--engine", "random", "--engine",
+            "test_schedule:SlowRandomEngine", "--openings", "2-move", "--games", "200", "--jobs", jobs,
+            "--seed", "5", "--quiet", "--out", str(out)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]))
+    # default signal handling even when the test runner was started with SIGINT ignored (a background job)
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    records = out / "games.jsonl"
+    deadline = time.monotonic() + 300  # a bound for a loaded machine; the loop ends at the third record
+    while time.monotonic() < deadline and (not records.exists() or records.read_text().count("\n") < 3):
+        time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C sends: the whole foreground group
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130 and "Traceback" not in err, err
+    finished = load_records(records)
+    assert 3 <= len(finished) < 200
+    assert len(read_games(out / "games.pdn")) == len(finished)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["games"] == len(finished) and summary["scheduled"] == 200 and not summary["complete"]
+    assert "Rank  Engine" in (out / "standings.txt").read_text()
+    # the run resumes; given one game more than it holds, it plays that one alone
+    config = TournamentConfig(("random", "test_schedule:SlowRandomEngine"), openings=load_ballots("2-move"),
+                              games=len(finished) + 1, seed=5)
+    resumed = run_tournament(config, out_dir=out, progress=False, concurrency=1)
+    assert resumed.complete and len(resumed.records) == len(finished) + 1
+    assert load_records(records)[:len(finished)] == finished
+
+
+def test_a_finished_run_is_extended_by_its_new_games_only_and_never_shortened(tmp_path: Path) -> None:
+    config = TournamentConfig(("random", "random"), openings=OPENINGS, games=4, seed=3)
+    four = run_tournament(config, out_dir=tmp_path / "run", concurrency=1, progress=False)
+    six = run_tournament(config.replace(games=6), out_dir=tmp_path / "run", concurrency=1, progress=False)
+    assert six.complete and len(six.records) == 6 and six.records[:4] == four.records
+    assert len(read_games(tmp_path / "run" / "games.pdn")) == 6
+    assert json.loads((tmp_path / "run" / "settings.json").read_text())["games"] == 6
+    alone = run_tournament(config.replace(games=6), out_dir=tmp_path / "alone", concurrency=1, progress=False)
+    assert _totals(alone.records) == _totals(six.records)  # as if it had been asked for at once
+    with pytest.raises(ValueError, match="extended, not shortened"):
+        run_tournament(config.replace(games=5), out_dir=tmp_path / "run", concurrency=1, progress=False)
+    with pytest.raises(ValueError, match=r"other settings \(games, seed\)"):
+        run_tournament(config.replace(games=8, seed=4), out_dir=tmp_path / "run", concurrency=1, progress=False)

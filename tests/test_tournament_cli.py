@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from egtb.rules.pdn import read_games
 from egtb.cli import EXIT_CODES_HELP
 from tournament.cli import main, parse_time_control
 from tournament.engines.base import Limit
+from tournament.records import pdn_date
 
 
 def test_time_controls() -> None:
@@ -25,7 +27,10 @@ def test_run_prints_standings_and_pdn_path_and_resumes(tmp_path: Path, capsys: p
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "Rank  Engine" in out and f"PDN: {tmp_path / 'games.pdn'}" in out and "6/6 games" in out
-    assert len(read_games(tmp_path / "games.pdn")) == 6
+    games = read_games(tmp_path / "games.pdn")
+    assert len(games) == 6
+    assert list(games[0].headers)[:3] == ["Event", "Site", "Date"] and games[0].headers["Site"] == "?"
+    assert {game.headers["Date"] for game in games} <= {pdn_date(), pdn_date(datetime.now(timezone.utc) - timedelta(days=1))}
     settings = json.loads((tmp_path / "settings.json").read_text())
     assert settings["game"]["limit"]["time"] == 1.0 and settings["engines"] == ["random", "depth=1"]
     before = (tmp_path / "games.jsonl").read_text()
@@ -126,3 +131,36 @@ def test_the_old_flag_aliases_are_gone(capsys: pytest.CaptureFixture, tmp_path: 
     assert caught.value.code == 2  # argparse's usage error
     assert old[0] in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"]])
+def test_help_and_version_load_no_kernel(argv: list[str]) -> None:
+    import subprocess
+    import sys
+    code = ("import sys\nfrom tournament.cli import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
+            "print('loaded:', *[n for n in ('numba', 'h5py', 'numpy', 'dask') if n in sys.modules])" % argv)
+    printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert printed.rstrip("\n").split("\n")[-1] == "loaded:"  # no numba, h5py, numpy or dask
+    assert "hub-engine" in printed if argv == ["--help"] else printed.startswith("tournament 0.")
+
+
+@pytest.mark.parametrize("option", [["--games", "-3"], ["--games", "0"], ["--rounds", "0"], ["--jobs", "0"],
+                                    ["--depth", "0"], ["--max-plies", "0"], ["--timemargin", "-1"],
+                                    ["--adjudicate-pieces", "0"]])
+def test_a_count_below_one_is_refused_before_any_game(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                      option: list[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--engine", "random", "--engine", "random", "--out", str(tmp_path / "run"), "--quiet", *option])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and option[0] in err and option[1] in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("spec", ["time=-1", "depth=0", "time=0"])
+def test_an_engine_without_a_positive_limit_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                       spec: str) -> None:
+    status = main(["run", "--engine", "random", "--engine", spec, "--games", "1", "--out", str(tmp_path / "run"),
+                   "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 2 and spec in err and "must be positive" in err and "Traceback" not in err
+    assert not (tmp_path / "run" / "games.jsonl").exists()

@@ -21,21 +21,16 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from egtb import __version__
 from egtb.exit_status import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from egtb.dask.options import add_scheduler_options
-from egtb.rules.board import DRAW_RULES
-from tournament.adjudicate import ResignRule, ScoreDrawRule
-from tournament.engines import config
-from tournament.engines.base import Limit
-from tournament.engines.hub import serve
-from tournament.engines.registry import make_engine
-from tournament.game import DEFAULT_TIME_MARGIN
-from tournament.openings import (
-    BALLOT_KINDS, OPENING_ORDERS, Opening, load_ballots, load_openings_file, order_openings,
-)
-from tournament.config import GameSettings, SprtSettings, TournamentConfig
-from tournament.schedule import run_tournament
+
+if TYPE_CHECKING:  # the engines, games and openings load the rules' numba kernels: each subcommand imports its own
+    from tournament.config import GameSettings, TournamentConfig
+    from tournament.engines.base import Limit
+    from tournament.openings import Opening
 
 __all__ = ["build_parser", "main", "parse_time_control"]
 
@@ -46,24 +41,42 @@ def parse_time_control(text: str) -> Limit:
     >>> parse_time_control("0.25")
     Limit(time=0.25, clock=None, increment=0.0, depth=None, nodes=None, moves=None)
     """
+    from tournament.engines import config
     try:
         return config.parse_time_control(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``tournament`` command."""
+def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``tournament`` command; with `only`, the options of that subcommand alone.
+
+    The options of ``run`` take their defaults and choices from the engines and
+    the rules (numba kernels): ``only=""`` builds no subcommand's options, so that
+    ``tournament --help`` and ``--version`` load no kernel.
+
+    >>> sorted(build_parser(only="")._subparsers._group_actions[0].choices)
+    ['hub-engine', 'play', 'run']
+    """
     parser = argparse.ArgumentParser(prog="tournament", description="English draughts engine tournaments.",
                                      epilog=EXIT_CODES_HELP)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    _add_run(commands.add_parser("run", help="play a round-robin or gauntlet match (resumable)",
-                                 epilog=EXIT_CODES_HELP))
-    _add_hub_engine(commands.add_parser("hub-engine", help="serve an engine over the Hub protocol on stdin/stdout",
-                                        epilog=EXIT_CODES_HELP))
-    _add_play(commands.add_parser("play", help="play the engines and explore the tables in a browser page",
-                                  epilog=EXIT_CODES_HELP))
+    for name, (help_text, register) in _COMMANDS.items():
+        subparser = commands.add_parser(name, help=help_text, epilog=EXIT_CODES_HELP)
+        if only is None or only == name:
+            register(subparser)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str:
+    """The subcommand named in `argv` (its first word that is not an option), or "" when none is.
+
+    >>> _command_of(["--help"]), _command_of(["run", "--engine", "easy"]), _command_of(["nope"])
+    ('', 'run', '')
+    """
+    word = next((word for word in argv if not word.startswith("-")), "")
+    return word if word in _COMMANDS else ""
 
 
 def _add_play(play: argparse.ArgumentParser) -> None:
@@ -129,6 +142,7 @@ def _engine_option(text: str) -> tuple[str, object]:
     >>> _engine_option("fallback=depth=60"), _engine_option("noise=20")
     (('fallback', 'depth=60'), ('noise', 20))
     """
+    from tournament.engines import config
     name, separator, value = text.partition("=")
     if not separator or not name.strip():
         raise argparse.ArgumentTypeError(f"option {text!r} is not NAME=VALUE")
@@ -136,6 +150,10 @@ def _engine_option(text: str) -> tuple[str, object]:
 
 
 def _add_run(run: argparse.ArgumentParser) -> None:
+    from egtb.rules.board import DRAW_RULES
+    from tournament.config import SprtSettings
+    from tournament.game import DEFAULT_TIME_MARGIN
+    from tournament.openings import OPENING_ORDERS
     run.add_argument("--engine", action="append", required=True, metavar="SPEC|SETTINGS",
                      help="engine spec (random, easy, medium, hard, depth=N, time=S, perfect, module:Class, "
                           "hub:CMD, cb:LIBRARY.so) or settings 'name=N spec=SPEC tc=TC depth=N nodes=N option.NAME=VALUE "
@@ -150,23 +168,23 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--include-barred", action="store_true", help="add the barred ballots")
     run.add_argument("--openings-order", choices=OPENING_ORDERS, default="sequential",
                      help="walk the suite in file order or shuffled by --seed (default sequential)")
-    run.add_argument("--openings-start", type=int, default=1, metavar="N",
+    run.add_argument("--openings-start", type=_positive, default=1, metavar="N",
                      help="begin with opening N of that order (1-based, default 1)")
     count = run.add_mutually_exclusive_group()
-    count.add_argument("--rounds", type=int, default=1, help="times through the openings (default 1)")
-    count.add_argument("--games", type=int, help="play exactly N games (openings cycled)")
-    run.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+    count.add_argument("--rounds", type=_positive, default=1, help="times through the openings (default 1)")
+    count.add_argument("--games", type=_positive, help="play exactly N games (openings cycled)")
+    run.add_argument("--jobs", "-j", type=_positive, default=os.cpu_count() or 1,
                      help="games played at once, each in its own worker process (default: number of cores)")
     limit = run.add_mutually_exclusive_group()
     limit.add_argument("--tc", type=parse_time_control,
                        help="seconds per move (0.1), clock (10+0.1) or moves per period (40/120)")
-    limit.add_argument("--depth", type=int, help="fixed search depth per move")
-    run.add_argument("--timemargin", type=float, default=DEFAULT_TIME_MARGIN,
+    limit.add_argument("--depth", type=_positive, help="fixed search depth per move")
+    run.add_argument("--timemargin", type=_non_negative_seconds, default=DEFAULT_TIME_MARGIN,
                      help=f"seconds an engine may overrun before forfeiting (default {DEFAULT_TIME_MARGIN})")
     run.add_argument("--rule", choices=sorted(DRAW_RULES), default="wcdf", help="draw-rule preset")
     run.add_argument("--tables", help="endgame table directory: adjudication and probing engines")
-    run.add_argument("--adjudicate-pieces", type=int, help="adjudicate by the tables at N pieces or fewer")
-    run.add_argument("--max-plies", type=int, help="draw a game that reaches N plies")
+    run.add_argument("--adjudicate-pieces", type=_positive, help="adjudicate by the tables at N pieces or fewer")
+    run.add_argument("--max-plies", type=_positive, help="draw a game that reaches N plies")
     run.add_argument("--heuristics", action="store_true", help="also adjudicate by material (resign/draw)")
     run.add_argument("--draw-adjudication", nargs="+", metavar="KEY=VALUE",
                      help="draw when both engines' scores stay within score=S (hundredths of a man) for "
@@ -186,8 +204,47 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.set_defaults(func=_run)
 
 
+def _positive(text: str) -> int:
+    """A whole number of 1 or more (games, rounds, jobs, a depth, plies, pieces).
+
+    >>> _positive("4")
+    4
+    >>> _positive("-3")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: -3 is not a whole number of 1 or more
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number of 1 or more")
+    return value
+
+
+def _non_negative_seconds(text: str) -> float:
+    """Seconds, 0 or more (``--timemargin``).
+
+    >>> _non_negative_seconds("0.5")
+    0.5
+    >>> _non_negative_seconds("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: -1 is not a number of seconds, 0 or more
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds, 0 or more")
+    return value
+
+
 def _openings(name: str, include_barred: bool) -> list[Opening]:
     """Ballots by name, the standard start, or a user file."""
+    from tournament.openings import BALLOT_KINDS, Opening, load_ballots, load_openings_file
     if name in BALLOT_KINDS:
         return load_ballots(name, include_barred=include_barred)
     if name == "start":
@@ -199,6 +256,9 @@ def _openings(name: str, include_barred: bool) -> list[Opening]:
 
 def _game_settings(args: argparse.Namespace) -> GameSettings:
     """How each game is played, from the options of ``tournament run``."""
+    from tournament.adjudicate import ResignRule, ScoreDrawRule
+    from tournament.config import GameSettings
+    from tournament.engines.base import Limit
     limit = args.tc or (Limit(depth=args.depth) if args.depth else Limit())
     return GameSettings(rule=args.rule, limit=limit, time_margin=args.timemargin, tables_dir=args.tables,
                         adjudicate_pieces=args.adjudicate_pieces, max_plies=args.max_plies,
@@ -211,6 +271,9 @@ def _game_settings(args: argparse.Namespace) -> GameSettings:
 
 def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
     """The tournament the options of ``tournament run`` describe."""
+    from tournament.config import TournamentConfig
+    from tournament.engines import config
+    from tournament.openings import order_openings
     if len(args.engine) < 2:
         raise ValueError("give at least two --engine options")
     each: dict = {}
@@ -226,6 +289,7 @@ def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from tournament.schedule import run_tournament
     result = run_tournament(_tournament_config(args), out_dir=args.out, concurrency=args.jobs,
                             progress=not args.quiet, executor=_game_executor(args))
     if args.json:
@@ -245,6 +309,8 @@ def _game_executor(args: argparse.Namespace):
 
 def _hub_engine(args: argparse.Namespace) -> int:
     """Serve a built-in or plug-in engine over Hub on stdin/stdout until ``quit``."""
+    from tournament.engines.hub import serve
+    from tournament.engines.registry import make_engine
     with make_engine(args.spec, tables_dir=args.tables, seed=args.seed, options=dict(args.option)) as engine:
         serve(engine)
     return EXIT_OK
@@ -257,16 +323,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(processName)s %(name)s: %(message)s")
-    args = build_parser().parse_args(argv)
+    args = build_parser(only=_command_of(argv)).parse_args(argv)
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        print(f"tournament {args.command}: interrupted; finished games are kept, run the same command to resume",
-              file=sys.stderr)
+        kept = ("the finished games are kept, with their games.pdn, summary.json and standings.txt; "
+                "run the same command to resume" if args.command == "run" else "stopped")
+        print(f"tournament {args.command}: interrupted; {kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (ValueError, OSError) as exc:
         print(f"tournament {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+_COMMANDS = {  # name: (help, the function that adds its options)
+    "run": ("play a round-robin or gauntlet match (resumable)", _add_run),
+    "hub-engine": ("serve an engine over the Hub protocol on stdin/stdout", _add_hub_engine),
+    "play": ("play the engines and explore the tables in a browser page", _add_play),
+}
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ __all__ = [
     "engine_names",
     "head_to_head",
     "move_comments",
+    "pdn_date",
     "pair_counts",
     "ratings",
     "ratings_text",
@@ -78,6 +80,9 @@ class GameRecord:
     """The Black engine's own name (its ``reported_name``: a program's id, a library's name); "" unknown."""
     white_engine: str = ""
     """The White engine's own name; "" unknown."""
+    date: str = ""
+    """The day the game was played (UTC), as PDN writes it: ``"2026.12.03"``; "" unknown (a record
+    from before dates were kept)."""
 
     @property
     def black_score(self) -> float:
@@ -97,7 +102,7 @@ class GameRecord:
         data = {k: getattr(self, k) for k in ("game_id", "index", "round", "pair_id", "opening", "black", "white",
                                               "seed")}
         data["result"] = self.result.to_dict()
-        data.update({k: getattr(self, k) for k in ("black_engine", "white_engine") if getattr(self, k)})
+        data.update({k: getattr(self, k) for k in ("black_engine", "white_engine", "date") if getattr(self, k)})
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -108,18 +113,37 @@ class GameRecord:
         return cls(**data)
 
 
+#: PDN's Date of a game whose day is unknown.
+UNKNOWN_DATE = "????.??.??"
+
+
+def pdn_date(moment: datetime | None = None) -> str:
+    """A day as PDN 3.0 writes it, ``YYYY.MM.DD`` (UTC; default: now).
+
+    >>> pdn_date(datetime(2026, 3, 7, 23, 59, tzinfo=timezone.utc))
+    '2026.03.07'
+    """
+    return (moment or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y.%m.%d")
+
+
 def game_to_pdn(record: GameRecord, *, event: str = "tournament") -> str:
     """The PDN text of one game.
 
     >>> from tournament.result import GameResult, GameTermination
     >>> r = GameRecord("g1", 0, 1, "p0", "x", "a", "b", 1,
-    ...                GameResult(1, GameTermination.CRASH, "Black (a) crashed", moves=()), black_engine="Tiny CB")
-    >>> print(game_to_pdn(r, event="demo").splitlines()[:5])
-    ['[Event "demo"]', '[Round "1.1"]', '[Black "a"]', '[White "b"]', '[BlackEngine "Tiny CB"]']
+    ...                GameResult(1, GameTermination.CRASH, "Black (a) crashed", moves=()), black_engine="Tiny CB",
+    ...                date="2026.12.03")
+    >>> print(game_to_pdn(r, event="demo").splitlines()[:7])
+    ['[Event "demo"]', '[Site "?"]', '[Date "2026.12.03"]', '[Round "1.1"]', '[Black "a"]', '[White "b"]', '[BlackEngine "Tiny CB"]']
+
+    Site is "?" (unknown, as PDN and PGN write it; cutechess and fastchess do so too), Date
+    "????.??.??" for a record without a date.
     """
     result = record.result
     headers = {
         "Event": event,
+        "Site": "?",
+        "Date": record.date or UNKNOWN_DATE,
         "Round": f"{record.round}.{record.index + 1}",
         "Black": record.black,
         "White": record.white,
@@ -368,7 +392,7 @@ def standings_text(records: Sequence[GameRecord], *, players: Sequence[str] = ()
        1  a           2  1  0  1    1.5    75.0  +190.8  258.7   84.1  [0, 0, 0, 1, 0]
        2  b           2  0  1  1    0.5    25.0  -190.8  258.7   15.9  [0, 1, 0, 0, 0]
     <BLANKLINE>
-    a vs b: 2 games, +1 -0 =1, Elo +190.8 +/- 258.7, LOS 84.1%, pairs [0, 0, 0, 1, 0], pentanomial Elo +190.8 +/- 0.0
+    a vs b: 2 games, +1 -0 =1, Elo +190.8 +/- 258.7, LOS 84.1% (normal approximation), pairs [0, 0, 0, 1, 0], pentanomial Elo +190.8 +/- 0.0
     """
     table = _standings(records).format_table().splitlines()
     lines = [table[0] + "  Pairs [LL LD DD/WL WD WW]"]
@@ -378,13 +402,23 @@ def standings_text(records: Sequence[GameRecord], *, players: Sequence[str] = ()
     if matchups:
         lines.append("")
         lines += [_head_to_head_line(m) for m in matchups if m["games"]]
+        if any(m["games"] and m["elo"] is None and m["elo_low"] != m["elo_high"] for m in matchups):
+            lines.append(PERFECT_SCORE_NOTE)
     if len(players) >= 3 and records:
         lines += ["", ratings_text(records, players=players, anchor=anchor)]
     return "\n".join(lines)
 
 
+#: Under the head-to-head lines when a match has a perfect score: its Elo bound and its LOS come
+#: from two methods, and with few games they seem to disagree (4-0: "Elo > -18.9", "LOS 97.7%").
+PERFECT_SCORE_NOTE = (
+    "A perfect score has no Elo estimate: 'Elo > X' is a one-sided 95% lower bound from the exact "
+    "binomial test, cautious with few games; LOS, the chance of being the stronger engine, comes from "
+    "the normal approximation over wins and losses, which is not. The two answer different questions.")
+
+
 def _head_to_head_line(m: dict[str, Any]) -> str:
     los = "-" if m["los"] is None else f"{100 * m['los']:.1f}%"
     return (f"{m['engine']} vs {m['opponent']}: {m['games']} games, +{m['wins']} -{m['losses']} ={m['draws']}, "
-            f"Elo {m['elo_interval_text']}, LOS {los}, pairs {m['pentanomial']}, "
+            f"Elo {m['elo_interval_text']}, LOS {los} (normal approximation), pairs {m['pentanomial']}, "
             f"pentanomial Elo {m['pentanomial_elo_interval_text']}")

@@ -50,7 +50,7 @@ from tournament.engines.pool import close_worker_pool, worker_pool
 from tournament.game import play_game
 from tournament.result import GameResult, GameTermination, color_name
 from tournament.openings import Opening
-from tournament.records import GameRecord, standings_text, summarize, write_atomic, write_pdn
+from tournament.records import GameRecord, pdn_date, standings_text, summarize, write_atomic, write_pdn
 from tournament.stats import SprtResult
 
 __all__ = [
@@ -335,7 +335,8 @@ def _record(job: GameJob, result: GameResult, engines: Sequence[Engine]) -> Game
     """The game's record, with the engines' own names (of those that started)."""
     names = [_reported_name(engine) for engine in engines] + ["", ""]
     return GameRecord(job.game_id, job.index, job.round, job.pair_id, job.opening.name, job.black.label,
-                      job.white.label, job.seed, result, black_engine=names[0], white_engine=names[1])
+                      job.white.label, job.seed, result, black_engine=names[0], white_engine=names[1],
+                      date=pdn_date())
 
 
 def _reported_name(engine: Engine) -> str:
@@ -545,15 +546,19 @@ def run_tournament(
         # what an engine warns about at its start is logged, kept until ...
         check_engines(players, settings, keep=here and reuse_engines)
         out.mkdir(parents=True, exist_ok=True)
-        _check_settings(out, config)
+        _check_settings(out, config, jobs)
         run_log.open(out / LOG_FILE)  # ... the run's directory exists
         records = load_records(out / RECORDS_FILE)
         done = {r.game_id for r in records}
         todo = [job for job in jobs if job.game_id not in done]
         labels = [p.label for p in players]
-        records += _play_missing(todo, settings, out, labels, records, concurrency=concurrency, progress=progress,
-                                 sprt_settings=config.sprt, scheduled=len(jobs), reuse_engines=reuse_engines,
-                                 executor=executor)
+        try:
+            records += _play_missing(todo, settings, out, labels, records, concurrency=concurrency,
+                                     progress=progress, sprt_settings=config.sprt, scheduled=len(jobs),
+                                     reuse_engines=reuse_engines, executor=executor)
+        except KeyboardInterrupt:  # Ctrl-C: the games finished so far get their PDN, summary and standings
+            _finish(out, labels, load_records(out / RECORDS_FILE), len(jobs), config)
+            raise
     return _finish(out, labels, records, len(jobs), config)
 
 
@@ -598,11 +603,30 @@ class _RunLog(logging.Handler):
         self.close()
 
 
-def _check_settings(out: Path, config: TournamentConfig) -> None:
-    """Write settings.json on a new run; refuse to resume a run made with other settings."""
+#: The settings that only say how long a run is: a run may be extended by changing them.
+LENGTH_KEYS = frozenset({"games", "rounds"})
+
+
+def _check_settings(out: Path, config: TournamentConfig, jobs: Sequence[GameJob]) -> None:
+    """Write settings.json on a new run; refuse to resume a run made with other settings.
+
+    A run whose settings differ in its length alone (``--games``, ``--rounds``) is extended
+    when every game it holds is one of the new schedule's (the schedule of a longer run
+    begins with the shorter one's games): settings.json then takes the new length.
+    """
     path = out / SETTINGS_FILE
     if path.exists():
         changed = config.differences(json.loads(path.read_text(encoding="utf-8")))
+        if changed and set(changed) <= LENGTH_KEYS:
+            played = [r.game_id for r in load_records(out / RECORDS_FILE)]
+            outside = sorted(set(played) - {job.game_id for job in jobs})
+            if outside:
+                raise ValueError(f"{out} holds {len(played)} games, {len(outside)} of them beyond the "
+                                 f"{len(jobs)} games asked for (e.g. {outside[0]}); a run can be extended, "
+                                 "not shortened: use another --out directory or a length of at least "
+                                 f"{len(played)} games")
+            write_atomic(path, json.dumps(config.to_json(), indent=2) + "\n")
+            return
         if changed:
             raise ValueError(f"{out} holds a run with other settings ({', '.join(changed)}); "
                              "use another --out directory or the same options")

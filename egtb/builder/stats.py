@@ -90,12 +90,13 @@ class TableStats:
     """Number of pieces."""
     positions: int = 0
     """Positions (Black to move)."""
-    wins: int = 0
-    """Positions the side to move wins."""
-    losses: int = 0
-    """Positions the side to move loses."""
-    draws: int = 0
-    """Drawn positions."""
+    wins: int | None = 0
+    """Positions the side to move wins; None when compact files alone hold the material (they
+    store no counts), or for a total over such a material."""
+    losses: int | None = 0
+    """Positions the side to move loses (None as for wins)."""
+    draws: int | None = 0
+    """Drawn positions (None as for wins)."""
     max_dtw: int | None = None
     """Longest DTW (plies); None when no file of it stores DTW (7 pieces by default)."""
     max_dtw_fen: str = ""
@@ -104,6 +105,9 @@ class TableStats:
     """Bytes on disk."""
     rules: dict[str, LayerStats] = field(default_factory=dict)
     """Figures per rule layer (preset name), for the layers the files hold."""
+    compact_only: bool = False
+    """Held in compact files without a master table: the positions and bytes are their
+    headers' and sizes, the counts unknown (None)."""
 
     @property
     def bits_per_position(self) -> float:
@@ -113,9 +117,9 @@ class TableStats:
     def add(self, other: TableStats) -> None:
         """Add a material's figures to this total."""
         self.positions += other.positions
-        self.wins += other.wins
-        self.losses += other.losses
-        self.draws += other.draws
+        for name in ("wins", "losses", "draws"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            setattr(self, name, None if mine is None or theirs is None else mine + theirs)
         self.bytes += other.bytes
         if other.max_dtw is not None and (self.max_dtw is None or other.max_dtw > self.max_dtw):
             self.max_dtw, self.max_dtw_fen = other.max_dtw, other.max_dtw_fen
@@ -142,6 +146,26 @@ def material_stats(path: os.PathLike | str) -> TableStats:
                       os.path.getsize(path), rules)
 
 
+def compact_material_stats(directory: os.PathLike | str, material: Material) -> TableStats:
+    """Figures of a material held in compact files only: the positions their header gives and
+    their bytes on disk. They store no win, loss or draw counts (None).
+
+    >>> compact_material_stats("/nonexistent", Material.parse("1k-1k"))
+    Traceback (most recent call last):
+    ...
+    egtb.errors.TableError: /nonexistent/1k-1k.wld: unreadable compact file (No such file or directory)
+    """
+    from egtb.formats.compact import CompactTable, compact_paths
+    paths = compact_paths(directory, material)
+    table = CompactTable(paths[0], use_marks_file=False)
+    try:
+        positions = table.positions
+    finally:
+        table.close()
+    return TableStats(material.name, material.pieces, positions, None, None, None, None, "",
+                      sum(p.stat().st_size for p in paths if p.exists()), compact_only=True)
+
+
 def _preset_order(name: str) -> tuple[int, str]:
     """Presets in DRAW_RULES order (wcdf, crowning, forty-plies), unknown ones last."""
     from egtb.rules.board import DRAW_RULES
@@ -150,9 +174,14 @@ def _preset_order(name: str) -> tuple[int, str]:
 
 
 def directory_stats(directory: os.PathLike | str) -> tuple[list[TableStats], list[TableStats]]:
-    """(per material, per piece count) figures of every table in a directory."""
-    tables = [material_stats(master.table_path(directory, m))
-              for m in master.stored_materials(directory)]
+    """(per material, per piece count) figures of every table in a directory (master tables, and
+    compact files of materials without a master)."""
+    from egtb.formats.compact import SUFFIX as COMPACT_SUFFIX
+    masters = master.stored_materials(directory)
+    tables = [material_stats(master.table_path(directory, m)) for m in masters]
+    tables += [compact_material_stats(directory, m)
+               for m in master.stored_materials(directory, suffix=COMPACT_SUFFIX) if m not in set(masters)]
+    tables.sort(key=lambda t: (t.pieces, t.material))
     totals: dict[int, TableStats] = {}
     for t in tables:
         totals.setdefault(t.pieces, TableStats(f"{t.pieces} pieces", t.pieces)).add(t)
@@ -165,10 +194,15 @@ def format_stats(tables: list[TableStats], totals: list[TableStats]) -> str:
               f"{'maxDTW':>7}{'bytes':>12}{'bits/pos':>9}  longest")
     lines = [header]
     for t in tables + totals:
-        lines.append(f"{t.material:<14}{t.positions:>13}{t.wins:>13}{t.losses:>13}"
-                     f"{t.draws:>13}{'-' if t.max_dtw is None else t.max_dtw:>7}{t.bytes:>12}"
+        lines.append(f"{t.material:<14}{t.positions:>13}{_count(t.wins):>13}{_count(t.losses):>13}"
+                     f"{_count(t.draws):>13}{_count(t.max_dtw):>7}{t.bytes:>12}"
                      f"{t.bits_per_position:>9.3f}"
-                     f"  {t.max_dtw_fen}")
+                     f"  {t.max_dtw_fen or (_COMPACT_NOTE if t.compact_only else '')}")
+    compact = [t.material for t in tables if t.compact_only]
+    if compact:
+        lines += ["", f"{len(compact)} materials held in compact files only ({', '.join(compact[:6])}"
+                  f"{', ...' if len(compact) > 6 else ''}): their headers give the positions, not the "
+                  "wins, losses or draws ('-'); the master tables (.h5) hold those"]
     if any(t.rules for t in tables):
         lines += ["", format_rule_stats(tables, totals)]
     for t in totals:
@@ -185,6 +219,19 @@ def format_stats(tables: list[TableStats], totals: list[TableStats]) -> str:
                          f"{one_colour_placements(t.pieces)} placements of one colour: {total} "
                          f"{mark} the published {placements} placements")
     return "\n".join(lines)
+
+
+#: The "longest" column of a material held in compact files only.
+_COMPACT_NOTE = "compact files: no win/loss/draw counts stored"
+
+
+def _count(value: int | None) -> str:
+    """A count, or '-' when the files do not hold it.
+
+    >>> _count(12), _count(None)
+    ('12', '-')
+    """
+    return "-" if value is None else str(value)
 
 
 def format_rule_stats(tables: list[TableStats], totals: list[TableStats]) -> str:

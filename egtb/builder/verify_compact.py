@@ -8,6 +8,7 @@ False
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,7 +110,8 @@ def _check_successors(values, offsets, succ_wdl, errors):
 
 def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | None = None,
                    masters: os.PathLike | str | None = None, chunk: int = 1 << 20,
-                   max_reported: int = 20) -> CompactVerifyReport:
+                   max_reported: int = 20,
+                   progress: Callable[[str, int], None] | None = None) -> CompactVerifyReport:
     """Check the compact files of a directory, probing through them alone.
 
     Every stored position is compared with the master table in ``masters``
@@ -124,7 +126,8 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     the successors (the fastest win, the slowest loss, probed from the compact
     files; ``dtz_checked`` counts either).
     Damaged blocks and missing files count as errors, named in the messages.
-
+    ``progress(file name, 0)`` is called when the check of a file starts, and
+    ``progress(file name, its positions)`` when it ends (a command line's progress bar).
     """
     directory = Path(directory)
     masters = Path(masters) if masters is not None else directory
@@ -132,6 +135,7 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
         materials = master.stored_materials(directory, suffix=SUFFIX)
     report = CompactVerifyReport()
     prober = CompactProber(directory)
+    tell = progress or (lambda name, positions: None)
     for material in materials:
         for rule in (None, *(r for r, kind in RULE_KINDS.items()
                              if compact_path(directory, material, kind=kind).exists())):
@@ -140,12 +144,15 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
                 report.tables += 1
             else:
                 report.layers += 1
+            tell(f"{material.name}{kind.suffix}", 0)
             try:
                 bad, caps, errors = _verify_one(prober, masters, material, chunk, max_reported, rule)
             except (TableError, FileNotFoundError) as exc:
                 report.errors += 1
                 report.messages.append(str(exc))
                 continue
+            finally:
+                tell(f"{material.name}{kind.suffix}", count_positions(material))
             if rule is None:
                 report.checked += count_positions(material)
                 report.captures += caps
@@ -156,12 +163,15 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
         for rule, kind in DTZ_KINDS.items():
             if compact_path(directory, material, kind=kind).exists():
                 report.dtz_files += 1
+                tell(f"{material.name}{kind.suffix}", 0)
                 try:
                     bad, checked, errors = _verify_dtz(prober, masters, material, rule, chunk, max_reported)
                 except (TableError, FileNotFoundError, MissingRuleLayerError) as exc:
                     report.errors += 1
                     report.messages.append(str(exc))
                     continue
+                finally:
+                    tell(f"{material.name}{kind.suffix}", count_positions(material))
                 report.dtz_checked += checked
                 report.errors += bad
                 _report_errors(report, material, kind, errors, max_reported)

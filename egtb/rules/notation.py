@@ -24,8 +24,9 @@ BLACK_MAN_FORBIDDEN = range(29, 33)  # Black men crown on 29-32
 WHITE_MAN_FORBIDDEN = range(1, 5)  # White men crown on 1-4
 START_FEN = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
 
-_ITEM = re.compile(r"^(K?)(\d+)(?:-(\d+))?$")
-_MOVE = re.compile(r"^\d{1,2}(?:[-x]\d{1,2})+$")
+# [0-9], not \d: \d takes any script's digits ("١٤" would read as square 14)
+_ITEM = re.compile(r"^(K?)([0-9]+)(?:-([0-9]+))?$")
+_MOVE = re.compile(r"^[0-9]{1,2}(?:[-x][0-9]{1,2})+$")
 _SQUARE = r"(?:3[0-2]|[12][0-9]|[1-9])"
 #: A move written on squares 1-32: "a-b" or "axbx...", legal or not.
 _MOVE_SHAPE = re.compile(rf"^{_SQUARE}(?:-{_SQUARE}|(?:x{_SQUARE})+)$")

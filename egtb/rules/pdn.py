@@ -50,9 +50,9 @@ _TOKEN = re.compile(
     | (?P<line_comment>;[^\n]*)
     | (?P<escape>^%[^\n]*)
     | (?P<result>(?:1/2-1/2|1-0|0-1|2-0|0-2|1-1|0-0|\*)(?![\w/-]))
-    | (?P<number>\d+\s*\.(?:\s*\.\.|\.\.)?)
-    | (?P<move>\d+(?:[-x:]\d+)+)[!?]*
-    | (?P<nag>\$\d+)
+    | (?P<number>[0-9]+\s*\.(?:\s*\.\.|\.\.)?)
+    | (?P<move>[0-9]+(?:[-x:][0-9]+)+)[!?]*
+    | (?P<nag>\$[0-9]+)
     | (?P<open>\()
     | (?P<close>\))
     | (?P<space>\s+)
@@ -298,7 +298,10 @@ class _GameReader:
             return None
         if kind == "result":
             return self._finish_with(_RESULT_ALIASES.get(match.group(), match.group()))
-        raise PdnError(f"cannot read {match.group()!r}", line=_line_of(text, match.start()))
+        foreign = any(c.isdigit() and not c.isascii() for c in match.group())
+        raise PdnError(f"cannot read {match.group()!r}"
+                       + (": square and move numbers are written with the digits 0-9" if foreign else ""),
+                       line=_line_of(text, match.start()))
 
     def _tag(self, match: re.Match) -> Game | None:
         line = self.current

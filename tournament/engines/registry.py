@@ -136,6 +136,8 @@ def _parse_search_options(spec: str) -> dict[str, Any]:
             options[key] = _SEARCH_KEYS[key](value)
         except ValueError:
             raise ValueError(f"engine {spec!r}: {key} needs a number, got {value!r}") from None
+        if key in ("depth", "time") and not options[key] > 0:
+            raise ValueError(f"engine {spec!r}: {key} must be positive, got {value!r}")
     return options
 
 
