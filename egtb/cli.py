@@ -222,7 +222,7 @@ def _register_build(subparsers) -> None:
     p.add_argument("--dtw", action=argparse.BooleanOptionalAction, default=None,
                    help="store the rule-free distance to win (default: up to 6 pieces)")
     p.add_argument("--compact", action="store_true",
-                   help="also write the compact files (.wld, .wcdf) next to every master file "
+                   help="also write the compact files (.wld, .wcdf, .dtz) next to every master file "
                         "(a directory with tables of 7 pieces or more always gets them)")
     p.add_argument("--memory", type=float, default=None, metavar="GB",
                    help="memory the build may use, all jobs together (default 60%% of the "

@@ -1,0 +1,162 @@
+"""Every Python example of README.md and docs/*.md runs, against a small table set.
+
+The ```python blocks of one file run in order in one namespace (a later block may use a name
+an earlier one set, as a reader would), with the table directories they name replaced by the
+session's 3-piece tables: "data/egtb" by master files, "data/egtb-compact" by the compact files
+of those tables (.wld, .wcdf, .dtz and their marks) and "data/egtb-wld" by their .wld files
+alone. A block that genuinely cannot run here (a cluster, hours of build) starts with the line
+``# not run by the tests: <why>``; the list below holds the count of such blocks, so that
+adding one is a decision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from egtb.builder import contents
+from egtb.probe.tablebase import MissingRuleLayerError, ProbeResult, Tablebase
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+#: The first line of a block that is not run, followed by the reason.
+NOT_RUN = "# not run by the tests:"
+#: The blocks not run, by document: keep it short (each says why in its first line).
+EXPECTED_NOT_RUN = {"distributed.md": 2}
+BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def blocks_of(document: Path) -> list[str]:
+    """The ```python blocks of a Markdown file, in order."""
+    return BLOCK.findall(document.read_text())
+
+
+def runnable(blocks: list[str]) -> list[str]:
+    return [block for block in blocks if not block.startswith(NOT_RUN)]
+
+
+@pytest.fixture(scope="module")
+def table_dirs(built_tables, compact_tables, tmp_path_factory) -> dict[str, Path]:
+    """The directories the examples' paths stand for (read only: shared with other tests)."""
+    wld = tmp_path_factory.mktemp("egtb-wld")
+    compact = compact_tables(3)
+    for path in compact.iterdir():
+        if ".wld" in path.name:
+            os.link(path, wld / path.name)
+    return {"data/egtb-compact": compact, "data/egtb-wld": wld, "data/egtb": built_tables(3)}
+
+
+def with_tables(code: str, table_dirs: dict[str, Path]) -> str:
+    """The code with each example path replaced by its directory (the longest names first)."""
+    for name in sorted(table_dirs, key=len, reverse=True):
+        code = re.sub(rf"([\"']){re.escape(name)}(?=[/\"'])", lambda m: m.group(1) + str(table_dirs[name]), code)
+    return code
+
+
+def test_the_documents_have_examples_and_few_are_left_out():
+    counts = {doc.name: len(blocks_of(doc)) for doc in DOCUMENTS}
+    assert counts["README.md"] >= 1 and counts["table-format.md"] >= 3
+    left_out = {doc.name: len(blocks_of(doc)) - len(runnable(blocks_of(doc))) for doc in DOCUMENTS}
+    assert {name: n for name, n in left_out.items() if n} == EXPECTED_NOT_RUN
+    for doc in DOCUMENTS:
+        for block in blocks_of(doc):
+            if block.startswith(NOT_RUN):
+                assert len(block.splitlines()[0]) > len(NOT_RUN) + 5, f"{doc.name}: say why it is not run"
+
+
+def test_paths_are_replaced_whole():
+    dirs = {"data/egtb": Path("/t/m"), "data/egtb-compact": Path("/t/c")}
+    code = 'Tablebase("data/egtb"); open_table("data/egtb/2k-1k.h5"); Tablebase("data/egtb-compact")'
+    assert with_tables(code, dirs) == 'Tablebase("/t/m"); open_table("/t/m/2k-1k.h5"); Tablebase("/t/c")'
+
+
+@pytest.mark.parametrize("document", [doc for doc in DOCUMENTS if runnable(blocks_of(doc))],
+                         ids=lambda doc: doc.name)
+def test_examples_run(document, table_dirs, monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)  # an example that writes files writes them here
+    namespace: dict = {"__name__": f"example_{document.stem}"}
+    for number, block in enumerate(runnable(blocks_of(document)), start=1):
+        code = compile(with_tables(block, table_dirs), f"{document.name} python block {number}", "exec")
+        exec(code, namespace)  # noqa: S102 - the examples of our own documents
+    capsys.readouterr()
+
+
+# --- claims of the documents, checked against the code ----------------------------------
+
+DOTTED = re.compile(r"`((?:egtb|tournament)\.[A-Za-z_][\w.]*)(?:\([^`]*\))?`")
+
+
+def resolve(name: str) -> object:
+    """The object a dotted name such as ``egtb.formats.compact.layout.MAX_DTZ_CODE`` names."""
+    parts = name.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for attribute in parts[split:]:
+            found = getattr(found, attribute)
+        return found
+    raise ImportError(name)
+
+
+def test_every_dotted_name_in_the_documents_exists():
+    names = {(doc.name, m.group(1).rstrip(".")) for doc in DOCUMENTS for m in DOTTED.finditer(doc.read_text())}
+    names = {(doc, name) for doc, name in names if not name.endswith((".py", ".md", ".h5", ".tsv"))}
+    assert len(names) >= 40
+    missing = []
+    for doc, name in sorted(names):
+        try:
+            resolve(name)
+        except (ImportError, AttributeError):
+            missing.append(f"{doc}: {name}")
+    assert not missing
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def subcommand_flags(parser: argparse.ArgumentParser) -> dict[str, set[str]]:
+    return {name: {o for a in p._actions for o in a.option_strings} for name, p in subcommands(parser).items()}
+
+
+def test_the_readme_names_the_commands_that_take_each_shared_flag():
+    from egtb.cli import build_parser as egtb_parser
+    from tournament.cli import build_parser as tournament_parser
+    flags = {**{f"egtb {k}": v for k, v in subcommand_flags(egtb_parser()).items()},
+             **{f"tournament {k}": v for k, v in subcommand_flags(tournament_parser()).items()}}
+    having = {flag: {command for command, options in flags.items() if flag in options}
+              for flag in ("--tables", "--out", "--jobs", "--quiet", "--json", "--scheduler")}
+    assert having["--tables"] == {"egtb build", "egtb compact", "egtb stats", "egtb verify", "egtb probe",
+                                  "tournament run", "tournament hub-engine", "tournament play"}
+    assert having["--out"] == {"egtb compact", "tournament run"}
+    assert having["--jobs"] == having["--quiet"] == {"egtb build", "egtb compact", "egtb verify", "tournament run"}
+    assert having["--json"] == {c for c in flags if c.startswith("egtb ")} | {"tournament run"}
+    assert having["--scheduler"] == {"egtb build", "tournament run"}
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "`--tables DIR` a table directory (`egtb build`, `compact`, `stats`, `verify`, `probe`;" in readme
+
+
+def test_wld_files_alone_answer_rule_free_only(table_dirs):
+    """docs/table-format.md: with .wld files alone probe() raises MissingRuleLayerError."""
+    with Tablebase(table_dirs["data/egtb-wld"]) as tb:
+        with pytest.raises(MissingRuleLayerError):
+            tb.probe("W:WK10,K14:BK1")
+        assert tb.probe("W:WK10,K14:BK1", rule_free=True) == ProbeResult("win", None)
+    with Tablebase(table_dirs["data/egtb-compact"]) as tb:
+        result = tb.probe("W:WK10,K14:BK1")
+    assert (result.value, result.dtw, result.dtz, result.rule, result.counter) == ("win", None, 15, "wcdf", 0)
+
+
+def test_the_rules_default_is_auto_and_build_compact_writes_dtz_files(capsys):
+    from egtb.cli import build_parser as egtb_parser
+    build = subcommands(egtb_parser())["build"]
+    assert build.get_default("rules") == contents.AUTO
+    assert "default `auto`" in (ROOT / "docs" / "table-format.md").read_text()
+    assert ".dtz" in " ".join(build.format_help().split())
