@@ -8,8 +8,9 @@
 True
 """
 
-from egtb.errors import (AmbiguousMoveError, EgtbError, IllegalMoveError, InvalidFenError, InvalidMoveError,
-                         MissingRuleLayerError, MissingTableError, SolverError, TableError)
+from egtb.errors import (AmbiguousMoveError, EgtbError, IllegalMoveError, InvalidArgumentError, InvalidDataError,
+                         InvalidFenError, InvalidMoveError, InvalidPositionError, MissingRuleLayerError,
+                         MissingTableError, SolverError, TableError)
 from egtb.rules.board import BLACK, DRAW_RULES, WHITE, Board, DrawRule, Move, Outcome, Termination
 from egtb.positions.material import Material
 from egtb.formats.values import Category, Wdl
@@ -18,7 +19,8 @@ __version__ = "0.2.0"
 
 __all__ = [
     "AmbiguousMoveError", "BLACK", "Board", "Category", "DRAW_RULES", "DrawRule", "EgtbError",
-    "IllegalMoveError", "InvalidFenError", "InvalidMoveError", "Material", "MissingRuleLayerError",
+    "IllegalMoveError", "InvalidArgumentError", "InvalidDataError", "InvalidFenError", "InvalidMoveError",
+    "InvalidPositionError", "Material", "MissingRuleLayerError",
     "MissingTableError", "Move",
     "Outcome", "ProbeResult", "SolverError", "TableError", "Tablebase", "Termination", "WHITE", "Wdl",
     "__version__",

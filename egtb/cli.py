@@ -28,7 +28,7 @@ from typing import Iterable, Iterator, Sequence, TextIO
 import numpy as np
 
 from egtb.dask.options import add_scheduler_options
-from egtb.errors import EgtbError, MissingTableError, TableError
+from egtb.errors import EgtbError, InvalidArgumentError, MissingTableError, TableError
 from egtb.exit_status import EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from egtb.probe.results import answer
 from egtb.probe.tablebase import Tablebase
@@ -283,7 +283,7 @@ def run_build(args: argparse.Namespace) -> int:
     from egtb.builder.driver import build
     from egtb.dask.executor import make_executor
     if args.pieces < 2:
-        raise ValueError(f"--pieces must be at least 2, not {args.pieces}")
+        raise InvalidArgumentError(f"--pieces must be at least 2, not {args.pieces}")
     _log_warnings_to_console()
     executor = make_executor(scheduler=args.scheduler, scheduler_file=args.scheduler_file)
     try:
@@ -321,7 +321,7 @@ def _existing_tables_dir(args: argparse.Namespace) -> Path:
     """The --tables directory of a command that reads tables; ValueError when it does not exist."""
     directory = master.resolve_dir(args.tables)
     if not directory.is_dir():
-        raise ValueError(f"table directory {directory} does not exist")
+        raise InvalidArgumentError(f"table directory {directory} does not exist")
     return directory
 
 
@@ -510,7 +510,7 @@ def run_probe(args: argparse.Namespace, *, stdin: TextIO | None = None,
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     limit = DRAW_RULES[args.rule].limit_plies
     if args.counter > limit:
-        raise ValueError(f"--counter {args.counter} is beyond the {args.rule} limit of {limit} plies")
+        raise InvalidArgumentError(f"--counter {args.counter} is beyond the {args.rule} limit of {limit} plies")
     fens = args.fens if args.fens else _stdin_fens(stdin)
     with Tablebase(_existing_tables_dir(args)) as tablebase:
         failed = probe_lines(tablebase, fens, json_mode=args.json, out=stdout, err=stderr,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from egtb.errors import InvalidArgumentError
 from egtb.builder.rule_layer import RulePreset, parse_presets
 
 #: The largest piece count whose files get DTW and every rule layer by default.
@@ -60,13 +61,13 @@ def contents_for(pieces: int, *, rules: str | tuple = AUTO, dtw: bool | None = N
     >>> contents_for(7, dtw=False, rules="none")
     Traceback (most recent call last):
     ...
-    ValueError: no DTW and no rule layer: nothing to solve the values with (add --dtw or --rules)
+    egtb.errors.InvalidArgumentError: no DTW and no rule layer: nothing to solve the values with (add --dtw or --rules)
     """
     full = pieces <= FULL_PIECES
     if isinstance(rules, str) and rules.strip() == AUTO:
         rules = "all" if full else LEAN_RULES
     contents = Contents(full if dtw is None else dtw, parse_presets(rules))
     if contents.tables == 0:
-        raise ValueError("no DTW and no rule layer: nothing to solve the values with "
+        raise InvalidArgumentError("no DTW and no rule layer: nothing to solve the values with "
                          "(add --dtw or --rules)")
     return contents

@@ -33,6 +33,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from egtb.errors import InvalidArgumentError
 from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, EVEN_NOT_RIGHT, EVEN_ROWS, ODD_NOT_LEFT, ODD_ROWS,
                                 START_BM, START_WM, WHITE_CROWN_ROW, direction_range)
 
@@ -494,7 +495,7 @@ def new_hash_table(*, megabytes: float) -> np.ndarray:
     """
     entries = int(megabytes * 2**20) // HASH_ENTRY_BYTES
     if entries < 1:
-        raise ValueError(f"hash table of {megabytes} MB holds no entry ({HASH_ENTRY_BYTES} bytes each)")
+        raise InvalidArgumentError(f"hash table of {megabytes} MB holds no entry ({HASH_ENTRY_BYTES} bytes each)")
     size = 1 << (entries.bit_length() - 1)
     return np.zeros((size, 3), dtype=np.int64)
 
