@@ -4,7 +4,8 @@ The ```python blocks of one file run in order in one namespace (a later block ma
 an earlier one set, as a reader would), with the table directories they name replaced by the
 session's 3-piece tables: "data/egtb" by master files, "data/egtb-compact" by the compact files
 of those tables (.wld, .wcdf, .dtz and their marks) and "data/egtb-wld" by their .wld files
-alone. A block that genuinely cannot run here (a cluster, hours of build) starts with the line
+alone. docs/web.md's /api/moves, 404 and engine-move examples are compared with the real API.
+A block that genuinely cannot run here (a cluster, hours of build) starts with the line
 ``# not run by the tests: <why>``; the list below holds the count of such blocks, so that
 adding one is a decision.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import re
 from pathlib import Path
@@ -160,3 +162,55 @@ def test_the_rules_default_is_auto_and_build_compact_writes_dtz_files(capsys):
     assert build.get_default("rules") == contents.AUTO
     assert "default `auto`" in (ROOT / "docs" / "table-format.md").read_text()
     assert ".dtz" in " ".join(build.format_help().split())
+
+
+# --- docs/web.md's examples against the real API ---------------------------------------
+
+JSON_BLOCK = re.compile(r"^```json\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def web_example(request: str) -> tuple[int, dict]:
+    """(status, answer) of the docs/web.md example whose first line is ``request``."""
+    for block in JSON_BLOCK.findall((ROOT / "docs" / "web.md").read_text()):
+        first, _, rest = block.partition("\n")
+        if first == request:
+            status, body = (int(rest[:3]), rest[4:]) if rest[:3].isdigit() else (200, rest)
+            return status, json.loads(body)
+    raise AssertionError(f"docs/web.md has no example {request!r}")
+
+
+@pytest.fixture(scope="module")
+def web_client(table_dirs):
+    pytest.importorskip("starlette", reason="the web extras are missing: pip install -e '.[web]'")
+    from starlette.testclient import TestClient
+    from tournament.web.app import create_app
+    from tournament.web.engines import EngineService
+    engines = EngineService(tables_dir=table_dirs["data/egtb"])
+    with engines, TestClient(create_app(tables_dir=table_dirs["data/egtb"], engines=engines),
+                             base_url="http://127.0.0.1") as client:
+        yield client
+
+
+def test_the_web_moves_example_is_the_api_s_answer(web_client):
+    status, shown = web_example("GET /api/moves?fen=B:W6,7,14,15,31:B2,20,26,28")
+    answer = web_client.get("/api/moves", params={"fen": "B:W6,7,14,15,31:B2,20,26,28"}).json()
+    date = re.compile(r'\[Date "[^"]*"\]')
+    assert date.sub("", shown.pop("pdn")) == date.sub("", answer.pop("pdn"))  # all the tags, the day apart
+    assert (status, shown) == (200, answer)
+
+
+def test_the_web_404_example_lists_black_s_moves(web_client):
+    status, shown = web_example("GET /api/probe?fen=B:W18,24,25,27:B12,16")
+    response = web_client.get("/api/probe", params={"fen": "B:W18,24,25,27:B12,16"})
+    answer = response.json()
+    assert status == response.status_code == 404
+    assert shown["moves"] == answer["moves"] and set(shown) == set(answer)
+
+
+def test_the_web_engine_move_example_has_the_api_s_fields(web_client):
+    _, shown = web_example('POST /api/engine-move {"fen": "B:W6,7,14,15,31:B2,20,26,28", '
+                           '"history": ["2x9x18"], "strength": "easy"}')
+    answer = web_client.post("/api/engine-move", json={"fen": "B:W6,7,14,15,31:B2,20,26,28",
+                                                       "history": ["2x9x18"], "strength": "easy"}).json()
+    shown.pop("seconds"), answer.pop("seconds")
+    assert shown == answer
