@@ -17,6 +17,8 @@ import importlib
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -214,3 +216,25 @@ def test_the_web_engine_move_example_has_the_api_s_fields(web_client):
                                                        "history": ["2x9x18"], "strength": "easy"}).json()
     shown.pop("seconds"), answer.pop("seconds")
     assert shown == answer
+
+
+# --- docs/distributed.md's 10-piece figures are bench/plan_distributed.py's ------------
+
+
+def plan_line(*options: str) -> str:
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "plan_distributed.py"), "--pieces", "10",
+                             *options], capture_output=True, text=True, check=True, cwd=ROOT)
+    return " ".join(result.stdout.split())
+
+
+def test_the_ten_piece_figures_are_the_plan_s():
+    full, five = plan_line(), plan_line("--max-per-side", "5")
+    hours = re.search(r"([\d,]+) core-hours \(up to 10: ([\d,]+)\); cores for one week: (\d+)", full)
+    five_hours = re.search(r"\(up to 10: ([\d,]+)\); cores for one week: (\d+)", five)
+    disk = re.search(r"\(up to 10: ([\d,.]+) GiB\)", full)
+    assert hours and five_hours and disk
+    text = " ".join((ROOT / "docs" / "distributed.md").read_text().split())
+    assert (f"{hours[1]} core-hours at the in-memory rate ({hours[2]} with everything below), "
+            f"{hours[3]} cores for one week ({five_hours[2]} with at most five pieces a side: "
+            f"{five_hours[1]} core-hours)") in text
+    assert f"({float(disk[1].replace(',', '')) / 1024:.1f} with everything below)" in text
