@@ -238,3 +238,13 @@ def test_the_ten_piece_figures_are_the_plan_s():
             f"{hours[3]} cores for one week ({five_hours[2]} with at most five pieces a side: "
             f"{five_hours[1]} core-hours)") in text
     assert f"({float(disk[1].replace(',', '')) / 1024:.1f} with everything below)" in text
+
+
+def test_the_move_rule_figures_call_no_measured_count_unmeasured():
+    text = (ROOT / "docs" / "move-rule-figures.md").read_text()
+    measured = {int(m[1]) for m in re.finditer(r"^\| (\d+) \| (?:wcdf|crowning|forty-plies) \|", text, re.MULTILINE)}
+    assert measured == {2, 3, 4, 5, 6}
+    words = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
+    flat = " ".join(text.lower().split())
+    for n in measured:
+        assert f"{words[n]} pieces are not measured" not in flat and f"{n} pieces are not measured" not in flat
