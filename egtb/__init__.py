@@ -13,14 +13,16 @@ command line's ``--help`` or a light submodule such as :mod:`egtb.exit_status`
 starts without compiling or loading any kernel.
 """
 
-from egtb.errors import (AmbiguousMoveError, EgtbError, IllegalMoveError, InvalidFenError, InvalidMoveError,
-                         MissingRuleLayerError, MissingTableError, SolverError, TableError)
+from egtb.errors import (AmbiguousMoveError, EgtbError, IllegalMoveError, InvalidArgumentError, InvalidDataError,
+                         InvalidFenError, InvalidMoveError, InvalidPositionError, MissingRuleLayerError,
+                         MissingTableError, SolverError, TableError)
 
 __version__ = "0.2.0"
 
 __all__ = [
     "AmbiguousMoveError", "BLACK", "Board", "Category", "DRAW_RULES", "DrawRule", "EgtbError",
-    "IllegalMoveError", "InvalidFenError", "InvalidMoveError", "Material", "MissingRuleLayerError",
+    "IllegalMoveError", "InvalidArgumentError", "InvalidDataError", "InvalidFenError", "InvalidMoveError",
+    "InvalidPositionError", "Material", "MissingRuleLayerError",
     "MissingTableError", "Move",
     "Outcome", "ProbeResult", "SolverError", "TableError", "Tablebase", "Termination", "WHITE", "Wdl",
     "__version__",

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TextIO
 
 from egtb import __version__
 from egtb.dask.options import add_scheduler_options
-from egtb.errors import EgtbError, MissingTableError, TableError
+from egtb.errors import EgtbError, InvalidArgumentError, MissingTableError, TableError
 from egtb.exit_status import EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:  # the rules, the tables and the prober load numba and h5py: each subcommand imports its own
@@ -262,7 +262,7 @@ def _register_build(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtw", action=argparse.BooleanOptionalAction, default=None,
                    help="store the rule-free distance to win (default: up to 6 pieces)")
     p.add_argument("--compact", action="store_true",
-                   help="also write the compact files (.wld, .wcdf) next to every master file "
+                   help="also write the compact files (.wld, .wcdf, .dtz) next to every master file "
                         "(a directory with tables of 7 pieces or more always gets them)")
     p.add_argument("--compact-native", action=argparse.BooleanOptionalAction, default=None,
                    help="write every table built as its compact files alone (.wld, .wcdf, .dtz and "
@@ -332,9 +332,9 @@ def run_build(args: argparse.Namespace) -> int:
     from egtb.dask.executor import make_executor
     from egtb.formats import master
     if args.pieces < 2:
-        raise ValueError(f"--pieces must be at least 2, not {args.pieces}")
+        raise InvalidArgumentError(f"--pieces must be at least 2, not {args.pieces}")
     if args.max_per_side is not None and args.max_per_side < 1:
-        raise ValueError(f"--max-per-side must be at least 1, not {args.max_per_side}")
+        raise InvalidArgumentError(f"--max-per-side must be at least 1, not {args.max_per_side}")
     writable_dir(master.resolve_dir(args.tables), option="--tables")
     _log_warnings_to_console()
     executor = make_executor(scheduler=args.scheduler, scheduler_file=args.scheduler_file)
@@ -381,29 +381,29 @@ def _existing_tables_dir(args: argparse.Namespace) -> Path:
     from egtb.formats import master
     directory = master.resolve_dir(args.tables)
     if not directory.is_dir():
-        raise ValueError(f"table directory {directory} "
-                         + ("is a file, not a directory" if directory.exists() else "does not exist"))
+        raise InvalidArgumentError(f"table directory {directory} "
+                                   + ("is a file, not a directory" if directory.exists() else "does not exist"))
     return directory
 
 
 def writable_dir(directory: Path, *, option: str) -> Path:
-    """`directory`, made if missing; ValueError naming it and `option` when it cannot be made or written.
+    """`directory`, made if missing; InvalidArgumentError (a ValueError) naming it and `option` when it cannot be made or written.
 
     A command that writes tables checks its output directory so, before any work.
 
     >>> writable_dir(Path("/proc/nope"), option="--out")
     Traceback (most recent call last):
     ...
-    ValueError: --out /proc/nope: cannot make this directory (No such file or directory)
+    egtb.errors.InvalidArgumentError: --out /proc/nope: cannot make this directory (No such file or directory)
     """
     if directory.exists() and not directory.is_dir():
-        raise ValueError(f"{option} {directory}: is a file, not a directory")
+        raise InvalidArgumentError(f"{option} {directory}: is a file, not a directory")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ValueError(f"{option} {directory}: cannot make this directory ({exc.strerror})") from None
+        raise InvalidArgumentError(f"{option} {directory}: cannot make this directory ({exc.strerror})") from None
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise ValueError(f"{option} {directory}: this directory is not writable")
+        raise InvalidArgumentError(f"{option} {directory}: this directory is not writable")
     return directory
 
 
@@ -621,7 +621,7 @@ def run_probe(args: argparse.Namespace, *, stdin: TextIO | None = None,
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     limit = DRAW_RULES[args.rule].limit_plies
     if args.counter > limit:
-        raise ValueError(f"--counter {args.counter} is beyond the {args.rule} limit of {limit} plies")
+        raise InvalidArgumentError(f"--counter {args.counter} is beyond the {args.rule} limit of {limit} plies")
     fens = args.fens if args.fens else _stdin_fens(stdin)
     with Tablebase(_existing_tables_dir(args)) as tablebase:
         failed = probe_lines(tablebase, fens, json_mode=args.json, out=stdout, err=stderr,

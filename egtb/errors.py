@@ -13,9 +13,10 @@ True
 from __future__ import annotations
 
 __all__ = [
-    "AmbiguousMoveError", "ClusterError", "EgtbError", "IllegalMoveError", "InvalidFenError",
-    "InvalidMoveError", "MarksFileWarning", "MemoryBudgetError", "MissingRuleLayerError", "MissingTableError",
-    "PdnError", "SolverError", "TableError", "TaskError",
+    "AmbiguousMoveError", "ClusterError", "EgtbError", "IllegalMoveError", "InvalidArgumentError",
+    "InvalidDataError", "InvalidFenError", "InvalidMoveError", "InvalidPositionError", "MarksFileWarning",
+    "MemoryBudgetError", "MissingRuleLayerError", "MissingTableError", "PdnError", "SolverError",
+    "TableError", "TaskError",
 ]
 
 
@@ -52,6 +53,29 @@ class IllegalMoveError(EgtbError, ValueError):
 
 class AmbiguousMoveError(EgtbError, ValueError):
     """Move text that matches more than one legal move (e.g. a capture given by its ends only)."""
+
+
+class InvalidPositionError(EgtbError, ValueError):
+    """Bitboards that are no position of their material: pieces on shared squares or off the board,
+    men on their crowning row, counts that do not match (the message gives the bitboards)."""
+
+
+class InvalidArgumentError(EgtbError, ValueError):
+    """An argument or option out of its range or of an unknown name: a draw rule, a counter, a
+    material name, a size (the message names it and what is allowed).
+
+    >>> from egtb.rules.board import Board
+    >>> try:
+    ...     Board(rule="fifty-moves")
+    ... except ValueError as exc:                  # still a ValueError
+    ...     print(type(exc).__name__, isinstance(exc, EgtbError))
+    InvalidArgumentError True
+    """
+
+
+class InvalidDataError(EgtbError, ValueError):
+    """Values a table file cannot hold, or stored bytes that do not decode (the message names the
+    material, file or chunk; a reader of a file wraps it in a :class:`TableError` naming the file)."""
 
 
 class MissingRuleLayerError(MissingTableError):

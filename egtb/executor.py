@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from typing import Any, NamedTuple, Protocol
 
-from egtb.errors import TaskError
+from egtb.errors import InvalidArgumentError, TaskError
 
 __all__ = ["Executor", "Finished", "LocalPool", "POLL_SECONDS", "Task", "TaskQueue", "call_task"]
 
@@ -150,7 +150,7 @@ class TaskQueue:
                 self.exhausted = True
                 break
             if task.key in self.outstanding or task.key in self.results:
-                raise ValueError(f"two tasks of one run have the key {task.key!r}")
+                raise InvalidArgumentError(f"two tasks of one run have the key {task.key!r}")
             self.waiting.append(task)
             self.outstanding.add(task.key)
             taken.append(task)
@@ -178,7 +178,7 @@ class TaskQueue:
         if running == 0 and self.exhausted and self.waiting:
             known = self.outstanding | set(self.results)
             missing = sorted({d for t in self.waiting for d in t.after} - known)
-            raise ValueError(f"tasks {[t.key for t in self.waiting]} wait for tasks that are not "
+            raise InvalidArgumentError(f"tasks {[t.key for t in self.waiting]} wait for tasks that are not "
                              f"in the run ({missing})" if missing else
                              f"tasks {[t.key for t in self.waiting]} wait for one another")
 

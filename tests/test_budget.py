@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,8 @@ from egtb.builder import budget
 from egtb.builder import driver as builder, plan as planner
 from egtb.builder.stats import one_colour_placements
 from egtb.builder.contents import contents_for
-from egtb.positions.material import count_positions
+from egtb.formats import scratch
+from egtb.positions.material import all_materials, count_positions
 
 #: Published number of placements of 7 pieces (any colours, side to move not counted).
 PUBLISHED_PLACEMENTS_7 = 34_779_531_480
@@ -44,13 +46,30 @@ def test_seven_piece_pairs_are_planned_within_24_gb():
 
 
 def test_seven_piece_pairs_hold_a_byte_a_position_and_two_more_for_their_own():
+    # by hand: the wcdf layer alone keeps a one-byte category for every position the pair reads
+    # and a two-byte DTZ for its own; all three layers and DTW add a byte of value and two of DTW
+    # for every position, and three times the layer's bytes
     pair = pair_named("1m2k-2m2k")
     deps = planner.dependency_materials(pair)
     everything = pair.positions + sum(count_positions(m) for m in deps)
     lean = budget.scratch_bytes(pair, deps, contents=contents_for(7))
-    assert lean == everything + 2 * pair.positions
+    assert lean == 1 * everything + 2 * pair.positions
     full = budget.scratch_bytes(pair, deps, contents=contents_for(7, rules="all", dtw=True))
-    assert full == 6 * everything + 6 * pair.positions
+    assert full == (1 + 2 + 3 * 1) * everything + 3 * 2 * pair.positions
+
+
+@pytest.mark.parametrize("options", [{}, {"rules": "all", "dtw": True}], ids=["wcdf", "all-dtw"])
+def test_the_scratch_estimate_is_the_size_of_the_files_the_builder_maps(tmp_path, options):
+    """The estimate against the files scratch.map_arrays really creates for a 4-piece pair."""
+    pair = next(p for p in planner.plan_pairs(4, min_pieces=4) if p.key == "1m1k-2m")
+    deps = planner.dependency_materials(pair)
+    contents = contents_for(4, **options)
+    total = pair.positions + sum(count_positions(m) for m in deps)
+    arrays = scratch.map_arrays(tmp_path / "pair", total, pair.positions, contents=contents, create=True)
+    scratch.flush(arrays)
+    on_disk = sum(path.stat().st_size for path in (tmp_path / "pair").iterdir())
+    assert on_disk == sum(a.nbytes for a in arrays) == budget.scratch_bytes(pair, deps, contents=contents) > 0
+    del arrays
 
 
 def test_a_pair_that_fits_in_no_way_is_named():
@@ -100,15 +119,30 @@ def test_the_seven_piece_build_is_estimated_within_forty_gb():
                                 directory="here", bits=budget.DEFAULT_BITS)
 
 
-def test_the_disk_check_counts_the_compact_files_a_build_writes_at_its_end():
+def test_the_disk_check_counts_the_compact_files_a_build_writes_at_its_end(built_tables, compact_tables,
+                                                                           tmp_path):
+    """The compact files' rate is measured on real files: their bytes on disk, by the test itself."""
+    for source in (built_tables(3), compact_tables(3)):
+        for path in source.iterdir():
+            if path.is_file() and path.suffix not in (".log", ".json"):
+                os.link(path, tmp_path / path.name)
+    three = [m for m in all_materials(3) if m.pieces == 3]
+    names = {m.name for m in all_materials(3)}
+    compact_files = [path for path in tmp_path.iterdir() if path.suffix != ".h5"]
+    assert compact_files and all(path.name.split(".")[0] in names for path in compact_files)
+    measured = 8 * sum(path.stat().st_size for path in compact_files
+                       if path.name.split(".")[0] in {m.name for m in three})
+    bits = budget.stored_bits(tmp_path, three)
+    assert bits["compact"] == pytest.approx(measured / sum(count_positions(m) for m in three))
     pairs = planner.plan_pairs(5, min_pieces=5)
     plans = planner.plan_memory(pairs, 16 * budget.GB)  # every pair in memory: no scratch files
     contents = {p.key: contents_for(5) for p in pairs}
     check = functools.partial(budget.check_build_disk, pairs, plans, contents, jobs=2,
-                              directory="here", bits=budget.DEFAULT_BITS)
+                              directory="here", bits=bits)
     positions = sum(p.positions for p in pairs)
     without = check(free=budget.GB)
     with_compact = check(free=budget.GB, compact_positions=positions)
-    assert with_compact - without == int(budget.FILE_MARGIN * positions * budget.DEFAULT_BITS["compact"] / 8) > 0
+    rate = measured / sum(count_positions(m) for m in three)  # bits a position
+    assert with_compact - without == int(1.5 * positions * rate / 8) > 0  # with the 50% margin
     with pytest.raises(budget.MemoryBudgetError, match=r"the compact files \d"):
         check(free=with_compact - 1, compact_positions=positions)

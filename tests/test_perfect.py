@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import forward_search
 from egtb.rules.board import Board, Move
 from egtb.positions.index import global_unrank
 from egtb.positions.material import Material, count_positions
@@ -59,14 +60,23 @@ def test_wins_two_kings_against_one_within_dtw(tables_dir, seed):
 
 
 def test_longest_loss_and_shortest_win(tables_dir):
+    """The engine's move against each move's DTW solved again by tests/forward_search.py.
+
+    Kings only, 2 against 1: every capture ends the game and the lone king never has one in a
+    lost position (it would draw), so the move rule's DTZ is the DTW here and the wcdf ranking
+    is the rule-free one.
+    """
     engine = PerfectEngine(tables_dir)
-    board = Board("W:W18:B5")
-    assert str(engine.play(GameState.from_board(board), Limit())) == "18-14"
-    losing = Board("B:WK10,K14:BK1")
-    ranked = engine.tablebase.best_moves(losing)
-    move = engine.play(GameState.from_board(losing), Limit()).move
-    assert move == ranked[0].move
-    assert ranked[0].dtw == max(m.dtw for m in ranked)
+    assert str(engine.play(GameState.from_board(Board("W:W18:B5")), Limit())) == "18-14"
+    losing = forward_search.move_values("B:WK4,K31:BK24")  # 4 moves, lost in 2, 8, 24 or 32 plies
+    assert len(losing) == 4 and {value for value, _ in losing.values()} == {"loss"}
+    longest = max(losing, key=lambda text: losing[text][1])
+    assert sorted(dtw for _, dtw in losing.values())[-2] < losing[longest][1]  # one longest
+    assert str(engine.play(GameState("B:WK4,K31:BK24"), Limit())) == longest
+    winning = forward_search.move_values("W:WK14,K28:BK2")  # 6 winning moves, one of them fastest
+    wins = {text: dtw for text, (value, dtw) in winning.items() if value == "win"}
+    assert len(wins) >= 3 and sorted(wins.values())[0] < sorted(wins.values())[1]
+    assert str(engine.play(GameState("W:WK14,K28:BK2"), Limit())) == min(wins, key=wins.get)
 
 
 def test_keeps_the_draw(tables_dir):
@@ -139,6 +149,7 @@ def test_converts_a_win_with_no_ply_to_spare(tables_dir, opponent):
     engine = PerfectEngine(tables_dir)
     tb = engine.tablebase
     fens = positions_of(tb, Material(0, 2, 0, 1), "wcdf", lambda r: r.category is Category.WIN and r.dtz > 9, 3, 1)
+    assert len(fens) == 3  # the loop below checks something
     for seed, fen in enumerate(fens):
         dtz = tb.probe_dtz(fen)
         board = Board(fen, quiet_plies=80 - dtz)  # the win just fits: one slow move draws

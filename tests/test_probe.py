@@ -10,16 +10,18 @@ import h5py
 import numpy as np
 import pytest
 
+import forward_search
 from egtb.formats import master
 from egtb.rules.board import Board
 from egtb.positions.index import global_unrank
 from egtb.positions.material import Material, all_materials, count_positions, mirror
-from egtb.rules.notation import Placement, format_fen
+from egtb.rules.notation import Placement, format_fen, parse_fen
 from egtb.probe.tablebase import MissingTableError, _move_order, MoveValue, ProbeResult, Tablebase, TableError
 from egtb.formats.values import DRAW, LOSS, WIN, Category, Wdl
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "data" / "golden"
-#: Ours (table values, some worked by hand) and the builder's (forward search).
+#: A regression snapshot of the tables' own output (a few rows worked by hand; the rows of up to
+#: 3 pieces also solved below by tests/forward_search.py), and bench/make_golden.py's forward search.
 GOLDEN_FILES = ("probe_golden.txt", "positions.txt")
 NAME_OF_CODE = {WIN: "win", DRAW: "draw", LOSS: "loss"}
 MAX_PIECES = 4
@@ -59,6 +61,8 @@ def test_golden_file_has_positions():
 
 @pytest.mark.parametrize("fen, value, dtw", read_golden())
 def test_golden(tb, fen, value, dtw):
+    """A regression snapshot: probe_golden.txt's values were written from the tables themselves, so
+    this row alone catches a change, not an error; the forward-search tests below are the check."""
     if Board(fen).piece_count() > MAX_PIECES:
         pytest.skip(f"{fen} has more than {MAX_PIECES} pieces")
     assert tb.probe(fen, rule_free=True) == ProbeResult(value, dtw)
@@ -67,6 +71,46 @@ def test_golden(tb, fen, value, dtw):
     assert full.category.wdl == full.wdl  # the category keeps the rule-free sign
     assert tb.probe_wdl(Board(fen)) == {"win": 1, "draw": 0, "loss": -1}[value]
     assert tb.probe_dtw(fen) == dtw
+
+
+def golden_rows_up_to(pieces: int) -> list[tuple[str, str, int]]:
+    """The golden rows of at most ``pieces`` pieces."""
+    return [row for row in read_golden() if Board(row[0]).piece_count() <= pieces]
+
+
+def only_kings(fen: str) -> bool:
+    placement = parse_fen(fen)
+    return placement.black_men == placement.white_men == 0
+
+
+def assert_rows_match_forward_search(rows: list[tuple[str, str, int]], tb: Tablebase) -> None:
+    """Each row's value and DTW equal the forward solver's, and the prober's equal both."""
+    assert rows, "no golden rows to check"
+    solved = forward_search.solve([fen for fen, _, _ in rows])
+    for fen, value, dtw in rows:
+        assert solved[fen] == (value, dtw), fen
+        assert tb.probe(fen, rule_free=True) == ProbeResult(*solved[fen]), fen
+
+
+def test_golden_rows_of_two_pieces_and_three_kings_match_a_forward_search(tb):
+    rows = golden_rows_up_to(2) + [row for row in golden_rows_up_to(3) if only_kings(row[0]) and row not in golden_rows_up_to(2)]
+    assert len(rows) >= 50
+    assert_rows_match_forward_search(rows, tb)
+
+
+@pytest.mark.slow
+def test_every_golden_row_of_up_to_three_pieces_matches_a_forward_search(tb):
+    rows = golden_rows_up_to(3)
+    assert len(rows) >= 100
+    assert_rows_match_forward_search(rows, tb)
+
+
+def test_forward_search_values_of_positions_worked_by_hand():
+    """The oracle itself, on positions whose values are worked out by hand in the comments."""
+    assert forward_search.solve(["B:W14,23:B9"])["B:W14,23:B9"] == ("win", 1)  # 9x18x27 takes both
+    assert forward_search.solve(["B:W5,6,10:B1"])["B:W5,6,10:B1"] == ("loss", 0)  # Black cannot move
+    assert forward_search.solve(["W:W18:B5"])["W:W18:B5"] == ("win", 3)  # 18-14 5-9 14x5
+    assert forward_search.solve(["B:WK10:BK1"])["B:WK10:BK1"] == ("draw", 0)  # one king each
 
 
 # --- agreement with the stored arrays ----------------------------------------

@@ -280,6 +280,7 @@ def test_table_adjudication_in_a_tournament(tmp_path: Path, monkeypatch: pytest.
     settings = GameSettings(tables_dir=str(tables), adjudicate_pieces=20)
     result = run_tournament(TournamentConfig(["random", "random"], openings=OPENINGS[:2], game=settings),
                             out_dir=tmp_path / "run", concurrency=1, progress=False)
+    assert len(result.records) == 4  # 2 openings, each played with both colours: the loop checks something
     for record in result.records:
         assert record.result.termination is GameTermination.ADJUDICATION and record.result.result == "1/2-1/2"
         board = Board(record.result.start_fen)

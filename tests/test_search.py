@@ -6,7 +6,10 @@ from functools import cache
 
 import pytest
 
+import draughts
+
 from egtb import Board, Move
+from egtb.probe.tablebase import Tablebase
 from positions import random_game_boards
 from tournament.engines.base import GameState, Limit
 from tournament.engines.random import RandomEngine
@@ -67,10 +70,21 @@ def test_scores_wins_and_losses_by_distance() -> None:
     assert search_position(Board("B:W18:BK14"), 3)[0] == MATE - 1  # takes the last piece
 
 
-def test_finds_the_only_winning_capture() -> None:
-    board = Board("B:W18,27:BK14,K9")  # 14x23 then ...; any other move loses the king chance
+#: Black to move has 4 quiet moves: one wins in 5 plies, one draws, two lose (the 4-piece tables
+#: and tests/forward_search.py agree; pydraughts lists the same 4 moves).
+ONE_WINNING_MOVE = "B:W14,31:B19,6"
+
+
+def test_finds_the_only_winning_move_among_four(built_tables) -> None:
+    board = Board(ONE_WINNING_MOVE)
+    moves = board.legal_moves()
+    oracle = draughts.Board(variant="english", fen=ONE_WINNING_MOVE)
+    assert len(moves) == 4 and sorted(map(str, moves)) == sorted(m.pdn_move for m in oracle.legal_moves())
+    with Tablebase(built_tables(4)) as tb:
+        ranked = tb.best_moves(board, rule_free=True)
+    assert [m.value for m in ranked].count("win") == 1 and ranked[0].dtw == 5
     score, best, _, _ = search_position(board, 6)
-    assert board.legal_moves()[best].is_capture and score > 0
+    assert moves[best] == ranked[0].move and score >= MATE - 6
 
 
 def test_history_keys_cover_king_moves_since_the_last_man_move() -> None:
@@ -138,12 +152,11 @@ def test_probes_tables_within_their_piece_count() -> None:
 
 
 def test_plays_the_real_tables_best_move(built_tables) -> None:
-    probe = pytest.importorskip("egtb.probe.tablebase")
     tables = built_tables(3)  # the session's shared set: read only
     engine = SearchEngine(depth=4, tables_dir=tables)
     for fen in ["B:WK32:BK1,K10", "W:WK32:BK1,K10", "B:W18:B5,K1"]:
         move = engine.play(GameState(fen), Limit()).move
         assert engine.last_info.source == "tables"
-        best = probe.Tablebase(tables).best_moves(fen)
+        best = Tablebase(tables).best_moves(fen)
         assert move == best[0].move
     engine.close()

@@ -1,4 +1,5 @@
-"""Tests for tournament.stats: hand-computed Elo, LOS, pentanomial and SPRT cases."""
+"""Tests for tournament.stats: Elo, LOS, pentanomial and SPRT against fastchess's and cutechess's
+published figures, and hand-computed cases."""
 
 import math
 
@@ -69,12 +70,6 @@ def test_los_for_20_wins_10_losses():
     assert los(20, 10) == pytest.approx(0.9661, abs=1e-4)
 
 
-def test_nelo_by_hand():
-    # nElo = (s - 0.5) / sigma * 800 / ln 10 with sigma the per-game standard deviation.
-    est = score_elo(30, 20, 50)
-    assert est.nelo == pytest.approx(0.05 / math.sqrt(0.1225) * 800 / math.log(10))
-
-
 def test_no_games_is_nan():
     est = score_elo(0, 0, 0)
     assert math.isnan(est.elo) and math.isnan(est.error) and math.isnan(est.los)
@@ -113,21 +108,6 @@ def test_pentanomial_counts_rejects_bad_scores(bad):
         pentanomial_counts([bad])
 
 
-def test_pentanomial_elo_by_hand():
-    counts = [1, 2, 3, 2, 2]  # pair scores 0, .25, .5, .75, 1 (fractions of two games)
-    n = 10
-    xs = [0, 0.25, 0.5, 0.75, 1]
-    mean = sum(c * x for c, x in zip(counts, xs)) / n
-    var = sum(c * (x - mean) ** 2 for c, x in zip(counts, xs)) / n
-    se = math.sqrt(var / n)
-    est = pentanomial_elo(counts)
-    assert est.score == pytest.approx(mean)
-    assert est.elo == pytest.approx(elo(mean))
-    assert est.error == pytest.approx((elo(mean + Z95 * se) - elo(mean - Z95 * se)) / 2)
-    assert est.nelo == pytest.approx((mean - 0.5) / math.sqrt(2 * var) * 800 / math.log(10))
-    assert est.samples == 10
-
-
 def test_pentanomial_elo_edge_cases():
     assert math.isnan(pentanomial_elo([0, 0, 0, 0, 0]).elo)
     assert pentanomial_elo([0, 0, 0, 0, 4]).elo == math.inf
@@ -158,26 +138,101 @@ def test_sprt_undecided_and_empty():
     assert sprt(0, 5).llr == 0.0
 
 
-def test_sprt_llr_by_hand_trinomial_normalized():
-    w, l, d = 60, 40, 100
-    n = w + l + d
-    s = (w + d / 2) / n
-    var = (w * (1 - s) ** 2 + d * (0.5 - s) ** 2 + l * s**2) / n
-    s0 = 0.5
-    s1 = 0.5 + 10 * math.sqrt(var) / (800 / math.log(10))
-    expected = (s1 - s0) * (2 * s - s0 - s1) / (2 * var / n)
-    assert sprt(0, 10, wins=w, losses=l, draws=d).llr == pytest.approx(expected)
+# --- against published figures ----------------------------------------------------------
+#
+# fastchess's own unit tests (github.com/Disservin/fastchess, app/tests/elo_test.cpp and
+# app/tests/sprt_test.cpp) give nElo, Elo, errors, LOS and SPRT log-likelihood ratios for fixed
+# counts, to 2 decimals. Its pentanomial Stats(ll, ld, wl, dd, wd, ww) keeps WL and DD apart; ours
+# counts them together. cutechess-cli's match lines ("Score of A vs B: W - L - D ... Elo
+# difference: e +/- m, LOS: p %") and fastchess's ("Elo: ... nElo: ... LOS: ... Ptnml(0-2): [...]
+# LLR: ...") are quoted from published runs, to their printed precision.
+
+#: Half the last printed digit of fastchess's two decimals.
+TWO_DECIMALS = 0.005
 
 
-def test_sprt_llr_by_hand_pentanomial_logistic():
-    counts = [5, 20, 50, 30, 10]
-    xs = [0, 0.25, 0.5, 0.75, 1]
-    n = sum(counts)
-    s = sum(c * x for c, x in zip(counts, xs)) / n
-    var = sum(c * (x - s) ** 2 for c, x in zip(counts, xs)) / n
-    s0, s1 = elo_to_score(0), elo_to_score(5)
-    expected = (s1 - s0) * (2 * s - s0 - s1) / (2 * var / n)
-    assert sprt(0, 5, pentanomial=counts, model="logistic").llr == pytest.approx(expected)
+def fastchess_pentanomial(ll: int, ld: int, wl: int, dd: int, wd: int, ww: int) -> list[int]:
+    """Our five pair counts from fastchess's six (a win and a loss is a pair score of one, as two draws)."""
+    return [ll, ld, wl + dd, wd, ww]
+
+
+@pytest.mark.parametrize("wins, losses, draws, nelo, nelo_error", [
+    (76, 89, 123, -20.76, 40.13),   # fastchess elo_test.cpp "EloWDL 1"
+    (136, 96, 111, 49.77, 36.77),   # "EloWDL 2"
+    (34, 356, 0, -508.44, 34.48),   # "EloWDL 3"
+])
+def test_trinomial_nelo_is_fastchess(wins, losses, draws, nelo, nelo_error):
+    est = score_elo(wins, losses, draws)
+    assert est.nelo == pytest.approx(nelo, abs=TWO_DECIMALS)
+    assert est.nelo_error == pytest.approx(nelo_error, abs=TWO_DECIMALS)
+
+
+def test_trinomial_elo_and_error_are_fastchess():
+    est = score_elo(136, 96, 111)  # fastchess elo_test.cpp "EloWDL 2": diff 40.70, error 30.43
+    assert (est.elo, est.error) == pytest.approx((40.70, 30.43), abs=TWO_DECIMALS)
+
+
+@pytest.mark.parametrize("wins, losses, draws, elo, error, los_percent", [
+    (1571, 1448, 1981, 8.5, 7.5, 98.7),  # ijccrl.com/sprt-test-200825-wordfish-dev-vs-base (cutechess-cli)
+    (3225, 3068, 3707, 5.5, 5.4, 97.6),  # ijccrl.com/?p=5831 (cutechess-cli)
+])
+def test_trinomial_elo_error_and_los_are_cutechess(wins, losses, draws, elo, error, los_percent):
+    est = score_elo(wins, losses, draws)
+    assert (est.elo, est.error, 100 * est.los) == pytest.approx((elo, error, los_percent), abs=0.05)
+
+
+@pytest.mark.parametrize("counts, nelo, nelo_error, elo, error", [
+    ((34, 54, 31, 32, 64, 75), 57.94, 28.28, 55.58, 27.65),        # fastchess "EloPentanomial 1"
+    ((332, 433, 457, 41, 333, 334), -9.17, 10.96, -8.64, 10.33),   # "EloPentanomial 2"
+    ((7895, 8757, 5485, 200, 568, 9999), -19.01, 2.65, -21.04, 2.95),  # "EloPentanomial 3"
+])
+def test_pentanomial_elo_and_nelo_are_fastchess(counts, nelo, nelo_error, elo, error):
+    est = pentanomial_elo(fastchess_pentanomial(*counts))
+    assert (est.nelo, est.nelo_error) == pytest.approx((nelo, nelo_error), abs=TWO_DECIMALS)
+    assert (est.elo, est.error) == pytest.approx((elo, error), abs=TWO_DECIMALS)
+
+
+def test_pentanomial_los_is_fastchess():
+    # fastchess elo_test.cpp: "EloPentanomial 1" LOS "100.00 %", "EloPentanomial 2" "5.05 %"
+    first = pentanomial_elo(fastchess_pentanomial(34, 54, 31, 32, 64, 75))
+    second = pentanomial_elo(fastchess_pentanomial(332, 433, 457, 41, 333, 334))
+    assert (100 * first.los, 100 * second.los) == pytest.approx((100.0, 5.05), abs=TWO_DECIMALS)
+
+
+@pytest.mark.parametrize("ptnml, elo1, elo, error, nelo, nelo_error, los_percent, llr", [
+    # ijccrl.com/2-fastchess-test-sprt-wordfish-base-vs-wordfish-dev: 2000 games, SPRT [0.00, 2.50]
+    ([5, 109, 748, 134, 4], 2.5, 4.00, 5.68, 10.71, 15.23, 91.59, 0.39),
+    # ijccrl.com/sprt-test-of-revolution-1-0-1-dev-vs-revolution-1-0: 628 games, SPRT [0.00, 2.00]
+    ([3, 75, 149, 83, 4], 2.0, 5.53, 14.79, 10.17, 27.17, 76.85, 0.10),
+])
+def test_a_published_fastchess_match_line(ptnml, elo1, elo, error, nelo, nelo_error, los_percent, llr):
+    est = pentanomial_elo(ptnml)
+    assert (est.elo, est.error, est.nelo, est.nelo_error, 100 * est.los) == pytest.approx(
+        (elo, error, nelo, nelo_error, los_percent), abs=TWO_DECIMALS)
+    assert sprt(0, elo1, pentanomial=ptnml).llr == pytest.approx(llr, abs=TWO_DECIMALS)
+
+
+@pytest.mark.parametrize("wins, losses, draws, elo0, elo1, model, llr", [
+    (36433, 36027, 68692, 0, 2, "normalized", 0.92),      # fastchess sprt_test.cpp "normalized trinomial 1"
+    (10871, 10650, 20431, -1.75, 0.25, "normalized", 2.30),  # "normalized trinomial 2"
+    (21404, 21184, 40708, 0.5, 2.5, "logistic", -1.57),    # "logistic trinomial 1"
+    (57433, 57030, 106593, 0, 2, "logistic", -2.59),       # "logistic trinomial 2"
+    (4307, 4063, 8620, 0, 3, "logistic", 2.99),  # github.com/jw1912/SPRT README, its GSPRT example
+])
+def test_trinomial_sprt_llr_is_fastchess(wins, losses, draws, elo0, elo1, model, llr):
+    assert sprt(elo0, elo1, wins=wins, losses=losses, draws=draws, model=model).llr == pytest.approx(
+        llr, abs=TWO_DECIMALS)
+
+
+@pytest.mark.parametrize("counts, elo0, elo1, model, llr", [
+    ((365, 16618, 36029, 200, 16974, 390), 0, 2, "normalized", 2.25),      # "normalized pentanomial 1"
+    ((127, 4883, 10311, 401, 5150, 104), -1.75, 0.25, "normalized", 3.01),  # "normalized pentanomial 2"
+    ((223, 9863, 20279, 1000, 10037, 246), 0.5, 2.5, "logistic", -3.07),    # "logistic pentanomial 1"
+    ((871, 26175, 55003, 980, 26678, 821), 0, 2, "logistic", -4.98),        # "logistic pentanomial 2"
+])
+def test_pentanomial_sprt_llr_is_fastchess(counts, elo0, elo1, model, llr):
+    result = sprt(elo0, elo1, pentanomial=fastchess_pentanomial(*counts), model=model)
+    assert result.llr == pytest.approx(llr, abs=TWO_DECIMALS)
 
 
 @pytest.mark.parametrize(

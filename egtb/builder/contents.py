@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from egtb.errors import InvalidArgumentError
 from egtb.builder.rule_layer import RulePreset, parse_presets
 
 #: The largest piece count whose files get DTW and every rule layer by default.
@@ -75,7 +76,7 @@ def contents_for(pieces: int, *, rules: str | tuple = AUTO, dtw: bool | None = N
     >>> contents_for(7, dtw=False, rules="none")
     Traceback (most recent call last):
     ...
-    ValueError: no DTW and no rule layer: nothing to solve the values with (add --dtw or --rules)
+    egtb.errors.InvalidArgumentError: no DTW and no rule layer: nothing to solve the values with (add --dtw or --rules)
     """
     full = pieces <= FULL_PIECES
     native = pieces >= NATIVE_PIECES if native is None else native
@@ -84,9 +85,9 @@ def contents_for(pieces: int, *, rules: str | tuple = AUTO, dtw: bool | None = N
     contents = Contents(False if native and dtw is None else full if dtw is None else dtw,
                         parse_presets(rules), native)
     if contents.tables == 0:
-        raise ValueError("no DTW and no rule layer: nothing to solve the values with "
-                         "(add --dtw or --rules)")
+        raise InvalidArgumentError("no DTW and no rule layer: nothing to solve the values with "
+                                   "(add --dtw or --rules)")
     if native and (contents.dtw or contents.names != (LEAN_RULES,)):
-        raise ValueError(f"a compact-native table of {pieces} pieces holds the values and the "
-                         f"{LEAN_RULES} layer only: no DTW and no other rule layer")
+        raise InvalidArgumentError(f"a compact-native table of {pieces} pieces holds the values and the "
+                                   f"{LEAN_RULES} layer only: no DTW and no other rule layer")
     return contents

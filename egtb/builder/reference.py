@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from egtb.builder import native
+from egtb.errors import InvalidDataError
 from egtb.builder.pipeline import count_codes
 from egtb.builder.rule_layer import count_layer
 from egtb.formats import master
@@ -94,13 +95,13 @@ def load_rule_reference(path: os.PathLike | str = RULE_REFERENCE_PATH
             continue
         name, preset, *values = line.split("\t")
         if len(values) != len(_RULE_FIELDS):
-            raise ValueError(f"{path}:{number}: expected {len(_RULE_FIELDS) + 2} "
+            raise InvalidDataError(f"{path}:{number}: expected {len(_RULE_FIELDS) + 2} "
                              "tab-separated fields")
         try:
             entries[Material.parse(name).name, preset] = RuleReferenceEntry(
                 *(int(v) for v in values))
         except ValueError as exc:
-            raise ValueError(f"{path}:{number}: {exc}") from None
+            raise InvalidDataError(f"{path}:{number}: {exc}") from None
     return entries
 
 
@@ -112,12 +113,12 @@ def load_reference(path: os.PathLike | str = REFERENCE_PATH) -> dict[str, Refere
             continue
         name, *values = line.split("\t")
         if len(values) != len(_FIELDS):
-            raise ValueError(f"{path}:{number}: expected {len(_FIELDS) + 1} tab-separated fields")
+            raise InvalidDataError(f"{path}:{number}: expected {len(_FIELDS) + 1} tab-separated fields")
         try:
             entries[Material.parse(name).name] = ReferenceEntry(
                 *(NO_DTW if v == "-" else int(v) for v in values))
         except ValueError as exc:
-            raise ValueError(f"{path}:{number}: {exc}") from None
+            raise InvalidDataError(f"{path}:{number}: {exc}") from None
     return entries
 
 

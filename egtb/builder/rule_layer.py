@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from egtb.errors import InvalidArgumentError
 from egtb.rules.board import DRAW_RULES
 from egtb.formats.master import RuleLayer
 from egtb.formats.values import DRAW, LOSS, WIN, Category
@@ -85,7 +86,7 @@ def parse_presets(text: str | tuple | list) -> tuple[RulePreset, ...]:
         names = list(text)
     unknown = [n for n in names if n not in PRESETS]
     if unknown:
-        raise ValueError(f"unknown rule preset {unknown[0]!r}; choose from "
+        raise InvalidArgumentError(f"unknown rule preset {unknown[0]!r}; choose from "
                          f"{', '.join(PRESETS)}, all or none")
     return tuple(PRESETS[n] for n in PRESETS if n in names)
 

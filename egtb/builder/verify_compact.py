@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from egtb.builder.verify_report import VerifyReport
-from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
+from egtb.errors import InvalidArgumentError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats import master
 from egtb.formats.compact import (DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path,
                                   material_counts, open_compact)
@@ -340,7 +340,7 @@ def _dtz_successor_errors(prober: "CompactProber", rule: str, bm, bk, wm, wk, ca
     zeroing = np.empty(room, dtype=np.bool_)
     k = int(_successors_chunk(bm, bk, wm, wk, draw_rule.man_move_resets, offsets, *s, zeroing))
     if k < 0:
-        raise ValueError("more than 64 moves per position on average in a verify chunk")
+        raise InvalidArgumentError("more than 64 moves per position on average in a verify chunk")
     s = [a[:k] for a in s]
     turn = np.ones(k, dtype=np.int64)
     succ_category, _ = prober.probe_batch(*s, 1, rule=rule)
@@ -429,7 +429,7 @@ def _successor_errors(prober: CompactProber, bm, bk, wm, wk, wdl) -> np.ndarray:
     s = [np.empty(cap, dtype=np.int64) for _ in range(4)]
     k = int(_successors_chunk(bm, bk, wm, wk, False, offsets, *s, np.empty(cap, dtype=np.bool_)))
     if k < 0:
-        raise ValueError("more than 64 moves per position on average in a verify chunk")
+        raise InvalidArgumentError("more than 64 moves per position on average in a verify chunk")
     succ_wdl, _ = prober.probe_batch(*(a[:k] for a in s), 1)
     errors = np.zeros(len(bm), dtype=np.int64)
     bad = _check_successors(wdl.astype(np.int64), offsets, succ_wdl.astype(np.int64), errors)

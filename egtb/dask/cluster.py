@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from egtb.errors import ClusterError
+from egtb.errors import ClusterError, InvalidArgumentError
 
 __all__ = ["ClusterError", "ClusterSpec", "INSTALL_HINT", "capture_logs", "connect", "require_distributed",
            "replay_logs"]
@@ -93,7 +93,7 @@ def connect(spec: ClusterSpec, *, directories: Sequence[os.PathLike | str] = (),
     closes the client it opened in that case.
     """
     if not spec.given:
-        raise ValueError("no Dask scheduler given (use --scheduler ADDRESS or --scheduler-file PATH)")
+        raise InvalidArgumentError("no Dask scheduler given (use --scheduler ADDRESS or --scheduler-file PATH)")
     distributed = require_distributed()
     if spec.scheduler_file and not Path(spec.scheduler_file).is_file():
         raise ClusterError(f"scheduler file {spec.scheduler_file} does not exist "

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from egtb.dask.cluster import ClusterSpec, capture_logs, connect, prepare_workers, replay_logs
-from egtb.errors import TaskError
+from egtb.errors import InvalidArgumentError, TaskError
 from egtb.executor import Finished, Task, TaskQueue, call_task
 
 __all__ = ["DaskPool", "RETRIES", "make_executor"]
@@ -72,7 +72,7 @@ class DaskPool:
     def __init__(self, spec: ClusterSpec | None = None, *, client: Any = None,
                  retries: int = RETRIES) -> None:
         if (spec is None or not spec.given) and client is None:
-            raise ValueError("DaskPool needs a scheduler (ClusterSpec) or a client")
+            raise InvalidArgumentError("DaskPool needs a scheduler (ClusterSpec) or a client")
         self.spec = spec
         self.client = client
         self.retries = retries

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from egtb.errors import InvalidArgumentError
 
 __all__ = ["DEFAULT_PROCESS_BYTES", "ENV_BUDGET", "TableCache", "file_stamp", "process_cache", "release_evicted"]
 
@@ -86,7 +87,7 @@ class TableCache:
 
     def __post_init__(self) -> None:
         if self.max_entries is not None and self.max_entries < 1:
-            raise ValueError(f"max_entries must be at least 1, not {self.max_entries}")
+            raise InvalidArgumentError(f"max_entries must be at least 1, not {self.max_entries}")
 
     def get(self, key: Hashable, path: os.PathLike | str | Callable[[], os.PathLike | str],
             load: Callable[[Path], Any]) -> Any:

@@ -53,7 +53,7 @@ import h5py
 import numpy as np
 from numba import njit
 
-from egtb.errors import TableError
+from egtb.errors import InvalidArgumentError, InvalidDataError, TableError
 from egtb.formats.cache import file_stamp
 from egtb.positions.material import Material
 
@@ -252,7 +252,7 @@ def narrow_type(dtw: np.ndarray) -> np.dtype:
 
 def _write_layer(f: h5py.File, preset: str, layer: RuleLayer, count: int) -> None:
     if len(layer.category) != count or len(layer.dtz) != count:
-        raise ValueError(f"rule layer {preset!r} has {len(layer.category)} values for {count} "
+        raise InvalidDataError(f"rule layer {preset!r} has {len(layer.category)} values for {count} "
                          "positions")
     group = f.require_group(RULES_GROUP).create_group(preset)
     crc = _write_dataset(group, "category", layer.category, np.int8)
@@ -477,7 +477,7 @@ def read_slices(path: os.PathLike | str, *, rules: tuple[str, ...] = (), step: i
     """
     path = Path(path)
     if step % PER_BYTE:
-        raise ValueError(f"slice step {step} is not a multiple of {PER_BYTE}")
+        raise InvalidArgumentError(f"slice step {step} is not a multiple of {PER_BYTE}")
     try:
         with h5py.File(path, "r") as f:
             attrs = dict(f.attrs)
@@ -794,7 +794,7 @@ def _read_items(dataset: h5py.Dataset, start: int, stop: int) -> np.ndarray:
     try:
         raw = np.frombuffer(zlib.decompress(blob), dtype=np.uint8)
     except zlib.error as exc:
-        raise ValueError(f"the chunk at {first} of {dataset.name} does not inflate ({exc})") from exc
+        raise InvalidDataError(f"the chunk at {first} of {dataset.name} does not inflate ({exc})") from exc
     itemsize = dataset.dtype.itemsize
     if dataset.shuffle and itemsize > 1:
         raw = raw.reshape(itemsize, -1).T

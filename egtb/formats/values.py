@@ -22,6 +22,7 @@ from __future__ import annotations
 import enum
 
 import numpy as np
+from egtb.errors import InvalidArgumentError, InvalidDataError
 
 __all__ = [
     "BLESSED_LOSS", "CATEGORY_OF_CODE", "CAT_BLESSED_LOSS", "CAT_CURSED_WIN", "CAT_DRAW", "CAT_LOSS", "CAT_WIN",
@@ -55,7 +56,7 @@ class Wdl(enum.IntEnum):
         try:
             return _WDL_BY_CODE[int(code)]
         except KeyError:
-            raise ValueError(f"stored value code {code} is not DRAW, WIN or LOSS") from None
+            raise InvalidDataError(f"stored value code {code} is not DRAW, WIN or LOSS") from None
 
     @classmethod
     def parse(cls, text: str) -> "Wdl":
@@ -63,7 +64,7 @@ class Wdl(enum.IntEnum):
         try:
             return cls[text.upper()]
         except KeyError:
-            raise ValueError(f"unknown wdl {text!r}: expected win, draw or loss") from None
+            raise InvalidArgumentError(f"unknown wdl {text!r}: expected win, draw or loss") from None
 
 
 _WDL_BY_CODE = {WIN: Wdl.WIN, DRAW: Wdl.DRAW, LOSS: Wdl.LOSS}
@@ -102,7 +103,7 @@ class Category(enum.IntEnum):
         try:
             return cls[text.upper().replace("-", "_")]
         except KeyError:
-            raise ValueError(f"unknown category {text!r}") from None
+            raise InvalidArgumentError(f"unknown category {text!r}") from None
 
 
 #: A Category as a plain int, for numba kernels.

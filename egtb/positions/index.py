@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from egtb.errors import InvalidPositionError
 from egtb.rules.movegen import popcount
 from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
 from egtb.positions.material import (BLACK_ONLY_MEN_SQUARES, NUM_SHARED, SHARED_MEN_SQUARES, Material,
@@ -405,13 +406,13 @@ def global_unrank(material: Material, index: int) -> tuple[int, int, int, int]:
 
 def _check_men(material: Material, bm: int, wm: int) -> None:
     if int(bm).bit_count() != material.black_men or int(wm).bit_count() != material.white_men:
-        raise ValueError(f"men {bm:#x}/{wm:#x} do not match material {material.name}")
+        raise InvalidPositionError(f"men {bm:#x}/{wm:#x} do not match material {material.name}")
     if bm & ~BLACK_MEN_SQUARES or wm & ~WHITE_MEN_SQUARES or bm & wm:
-        raise ValueError(f"men {bm:#x}/{wm:#x} stand on illegal or shared squares")
+        raise InvalidPositionError(f"men {bm:#x}/{wm:#x} stand on illegal or shared squares")
 
 
 def _check_kings(material: Material, bm: int, bk: int, wm: int, wk: int) -> None:
     if int(bk).bit_count() != material.black_kings or int(wk).bit_count() != material.white_kings:
-        raise ValueError(f"kings {bk:#x}/{wk:#x} do not match material {material.name}")
+        raise InvalidPositionError(f"kings {bk:#x}/{wk:#x} do not match material {material.name}")
     if (bm | wm) & (bk | wk) or bk & wk or (bk | wk) >> 32:
-        raise ValueError(f"kings {bk:#x}/{wk:#x} overlap other pieces or leave the board")
+        raise InvalidPositionError(f"kings {bk:#x}/{wk:#x} overlap other pieces or leave the board")

@@ -22,6 +22,7 @@ from math import comb
 import numpy as np
 from numba import njit
 
+from egtb.errors import InvalidArgumentError
 from egtb.rules.squares import ALL_SQUARES, BLACK, MAX_PER_SIDE, WHITE
 
 #: Squares 1-4 (black men only), 5-28 (either colour), 29-32 (white men only).
@@ -54,7 +55,7 @@ class Material:
     def __post_init__(self) -> None:
         counts = (self.black_men, self.black_kings, self.white_men, self.white_kings)
         if any(c < 0 for c in counts):
-            raise ValueError(f"negative piece count in {counts}")
+            raise InvalidArgumentError(f"negative piece count in {counts}")
 
     @property
     def pieces(self) -> int:
@@ -99,7 +100,7 @@ class Material:
         """
         sides = name.strip().split("-")
         if len(sides) != 2:
-            raise ValueError(f"material name {name!r} is not 'BLACK-WHITE'")
+            raise InvalidArgumentError(f"material name {name!r} is not 'BLACK-WHITE'")
         black, white = (_parse_side(side, name) for side in sides)
         return cls(*black, *white)
 
@@ -117,7 +118,7 @@ def _parse_side(side: str, name: str) -> tuple[int, int]:
         return 0, 0
     match = _SIDE_RE.match(side)
     if not side or match is None:
-        raise ValueError(f"bad side {side!r} in material name {name!r}")
+        raise InvalidArgumentError(f"bad side {side!r} in material name {name!r}")
     men, kings = match.groups()
     return int(men or 0), int(kings or 0)
 
@@ -243,7 +244,7 @@ def normalise(bm: int, bk: int, wm: int, wk: int, turn: int) -> tuple[int, int, 
     if turn == BLACK:
         return int(bm), int(bk), int(wm), int(wk)
     if turn != WHITE:
-        raise ValueError(f"turn must be BLACK (0) or WHITE (1), not {turn!r}")
+        raise InvalidArgumentError(f"turn must be BLACK (0) or WHITE (1), not {turn!r}")
     return mirror(wm), mirror(wk), mirror(bm), mirror(bk)
 
 

@@ -46,7 +46,8 @@ from typing import Iterable
 
 import numpy as np
 
-from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
+from egtb.errors import (InvalidArgumentError, InvalidPositionError, MissingRuleLayerError,
+                         MissingTableError, TableError)
 from egtb.formats import compact
 from egtb.formats import master
 from egtb.formats.cache import TableCache, process_cache, release_evicted
@@ -184,7 +185,7 @@ class Tablebase:
     >>> Tablebase("/nonexistent", rules=("fifty-moves",))
     Traceback (most recent call last):
     ...
-    ValueError: unknown draw rule 'fifty-moves'; choose from wcdf, crowning, forty-plies
+    egtb.errors.InvalidArgumentError: unknown draw rule 'fifty-moves'; choose from wcdf, crowning, forty-plies
     """
 
     def __init__(self, directory: os.PathLike | str | None = None, *,
@@ -193,7 +194,7 @@ class Tablebase:
                  rules: Iterable[str] | None = None,
                  compact_above: int = COMPACT_ABOVE) -> None:
         if max_open < 1:
-            raise ValueError(f"max_open must be at least 1, not {max_open}")
+            raise InvalidArgumentError(f"max_open must be at least 1, not {max_open}")
         self.compact_above = compact_above
         """A material with both files and more positions than this answers from its compact files."""
         self.rules = tuple(_draw_rule(name).name for name in rules) if rules is not None else None
@@ -484,7 +485,7 @@ class Tablebase:
                 return self._probe_key_slowly(key, distance=distance)
             return value, None if dtw < 0 else dtw
         if status == STATUS_INVALID:
-            raise ValueError(f"invalid position {key}")
+            raise InvalidPositionError(f"invalid position {key}")
         return self._probe_key_slowly(key, distance=distance)
 
     def _probe_key_slowly(self, key: tuple[int, int, int, int, int], *,
@@ -569,7 +570,7 @@ class Tablebase:
                 raise
             return self._probe_rule_key(key, rule, counter, unknown_ok=unknown_ok, want_dtz=want_dtz)
         if status == STATUS_INVALID:
-            raise ValueError(f"invalid position {key}")
+            raise InvalidPositionError(f"invalid position {key}")
         raise TableError(f"{self._tables.peek(code).path}: position outside the {rule.name} layer")
 
     def _probe_layer_key(self, layer: Table, key: tuple[int, int, int, int, int], rule: DrawRule,
@@ -728,7 +729,7 @@ class Tablebase:
         present = np.zeros(NUM_CODES, dtype=np.bool_)
         first = locate_batch(*arrays, codes, indices, present)
         if first >= 0:
-            raise ValueError(f"invalid position at {first}: "
+            raise InvalidPositionError(f"invalid position at {first}: "
                              f"{tuple(int(a[first]) for a in arrays)}")
         return codes, indices, [self._table(code) for code in np.flatnonzero(present).tolist()]
 
@@ -755,7 +756,7 @@ class Tablebase:
         n = len(arrays[0])
         counters = np.ascontiguousarray(np.broadcast_to(np.asarray(counter, dtype=np.int64), (n,)))
         if n and (counters.min() < 0 or counters.max() > draw_rule.limit_plies):
-            raise ValueError(f"counters must lie in 0..{draw_rule.limit_plies} under {draw_rule.name}, "
+            raise InvalidArgumentError(f"counters must lie in 0..{draw_rule.limit_plies} under {draw_rule.name}, "
                              f"got {int(counters.min())}..{int(counters.max())}")
         codes, indices, tables = self._locate_batch(arrays)
         layers = [table.layer(draw_rule.name) for table in tables]
@@ -930,7 +931,7 @@ def _batch_arrays(bm, bk, wm, wk, turn) -> tuple[np.ndarray, ...]:
     arrays = [np.require(a, dtype=np.int64, requirements=("C", "W")) for a in (bm, bk, wm, wk)]
     n = len(arrays[0])
     if any(a.ndim != 1 or len(a) != n for a in arrays):
-        raise ValueError("bm, bk, wm, wk must be 1-D arrays of the same length")
+        raise InvalidArgumentError("bm, bk, wm, wk must be 1-D arrays of the same length")
     turns = np.broadcast_to(np.asarray(turn, dtype=np.int64), (n,))
     return (*arrays, np.require(turns, requirements=("C", "W")))
 
@@ -959,7 +960,7 @@ def _terminal_value(code: int, key: tuple[int, int, int, int, int]) -> tuple[int
         return WDL_LOSS, 0
     if code == CODE_NO_OPPONENT:
         return (WDL_WIN, 1) if has_moves(*key) else (WDL_LOSS, 0)
-    raise ValueError(f"invalid position {key}")
+    raise InvalidPositionError(f"invalid position {key}")
 
 
 def _move_distance(dtw: int | None, *, draw: bool) -> int | None:
@@ -1019,7 +1020,7 @@ def _draw_rule(name: str) -> DrawRule:
     try:
         return DRAW_RULES[name]
     except KeyError:
-        raise ValueError(f"unknown draw rule {name!r}; choose from {', '.join(DRAW_RULES)}") from None
+        raise InvalidArgumentError(f"unknown draw rule {name!r}; choose from {', '.join(DRAW_RULES)}") from None
 
 
 def _rule_and_counter(board: PositionLike, rule: str | None, counter: int | None) -> tuple[DrawRule, int]:
@@ -1028,7 +1029,7 @@ def _rule_and_counter(board: PositionLike, rule: str | None, counter: int | None
     draw_rule = _draw_rule(rule) if rule is not None else board.rule if is_board else DRAW_RULES[DEFAULT_RULE]
     count = counter if counter is not None else board.quiet_plies if is_board else 0
     if not 0 <= count <= draw_rule.limit_plies:
-        raise ValueError(f"counter {count} is outside 0..{draw_rule.limit_plies} "
+        raise InvalidArgumentError(f"counter {count} is outside 0..{draw_rule.limit_plies} "
                          f"(the {draw_rule.name} limit)")
     return draw_rule, count
 

@@ -23,7 +23,7 @@ from egtb.rules.movegen import (
 )
 from egtb.rules.notation import START_FEN, Placement, format_fen, parse_fen, parse_move_text
 from egtb.rules.squares import BLACK, WHITE, Square, coords_to_square, square_to_coords
-from egtb.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError
+from egtb.errors import AmbiguousMoveError, IllegalMoveError, InvalidArgumentError, InvalidMoveError
 
 Color = int  # BLACK (0) or WHITE (1)
 
@@ -100,7 +100,7 @@ class Move:
     def __init__(self, path: tuple[Square, ...], captured: frozenset[Square] = frozenset()) -> None:
         path = tuple(path)
         if len(path) < 2:
-            raise ValueError(f"a move needs at least two squares, got {path}")
+            raise InvalidMoveError(f"a move needs at least two squares, got {path}")
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "captured", frozenset(captured))
         object.__setattr__(self, "start", path[0])
@@ -186,7 +186,7 @@ class Board:
 
     def __init__(self, fen: str | None = None, *, rule: str = "wcdf", quiet_plies: int = 0) -> None:
         if rule not in DRAW_RULES:
-            raise ValueError(f"unknown draw rule {rule!r}; choose from {', '.join(DRAW_RULES)}")
+            raise InvalidArgumentError(f"unknown draw rule {rule!r}; choose from {', '.join(DRAW_RULES)}")
         placement = parse_fen(fen if fen is not None else START_FEN)
         self.rule: DrawRule = DRAW_RULES[rule]
         self.black_men = placement.black_men

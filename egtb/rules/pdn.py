@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import IO, Iterator
 
-from egtb.errors import PdnError
+from egtb.errors import IllegalMoveError, InvalidArgumentError, InvalidFenError, PdnError
 from egtb.rules.board import BLACK, Board
 from egtb.rules.notation import START_FEN, format_fen, parse_fen
 
@@ -98,23 +98,23 @@ class Game:
     def board(self, *, rule: str = "wcdf") -> Board:
         """A Board at the end of the game, its moves replayed from the start position.
 
-        Raises ValueError naming the game and the move number on an illegal move.
+        Raises IllegalMoveError (a ValueError) naming the game and the move number on an illegal move.
 
         >>> Game(moves=["11-15", "11-16"]).board()
         Traceback (most recent call last):
         ...
-        ValueError: game without tags: move 1... 11-16 is illegal: move '11-16' is not legal in W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,12,15
+        egtb.errors.IllegalMoveError: game without tags: move 1... 11-16 is illegal: move '11-16' is not legal in W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,12,15
         """
         try:
             board = Board(self.fen, rule=rule)
         except ValueError as exc:
-            raise ValueError(f"{self.name()}: bad start position: {exc}") from None
+            raise InvalidFenError(f"{self.name()}: bad start position: {exc}") from None
         for text in self.moves:
             label = _move_label(board)
             try:
                 board.push_pdn(text)
             except ValueError as exc:
-                raise ValueError(f"{self.name()}: move {label} {text} is illegal: {exc}") from None
+                raise IllegalMoveError(f"{self.name()}: move {label} {text} is illegal: {exc}") from None
         return board
 
 
@@ -147,7 +147,7 @@ def game_from_board(board: Board, *, headers: dict[str, str] | None = None, resu
 
 def _check_result(result: str) -> None:
     if result not in RESULTS:
-        raise ValueError(f"unknown result {result!r}; expected one of {', '.join(RESULTS)}")
+        raise InvalidArgumentError(f"unknown result {result!r}; expected one of {', '.join(RESULTS)}")
 
 
 # --- writing ----------------------------------------------------------------

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from egtb.errors import InvalidArgumentError
 from egtb.rules.bitboards import count_steps
 from egtb.rules.captures import (C_CAPTURED, C_FROM, C_TO, CAPTURE_ROWS, MAX_JUMPS, capture_moves, count_captures,
                                  jumping_pieces)
@@ -235,7 +236,7 @@ def new_hash_table(*, megabytes: float) -> np.ndarray:
     """
     entries = int(megabytes * 2**20) // HASH_ENTRY_BYTES
     if entries < 1:
-        raise ValueError(f"hash table of {megabytes} MB holds no entry ({HASH_ENTRY_BYTES} bytes each)")
+        raise InvalidArgumentError(f"hash table of {megabytes} MB holds no entry ({HASH_ENTRY_BYTES} bytes each)")
     size = 1 << (entries.bit_length() - 1)
     return np.zeros((size, 3), dtype=np.int64)
 

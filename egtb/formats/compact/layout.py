@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from egtb.errors import InvalidDataError
 from egtb.formats.values import CATEGORY_OF_CODE, CODE_OF_CATEGORY, WDL_OF_CODE
 from egtb.positions.material import Material
 
@@ -209,7 +210,7 @@ def dtz_codes(category: np.ndarray, dtz: np.ndarray) -> np.ndarray:
         decisive = np.abs(category[part]) == 2
         values = np.asarray(dtz[part], dtype=np.int64)
         if decisive.any() and int(values[decisive].max()) >= MAX_DTZ_CODE:
-            raise ValueError(f"a DTZ of {int(values[decisive].max())} does not fit a DTZ file "
+            raise InvalidDataError(f"a DTZ of {int(values[decisive].max())} does not fit a DTZ file "
                              f"(at most {MAX_DTZ_CODE - 1})")
         codes[part] = np.where(decisive, values + 1, 0)
     return codes

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.errors import MarksFileWarning
+from egtb.errors import InvalidDataError, MarksFileWarning
 from egtb.executor import LocalPool, Task
 from egtb.formats import master
 from egtb.formats.cache import TableCache
@@ -95,10 +95,10 @@ def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
         values = values.copy()
     del wdl
     if len(values) != count_positions(material):
-        raise ValueError(f"{material.name}: {len(values)} values for "
+        raise InvalidDataError(f"{material.name}: {len(values)} values for "
                          f"{count_positions(material)} positions")
     if kind.after_previous and len(values) and not values.all():
-        raise ValueError(f"{material.name}: position {int(np.argmin(values))} is unsolved (code 0)")
+        raise InvalidDataError(f"{material.name}: position {int(np.argmin(values))} is unsolved (code 0)")
     captures = int(fill_dont_cares(material_counts(material), values))
     n_runs = int(count_runs(values))
     run_vals = np.empty(n_runs, dtype=np.uint8)
@@ -106,7 +106,7 @@ def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
     find_runs(values, run_vals, run_lens)
     del values
     if n_runs and int(run_vals.max()) > kind.values:
-        raise ValueError(f"{material.name}: value code {int(run_vals.max())} is not a "
+        raise InvalidDataError(f"{material.name}: value code {int(run_vals.max())} is not a "
                          f"{kind.suffix} code (1..{kind.values})")
     hist = np.zeros((kind.contexts + 1, kind.symbols), dtype=np.int64)
     tables = (kind.first_context, kind.context_after, kind.choice_of)
@@ -140,7 +140,7 @@ def _code_lengths(hist: np.ndarray, run_lens: np.ndarray, kind: FileKind) -> np.
     for c in range(1, kind.contexts + 1):
         used = int(np.count_nonzero(smoothed[c]))
         if used > 1 << MAX_CODE_BITS:
-            raise ValueError(f"{used} distinct runs in one context of a {kind.suffix} file: "
+            raise InvalidDataError(f"{used} distinct runs in one context of a {kind.suffix} file: "
                              f"more than codes of {MAX_CODE_BITS} bits can tell apart")
         lengths[c] = huffman_lengths(smoothed[c])
     return lengths
