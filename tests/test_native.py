@@ -215,3 +215,16 @@ def test_a_killed_native_build_resumes_to_identical_files(native_dir, tmp_path):
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert not list(tmp_path.glob("*.tmp"))
     assert compact_files(tmp_path) == compact_files(native_dir)
+
+
+def test_stats_give_a_native_directorys_counts_and_say_when_a_piece_count_is_held_in_part(native_dir, tmp_path,
+                                                                                        capsys):
+    assert main(["stats", "--tables", str(native_dir), "--json"]) == 0
+    stats = {t["material"]: t for t in json.loads(capsys.readouterr().out)["materials"]}
+    reference = load_reference()
+    assert stats["2k-2k"]["wins"] == reference["2k-2k"].wins  # from the stamp: compact files hold no counts
+    assert stats["2k-2k"]["rules"]["wcdf"]["max_dtz"] == load_rule_reference()["2k-2k", "wcdf"].max_dtz
+    build(4, directory=tmp_path, jobs=1, progress=False, native=True, max_per_side=2)
+    assert main(["stats", "--tables", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "4 pieces, held in part: 9 of 25 materials" in out and "3 pieces: 196032 positions matches" in out

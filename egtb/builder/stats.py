@@ -18,13 +18,19 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from egtb.formats import master
-from egtb.positions.material import Material
+from egtb.builder.contents import LEAN_RULES
+from egtb.builder.native import read_summary
+from egtb.builder.plan import pieces_a_side
+from egtb.positions.material import Material, all_materials
 
 #: Positions with both colours present, one side to move (checkers proof tables).
 PUBLISHED_POSITIONS = {2: 3488, 3: 196032, 4: 6209316, 5: 139450808, 6: 2426085676}
 #: Published placements of n pieces of any colours (the checkers proof; the tables hold those
 #: with both colours, the rest are placements of one colour alone: :func:`one_colour_placements`).
-PUBLISHED_PLACEMENTS = {7: 34_779_531_480}
+PUBLISHED_PLACEMENTS = {7: 34_779_531_480, 8: 406_309_208_481}
+#: Published positions (both colours, Black to move) of a piece count cut to at most k pieces a
+#: side, by (pieces, k): KingsRow's cut of its 10-piece set is 5 a side.
+PUBLISHED_CUTS = {(8, 4): 111_378_534_401, (8, 5): 289_360_991_121}
 
 
 def one_colour_placements(pieces: int) -> int:
@@ -148,7 +154,9 @@ def material_stats(path: os.PathLike | str) -> TableStats:
 
 def compact_material_stats(directory: os.PathLike | str, material: Material) -> TableStats:
     """Figures of a material held in compact files only: the positions their header gives and
-    their bytes on disk. They store no win, loss or draw counts (None).
+    their bytes on disk. They store no win, loss or draw counts (None), unless the table was built
+    compact-native: its stamp (:func:`egtb.builder.native.read_summary`) has them and the wcdf
+    layer's.
 
     >>> compact_material_stats("/nonexistent", Material.parse("1k-1k"))
     Traceback (most recent call last):
@@ -156,14 +164,22 @@ def compact_material_stats(directory: os.PathLike | str, material: Material) -> 
     egtb.errors.TableError: /nonexistent/1k-1k.wld: unreadable compact file (No such file or directory)
     """
     from egtb.formats.compact import CompactTable, compact_paths
+    from egtb.formats.compact.sidecar import marks_path
     paths = compact_paths(directory, material)
     table = CompactTable(paths[0], use_marks_file=False)
     try:
         positions = table.positions
     finally:
         table.close()
-    return TableStats(material.name, material.pieces, positions, None, None, None, None, "",
-                      sum(p.stat().st_size for p in paths if p.exists()), compact_only=True)
+    size = sum(q.stat().st_size for path in paths for q in (path, marks_path(path)) if q.exists())
+    summary = read_summary(directory, material)
+    if summary is None:
+        return TableStats(material.name, material.pieces, positions, None, None, None, None, "",
+                          size, compact_only=True)
+    layer = summary["rules"][LEAN_RULES]
+    return TableStats(material.name, material.pieces, positions, summary["wins"], summary["losses"],
+                      summary["draws"], None, "", size,
+                      {LEAN_RULES: LayerStats(*(int(layer[name]) for name in LAYER_FIELDS))}, compact_only=True)
 
 
 def _preset_order(name: str) -> tuple[int, str]:
@@ -197,15 +213,22 @@ def format_stats(tables: list[TableStats], totals: list[TableStats]) -> str:
         lines.append(f"{t.material:<14}{t.positions:>13}{_count(t.wins):>13}{_count(t.losses):>13}"
                      f"{_count(t.draws):>13}{_count(t.max_dtw):>7}{t.bytes:>12}"
                      f"{t.bits_per_position:>9.3f}"
-                     f"  {t.max_dtw_fen or (_COMPACT_NOTE if t.compact_only else '')}")
-    compact = [t.material for t in tables if t.compact_only]
+                     f"  {t.max_dtw_fen or (_COMPACT_NOTE if t.compact_only and t.wins is None else '')}")
+    compact = [t.material for t in tables if t.compact_only and t.wins is None]
     if compact:
         lines += ["", f"{len(compact)} materials held in compact files only ({', '.join(compact[:6])}"
                   f"{', ...' if len(compact) > 6 else ''}): their headers give the positions, not the "
                   "wins, losses or draws ('-'); the master tables (.h5) hold those"]
     if any(t.rules for t in tables):
         lines += ["", format_rule_stats(tables, totals)]
+    held = {}
+    for t in tables:
+        held.setdefault(t.pieces, set()).add(Material.parse(t.material))
     for t in totals:
+        complete = held.get(t.pieces, set()) == set(all_materials(t.pieces, min_pieces=t.pieces))
+        if not complete:
+            lines.append(_partial_line(t, held.get(t.pieces, set())))
+            continue
         expected = PUBLISHED_POSITIONS.get(t.pieces)
         if expected is not None:
             mark = "matches" if expected == t.positions else "DIFFERS from"
@@ -219,6 +242,25 @@ def format_stats(tables: list[TableStats], totals: list[TableStats]) -> str:
                          f"{one_colour_placements(t.pieces)} placements of one colour: {total} "
                          f"{mark} the published {placements} placements")
     return "\n".join(lines)
+
+
+def _partial_line(total: TableStats, held: set[Material]) -> str:
+    """What a piece count held in part is: its materials, and its positions against the published
+    count of its cut when it is one (all the materials of at most k pieces a side).
+
+    >>> print(_partial_line(TableStats("8 pieces", 8, 111_378_534_401),
+    ...                     {m for m in all_materials(8, min_pieces=8) if pieces_a_side(m) <= 4}))
+    8 pieces, held in part: 25 of 147 materials, every one of at most 4 a side: 111378534401 positions matches the published 111378534401
+    """
+    every = set(all_materials(total.pieces, min_pieces=total.pieces))
+    text = f"{total.pieces} pieces, held in part: {len(held)} of {len(every)} materials"
+    cut = max(map(pieces_a_side, held), default=0)
+    expected = PUBLISHED_CUTS.get((total.pieces, cut))
+    if held != {m for m in every if pieces_a_side(m) <= cut} or expected is None:
+        return text
+    mark = "matches" if expected == total.positions else "DIFFERS from"
+    return (f"{text}, every one of at most {cut} a side: {total.positions} positions {mark} the "
+            f"published {expected}")
 
 
 #: The "longest" column of a material held in compact files only.
