@@ -39,6 +39,8 @@ BUSY_FEN = "B:W17,19,21,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,9,10,11,12,15"
 LONG_THINK = 30
 #: The page answers only requests addressed to this machine.
 LOCAL = "http://127.0.0.1"
+#: The header the page's POSTs carry (a POST without it gets 415).
+JSON = {"Content-Type": "application/json"}
 
 
 @pytest.fixture(scope="module")
@@ -229,7 +231,7 @@ def test_bad_engine_requests_get_400(client, body, words):
 
 
 def test_engine_move_body_must_be_a_json_object(client):
-    assert client.post("/api/engine-move", content=b"{nope").status_code == 400
+    assert client.post("/api/engine-move", content=b"{nope", headers=JSON).status_code == 400
     response = client.post("/api/engine-move", json=[1, 2])
     assert response.status_code == 400 and "JSON object" in response.json()["error"]
 
@@ -243,10 +245,10 @@ def test_cancel_stops_a_search_and_the_next_move_still_comes(client):
     deadline = time.monotonic() + 60
     while not engines.busy and thinker.is_alive() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert client.post("/api/engine-cancel").json() == {"cancelled": True}
+    assert client.post("/api/engine-cancel", json={}).json() == {"cancelled": True}
     thinker.join(timeout=30)
     assert answers and answers[0].status_code == 409 and answers[0].json()["cancelled"] is True
-    assert client.post("/api/engine-cancel").json() == {"cancelled": False}
+    assert client.post("/api/engine-cancel", json={}).json() == {"cancelled": False}
     again = client.post("/api/engine-move", json={"strength": "easy"})
     assert again.status_code == 200 and again.json()["move"] in [str(m) for m in Board().legal_moves()]
 
@@ -328,7 +330,8 @@ def test_engine_failures_are_errors_not_cancels(tables):
         deadline = time.monotonic() + 60
         while not engines.busy and time.monotonic() < deadline:
             time.sleep(0.05)
-        engines._engines["hard"].kill()  # noqa: SLF001 - the process dies, nobody cancelled
+        [running] = [search.engine for search in engines._searches if search.engine]  # noqa: SLF001
+        running.kill()  # the process dies, nobody cancelled
         thinker.join(timeout=30)
     assert len(errors) == 1 and isinstance(errors[0], EngineError) and not isinstance(errors[0], EngineCancelled)
     assert "engine 'hard'" in str(errors[0]) and "exit code -9" in str(errors[0])  # killed
@@ -354,7 +357,14 @@ class InstantEngines:
     def close(self) -> None:
         pass
 
-    def play(self, *, fen, moves, rule, strength, seconds, counter, game):
+    def ticket(self, *, game: str = ""):
+        from tournament.web.engines import Search
+        return Search(game)
+
+    def stop(self, search) -> bool:
+        return False
+
+    def play(self, *, fen, moves, rule, strength, seconds, counter, game, search=None):
         from tournament.web.engines import EngineReply
         board = Board(fen, rule=rule, quiet_plies=counter)
         for text in moves:
@@ -388,7 +398,7 @@ def quick_client(tables):
     (b'{"strength": "easy", "fen": "B:W18\\u0000:B14"}', "control character"),
 ])
 def test_hostile_engine_move_bodies_get_400_with_a_message(quick_client, body, words):
-    response = quick_client.post("/api/engine-move", content=body)
+    response = quick_client.post("/api/engine-move", content=body, headers=JSON)
     assert response.status_code == 400, response.text
     assert words in response.json()["error"]
 
@@ -426,15 +436,15 @@ def assert_answered_without_a_server_error(response) -> None:
 @given(body=st.dictionaries(BODY_KEYS, JSON_VALUES, max_size=7) | JSON_VALUES)
 def test_fuzz_engine_move_never_answers_5xx(quick_client, body):
     raw = json.dumps(body, allow_nan=True).encode()
-    assert_answered_without_a_server_error(quick_client.post("/api/engine-move", content=raw))
+    assert_answered_without_a_server_error(quick_client.post("/api/engine-move", content=raw, headers=JSON))
 
 
 @FUZZ
 @given(body=st.dictionaries(BODY_KEYS, JSON_VALUES, max_size=3) | JSON_VALUES, raw=st.binary(max_size=64))
 def test_fuzz_engine_cancel_never_answers_5xx(quick_client, body, raw):
     assert_answered_without_a_server_error(quick_client.post("/api/engine-cancel",
-                                                             content=json.dumps(body).encode()))
-    assert_answered_without_a_server_error(quick_client.post("/api/engine-cancel", content=raw))
+                                                             content=json.dumps(body).encode(), headers=JSON))
+    assert_answered_without_a_server_error(quick_client.post("/api/engine-cancel", content=raw, headers=JSON))
 
 
 @FUZZ
@@ -447,7 +457,7 @@ def test_fuzz_get_endpoints_never_answer_5xx(quick_client, path, params):
 @FUZZ
 @given(raw=st.binary(max_size=200))
 def test_fuzz_raw_engine_move_bodies_never_answer_5xx(quick_client, raw):
-    assert_answered_without_a_server_error(quick_client.post("/api/engine-move", content=raw))
+    assert_answered_without_a_server_error(quick_client.post("/api/engine-move", content=raw, headers=JSON))
 
 
 def test_the_server_stays_up_after_hostile_requests(served_page):
@@ -456,7 +466,7 @@ def test_the_server_stays_up_after_hostile_requests(served_page):
     hostile = [b"[" * 100000, b'{"strength": "easy", "counter": 1e400}', b'{"strength": {"a": []}}',
                b'{"strength": "easy", "rule": ["wcdf"]}', b"\xff\xfe", b'{"strength": "easy", "time": -Infinity}']
     for body in hostile:
-        request = urllib.request.Request(url + "api/engine-move", data=body, method="POST")
+        request = urllib.request.Request(url + "api/engine-move", data=body, method="POST", headers=JSON)
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=30)
         assert refused.value.code == 400 and "error" in json.load(refused.value)
@@ -493,7 +503,7 @@ def test_a_cancel_stops_only_its_own_games_search(client):
 
 
 def test_a_cancel_of_a_game_waiting_behind_another_stops_it_before_it_searches(tables):
-    engines = EngineService(tables_dir=tables, specs={"hard": "depth=60,time=30"})
+    engines = EngineService(tables_dir=tables, specs={"hard": "depth=60,time=30"}, max_searches=1)
     results: dict[str, object] = {}
 
     def ask(game: str, seconds: float) -> None:
@@ -511,7 +521,7 @@ def test_a_cancel_of_a_game_waiting_behind_another_stops_it_before_it_searches(t
             time.sleep(0.05)
         second = threading.Thread(target=ask, args=("b", 3))
         second.start()
-        while not engines._waiting.get("b") and time.monotonic() < deadline:  # noqa: SLF001
+        while not engines.waiting("b") and time.monotonic() < deadline:
             time.sleep(0.01)
         assert engines.cancel(game="b") is True
         first.join(timeout=60)
@@ -585,3 +595,178 @@ def test_a_game_ended_by_the_players_is_recorded(client, end, result, text):
     assert record["outcome"]["result"] == result and record["outcome"]["text"] == text
     assert record["moves"] == [] and read_games(record["pdn"])[0].result == result
     assert client.get("/api/moves", params={"end": "surrender"}).status_code == 400
+
+
+# --- issue 32: cross-site requests, aborted requests, concurrent searches ---------------------------------
+
+
+@pytest.mark.parametrize("origin", ["http://evil.com", "https://127.0.0.1", "http://localhost", "null",
+                                    "http://127.0.0.1:1"])
+def test_a_foreign_origin_is_refused_with_403_naming_it(quick_client, origin):
+    response = quick_client.post("/api/engine-move", json={"strength": "easy"}, headers={"Origin": origin})
+    assert response.status_code == 403 and repr(origin) in response.json()["error"]
+    response = quick_client.post("/api/engine-cancel", content=b'{"game": "g"}',
+                                 headers={"Origin": origin, "Content-Type": "text/plain"})
+    assert response.status_code == 403
+    assert quick_client.get("/api/info", headers={"Origin": origin}).status_code == 403
+
+
+def test_the_pages_own_origin_is_answered(quick_client):
+    own = {"Origin": LOCAL, "Host": "127.0.0.1"}
+    assert quick_client.post("/api/engine-move", json={"strength": "easy"}, headers=own).status_code == 200
+    assert quick_client.get("/api/info", headers=own).status_code == 200
+    port = {"Origin": "http://localhost:8765", "Host": "localhost:8765"}
+    assert quick_client.post("/api/engine-cancel", json={"game": "g"}, headers=port).status_code == 200
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded",
+                                          "multipart/form-data; boundary=x", "application/jsonp"])
+def test_a_post_not_declared_json_gets_415(quick_client, content_type):
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    for path in ("/api/engine-move", "/api/engine-cancel"):
+        response = quick_client.post(path, content=b'{"strength": "easy", "game": "g"}', headers=headers)
+        assert response.status_code == 415, response.text
+        assert "application/json" in response.json()["error"]
+    charset = {"Content-Type": "application/json; charset=utf-8"}
+    assert quick_client.post("/api/engine-move", content=b'{"strength": "easy"}', headers=charset).status_code == 200
+
+
+def test_info_gives_the_longest_thinking_time(quick_client):
+    from tournament.web.inputs import MAX_SECONDS
+    assert quick_client.get("/api/info").json()["max_seconds"] == MAX_SECONDS
+
+
+def test_an_aborted_request_is_logged_in_one_line(tables, caplog):
+    """A client gone before its body arrived: no traceback, and nothing raised into the server."""
+    import asyncio
+    app = create_app(tables_dir=tables, engines=InstantEngines())
+    sent = []
+
+    async def receive():
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+             "scheme": "http", "path": "/api/engine-move", "raw_path": b"/api/engine-move", "query_string": b"",
+             "root_path": "", "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")],
+             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 80)}
+    with caplog.at_level("DEBUG"):
+        asyncio.run(app(scope, receive, send))  # raises the ClientDisconnect when the app lets it through
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
+    assert [r.getMessage() for r in caplog.records if "went away" in r.getMessage()]
+
+
+def test_searches_run_side_by_side_up_to_the_limit(tables):
+    engines = EngineService(tables_dir=tables, specs={"hard": "depth=60,time=30"}, max_searches=2)
+    results: dict[str, object] = {}
+
+    def think() -> None:
+        try:
+            results["hard"] = engines.play(fen=BUSY_FEN, moves=[], rule="wcdf", strength="hard", seconds=20, game="a")
+        except Exception as exc:  # noqa: BLE001 - kept for the asserts
+            results["hard"] = exc
+
+    with engines:
+        engines.play(fen=START_FEN, moves=[], rule="wcdf", strength="easy", game="b")  # its process is started
+        thinker = threading.Thread(target=think)
+        thinker.start()
+        deadline = time.monotonic() + 60
+        while not engines.busy and time.monotonic() < deadline:
+            time.sleep(0.05)
+        started = time.monotonic()
+        reply = engines.play(fen=START_FEN, moves=[], rule="wcdf", strength="easy", game="b")
+        took = time.monotonic() - started
+        assert thinker.is_alive()  # the hard search still runs
+        assert engines.cancel(game="a") is True
+        thinker.join(timeout=30)
+    assert took < 5, f"the easy move waited {took:.1f} s behind the hard search"
+    assert reply.move in [str(m) for m in Board(START_FEN).legal_moves()]
+    assert isinstance(results["hard"], EngineCancelled)
+
+
+def test_a_search_whose_client_has_gone_is_stopped(tables):
+    import socket
+
+    import uvicorn
+
+    from tournament.web.server import bind_socket
+
+    engines = EngineService(tables_dir=tables, specs={"hard": "depth=60,time=30"})
+    sock = bind_socket(0)
+    server = uvicorn.Server(uvicorn.Config(create_app(tables_dir=tables, engines=engines), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    with engines:
+        thread.start()
+        try:
+            deadline = time.monotonic() + 60
+            while not server.started and time.monotonic() < deadline:
+                time.sleep(0.05)
+            body = json.dumps({"fen": BUSY_FEN, "strength": "hard", "time": LONG_THINK, "game": "gone"}).encode()
+            client = socket.create_connection(sock.getsockname())
+            client.sendall(b"POST /api/engine-move HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                           b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            while not engines.busy and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert engines.busy
+            client.close()  # the page was closed while the computer thought
+            gone = time.monotonic()
+            while engines.busy and time.monotonic() < gone + 10:
+                time.sleep(0.05)
+            assert not engines.busy, "the search went on after its client left"
+            assert time.monotonic() - gone < 5
+        finally:
+            server.should_exit = True
+            thread.join(timeout=10)
+            sock.close()
+
+
+def start_tournament_play(tables) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", "0",
+                                "--tables", str(tables)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.stdout.readline()
+    return process, process.stdout.readline().split()[2]
+
+
+def test_ctrl_c_stops_tournament_play_with_exit_status_130(tables):
+    import signal
+    process, url = start_tournament_play(tables)
+    with urllib.request.urlopen(url + "api/info", timeout=30):
+        pass
+    process.send_signal(signal.SIGINT)
+    try:
+        assert process.wait(timeout=30) == 130
+    finally:
+        process.kill()
+        process.communicate()
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_search_stops_tournament_play_at_once(tables):
+    import signal
+    process, url = start_tournament_play(tables)
+    answers = []
+
+    def ask() -> None:
+        body = json.dumps({"fen": BUSY_FEN, "strength": "hard", "time": 40, "game": "g"}).encode()
+        request = urllib.request.Request(url + "api/engine-move", data=body, method="POST", headers=JSON)
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                answers.append(response.status)
+        except (urllib.error.URLError, ConnectionError) as exc:
+            answers.append(exc)
+
+    asker = threading.Thread(target=ask)
+    asker.start()
+    try:
+        time.sleep(8)  # the server has warmed its engines meanwhile: the hard one is searching
+        assert asker.is_alive() and not answers
+        interrupted = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 130
+        assert time.monotonic() - interrupted < 10, "Ctrl-C waited for the search"
+    finally:
+        process.kill()
+        process.communicate()
+        asker.join(timeout=60)

@@ -341,10 +341,9 @@ def test_position_editor_builds_a_fen_and_opens_it_in_the_explorer(driver, url, 
     wait_for(driver, lambda: "White to move" in text(driver, "edit-check"))
     assert "view=edit" in driver.current_url and "fen=W%3AWK10%2CK14%3ABK1" in driver.current_url
 
-    driver.find_element(By.ID, "tool-b").click()  # a black man on the crowning row becomes a king
+    driver.find_element(By.ID, "tool-B").click()
     click_square(driver, 30)
-    wait_for(driver, lambda: "placed a king" in text(driver, "edit-check"))
-    assert {"black", "king"} <= classes(driver, "piece-30")
+    wait_for(driver, lambda: {"black", "king"} <= classes(driver, "piece-30"))
     driver.find_element(By.ID, "tool-x").click()
     click_square(driver, 30)
     wait_for(driver, lambda: not classes(driver, "piece-30"))
@@ -478,7 +477,7 @@ def test_play_from_here_keeps_the_rule_and_the_counter(driver, url):
 def test_the_dtz_wording_and_the_counter_limit_follow_the_preset(driver, url):
     driver.get(f"{url}?view=explore&fen={WON_FEN}&rule=crowning")
     wait_for(driver, lambda: "DTZ" in (text(driver, "explore-distance") or ""))
-    assert "next capture or a crowning" in text(driver, "explore-distance")
+    assert "next capture or crowning" in text(driver, "explore-distance")
     assert "man move" not in text(driver, "explore-distance") and "man move" not in text(driver, "dtz-help")
     driver.get(f"{url}?view=play&opponent=hotseat")
     wait_for(driver, lambda: text(driver, "status") == "Black to move")
@@ -612,3 +611,192 @@ def test_without_tables_perfect_is_not_offered_and_a_gone_server_is_reported(dri
     click_square(driver, 15)  # the move goes to a server that is gone
     wait_for(driver, lambda: driver.find_element(By.ID, "offline").is_displayed())
     assert "not answering" in text(driver, "offline") and played(driver) == []
+
+
+# --- issue 32: the page's defects, each with a test that failed before its fix -------------------------------
+
+#: A 3-move ballot; after it White is to move.
+BALLOT = "11-15 23-19 8-11"
+
+
+def play_first_legal_move(driver) -> str:
+    """Click the first legal move the page offers; return it."""
+    path, move = driver.execute_script("return [S.record.moves[0].path, S.record.moves[0].move]")
+    for square in (path[0], path[-1]):
+        click_square(driver, square)
+    return move
+
+
+@pytest.mark.parametrize("link, human", [
+    ("opponent=easy&human=white", "White"),
+    pytest.param(f"opponent=easy&human=black&moves={BALLOT.replace(' ', '+')}&fixed=3", "Black",
+                 marks=pytest.mark.slow),
+])
+def test_undo_of_the_computers_move_then_its_new_move_leaves_nothing_to_redo(driver, url, link, human):
+    fixed = 3 if "fixed" in link else 0
+    with answers_recorded(driver):
+        driver.get(f"{url}?view=play&{link}")
+    wait_for(driver, lambda: len(played(driver)) == fixed + 1 and text(driver, "status").startswith(f"{human} to move (you)"),
+             message="the computer's first move")
+    driver.find_element(By.ID, "undo").click()  # takes back the computer's move; it plays again at once
+    wait_for(driver, lambda: answers(driver, "/api/engine-move") >= 2 and len(played(driver)) == fixed + 1
+             and text(driver, "status").startswith(f"{human} to move (you)"), message="the computer's new move")
+    assert driver.execute_script("return S.game.redo") == []
+    assert driver.find_element(By.ID, "redo").get_attribute("disabled") == "true"
+    before = played(driver)
+    driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_RIGHT)  # redo: nothing to replay
+    assert played(driver) == before
+    ours = play_first_legal_move(driver)
+    wait_for(driver, lambda: len(played(driver)) == fixed + 3, message="the computer's reply to our move")
+    assert played(driver)[fixed + 1] == ours and text(driver, "play-error") == ""
+
+
+def test_play_from_here_gives_the_user_the_side_to_move(driver, url):
+    with answers_recorded(driver):
+        driver.get(f"{url}?view=explore&fen={WON_FEN}")  # White to move; the game form says "You play: Black"
+    wait_for(driver, lambda: driver.find_element(By.ID, "explore-result").get_attribute("data-value") == "win")
+    driver.execute_script("document.getElementById('opponent').value = 'easy';")
+    assert driver.execute_script("return document.getElementById('human').value") == "black"
+    driver.find_element(By.ID, "explore-play").click()
+    wait_for(driver, lambda: text(driver, "status") == "White to move (you)")
+    assert driver.execute_script("return S.game.human") == "white"
+    assert "You" in text(driver, "players").split("White:")[1]
+    time.sleep(1)  # the computer (Black) has no move to make: nothing comes
+    assert played(driver) == [] and answers(driver, "/api/engine-move") == 0
+
+
+@pytest.mark.parametrize("query, named, check", [
+    ("view=play&opponent=hotseat&counter=-5", 'counter="-5"', "S.game.counter === 0 && S.record.pieces.black_men.length === 12"),
+    ("view=explore&fen=garbage", "FEN 'garbage'", f"S.explore.fen === {START_FEN!r} && !!S.explore.record"),
+    pytest.param("view=explore&rule=forty-plies&counter=50", 'counter="50"',
+                 "S.explore.counter === 0 && S.explore.rule === 'forty-plies' && !!S.explore.record",
+                 marks=pytest.mark.slow),
+    pytest.param("view=play&opponent=hard&time=1000", 'time="1000"', "S.game.time === 1 && !!S.record",
+                 marks=pytest.mark.slow),
+    pytest.param("view=play&opponent=hard&time=abc", 'time="abc"', "S.game.time === 1 && !location.search.includes('NaN')",
+                 marks=pytest.mark.slow),
+    ("view=play&opponent=easy&human=purple", 'human="purple"', "S.game.human === 'black' && S.game.moves.length === 0"),
+    pytest.param("view=play&opponent=strongest", 'opponent="strongest"', "S.game.opponent === 'easy'",
+                 marks=pytest.mark.slow),
+])
+def test_a_bad_link_parameter_is_named_and_the_view_falls_back(driver, url, query, named, check):
+    driver.get(f"{url}?{query}")
+    # (before the page has its game, S.game is null: the check is false, not an error)
+    wait_for(driver, lambda: driver.execute_script(f"try {{ return !!S.info && ({check}); }} catch (e) {{ return false; }}"),
+             message=f"{query}: {check}")
+    wait_for(driver, lambda: named in (text(driver, "link-error") or "") + (text(driver, "explore-error") or ""),
+             message=f"{named} is not named")
+    assert len(driver.find_elements(By.CSS_SELECTOR, ".pieces .piece")) == 24
+    if "play" in query and "hotseat" not in query:
+        wait_for(driver, lambda: text(driver, "status").startswith("Black to move (you)"))
+        if "time" in query:  # a move of ours gets the computer's answer: the game is not stuck
+            play_first_legal_move(driver)
+            wait_for(driver, lambda: len(played(driver)) == 2, message="the computer's reply")
+            assert text(driver, "play-error") == ""
+
+
+def test_a_hint_that_comes_after_a_move_is_not_shown(driver, url):
+    with answers_recorded(driver):
+        driver.get(f"{url}?view=play&opponent=hotseat")
+    wait_for(driver, lambda: text(driver, "status") == "Black to move")
+    driver.find_element(By.ID, "hint").click()  # outside the tables: "hard" searches for a second
+    dispatch_clicks(driver, 11, 15)  # and the move is made before its answer
+    wait_for(driver, lambda: played(driver) == ["11-15"] and text(driver, "status") == "White to move")
+    wait_for(driver, lambda: answers(driver, "/api/engine-move") >= 1, message="the hint's answer")
+    assert not driver.find_element(By.ID, "hint-text").is_displayed()
+    assert not driver.find_elements(By.CSS_SELECTOR, ".previews .preview-path.best")
+    assert driver.execute_script("return S.hint") is None
+
+
+def key(driver, name: str, **modifiers: bool) -> bool:
+    """Dispatch a keydown on the page (as the browser would); return whether the page took it (preventDefault)."""
+    return driver.execute_script(
+        "const e = new KeyboardEvent('keydown', {key: arguments[0], bubbles: true, cancelable: true, ...arguments[1]});"
+        "document.body.dispatchEvent(e); return e.defaultPrevented;", name, modifiers)
+
+
+def test_keys_with_a_modifier_are_left_to_the_browser(driver, url):
+    driver.get(f"{url}?view=play&opponent=hotseat&moves=11-15")
+    wait_for(driver, lambda: text(driver, "status") == "White to move")
+    assert key(driver, "ArrowLeft", altKey=True) is False  # Alt+Left: the browser's "back"
+    key(driver, "f", ctrlKey=True)  # Ctrl+F: the browser's find
+    key(driver, "f", metaKey=True)
+    assert driver.execute_script("return [S.flipped, S.game.moves]") == [False, ["11-15"]]
+    assert key(driver, "ArrowLeft") is True  # the plain key still undoes
+    wait_for(driver, lambda: played(driver) == [])
+    key(driver, "f")
+    assert driver.execute_script("return S.flipped") is True
+    assert "(a capture or man move resets it)" in text(driver, "rule-text")  # one article, not "or a man move"
+
+
+def test_the_man_tool_refuses_a_crowning_row_square(driver, url):
+    driver.get(f"{url}?view=edit&fen={WON_FEN}")
+    wait_for(driver, lambda: "White to move" in (text(driver, "edit-check") or ""))
+    driver.find_element(By.ID, "tool-b").click()
+    click_square(driver, 30)
+    wait_for(driver, lambda: "No black man can stand on 30" in (text(driver, "edit-check") or ""))
+    assert not driver.find_elements(By.ID, "piece-30")
+    assert "king" in text(driver, "edit-check")  # it says what to do instead
+    click_square(driver, 30)  # a second click places nothing either
+    assert not driver.find_elements(By.ID, "piece-30")
+    driver.find_element(By.ID, "tool-w").click()
+    click_square(driver, 3)
+    wait_for(driver, lambda: "No white man can stand on 3" in (text(driver, "edit-check") or ""))
+    assert driver.find_element(By.ID, "edit-fen").get_attribute("value") == WON_FEN
+    click_square(driver, 18)  # elsewhere a man is placed, and a second click removes it
+    wait_for(driver, lambda: {"white", "man"} <= classes(driver, "piece-18"))
+    click_square(driver, 18)
+    wait_for(driver, lambda: not driver.find_elements(By.ID, "piece-18"))
+
+
+def test_a_refused_explorer_counter_shows_the_counter_in_use(driver, url):
+    driver.get(f"{url}?view=explore&fen={WON_FEN}")
+    shown = driver.find_element(By.ID, "explore-result")
+    wait_for(driver, lambda: shown.text == "White to move wins under wcdf from counter 0")
+    driver.find_element(By.ID, "explore-counter").send_keys(Keys.END, "95", Keys.ENTER)  # "0" then "95": 95
+    wait_for(driver, lambda: "counter 95" in (text(driver, "explore-error") or ""))
+    assert driver.find_element(By.ID, "explore-counter").get_attribute("value") == "0"
+
+
+@pytest.mark.slow
+def test_copy_says_it_copied_the_fen(driver, url):
+    driver.get(f"{url}?view=play&opponent=hotseat")
+    wait_for(driver, lambda: text(driver, "status") == "Black to move")
+    driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": url.rstrip("/"),
+                                                        "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
+    driver.find_element(By.ID, "copy-fen").click()
+    wait_for(driver, lambda: text(driver, "copy-fen") == "Copied")
+    copied = driver.execute_async_script("navigator.clipboard.readText().then(arguments[0], (e) => arguments[0](String(e)))")
+    assert copied == START_FEN
+    wait_for(driver, lambda: text(driver, "copy-fen") == "Copy", timeout=5)
+
+
+FEN_CHARACTER_TOPS = """
+    const node = document.getElementById('fen'), tops = [];
+    const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      for (let i = 0; i < t.length; i++) {
+        const r = document.createRange(); r.setStart(t, i); r.setEnd(t, i + 1);
+        tops.push([t.data[i], Math.round(r.getBoundingClientRect().top)]);
+      }
+    }
+    return tops;"""
+
+
+@pytest.mark.slow
+def test_the_fen_line_wraps_between_squares_not_inside_a_number(driver, url):
+    driver.get(f"{url}?view=play&opponent=hotseat")
+    wait_for(driver, lambda: text(driver, "fen") == START_FEN)
+    try:
+        wrapped = 0
+        for width in range(390, 560, 6):  # the line breaks at a different place at each width
+            driver.set_window_size(width, 844)
+            tops = driver.execute_script(FEN_CHARACTER_TOPS)
+            assert "".join(c for c, _ in tops) == START_FEN
+            wrapped += len({top for _, top in tops}) > 1
+            for (a, top_a), (b, top_b) in zip(tops, tops[1:]):
+                if a.isdigit() and b.isdigit() or b in ",:":
+                    assert top_a == top_b, f"at {width} px the line breaks between {a!r} and {b!r}"
+        assert wrapped  # it did wrap at some of these widths
+    finally:
+        driver.set_window_size(1280, 860)

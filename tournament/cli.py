@@ -121,7 +121,8 @@ def _play(args: argparse.Namespace) -> int:
         serve(tables_dir=args.tables, port=args.port, open_browser=not args.no_browser,
               announce=lambda url: print(f"serving on {url} (Ctrl-C stops)", flush=True))
     except KeyboardInterrupt:
-        pass
+        print("tournament play: stopped", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return EXIT_OK
 
 

@@ -16,7 +16,10 @@ Routes (documented with examples in docs/web.md):
 Every input is checked into typed values (:mod:`tournament.web.inputs`): bad
 input gets HTTP 400 with ``{"error": message}``, never a 500; a move chosen on
 a position the game has left gets 409. A request to a host other than
-localhost or 127.0.0.1 gets 400 (:mod:`tournament.web.hosts`).
+localhost or 127.0.0.1 gets 400, one from another site's page (its ``Origin``)
+403, and a POST not declared ``application/json`` 415 (:mod:`tournament.web.hosts`).
+Engine searches run side by side (:class:`EngineService`); one whose client has
+gone is stopped.
 
 >>> from starlette.testclient import TestClient
 >>> app = create_app(tables_dir="/nonexistent", engines=None)
@@ -27,6 +30,7 @@ localhost or 127.0.0.1 gets 400 (:mod:`tournament.web.hosts`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from contextlib import asynccontextmanager
@@ -36,7 +40,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -48,10 +52,10 @@ from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES
 from tournament.engines.base import EngineError
 from tournament.web.engines import EngineCancelled, EngineService
-from tournament.web.hosts import LoopbackHostMiddleware
+from tournament.web.hosts import LoopbackHostMiddleware, SameOriginMiddleware
 from tournament.web.inputs import (
     STRENGTHS, BadRequest, EngineCancelRequest, EngineMoveRequest, MovesQuery, ProbeQuery, StaleMove,
-    MAX_BODY_BYTES, parse_json_body,
+    MAX_BODY_BYTES, MAX_SECONDS, parse_json_body,
 )
 from tournament.web.state import (
     ballots_record, game_board, game_record, missing_record, move_record, probe_record,
@@ -61,6 +65,8 @@ __all__ = ["STATIC_DIR", "create_app"]
 
 log = logging.getLogger(__name__)
 
+#: Seconds between two checks that the client waiting for an engine's move is still there.
+DISCONNECT_POLL = 0.25
 #: The page's files, shipped as package data.
 STATIC_DIR = Path(str(resources.files("tournament.web").joinpath("static")))
 _NO_ENGINES = object()
@@ -101,8 +107,10 @@ def create_app(*, tables_dir: str | os.PathLike | None = None,
         Route("/api/engine-cancel", api.engine_cancel, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(LoopbackHostMiddleware)],
-                    exception_handlers={StaleMove: _stale_move, BadRequest: _bad_request, Exception: _server_error})
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    middleware=[Middleware(LoopbackHostMiddleware), Middleware(SameOriginMiddleware)],
+                    exception_handlers={StaleMove: _stale_move, BadRequest: _bad_request,
+                                        ClientDisconnect: _client_gone, Exception: _server_error})
     app.state.tablebase = tablebase
     app.state.engines = service
     return app
@@ -118,6 +126,13 @@ async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
 
 async def _stale_move(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"error": str(exc), "stale": True}, status_code=409)
+
+
+async def _client_gone(request: Request, exc: Exception) -> JSONResponse:
+    """A client that went away before its request was read: one line in the log, no traceback (the
+    answer goes nowhere)."""
+    log.info("%s %s: the client went away before it was answered", request.method, request.url.path)
+    return JSONResponse({"error": "the client went away"}, status_code=400)
 
 
 async def _server_error(request: Request, exc: Exception) -> JSONResponse:
@@ -144,6 +159,7 @@ class _Api:
                       for name, r in DRAW_RULES.items()},
             "strengths": self.playable_strengths(),
             "engines": self.engines is not None,
+            "max_seconds": MAX_SECONDS,
         })
 
     def playable_strengths(self) -> list[str]:
@@ -183,9 +199,7 @@ class _Api:
         if self.engines is None:
             return JSONResponse({"error": "this server runs without engines"}, status_code=503)
         try:
-            reply = await run_in_threadpool(self.engines.play, fen=board.start_fen, moves=list(ask.history),
-                                            rule=ask.rule, strength=ask.strength, seconds=ask.seconds,
-                                            counter=ask.counter, game=ask.game)
+            reply = await self._search(request, board, ask)
         except EngineCancelled as exc:
             return JSONResponse({"error": str(exc), "cancelled": True}, status_code=409)
         except EngineError as exc:  # the engine's fault, in its own words, for the page to show
@@ -196,6 +210,23 @@ class _Api:
                                 status_code=500)
         return JSONResponse({**move_record(board, move), "strength": ask.strength,
                              "seconds": round(reply.seconds, 4), "source": reply.source})
+
+    async def _search(self, request: Request, board, ask: EngineMoveRequest):
+        """The engine's reply, searched in a thread; a client that goes away meanwhile stops the search."""
+        search = self.engines.ticket(game=ask.game)
+        work = asyncio.ensure_future(run_in_threadpool(
+            self.engines.play, fen=board.start_fen, moves=list(ask.history), rule=ask.rule,
+            strength=ask.strength, seconds=ask.seconds, counter=ask.counter, game=ask.game, search=search))
+        try:
+            while not work.done():
+                await asyncio.wait({work}, timeout=DISCONNECT_POLL)
+                if not work.done() and await request.is_disconnected():
+                    log.info("engine-move of game %r: the client went away; its search is stopped", ask.game)
+                    self.engines.stop(search)
+            return work.result()
+        finally:
+            if not work.done():  # this handler was cancelled (the server stops): so is its search
+                self.engines.stop(search)
 
     async def engine_cancel(self, request: Request) -> JSONResponse:
         ask = EngineCancelRequest.from_body(await _json_body(request))

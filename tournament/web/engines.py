@@ -9,14 +9,18 @@ external engine: the game's start, its moves, the move rule and its counter go
 in a ``pos`` command, the thinking time in ``level``, and the move comes back
 with where it came from (``info source=``). The server thread that asked waits
 on the pipe, and :meth:`EngineService.cancel` ends a search at once by ending
-that process (a fresh one is started).
+that process (a fresh one is started for the next move).
 
 Strengths: ``easy`` (a 2-ply search with noise, no tables: a beginner should
 not play endgames perfectly), ``medium`` and ``hard`` (the searcher, with the
 tables), ``perfect`` (table moves wherever the tables reach, ``hard`` elsewhere).
 
-One search runs at a time. :meth:`EngineService.cancel` names the page's game:
-it stops that game's search and no other game's.
+Searches run side by side, as many at once as the machine has cores
+(``max_searches``); more wait for a free one, in turn. Each running search has a
+process of its own: a strength keeps as many idle processes as searches of it
+ran at once. :meth:`EngineService.cancel` names the page's game: it stops that
+game's searches and no other game's; :meth:`EngineService.stop` stops one
+search (the server's, when the client that asked has gone).
 
 >>> EngineService().cancel(game="g1")  # nothing running
 False
@@ -37,7 +41,8 @@ from tournament.engines.base import EngineError, GameState, Limit
 from tournament.engines.hub import HubEngine
 from tournament.web.inputs import DEFAULT_SECONDS, STRENGTHS
 
-__all__ = ["DEFAULT_SPECS", "START_TIMEOUT", "THINK_MARGIN", "EngineCancelled", "EngineReply", "EngineService"]
+__all__ = ["DEFAULT_SPECS", "START_TIMEOUT", "THINK_MARGIN", "EngineCancelled", "EngineReply", "EngineService",
+           "Search"]
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +63,18 @@ class EngineCancelled(RuntimeError):
     """The search was cancelled before it answered."""
 
 
+class Search:
+    """One request's search, from its wait for a free core to its answer: what a cancel stops.
+
+    Made by :meth:`EngineService.ticket`; its fields belong to the service.
+    """
+
+    def __init__(self, game: str) -> None:
+        self.game = game
+        self.cancelled = False
+        self.engine: HubEngine | None = None  # the process searching, once it has started
+
+
 @dataclass(frozen=True)
 class EngineReply:
     """An engine's move and how it was found."""
@@ -71,32 +88,32 @@ class EngineReply:
 
 
 class EngineService:
-    """Engines of every strength, each in its own Hub process, asked one move at a time.
+    """Engines of every strength, each search in a Hub process of its own, up to ``max_searches`` at once.
 
     ``tables_dir`` is given to the strengths that probe tables; ``specs`` overrides
-    the engine spec played at a strength. Thread-safe: :meth:`play` blocks its
-    caller (run it in a thread pool), :meth:`cancel` may be called from any thread.
-    Engine faults (a process that cannot start, crashes, answers garbage or
-    overruns its time) raise :class:`~tournament.engines.base.EngineError` with
-    the engine's own words.
+    the engine spec played at a strength; ``max_searches`` (default: the number of
+    cores) is how many searches run at once. Thread-safe: :meth:`play` blocks its
+    caller (run it in a thread pool), :meth:`cancel` and :meth:`stop` may be called
+    from any thread. Engine faults (a process that cannot start, crashes, answers
+    garbage or overruns its time) raise :class:`~tournament.engines.base.EngineError`
+    with the engine's own words.
     """
 
     def __init__(self, *, tables_dir: str | os.PathLike | None = None, specs: Mapping[str, str] | None = None,
-                 time_margin: float = THINK_MARGIN) -> None:
+                 time_margin: float = THINK_MARGIN, max_searches: int | None = None) -> None:
         self.tables_dir = None if tables_dir is None else str(Path(tables_dir))
         self.specs = {**DEFAULT_SPECS, **(specs or {})}
         """Engine spec played at each strength (``tournament hub-engine``'s syntax)."""
         self.time_margin = time_margin
-        self._engines: dict[str, HubEngine] = {}  # strength -> its process
-        self._start_locks = {strength: threading.Lock() for strength in self.specs}  # one start of each at a time
-        self._request_lock = threading.Lock()  # one search at a time
-        self._state_lock = threading.Lock()  # guards the fields below
+        self.max_searches = max(1, max_searches or os.cpu_count() or 1)
+        """How many searches run at once."""
+        self._slots = threading.Semaphore(self.max_searches)  # a free core for each running search
+        self._state_lock = threading.Condition()  # guards the fields below; told when a process is free
         self._closed = False
-        self._searching: str | None = None  # the game whose search runs now
-        self._search_engine: HubEngine | None = None  # the engine searching for it, once it has started
-        self._cancelled = False
-        self._waiting: dict[str, int] = {}  # game -> its requests waiting for the search in progress
-        self._cancels: dict[str, int] = {}  # game -> how many times it was cancelled
+        self._idle: dict[str, list[HubEngine]] = {strength: [] for strength in self.specs}  # started, not searching
+        self._launching: dict[str, int] = {strength: 0 for strength in self.specs}  # processes starting
+        self._failed: dict[str, Exception] = {}  # strength -> why its last start failed
+        self._searches: set[Search] = set()  # waiting for a core or searching
 
     # --- lifecycle ---------------------------------------------------------
 
@@ -115,25 +132,48 @@ class EngineService:
         return command
 
     def start(self, *, strengths: Iterable[str] | None = None) -> None:
-        """Start the processes of ``strengths`` (default: every one) in the background, one after
+        """Start a process of each of ``strengths`` (default: every one) in the background, one after
         another, so that a first move need not wait for its engine to load."""
         names = list(self.specs if strengths is None else strengths)
         threading.Thread(target=self._warm, args=(names,), name="engine start", daemon=True).start()
 
     def _warm(self, strengths: list[str]) -> None:
         for strength in strengths:
+            with self._state_lock:
+                if self._closed or strength not in self.specs or self._idle[strength] or self._launching[strength]:
+                    continue
+                self._launching[strength] += 1
+            self._launch(strength, warn=True)
+
+    def _launch(self, strength: str, *, warn: bool = False) -> None:
+        """Start a process of ``strength`` and keep it idle; a failure is kept for the searches waiting
+        for it (``_launching[strength]`` was counted up by the caller)."""
+        try:
             if self._closed:
-                return
-            try:
-                self._engine(strength)
-            except (EngineError, EngineCancelled) as exc:  # told again when a move is asked of it
-                log.warning("%s", exc)
+                raise EngineCancelled("the engines were closed")
+            engine = HubEngine(self.command(strength), name=strength, time_margin=self.time_margin,
+                               handshake_timeout=START_TIMEOUT)
+        except (EngineError, EngineCancelled) as exc:
+            if warn:
+                log.warning("%s", exc)  # told again when a move is asked of it
+            with self._state_lock:
+                self._failed[strength] = exc
+                self._launching[strength] -= 1
+                self._state_lock.notify_all()
+            return
+        with self._state_lock:
+            self._launching[strength] -= 1
+            self._failed.pop(strength, None)
+        self._checkin(strength, engine)
 
     def close(self) -> None:
-        """End every engine process (a search in progress ends with EngineError)."""
+        """End every engine process at once (a search in progress ends with EngineError)."""
         with self._state_lock:
             self._closed = True
-            engines, self._engines = list(self._engines.values()), {}
+            engines = [engine for idle in self._idle.values() for engine in idle]
+            engines += [search.engine for search in self._searches if search.engine is not None]
+            for idle in self._idle.values():
+                idle.clear()
         for engine in engines:
             engine.kill()  # at once: a search may be running
             engine.close()
@@ -147,102 +187,143 @@ class EngineService:
     @property
     def busy(self) -> bool:
         """Whether an engine is searching now (its process started and asked for a move)."""
-        return self._search_engine is not None
+        with self._state_lock:
+            return any(search.engine is not None for search in self._searches)
 
-    def _engine(self, strength: str) -> HubEngine:
-        """The running process of ``strength``, started (or started again) if needed.
+    def searching(self) -> int:
+        """How many searches run now (their processes started and asked for a move)."""
+        with self._state_lock:
+            return sum(search.engine is not None for search in self._searches)
 
-        Starts are serialised per strength, not with the searches: a move of one strength
-        waits for its own engine's start only.
-        """
-        if strength not in self._start_locks:
+    def waiting(self, game: str) -> int:
+        """How many of ``game``'s requests wait for a free core."""
+        with self._state_lock:
+            return sum(search.game == game and search.engine is None for search in self._searches)
+
+    def _checkout(self, strength: str, search: Search) -> HubEngine:
+        """An idle process of ``strength`` for ``search``: the first one free, the one that was
+        starting or one started now (a search of the same strength may end before a start would)."""
+        if strength not in self.specs:
             raise ValueError(f"unknown strength {strength!r}; the engines are {', '.join(self.specs)}")
-        with self._start_locks[strength]:
-            engine = self._engines.get(strength)
-            if engine is not None and engine.alive():
-                return engine
-            if engine is None:
-                engine = HubEngine(self.command(strength), name=strength, time_margin=self.time_margin,
-                                   handshake_timeout=START_TIMEOUT)
-            else:
-                engine.new_game()  # a process that was cancelled or died: a new one
-            with self._state_lock:
-                if not self._closed:
-                    self._engines[strength] = engine
-                    return engine
-            engine.close()
-            raise EngineCancelled("the engines were closed")
+        started = False  # whether this search has had a start of its own
+        with self._state_lock:
+            while True:
+                idle = self._idle[strength]
+                while idle:
+                    engine = idle.pop()
+                    if engine.alive():
+                        return engine
+                    engine.close()
+                if search.cancelled or self._closed:
+                    raise EngineCancelled("the engine was stopped before it answered")
+                if not self._launching[strength]:
+                    if started and strength in self._failed:
+                        raise self._failed[strength]
+                    started = True
+                    self._launching[strength] += 1
+                    self._failed.pop(strength, None)
+                    threading.Thread(target=self._launch, args=(strength,), name=f"engine start {strength}",
+                                     daemon=True).start()
+                self._state_lock.wait(0.05)
+
+    def _checkin(self, strength: str, engine: HubEngine) -> None:
+        """Keep a process that answered for the next search of ``strength`` (end it once closed)."""
+        with self._state_lock:
+            if not self._closed and engine.alive():
+                self._idle[strength].append(engine)
+                self._state_lock.notify_all()
+                return
+        engine.kill()
+        engine.close()
 
     # --- moves -------------------------------------------------------------
 
+    def ticket(self, *, game: str = "") -> Search:
+        """A search of ``game`` to pass to :meth:`play`, for :meth:`stop` to name.
+
+        >>> service = EngineService()
+        >>> search = service.ticket(game="g1")
+        >>> service.stop(search), search.cancelled
+        (False, True)
+        """
+        return Search(game)
+
     def play(self, *, fen: str, moves: list[str], rule: str, strength: str,
-             seconds: float = DEFAULT_SECONDS, counter: int = 0, game: str = "") -> EngineReply:
+             seconds: float = DEFAULT_SECONDS, counter: int = 0, game: str = "",
+             search: Search | None = None) -> EngineReply:
         """The engine's move after ``moves`` from ``fen`` (checked legal by the caller).
 
         ``counter`` is the move-rule counter at ``fen``: a perfect engine plays for
         the outcome under the rule from there. ``game`` is the page's id of the
-        game, which a cancel names.
+        game, which a cancel names; ``search`` (from :meth:`ticket`) lets
+        :meth:`stop` stop this request alone.
 
-        Raises EngineCancelled when :meth:`cancel` ended the search (or cancelled
-        its game while it waited for another game's search), EngineError when the
-        engine failed.
+        Waits for a free core while ``max_searches`` searches run. Raises
+        EngineCancelled when :meth:`cancel` or :meth:`stop` ended the search (or
+        came while it waited), EngineError when the engine failed.
         """
+        search = search if search is not None else Search(game)
         with self._state_lock:
-            cancels = self._cancels.get(game, 0)
-            self._waiting[game] = self._waiting.get(game, 0) + 1
+            if search.cancelled:
+                raise EngineCancelled("the engine was stopped before it answered")
+            self._searches.add(search)
         try:
-            with self._request_lock:
-                with self._state_lock:
-                    if self._cancels.get(game, 0) != cancels:
-                        raise EngineCancelled("the engine was stopped before it answered")
-                    self._searching, self._cancelled = game, False
-                try:
-                    state = GameState(fen, tuple(moves), rule, start_quiet_plies=counter)
-                    return self._ask(strength, state, Limit(time=seconds))
-                finally:
-                    with self._state_lock:
-                        self._searching, self._search_engine = None, None
+            while not self._slots.acquire(timeout=0.05):  # a cancel is seen while it waits
+                if search.cancelled or self._closed:
+                    raise EngineCancelled("the engine was stopped before it answered")
+            try:
+                state = GameState(fen, tuple(moves), rule, start_quiet_plies=counter)
+                return self._ask(strength, state, Limit(time=seconds), search)
+            finally:
+                self._slots.release()
         finally:
             with self._state_lock:
-                self._waiting[game] -= 1
-                if not self._waiting[game]:
-                    del self._waiting[game]
+                self._searches.discard(search)
 
-    def _ask(self, strength: str, state: GameState, limit: Limit) -> EngineReply:
-        """One move of ``strength``'s engine (started if need be); the caller holds the request lock."""
-        engine = self._engine(strength)
+    def _ask(self, strength: str, state: GameState, limit: Limit, search: Search) -> EngineReply:
+        """One move of a process of ``strength`` (started if need be); the caller holds a core."""
+        if search.cancelled:
+            raise EngineCancelled("the engine was stopped before it answered")
+        engine = self._checkout(strength, search)
         with self._state_lock:
-            if self._cancelled:  # cancelled while its process started
-                raise EngineCancelled("the engine was stopped before it answered")
-            self._search_engine = engine
+            search.engine = engine
+            stopped = search.cancelled or self._closed  # cancelled while its process started
+        if stopped:
+            engine.kill()
+            engine.close()
+            raise EngineCancelled("the engine was stopped before it answered")
         started = time.perf_counter()
         try:
             result = engine.play(state, limit)
         except EngineError:
-            if not engine.alive():
-                self.start(strengths=[strength])  # a fresh process for the next move, in the background
-            if self._cancelled:
+            engine.close()
+            self.start(strengths=[strength])  # a fresh process for the next move, in the background
+            if search.cancelled:
                 raise EngineCancelled("the engine was stopped before it answered") from None
             raise
-        if self._cancelled:  # it answered as the cancel came: the page no longer wants the move
+        self._checkin(strength, engine)
+        if search.cancelled:  # it answered as the cancel came: the page no longer wants the move
             raise EngineCancelled("the engine was stopped before it answered")
         return EngineReply(str(result.move), time.perf_counter() - started, str(result.info.get("source") or "search"))
 
     def cancel(self, *, game: str = "") -> bool:
-        """Stop ``game``'s search (ending its engine's process if it runs now); return whether it had one.
+        """Stop ``game``'s searches (ending the processes of those that run); return whether it had one.
 
-        Another game's search runs on; a request of ``game`` still waiting for
-        it is answered with EngineCancelled when its turn comes.
+        Other games' searches run on; a request of ``game`` still waiting for a
+        core is answered with EngineCancelled at once.
         """
         with self._state_lock:
-            running = self._searching == game
-            if not running and not self._waiting.get(game):
-                return False
-            self._cancels[game] = self._cancels.get(game, 0) + 1
-            if not running:
-                return True
-            self._cancelled = True
-            engine = self._search_engine
+            searches = [search for search in self._searches if search.game == game]
+        for search in searches:
+            self.stop(search)
+        return bool(searches)
+
+    def stop(self, search: Search) -> bool:
+        """Stop one search (ending its process if it runs); return whether it was waiting or running."""
+        with self._state_lock:
+            search.cancelled = True
+            engine = search.engine
+            known = search in self._searches
         if engine is not None:
             engine.kill()
-        return True
+        return known

@@ -14,11 +14,13 @@ import threading
 import webbrowser
 from collections.abc import Callable
 
-__all__ = ["DEFAULT_PORT", "HOST", "bind_socket", "serve"]
+__all__ = ["DEFAULT_PORT", "HOST", "SHUTDOWN_SECONDS", "bind_socket", "serve"]
 
 HOST = "127.0.0.1"
 #: Port tried first when none is given (any free port if it is taken).
 DEFAULT_PORT = 8765
+#: Seconds Ctrl-C waits for the requests in progress to be answered (the engines stop at once).
+SHUTDOWN_SECONDS = 3.0
 
 
 def bind_socket(port: int, *, host: str = HOST) -> socket.socket:
@@ -48,6 +50,8 @@ def serve(*, tables_dir: str | os.PathLike | None = None, port: int | None = Non
           open_browser: bool = True, announce: Callable[[str], None] = print) -> None:
     """Serve the page until interrupted; ``announce`` is told the URL once it listens.
 
+    Ctrl-C ends the engines' searches at once and then raises KeyboardInterrupt.
+
     ``port`` None tries DEFAULT_PORT, then any free port; 0 takes any free
     port; another number that one (OSError when taken).
     """
@@ -57,8 +61,21 @@ def serve(*, tables_dir: str | os.PathLike | None = None, port: int | None = Non
 
     sock = _default_socket() if port is None else bind_socket(port)
     url = f"http://{HOST}:{sock.getsockname()[1]}/"
-    config = uvicorn.Config(create_app(tables_dir=tables_dir), log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
+    app = create_app(tables_dir=tables_dir)
+    # a connection still open after the engines have stopped (a browser's keep-alive) is not waited for long
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=SHUTDOWN_SECONDS)
+    engines = app.state.engines
+
+    class Server(uvicorn.Server):
+        """On Ctrl-C (or SIGTERM) the engine processes end at once: the requests waiting for their
+        moves are answered, so the graceful shutdown need not wait out a long search."""
+
+        def handle_exit(self, sig, frame) -> None:
+            super().handle_exit(sig, frame)
+            if engines is not None:  # in a thread: the signal may have come while the loop held its lock
+                threading.Thread(target=engines.close, name="engines stop", daemon=True).start()
+
+    server = Server(config)
     watcher = threading.Thread(target=_announce_when_started, args=(server, url, announce, open_browser),
                                daemon=True)
     watcher.start()

@@ -79,10 +79,11 @@ function other(colour) { return colour === "black" ? "white" : "black"; }
 function capital(text) { return text.charAt(0).toUpperCase() + text.slice(1); }
 function plies(n) { return `${n} ${n === 1 ? "ply" : "plies"}`; }
 
-/** What resets the counter of a preset, in words: "a capture or a man move", "a capture or a crowning". */
+/** What resets the counter of a preset, in words: "a capture or man move", "a capture or crowning"
+ *  (one article for both: "the next capture or man move"). */
 function zeroingWords(rule) {
   const preset = S.info && S.info.rules[rule];
-  return preset && !preset.man_move_resets ? "a capture or a crowning" : "a capture or a man move";
+  return preset && !preset.man_move_resets ? "a capture or crowning" : "a capture or man move";
 }
 
 function limitOf(rule) {
@@ -364,7 +365,7 @@ async function startGame(game) {
   S.gameId = newGameId();
   S.record = answer.data;
   S.lastEngine = null;
-  S.hint = null;
+  dropHint();
   if (game.opponent !== "hotseat") S.flipped = game.human === "black";
   renderAll();
   maybeEngineMove();
@@ -397,7 +398,7 @@ async function humanMove(move) {
   const moves = [...S.game.moves, move.move];
   const params = {...gameParams(S.game, moves), ply: String(S.record.played.length)};
   S.pending = true;
-  S.hint = null;
+  dropHint();
   const answer = await api("/api/moves", params);
   S.pending = false;
   if (answer.status === 409) { flashStatus("That move was chosen on an old position: it was dropped."); renderAll(); return; }
@@ -435,9 +436,20 @@ async function maybeEngineMove() {
     return;
   }
   S.game.moves.push(answer.data.move);
+  S.game.redo = [];  // the game has left the line the taken-back moves belonged to
+  dropHint();
   S.lastEngine = {move: answer.data.move, seconds: answer.data.seconds, source: answer.data.source};
   setLastMove(answer.data.move, {animate: true});
   refreshGame();
+}
+
+/** Forget the hint (and stop its search): the position it was for has changed. */
+function dropHint() {
+  S.hint = null;
+  if (S.hintAsked) {
+    api("/api/engine-cancel", undefined, {game: `${S.hintAsked.gameId}-hint`});
+    S.hintAsked = null;
+  }
 }
 
 function cancelThinking() {
@@ -454,10 +466,16 @@ function humanToMove() {
 /** "Hint": the computer's choice for the side to move (the tables' best move where they reach). */
 async function hint() {
   if (!humanToMove() || S.pending) return;
+  const asked = {gameId: S.gameId, ply: S.record.played.length, fen: S.record.fen};
+  S.hintAsked = asked;
   const inTables = S.info.strengths.includes("perfect") && S.record.piece_count <= S.info.max_pieces;
   const answer = await api("/api/engine-move", undefined, {
     fen: S.game.startFen, history: S.game.moves, rule: S.game.rule, counter: S.game.counter,
     strength: inTables ? "perfect" : "hard", time: 1, game: `${S.gameId}-hint`});
+  // a hint that comes after a move (or an undo, or a new game) is about a position the board has left
+  if (S.hintAsked !== asked || !S.record || S.gameId !== asked.gameId || S.record.fen !== asked.fen) return;
+  S.hintAsked = null;
+  if (answer.data.cancelled) return;
   if (!answer.ok) { showError("play-error", answer.data.error); return; }
   S.hint = answer.data;
   $("hint-text").textContent = `Hint: ${answer.data.move}` + (answer.data.source === "tables" ? " (the tables' best move)" : "");
@@ -503,7 +521,7 @@ function undo() {
   closeRoutes();
   S.selection = null;
   S.game.end = null;
-  S.hint = null;
+  dropHint();
   const moves = S.game.moves;
   S.game.redo.push(moves.pop());
   // Against an engine, take back its reply too: stop on a position where the human is to move.
@@ -518,7 +536,7 @@ function undo() {
 
 function redo() {
   if (!S.game || !S.game.redo.length || S.thinking || S.pending || S.game.end) return;
-  S.hint = null;
+  dropHint();
   closeRoutes();
   S.selection = null;
   const moves = S.game.moves;
@@ -608,11 +626,15 @@ async function loadExplore({fen, counter, pushHistory = true, lastMove = null, m
   const params = {fen, rule: e.rule, counter: String(counter)};
   if (move) params.moves = move;
   const moves = await api("/api/moves", params);
-  if (seq !== e.seq) return;
-  if (!moves.ok) { showError("explore-error", moves.data.error); return; }
+  if (seq !== e.seq) return false;
+  if (!moves.ok) {
+    showError("explore-error", moves.data.error);
+    renderAll();  // the counter box shows the position's counter again, not the refused one
+    return false;
+  }
   const record = moves.data;
   const probe = await api("/api/probe", {fen: record.fen, rule: e.rule, counter: String(record.counter)});
-  if (seq !== e.seq) return;
+  if (seq !== e.seq) return false;
   showError("explore-error", probe.status === 400 ? probe.data.error : "");
   if (pushHistory && e.record) {
     e.back.push({fen: e.fen, counter: e.counter, lastMove: e.lastMove});
@@ -628,6 +650,7 @@ async function loadExplore({fen, counter, pushHistory = true, lastMove = null, m
   S.selection = null;
   closeRoutes();
   renderAll();
+  return true;
 }
 
 function exploreMove(move) {
@@ -783,8 +806,9 @@ function editPlace(square) {
   if (tool === "x" || S.edit.pieces[square] === tool) {
     delete S.edit.pieces[square];
   } else if ((tool === "b" || tool === "w") && CROWN_ROW[tool].includes(square)) {
-    S.edit.pieces[square] = tool.toUpperCase();
-    note = `A ${tool === "b" ? "black" : "white"} man on ${square} would be crowned: placed a king.`;
+    const colour = tool === "b" ? "black" : "white";
+    note = `No ${colour} man can stand on ${square}: it would have been crowned there. `
+      + `Choose the ${colour} king to place one.`;
   } else {
     S.edit.pieces[square] = tool;
   }
@@ -838,8 +862,11 @@ async function editTo(view) {
   }
 }
 
+/** Start a game from a position of the explorer or the editor: the user plays the side to move there
+ *  (the position was set up to be played from, not to watch the computer answer it). */
 function playFrom(fen, {rule = $("rule").value, counter = 0} = {}) {
   document.querySelector("input[name=start][value=fen]").checked = true;
+  $("human").value = turnOfFen(fen);
   $("start-fen").value = fen;
   $("rule").value = rule;
   setStartCounterLimit();
@@ -926,9 +953,41 @@ function renderStatus() {
   status.className = S.thinking && S.view === "play" ? "thinking" : "";
 }
 
+/** The FEN line, breakable only after its commas and colons: a square number is never cut in two. */
+function showFen(fen) {
+  const node = $("fen");
+  if (node.textContent === fen) return;
+  node.textContent = "";
+  for (const part of fen.split(/(?<=[,:])/)) {
+    node.appendChild(document.createTextNode(part));
+    node.appendChild(document.createElement("wbr"));
+  }
+}
+
+/** Copy the FEN, and say whether it worked (else select it, for Ctrl+C). */
+async function copyFen() {
+  const button = $("copy-fen");
+  const fen = $("fen").textContent;
+  let done = false;
+  try {
+    if (navigator.clipboard) { await navigator.clipboard.writeText(fen); done = true; }
+  } catch (error) { done = false; }
+  if (!done) {
+    const range = document.createRange();
+    range.selectNodeContents($("fen"));
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+  button.textContent = done ? "Copied" : "Not copied: selected, press Ctrl+C";
+  button.dataset.copied = done ? "yes" : "no";
+  clearTimeout(S.copyTimer);
+  S.copyTimer = setTimeout(() => { button.textContent = "Copy"; delete button.dataset.copied; }, 2000);
+}
+
 function renderAll() {
   const record = currentRecord();
-  $("fen").textContent = S.view === "edit" ? editFen() : record ? record.fen : "";
+  showFen(S.view === "edit" ? editFen() : record ? record.fen : "");
   $("numbers").checked = S.numbers;
   for (const tool of document.querySelectorAll(".tool")) {
     tool.setAttribute("aria-pressed", String(tool.dataset.tool === S.edit.tool));
@@ -970,12 +1029,16 @@ function bindControls() {
   svg = BoardView.create($("board"));
   svg.addEventListener("click", onBoardClick);
   for (const tab of document.querySelectorAll("#tabs button")) {
-    tab.addEventListener("click", () => openView(tab.dataset.view));
+    tab.addEventListener("click", () => { showLinkProblems([]); openView(tab.dataset.view); });
   }
   $("flip").addEventListener("click", () => { S.flipped = !S.flipped; renderAll(); });
   $("numbers").addEventListener("change", () => { S.numbers = $("numbers").checked; renderAll(); });
-  $("copy-fen").addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText($("fen").textContent));
-  $("new-game").addEventListener("submit", (event) => { event.preventDefault(); startGame(readNewGameForm()); });
+  $("copy-fen").addEventListener("click", copyFen);
+  $("new-game").addEventListener("submit", (event) => {
+    event.preventDefault();
+    showLinkProblems([]);
+    startGame(readNewGameForm());
+  });
   $("start-fen").addEventListener("input", () => { document.querySelector("input[name=start][value=fen]").checked = true; });
   $("undo").addEventListener("click", undo);
   $("hint").addEventListener("click", hint);
@@ -1029,6 +1092,8 @@ function bindControls() {
 }
 
 function onKey(event) {
+  // Ctrl+F, Alt+Left and the like are the browser's: the page takes plain keys only
+  if (event.ctrlKey || event.altKey || event.metaKey) return;
   const target = event.target;
   if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) return;
   if (event.key === "Escape") { closeRoutes(); S.selection = null; renderBoard(); return; }
@@ -1043,6 +1108,60 @@ function onKey(event) {
   }
 }
 
+/** The link's settings, checked: each bad parameter is named in `problems` and replaced by its default. */
+function readLink(params) {
+  const problems = [];
+  const given = (name) => params.has(name) && params.get(name) !== "";
+  const bad = (name, why, instead) => problems.push(`${name}=${JSON.stringify(params.get(name))} ${why}: ${instead} instead`);
+  const link = {fen: params.get("fen"), moves: (params.get("moves") || "").split(/[\s,]+/).filter(Boolean)};
+  link.view = params.get("view") || "play";
+  if (!["play", "explore", "edit"].includes(link.view)) {
+    bad("view", "is not play, explore or edit", "play");
+    link.view = "play";
+  }
+  link.rule = params.get("rule") || "wcdf";
+  if (!S.info.rules[link.rule]) {
+    bad("rule", `is not one of ${Object.keys(S.info.rules).join(", ")}`, "wcdf");
+    link.rule = "wcdf";
+  }
+  link.counter = 0;
+  if (given("counter")) {
+    const limit = limitOf(link.rule);
+    if (/^\d+$/.test(params.get("counter")) && Number(params.get("counter")) <= limit) link.counter = Number(params.get("counter"));
+    else bad("counter", `is not a whole number from 0 to ${limit} (the ${link.rule} limit)`, "0");
+  }
+  link.fixed = 0;
+  if (given("fixed")) {
+    if (/^\d+$/.test(params.get("fixed")) && Number(params.get("fixed")) <= link.moves.length) link.fixed = Number(params.get("fixed"));
+    else bad("fixed", `is not a number of moves from 0 to ${link.moves.length} (the moves given)`, "0");
+  }
+  if (link.view !== "play") return {link, problems};
+  const offered = [...$("opponent").options].filter((o) => !o.disabled).map((o) => o.value);
+  link.opponent = null;
+  if (given("opponent")) {
+    if (offered.includes(params.get("opponent"))) link.opponent = params.get("opponent");
+    else bad("opponent", `is not one of ${offered.join(", ")}`, $("opponent").value);
+  }
+  link.human = "black";
+  if (given("human")) {
+    if (["black", "white"].includes(params.get("human"))) link.human = params.get("human");
+    else bad("human", "is not black or white", "black");
+  }
+  link.time = null;
+  if (given("time")) {
+    const most = S.info.max_seconds || 60;
+    const seconds = /^\d*\.?\d+$/.test(params.get("time")) ? Number(params.get("time")) : NaN;
+    if (seconds > 0 && seconds <= most) link.time = seconds;
+    else bad("time", `is not a number of seconds above 0 and at most ${most}`, `${$("think-time").value} s`);
+  }
+  return {link, problems};
+}
+
+/** Name the link's bad parameters above the board (until another game, position or view is chosen). */
+function showLinkProblems(problems) {
+  showError("link-error", problems.length ? `This link's ${problems.join("; ")}.` : "");
+}
+
 async function init() {
   bindControls();
   const [info, ballots] = await Promise.all([api("/api/info"), api("/api/ballots")]);
@@ -1055,20 +1174,24 @@ async function init() {
   const params = new URLSearchParams(location.search);
   S.flipped = params.get("flip") === "1";
   S.numbers = params.get("numbers") === "1";
-  const view = params.get("view") || "play";
-  const fen = params.get("fen");
-  const rule = S.info.rules[params.get("rule")] ? params.get("rule") : "wcdf";
-  const counter = Number(params.get("counter")) || 0;
-  if (view === "explore") {
+  const {link, problems} = readLink(params);
+  const {fen, rule, counter} = link;
+  if (link.view === "explore") {
     S.explore.rule = rule;
     setView("explore");
-    await loadExplore({fen: fen || START_FEN, counter, pushHistory: false});
+    showLinkProblems(problems);
+    if (!(await loadExplore({fen: fen || START_FEN, counter, pushHistory: false}))) {
+      const problem = $("explore-error").textContent;
+      await loadExplore({fen: START_FEN, counter: 0, pushHistory: false});
+      showError("explore-error", `The position in the link could not be explored (${problem}); the start position is shown instead.`);
+    }
     return;
   }
-  if (view === "edit") {
+  if (link.view === "edit") {
     const answer = await api("/api/moves", {fen: fen || START_FEN});
     editSetFromRecord(answer.ok ? answer.data : null);
     setView("edit", {keepEdit: true});
+    showLinkProblems(problems);
     if (!answer.ok) {
       S.edit.seq++;  // the check of the empty board under way must not clear this message
       $("edit-fen").value = fen;
@@ -1078,23 +1201,22 @@ async function init() {
   }
   $("rule").value = rule;
   setStartCounterLimit();
-  $("start-counter").value = String(Math.min(counter, limitOf(rule)));
-  const opponent = params.get("opponent");
-  if (opponent && [...$("opponent").options].some((o) => o.value === opponent && !o.disabled)) $("opponent").value = opponent;
+  $("start-counter").value = String(counter);
+  if (link.opponent) $("opponent").value = link.opponent;
   renderTimeMenu();
-  if (params.get("human")) $("human").value = params.get("human");
-  if (params.get("time")) {
+  $("human").value = link.human;
+  if (link.time !== null) {
     const select = $("think-time");
-    if (![...select.options].some((o) => o.value === params.get("time"))) {
-      select.add(new Option(`${params.get("time")} s`, params.get("time")));
-    }
-    select.value = params.get("time");
+    const value = String(link.time);
+    if (![...select.options].some((o) => o.value === value)) select.add(new Option(`${value} s`, value));
+    select.value = value;
   }
   const game = readNewGameForm();
   if (fen) { game.startFen = fen; game.event = "Game from a position"; }
-  const moves = (params.get("moves") || "").split(/[\s,]+/).filter(Boolean);
-  if (moves.length) { game.moves = moves; game.fixed = Math.min(Number(params.get("fixed")) || 0, moves.length); }
+  const moves = link.moves;
+  if (moves.length) { game.moves = moves; game.fixed = link.fixed; }
   setView("play");
+  showLinkProblems(problems);
   if (!(await startGame(game))) {
     const problem = $("play-error").textContent;
     await startGame(readNewGameForm());
