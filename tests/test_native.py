@@ -84,6 +84,7 @@ def test_compact_only_smaller_tables_feed_the_next_piece_count(compact_tables, t
     assert compact_files(tmp_path, 4) == compact_files(compact_tables(4), 4)
 
 
+@pytest.mark.slow  # a build or two of 4 pieces more: keeps make test under 3 minutes
 def test_a_broken_or_unstamped_table_is_rebuilt_and_the_rest_skipped(native_dir, tmp_path):
     shutil.copytree(native_dir, tmp_path, dirs_exist_ok=True)
     before = compact_files(tmp_path)
@@ -113,6 +114,7 @@ def test_native_contents_hold_the_values_and_wcdf_only():
         contents_for(8, rules="all")
 
 
+@pytest.mark.slow  # a build or two of 4 pieces more: keeps make test under 3 minutes
 def test_max_per_side_builds_the_cut_and_the_prober_reads_it(tmp_path, capsys):
     assert main(["build", "-n", "4", "--max-per-side", "2", "--compact-native", "--jobs", "1",
                  "--quiet", "--tables", str(tmp_path)]) == 0
@@ -195,6 +197,7 @@ def test_the_adjudicator_judges_a_piece_count_held_in_part(tmp_path):
         assert verdict is not None and str(expected) in verdict.reason
 
 
+@pytest.mark.slow  # a build or two of 4 pieces more: keeps make test under 3 minutes
 def test_a_killed_native_build_resumes_to_identical_files(native_dir, tmp_path):
     import signal
     import subprocess
