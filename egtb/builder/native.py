@@ -31,7 +31,6 @@ master of the same table (the same codes go through the same encoder).
 from __future__ import annotations
 
 import json
-import logging
 import os
 import zlib
 from pathlib import Path
@@ -42,7 +41,7 @@ from numba import njit
 from egtb.builder.contents import LEAN_RULES
 from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
 from egtb.errors import TableError
-from egtb.formats.compact.layout import (DTZ_KINDS, RULE_KINDS, WDL, category_codes, compact_path,
+from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, category_codes, compact_path,
                                          dtz_codes)
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact import writer as compact_writer
@@ -52,8 +51,6 @@ from egtb.formats.values import CATEGORY_OF_CODE
 from egtb.positions.index import unrank_positions
 from egtb.positions.material import Material, count_positions
 from egtb.rules.captures import has_capture
-
-log = logging.getLogger("egtb.builder.native")
 
 #: Suffix of a compact-native table's summary (its stamp of completeness).
 SUMMARY_SUFFIX = ".native.json"
@@ -132,8 +129,8 @@ def has_compact_table(directory: os.PathLike | str, material: Material) -> bool:
 
 
 def has_native(directory: os.PathLike | str, material: Material) -> bool:
-    """Whether a material's table is compact files alone in `directory` (its ``.wcdf`` there,
-    no master): what the build reads through :func:`read_categories`."""
+    """Whether a material's ``.wcdf`` file is in `directory`: what the build reads through
+    :func:`read_categories` when the material has no master."""
     return categories_path(directory, material).exists()
 
 
@@ -157,7 +154,7 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
         del codes
         path = write_compact(compact_path(directory, material, kind=kind), blob)
         write_marks(path)
-        files[path.name] = [len(blob), CompactTable(path).header_crc]
+        files[path.name] = [len(blob), HEADER.unpack_from(blob)[-1]]  # the header's own CRC-32
     summary = {"material": material.name, "positions": count_positions(material),
                "wins": attrs["wins"] + attrs["cursed_wins"],
                "losses": attrs["losses"] + attrs["blessed_losses"], "draws": attrs["draws"],
