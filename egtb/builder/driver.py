@@ -41,7 +41,7 @@ import numpy as np
 
 from egtb.builder import budget, pipeline, solve, split
 from egtb.builder import native as native_files
-from egtb.builder.contents import LEAN_RULES, contents_for
+from egtb.builder.contents import contents_for
 from egtb.builder.plan import (DEFAULT_RULES, Pair, contents_of, dependency_materials, find_complete,
                              longest_chains, plan_memory, plan_pairs)
 from egtb.errors import MemoryBudgetError, MissingTableError, SolverError, TaskError
@@ -211,13 +211,13 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
     missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
     if missing and not plan_only:
         raise MissingTableError(f"tables needed but not built: {sorted(missing)}")
-    _check_compact_dependencies(todo, directory, rules=rules, dtw=dtw, native=native)
+    contents = {p.key: contents_of(p, rules=rules, dtw=dtw, native=native) for p in todo}
+    _check_compact_dependencies(todo, directory, contents)
     cache_bytes = None
     total_memory = memory
     if executor is None:  # the workers' table caches and processes come out of the budget
         cache_bytes = budget.cache_budget(memory, most=min(CACHE_BYTES, process_cache().max_bytes))
         memory = budget.pair_budget(memory, jobs=jobs, cache_bytes=cache_bytes)
-    contents = {p.key: contents_of(p, rules=rules, dtw=dtw, native=native) for p in todo}
     plans, report.plan = _plan_build(  # before any work; refused here unless only planning
         todo, directory, contents=contents, memory=memory, total_memory=total_memory, jobs=jobs,
         on_disk=on_disk, bits=budget.stored_bits(directory, [m for p in pairs for m in p.materials]),
@@ -285,22 +285,16 @@ def _plan_build(todo: list[Pair], directory: Path, *, contents: dict, memory: in
         min(memory, sum(largest)) + processes, total_memory, tuple(refused))
 
 
-def _check_compact_dependencies(todo: list[Pair], directory: Path, *, rules: str | tuple,
-                                dtw: bool | None, native: bool | None) -> None:
+def _check_compact_dependencies(todo: list[Pair], directory: Path, contents: dict) -> None:
     """Refuse, before any work, a pair that needs more of a dependency than its compact files hold
-    (DTW, a rule layer other than wcdf) when that dependency has no master: MissingTableError
-    naming both."""
+    (DTW, a rule layer other than wcdf) when that dependency has no master
+    (:func:`egtb.builder.native.refuse_unheld`). `contents`: by pair key."""
     for pair in todo:
-        contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
-        if not contents.dtw and contents.names == (LEAN_RULES,):
+        if native_files.holds(contents[pair.key]):
             continue
         for material in dependency_materials(pair):
             if not master.table_path(directory, material).exists() and native_files.has_native(directory, material):
-                wanted = ", ".join(("DTW",) * contents.dtw + contents.names)
-                raise MissingTableError(
-                    f"{pair.key} needs {wanted} of {material.name}, whose table in {directory} is "
-                    f"compact files alone (values and {LEAN_RULES}): build with --rules {LEAN_RULES} "
-                    "--no-dtw, or --compact-native, or rebuild its master")
+                native_files.refuse_unheld(directory, material, contents[pair.key], needed_by=pair.key)
 
 
 def _compacts(directory: Path, max_pieces: int) -> bool:

@@ -40,7 +40,7 @@ from numba import njit
 
 from egtb.builder.contents import LEAN_RULES
 from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
-from egtb.errors import TableError
+from egtb.errors import MissingTableError, TableError
 from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, category_codes, compact_path,
                                          dtz_codes)
 from egtb.formats.compact.reader import CompactTable
@@ -132,6 +132,23 @@ def has_native(directory: os.PathLike | str, material: Material) -> bool:
     """Whether a material's ``.wcdf`` file is in `directory`: what the build reads through
     :func:`read_categories` when the material has no master."""
     return categories_path(directory, material).exists()
+
+
+def holds(contents) -> bool:
+    """Whether compact files alone hold all a build of `contents` reads of a dependency: the
+    values and the ``wcdf`` categories, no DTW, no other preset."""
+    return not contents.dtw and contents.names == (LEAN_RULES,)
+
+
+def refuse_unheld(directory: os.PathLike | str, material: Material, contents, *, needed_by: str) -> None:
+    """MissingTableError naming `material` (a table of compact files alone) and the pair
+    `needed_by` when that pair's `contents` need more of it than its compact files hold."""
+    if not holds(contents):
+        wanted = ", ".join(("DTW",) * contents.dtw + contents.names)
+        raise MissingTableError(
+            f"{needed_by} needs {wanted} of {material.name}, whose table in {directory} is compact "
+            f"files alone (values and {LEAN_RULES}): build with --rules {LEAN_RULES} --no-dtw, or "
+            "--compact-native, or rebuild its master")
 
 
 def write_material(directory: os.PathLike | str, material: Material, category: np.ndarray,

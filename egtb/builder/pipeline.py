@@ -135,7 +135,7 @@ def load_dependencies(directory: Path, solved: list[Material],
     for material in solved if fill else ():
         part = tables.slice_of(material)
         if not master.table_path(directory, material).exists() and native.has_native(directory, material):
-            load_native(directory, material, tables, part)
+            load_native(directory, material, tables, part, needed_by=fresh[0].name)
             continue
         if isinstance(arrays[2].base, np.memmap) or budget.values_bytes(
                 count_positions(material), contents) > process_cache().max_bytes:
@@ -150,17 +150,15 @@ def load_dependencies(directory: Path, solved: list[Material],
     return tables
 
 
-def load_native(directory: Path, material: Material, tables: FlatTables, part: slice) -> None:
+def load_native(directory: Path, material: Material, tables: FlatTables, part: slice, *,
+                needed_by: str) -> None:
     """Put a compact-native dependency's ``wcdf`` categories into the flat arrays
     (:func:`egtb.builder.native.read_categories`, kept in the process's table cache when they fit).
 
-    TableError when the pair needs more of it than its compact files hold (DTW, another layer).
+    MissingTableError when the pair `needed_by` needs more of it than its compact files hold (DTW,
+    another layer; :func:`egtb.builder.native.refuse_unheld`).
     """
-    contents = tables.contents
-    if contents.dtw or contents.names != (native.LEAN_RULES,):
-        raise TableError(f"{material.name} is compact files alone in {directory} (values and "
-                         f"{native.LEAN_RULES}), and this build needs "
-                         f"{', '.join(('dtw',) * contents.dtw + contents.names)} of it")
+    native.refuse_unheld(directory, material, tables.contents, needed_by=needed_by)
     if isinstance(tables.rcat.base, np.memmap) or count_positions(material) > process_cache().max_bytes:
         native.read_categories(directory, material, tables.rcat[0, part])
         return
