@@ -138,6 +138,7 @@ def test_a_native_build_of_every_table_up_to_5_pieces_equals_the_reference(tmp_p
     assert stored_materials(tmp_path) == []
 
 
+@pytest.mark.slow  # another build or a verify: keeps make test under 3 minutes
 def test_verify_checks_a_native_directory_and_compares_its_stamps_with_the_reference(native_dir, tmp_path,
                                                                                    capsys):
     shutil.copytree(native_dir, tmp_path, dirs_exist_ok=True)
@@ -180,6 +181,7 @@ def test_the_plan_is_printed_and_nothing_built(tmp_path, capsys):
     assert "refused" not in out and stored_materials(tmp_path) == []
 
 
+@pytest.mark.slow  # another build or a verify: keeps make test under 3 minutes
 def test_the_adjudicator_judges_a_piece_count_held_in_part(tmp_path):
     from tournament.adjudicate import TablebaseAdjudicator, build_adjudicators
     from egtb import Board
@@ -220,6 +222,7 @@ def test_a_killed_native_build_resumes_to_identical_files(native_dir, tmp_path):
     assert compact_files(tmp_path) == compact_files(native_dir)
 
 
+@pytest.mark.slow  # another build or a verify: keeps make test under 3 minutes
 def test_stats_give_a_native_directorys_counts_and_say_when_a_piece_count_is_held_in_part(native_dir, tmp_path,
                                                                                         capsys):
     assert main(["stats", "--tables", str(native_dir), "--json"]) == 0
