@@ -274,6 +274,9 @@ def _register_build(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-per-side", type=int, default=None, metavar="N",
                    help="only the materials with at most N pieces a side (e.g. 5: KingsRow's "
                         "cut of its 10-piece set)")
+    p.add_argument("--materials", type=_material_list, default=(), metavar="LIST",
+                   help="only the pairs of these materials, a comma list such as 4k-4k,4k-1m3k "
+                        "(each built with its mirror; their dependencies must be built)")
     p.add_argument("--memory", type=float, default=None, metavar="GB",
                    help="memory the build may use, all jobs together (default 60%% of the "
                         "physical memory); pairs too big run on disk or wait their turn")
@@ -287,6 +290,20 @@ def _register_build(p: argparse.ArgumentParser) -> None:
     add_tables_option(p)
     add_scheduler_options(p)  # --scheduler / --scheduler-file: run on a Dask cluster
     p.set_defaults(func=run_build)
+
+
+def _material_list(text: str) -> tuple[str, ...]:
+    """argparse type of ``--materials``: a comma list of material names, each checked."""
+    from egtb.positions.material import Material
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    try:
+        for name in names:
+            Material.parse(name)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not names:
+        raise argparse.ArgumentTypeError("no material named")
+    return names
 
 
 def _rule_list(text: str) -> str:
@@ -344,7 +361,7 @@ def run_build(args: argparse.Namespace) -> int:
                        memory=int(args.memory * GB) if args.memory else None,
                        on_disk=args.on_disk, checkpoint_seconds=60 * args.checkpoint_minutes,
                        compact=True if args.compact else None, native=args.compact_native,
-                       max_per_side=args.max_per_side, plan_only=args.plan,
+                       max_per_side=args.max_per_side, materials=args.materials, plan_only=args.plan,
                        on_plan=None if args.json or (args.quiet and not args.plan) else
                        lambda plan: print(plan.text(), file=sys.stdout if args.plan else sys.stderr, flush=True))
     except SolverError as exc:  # a material failed to build: a failed result, not bad usage

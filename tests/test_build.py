@@ -15,6 +15,7 @@ import pytest
 
 from egtb.builder.contents import contents_for
 from egtb.builder import driver as builder, pipeline, plan as planner
+from egtb.errors import MissingTableError
 from egtb.formats import master
 from egtb.formats.values import DRAW, LOSS, WIN
 from egtb.positions.index import global_rank, global_unrank, position_index
@@ -105,6 +106,20 @@ def test_rerun_skips_complete_and_rebuilds_corrupted(tables4, tmp_path):
     assert crcs(tmp_path, max_pieces=3) == crcs(tables4, max_pieces=3)
     again = builder.build(3, directory=tmp_path, jobs=1, progress=False)
     assert again.built == [] and len(again.skipped) == len(all_materials(3))
+
+
+def test_materials_build_only_their_pairs_and_name_a_missing_dependency(tables4, tmp_path):
+    for m in all_materials(2):
+        master.table_path(tmp_path, m).write_bytes(master.table_path(tables4, m).read_bytes())
+    with pytest.raises(MissingTableError, match=r"not built: \['1k-2k'\].*--materials"):
+        builder.build(3, directory=tmp_path, jobs=1, progress=False, materials=["2k-1m"])
+    report = builder.build(3, directory=tmp_path, jobs=1, progress=False, materials=["2k-1k"])
+    assert sorted(report.built) == ["1k-2k", "2k-1k"]  # the pair, its mirror with it
+    assert not master.table_path(tmp_path, Material.parse("1m-2k")).exists()
+    for name in ("1k-2k", "2k-1k"):
+        built, reference = (master.read_attrs(master.table_path(d, Material.parse(name)))["checksum_crc32"]
+                            for d in (tmp_path, tables4))
+        assert built == reference
 
 
 # SIGTERM has no handler here: it ends the build as SIGKILL does (the forked workers die with it);

@@ -31,7 +31,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import closing, nullcontext
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -43,7 +43,7 @@ from egtb.builder import budget, pipeline, solve, split
 from egtb.builder import native as native_files
 from egtb.builder.contents import contents_for
 from egtb.builder.plan import (DEFAULT_RULES, Pair, contents_of, dependency_materials, find_complete,
-                             longest_chains, plan_memory, plan_pairs)
+                             longest_chains, plan_memory, plan_pairs, select_pairs)
 from egtb.errors import MemoryBudgetError, MissingTableError, SolverError, TaskError
 from egtb.executor import Executor, LocalPool, Task
 from egtb.formats import master, scratch
@@ -142,7 +142,7 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
           on_disk: bool = False, checkpoint_seconds: float = pipeline.CHECKPOINT_SECONDS,
           split_pairs: Split | None = None, compact: bool | None = None,
           native: bool | None = None, max_per_side: int | None = None,
-          on_plan: Callable[[BuildPlan], None] | None = None, plan_only: bool = False) -> BuildReport:
+          materials: Collection[str] = (), on_plan: Callable[[BuildPlan], None] | None = None, plan_only: bool = False) -> BuildReport:
     """Build every table with min..max pieces into a directory; skip complete ones.
 
     `rules`: the rule layers every file gets ("auto": all up to 6 pieces, wcdf
@@ -168,7 +168,9 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     disk check before any work counts them. `native`: tables as compact files alone, no master
     (None: from :data:`egtb.builder.contents.NATIVE_PIECES` pieces on; see
     :mod:`egtb.builder.native`). `max_per_side`: only the materials with at most that many pieces
-    a side (:func:`egtb.builder.plan.plan_pairs`). `on_plan` is called with the plan
+    a side (:func:`egtb.builder.plan.plan_pairs`). `materials`: only the pairs of these
+    materials (names such as ``"4k-4k"``; :func:`egtb.builder.plan.select_pairs`), whose
+    dependencies must be complete or among them. `on_plan` is called with the plan
     (:class:`BuildPlan`) once it fits, before any work; with `plan_only` the build stops there.
 
     >>> build(2, directory=tmp_path, jobs=1, progress=False).positions  # doctest: +SKIP
@@ -182,9 +184,11 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     jobs = jobs or os.cpu_count() or 1
     if executor is not None and split_pairs is None and executor.remote:
         split_pairs = Split()
+    pairs = plan_pairs(max_pieces, max_per_side=max_per_side)
+    selected = select_pairs(pairs, materials) if materials else None
     handler = _start_logging(directory)
     try:
-        return _run(plan_pairs(max_pieces, max_per_side=max_per_side), directory, jobs=jobs,
+        return _run(pairs, directory, jobs=jobs, selected=selected,
                     rules=rules, dtw=dtw, native=native,
                     min_pieces=min_pieces, progress=progress, executor=executor,
                     memory=memory or budget.default_budget(), on_disk=on_disk,
@@ -195,7 +199,7 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
         _stop_logging(handler)
 
 
-def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
+def _run(pairs: list[Pair], directory: Path, *, jobs: int, selected: set[str] | None, rules: str | tuple,
          dtw: bool | None, native: bool | None, min_pieces: int, progress: bool, executor: Executor | None, memory: int,
          on_disk: bool, checkpoint_seconds: float, split_pairs: Split | None,
          compact: bool, on_plan: Callable[[BuildPlan], None], plan_only: bool) -> BuildReport:
@@ -207,10 +211,12 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, rules: str | tuple,
     found = find_complete(pairs, directory, rules=rules, dtw=dtw, native=native, min_pieces=min_pieces,
                           checked=checked)
     report.skipped, report.rebuilt, done = found.skipped, found.rebuilt, found.done
-    todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= min_pieces]
+    todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= min_pieces
+            and (selected is None or p.key in selected)]
     missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
     if missing and not plan_only:
-        raise MissingTableError(f"tables needed but not built: {sorted(missing)}")
+        raise MissingTableError(f"tables needed but not built: {sorted(missing)}"
+                                + (" (build them first, or add them to --materials)" if selected else ""))
     contents = {p.key: contents_of(p, rules=rules, dtw=dtw, native=native) for p in todo}
     _check_compact_dependencies(todo, directory, contents)
     cache_bytes = None

@@ -24,6 +24,7 @@ from pathlib import Path
 from egtb.builder import budget, rule_layer
 from egtb.builder import native as native_files
 from egtb.builder.contents import AUTO, Contents, contents_for
+from egtb.errors import InvalidArgumentError
 from egtb.formats import master
 from egtb.positions.material import Material, all_materials, count_positions
 
@@ -107,6 +108,27 @@ def plan_pairs(max_pieces: int, *, min_pieces: int = 2, max_per_side: int | None
         deps = {pair_of(s)[0].name for m in materials for s in successor_materials(m)}
         pairs.append(Pair(materials, frozenset(deps)))
     return sorted(pairs, key=lambda p: (p.materials[0].pieces, p.materials[0].men, p.key))
+
+
+def select_pairs(pairs: list[Pair], names) -> set[str]:
+    """Keys of the pairs that hold a material of `names` (either side first: a pair is built
+    whole), for a build of some materials only (``egtb build --materials``).
+
+    InvalidArgumentError names a material that is not one of `pairs` (a bad name, more pieces
+    than the build goes to, or more pieces a side than it allows).
+
+    >>> sorted(select_pairs(plan_pairs(3), ["1k-2k", "1m-1k"]))
+    ['1k-1m', '1k-2k']
+    """
+    by_material = {m: p.key for p in pairs for m in p.materials}
+    keys = set()
+    for name in names:
+        material = Material.parse(name)
+        if material not in by_material:
+            raise InvalidArgumentError(f"material {name!r} is not in this build (up to "
+                                       f"{max(m.pieces for m in by_material)} pieces, as limited)")
+        keys.add(by_material[material])
+    return keys
 
 
 def pieces_a_side(material: Material) -> int:
