@@ -36,7 +36,8 @@ from egtb.positions.index import position_index
 from egtb.positions.material import Material
 from egtb.formats.values import LOSS as LOSS_CODE
 from egtb.formats.values import WIN as WIN_CODE
-from egtb.formats.values import Category
+from egtb.formats.values import DTZ_SATURATED, Category
+from egtb.errors import SolverError
 
 #: Oracle values for the side to move.
 W, D, L = 1, 0, -1
@@ -457,3 +458,14 @@ def test_rule_reference_covers_six_pieces_in_every_preset_and_seven_in_wcdf():
                        for n in names) == sum(tables[n].wins for n in names)
             assert sum(layers[n, preset].losses + layers[n, preset].blessed_losses
                        for n in names) == sum(tables[n].losses for n in names)
+
+
+def test_a_saturated_one_byte_dtz_is_refused_not_written():
+    # a one-byte DTZ array (wcdf alone) saturates at DTZ_SATURATED: a table holding it must fail
+    # rather than store a wrong distance; one ply less is a DTZ like any other
+    category = np.array([2, -1], dtype=np.int8)
+    assert rule_layer.layer_attrs(rule_layer.PRESETS["wcdf"], category, np.array([254, 200], dtype=np.uint8))["max_dtz"] == 254
+    with pytest.raises(SolverError, match="DTZ of 255"):
+        rule_layer.layer_attrs(rule_layer.PRESETS["wcdf"], category, np.array([7, DTZ_SATURATED], dtype=np.uint8))
+    wide = rule_layer.layer_attrs(rule_layer.PRESETS["wcdf"], category, np.array([7, 300], dtype=np.uint16))
+    assert wide["max_dtz_cursed"] == 300

@@ -124,9 +124,9 @@ def values_bytes(positions: int, contents, *, own: int = 0) -> int:
 
     >>> from egtb.builder.contents import contents_for
     >>> values_bytes(1000, contents_for(6)), values_bytes(1000, contents_for(7), own=400)
-    (6000, 1800)
+    (6000, 1400)
     """
-    return scratch.scratch_bytes(positions, own, dtw=contents.dtw, layers=len(contents.presets))
+    return scratch.scratch_bytes(positions, own, dtw=contents.dtw, presets=contents.presets)
 
 
 def unit_nodes(pair) -> int:
@@ -185,8 +185,7 @@ def scratch_bytes(pair, dependencies, *, contents) -> int:
     """Bytes of a pair's scratch files on disk: the values of its positions and its dependencies'
     (:func:`egtb.formats.scratch.scratch_bytes`)."""
     total = pair.positions + sum(count_positions(m) for m in dependencies)
-    return scratch.scratch_bytes(total, pair.positions, dtw=contents.dtw,
-                                 layers=len(contents.presets))
+    return scratch.scratch_bytes(total, pair.positions, dtw=contents.dtw, presets=contents.presets)
 
 
 def check_disk(pair, dependencies, *, contents, free: int, directory) -> None:

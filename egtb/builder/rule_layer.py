@@ -30,10 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from egtb.errors import InvalidArgumentError
+from egtb.errors import InvalidArgumentError, SolverError
 from egtb.rules.board import DRAW_RULES
 from egtb.formats.master import RuleLayer
-from egtb.formats.values import DRAW, LOSS, WIN, Category
+from egtb.formats.values import DRAW, DTZ_SATURATED, LOSS, WIN, Category
 
 __all__ = ["PRESETS", "RulePreset", "categories", "codes_of", "layer_attrs", "make_layer",
            "parse_presets", "values_of"]
@@ -143,6 +143,10 @@ def layer_attrs(preset: RulePreset, category: np.ndarray, dtz: np.ndarray) -> di
     90
     """
     counts, max_dtz, max_cursed = count_layer(category, dtz)
+    if dtz.dtype == np.uint8 and max(max_dtz, max_cursed) >= DTZ_SATURATED:
+        raise SolverError(f"a {preset.name} DTZ of {DTZ_SATURATED} plies or more: the one-byte DTZ "
+                          "array (egtb.formats.scratch.dtz_type) and the compact .dtz file cannot "
+                          "hold it")
     return dict({COUNT_NAMES[c]: int(counts[c + 2]) for c in Category}, preset=preset.name,
                 limit=preset.limit, zeroing=preset.zeroing, max_dtz=int(max_dtz),
                 max_dtz_cursed=int(max_cursed))

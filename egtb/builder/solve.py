@@ -40,8 +40,8 @@ from egtb.positions.index import (BINOM, deposit_squares, fill_squares, material
                                next_combination, popcount, position_index, rank_kings, rank_men,
                                rank_subset, unit_size, unrank_men, unrank_subset, unrank_unit)
 from egtb.positions.material import BLACK_ONLY_MEN_SQUARES, NUM_SHARED, SHARED_MEN_SQUARES, mirror_bb
-from egtb.formats.values import (CAT_CURSED_WIN, CAT_WIN, DRAW, LOSS, UNKNOWN, UNSOLVED_CATEGORY,
-                                 WIN)
+from egtb.formats.values import (CAT_CURSED_WIN, CAT_WIN, DRAW, DTZ_SATURATED, LOSS, UNKNOWN,
+                                 UNSOLVED_CATEGORY, WIN)
 from egtb.rules.bitboards import lowest_bit64
 from egtb.rules.captures import C_CAPTURED, C_FROM, C_TO, CAPTURE_ROWS, MAX_JUMPS, capture_moves, jumping_pieces
 from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH
@@ -384,7 +384,7 @@ def resolve_exits(n, node, size, base, wdl, dtw, rcat, rdtz, limits):
                     sign = 1 if kind == WIN else (-1 if kind == LOSS else 0)
                     layer = t - first
                     rcat[layer, g] = sign * (CAT_WIN if d <= limits[layer] else CAT_CURSED_WIN)
-                    rdtz[layer, g] = d
+                    rdtz[layer, g] = stored_dtz(d, rdtz.itemsize)
     return OK
 
 
@@ -830,6 +830,12 @@ def write_values(n, resolved, depth, size, base, wdl, dtw):
                 dtw[g] = depth[i]
 
 
+@njit(cache=True, inline="always")
+def stored_dtz(d, itemsize):
+    """`d` as a DTZ array of `itemsize` bytes stores it: saturated at DTZ_SATURATED in one byte."""
+    return min(d, DTZ_SATURATED) if itemsize == 1 else d
+
+
 @njit(cache=True)
 def write_categories(n, resolved, depth, size, base, rcat, rdtz, limit):
     """Store a rule layer's categories and DTZ: decisive within `limit`, else cursed/blessed."""
@@ -840,7 +846,7 @@ def write_categories(n, resolved, depth, size, base, rcat, rdtz, limit):
             d = depth[i]
             sign = 1 if resolved[i] == WIN else (-1 if resolved[i] == LOSS else 0)
             rcat[g] = sign * (CAT_WIN if d <= limit else CAT_CURSED_WIN)
-            rdtz[g] = d if sign != 0 else 0
+            rdtz[g] = stored_dtz(d, rdtz.itemsize) if sign != 0 else 0
 
 
 @njit(cache=True, _nrt=False)

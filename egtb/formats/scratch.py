@@ -44,6 +44,25 @@ ARRAYS = (("wld", np.uint8, False, "values"), ("dtw", np.uint16, False, "values"
           ("rcat", np.int8, True, "all"), ("rdtz", np.uint16, True, "pair"))
 
 
+def dtz_type(presets) -> type:
+    """Element type of a pair's DTZ array for these rule layers: one byte when every layer's
+    counter is zeroed by any man move (``wcdf``), since every exit from a unit then zeroes it
+    and no DTZ is read while the pair is solved, only written (the solver saturates it at
+    :data:`egtb.formats.values.DTZ_SATURATED`, which the compact ``.dtz`` file could not hold
+    either); else two bytes (a quiet man move's exit reads its target's DTZ).
+
+    >>> from egtb.builder.rule_layer import PRESETS
+    >>> dtz_type((PRESETS["wcdf"],)).__name__, dtz_type(tuple(PRESETS.values())).__name__
+    ('uint8', 'uint16')
+    """
+    return np.uint8 if presets and all(p.man_move_resets for p in presets) else np.uint16
+
+
+def array_types(presets) -> list[type]:
+    """Element types of the flat arrays (wdl, dtw, rcat, rdtz) for these rule layers."""
+    return [dtz_type(presets) if name == "rdtz" else dtype for name, dtype, _, _ in ARRAYS]
+
+
 def scratch_dir(directory: os.PathLike | str, key: str) -> Path:
     """The scratch directory of a pair in a table directory."""
     return Path(directory) / f"{key}{SCRATCH_SUFFIX}"
@@ -60,15 +79,16 @@ def array_shapes(total: int, own: int, *, dtw: bool, layers: int) -> list[tuple]
             for _, _, rows, cover in ARRAYS]
 
 
-def scratch_bytes(total: int, own: int, *, dtw: bool, layers: int) -> int:
-    """Bytes of a pair's scratch files (:func:`map_arrays`).
+def scratch_bytes(total: int, own: int, *, dtw: bool, presets: tuple) -> int:
+    """Bytes of a pair's scratch files (:func:`map_arrays`) for these rule layers.
 
-    >>> scratch_bytes(10, 4, dtw=False, layers=1)
-    18
+    >>> from egtb.builder.rule_layer import PRESETS
+    >>> scratch_bytes(10, 4, dtw=False, presets=(PRESETS["wcdf"],))
+    14
     """
+    shapes = array_shapes(total, own, dtw=dtw, layers=len(presets))
     return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize
-               for shape, (_, dtype, _, _) in zip(array_shapes(total, own, dtw=dtw, layers=layers),
-                                                  ARRAYS))
+               for shape, dtype in zip(shapes, array_types(presets)))
 
 
 def new_arrays(total: int, own: int, *, contents) -> list[np.ndarray]:
@@ -81,7 +101,8 @@ def new_arrays(total: int, own: int, *, contents) -> list[np.ndarray]:
     """
     shapes = array_shapes(total, own, dtw=contents.dtw, layers=len(contents.presets))
     return [np.full(shape, UNSOLVED_CATEGORY, dtype=dtype) if name == "rcat"
-            else np.zeros(shape, dtype=dtype) for (name, dtype, _, _), shape in zip(ARRAYS, shapes)]
+            else np.zeros(shape, dtype=dtype)
+            for (name, _, _, _), dtype, shape in zip(ARRAYS, array_types(contents.presets), shapes)]
 
 
 def map_arrays(path: Path, total: int, own: int, *, contents, create: bool) -> list[np.ndarray]:
@@ -97,7 +118,7 @@ def map_arrays(path: Path, total: int, own: int, *, contents, create: bool) -> l
     path.mkdir(parents=True, exist_ok=True)
     arrays = []
     shapes = array_shapes(total, own, dtw=contents.dtw, layers=len(contents.presets))
-    for (name, dtype, _, _), shape in zip(ARRAYS, shapes):
+    for (name, _, _, _), dtype, shape in zip(ARRAYS, array_types(contents.presets), shapes):
         if int(np.prod(shape)) == 0:
             arrays.append(np.zeros(shape, dtype=dtype))
             continue

@@ -36,6 +36,10 @@ WIN = 2  #: stored code: the side to move wins
 LOSS = 3  #: stored code: the side to move loses
 #: Category code of a rule-layer position not solved yet (never in a finished table).
 UNSOLVED_CATEGORY = -128
+#: The DTZ a one-byte DTZ array stores for every DTZ of this many plies or more (the builder's
+#: scratch under wcdf, :func:`egtb.formats.scratch.dtz_type`): a table holding it is refused,
+#: as a compact ``.dtz`` file (DTZ + 1 in a byte) could not hold it either.
+DTZ_SATURATED = 255
 #: The codes a finished table may hold.
 STORED_CODES = (DRAW, WIN, LOSS)
 
