@@ -83,9 +83,9 @@ def bench_six(count: int, *, directory: Path, jobs: int, rules: str = "all") -> 
     for pair in pairs:
         t = time.perf_counter()
         result = pipeline.build_pair(directory, pair, planner.dependency_materials(pair),
-                                    rules=rules)
-        done += result["positions"]
-        print(f"  {pair.key}: {result['positions']:,} positions, {result['units']} units, "
+                                    contents=planner.contents_of(pair, rules=rules))
+        done += result.positions
+        print(f"  {pair.key}: {result.positions:,} positions, {result.units} units, "
               f"{time.perf_counter() - t:.1f}s, peak {peak_mb():.0f} MB")
     seconds = time.perf_counter() - start
     rate = done / seconds
@@ -113,7 +113,8 @@ def measure(pieces: int, six: list[str], six_tables: Path | None, *, jobs: int,
             if path.stem not in own:
                 os.symlink(path.resolve(), links / path.name)
         cpu0, start = _cpu(), time.perf_counter()
-        pipeline.build_pair(links, pair, planner.dependency_materials(pair), rules=rules)
+        pipeline.build_pair(links, pair, planner.dependency_materials(pair),
+                            contents=planner.contents_of(pair, rules=rules))
         out[pair.key] = (_cpu() - cpu0, time.perf_counter() - start, pair.positions)
     return out
 

@@ -51,12 +51,12 @@ def build_one(directory: Path, pair: planner.Pair, memory: int, checkpoint: floa
     deps = planner.dependency_materials(pair)
     plan = budget.plan_pair(pair, deps, contents=FULL, budget=memory)
     wall, cpu = time.perf_counter(), time.process_time()
-    record = pipeline.build_pair(directory, pair, deps, rules="all", dtw=True, plan=plan,
+    record = pipeline.build_pair(directory, pair, deps, contents=FULL, plan=plan,
                                 checkpoint_seconds=checkpoint)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     size = sum(master.table_path(directory, m).stat().st_size for m in pair.materials)
     return {"pair": pair.key, "kind": kind_of(pair), "positions": pair.positions,
-            "units": record["units"], "on_disk": plan.on_disk, "per_pass": plan.per_pass,
+            "units": record.units, "on_disk": plan.on_disk, "per_pass": plan.per_pass,
             "estimated_gb": round(plan.bytes / budget.GB, 2), "wall_s": round(wall, 1),
             "cpu_s": round(cpu, 1), "positions_per_cpu_s": round(pair.positions / cpu),
             "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),

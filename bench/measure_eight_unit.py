@@ -52,12 +52,11 @@ def main() -> None:
     memory = int(args.memory * budget.GB) if args.memory else budget.default_budget()
     plan = budget.plan_pair(pair, dependencies, contents=contents, budget=memory)
     wall, cpu = time.perf_counter(), time.process_time()
-    record = pipeline.build_pair(args.out, pair, dependencies, rules=contents.names, dtw=contents.dtw,
-                                plan=plan)
+    record = pipeline.build_pair(args.out, pair, dependencies, contents=contents, plan=plan)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     size = sum(master.table_path(args.out, m).stat().st_size for m in pair.materials)
     print(json.dumps({
-        "pair": pair.key, "positions": pair.positions, "units": record["units"],
+        "pair": pair.key, "positions": pair.positions, "units": record.units,
         "dependencies": [m.name for m in dependencies],
         "kernel": f"regenerating ({plan.per_pass} tables a pass)" if plan.per_pass else "edge-list",
         "on_disk": plan.on_disk, "estimated_gb": round(plan.bytes / budget.GB, 2),

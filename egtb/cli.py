@@ -280,6 +280,11 @@ def _register_build(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory", type=float, default=None, metavar="GB",
                    help="memory the build may use, all jobs together (default 60%% of the "
                         "physical memory); pairs too big run on disk or wait their turn")
+    p.add_argument("--disk", type=float, default=None, metavar="GB",
+                   help="disk the table directory may take at the build's peak, what it holds "
+                        "counted (default: what its disk has free); refused before any work when "
+                        "the plan exceeds it, and pairs run side by side only while their scratch "
+                        "files fit")
     p.add_argument("--on-disk", action="store_true",
                    help="keep every pair's values on disk (memory-mapped, checkpointed), "
                         "as the 7-piece pairs too big for --memory do")
@@ -350,6 +355,9 @@ def run_build(args: argparse.Namespace) -> int:
     from egtb.formats import master
     if args.pieces < 2:
         raise InvalidArgumentError(f"--pieces must be at least 2, not {args.pieces}")
+    for name in ("memory", "disk"):
+        if getattr(args, name) is not None and getattr(args, name) <= 0:
+            raise InvalidArgumentError(f"--{name} must be more than 0 GB, not {getattr(args, name)}")
     if args.max_per_side is not None and args.max_per_side < 1:
         raise InvalidArgumentError(f"--max-per-side must be at least 1, not {args.max_per_side}")
     writable_dir(master.resolve_dir(args.tables), option="--tables")
@@ -359,6 +367,7 @@ def run_build(args: argparse.Namespace) -> int:
         report = build(args.pieces, directory=args.tables, jobs=args.jobs, rules=args.rules,
                        dtw=args.dtw, min_pieces=args.min_pieces, progress=not args.quiet, executor=executor,
                        memory=int(args.memory * GB) if args.memory else None,
+                       disk=int(args.disk * GB) if args.disk else None,
                        on_disk=args.on_disk, checkpoint_seconds=60 * args.checkpoint_minutes,
                        compact=True if args.compact else None, native=args.compact_native,
                        max_per_side=args.max_per_side, materials=args.materials, plan_only=args.plan,
@@ -375,8 +384,12 @@ def run_build(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"built": report.built, "skipped": report.skipped, "rebuilt": report.rebuilt,
                      "positions": report.positions, "seconds": round(report.seconds, 3),
-                     "compacted": compacted})
+                     "compacted": compacted,
+                     "pairs": [{k: v for k, v in dataclasses.asdict(r).items() if k != "tables"}
+                               for r in report.records]})
         return EXIT_OK
+    for record in report.records:
+        print(record.text())
     print(f"built {len(report.built)} tables ({report.positions} positions) in "
           f"{report.seconds:.1f}s; {len(report.skipped)} already complete"
           + (f"; rebuilt broken: {', '.join(report.rebuilt)}" if report.rebuilt else "")

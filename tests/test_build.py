@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from egtb.builder.config import BuildConfig
 from egtb.builder.contents import contents_for
 from egtb.builder import driver as builder, pipeline, plan as planner
 from egtb.errors import MissingTableError
@@ -230,8 +231,9 @@ def test_progress_counters_reach_every_position_and_unit(tmp_path, jobs):
     def record(positions, units):
         seen.append((positions, units))
 
-    results = list(builder.run_pairs(pairs, tmp_path, jobs=jobs, rules="wcdf", on_progress=record))
-    assert seen[-1] == (sum(p.positions for p in pairs), sum(r["units"] for r in results))
+    results = list(builder.run_pairs(pairs, tmp_path, BuildConfig(rules="wcdf"), jobs=jobs,
+                                     on_progress=record))
+    assert seen[-1] == (sum(p.positions for p in pairs), sum(r.units for r in results))
     assert seen == sorted(seen)  # counters only rise
 
 

@@ -410,8 +410,8 @@ def build_split(cluster, split_local: Path, directory: Path) -> dict:
     pair = five_piece_pair(SPLIT_PAIR)
     for material in planner.dependency_materials(pair):
         shutil.copy(master.table_path(split_local, material), master.table_path(directory, material))
-    records = list(builder.run_pairs([pair], directory, executor=DaskPool(cluster.spec), rules="all",
-                                     split_pairs=builder.Split(positions=1, task_positions=200_000)))
+    records = list(builder.run_pairs([pair], directory, builder.BuildConfig(
+        rules="all", split_pairs=builder.Split(positions=1, task_positions=200_000)), executor=DaskPool(cluster.spec)))
     assert len(records) == 1
     return records[0]
 
@@ -420,10 +420,10 @@ def build_split(cluster, split_local: Path, directory: Path) -> dict:
 def test_a_pair_split_into_unit_tasks_gives_the_local_files(processes, split_local, tmp_path):
     record = bounded(build_split, processes, split_local, tmp_path)
     assert split_pair_checksums(tmp_path) == split_pair_checksums(split_local)
-    assert record["split"] > 13  # more tasks than waves: waves were cut
+    assert record.split > 13  # more tasks than waves: waves were cut
     # which worker runs which task is the scheduler's choice (a busy machine may leave one idle);
     # the test below kills a worker in the middle of the pair's tasks, and the others finish it
-    assert 1 <= len(record["workers"]) <= 2
+    assert 1 <= len(record.workers) <= 2
     assert not list(tmp_path.glob("*.pair.tmp"))
 
 
@@ -449,7 +449,8 @@ def split_native_local(split_local, tmp_path_factory) -> Path:
     pair = five_piece_pair(SPLIT_PAIR)
     for material in planner.dependency_materials(pair):
         shutil.copy(master.table_path(split_local, material), master.table_path(directory, material))
-    pipeline.build_pair(directory, pair, planner.dependency_materials(pair), native=True)
+    pipeline.build_pair(directory, pair, planner.dependency_materials(pair),
+                        contents=planner.contents_of(pair, native=True))
     return directory
 
 
@@ -471,15 +472,15 @@ def test_a_worker_killed_in_a_compact_native_split_pair_still_gives_the_local_fi
 
     def run() -> None:
         done["records"] = list(builder.run_pairs(
-            [pair], tmp_path, executor=DaskPool(cluster.spec), native=True,
-            split_pairs=builder.Split(positions=1, task_positions=200_000)))
+            [pair], tmp_path, builder.BuildConfig(native=True, split_pairs=builder.Split(
+                positions=1, task_positions=200_000)), executor=DaskPool(cluster.spec)))
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     cluster.kill_busy_worker(task="egtb-units-")  # in the middle of the pair's unit tasks
     thread.join(STEP_SECONDS)
     assert not thread.is_alive(), "the compact-native split pair did not finish after a worker was killed"
-    assert len(done["records"]) == 1 and done["records"][0]["split"] > 13
+    assert len(done["records"]) == 1 and done["records"][0].split > 13
     expected = native_pair_files(split_native_local)
     assert len(expected) == 6 * len(pair.materials)
     assert native_pair_files(tmp_path) == expected

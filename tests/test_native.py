@@ -130,6 +130,18 @@ def test_max_per_side_builds_the_cut_and_the_prober_reads_it(tmp_path, capsys):
     assert "--max-per-side" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, named", [(["--disk", "0"], "--disk"), (["--memory", "-1"], "--memory"),
+                                         (["--materials", "9k-2"], "material"),
+                                         (["--materials", "5k-3k", "--max-per-side", "4"], "5k-3k")])
+def test_bad_build_limits_are_named_before_any_work(tmp_path, capsys, argv, named):
+    try:
+        status = main(["build", "-n", "8", *argv, "--tables", str(tmp_path)])
+    except SystemExit as exc:  # argparse's own refusal of a bad value
+        status = exc.code
+    assert status == 2
+    assert named in capsys.readouterr().err and not list(tmp_path.glob("*.wld"))
+
+
 @pytest.mark.slow
 def test_a_native_build_of_every_table_up_to_5_pieces_equals_the_reference(tmp_path):
     build(5, directory=tmp_path, jobs=2, progress=False, native=True)

@@ -47,7 +47,7 @@ def test_on_disk_build_writes_the_same_tables(tables4, tmp_path):
     copy_up_to(tables4, tmp_path, 3)
     report = builder.build(4, directory=tmp_path, jobs=1, progress=False, on_disk=True,
                            min_pieces=4)
-    assert all(record["on_disk"] for record in report.records)
+    assert all(record.on_disk for record in report.records)
     four = [m for m in all_materials(4) if m.pieces == 4]
     assert file_checksums(tmp_path, four) == file_checksums(tables4, four)
     assert not scratch.scratch_dirs(tmp_path)  # removed once the files are written

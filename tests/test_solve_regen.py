@@ -62,7 +62,7 @@ def test_build_with_the_compact_kernel_writes_the_same_files(tables4, tmp_path, 
     for pair in planner.plan_pairs(pieces):  # each pair reads the files written before it
         record = pipeline.build_pair(tmp_path, pair, planner.dependency_materials(pair),
                                     plan=budget.PairPlan(pair.key, False, 4, 0))
-        assert record["per_pass"] == 4
+        assert record.per_pass == 4
     materials = all_materials(pieces)
     assert file_checksums(tmp_path, materials) == file_checksums(tables4, materials)
     largest = [m for m in materials if m.pieces == pieces]

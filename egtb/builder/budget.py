@@ -272,30 +272,48 @@ def cpu_seconds(positions: int, contents) -> float:
 
 def check_build_disk(todo, plans: dict, contents: dict, *, jobs: int, free: int, directory,
                      bits: dict[str, float], compact_positions: int = 0) -> int:
-    """Raise :class:`MemoryBudgetError` before any work when the whole build would not fit on
-    its disk; return the bytes it needs at its peak.
+    """Raise :class:`MemoryBudgetError` before any work when the whole build would not fit in
+    the `free` bytes it may add to its directory; return the bytes it adds at its peak.
 
     The peak counts the files of every pair (:func:`file_bytes`, by the rates of
     :func:`stored_bits`), and the larger of two things that come after one another: the
-    scratch files of the `jobs` pairs on disk with the most (:attr:`PairPlan.disk`), as if
-    solved side by side at the end, and the compact files of `compact_positions` positions
-    that the build writes once its pairs are done. `contents`: by pair key.
+    scratch files of the pairs on disk solved side by side (:func:`scratch_peak`: the `jobs`
+    with the most, :attr:`PairPlan.disk`, as long as they fit beside the files, else fewer, down
+    to the largest alone) and the compact files of `compact_positions` positions that the build
+    writes once its pairs are done. `contents`: by pair key.
     """
     files = {p.key: file_bytes(p.positions, contents[p.key], bits) for p in todo}
-    scratch_sizes = sorted(((plans[p.key].disk, p.key) for p in todo), reverse=True)[:jobs]
+    sizes = sorted(((plans[p.key].disk, p.key) for p in todo), reverse=True)
+    together = scratch_peak([size for size, _ in sizes], jobs=jobs, room=free - sum(files.values()))
     compact = int(FILE_MARGIN * compact_positions * bits["compact"] / 8)
-    need = sum(files.values()) + max(sum(size for size, _ in scratch_sizes), compact)
+    need = sum(files.values()) + max(together, compact)
     if need > free:
         largest = max(files, key=files.get)
-        scratch_text = ", ".join(f"{key} {format_bytes(size)}" for size, key in scratch_sizes if size)
+        scratch_text = ", ".join(f"{key} {format_bytes(size)}" for size, key in sizes[:jobs] if size)
         raise MemoryBudgetError(
             f"the build needs about {format_bytes(need)} of disk at its peak, {directory} has "
-            f"{format_bytes(free)} free: {format_bytes(sum(files.values()))} of table files for "
+            f"{format_bytes(free)} for it: {format_bytes(sum(files.values()))} of table files for "
             f"{len(todo)} pairs (the largest, {largest}, about {format_bytes(files[largest])})"
-            + (f", the scratch files of the pairs solved side by side ({scratch_text})"
+            + (f", the scratch files of the largest pairs on disk ({scratch_text})"
                if scratch_text else "")
             + (f", the compact files {format_bytes(compact)}" if compact else ""))
     return need
+
+
+def scratch_peak(sizes: list[int], *, jobs: int, room: int) -> int:
+    """Bytes of scratch files at once when pairs of these scratch `sizes` (largest first) run
+    `jobs` at a time but only while their scratch files fit in `room` (the local pool's disk
+    limit): the `jobs` largest together when they fit, else no more than `room`, and never less
+    than the largest alone (which runs by itself, and is refused when over `room`).
+
+    >>> scratch_peak([50, 30, 10], jobs=2, room=100), scratch_peak([50, 30, 10], jobs=2, room=60)
+    (80, 60)
+    >>> scratch_peak([50, 30], jobs=2, room=40), scratch_peak([], jobs=2, room=10)
+    (50, 0)
+    """
+    if not sizes:
+        return 0
+    return max(sizes[0], min(sum(sizes[:jobs]), room))
 
 
 def format_bytes(count: int) -> str:

@@ -33,7 +33,7 @@ import shutil
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import closing, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -41,9 +41,10 @@ import numpy as np
 
 from egtb.builder import budget, pipeline, solve, split
 from egtb.builder import native as native_files
-from egtb.builder.contents import contents_for
-from egtb.builder.plan import (DEFAULT_RULES, Pair, contents_of, dependency_materials, find_complete,
-                             longest_chains, plan_memory, plan_pairs, select_pairs)
+from egtb.builder.config import SPLIT_POSITIONS, BuildConfig, Split
+from egtb.builder.contents import Contents, contents_for
+from egtb.builder.pipeline import PairRecord
+from egtb.builder.plan import Pair, dependency_materials, find_complete, longest_chains, plan_memory
 from egtb.errors import MemoryBudgetError, MissingTableError, SolverError, TaskError
 from egtb.executor import Executor, LocalPool, Task
 from egtb.formats import master, scratch
@@ -56,23 +57,10 @@ log = logging.getLogger("egtb.builder.driver")
 #: table cache is held to it during a local build (less with little memory:
 #: :func:`egtb.builder.budget.cache_budget`).
 CACHE_BYTES = 1 << 30
-#: Pairs of this many positions or more run as unit tasks on a cluster, by default: the largest
-#: of those the local pool runs on disk (:data:`egtb.builder.budget.CHECKPOINTED_POSITIONS`).
-SPLIT_POSITIONS = 1 << 30
 LOG_NAME = "build.log"
 #: A directory holding tables of this many pieces or more gets compact files by default
 #: (``.wld``, ``.wcdf`` and their marks): those masters are too large to probe in memory.
 COMPACT_FROM_PIECES = 7
-
-
-@dataclass(frozen=True)
-class Split:
-    """Which pairs run as unit tasks (:mod:`egtb.builder.split`), and how big a task is."""
-
-    positions: int = SPLIT_POSITIONS
-    """Pairs of this many positions or more are split."""
-    task_positions: int = split.TASK_POSITIONS
-    """Positions a unit task solves, about."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +78,8 @@ class BuildPlan:
     disk: int
     """Bytes of disk at the build's peak (:func:`egtb.builder.budget.check_build_disk`)."""
     free: int
-    """Bytes free on the table directory's disk (its scratch files counted as free)."""
+    """Bytes the build may add to the table directory: free on its disk (its scratch files
+    counted as free), or less under a ``--disk`` budget."""
     memory: int
     """Bytes of RAM at most: the `jobs` largest pairs' estimates side by side (no more than the pairs'
     share of the budget, within which the local pool starts them), the processes and their caches."""
@@ -98,6 +87,11 @@ class BuildPlan:
     """The memory budget (``--memory``)."""
     refused: tuple[str, ...] = ()
     """Why the build cannot run as asked (a pair that fits in no way, the disk), when only planned."""
+    held: int = 0
+    """Bytes the table directory holds before the build (a resumed pair's scratch not counted)."""
+    scratch_room: int = 1 << 62
+    """Bytes the scratch files of the pairs running side by side may take at once: what the
+    build may add, less its table files (the local pool's disk limit)."""
 
     def text(self) -> str:
         """One line for a person.
@@ -108,9 +102,13 @@ class BuildPlan:
         return (f"plan: {self.pairs} pairs, {self.positions:,} positions; about "
                 f"{self.cpu_seconds / 3600:.1f} CPU hours ({self.cpu_seconds / 3600 / self.jobs:.1f} h wall on "
                 f"{self.jobs} jobs); disk {budget.format_bytes(self.disk)} at its peak "
-                f"({budget.format_bytes(self.free)} free); memory at most {budget.format_bytes(self.memory)} "
+                f"({budget.format_bytes(self.free)} free{self._held_text()}); memory at most {budget.format_bytes(self.memory)} "
                 f"(budget {budget.format_bytes(self.budget)})"
                 + "".join(f"\nrefused: {reason}" for reason in self.refused))
+
+    def _held_text(self) -> str:
+        return (f"; the directory then {budget.format_bytes(self.held + self.disk)}, with the "
+                f"{budget.format_bytes(self.held)} it holds" if self.held >= budget.GB // 10 else "")
 
 
 @dataclass
@@ -127,7 +125,7 @@ class BuildReport:
     """Wall time."""
     positions: int = 0
     """Positions solved by this run."""
-    records: list[dict] = field(default_factory=list)
+    records: list[PairRecord] = field(default_factory=list)
     """The record of each pair built (:func:`egtb.builder.pipeline.build_pair`, with the worker's
     ``host`` and ``pid``), in the order they finished."""
     compacted: list[str] = field(default_factory=list)
@@ -137,28 +135,26 @@ class BuildReport:
 
 
 def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: int | None = None,
-          rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None, min_pieces: int = 2,
-          progress: bool = True, executor: Executor | None = None, memory: int | None = None,
-          on_disk: bool = False, checkpoint_seconds: float = pipeline.CHECKPOINT_SECONDS,
-          split_pairs: Split | None = None, compact: bool | None = None,
-          native: bool | None = None, max_per_side: int | None = None,
-          materials: Collection[str] = (), on_plan: Callable[[BuildPlan], None] | None = None, plan_only: bool = False) -> BuildReport:
+          progress: bool = True, executor: Executor | None = None,
+          on_plan: Callable[[BuildPlan], None] | None = None, plan_only: bool = False,
+          config: BuildConfig | None = None, **options) -> BuildReport:
     """Build every table with min..max pieces into a directory; skip complete ones.
 
+    The options, as keywords or as one `config` (:class:`~egtb.builder.config.BuildConfig`):
     `rules`: the rule layers every file gets ("auto": all up to 6 pieces, wcdf
     from 7; "all", "none", or a comma list of presets); `dtw`: whether files
     store DTW (None: up to 6 pieces); see :mod:`egtb.builder.contents`. A file
-    lacking a requested layer or DTW is incomplete and is rebuilt.
-    `executor`: where the pairs run; None is the local process pool of `jobs`
-    workers, else an :class:`egtb.executor.Executor` such as
-    :class:`egtb.dask.executor.DaskPool` (a Dask cluster).
+    lacking a requested layer or DTW is incomplete and is rebuilt. `min_pieces`: the smallest
+    piece count built (the smaller tables must be complete).
     `memory`: the bytes the local workers may use together (default
     :func:`egtb.builder.budget.default_budget`), all processes together: what
     the workers' table caches and processes leave of it
     (:func:`egtb.builder.budget.pair_budget`) is for the pairs, each planned
     within it (:func:`egtb.builder.budget.plan_pair`), and pairs run side by side
     only while their estimates fit; a pair that fits in no way raises
-    :class:`egtb.errors.MemoryBudgetError` before any work. `on_disk`
+    :class:`egtb.errors.MemoryBudgetError` before any work. `disk`: the bytes the table
+    directory may take at the build's peak, what it holds already counted (default: what its
+    disk has free); pairs run side by side only while their scratch files fit in it. `on_disk`
     puts every pair's values on disk (:mod:`egtb.formats.scratch`), checkpointed
     every `checkpoint_seconds`. `split_pairs`: which pairs run as unit tasks
     (default: :class:`Split` on a remote executor, none on the local pool).
@@ -170,71 +166,73 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     :mod:`egtb.builder.native`). `max_per_side`: only the materials with at most that many pieces
     a side (:func:`egtb.builder.plan.plan_pairs`). `materials`: only the pairs of these
     materials (names such as ``"4k-4k"``; :func:`egtb.builder.plan.select_pairs`), whose
-    dependencies must be complete or among them. `on_plan` is called with the plan
+    dependencies must be complete or among them.
+
+    `executor`: where the pairs run; None is the local process pool of `jobs`
+    workers, else an :class:`egtb.executor.Executor` such as
+    :class:`egtb.dask.executor.DaskPool` (a Dask cluster). `on_plan` is called with the plan
     (:class:`BuildPlan`) once it fits, before any work; with `plan_only` the build stops there.
 
-    >>> build(2, directory=tmp_path, jobs=1, progress=False).positions  # doctest: +SKIP
+    >>> build(2, directory=tmp_path, jobs=1, progress=False, rules="wcdf").positions  # doctest: +SKIP
     3488
     """
-    for pieces in range(min_pieces, max_pieces + 1):
-        contents_for(pieces, rules=rules, dtw=dtw, native=native)  # ValueError when unknown or empty
-    rules = rules if isinstance(rules, str) else tuple(rules)
+    config = replace(config or BuildConfig(), **options)
+    for pieces in range(config.min_pieces, max_pieces + 1):
+        contents_for(pieces, rules=config.rules, dtw=config.dtw, native=config.native)  # ValueError
+    if not isinstance(config.rules, str):
+        config = replace(config, rules=tuple(config.rules))
     directory = master.resolve_dir(directory)
     directory.mkdir(parents=True, exist_ok=True)
     jobs = jobs or os.cpu_count() or 1
-    if executor is not None and split_pairs is None and executor.remote:
-        split_pairs = Split()
-    pairs = plan_pairs(max_pieces, max_per_side=max_per_side)
-    selected = select_pairs(pairs, materials) if materials else None
+    if executor is not None and config.split_pairs is None and executor.remote:
+        config = replace(config, split_pairs=Split())
+    config = replace(config, memory=config.memory or budget.default_budget(),
+                     materials=tuple(config.materials),
+                     compact=_compacts(directory, max_pieces) if config.compact is None else config.compact)
+    pairs, selected = config.pairs(max_pieces)
     handler = _start_logging(directory)
     try:
-        return _run(pairs, directory, jobs=jobs, selected=selected,
-                    rules=rules, dtw=dtw, native=native,
-                    min_pieces=min_pieces, progress=progress, executor=executor,
-                    memory=memory or budget.default_budget(), on_disk=on_disk,
-                    checkpoint_seconds=checkpoint_seconds, split_pairs=split_pairs,
-                    compact=_compacts(directory, max_pieces) if compact is None else compact,
-                    on_plan=on_plan or (lambda plan: None), plan_only=plan_only)
+        return _run(pairs, directory, config, jobs=jobs, selected=selected, progress=progress,
+                    executor=executor, on_plan=on_plan or (lambda plan: None), plan_only=plan_only)
     finally:
         _stop_logging(handler)
 
 
-def _run(pairs: list[Pair], directory: Path, *, jobs: int, selected: set[str] | None, rules: str | tuple,
-         dtw: bool | None, native: bool | None, min_pieces: int, progress: bool, executor: Executor | None, memory: int,
-         on_disk: bool, checkpoint_seconds: float, split_pairs: Split | None,
-         compact: bool, on_plan: Callable[[BuildPlan], None], plan_only: bool) -> BuildReport:
+def _run(pairs: list[Pair], directory: Path, config: BuildConfig, *, jobs: int, selected: set[str] | None,
+         progress: bool, executor: Executor | None, on_plan: Callable[[BuildPlan], None],
+         plan_only: bool) -> BuildReport:
     report = BuildReport()
     start = time.perf_counter()
     for tmp in master.remove_temporaries(directory) + native_files.remove_leftovers(directory):
         log.warning("removed unfinished file %s", tmp)
     checked = master.CheckedFiles(directory)
-    found = find_complete(pairs, directory, rules=rules, dtw=dtw, native=native, min_pieces=min_pieces,
-                          checked=checked)
+    found = find_complete(pairs, directory, rules=config.rules, dtw=config.dtw, native=config.native,
+                          min_pieces=config.min_pieces, checked=checked)
     report.skipped, report.rebuilt, done = found.skipped, found.rebuilt, found.done
-    todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= min_pieces
+    todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= config.min_pieces
             and (selected is None or p.key in selected)]
     missing = {d for p in todo for d in p.depends} - done - {p.key for p in todo}
     if missing and not plan_only:
         raise MissingTableError(f"tables needed but not built: {sorted(missing)}"
                                 + (" (build them first, or add them to --materials)" if selected else ""))
-    contents = {p.key: contents_of(p, rules=rules, dtw=dtw, native=native) for p in todo}
+    contents = {p.key: config.pair_contents(p) for p in todo}
     _check_compact_dependencies(todo, directory, contents)
     cache_bytes = None
-    total_memory = memory
+    memory = config.memory
     if executor is None:  # the workers' table caches and processes come out of the budget
         cache_bytes = budget.cache_budget(memory, most=min(CACHE_BYTES, process_cache().max_bytes))
         memory = budget.pair_budget(memory, jobs=jobs, cache_bytes=cache_bytes)
     plans, report.plan = _plan_build(  # before any work; refused here unless only planning
-        todo, directory, contents=contents, memory=memory, total_memory=total_memory, jobs=jobs,
-        on_disk=on_disk, bits=budget.stored_bits(directory, [m for p in pairs for m in p.materials]),
-        compact_positions=_compact_positions(directory, todo) if compact else 0,
-        processes=total_memory - memory if executor is None else 0, strict=not plan_only)
+        todo, directory, config, contents=contents, memory=memory, jobs=jobs,
+        bits=budget.stored_bits(directory, [m for p in pairs for m in p.materials]),
+        compact_positions=_compact_positions(directory, todo) if config.compact else 0,
+        processes=config.memory - memory if executor is None else 0, strict=not plan_only)
     log.info("%s", report.plan.text())
     on_plan(report.plan)
     if plan_only:
         return report
     for path in scratch.scratch_dirs(directory):
-        if path.name[:-len(scratch.SCRATCH_SUFFIX)] not in {p.key for p in todo}:
+        if path.name[:-len(scratch.SCRATCH_SUFFIX)] in done:
             log.warning("removed the scratch directory %s of a finished pair", path)
             scratch.remove_scratch(path)
     log.info("building %d pairs (%d positions) with %d jobs into %s", len(todo),
@@ -242,26 +240,26 @@ def _run(pairs: list[Pair], directory: Path, *, jobs: int, selected: set[str] | 
     bars = _Progress(todo, enabled=progress)
     with (process_cache().bounded(cache_bytes) if cache_bytes else nullcontext()):
         # forked workers inherit the bound
-        for result in run_pairs(todo, directory, jobs=jobs, executor=executor, rules=rules,
-                                dtw=dtw, native=native, plans=plans, memory=memory, split_pairs=split_pairs,
-                                checkpoint_seconds=checkpoint_seconds, on_progress=bars.advance):
-            bars.update(result)
-            report.records.append(result)
-            report.built += [t["material"] for t in result["tables"]]
-            for table in (t for t in result["tables"] if not t.get("native")):
+        for record in run_pairs(todo, directory, replace(config, memory=memory), jobs=jobs,
+                                executor=executor, plans=plans, scratch_room=report.plan.scratch_room,
+                                on_progress=bars.advance):
+            bars.update(record)
+            report.records.append(record)
+            report.built += [t["material"] for t in record.tables]
+            for table in (t for t in record.tables if not t.get("native")):
                 checked.record(master.table_path(directory, Material.parse(table["material"])))
             checked.save()
-            report.positions += result["positions"]
+            report.positions += record.positions
     bars.close()
-    if compact:
+    if config.compact:
         report.compacted = _compact_tables(directory, jobs=jobs)
     report.seconds = time.perf_counter() - start
     log.info("build finished: %d tables in %.1fs", len(report.built), report.seconds)
     return report
 
 
-def _plan_build(todo: list[Pair], directory: Path, *, contents: dict, memory: int, total_memory: int,
-                jobs: int, on_disk: bool, bits: dict, compact_positions: int, processes: int,
+def _plan_build(todo: list[Pair], directory: Path, config: BuildConfig, *, contents: dict, memory: int,
+                jobs: int, bits: dict, compact_positions: int, processes: int,
                 strict: bool) -> tuple[dict[str, budget.PairPlan], BuildPlan]:
     """Each pair's plan within `memory` (:func:`egtb.builder.plan.plan_memory`) and the build's
     (:class:`BuildPlan`); `strict` raises MemoryBudgetError for the first thing that does not fit,
@@ -271,24 +269,47 @@ def _plan_build(todo: list[Pair], directory: Path, *, contents: dict, memory: in
     for pair in todo:
         try:
             plans.update(plan_memory([pair], memory, rules=contents[pair.key].names, dtw=contents[pair.key].dtw,
-                                     native=contents[pair.key].native, on_disk=on_disk, directory=directory))
+                                     native=contents[pair.key].native, on_disk=config.on_disk,
+                                     directory=directory))
         except MemoryBudgetError as exc:
             if strict:
                 raise
             refused.append(str(exc))
     planned = [p for p in todo if p.key in plans]
-    free = shutil.disk_usage(directory).free + scratch.bytes_in(directory, [p.key for p in todo])
-    need = budget.check_build_disk(planned, plans, contents, jobs=jobs, free=free if strict else 1 << 62,
-                                   directory=directory, bits=bits, compact_positions=compact_positions)
-    if need > free:
-        refused.append(f"the build needs about {budget.format_bytes(need)} of disk at its peak, "
-                       f"{directory} has {budget.format_bytes(free)} free")
+    reusable = scratch.bytes_in(directory, [p.key for p in todo])  # a resumed pair's scratch
+    held = master.bytes_on_disk(directory) - reusable
+    room = shutil.disk_usage(directory).free + reusable
+    if config.disk is not None:
+        room = min(room, config.disk - held)
+    try:
+        need = budget.check_build_disk(planned, plans, contents, jobs=jobs, free=room, directory=directory,
+                                       bits=bits, compact_positions=compact_positions)
+    except MemoryBudgetError as exc:
+        if strict:
+            raise MemoryBudgetError(f"{exc}{_disk_budget_text(config, held)}") from None
+        need = budget.check_build_disk(planned, plans, contents, jobs=jobs, free=1 << 62, directory=directory,
+                                       bits=bits, compact_positions=compact_positions)
+        least = budget.check_build_disk(planned, plans, contents, jobs=1, free=1 << 62, directory=directory,
+                                        bits=bits, compact_positions=compact_positions)
+        refused.append(f"the build needs about {budget.format_bytes(need)} of disk at its peak "
+                       f"({budget.format_bytes(least)} with the pairs on disk one at a time), "
+                       f"{directory} has {budget.format_bytes(room)} for it{_disk_budget_text(config, held)}")
     log.info("the build needs about %s of disk at its peak", budget.format_bytes(need))
     largest = sorted((plans[p.key].bytes for p in planned), reverse=True)[:jobs]
+    files = sum(budget.file_bytes(p.positions, contents[p.key], bits) for p in planned)
     return plans, BuildPlan(
         len(todo), sum(p.positions for p in todo),
-        sum(budget.cpu_seconds(p.positions, contents[p.key]) for p in todo), jobs, need, free,
-        min(memory, sum(largest)) + processes, total_memory, tuple(refused))
+        sum(budget.cpu_seconds(p.positions, contents[p.key]) for p in todo), jobs, need, room,
+        min(memory, sum(largest)) + processes, config.memory, tuple(refused), held=held,
+        scratch_room=max(room - files, 0))
+
+
+def _disk_budget_text(config: BuildConfig, held: int) -> str:
+    """What a --disk budget leaves, for a refusal ('' without one)."""
+    if config.disk is None:
+        return ""
+    return (f" (the --disk budget of {budget.format_bytes(config.disk)}, less the "
+            f"{budget.format_bytes(held)} the directory holds)")
 
 
 def _check_compact_dependencies(todo: list[Pair], directory: Path, contents: dict) -> None:
@@ -330,34 +351,33 @@ def _compact_tables(directory: Path, *, jobs: int) -> list[str]:
     return [m.name for m in stale]
 
 
-def run_pairs(todo: list[Pair], directory: Path, *, jobs: int = 1, executor: Executor | None = None,
-              rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None, native: bool | None = None,
-              plans: dict[str, budget.PairPlan] | None = None, memory: int | None = None,
-              split_pairs: Split | None = None,
-              checkpoint_seconds: float = pipeline.CHECKPOINT_SECONDS,
-              on_progress: Callable[[int, int], None] | None = None) -> Iterator[dict]:
+def run_pairs(todo: list[Pair], directory: Path, config: BuildConfig | None = None, *, jobs: int = 1,
+              executor: Executor | None = None, plans: dict[str, budget.PairPlan] | None = None,
+              scratch_room: int | None = None,
+              on_progress: Callable[[int, int], None] | None = None) -> Iterator[PairRecord]:
     """Yield the record of each pair of `todo` as it completes (the pairs it depends on outside
     `todo` exist), the pair's worker added (``host``, ``pid``).
 
-    `executor`: where (None: a :class:`~egtb.executor.LocalPool` of `jobs`, whose workers count
+    `config`: the build's options (:class:`~egtb.builder.config.BuildConfig`: the rule layers,
+    DTW, native, memory, checkpoints, split pairs). `executor`: where (None: a :class:`~egtb.executor.LocalPool` of `jobs`, whose workers count
     into shared progress counters). `plans` (by key, :func:`egtb.builder.plan.plan_memory`; default
-    planned for `memory`): how each pair runs; the local pool starts a ready pair only while the
-    running ones' estimates and its own fit in `memory` bytes, and their scratch files in the
-    disk's free space (or nothing else runs). `on_progress(positions, units)` is called with the
+    planned for the config's memory): how each pair runs; the local pool starts a ready pair only
+    while the running ones' estimates and its own fit in that memory, and their scratch files in
+    `scratch_room` bytes (default: the disk's free space), or nothing else runs. `on_progress(positions, units)` is called with the
     totals solved so far by this run: by the local pool of `jobs` about every
     :data:`egtb.executor.POLL_SECONDS` while pairs are being solved (from the workers'
     counters) and after each pair; with an `executor`, after each pair.
     A pair that fails raises :class:`~egtb.errors.SolverError` naming its materials.
     """
-    memory = memory or budget.default_budget()
-    plans = plans or plan_memory(todo, memory, rules=rules, dtw=dtw, native=native)
+    config = config or BuildConfig()
+    memory = config.memory or budget.default_budget()
+    plans = plans or plan_memory(todo, memory, rules=config.rules, dtw=config.dtw, native=config.native)
     on_progress = on_progress or (lambda positions, units: None)
     counters = _SharedCounters(jobs) if executor is None else None  # live progress, locally
     executor = executor or LocalPool(jobs, initializer=_count_into, initargs=(counters,))
-    tasks, pair_of_task, records = _tasks(todo, directory, rules=rules, dtw=dtw, native=native, plans=plans,
-                                          split_pairs=split_pairs,
-                                          checkpoint_seconds=checkpoint_seconds)
-    limits = {"memory": memory, "disk": shutil.disk_usage(directory).free}
+    tasks, pair_of_task, records = _tasks(todo, directory, config, plans=plans)
+    limits = {"memory": memory,
+              "disk": shutil.disk_usage(directory).free if scratch_room is None else scratch_room}
     positions = units = 0
     run = executor.run(tasks, limits=limits, setup=pipeline.warm_up, directories=[directory],
                        writable=True, logger="egtb",
@@ -367,9 +387,9 @@ def run_pairs(todo: list[Pair], directory: Path, *, jobs: int = 1, executor: Exe
             for finished in run:
                 if finished.task.key not in records:
                     continue  # a unit task of a split pair
-                record = dict(finished.result, host=finished.host, pid=finished.pid)
-                positions += record["positions"]
-                units += record["units"]
+                record = replace(finished.result, host=finished.host, pid=finished.pid)
+                positions += record.positions
+                units += record.units
                 if counters is None:
                     on_progress(positions, units)
                 yield record
@@ -389,9 +409,8 @@ def run_pairs(todo: list[Pair], directory: Path, *, jobs: int = 1, executor: Exe
                 log.info("removed unfinished files of workers that died: %s", removed)
 
 
-def _tasks(todo: list[Pair], directory: Path, *, rules: str | tuple, dtw: bool | None, native: bool | None,
-           plans: dict[str, budget.PairPlan], split_pairs: Split | None,
-           checkpoint_seconds: float) -> tuple[list[Task], dict[str, Pair], set[str]]:
+def _tasks(todo: list[Pair], directory: Path, config: BuildConfig, *,
+           plans: dict[str, budget.PairPlan]) -> tuple[list[Task], dict[str, Pair], set[str]]:
     """The build's tasks, each pair's after the last tasks of the pairs it depends on (`todo` is
     in dependency order); the pair of each task by key; the keys of the tasks that return a
     pair's record (each pair's last)."""
@@ -403,18 +422,17 @@ def _tasks(todo: list[Pair], directory: Path, *, rules: str | tuple, dtw: bool |
         dependencies = dependency_materials(pair)
         after = tuple(last[key] for key in sorted(pair.depends) if key in last)
         plan = plans[pair.key]
-        if split_pairs is not None and pair.positions >= split_pairs.positions:
-            contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
+        contents = config.pair_contents(pair)
+        if config.split_pairs is not None and pair.positions >= config.split_pairs.positions:
             per_pass = budget.plan_pair(pair, dependencies, contents=contents,
                                         budget=budget.default_budget(), on_disk=True).per_pass
             made = split.pair_tasks(directory, pair, dependencies, contents, per_pass=per_pass,
                                     after=after, priority=chains[pair.key],
-                                    positions=split_pairs.task_positions)
+                                    positions=config.split_pairs.task_positions)
         else:
             made = [Task(f"egtb-pair-{pair.key}", _build_pair_task,
                          (str(directory), pair, dependencies),
-                         {"rules": rules, "dtw": dtw, "native": native, "plan": plan,
-                          "checkpoint_seconds": checkpoint_seconds},
+                         {"contents": contents, "plan": plan, "checkpoint_seconds": config.checkpoint_seconds},
                          after=after, priority=chains[pair.key],
                          costs={"memory": plan.bytes, "disk": plan.disk})]
         tasks += made
@@ -423,13 +441,12 @@ def _tasks(todo: list[Pair], directory: Path, *, rules: str | tuple, dtw: bool |
     return tasks, pair_of_task, set(last.values())
 
 
-def _build_pair_task(directory: str, pair: Pair, dependencies: list, *, rules: str | tuple,
-                     dtw: bool | None, native: bool | None, plan: budget.PairPlan, checkpoint_seconds: float,
-                     after: Sequence = ()) -> dict:
+def _build_pair_task(directory: str, pair: Pair, dependencies: list, *, contents: Contents,
+                     plan: budget.PairPlan, checkpoint_seconds: float, after: Sequence = ()) -> PairRecord:
     """A pair's task: :func:`egtb.builder.pipeline.build_pair`, counting into this worker's progress
     counters when the local pool gave it some. `after`: the records of the pairs it depends on
     (unused: the task waits for them)."""
-    return pipeline.build_pair(Path(directory), pair, dependencies, rules=rules, dtw=dtw, native=native,
+    return pipeline.build_pair(Path(directory), pair, dependencies, contents=contents,
                                progress=_WORKER_PROGRESS, plan=plan,
                                checkpoint_seconds=checkpoint_seconds)
 
@@ -497,11 +514,11 @@ class _Progress:
             self.units = units
             self.positions.set_postfix(units=f"{units:,}")
 
-    def update(self, result: dict) -> None:
+    def update(self, record: PairRecord) -> None:
         """A pair finished."""
-        self.finished += result["positions"]
+        self.finished += record.positions
         self._show(self.finished)
-        self.pairs.set_postfix(last=result["key"])
+        self.pairs.set_postfix(last=record.key)
         self.pairs.update(1)
 
     def _show(self, positions: int) -> None:

@@ -35,7 +35,7 @@ from numba import njit
 
 from egtb.builder import budget, native, rule_layer, solve, solve_regen
 from egtb.builder.contents import Contents, contents_for
-from egtb.builder.plan import DEFAULT_RULES, Pair, contents_of, plan_pairs
+from egtb.builder.plan import Pair, contents_of, plan_pairs
 from egtb.errors import SolverError, TableError
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
@@ -333,18 +333,72 @@ def _cache_key(directory: Path, material: Material, contents: Contents) -> tuple
     return ("build", str(directory), material, contents)
 
 
-def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
-               rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None,
-               native: bool | None = None, progress: np.ndarray | None = None,
-               plan: budget.PairPlan | None = None,
-               checkpoint_seconds: float = CHECKPOINT_SECONDS) -> dict:
-    """Load, solve and write one pair (runs in a worker); return a small record.
+@dataclass(frozen=True)
+class PairRecord:
+    """What building one pair did and took (:func:`build_pair`, :func:`egtb.builder.split.finish`):
+    the per-pair log of a build."""
 
-    `rules`, `dtw`, `native`: the rule layers, whether DTW is built and whether the tables are
-    compact files alone (:func:`egtb.builder.contents.contents_for` for the pair's piece count). The record: key, units, positions, seconds, cpu_seconds (of this thread),
-    started/finished (wall-clock epoch seconds), the plan (on_disk, per_pass,
-    estimated bytes), the worker's peak RSS so far (bytes) and per table its
-    summary with the file's CRC-32 ``checksum``.
+    key: str
+    """The pair (:attr:`egtb.builder.plan.Pair.key`)."""
+    units: int
+    """Units solved."""
+    positions: int
+    """Positions of the pair."""
+    seconds: float
+    """Wall seconds, load to write."""
+    cpu_seconds: float
+    """CPU seconds of the thread (of every unit task for a split pair)."""
+    started: float
+    """Wall-clock epoch seconds at the start."""
+    finished: float
+    """Wall-clock epoch seconds at the end."""
+    tables: list[dict]
+    """Each material's summary (counts, layers), with its file's CRC-32 ``checksum``."""
+    rules: tuple[str, ...]
+    """The rule layers solved."""
+    dtw: bool
+    """Whether DTW was solved."""
+    on_disk: bool
+    """Whether its values were memory-mapped on scratch files."""
+    per_pass: int = 0
+    """Tables a regenerating pass solved (0: the edge-list kernel)."""
+    estimated_bytes: int = 0
+    """The plan's memory estimate (:class:`egtb.builder.budget.PairPlan`)."""
+    scratch_bytes: int = 0
+    """The plan's scratch files on disk."""
+    peak_rss: int = 0
+    """The worker's peak resident memory so far, bytes."""
+    disk_used: int = 0
+    """Bytes the table directory took once the pair was written."""
+    split: int = 0
+    """Unit tasks it ran as (0: one task)."""
+    workers: tuple = ()
+    """(host, pid) of the workers that solved units of a split pair."""
+    host: str = ""
+    """The host that wrote it (set by the driver)."""
+    pid: int = 0
+    """The process that wrote it (set by the driver)."""
+
+    def text(self) -> str:
+        """One line of the per-pair log.
+
+        >>> print(PairRecord("4k-4k", 9, 10**6, 2.0, 1.5, 0.0, 2.0, [], ("wcdf",), False, False,
+        ...                  peak_rss=3 << 30, disk_used=5 << 30).text())
+        4k-4k: 1,000,000 positions, 9 units in 2.0 s wall, 1.5 CPU s (1.50 CPU us a position), peak RSS 3072 MB, table directory 5.00 GB
+        """
+        return (f"{self.key}: {self.positions:,} positions, {self.units:,} units in {self.seconds:.1f} s wall, "
+                f"{self.cpu_seconds:.1f} CPU s ({1e6 * self.cpu_seconds / max(self.positions, 1):.2f} CPU us "
+                f"a position), peak RSS {self.peak_rss >> 20} MB, table directory {self.disk_used / budget.GB:.2f} GB")
+
+
+def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
+               contents: Contents | None = None, progress: np.ndarray | None = None,
+               plan: budget.PairPlan | None = None,
+               checkpoint_seconds: float = CHECKPOINT_SECONDS) -> PairRecord:
+    """Load, solve and write one pair (runs in a worker); return its record (:class:`PairRecord`).
+
+    `contents`: the rule layers, whether DTW is built and whether the tables are compact files
+    alone (default: :func:`egtb.builder.plan.contents_of` the pair, its piece count's defaults).
     Idempotent: a re-run rewrites identical table data (atomic rename). The same
     function runs in the local pool and on Dask workers (:mod:`egtb.builder.driver`).
     `progress`: counters raised while solving (see :func:`solve_pair`).
@@ -355,7 +409,7 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
     started = time.time()
     cpu = time.thread_time()
     start = time.perf_counter()
-    contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
+    contents = contents or contents_of(pair)
     if plan is None:
         plan = budget.plan_pair(pair, dependencies, contents=contents,
                                 budget=budget.default_budget())
@@ -376,20 +430,15 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
     if plan.on_disk:
         scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     seconds = time.perf_counter() - start
-    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    disk_used = master.bytes_on_disk(directory)
-    log.info("solved %s: %d units, %d positions in %.2fs (load %.2fs, solve %.2fs, "
-             "write %.2fs); %.1f CPU s, worker peak RSS %d MB, table directory %.2f GB",
-             pair.key, units, pair.positions, seconds, loaded - start, solved - loaded,
-             seconds - (solved - start), time.thread_time() - cpu, peak_rss >> 20,
-             disk_used / budget.GB)
     add_checksums(directory, summaries)
-    return {"key": pair.key, "units": units, "positions": pair.positions,
-            "seconds": seconds, "cpu_seconds": time.thread_time() - cpu, "started": started,
-            "finished": time.time(), "tables": summaries, "on_disk": plan.on_disk,
-            "per_pass": plan.per_pass, "estimated_bytes": plan.bytes, "scratch_bytes": plan.disk,
-            "rules": list(contents.names), "dtw": contents.dtw,
-            "peak_rss": peak_rss, "disk_used": disk_used}
+    record = PairRecord(pair.key, units, pair.positions, seconds, time.thread_time() - cpu, started, time.time(),
+                        summaries, contents.names, contents.dtw, plan.on_disk, per_pass=plan.per_pass,
+                        estimated_bytes=plan.bytes, scratch_bytes=plan.disk,
+                        peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                        disk_used=master.bytes_on_disk(directory))
+    log.info("solved %s (load %.2fs, solve %.2fs, write %.2fs)", record.text(), loaded - start,
+             solved - loaded, seconds - (solved - start))
+    return record
 
 
 def add_checksums(directory: Path, summaries: list[dict]) -> None:

@@ -31,6 +31,7 @@ and their exits touch, not the pair.
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import time
 from collections.abc import Sequence
@@ -42,7 +43,7 @@ from egtb.builder import pipeline, solve
 from egtb.builder.contents import Contents
 from egtb.builder.plan import Pair
 from egtb.executor import Task
-from egtb.formats import scratch
+from egtb.formats import master, scratch
 from egtb.positions.material import Material
 
 #: Positions a unit task solves, about (a wave is cut into tasks of whole units).
@@ -111,13 +112,12 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
 
 
 def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
-           contents: Contents, *, started: float, after: Sequence[dict] = ()) -> dict:
+           contents: Contents, *, started: float, after: Sequence[dict] = ()) -> pipeline.PairRecord:
     """Write the files of a pair whose every unit is solved; remove its scratch; its record
     (as :func:`egtb.builder.pipeline.build_pair` gives it, with the CPU seconds of the unit
     tasks' records, `after`)."""
     tasks = list(after)
     directory = Path(directory)
-    start = time.perf_counter()
     tables, layout, _ = pipeline.open_on_disk(directory, pair, dependencies, contents, create=False)
     units = len(pipeline.unit_order(pair.materials))
     scratch.record_units(scratch.scratch_dir(directory, pair.key), layout, units)
@@ -126,14 +126,12 @@ def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material
     del tables
     scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     pipeline.add_checksums(directory, summaries)
-    return {"key": pair.key, "units": units, "positions": pair.positions,
-            "seconds": time.time() - started, "write_seconds": time.perf_counter() - start,
-            "cpu_seconds": sum(t.get("cpu_seconds", 0.0) for t in tasks),
-            "started": started, "finished": time.time(), "tables": summaries, "on_disk": True,
-            "per_pass": 0, "split": len(tasks), "workers": sorted({(t["host"], t["pid"])
-                                                                    for t in tasks if t["units"]}),
-            "rules": list(contents.names),
-            "dtw": contents.dtw}
+    return pipeline.PairRecord(
+        pair.key, units, pair.positions, time.time() - started, sum(t.get("cpu_seconds", 0.0) for t in tasks),
+        started, time.time(), summaries, contents.names, contents.dtw, True, split=len(tasks),
+        workers=tuple(sorted({(t["host"], t["pid"]) for t in tasks if t["units"]})),
+        peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        disk_used=master.bytes_on_disk(directory))
 
 
 def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], contents: Contents, *,
