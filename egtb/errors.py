@@ -101,6 +101,11 @@ class MemoryBudgetError(EgtbError, MemoryError):
     """A pair cannot be solved within the memory budget, even on disk."""
 
 
+class BuildRunningError(EgtbError, BlockingIOError):
+    """Another build holds the table directory (its lock file): two builds of one directory would
+    remove each other's unfinished files and scratch."""
+
+
 class ClusterError(EgtbError, ConnectionError):
     """The Dask cluster cannot be used: Dask missing, scheduler unreachable, no worker, bad worker setup.
 

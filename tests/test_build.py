@@ -16,7 +16,7 @@ import pytest
 from egtb.builder.config import BuildConfig
 from egtb.builder.contents import contents_for
 from egtb.builder import driver as builder, pipeline, plan as planner
-from egtb.errors import MissingTableError
+from egtb.errors import BuildRunningError, MissingTableError
 from egtb.formats import master
 from egtb.formats.values import DRAW, LOSS, WIN
 from egtb.positions.index import global_rank, global_unrank, position_index
@@ -121,6 +121,20 @@ def test_materials_build_only_their_pairs_and_name_a_missing_dependency(tables4,
         built, reference = (master.read_attrs(master.table_path(d, Material.parse(name)))["checksum_crc32"]
                             for d in (tmp_path, tables4))
         assert built == reference
+
+
+def test_a_second_build_of_a_directory_is_refused_and_a_plan_changes_nothing(tmp_path):
+    leftover = tmp_path / "1k-1k.h5.999999.tmp"  # as if a running build were writing it
+    leftover.write_bytes(b"half")
+    plans = []
+    builder.build(3, directory=tmp_path, jobs=1, progress=False, plan_only=True, on_plan=plans.append)
+    assert plans and leftover.exists()
+    with builder.directory_lock(tmp_path):  # a build running in another process holds it
+        with pytest.raises(BuildRunningError, match=f"pid {os.getpid()}"):
+            builder.build(2, directory=tmp_path, jobs=1, progress=False)
+        assert leftover.exists() and not list(tmp_path.glob("*.h5"))
+    assert builder.build(2, directory=tmp_path, jobs=1, progress=False).built  # released
+    assert not leftover.exists()
 
 
 # SIGTERM has no handler here: it ends the build as SIGKILL does (the forked workers die with it);

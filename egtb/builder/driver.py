@@ -27,12 +27,14 @@ True
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
+import socket
 import shutil
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import closing, nullcontext
+from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
@@ -45,7 +47,7 @@ from egtb.builder.config import SPLIT_POSITIONS, BuildConfig, Split
 from egtb.builder.contents import Contents, contents_for
 from egtb.builder.pipeline import PairRecord
 from egtb.builder.plan import Pair, dependency_materials, find_complete, longest_chains, plan_memory
-from egtb.errors import MemoryBudgetError, MissingTableError, SolverError, TaskError
+from egtb.errors import BuildRunningError, MemoryBudgetError, MissingTableError, SolverError, TaskError
 from egtb.executor import Executor, LocalPool, Task
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
@@ -58,6 +60,8 @@ log = logging.getLogger("egtb.builder.driver")
 #: :func:`egtb.builder.budget.cache_budget`).
 CACHE_BYTES = 1 << 30
 LOG_NAME = "build.log"
+#: The lock file a running build holds (:func:`directory_lock`).
+LOCK_NAME = "build.lock"
 #: A directory holding tables of this many pieces or more gets compact files by default
 #: (``.wld``, ``.wcdf`` and their marks): those masters are too large to probe in memory.
 COMPACT_FROM_PIECES = 7
@@ -190,12 +194,43 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
                      materials=tuple(config.materials),
                      compact=_compacts(directory, max_pieces) if config.compact is None else config.compact)
     pairs, selected = config.pairs(max_pieces)
-    handler = _start_logging(directory)
-    try:
-        return _run(pairs, directory, config, jobs=jobs, selected=selected, progress=progress,
-                    executor=executor, on_plan=on_plan or (lambda plan: None), plan_only=plan_only)
-    finally:
-        _stop_logging(handler)
+    with (nullcontext() if plan_only else directory_lock(directory)):
+        handler = _start_logging(directory)
+        try:
+            return _run(pairs, directory, config, jobs=jobs, selected=selected, progress=progress,
+                        executor=executor, on_plan=on_plan or (lambda plan: None), plan_only=plan_only)
+        finally:
+            _stop_logging(handler)
+
+
+@contextmanager
+def directory_lock(directory: Path) -> Iterator[None]:
+    """Hold the table directory's lock file (``build.lock``, an advisory ``flock``) while a build
+    runs: a second build of the directory raises :class:`~egtb.errors.BuildRunningError` before
+    any work instead of removing the first one's unfinished files and scratch. The kernel drops
+    the lock when the process ends, however it ends, so a killed build leaves none behind.
+
+    >>> import tempfile
+    >>> with directory_lock(Path(tempfile.mkdtemp())):
+    ...     pass
+    """
+    with open(directory / LOCK_NAME, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise BuildRunningError(f"{directory} is being built by {holder} (its {LOCK_NAME} is held): "
+                                    "wait for it, or stop it first") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        fh.flush()
+        try:
+            yield
+        finally:
+            fh.truncate(0)
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _run(pairs: list[Pair], directory: Path, config: BuildConfig, *, jobs: int, selected: set[str] | None,
@@ -203,11 +238,12 @@ def _run(pairs: list[Pair], directory: Path, config: BuildConfig, *, jobs: int, 
          plan_only: bool) -> BuildReport:
     report = BuildReport()
     start = time.perf_counter()
-    for tmp in master.remove_temporaries(directory) + native_files.remove_leftovers(directory):
-        log.warning("removed unfinished file %s", tmp)
+    if not plan_only:  # a plan changes nothing: another build may be running in the directory
+        for tmp in master.remove_temporaries(directory) + native_files.remove_leftovers(directory):
+            log.warning("removed unfinished file %s", tmp)
     checked = master.CheckedFiles(directory)
     found = find_complete(pairs, directory, rules=config.rules, dtw=config.dtw, native=config.native,
-                          min_pieces=config.min_pieces, checked=checked)
+                          min_pieces=config.min_pieces, checked=checked, read_only=plan_only)
     report.skipped, report.rebuilt, done = found.skipped, found.rebuilt, found.done
     todo = [p for p in pairs if p.key not in done and p.materials[0].pieces >= config.min_pieces
             and (selected is None or p.key in selected)]

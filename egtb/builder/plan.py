@@ -241,11 +241,12 @@ class Found:
 def find_complete(pairs: list[Pair], directory: Path, *,
                   rules: str | tuple = DEFAULT_RULES, dtw: bool | None = None,
                   native: bool | None = None, min_pieces: int = 2,
-                  checked: master.CheckedFiles | None = None) -> Found:
+                  checked: master.CheckedFiles | None = None, read_only: bool = False) -> Found:
     """The pairs whose files all pass the checksum and hold what `rules` and `dtw` ask
     (:func:`contents_of`).
 
-    Broken files are reported and removed; a file lacking a requested layer or
+    Broken files are reported and removed (with `read_only`, for a plan, nothing is removed or
+    recorded); a file lacking a requested layer or
     DTW is reported as rebuilt too (it is overwritten when its pair is solved again).
     `checked`: the record of files already checked (:class:`egtb.formats.master.CheckedFiles`).
     A pair asked for compact-native is complete as its stamped files (:func:`_compact_alone`) or as
@@ -272,7 +273,8 @@ def find_complete(pairs: list[Pair], directory: Path, *,
             except master.TableError as exc:
                 log.warning("%s; rebuilding it", exc)
                 found.rebuilt.append(material.name)
-                path.unlink()
+                if not read_only:
+                    path.unlink()
                 complete = False
                 continue
             lacking = [name for name in wanted.names if name not in present]
@@ -285,6 +287,7 @@ def find_complete(pairs: list[Pair], directory: Path, *,
         if complete:
             found.done.add(pair.key)
             found.skipped += [m.name for m in pair.materials]
-    checked.save()
+    if not read_only:
+        checked.save()
     return found
 
