@@ -369,17 +369,10 @@ def open_table(path: os.PathLike | str, *, check: bool = True,
     corrupted.
     """
     path = Path(path)
-    try:
-        with h5py.File(path, "r") as f:
-            attrs = dict(f.attrs)
-            _check_header(path, attrs)
-            stored = f["wld"][...]
-            dtw = f["dtw"][...] if _has_dtw(f, attrs) else None
-            layers = _read_layers(path, f, rules)
-    except TableError:
-        raise
-    except (OSError, KeyError, ValueError, RuntimeError) as exc:
-        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    with _opened(path) as (f, attrs):
+        stored = f["wld"][...]
+        dtw = f["dtw"][...] if _has_dtw(f, attrs) else None
+        layers = _read_layers(path, f, rules)
     count = int(attrs["positions"])
     if len(stored) != -(-count // PER_BYTE) or (dtw is not None and len(dtw) != count):
         raise TableError(f"{path}: dataset sizes do not match {count} positions")
@@ -425,18 +418,28 @@ def read_rule_layer(path: os.PathLike | str, preset: str) -> RuleLayer:
 
 
 @contextmanager
-def _layer_file(path: Path, preset: str):
-    """(The file's attributes, the group of one rule layer) of an open table file, its header
-    checked; TableError naming the file when it does not read."""
+def _opened(path: Path):
+    """(An open table file, its attributes), its header checked: TableError naming the file when
+    it does not read (h5py's OSError for a missing, truncated or foreign file, a missing
+    dataset's KeyError, a damaged chunk's ValueError or RuntimeError), here or in the caller's
+    block. The one place the readers below open a file."""
     try:
         with h5py.File(path, "r") as f:
             attrs = dict(f.attrs)
             _check_header(path, attrs)
-            yield attrs, _layer_group(path, f, preset)
+            yield f, attrs
     except TableError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError) as exc:
         raise TableError(f"{path}: unreadable table file ({exc})") from exc
+
+
+@contextmanager
+def _layer_file(path: Path, preset: str):
+    """(The file's attributes, the group of one rule layer) of an open table file, its header
+    checked; TableError naming the file when it does not read."""
+    with _opened(path) as (f, attrs):
+        yield attrs, _layer_group(path, f, preset)
 
 
 def _has_dtw(f: h5py.File, attrs: dict) -> bool:
@@ -478,28 +481,21 @@ def read_slices(path: os.PathLike | str, *, rules: tuple[str, ...] = (), step: i
     path = Path(path)
     if step % PER_BYTE:
         raise InvalidArgumentError(f"slice step {step} is not a multiple of {PER_BYTE}")
-    try:
-        with h5py.File(path, "r") as f:
-            attrs = dict(f.attrs)
-            _check_header(path, attrs)
-            count = int(attrs["positions"])
-            groups = [_layer_group(path, f, name) for name in rules]
-            stored_dtw = f["dtw"] if _has_dtw(f, attrs) else None
-            for start in range(0, count, step):
-                stop = min(count, start + step)
-                wdl = unpack_wdl(f["wld"][start // PER_BYTE:-(-stop // PER_BYTE)], stop - start)
-                cats = np.zeros((len(rules), stop - start), dtype=np.int8)
-                dtz = np.zeros((len(rules), stop - start), dtype=np.uint16)
-                for row, group in enumerate(groups):
-                    cats[row] = group["category"][start:stop]
-                    dtz[row] = group["dtz"][start:stop]
-                yield start, wdl, None if stored_dtw is None else stored_dtw[start:stop], cats, dtz
-            if check:
-                _check_datasets(path, f, attrs, rules)
-    except TableError:
-        raise
-    except (OSError, KeyError, ValueError, RuntimeError) as exc:
-        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    with _opened(path) as (f, attrs):
+        count = int(attrs["positions"])
+        groups = [_layer_group(path, f, name) for name in rules]
+        stored_dtw = f["dtw"] if _has_dtw(f, attrs) else None
+        for start in range(0, count, step):
+            stop = min(count, start + step)
+            wdl = unpack_wdl(f["wld"][start // PER_BYTE:-(-stop // PER_BYTE)], stop - start)
+            cats = np.zeros((len(rules), stop - start), dtype=np.int8)
+            dtz = np.zeros((len(rules), stop - start), dtype=np.uint16)
+            for row, group in enumerate(groups):
+                cats[row] = group["category"][start:stop]
+                dtz[row] = group["dtz"][start:stop]
+            yield start, wdl, None if stored_dtw is None else stored_dtw[start:stop], cats, dtz
+        if check:
+            _check_datasets(path, f, attrs, rules)
 
 
 def _layer_group(path: Path, f: h5py.File, preset: str) -> h5py.Group:
@@ -550,15 +546,8 @@ def stored_checksums(path: os.PathLike | str, *, rules: tuple[str, ...] = ()) ->
     """CRC-32 of a file's values (and DTW), and of each rule layer of `rules` by preset,
     recomputed from the stored bytes a slice at a time (the attributes are not consulted)."""
     path = Path(path)
-    try:
-        with h5py.File(path, "r") as f:
-            attrs = dict(f.attrs)
-            _check_header(path, attrs)
-            return _stored_crcs(path, f, attrs, rules)
-    except TableError:
-        raise
-    except (OSError, KeyError, ValueError, RuntimeError) as exc:
-        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    with _opened(path) as (f, attrs):
+        return _stored_crcs(path, f, attrs, rules)
 
 
 def check_table(path: os.PathLike | str) -> list[str]:
@@ -568,16 +557,9 @@ def check_table(path: os.PathLike | str) -> list[str]:
     :func:`open_table` it never holds more than a slice in memory.
     """
     path = Path(path)
-    try:
-        with h5py.File(path, "r") as f:
-            attrs = dict(f.attrs)
-            _check_header(path, attrs)
-            presets = sorted(f[RULES_GROUP].keys()) if RULES_GROUP in f else []
-            _check_datasets(path, f, attrs, presets)
-    except TableError:
-        raise
-    except (OSError, KeyError, ValueError, RuntimeError) as exc:
-        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    with _opened(path) as (f, attrs):
+        presets = sorted(f[RULES_GROUP].keys()) if RULES_GROUP in f else []
+        _check_datasets(path, f, attrs, presets)
     return presets
 
 
@@ -635,15 +617,12 @@ class CheckedFiles(JsonRecord):
 def stored_bytes(path: os.PathLike | str) -> dict[str, int]:
     """Bytes each dataset of a table file takes on disk (compressed), without reading data:
     ``wld``, ``dtw`` (when stored) and ``rules/<preset>`` (category and DTZ together)."""
-    try:
-        with h5py.File(path, "r") as f:
-            sizes = {name: f[name].id.get_storage_size() for name in ("wld", "dtw") if name in f}
-            for preset, group in (f[RULES_GROUP].items() if RULES_GROUP in f else ()):
-                sizes[f"{RULES_GROUP}/{preset}"] = sum(group[name].id.get_storage_size()
-                                                       for name in ("category", "dtz"))
-            return sizes
-    except OSError as exc:
-        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    with _opened(Path(path)) as (f, _):
+        sizes = {name: f[name].id.get_storage_size() for name in ("wld", "dtw") if name in f}
+        for preset, group in (f[RULES_GROUP].items() if RULES_GROUP in f else ()):
+            sizes[f"{RULES_GROUP}/{preset}"] = sum(group[name].id.get_storage_size()
+                                                   for name in ("category", "dtz"))
+        return sizes
 
 
 def rule_presets_in(path: os.PathLike | str) -> list[str]:
@@ -653,14 +632,10 @@ def rule_presets_in(path: os.PathLike | str) -> list[str]:
 
 def read_layer_attrs(path: os.PathLike | str) -> dict[str, dict]:
     """Attributes of each rule layer of a table file, by preset, without reading data."""
-    try:
-        with h5py.File(path, "r") as f:
-            _check_header(Path(path), dict(f.attrs))
-            if RULES_GROUP not in f:
-                return {}
-            return {name: dict(group.attrs) for name, group in f[RULES_GROUP].items()}
-    except OSError as exc:
-        raise TableError(f"{path}: unreadable table file ({exc})") from exc
+    with _opened(Path(path)) as (f, _):
+        if RULES_GROUP not in f:
+            return {}
+        return {name: dict(group.attrs) for name, group in f[RULES_GROUP].items()}
 
 
 def _check_header(path: Path, attrs: dict) -> None:
@@ -673,13 +648,8 @@ def _check_header(path: Path, attrs: dict) -> None:
 
 def read_attrs(path: os.PathLike | str) -> dict:
     """Attributes of a table file without reading its data."""
-    try:
-        with h5py.File(path, "r") as f:
-            attrs = dict(f.attrs)
-    except OSError as exc:
-        raise TableError(f"{path}: unreadable table file ({exc})") from exc
-    _check_header(Path(path), attrs)
-    return attrs
+    with _opened(Path(path)) as (_, attrs):
+        return attrs
 
 
 def open_material(directory: os.PathLike | str, material: Material, *,
