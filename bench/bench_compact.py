@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_probe import boards_of, random_positions, run_before  # noqa: E402
 
 from egtb.probe.tablebase import Tablebase  # noqa: E402
+from egtb.builder import compaction  # noqa: E402
 from egtb.formats import compact, master  # noqa: E402
 from egtb.positions.index import unrank_positions  # noqa: E402
 from egtb.positions.material import all_materials, count_positions  # noqa: E402
@@ -67,12 +68,12 @@ def bench_batch(tb: Tablebase, arrays, *, repeats: int = 3, rule: bool = False) 
     return len(arrays[0]) / best
 
 
-def compact_all(master: Path, out: Path, jobs: int) -> compact.CompactReport:
+def compact_all(master: Path, out: Path, jobs: int) -> compaction.CompactReport:
     """Compact every master table (numba compiled first, outside the timing)."""
     warm = Path(tempfile.mkdtemp(prefix="bench_compact_warm_"))
-    compact.compact_directory(master, out=warm, materials=all_materials(2))
+    compaction.compact_directory(master, out=warm, materials=all_materials(2))
     shutil.rmtree(warm)
-    return compact.compact_directory(master, out=out, jobs=jobs)
+    return compaction.compact_directory(master, out=out, jobs=jobs)
 
 
 def one_per_block(directory: Path, materials) -> tuple[np.ndarray, ...]:

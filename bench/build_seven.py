@@ -33,6 +33,7 @@ from pathlib import Path
 from egtb.builder.contents import contents_for  # noqa: E402
 from egtb.builder import budget
 from egtb.builder import pipeline, plan as planner
+from egtb.builder import compaction
 from egtb.formats import compact
 from egtb.formats import master
 from egtb.positions.material import Material
@@ -87,7 +88,7 @@ def read_log(path: Path | None) -> list[dict]:
 def compact_one(directory: Path, pair: planner.Pair) -> dict:
     """Compact the pair's master files (WLD and wcdf files next to them), return their figures."""
     wall, cpu = time.perf_counter(), time.process_time()
-    report = compact.compact_directory(directory, materials=list(pair.materials))
+    report = compaction.compact_directory(directory, materials=list(pair.materials))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {"pair": pair.key, "compact_bytes": report.bytes, "wcdf_bytes": report.rule_bytes,
             "compact_bits_per_position": round(8 * report.bytes / pair.positions, 4),

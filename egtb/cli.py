@@ -545,7 +545,7 @@ def _register_compact(p: argparse.ArgumentParser) -> None:
 def run_compact(args: argparse.Namespace) -> int:
     """Handler of ``egtb compact``."""
     from egtb.formats import master
-    from egtb.formats.compact import compact_directory, stale_materials
+    from egtb.builder.compaction import compact_directory, stale_materials
 
     def show(material, table) -> None:
         if not args.quiet and not args.json:
@@ -592,7 +592,8 @@ def run_compact(args: argparse.Namespace) -> int:
 
 def _write_marks(directory: Path, args: argparse.Namespace) -> int:
     """``egtb compact --marks``: the missing or stale marks files of a directory's compact files."""
-    from egtb.formats.compact import marks_path, write_missing_marks
+    from egtb.builder.compaction import write_missing_marks
+    from egtb.formats.compact import marks_path
 
     def show(compact_file: Path) -> None:
         if not args.quiet and not args.json:

@@ -11,7 +11,7 @@ from filelock import FileLock
 
 from egtb.probe.tablebase import Tablebase
 from egtb.builder.driver import build
-from egtb.formats.compact import compact_directory
+from egtb.builder.compaction import compact_directory
 from egtb.formats.master import SUFFIX, stored_materials
 
 # Scripts run as external engine processes by the tests, not test modules: they

@@ -16,6 +16,7 @@ from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
 from egtb.builder.verify_compact import unrank_chunk, verify_compact
+from egtb.builder import compaction
 from egtb.formats import compact, values
 from egtb.formats.cache import TableCache, release_evicted
 from egtb.formats.compact import codec, layout
@@ -331,7 +332,7 @@ def test_a_flipped_byte_in_a_category_block_is_detected_and_named(compact_dir, t
 
 def test_a_wrong_stored_category_is_found_against_the_master_and_the_wdl_file(master_dir, tmp_path):
     material = Material.parse("2k-1k")
-    compact.compact_directory(master_dir, out=tmp_path, materials=all_materials(3))
+    compaction.compact_directory(master_dir, out=tmp_path, materials=all_materials(3))
     layer = master.open_table(master.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
     wrong = np.flatnonzero(~capture_mask(material) & (layer.category == 2))[5]
     category = layer.category.copy()
@@ -355,7 +356,7 @@ def test_a_damaged_header_is_named(compact_dir, tmp_path):
 
 def test_a_wrong_stored_value_fails_the_successor_check(master_dir, tmp_path):
     materials = all_materials(3)
-    compact.compact_directory(master_dir, out=tmp_path, materials=materials)
+    compaction.compact_directory(master_dir, out=tmp_path, materials=materials)
     assert verify_compact(tmp_path, masters=tmp_path).ok  # successor check alone
     material = Material.parse("2k-1k")
     wdl, _ = master.load_material(master_dir, material)
@@ -577,7 +578,7 @@ def test_a_sample_up_to_four_pieces_answers_from_compact_files_as_from_the_maste
 @pytest.mark.slow
 def test_a_sample_up_to_five_pieces_answers_from_compact_files_as_from_the_masters(built_tables, tmp_path):
     masters = built_tables(5)
-    compact.compact_directory(masters, out=tmp_path, jobs=2)
+    compaction.compact_directory(masters, out=tmp_path, jobs=2)
     assert_compact_answers_as_the_masters(masters, tmp_path, 5, per_material=40)
 
 
@@ -606,7 +607,7 @@ def test_build_compacts_a_directory_with_large_tables_by_default_and_only_stale_
     assert sorted(p.stem for p in tmp_path.glob("*.wld")) == every
     assert sorted(p.stem for p in tmp_path.glob("*.wcdf")) == every
     assert sorted(p.stem for p in tmp_path.glob("*.dtz")) == every
-    assert compact.stale_materials(tmp_path) == []
+    assert compaction.stale_materials(tmp_path) == []
     assert verify_compact(tmp_path).ok
     for material in all_materials(3):  # the build's disk check counts them, with their marks files
         assert budget.compact_bytes(tmp_path, material) == sum(
@@ -614,8 +615,8 @@ def test_build_compacts_a_directory_with_large_tables_by_default_and_only_stale_
     assert cli.main(build + ["--pieces", "3"]) == cli.EXIT_OK
     assert json.loads(capsys.readouterr().out)["compacted"] == []  # up to date: kept
     os.utime(compact.compact_path(tmp_path, Material.parse("2k-1k")), ns=(0, 0))  # older than its master
-    assert [m.name for m in compact.stale_materials(tmp_path)] == ["2k-1k"]
-    assert [m.name for m in compact.stale_materials(tmp_path, min_pieces=4)] == []
+    assert [m.name for m in compaction.stale_materials(tmp_path)] == ["2k-1k"]
+    assert [m.name for m in compaction.stale_materials(tmp_path, min_pieces=4)] == []
 
 
 # --- marks files (egtb.formats.compact.sidecar) ---------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 from egtb import cli
 from egtb.builder.verify_compact import unrank_chunk, verify_compact
 from egtb.errors import TableError
+from egtb.builder import compaction
 from egtb.formats import compact, master
 from egtb.formats.compact import layout
 from egtb.positions.index import global_unrank
@@ -142,7 +143,7 @@ def write_a_wrong_dtz(master_dir: Path, directory: Path) -> tuple[int, np.ndarra
     """The compact files up to 3 pieces in ``directory``, 2k-1k's .dtz file with one DTZ changed:
     (its index, the DTZ written)."""
     material = Material.parse("2k-1k")
-    compact.compact_directory(master_dir, out=directory, materials=all_materials(3))
+    compaction.compact_directory(master_dir, out=directory, materials=all_materials(3))
     layer = rule_layer(master_dir, material)
     wrong = int(np.flatnonzero(quiet_decisive(material, layer) & (layer.dtz > 3))[7])
     dtz = layer.dtz.copy()
@@ -204,7 +205,7 @@ def test_compact_stale_adds_the_dtz_files_a_directory_lacks(master_dir, tmp_path
     assert cli.main(["compact", "--tables", str(tmp_path / "empty"), "--stale"]) == cli.EXIT_FAILED
     assert "no master tables in" in capsys.readouterr().err
     os.utime(master.table_path(tmp_path, Material.parse("2k-1k")))  # the master rebuilt: all three again
-    assert [m.name for m in compact.stale_materials(tmp_path)] == ["2k-1k"]
+    assert [m.name for m in compaction.stale_materials(tmp_path)] == ["2k-1k"]
 
 
 def test_a_master_layer_with_a_changed_dtz_is_refused_before_a_dtz_file_is_written(master_dir, tmp_path):
@@ -214,7 +215,7 @@ def test_a_master_layer_with_a_changed_dtz_is_refused_before_a_dtz_file_is_writt
     with h5py.File(path, "r+") as f:
         f["rules/wcdf/dtz"][5] += 1
     with pytest.raises(TableError, match=r"2k-1k\.h5: rule layer wcdf checksum mismatch"):
-        compact.compact_material(tmp_path, material)
+        compaction.compact_material(tmp_path, material)
     assert not compact.compact_path(tmp_path, material, kind=compact.WCDF_DTZ).exists()
 
 
@@ -233,6 +234,6 @@ def test_a_killed_writers_temporary_files_are_removed_by_the_next_run(master_dir
     running = tmp_path / f"1k-1k.wcdf.{os.getppid()}.tmp"  # a writer still at work (a live process): kept
     for path in (*left, running):
         path.write_bytes(b"half a file")
-    compact.compact_directory(tmp_path)
+    compaction.compact_directory(tmp_path)
     assert [p.exists() for p in left] == [False, False] and running.exists()
     assert compact.CompactTable(compact.compact_path(tmp_path, Material.parse("1k-1k"))).layer("wcdf").dtz_file

@@ -370,7 +370,7 @@ def _compacts(directory: Path, max_pieces: int) -> bool:
 def _compact_positions(directory: Path, todo: list[Pair]) -> int:
     """Positions of the tables whose compact files a build of `todo` will write: the pairs'
     own, and the tables already there whose compact files are missing or stale."""
-    from egtb.formats.compact import stale_materials
+    from egtb.builder.compaction import stale_materials
     materials = {m for p in todo for m in p.materials} | set(stale_materials(directory))
     return sum(count_positions(m) for m in materials)
 
@@ -379,7 +379,7 @@ def _compact_tables(directory: Path, *, jobs: int) -> list[str]:
     """Write the compact files of every table of the directory whose files are missing or older
     than the master (a compact file's capture positions are answered from the smaller tables'
     compact files, so they are only of use all together); return the materials compacted."""
-    from egtb.formats.compact import compact_directory, stale_materials
+    from egtb.builder.compaction import compact_directory, stale_materials
     stale = stale_materials(directory)
     if stale:
         log.info("writing the compact files of %d tables", len(stale))
