@@ -21,8 +21,8 @@ on disk resumes from its checkpoint). While it waits, the workers' progress
 counters, in shared memory, move the positions bar (with its ETA) and the
 units count about twice a second.
 
->>> Split().positions == SPLIT_POSITIONS
-True
+>>> LOCK_NAME
+'build.lock'
 """
 
 from __future__ import annotations
@@ -33,20 +33,19 @@ import os
 import socket
 import shutil
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_context
 from pathlib import Path
 
-import numpy as np
 
-from egtb.builder import budget, pipeline, solve, split
+from egtb.builder import budget, pipeline, split
 from egtb.builder import native as native_files
-from egtb.builder.config import SPLIT_POSITIONS, BuildConfig, Split
+from egtb.builder import progress as progress_bars
+from egtb.builder.config import BuildConfig, Split
 from egtb.builder.contents import Contents, contents_for
-from egtb.builder.pipeline import PairRecord
-from egtb.builder.plan import Pair, dependency_materials, find_complete, longest_chains, plan_memory
+from egtb.builder.record import PairRecord
+from egtb.builder.plan import BuildPlan, Pair, dependency_materials, find_complete, longest_chains, plan_memory
 from egtb.errors import BuildRunningError, MemoryBudgetError, MissingTableError, SolverError, TaskError
 from egtb.executor import Executor, LocalPool, Task
 from egtb.formats import master, scratch
@@ -65,54 +64,6 @@ LOCK_NAME = "build.lock"
 #: A directory holding tables of this many pieces or more gets compact files by default
 #: (``.wld``, ``.wcdf`` and their marks): those masters are too large to probe in memory.
 COMPACT_FROM_PIECES = 7
-
-
-@dataclass(frozen=True)
-class BuildPlan:
-    """What a build will do and need, worked out before any work (:func:`build`)."""
-
-    pairs: int
-    """Pairs to solve."""
-    positions: int
-    """Their positions."""
-    cpu_seconds: float
-    """Estimated CPU seconds (:func:`egtb.builder.budget.cpu_seconds`)."""
-    jobs: int
-    """Workers."""
-    disk: int
-    """Bytes of disk at the build's peak (:func:`egtb.builder.budget.check_build_disk`)."""
-    free: int
-    """Bytes the build may add to the table directory: free on its disk (its scratch files
-    counted as free), or less under a ``--disk`` budget."""
-    memory: int
-    """Bytes of RAM at most: the `jobs` largest pairs' estimates side by side (no more than the pairs'
-    share of the budget, within which the local pool starts them), the processes and their caches."""
-    budget: int
-    """The memory budget (``--memory``)."""
-    refused: tuple[str, ...] = ()
-    """Why the build cannot run as asked (a pair that fits in no way, the disk), when only planned."""
-    held: int = 0
-    """Bytes the table directory holds before the build (a resumed pair's scratch not counted)."""
-    scratch_room: int = 1 << 62
-    """Bytes the scratch files of the pairs running side by side may take at once: what the
-    build may add, less its table files (the local pool's disk limit)."""
-
-    def text(self) -> str:
-        """One line for a person.
-
-        >>> print(BuildPlan(2, 10**9, 3600.0, 2, 3 << 30, 10 << 30, 1 << 30, 8 << 30).text())
-        plan: 2 pairs, 1,000,000,000 positions; about 1.0 CPU hours (0.5 h wall on 2 jobs); disk 3.00 GB at its peak (10.00 GB free); memory at most 1.00 GB (budget 8.00 GB)
-        """
-        return (f"plan: {self.pairs} pairs, {self.positions:,} positions; about "
-                f"{self.cpu_seconds / 3600:.1f} CPU hours ({self.cpu_seconds / 3600 / self.jobs:.1f} h wall on "
-                f"{self.jobs} jobs); disk {budget.format_bytes(self.disk)} at its peak "
-                f"({budget.format_bytes(self.free)} free{self._held_text()}); memory at most {budget.format_bytes(self.memory)} "
-                f"(budget {budget.format_bytes(self.budget)})"
-                + "".join(f"\nrefused: {reason}" for reason in self.refused))
-
-    def _held_text(self) -> str:
-        return (f"; the directory then {budget.format_bytes(self.held + self.disk)}, with the "
-                f"{budget.format_bytes(self.held)} it holds" if self.held >= budget.GB // 10 else "")
 
 
 @dataclass
@@ -273,7 +224,7 @@ def _run(pairs: list[Pair], directory: Path, config: BuildConfig, *, jobs: int, 
             scratch.remove_scratch(path)
     log.info("building %d pairs (%d positions) with %d jobs into %s", len(todo),
              sum(p.positions for p in todo), jobs, directory)
-    bars = _Progress(todo, enabled=progress)
+    bars = progress_bars.Bars(todo, enabled=progress)
     with (process_cache().bounded(cache_bytes) if cache_bytes else nullcontext()):
         # forked workers inherit the bound
         for record in run_pairs(todo, directory, replace(config, memory=memory), jobs=jobs,
@@ -395,12 +346,14 @@ def run_pairs(todo: list[Pair], directory: Path, config: BuildConfig | None = No
     `todo` exist), the pair's worker added (``host``, ``pid``).
 
     `config`: the build's options (:class:`~egtb.builder.config.BuildConfig`: the rule layers,
-    DTW, native, memory, checkpoints, split pairs). `executor`: where (None: a :class:`~egtb.executor.LocalPool` of `jobs`, whose workers count
-    into shared progress counters). `plans` (by key, :func:`egtb.builder.plan.plan_memory`; default
-    planned for the config's memory): how each pair runs; the local pool starts a ready pair only
-    while the running ones' estimates and its own fit in that memory, and their scratch files in
-    `scratch_room` bytes (default: the disk's free space), or nothing else runs. `on_progress(positions, units)` is called with the
-    totals solved so far by this run: by the local pool of `jobs` about every
+    DTW, native, memory, checkpoints, split pairs). `executor`: where (None: a
+    :class:`~egtb.executor.LocalPool` of `jobs`, whose workers count into shared progress
+    counters, :mod:`egtb.builder.progress`). `plans` (by key,
+    :func:`egtb.builder.plan.plan_memory`; default planned for the config's memory): how each
+    pair runs; the local pool starts a ready pair only while the running ones' estimates and its
+    own fit in that memory, and their scratch files in `scratch_room` bytes (default: the disk's
+    free space), or nothing else runs. `on_progress(positions, units)` is called with the totals
+    solved so far by this run: by the local pool of `jobs` about every
     :data:`egtb.executor.POLL_SECONDS` while pairs are being solved (from the workers'
     counters) and after each pair; with an `executor`, after each pair.
     A pair that fails raises :class:`~egtb.errors.SolverError` naming its materials.
@@ -409,8 +362,8 @@ def run_pairs(todo: list[Pair], directory: Path, config: BuildConfig | None = No
     memory = config.memory or budget.default_budget()
     plans = plans or plan_memory(todo, memory, rules=config.rules, dtw=config.dtw, native=config.native)
     on_progress = on_progress or (lambda positions, units: None)
-    counters = _SharedCounters(jobs) if executor is None else None  # live progress, locally
-    executor = executor or LocalPool(jobs, initializer=_count_into, initargs=(counters,))
+    counters = progress_bars.SharedCounters(jobs) if executor is None else None  # live progress, locally
+    executor = executor or LocalPool(jobs, initializer=progress_bars.count_into, initargs=(counters,))
     tasks, pair_of_task, records = _tasks(todo, directory, config, plans=plans)
     limits = {"memory": memory,
               "disk": shutil.disk_usage(directory).free if scratch_room is None else scratch_room}
@@ -483,88 +436,8 @@ def _build_pair_task(directory: str, pair: Pair, dependencies: list, *, contents
     counters when the local pool gave it some. `after`: the records of the pairs it depends on
     (unused: the task waits for them)."""
     return pipeline.build_pair(Path(directory), pair, dependencies, contents=contents,
-                               progress=_WORKER_PROGRESS, plan=plan,
+                               progress=progress_bars.worker_counters(), plan=plan,
                                checkpoint_seconds=checkpoint_seconds)
-
-
-class _SharedCounters:
-    """Progress counters of the local workers: one slot (positions, units) per worker.
-
-    Each worker only writes its own slot (from the kernel, no lock); the parent
-    sums the slots. Created before the pool, inherited by the forked workers.
-    """
-
-    def __init__(self, slots: int) -> None:
-        context = get_context("fork")
-        self.slots = slots
-        self.array = context.RawArray("q", slots * solve.PROGRESS_SIZE)
-        self.next_slot = context.Value("i", 0)
-
-    def claim(self) -> np.ndarray:
-        """A worker's own counters (a private array if every slot is taken)."""
-        with self.next_slot.get_lock():
-            slot = self.next_slot.value
-            self.next_slot.value += 1
-        if slot >= self.slots:
-            return np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
-        size = solve.PROGRESS_SIZE
-        return np.frombuffer(self.array, dtype=np.int64)[slot * size:(slot + 1) * size]
-
-    def totals(self) -> tuple[int, int]:
-        """(positions, units) summed over the workers."""
-        values = np.frombuffer(self.array, dtype=np.int64).reshape(self.slots, -1).sum(axis=0)
-        return int(values[solve.P_POSITIONS]), int(values[solve.P_UNITS])
-
-
-#: This worker's progress counters (set by :func:`_count_into`; None on a cluster's worker).
-_WORKER_PROGRESS: np.ndarray | None = None
-
-
-def _count_into(counters: _SharedCounters) -> None:
-    """The local pool's initializer: take a slot of the progress counters."""
-    global _WORKER_PROGRESS
-    _WORKER_PROGRESS = counters.claim()
-
-
-class _Progress:
-    """Two tqdm bars with ETA: positions (with the units count), and material pairs.
-
-    The positions bar moves while pairs are being solved (:meth:`advance`); it
-    never goes back and never falls behind the pairs already finished.
-    """
-
-    def __init__(self, todo: list[Pair], *, enabled: bool) -> None:
-        from tqdm import tqdm
-        self.total = sum(p.positions for p in todo)
-        self.positions = tqdm(total=self.total, unit="pos", unit_scale=True, desc="positions",
-                              disable=not enabled)
-        self.pairs = tqdm(total=len(todo), unit="pair", desc="materials", disable=not enabled)
-        self.units = 0
-        self.finished = 0
-        """Positions of the pairs finished."""
-
-    def advance(self, positions: int, units: int) -> None:
-        """Show the totals solved so far (finished pairs and the running ones in part)."""
-        self._show(positions)
-        if units > self.units:
-            self.units = units
-            self.positions.set_postfix(units=f"{units:,}")
-
-    def update(self, record: PairRecord) -> None:
-        """A pair finished."""
-        self.finished += record.positions
-        self._show(self.finished)
-        self.pairs.set_postfix(last=record.key)
-        self.pairs.update(1)
-
-    def _show(self, positions: int) -> None:
-        step = min(positions, self.total) - self.positions.n
-        if step > 0:
-            self.positions.update(step)
-
-    def close(self) -> None:
-        self.pairs.close()
-        self.positions.close()
 
 
 def _start_logging(directory: Path) -> logging.Handler:

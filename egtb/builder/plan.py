@@ -85,6 +85,54 @@ def successor_materials(material: Material) -> set[Material]:
     return out - set(pair_of(material))
 
 
+@dataclass(frozen=True)
+class BuildPlan:
+    """What a build will do and need, worked out before any work (:func:`egtb.builder.driver.build`)."""
+
+    pairs: int
+    """Pairs to solve."""
+    positions: int
+    """Their positions."""
+    cpu_seconds: float
+    """Estimated CPU seconds (:func:`egtb.builder.budget.cpu_seconds`)."""
+    jobs: int
+    """Workers."""
+    disk: int
+    """Bytes of disk at the build's peak (:func:`egtb.builder.budget.check_build_disk`)."""
+    free: int
+    """Bytes the build may add to the table directory: free on its disk (its scratch files
+    counted as free), or less under a ``--disk`` budget."""
+    memory: int
+    """Bytes of RAM at most: the `jobs` largest pairs' estimates side by side (no more than the pairs'
+    share of the budget, within which the local pool starts them), the processes and their caches."""
+    budget: int
+    """The memory budget (``--memory``)."""
+    refused: tuple[str, ...] = ()
+    """Why the build cannot run as asked (a pair that fits in no way, the disk), when only planned."""
+    held: int = 0
+    """Bytes the table directory holds before the build (a resumed pair's scratch not counted)."""
+    scratch_room: int = 1 << 62
+    """Bytes the scratch files of the pairs running side by side may take at once: what the
+    build may add, less its table files (the local pool's disk limit)."""
+
+    def text(self) -> str:
+        """One line for a person.
+
+        >>> print(BuildPlan(2, 10**9, 3600.0, 2, 3 << 30, 10 << 30, 1 << 30, 8 << 30).text())
+        plan: 2 pairs, 1,000,000,000 positions; about 1.0 CPU hours (0.5 h wall on 2 jobs); disk 3.00 GB at its peak (10.00 GB free); memory at most 1.00 GB (budget 8.00 GB)
+        """
+        return (f"plan: {self.pairs} pairs, {self.positions:,} positions; about "
+                f"{self.cpu_seconds / 3600:.1f} CPU hours ({self.cpu_seconds / 3600 / self.jobs:.1f} h wall on "
+                f"{self.jobs} jobs); disk {budget.format_bytes(self.disk)} at its peak "
+                f"({budget.format_bytes(self.free)} free{self._held_text()}); memory at most {budget.format_bytes(self.memory)} "
+                f"(budget {budget.format_bytes(self.budget)})"
+                + "".join(f"\nrefused: {reason}" for reason in self.refused))
+
+    def _held_text(self) -> str:
+        return (f"; the directory then {budget.format_bytes(self.held + self.disk)}, with the "
+                f"{budget.format_bytes(self.held)} it holds" if self.held >= budget.GB // 10 else "")
+
+
 def plan_pairs(max_pieces: int, *, min_pieces: int = 2, max_per_side: int | None = None) -> list[Pair]:
     """Every pair with min..max pieces with its dependencies, in a valid solving order.
 

@@ -42,6 +42,7 @@ import numpy as np
 from egtb.builder import pipeline, solve
 from egtb.builder.contents import Contents
 from egtb.builder.plan import Pair
+from egtb.builder.record import PairRecord
 from egtb.executor import Task
 from egtb.formats import master, scratch
 from egtb.positions.material import Material
@@ -112,7 +113,7 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
 
 
 def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
-           contents: Contents, *, started: float, after: Sequence[dict] = ()) -> pipeline.PairRecord:
+           contents: Contents, *, started: float, after: Sequence[dict] = ()) -> PairRecord:
     """Write the files of a pair whose every unit is solved; remove its scratch; its record
     (as :func:`egtb.builder.pipeline.build_pair` gives it, with the CPU seconds of the unit
     tasks' records, `after`)."""
@@ -126,7 +127,7 @@ def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material
     del tables
     scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     pipeline.add_checksums(directory, summaries)
-    return pipeline.PairRecord(
+    return PairRecord(
         pair.key, units, pair.positions, time.time() - started, sum(t.get("cpu_seconds", 0.0) for t in tasks),
         started, time.time(), summaries, contents.names, contents.dtw, True, split=len(tasks),
         workers=tuple(sorted({(t["host"], t["pid"]) for t in tasks if t["units"]})),
