@@ -23,7 +23,7 @@ from pathlib import Path
 from egtb.positions.material import Material
 
 SOLVED = re.compile(r"^(\S+ \S+) \S+ INFO solved (\S+): (\d+) units, (\d+) positions in ([\d.]+)s "
-                    r".*?; ([\d.]+) CPU s, worker peak RSS (\d+) MB, (?:disk in use|table directory) ([\d.]+) GB")
+                    r".*?; ([\d.]+) CPU s(?: \([^)]*\))?, worker peak RSS (\d+) MB, (?:disk in use|table directory) ([\d.]+) GB")
 SAMPLE = re.compile(r"rss_mb=(\d+) disk_used_gb=([\d.]+) egtb_dir_gb=([\d.]+)")
 
 

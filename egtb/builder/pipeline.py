@@ -378,9 +378,9 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
                         summaries, contents.names, contents.dtw, plan.on_disk, per_pass=plan.per_pass,
                         estimated_bytes=plan.bytes, scratch_bytes=plan.disk,
                         peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                        disk_used=master.bytes_on_disk(directory))
-    log.info("solved %s (load %.2fs, solve %.2fs, write %.2fs)", record.text(), loaded - start,
-             solved - loaded, seconds - (solved - start))
+                        disk_used=master.bytes_on_disk(directory), load_seconds=loaded - start,
+                        solve_seconds=solved - loaded)
+    log.info("solved %s", record.text())
     return record
 
 

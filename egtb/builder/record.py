@@ -47,6 +47,10 @@ class PairRecord:
     """The worker's peak resident memory so far, bytes."""
     disk_used: int = 0
     """Bytes the table directory took once the pair was written."""
+    load_seconds: float = 0.0
+    """Wall seconds loading its dependencies."""
+    solve_seconds: float = 0.0
+    """Wall seconds solving."""
     split: int = 0
     """Unit tasks it ran as (0: one task)."""
     workers: tuple = ()
@@ -57,12 +61,14 @@ class PairRecord:
     """The process that wrote it (set by the driver)."""
 
     def text(self) -> str:
-        """One line of the per-pair log.
+        """One line of the per-pair log (the form bench/seven_log.py reads from build.log).
 
         >>> print(PairRecord("4k-4k", 9, 10**6, 2.0, 1.5, 0.0, 2.0, [], ("wcdf",), False, False,
-        ...                  peak_rss=3 << 30, disk_used=5 << 30).text())
-        4k-4k: 1,000,000 positions, 9 units in 2.0 s wall, 1.5 CPU s (1.50 CPU us a position), peak RSS 3072 MB, table directory 5.00 GB
+        ...                  peak_rss=3 << 30, disk_used=5 << 30, load_seconds=0.5, solve_seconds=1.0).text())
+        4k-4k: 9 units, 1000000 positions in 2.00s (load 0.50s, solve 1.00s, write 0.50s); 1.5 CPU s (1.50 us a position), worker peak RSS 3072 MB, table directory 5.00 GB
         """
-        return (f"{self.key}: {self.positions:,} positions, {self.units:,} units in {self.seconds:.1f} s wall, "
-                f"{self.cpu_seconds:.1f} CPU s ({1e6 * self.cpu_seconds / max(self.positions, 1):.2f} CPU us "
-                f"a position), peak RSS {self.peak_rss >> 20} MB, table directory {self.disk_used / GB:.2f} GB")
+        write = self.seconds - self.load_seconds - self.solve_seconds
+        return (f"{self.key}: {self.units} units, {self.positions} positions in {self.seconds:.2f}s (load "
+                f"{self.load_seconds:.2f}s, solve {self.solve_seconds:.2f}s, write {write:.2f}s); "
+                f"{self.cpu_seconds:.1f} CPU s ({1e6 * self.cpu_seconds / max(self.positions, 1):.2f} us a "
+                f"position), worker peak RSS {self.peak_rss >> 20} MB, table directory {self.disk_used / GB:.2f} GB")
