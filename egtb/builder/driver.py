@@ -284,11 +284,12 @@ def _plan_build(todo: list[Pair], directory: Path, config: BuildConfig, *, conte
     log.info("the build needs about %s of disk at its peak", budget.format_bytes(need))
     largest = sorted((plans[p.key].bytes for p in planned), reverse=True)[:jobs]
     files = sum(budget.file_bytes(p.positions, contents[p.key], bits) for p in planned)
+    seconds = {p.key: budget.cpu_seconds(p.positions, contents[p.key]) for p in todo}
+    chain = max(longest_chains(todo, weight=lambda p: seconds[p.key]).values(), default=0.0)
     return plans, BuildPlan(
-        len(todo), sum(p.positions for p in todo),
-        sum(budget.cpu_seconds(p.positions, contents[p.key]) for p in todo), jobs, need, room,
-        min(memory, sum(largest)) + processes, config.memory, tuple(refused), held=held,
-        scratch_room=max(room - files, 0))
+        len(todo), sum(p.positions for p in todo), sum(seconds.values()), jobs, need, room,
+        min(memory, sum(largest)) + processes, config.memory, tuple(refused), wall_seconds=chain,
+        held=held, scratch_room=max(room - files, 0))
 
 
 def _disk_budget_text(config: BuildConfig, held: int) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +110,9 @@ class BuildPlan:
     """The memory budget (``--memory``)."""
     refused: tuple[str, ...] = ()
     """Why the build cannot run as asked (a pair that fits in no way, the disk), when only planned."""
+    wall_seconds: float = 0.0
+    """Estimated wall seconds: the CPU seconds over the jobs, or the longest chain of pairs that
+    depend on each other (:func:`longest_chains` by CPU seconds) when longer (0: not worked out)."""
     held: int = 0
     """Bytes the table directory holds before the build (a resumed pair's scratch not counted)."""
     scratch_room: int = 1 << 62
@@ -122,11 +126,16 @@ class BuildPlan:
         plan: 2 pairs, 1,000,000,000 positions; about 1.0 CPU hours (0.5 h wall on 2 jobs); disk 3.00 GB at its peak (10.00 GB free); memory at most 1.00 GB (budget 8.00 GB)
         """
         return (f"plan: {self.pairs} pairs, {self.positions:,} positions; about "
-                f"{self.cpu_seconds / 3600:.1f} CPU hours ({self.cpu_seconds / 3600 / self.jobs:.1f} h wall on "
+                f"{self.cpu_seconds / 3600:.1f} CPU hours ({self.wall_hours:.1f} h wall on "
                 f"{self.jobs} jobs); disk {budget.format_bytes(self.disk)} at its peak "
                 f"({budget.format_bytes(self.free)} free{self._held_text()}); memory at most {budget.format_bytes(self.memory)} "
                 f"(budget {budget.format_bytes(self.budget)})"
                 + "".join(f"\nrefused: {reason}" for reason in self.refused))
+
+    @property
+    def wall_hours(self) -> float:
+        """Estimated wall hours (:attr:`wall_seconds`, or the CPU hours over the jobs)."""
+        return max(self.wall_seconds, self.cpu_seconds / self.jobs) / 3600
 
     def _held_text(self) -> str:
         return (f"; the directory then {budget.format_bytes(self.held + self.disk)}, with the "
@@ -202,8 +211,9 @@ def dependency_materials(pair: Pair) -> list[Material]:
     return sorted(found, key=lambda m: (m.pieces, m.name))
 
 
-def longest_chains(pairs: list[Pair]) -> dict[str, int]:
-    """Per pair, the positions of the longest chain of pairs from it to the end of the build.
+def longest_chains(pairs: list[Pair], *, weight: Callable[[Pair], float] | None = None) -> dict[str, float]:
+    """Per pair, the positions (or the `weight`, such as CPU seconds) of the longest chain of
+    pairs from it to the end of the build.
 
     A chain is the pair, one of the pairs of `pairs` that depend on it, one that
     depends on that one, and so on: the work that cannot start before the pair
@@ -227,7 +237,8 @@ def longest_chains(pairs: list[Pair]) -> dict[str, int]:
 
     def chain(key: str) -> int:
         if key not in chains:
-            chains[key] = by_key[key].positions + max(map(chain, dependants[key]), default=0)
+            own = by_key[key].positions if weight is None else weight(by_key[key])
+            chains[key] = own + max(map(chain, dependants[key]), default=0)
         return chains[key]
 
     for key in sorted(by_key, key=lambda k: by_key[k].materials[0].pieces):  # shallow recursion
