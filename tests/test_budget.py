@@ -120,7 +120,8 @@ def test_a_disk_budget_counts_what_the_directory_holds(tmp_path):
     with pytest.raises(budget.MemoryBudgetError, match=r"--disk budget of .* less the .* the directory holds"):
         builder.build(3, directory=tmp_path, jobs=1, progress=False, disk=held + need - 1)
     assert not master.table_path(tmp_path, Material.parse("2k-1k")).exists()  # refused before any work
-    report = builder.build(3, directory=tmp_path, jobs=1, progress=False, disk=held + need)
+    # the build's own log grows by a block or two before it plans: a little slack for it
+    report = builder.build(3, directory=tmp_path, jobs=1, progress=False, disk=held + need + 64 * 1024)
     assert "2k-1k" in report.built  # (3-piece files are mostly HDF5 overhead: no size check here)
 
 

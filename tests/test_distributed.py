@@ -243,10 +243,10 @@ def test_cluster_build_matches_local_build(cluster4, local4, capsys):
     directory, report = cluster4
     assert crcs(directory) == crcs(local4)
     assert len(report.built) == len(all_materials(4))
-    assert {t["checksum"] for r in report.records for t in r["tables"]} == set(crcs(local4).values())
+    assert {t["checksum"] for r in report.records for t in r.tables} == set(crcs(local4).values())
     # every pair ran in a worker process, none in this one (which of the two workers takes a
     # tiny 4-piece pair is the scheduler's choice: it may keep them all where their inputs are)
-    assert report.records and all(r["pid"] != os.getpid() for r in report.records)
+    assert report.records and all(r.pid != os.getpid() for r in report.records)
     assert egtb_main(["verify", "--tables", str(directory), "--jobs", "1", "--json", "--quiet"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["ok"] and result["reference_listed"] > 0 and result["reference_differing"] == []
@@ -257,12 +257,12 @@ def test_cluster_build_matches_local_build(cluster4, local4, capsys):
 @pytest.mark.slow
 def test_no_material_starts_before_its_dependencies_finished(cluster4):
     _, report = cluster4
-    records = {r["key"]: r for r in report.records}
+    records = {r.key: r for r in report.records}
     pairs = planner.plan_pairs(4)
     assert set(records) == {p.key for p in pairs}
     for pair in pairs:
         for dep in pair.depends:
-            assert records[pair.key]["started"] >= records[dep]["finished"], (pair.key, dep)
+            assert records[pair.key].started >= records[dep].finished, (pair.key, dep)
 
 
 @pytest.mark.slow
@@ -438,7 +438,7 @@ def test_a_worker_killed_in_a_split_pair_still_gives_the_local_files(processes, 
     thread.join(STEP_SECONDS)
     assert not thread.is_alive(), "the split pair did not finish after a worker was killed"
     assert split_pair_checksums(tmp_path) == split_pair_checksums(split_local)
-    assert done["record"]["units"] == len(pipeline.unit_order(five_piece_pair(SPLIT_PAIR).materials))
+    assert done["record"].units == len(pipeline.unit_order(five_piece_pair(SPLIT_PAIR).materials))
     cluster.wait_for_workers()
 
 
