@@ -39,6 +39,7 @@ from egtb.rules.board import Board, Move
 from tournament.engines.base import Engine, EngineTimeoutError, GameState, Limit
 from tournament.engines.random import RandomEngine
 from tournament.engines.search import SearchEngine
+from tournament.config import GameSettings
 from tournament.game import _HUNG_GRACE, play_game
 
 SLEEPING_ENGINE = Path(__file__).resolve().parents[1] / "tests" / "fake_engines" / "sleeping.py"
@@ -87,7 +88,7 @@ def hung_overrun(seconds: float) -> float:
     hung = _Hung()
     started = time.perf_counter()
     try:
-        play_game(hung, RandomEngine(seed=1), limit=Limit(time=seconds), time_margin=0.0)
+        play_game(hung, RandomEngine(seed=1), settings=GameSettings(limit=Limit(time=seconds), time_margin=0.0))
     finally:
         hung.release.set()
     return time.perf_counter() - started - seconds - _HUNG_GRACE

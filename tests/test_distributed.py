@@ -42,7 +42,8 @@ from egtb.executor import LocalPool, Task  # noqa: E402
 from egtb.positions.material import all_materials  # noqa: E402
 from tournament.records import pair_counts  # noqa: E402
 from tournament.config import SprtSettings, TournamentConfig  # noqa: E402
-from tournament.schedule import load_records, run_tournament  # noqa: E402
+from tournament.run_directory import load_records  # noqa: E402
+from tournament.schedule import run_tournament  # noqa: E402
 
 #: Seconds any one step may take before the test fails (the cluster is torn down anyway).
 STEP_SECONDS = 240

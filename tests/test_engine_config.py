@@ -13,7 +13,8 @@ from tournament.engines.base import EngineSetupError, GameState, Limit
 from tournament.engines.config import EngineConfig, parse_engine, parse_settings, parse_time_control
 from tournament.engines.random import RandomEngine
 from tournament.config import TournamentConfig
-from tournament.schedule import make_players, run_tournament
+from tournament.pairings import make_players
+from tournament.schedule import run_tournament
 
 FAKES = Path(__file__).parent / "fake_engines"
 

@@ -12,6 +12,7 @@ from egtb.rules.notation import START_FEN
 from tournament.engines.base import Engine, EngineError, GameState, Limit
 from tournament.engines.random import RandomEngine
 from tournament.adjudicate import MaxLengthAdjudicator
+from tournament.config import GameSettings
 from tournament.game import play_game
 from tournament.result import GameResult, GameTermination
 
@@ -111,15 +112,16 @@ def test_illegal_move_loses(engine_class: type[Engine], faulty: int) -> None:
 
 
 def test_sleeping_past_the_move_time_forfeits() -> None:
-    result = play_game(RandomEngine(seed=1), SleepyEngine(delay=0.3), limit=Limit(time=0.05), time_margin=0.05)
+    result = play_game(RandomEngine(seed=1), SleepyEngine(delay=0.3),
+                       settings=GameSettings(limit=Limit(time=0.05), time_margin=0.05))
     assert result.termination is GameTermination.TIME_FORFEIT and result.winner == BLACK
     assert "lost on time" in result.reason and result.plies == 1
     assert result.time_used[WHITE] >= 0.3
 
 
 def test_clock_runs_out() -> None:
-    result = play_game(SleepyEngine(delay=0.03), RandomEngine(seed=2), limit=Limit(clock=0.2, increment=0.0),
-                       time_margin=0.0)
+    result = play_game(SleepyEngine(delay=0.03), RandomEngine(seed=2),
+                       settings=GameSettings(limit=Limit(clock=0.2, increment=0.0), time_margin=0.0))
     assert result.termination is GameTermination.TIME_FORFEIT and result.winner == WHITE
     assert result.time_used[BLACK] >= 0.2  # the clock ran out: at least the whole clock was used
 
@@ -142,7 +144,8 @@ class HungEngine(Engine):
 def test_a_hung_engine_is_abandoned() -> None:
     hung = HungEngine()
     try:
-        result = play_game(hung, RandomEngine(seed=2), limit=Limit(time=0.01), time_margin=0.0)
+        result = play_game(hung, RandomEngine(seed=2),
+                           settings=GameSettings(limit=Limit(time=0.01), time_margin=0.0))
         assert not hung.returned.is_set()  # the game ended while the engine was still inside play()
     finally:
         hung.release.set()
@@ -151,7 +154,8 @@ def test_a_hung_engine_is_abandoned() -> None:
 
 
 def test_within_the_margin_is_fine() -> None:
-    result = play_game(SleepyEngine(delay=0.01), RandomEngine(seed=2), limit=Limit(time=0.005), time_margin=5.0,
+    result = play_game(SleepyEngine(delay=0.01), RandomEngine(seed=2),
+                       settings=GameSettings(limit=Limit(time=0.005), time_margin=5.0),
                        start_fen="B:W18:BK1,K2")
     assert result.termination is not GameTermination.TIME_FORFEIT
 
@@ -179,7 +183,7 @@ def test_engines_are_told_the_state() -> None:
             assert state.board().fen() == GameState(state.start_fen, state.moves, state.rule).board().fen()
             return super().play(state, limit)
 
-    play_game(Spy(seed=1), Spy(seed=2), rule="crowning", limit=Limit(depth=3))
+    play_game(Spy(seed=1), Spy(seed=2), settings=GameSettings(rule="crowning", limit=Limit(depth=3)))
     assert seen[0].moves == () and len(seen[1].moves) == 1
     assert seen[1].board().move_stack == [Move.from_pdn(seen[1].moves[0], Board())]
     assert all(s.rule == "crowning" for s in seen)
@@ -193,18 +197,21 @@ def test_result_round_trip() -> None:
 
 def test_moves_per_period_refill_the_clock() -> None:
     # 10 moves of 0.05 s need 0.5 s: more than the 0.3 s clock unless it is refilled every 2 moves
-    refilled = play_game(SleepyEngine(delay=0.05), RandomEngine(seed=2), limit=Limit(clock=0.3, moves=2),
-                         time_margin=0.05, adjudicators=[MaxLengthAdjudicator(max_plies=20)])
+    refilled = play_game(SleepyEngine(delay=0.05), RandomEngine(seed=2),
+                         settings=GameSettings(limit=Limit(clock=0.3, moves=2), time_margin=0.05),
+                         adjudicators=[MaxLengthAdjudicator(max_plies=20)])
     assert refilled.termination is GameTermination.MAX_LENGTH, refilled.reason
-    single = play_game(SleepyEngine(delay=0.05), RandomEngine(seed=2), limit=Limit(clock=0.3),
-                       time_margin=0.05, adjudicators=[MaxLengthAdjudicator(max_plies=20)])
+    single = play_game(SleepyEngine(delay=0.05), RandomEngine(seed=2),
+                       settings=GameSettings(limit=Limit(clock=0.3), time_margin=0.05),
+                       adjudicators=[MaxLengthAdjudicator(max_plies=20)])
     assert single.termination is GameTermination.TIME_FORFEIT and single.winner == WHITE
 
 
 def test_each_move_records_its_time_clock_and_score() -> None:
     from tournament.engines.search import SearchEngine
 
-    result = play_game(SearchEngine(depth=2), RandomEngine(seed=2), limit=Limit(clock=30.0, increment=0.5),
+    result = play_game(SearchEngine(depth=2), RandomEngine(seed=2),
+                       settings=GameSettings(limit=Limit(clock=30.0, increment=0.5)),
                        opening_moves=("11-15",), adjudicators=[MaxLengthAdjudicator(max_plies=9)])
     engine_plies = result.plies - result.opening_plies
     assert len(result.move_times) == len(result.clocks) == len(result.scores) == engine_plies == 8
@@ -217,7 +224,7 @@ def test_each_move_records_its_time_clock_and_score() -> None:
 
 
 def test_a_time_forfeit_records_the_clock() -> None:
-    result = play_game(SleepyEngine(delay=0.03), RandomEngine(seed=2), limit=Limit(clock=0.2, increment=0.0),
-                       time_margin=0.0)
+    result = play_game(SleepyEngine(delay=0.03), RandomEngine(seed=2),
+                       settings=GameSettings(limit=Limit(clock=0.2, increment=0.0), time_margin=0.0))
     assert result.termination is GameTermination.TIME_FORFEIT
     assert result.final_clocks[BLACK] < 0 <= result.final_clocks[WHITE]

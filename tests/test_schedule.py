@@ -21,9 +21,9 @@ from tournament.result import GameTermination
 from tournament.openings import Opening, load_ballots
 from tournament.records import pair_counts
 from tournament.config import GameSettings, SprtSettings, TournamentConfig
-from tournament.schedule import (
-    Player, gauntlet, load_records, play_job, player_labels, round_robin, run_tournament, schedule,
-)
+from tournament.pairings import Player, gauntlet, player_labels, round_robin, schedule
+from tournament.run_directory import load_records
+from tournament.schedule import play_job, run_tournament
 
 OPENINGS = load_ballots("3-move")[:4]
 

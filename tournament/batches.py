@@ -9,7 +9,7 @@ pairs as take about :data:`TARGET_TASK_SECONDS` on a worker (at most
 dominated by the per-task round trip. Batching changes nothing in the games:
 each game's seed comes from its id.
 
->>> from tournament.schedule import Player, schedule
+>>> from tournament.pairings import Player, schedule
 >>> jobs = schedule([Player("a", "random"), Player("b", "random")], games=6)
 >>> [[j.game_id for j in batch] for batch in batch_pairs(jobs, pairs_per_task=2)][1]
 ['r3-o000-0v1-a', 'r3-o000-0v1-b']
@@ -28,7 +28,7 @@ MAX_PAIRS_PER_TASK = 16
 
 
 def group_pairs(jobs: Sequence[Any]) -> list[list[Any]]:
-    """The game jobs (:class:`tournament.schedule.GameJob`) as whole game pairs: consecutive jobs
+    """The game jobs (:class:`tournament.pairings.GameJob`) as whole game pairs: consecutive jobs
     sharing a ``pair_id``, in order. (A game pair, not the builder's material pair.)"""
     pairs: list[list[Any]] = []
     for job in jobs:

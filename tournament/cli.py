@@ -153,7 +153,7 @@ def _engine_option(text: str) -> tuple[str, object]:
 def _add_run(run: argparse.ArgumentParser) -> None:
     from egtb.rules.board import DRAW_RULES
     from tournament.config import SprtSettings
-    from tournament.game import DEFAULT_TIME_MARGIN
+    from tournament.config import DEFAULT_TIME_MARGIN
     from tournament.openings import OPENING_ORDERS
     run.add_argument("--engine", action="append", required=True, metavar="SPEC|SETTINGS",
                      help="engine spec (random, easy, medium, hard, depth=N, time=S, perfect, module:Class, "

@@ -30,11 +30,17 @@ from typing import Any
 from tournament.adjudicate import ResignRule, ScoreDrawRule
 from tournament.engines.base import Limit
 from tournament.engines.config import EngineConfig
-from tournament.game import DEFAULT_TIME_MARGIN
 from tournament.openings import Opening
 from tournament.stats import SprtResult, sprt
 
-__all__ = ["GameSettings", "STANDARD_START", "SprtSettings", "TournamentConfig"]
+__all__ = ["DEFAULT_TIME_MARGIN", "GameSettings", "STANDARD_START", "SprtSettings", "TournamentConfig"]
+
+DEFAULT_TIME_MARGIN = 0.25
+"""Seconds an engine may overrun its move time or clock before it forfeits (cutechess's
+``timemargin``). It leaves room for what the runner cannot see from the engine's side: the
+hand-off of the move (at most 34 ms measured at load 13 on 2 cores through a CheckerBoard
+library's Hub process, bench/bench_deadlines.py) and an engine timing itself on a busy machine
+(Simple Checkers, which reads CPU time, overran 0.1 s moves by 4-250 ms; docs/checkerboard.md)."""
 
 STANDARD_START = Opening("start", (), None)
 """The opening used when none is given: the standard start position."""

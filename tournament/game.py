@@ -24,19 +24,13 @@ from typing import Any
 from egtb.rules.board import Board, Color, Move
 from egtb.rules.notation import is_move_text
 from tournament.adjudicate import Adjudicator
+from tournament.config import GameSettings
 from tournament.engines.base import Engine, GameState, IllegalEngineMoveError, Limit, PlayResult
 from tournament.result import GameResult, GameTermination, color_name
 
-__all__ = ["DEFAULT_TIME_MARGIN", "play_game"]
+__all__ = ["play_game"]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_TIME_MARGIN = 0.25
-"""Seconds an engine may overrun its move time or clock before it forfeits (cutechess's
-``timemargin``). It leaves room for what the runner cannot see from the engine's side: the
-hand-off of the move (at most 34 ms measured at load 13 on 2 cores through a CheckerBoard
-library's Hub process, bench/bench_deadlines.py) and an engine timing itself on a busy machine
-(Simple Checkers, which reads CPU time, overran 0.1 s moves by 4-250 ms; docs/checkerboard.md)."""
 
 _HUNG_GRACE = 1.0
 """Extra seconds the runner waits for an in-process engine before abandoning it."""
@@ -105,12 +99,10 @@ def play_game(
     black: Engine,
     white: Engine,
     *,
+    settings: GameSettings | None = None,
     start_fen: str | None = None,
     opening_moves: Sequence[str] = (),
-    rule: str = "wcdf",
-    limit: Limit | None = None,
-    white_limit: Limit | None = None,
-    time_margin: float = DEFAULT_TIME_MARGIN,
+    limits: tuple[Limit, Limit] | None = None,
     adjudicators: Sequence[Adjudicator] = (),
     names: tuple[str, str] | None = None,
 ) -> GameResult:
@@ -118,12 +110,13 @@ def play_game(
 
     Args:
         black, white: the engines (``new_game`` is called on both first).
+        settings: the run's game settings (:class:`~tournament.config.GameSettings`): the
+            draw rule, each move's Limit (``time`` per move, or a ``clock``/``increment``),
+            the seconds an engine may overrun before it forfeits (``time_margin``).
         start_fen: first position (default: the standard start).
         opening_moves: moves played from ``start_fen`` before the engines take over.
-        rule: draw-rule preset ("wcdf", "crowning", "forty-plies").
-        limit: each move's Limit for Black (and White unless ``white_limit``).
-            ``time`` is per move; ``clock``/``increment`` a base+increment clock.
-        time_margin: seconds an engine may overrun before it forfeits.
+        limits: Black's and White's own Limits, where their engines have their own time controls
+            (default: the settings' limit for both).
         adjudicators: trackers asked in order after every ply (tables first).
         names: labels of Black and White in reasons (default: the engines' ``name``).
 
@@ -134,10 +127,12 @@ def play_game(
     >>> r.result, r.reason
     ('1-0', 'White has no pieces')
     """
+    settings = settings or GameSettings()
+    rule = settings.rule
     board = Board(start_fen, rule=rule)
     texts = [str(board.push_pdn(text)) for text in opening_moves]
-    limit = limit or Limit()
-    clocks = (_Clock(limit, time_margin), _Clock(white_limit or limit, time_margin))
+    limits = limits or (settings.limit, settings.limit)
+    clocks = (_Clock(limits[0], settings.time_margin), _Clock(limits[1], settings.time_margin))
     engines = (black, white)
     labels = names or (_name_of(black), _name_of(white))
     for adjudicator in adjudicators:
