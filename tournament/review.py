@@ -123,14 +123,15 @@ def read_pdn(path: str | os.PathLike) -> list[Game]:
     return games
 
 
-def review_game(game: Game, tablebase: Any, *, rule: str = "wcdf") -> GameReview:
+def review_game(game: Game, tablebase: Any, *, rule: str = "wcdf", counter: int = 0) -> GameReview:
     """Review one game: where it entered the tables and every move that threw away a win or a draw.
 
-    ``tablebase`` is an egtb Tablebase. An illegal move raises IllegalMoveError (a ValueError)
-    naming the game and the move number. The review stops where the game is over by the rules.
+    ``tablebase`` is an egtb Tablebase; ``counter`` the move rule's counter at the game's start (a
+    PDN game starts at 0). An illegal move raises IllegalMoveError (a ValueError) naming the game
+    and the move number. The review stops where the game is over by the rules.
     """
     game.board(rule=rule)  # replays every move once: an illegal one is named here
-    board = Board(game.fen, rule=rule)
+    board = Board(game.fen, rule=rule, quiet_plies=counter)
     values = [_value(tablebase, board)]  # the side to move's value of each position reached
     mistakes: list[Mistake] = []
     for ply, text in enumerate(game.moves, start=1):
