@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("starlette", reason="the web extras are missing: pip install -e '.[web]'")
 from starlette.testclient import TestClient  # noqa: E402
@@ -60,3 +62,14 @@ def test_pasted_pdn_and_move_lists(client: TestClient) -> None:
 def test_bad_pastes_are_named(client: TestClient, text: object, named: str) -> None:
     answer = client.post("/api/pdn", json={"text": text}, headers=JSON)
     assert answer.status_code == 400 and named in answer.json()["error"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(params=st.dictionaries(st.sampled_from(["fen", "moves", "rule", "counter"]),
+                              st.sampled_from(["", "W:WK10,K14:BK1", "10-6", "10-6 1x10x17", "79", "80", "-1",
+                                               "forty-plies", "x", "B:W5:B1,2"]) | st.text(max_size=12),
+                              max_size=4),
+       text=st.text(max_size=40))
+def test_fuzz_review_and_paste_never_answer_5xx(client: TestClient, params: dict, text: str) -> None:
+    assert client.get("/api/review", params=params).status_code < 500
+    assert client.post("/api/pdn", json={"text": text}, headers=JSON).status_code < 500
