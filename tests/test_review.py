@@ -72,6 +72,10 @@ def test_the_ply_where_a_game_enters_the_tables(tb: Tablebase) -> None:
     review = review_game(Game(fen="W:W22,30:B18,K1", moves=["22x15", "1-6"]), tb)
     assert (review.entered, review.entered_fen, review.entered_side) == (1, "B:W15,30:BK1", "Black")
     assert review_game(Game(moves=["11-15", "23-19"]), tb).entered is None
+    # a game that ends with more pieces than the tables hold never entered them: its last position
+    # (no black piece left) is valued without a table, but the game is over there
+    review = review_game(Game(fen="W:W22,23,24,31:B18", moves=["22x15"]), tb)
+    assert review.entered is None and review.plies == 1
 
 
 def test_the_review_stops_at_a_threefold_repetition(tb: Tablebase) -> None:

@@ -133,6 +133,7 @@ def review_game(game: Game, tablebase: Any, *, rule: str = "wcdf", counter: int 
     game.board(rule=rule)  # replays every move once: an illegal one is named here
     board = Board(game.fen, rule=rule, quiet_plies=counter)
     values = [_value(tablebase, board)]  # the side to move's value of each position reached
+    playing = [not board.is_game_over()]  # whether the game goes on there (a finished one needs no table)
     mistakes: list[Mistake] = []
     for ply, text in enumerate(game.moves, start=1):
         if board.is_game_over():
@@ -141,11 +142,12 @@ def review_game(game: Game, tablebase: Any, *, rule: str = "wcdf", counter: int 
         board.push_pdn(text)
         before, after = values[-1], _value(tablebase, board)
         values.append(after)
+        playing.append(not board.is_game_over())
         if before is not None and after is not None and -after[0] < before[0]:
             best = _best_move(tablebase, fen, rule, counter, rule_free=before[1])
             mistakes.append(Mistake(ply, label, text, color_name(mover), VALUE_NAMES[before[0]],
                                     VALUE_NAMES[-after[0]], best, counter, fen, before[1] or after[1]))
-    entered = next((ply for ply, value in enumerate(values) if value is not None), None)
+    entered = next((ply for ply, value in enumerate(values) if value is not None and playing[ply]), None)
     entered_fen = entered_value = None
     if entered is not None:
         entered_fen = Game(fen=game.fen, moves=game.moves[:entered]).board(rule=rule).fen()
