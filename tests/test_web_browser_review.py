@@ -114,16 +114,16 @@ def test_tab_shows_a_focus_ring(driver, url):
     driver.get(f"{url}?view=play&opponent=hotseat")
     wait_for(driver, lambda: text(driver, "status") == "Black to move")
     type_keys(driver, Keys.TAB)
-    style = driver.execute_script(
-        "const s = getComputedStyle(document.activeElement); return [document.activeElement.tagName, s.outlineStyle, s.outlineWidth];")
+    style = driver.execute_script("const e = document.activeElement, s = getComputedStyle(e);"
+                                  "return [e.tagName, s.outlineStyle, s.outlineWidth];")
     assert style[0] == "BUTTON" and style[1] == "solid" and style[2] == "3px"
 
 
 def test_copy_buttons_copy_the_link_and_the_pdn(driver, url):
     driver.get(f"{url}?view=play&opponent=hotseat&moves=11-15+23-19")
     wait_fen(driver, fen_after(["11-15", "23-19"]))
-    driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": url.rstrip("/"),
-                                                        "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
+    driver.execute_cdp_cmd("Browser.grantPermissions", {
+        "origin": url.rstrip("/"), "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
     read = "navigator.clipboard.readText().then(arguments[0], (e) => arguments[0](String(e)))"
     driver.find_element(By.ID, "copy-link").click()
     wait_for(driver, lambda: text(driver, "copy-link") == "Copied")

@@ -129,7 +129,8 @@ def _play(args: argparse.Namespace) -> int:
 
 def _add_review(review: argparse.ArgumentParser) -> None:
     from egtb.rules.board import DRAW_RULES
-    review.add_argument("pdn", metavar="GAMES.pdn", help="a PDN file of English draughts games (e.g. a run's games.pdn)")
+    review.add_argument("pdn", metavar="GAMES.pdn",
+                        help="a PDN file of English draughts games (e.g. a run's games.pdn)")
     review.add_argument("--tables", default=None, metavar="DIR",
                         help="endgame table directory (default: $EGTB_DIR or data/egtb)")
     review.add_argument("--rule", default="wcdf", choices=tuple(DRAW_RULES),

@@ -196,7 +196,7 @@ class _Api:
 
     async def review(self, request: Request) -> JSONResponse:
         query = MovesQuery.from_params(request.query_params)
-        return JSONResponse(review_record(self.tablebase, query))  # in the loop, as probe: one thread uses the Tablebase
+        return JSONResponse(review_record(self.tablebase, query))  # in the loop, as probe (one thread probes)
 
     async def pdn(self, request: Request) -> JSONResponse:
         return JSONResponse(pasted_game_record((await _json_body(request)).get("text")))
