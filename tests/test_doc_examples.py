@@ -138,10 +138,10 @@ def test_the_readme_names_the_commands_that_take_each_shared_flag():
     having = {flag: {command for command, options in flags.items() if flag in options}
               for flag in ("--tables", "--out", "--jobs", "--quiet", "--json", "--scheduler")}
     assert having["--tables"] == {"egtb build", "egtb compact", "egtb stats", "egtb verify", "egtb probe",
-                                  "tournament run", "tournament hub-engine", "tournament play"}
+                                  "tournament run", "tournament hub-engine", "tournament play", "tournament review"}
     assert having["--out"] == {"egtb compact", "tournament run"}
     assert having["--jobs"] == having["--quiet"] == {"egtb build", "egtb compact", "egtb verify", "tournament run"}
-    assert having["--json"] == {c for c in flags if c.startswith("egtb ")} | {"tournament run"}
+    assert having["--json"] == {c for c in flags if c.startswith("egtb ")} | {"tournament run", "tournament review"}
     assert having["--scheduler"] == {"egtb build", "tournament run"}
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "`--tables DIR` a table directory (`egtb build`, `compact`, `stats`, `verify`, `probe`;" in readme

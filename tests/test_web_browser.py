@@ -173,8 +173,9 @@ def click_square(driver, square: int) -> None:
 
 
 def played(driver) -> list[str]:
+    """The moves up to the position shown (the list also shows those after it, to step to: .future)."""
     texts = driver.execute_script(
-        "return [...document.querySelectorAll('#move-list .move')].map((e) => e.textContent);")
+        "return [...document.querySelectorAll('#move-list .move:not(.future)')].map((e) => e.textContent);")
     return [t for t in texts if t != "…"]
 
 

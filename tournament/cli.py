@@ -1,5 +1,6 @@
 """Command line: ``tournament run`` plays a match, ``tournament hub-engine`` serves an engine,
-``tournament play`` serves the play-and-explore page.
+``tournament play`` serves the play-and-explore page, ``tournament review`` marks the moves of
+PDN games that threw away a win or a draw.
 
 Example::
 
@@ -56,7 +57,7 @@ def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
     ``tournament --help`` and ``--version`` load no kernel.
 
     >>> sorted(build_parser(only="")._subparsers._group_actions[0].choices)
-    ['hub-engine', 'play', 'run']
+    ['hub-engine', 'play', 'review', 'run']
     """
     parser = argparse.ArgumentParser(prog="tournament", description="English draughts engine tournaments.",
                                      epilog=EXIT_CODES_HELP)
@@ -123,6 +124,31 @@ def _play(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("tournament play: stopped", file=sys.stderr)
         return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def _add_review(review: argparse.ArgumentParser) -> None:
+    from egtb.rules.board import DRAW_RULES
+    review.add_argument("pdn", metavar="GAMES.pdn",
+                        help="a PDN file of English draughts games (e.g. a run's games.pdn)")
+    review.add_argument("--tables", default=None, metavar="DIR",
+                        help="endgame table directory (default: $EGTB_DIR or data/egtb)")
+    review.add_argument("--rule", default="wcdf", choices=tuple(DRAW_RULES),
+                        help="the move rule the games were played under (default wcdf: 40 moves each)")
+    review.add_argument("--json", action="store_true", help="print the reviews as JSON")
+    review.set_defaults(func=_review)
+
+
+def _review(args: argparse.Namespace) -> int:
+    """Print where each game entered the tables and the moves that threw away a win or a draw."""
+    import json
+    from tournament.review import format_review, open_tables, review_file, review_to_json
+    with open_tables(args.tables) as tablebase:
+        reviews = review_file(args.pdn, tablebase, rule=args.rule)
+    if args.json:
+        print(json.dumps(review_to_json(reviews), indent=2))
+    else:
+        print("\n".join(format_review(review) for review in reviews))
     return EXIT_OK
 
 
@@ -341,6 +367,7 @@ _COMMANDS = {  # name: (help, the function that adds its options)
     "run": ("play a round-robin or gauntlet match (resumable)", _add_run),
     "hub-engine": ("serve an engine over the Hub protocol on stdin/stdout", _add_hub_engine),
     "play": ("play the engines and explore the tables in a browser page", _add_play),
+    "review": ("mark the moves of PDN games that threw away a win or a draw, by the tables", _add_review),
 }
 
 

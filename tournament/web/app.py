@@ -10,6 +10,9 @@ Routes (documented with examples in docs/web.md):
 - ``GET /api/probe?fen=&rule=&counter=``: the answer of ``egtb probe --json``
   (404 with a message for a position outside the tables);
 - ``GET /api/ballots``: the 3-move and 2-move decks;
+- ``GET /api/review?fen=&moves=&rule=&counter=``: the game reviewed with the tables (where it
+  entered them, each move that threw away a win or a draw: :mod:`tournament.web.replay`);
+- ``POST /api/pdn`` ``{text}``: the first game of pasted PDN or a move list (start, moves, tags);
 - ``POST /api/engine-move`` ``{fen, history, strength, time, rule, counter, game}``: an engine's move;
 - ``POST /api/engine-cancel`` ``{game}``: stop that game's search (no other game's).
 
@@ -57,6 +60,7 @@ from tournament.web.inputs import (
     STRENGTHS, BadRequest, EngineCancelRequest, EngineMoveRequest, MovesQuery, ProbeQuery, StaleMove,
     MAX_BODY_BYTES, MAX_SECONDS, parse_json_body,
 )
+from tournament.web.replay import pasted_game_record, review_record
 from tournament.web.state import (
     ballots_record, game_board, game_record, missing_record, move_record, probe_record,
 )
@@ -103,6 +107,8 @@ def create_app(*, tables_dir: str | os.PathLike | None = None,
         Route("/api/moves", api.moves),
         Route("/api/probe", api.probe),
         Route("/api/ballots", api.ballots),
+        Route("/api/review", api.review),
+        Route("/api/pdn", api.pdn, methods=["POST"]),
         Route("/api/engine-move", api.engine_move, methods=["POST"]),
         Route("/api/engine-cancel", api.engine_cancel, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
@@ -187,6 +193,13 @@ class _Api:
         if self._ballots is None:
             self._ballots = ballots_record()
         return JSONResponse(self._ballots)
+
+    async def review(self, request: Request) -> JSONResponse:
+        query = MovesQuery.from_params(request.query_params)
+        return JSONResponse(review_record(self.tablebase, query))  # in the loop, as probe (one thread probes)
+
+    async def pdn(self, request: Request) -> JSONResponse:
+        return JSONResponse(pasted_game_record((await _json_body(request)).get("text")))
 
     async def engine_move(self, request: Request) -> JSONResponse:
         ask = EngineMoveRequest.from_body(await _json_body(request))

@@ -21,6 +21,9 @@ const S = {
   thinkSeq: 0,
   lastEngine: null,    // {move, seconds, source} of the computer's last move
   hint: null,          // a move record suggested by "Hint", shown on the board
+  browsing: false,     // the game is shown at an earlier move (the moves after it wait in redo): no engine moves
+  review: null,        // {key, data}: the tables' review of the line `key` (start, rule, counter, moves)
+  typed: "",           // a move being typed on the keyboard ("11-15", then Enter)
   animate: null,       // {path, to}: the move to animate at the next drawing
   drag: null,          // {from, x, y, moved} while a piece is dragged
   // Choosing a move on the board (play and explore).
@@ -119,8 +122,9 @@ function updateUrl() {
   params.set("view", S.view);
   if (S.view === "play" && S.game) {
     params.set("fen", S.game.startFen);
-    const moves = S.game.moves;
+    const moves = fullLine();
     if (moves.length) params.set("moves", moves.join(" "));
+    if (S.game.redo.length) params.set("at", String(S.game.moves.length));
     if (S.game.fixed) params.set("fixed", String(S.game.fixed));
     params.set("opponent", S.game.opponent);
     params.set("human", S.game.human);
@@ -128,9 +132,11 @@ function updateUrl() {
     if (S.game.counter) params.set("counter", String(S.game.counter));
     if (S.game.opponent !== "hotseat") params.set("time", String(S.game.time));
   } else if (S.view === "explore") {
-    params.set("fen", S.explore.fen);
+    const {root, line} = exploreLine();
+    params.set("fen", root.fen);
+    if (line.length) params.set("line", line.join(" "));
     params.set("rule", S.explore.rule);
-    if (S.explore.counter) params.set("counter", String(S.explore.counter));
+    if (root.counter) params.set("counter", String(root.counter));
   } else if (S.view === "edit") {
     params.set("fen", editFen());
   }
@@ -358,10 +364,15 @@ async function startGame(game) {
   closeRoutes();
   S.selection = null;
   setLastMove(game.moves.length ? game.moves[game.moves.length - 1] : null);
+  if (game.redo.length) {  // moves ahead of the position shown (a link's, a pasted game's): all must be legal
+    const whole = await api("/api/moves", gameParams(game, [...game.moves, ...[...game.redo].reverse()]));
+    if (!whole.ok) { showError("play-error", whole.data.error); return false; }
+  }
   const answer = await api("/api/moves", gameParams(game, game.moves));
   if (!answer.ok) { showError("play-error", answer.data.error); return false; }
   showError("play-error", "");
   S.game = game;
+  S.browsing = game.redo.length > 0;
   S.gameId = newGameId();
   S.record = answer.data;
   S.lastEngine = null;
@@ -406,7 +417,8 @@ async function humanMove(move) {
   showError("play-error", "");
   S.refreshSeq++;  // an older refresh still on its way must not overwrite this record
   S.game.moves = moves;
-  S.game.redo = [];
+  S.game.redo = [];  // a move from an earlier position starts a new line from there
+  S.browsing = false;
   setLastMove(move.move, {animate: true});
   S.record = answer.data;
   renderAll();
@@ -418,7 +430,7 @@ function engineToMove() {
 }
 
 async function maybeEngineMove() {
-  if (!engineToMove() || S.thinking) return;
+  if (!engineToMove() || S.thinking || S.browsing) return;
   const token = ++S.thinkSeq;
   const length = S.game.moves.length;
   S.thinking = {token, strength: S.game.opponent};
@@ -525,7 +537,7 @@ function undo() {
   const moves = S.game.moves;
   S.game.redo.push(moves.pop());
   // Against an engine, take back its reply too: stop on a position where the human is to move.
-  if (!wasThinking && S.game.opponent !== "hotseat") {
+  if (!wasThinking && S.game.opponent !== "hotseat" && !S.browsing) {
     while (moves.length > S.game.fixed && sideToMoveAfter(moves.length) !== S.game.human) {
       S.game.redo.push(moves.pop());
     }
@@ -541,10 +553,35 @@ function redo() {
   S.selection = null;
   const moves = S.game.moves;
   moves.push(S.game.redo.pop());
-  if (S.game.opponent !== "hotseat") {
+  if (S.game.opponent !== "hotseat" && !S.browsing) {
     while (S.game.redo.length && sideToMoveAfter(moves.length) !== S.game.human) moves.push(S.game.redo.pop());
   }
+  if (!S.game.redo.length) S.browsing = false;
   setLastMove(moves[moves.length - 1]);
+  refreshGame();
+}
+
+/** The game's whole line: the moves up to the position shown and those after it (redo). */
+function fullLine() {
+  return S.game ? [...S.game.moves, ...[...S.game.redo].reverse()] : [];
+}
+
+/** Show the game after `ply` moves of its line (not before its fixed opening moves); a move played
+ *  there starts a new line from it, and the computer waits while an earlier position is shown. */
+function jumpTo(ply) {
+  if (!S.game || S.pending) return;
+  const line = fullLine();
+  const target = Math.max(S.game.fixed, Math.min(ply, line.length));
+  if (target === S.game.moves.length) return;
+  cancelThinking();
+  closeRoutes();
+  S.selection = null;
+  dropHint();
+  S.game.end = null;
+  S.game.moves = line.slice(0, target);
+  S.game.redo = line.slice(target).reverse();
+  S.browsing = S.game.redo.length > 0;
+  setLastMove(target ? line[target - 1] : null);
   refreshGame();
 }
 
@@ -581,13 +618,22 @@ function renderPlayInfo() {
   $("hint-text").hidden = !S.hint;
   for (const id of ["hint", "resign", "offer-draw"]) $(id).disabled = !!r.outcome || !!S.thinking;
   $("hint").disabled = !humanToMove() || !!S.thinking;
+  const line = fullLine();
+  $("browsing").hidden = !S.browsing;
+  if (S.browsing) {
+    $("browsing").textContent = `Showing the position after ${S.game.moves.length} of ${line.length} moves: `
+      + "→ or a click on a later move steps on; a move played here starts a new line from this position.";
+  }
   renderMoveList();
+  renderReview();
 }
 
 function renderMoveList() {
   const list = $("move-list");
   list.innerHTML = "";
-  const moves = S.game.moves;
+  const moves = fullLine();
+  const shown = S.game.moves.length;
+  const marks = reviewMarks();
   const blackFirst = turnOfFen(S.game.startFen) === "black";
   let index = 0;
   let number = 1;
@@ -602,15 +648,28 @@ function renderMoveList() {
       span.className = "move";
       if (i === null) { span.textContent = "…"; } else {
         span.textContent = moves[i];
+        span.dataset.ply = String(i + 1);
         if (i < S.game.fixed) span.classList.add("fixed");
-        if (i === moves.length - 1) span.classList.add("current");
+        else {
+          span.tabIndex = 0;
+          span.setAttribute("role", "button");
+          span.title = `Show the position after ${moves[i]}`;
+          span.addEventListener("click", () => jumpTo(i + 1));
+        }
+        if (i === shown - 1) span.classList.add("current");
+        if (i >= shown) span.classList.add("future");
+        const mistake = marks.get(i + 1);
+        if (mistake) {
+          span.classList.add("mistake");
+          span.title = `${mistake.mover} ${mistake.kind}: ${mistake.before} → ${mistake.after}; best was ${mistake.best}`;
+        }
       }
       item.appendChild(span);
     }
     list.appendChild(item);
     number++;
   }
-  if (S.record && S.record.outcome) {
+  if (S.record && S.record.outcome && shown === moves.length) {
     const item = document.createElement("li");
     item.className = "game-result";
     item.textContent = S.record.outcome.result;
@@ -637,7 +696,7 @@ async function loadExplore({fen, counter, pushHistory = true, lastMove = null, m
   if (seq !== e.seq) return false;
   showError("explore-error", probe.status === 400 ? probe.data.error : "");
   if (pushHistory && e.record) {
-    e.back.push({fen: e.fen, counter: e.counter, lastMove: e.lastMove});
+    e.back.push({fen: e.fen, counter: e.counter, lastMove: e.lastMove, move: move || null});
     e.forward = [];
   }
   e.fen = record.fen;
@@ -669,8 +728,34 @@ function exploreStep(from, to) {
   const e = S.explore;
   if (!e[from].length) return;
   const target = e[from].pop();
-  e[to].push({fen: e.fen, counter: e.counter, lastMove: e.lastMove});
-  loadExplore({...target, pushHistory: false});
+  // the move between the two positions goes with the one kept (back: from it; forward: into it)
+  e[to].push({fen: e.fen, counter: e.counter, lastMove: e.lastMove, move: target.move});
+  loadExplore({fen: target.fen, counter: target.counter, lastMove: target.lastMove, pushHistory: false});
+}
+
+/** The explorer's line for the URL: the position it starts from (after the last FEN typed or opened)
+ *  and the moves played from there to the position shown. */
+function exploreLine() {
+  const e = S.explore;
+  let first = e.back.length;
+  while (first > 0 && e.back[first - 1].move) first--;
+  const root = first < e.back.length ? e.back[first] : {fen: e.fen, counter: e.counter};
+  return {root, line: e.back.slice(first).map((entry) => entry.move)};
+}
+
+/** Play a line of moves in the explorer, one after another; false (and the problem shown) at one
+ *  that is not legal. */
+async function exploreReplay(line) {
+  for (const text of line) {
+    const record = S.explore.record;
+    const move = record && findMove(record, text);
+    if (!move) {
+      showError("explore-error", `The link's line stops at ${text}: not a legal move in ${record ? record.fen : "no position"}.`);
+      return false;
+    }
+    if (!(await loadExplore({fen: S.explore.fen, counter: S.explore.counter, move: move.move, lastMove: move.path}))) return false;
+  }
+  return true;
 }
 
 const exploreBack = () => exploreStep("back", "forward");
@@ -964,25 +1049,148 @@ function showFen(fen) {
   }
 }
 
-/** Copy the FEN, and say whether it worked (else select it, for Ctrl+C). */
-async function copyFen() {
-  const button = $("copy-fen");
-  const fen = $("fen").textContent;
+/** Copy text with a button, and say on the button whether it worked; where the clipboard refuses,
+ *  the text is put in the node `shown` (the FEN line, or a box below the buttons) and selected, for Ctrl+C. */
+async function copyText(button, text, shown) {
+  const label = button.dataset.label || button.textContent;
+  button.dataset.label = label;
   let done = false;
   try {
-    if (navigator.clipboard) { await navigator.clipboard.writeText(fen); done = true; }
+    if (navigator.clipboard) { await navigator.clipboard.writeText(text); done = true; }
   } catch (error) { done = false; }
   if (!done) {
-    const range = document.createRange();
-    range.selectNodeContents($("fen"));
-    const selection = window.getSelection();
-    selection.removeAllRanges();
-    selection.addRange(range);
+    if (shown.tagName === "TEXTAREA") { shown.hidden = false; shown.value = text; shown.select(); } else {
+      const range = document.createRange();
+      range.selectNodeContents(shown);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+    }
   }
   button.textContent = done ? "Copied" : "Not copied: selected, press Ctrl+C";
   button.dataset.copied = done ? "yes" : "no";
-  clearTimeout(S.copyTimer);
-  S.copyTimer = setTimeout(() => { button.textContent = "Copy"; delete button.dataset.copied; }, 2000);
+  clearTimeout(button.copyTimer);
+  button.copyTimer = setTimeout(() => { button.textContent = label; delete button.dataset.copied; }, 2000);
+}
+
+const copyFen = () => copyText($("copy-fen"), $("fen").textContent, $("fen"));
+const copyLink = () => copyText($("copy-link"), location.href, $("copy-box"));
+const copyPdn = () => { if (S.record) copyText($("copy-pdn"), S.record.pdn, $("copy-box")); };
+
+// --- review, replay and typed moves --------------------------------------------
+
+/** What a review is of: the game's start, rule, counter and whole line. */
+function reviewKey() {
+  return S.game ? [S.game.startFen, S.game.rule, S.game.counter, fullLine().join(" ")].join("|") : "";
+}
+
+/** The review's mistakes by ply, when the review is of the line shown (else none). */
+function reviewMarks() {
+  const marks = new Map();
+  if (S.review && S.review.key === reviewKey()) for (const m of S.review.data.mistakes) marks.set(m.ply, m);
+  return marks;
+}
+
+/** "Review": the tables' verdict on each move of the line (GET /api/review). */
+async function reviewGame() {
+  if (!S.game) return;
+  const key = reviewKey();
+  const line = fullLine();
+  const button = $("review");
+  button.disabled = true;
+  const answer = await api("/api/review", {fen: S.game.startFen, moves: line.join(" "), rule: S.game.rule,
+                                           counter: String(S.game.counter)});
+  button.disabled = false;
+  if (!answer.ok) { showError("play-error", answer.data.error); return; }
+  S.review = {key, data: answer.data};
+  renderAll();
+}
+
+function renderReview() {
+  const box = $("review-text");
+  const current = S.review && S.review.key === reviewKey();
+  box.hidden = !current;
+  if (!current) return;
+  const r = S.review.data;
+  const line = fullLine();
+  if (r.entered === null) {
+    box.textContent = `Review: the game never reached the tables (they hold up to ${S.info.max_pieces} pieces), `
+      + "so no move can be judged.";
+    return;
+  }
+  const where = r.entered === 0 ? "at its start" : `after ply ${r.entered} (${line[r.entered - 1]})`;
+  const said = r.mistakes.map((m) => `${m.label} ${m.move} (${m.mover}) ${m.kind}: ${m.before} → ${m.after}, best ${m.best}`);
+  box.textContent = `Review: the game entered the tables ${where}, where ${sideWords(r.entered_value, r.entered_fen)}. `
+    + (said.length ? `${said.length} move${said.length === 1 ? "" : "s"} threw a result away: ${said.join("; ")}.`
+      : "No move threw away a win or a draw.");
+}
+
+/** "Black wins", "White wins" or "it is a draw", from the value of the side to move in `fen`. */
+function sideWords(value, fen) {
+  const side = turnOfFen(fen);
+  if (value === "draw") return "it is a draw";
+  return `${capital(value === "win" ? side : other(side))} wins`;
+}
+
+/** "Replay": the pasted PDN game or move list becomes a hot-seat game shown at its start, its moves
+ *  ahead to step through (→, or a click on a move). */
+async function replayPasted() {
+  const answer = await api("/api/pdn", undefined, {text: $("paste-pdn").value});
+  if (!answer.ok) { showError("paste-error", answer.data.error); return; }
+  showError("paste-error", "");
+  const g = answer.data;
+  const game = {startFen: g.fen, fixed: 0, moves: [], redo: [...g.moves].reverse(), event: g.headers.Event || "Replayed game",
+                rule: $("rule").value, counter: 0, opponent: "hotseat", human: "black", time: Number($("think-time").value)};
+  if (await startGame(game)) $("replay-box").open = false;
+}
+
+/** A legal move of `record` written `text`: its notation, or the squares of one of its routes, or (when
+ *  only one move fits) just its start and end. */
+function findMove(record, text) {
+  const exact = record.moves.find((m) => m.move === text);
+  if (exact) return exact;
+  const squares = text.split(/[-x]/).map(Number);
+  const routed = record.moves.filter((m) => (m.routes || [m.path]).some((r) => r.join() === squares.join()));
+  if (routed.length === 1) return routed[0];
+  const ends = record.moves.filter((m) => m.from === squares[0] && m.to === squares[squares.length - 1]);
+  return ends.length === 1 ? ends[0] : null;
+}
+
+/** Keyboard move entry: digits, "-" and "x" build a move, Backspace takes one back, Enter plays it,
+ *  Escape drops it. True when the key was taken. */
+function typeMoveKey(event) {
+  if (S.view === "edit") return false;
+  const key = event.key;
+  if (/^[0-9x-]$/.test(key)) S.typed += key;
+  else if (key === "Backspace" && S.typed) S.typed = S.typed.slice(0, -1);
+  else if (key === "Escape" && S.typed) S.typed = "";
+  else if (key === "Enter" && S.typed) { event.preventDefault(); playTyped(); return true; }
+  else return false;
+  event.preventDefault();
+  renderTyped();
+  return true;
+}
+
+function renderTyped() {
+  $("move-entry").hidden = !S.typed;
+  $("move-entry-text").textContent = S.typed;
+}
+
+function playTyped() {
+  const text = S.typed;
+  S.typed = "";
+  renderTyped();
+  const record = currentRecord();
+  if (!record || !canChooseMove()) { flashStatus(`${text}: it is not your move`); return; }
+  const move = findMove(record, text);
+  if (!move) {
+    const several = record.moves.filter((m) => m.from === Number(text.split(/[-x]/)[0])
+      && m.to === Number(text.split(/[-x]/).pop()));
+    if (several.length > 1) { S.selection = {from: several[0].from, prefix: [several[0].from]}; offerRoutes(several); return; }
+    flashStatus(`${text} is not a legal move here`);
+    return;
+  }
+  playChosen(move);
 }
 
 function renderAll() {
@@ -1034,6 +1242,10 @@ function bindControls() {
   $("flip").addEventListener("click", () => { S.flipped = !S.flipped; renderAll(); });
   $("numbers").addEventListener("change", () => { S.numbers = $("numbers").checked; renderAll(); });
   $("copy-fen").addEventListener("click", copyFen);
+  $("copy-link").addEventListener("click", copyLink);
+  $("copy-pdn").addEventListener("click", copyPdn);
+  $("review").addEventListener("click", reviewGame);
+  $("paste-replay").addEventListener("click", replayPasted);
   $("new-game").addEventListener("submit", (event) => {
     event.preventDefault();
     showLinkProblems([]);
@@ -1096,6 +1308,12 @@ function onKey(event) {
   if (event.ctrlKey || event.altKey || event.metaKey) return;
   const target = event.target;
   if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) return;
+  if (event.key === "Enter" && target && target.dataset && target.dataset.ply && !S.typed) {
+    event.preventDefault();
+    jumpTo(Number(target.dataset.ply));  // a move of the list, reached with Tab
+    return;
+  }
+  if (typeMoveKey(event)) return;
   if (event.key === "Escape") { closeRoutes(); S.selection = null; renderBoard(); return; }
   if (event.key === "f") { S.flipped = !S.flipped; renderAll(); return; }
   if (S.view === "explore") {
@@ -1105,6 +1323,8 @@ function onKey(event) {
   } else if (S.view === "play") {
     if (event.key === "ArrowLeft") { event.preventDefault(); undo(); }
     else if (event.key === "ArrowRight") { event.preventDefault(); redo(); }
+    else if (event.key === "Home") { event.preventDefault(); jumpTo(0); }
+    else if (event.key === "End") { event.preventDefault(); jumpTo(fullLine().length); }
   }
 }
 
@@ -1134,6 +1354,12 @@ function readLink(params) {
   if (given("fixed")) {
     if (/^\d+$/.test(params.get("fixed")) && Number(params.get("fixed")) <= link.moves.length) link.fixed = Number(params.get("fixed"));
     else bad("fixed", `is not a number of moves from 0 to ${link.moves.length} (the moves given)`, "0");
+  }
+  link.line = (params.get("line") || "").split(/[\s,]+/).filter(Boolean);
+  link.at = link.moves.length;
+  if (given("at")) {
+    if (/^\d+$/.test(params.get("at")) && Number(params.get("at")) <= link.moves.length) link.at = Number(params.get("at"));
+    else bad("at", `is not a number of moves from 0 to ${link.moves.length} (the moves given)`, String(link.moves.length));
   }
   if (link.view !== "play") return {link, problems};
   const offered = [...$("opponent").options].filter((o) => !o.disabled).map((o) => o.value);
@@ -1184,7 +1410,9 @@ async function init() {
       const problem = $("explore-error").textContent;
       await loadExplore({fen: START_FEN, counter: 0, pushHistory: false});
       showError("explore-error", `The position in the link could not be explored (${problem}); the start position is shown instead.`);
+      return;
     }
+    if (link.line.length) await exploreReplay(link.line);
     return;
   }
   if (link.view === "edit") {
@@ -1214,7 +1442,11 @@ async function init() {
   const game = readNewGameForm();
   if (fen) { game.startFen = fen; game.event = "Game from a position"; }
   const moves = link.moves;
-  if (moves.length) { game.moves = moves; game.fixed = link.fixed; }
+  if (moves.length) {
+    game.moves = moves.slice(0, Math.max(link.at, link.fixed));
+    game.redo = moves.slice(game.moves.length).reverse();
+    game.fixed = link.fixed;
+  }
   setView("play");
   showLinkProblems(problems);
   if (!(await startGame(game))) {
