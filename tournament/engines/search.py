@@ -74,7 +74,8 @@ S_BEST = 3  #: index of the best root move in the root move buffer
 S_SELDEPTH = 4  #: deepest ply reached
 S_TB_HITS = 5  #: nodes the endgame tables answered
 S_TB_MISSES = 6  #: positions noted in the miss buffer (tables or blocks not in memory yet)
-STATS_SIZE = 7
+S_EPOCH = 7  #: the transposition table's epoch: entries of an earlier one order moves, never settle a node
+STATS_SIZE = 8
 
 # endgame tables inside the search
 TB_WIN = 20000  #: score of a table win at the root; a table win found at ply n scores TB_WIN - n
@@ -83,10 +84,10 @@ MISS_SLOTS = 64  #: table misses a search notes for Python to load before the ne
 MISS_WIDTH = 7  #: a miss: bm, bk, wm, wk, turn, counter, material code
 
 # transposition table columns and bound kinds
-T_KEY, T_MOVE, T_SCORE, T_DEPTH, T_FLAG = 0, 1, 2, 3, 4
-TT_COLUMNS = 5
+T_KEY, T_MOVE, T_SCORE, T_DEPTH, T_FLAG, T_EPOCH = 0, 1, 2, 3, 4, 5
+TT_COLUMNS = 6
 FLAG_EXACT, FLAG_LOWER, FLAG_UPPER = 1, 2, 3
-DEFAULT_TT_BITS = 20  #: 2**20 entries, 40 MB
+DEFAULT_TT_BITS = 20  #: 2**20 entries, 48 MB
 
 NO_MOVE = -1
 
@@ -226,12 +227,13 @@ def _count_node(stats, ply):
 
 
 @njit(cache=True, inline="always")
-def _probe_tt(tt, slot, h, depth, alpha, beta, ply):
-    """(table move, found, score): the stored move, and a score when the stored bound settles this node."""
+def _probe_tt(tt, slot, h, depth, alpha, beta, ply, epoch):
+    """(table move, found, score): the stored move, and a score when the stored bound settles this node
+    (a bound of an earlier ``epoch``, found before some endgame tables were read, never does)."""
     if tt[slot, T_KEY] != h:
         return NO_MOVE, False, 0
     tt_move = tt[slot, T_MOVE]
-    if ply == 0 or tt[slot, T_DEPTH] < depth:
+    if ply == 0 or tt[slot, T_DEPTH] < depth or tt[slot, T_EPOCH] != epoch:
         return tt_move, False, 0
     s = tt[slot, T_SCORE]
     if s > MATE_BOUND:
@@ -244,8 +246,8 @@ def _probe_tt(tt, slot, h, depth, alpha, beta, ply):
 
 
 @njit(cache=True, inline="always")
-def _store_tt(tt, slot, h, key, best, alpha0, beta, depth, ply):
-    """Keep the node's result unless the slot holds a deeper bound of the same position."""
+def _store_tt(tt, slot, h, key, best, alpha0, beta, depth, ply, epoch):
+    """Keep the node's result unless the slot holds a deeper bound of the same position and epoch."""
     stored = best
     if stored > MATE_BOUND:
         stored += ply
@@ -257,8 +259,9 @@ def _store_tt(tt, slot, h, key, best, alpha0, beta, depth, ply):
         flag = FLAG_LOWER
     else:
         flag = FLAG_EXACT
-    if tt[slot, T_KEY] != h or depth >= tt[slot, T_DEPTH] or flag == FLAG_EXACT:
+    if tt[slot, T_KEY] != h or depth >= tt[slot, T_DEPTH] or flag == FLAG_EXACT or tt[slot, T_EPOCH] != epoch:
         tt[slot, T_KEY] = h
+        tt[slot, T_EPOCH] = epoch
         tt[slot, T_MOVE] = key
         tt[slot, T_SCORE] = stored
         tt[slot, T_DEPTH] = depth
@@ -351,7 +354,7 @@ def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
     if depth < 0:
         depth = 0
     slot = h & (tt.shape[0] - 1)
-    tt_move, settled, s = _probe_tt(tt, slot, h, depth, alpha, beta, ply)
+    tt_move, settled, s = _probe_tt(tt, slot, h, depth, alpha, beta, ply, stats[S_EPOCH])
     if settled:
         return s
     sc, order = scores[ply], orders[ply]
@@ -383,7 +386,7 @@ def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
                     break
     if ply == 0:
         stats[S_BEST] = best_i
-    _store_tt(tt, slot, h, _move_key(mv, best_i), best, alpha0, beta, depth, ply)
+    _store_tt(tt, slot, h, _move_key(mv, best_i), best, alpha0, beta, depth, ply, stats[S_EPOCH])
     return best
 
 
@@ -401,10 +404,12 @@ class _Tables:
         self.history = np.zeros((32, 32), dtype=np.int64)
         self.path = np.zeros(HISTORY_SIZE + MAX_PLY + 1, dtype=np.int64)
         self.stats = np.zeros(STATS_SIZE, dtype=np.int64)
+        self.epoch = 0  #: bumped when endgame tables are read: the bounds found before stop settling nodes
 
     def clear(self) -> None:
         """Forget everything learned (a new game)."""
         self.tt[:] = 0
+        self.epoch = 0
         self.killers[:] = NO_MOVE
         self.history[:] = 0
 
@@ -526,8 +531,8 @@ def search_position(board: Board, depth: int, *, tables: _Tables | None = None,
     With ``probe``, the endgame tables score the nodes below the root they hold
     (a win TB_WIN minus its ply); the nodes they answered are in ``tables.stats[S_TB_HITS]``.
     A search that met tables (or blocks) not in memory yet loads them and runs
-    once more (with an empty transposition table) within what is left of
-    ``max_nodes``, so that its answer sees them.
+    once more within what is left of ``max_nodes`` (the transposition table's
+    earlier bounds order its moves, and settle no node), so that its answer sees them.
 
     >>> score, best, nodes, aborted = search_position(Board("B:W32:B1,K28"), 4)
     >>> score > 0, aborted
@@ -539,11 +544,12 @@ def search_position(board: Board, depth: int, *, tables: _Tables | None = None,
     stats = tables.stats
     if probe is not None and stats[S_TB_MISSES] and not stats[S_ABORTED]:
         spent, hits = int(stats[S_NODES]), int(stats[S_TB_HITS])
-        if probe.load_misses(int(stats[S_TB_MISSES]), board.rule.name) and spent < max_nodes:
-            tables.tt[:] = 0  # its bounds were found without those tables: they would settle the nodes again
-            score = _run_kernel(board, depth, tables, history, max_nodes - spent, alpha, beta, probe)
-            stats[S_NODES] += spent
-            stats[S_TB_HITS] += hits
+        if probe.load_misses(int(stats[S_TB_MISSES]), board.rule.name):
+            tables.epoch += 1  # the bounds found without those tables must not settle the nodes again
+            if spent < max_nodes:
+                score = _run_kernel(board, depth, tables, history, max_nodes - spent, alpha, beta, probe)
+                stats[S_NODES] += spent
+                stats[S_TB_HITS] += hits
     return int(score), int(stats[S_BEST]), int(stats[S_NODES]), bool(stats[S_ABORTED])
 
 
@@ -554,6 +560,7 @@ def _run_kernel(board: Board, depth: int, tables: _Tables, history: list[int], m
     stats = tables.stats
     stats[:] = 0
     stats[S_MAX_NODES] = max_nodes
+    stats[S_EPOCH] = tables.epoch
     tb_args = _NO_PROBE if probe is None else probe.kernel_args(board.rule.name)
     return negamax(board.black_men, board.black_kings, board.white_men, board.white_kings, board.turn,
                    depth, alpha, beta, 0, board.quiet_plies, len(history), len(history),
