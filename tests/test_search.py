@@ -15,7 +15,8 @@ from tournament.engines.base import GameState, Limit
 from tournament.engines.random import RandomEngine
 from tournament.engines.registry import make_engine
 from tournament.engines.search import (
-    MATE, MATE_BOUND, S_TB_MISSES, TB_WIN, SearchEngine, _history_keys, _Tables, evaluate, search_position,
+    MATE, MATE_BOUND, S_TB_MISSES, TB_WIN, SearchEngine, _history_keys, _Tables, _TableProbe, evaluate,
+    search_position,
 )
 
 
@@ -213,3 +214,16 @@ def test_the_tables_option_of_the_searcher() -> None:
     assert make_engine("hard", options={"tables": "root"}).tables == "root"
     with pytest.raises(ValueError, match="tables='everywhere'"):
         make_engine("hard", options={"tables": "everywhere"})
+
+
+@pytest.mark.parametrize("fen", ["W:WK25,7:BK21,K10", "W:WK23,K1,K28:BK31,K20"])
+def test_the_first_search_to_read_the_tables_answers_as_a_later_one(built_tables, fen: str) -> None:
+    # the first search meets tables not read yet and searches again once they are: the bounds its
+    # first pass stored (without them) must not settle the nodes above the tables then
+    board = Board(fen)
+    with Tablebase(built_tables(3)) as tb:
+        probe = _TableProbe.of(tb)
+        first = search_position(board, 2, tables=_Tables(12), probe=probe)
+        later = search_position(board, 2, tables=_Tables(12), probe=probe)
+    assert abs(later[0]) > TB_WIN - 10
+    assert first[0] == later[0]  # (equal moves may tie)
