@@ -74,7 +74,7 @@ S_BEST = 3  #: index of the best root move in the root move buffer
 S_SELDEPTH = 4  #: deepest ply reached
 S_TB_HITS = 5  #: nodes the endgame tables answered
 S_TB_MISSES = 6  #: positions noted in the miss buffer (tables or blocks not in memory yet)
-S_EPOCH = 7  #: the transposition table's epoch: entries of an earlier one order moves, never settle a node
+S_EPOCH = 7  #: the transposition table's epoch (in T_FLAG above the bound): bounds of an earlier one order moves, never settle a node
 STATS_SIZE = 8
 
 # endgame tables inside the search
@@ -84,10 +84,11 @@ MISS_SLOTS = 64  #: table misses a search notes for Python to load before the ne
 MISS_WIDTH = 7  #: a miss: bm, bk, wm, wk, turn, counter, material code
 
 # transposition table columns and bound kinds
-T_KEY, T_MOVE, T_SCORE, T_DEPTH, T_FLAG, T_EPOCH = 0, 1, 2, 3, 4, 5
-TT_COLUMNS = 6
+T_KEY, T_MOVE, T_SCORE, T_DEPTH, T_FLAG = 0, 1, 2, 3, 4
+TT_COLUMNS = 5
 FLAG_EXACT, FLAG_LOWER, FLAG_UPPER = 1, 2, 3
-DEFAULT_TT_BITS = 20  #: 2**20 entries, 48 MB
+FLAG_BITS = 2  #: the T_FLAG column holds the bound kind in its low bits, the epoch above them
+DEFAULT_TT_BITS = 20  #: 2**20 entries, 40 MB
 
 NO_MOVE = -1
 
@@ -233,14 +234,15 @@ def _probe_tt(tt, slot, h, depth, alpha, beta, ply, epoch):
     if tt[slot, T_KEY] != h:
         return NO_MOVE, False, 0
     tt_move = tt[slot, T_MOVE]
-    if ply == 0 or tt[slot, T_DEPTH] < depth or tt[slot, T_EPOCH] != epoch:
+    word = tt[slot, T_FLAG]
+    if ply == 0 or tt[slot, T_DEPTH] < depth or (word >> FLAG_BITS) != epoch:
         return tt_move, False, 0
     s = tt[slot, T_SCORE]
     if s > MATE_BOUND:
         s -= ply  # stored as distance from this node; scored from the root
     elif s < -MATE_BOUND:
         s += ply
-    flag = tt[slot, T_FLAG]
+    flag = word & ((1 << FLAG_BITS) - 1)
     settled = flag == FLAG_EXACT or (flag == FLAG_LOWER and s >= beta) or (flag == FLAG_UPPER and s <= alpha)
     return tt_move, settled, s
 
@@ -259,13 +261,13 @@ def _store_tt(tt, slot, h, key, best, alpha0, beta, depth, ply, epoch):
         flag = FLAG_LOWER
     else:
         flag = FLAG_EXACT
-    if tt[slot, T_KEY] != h or depth >= tt[slot, T_DEPTH] or flag == FLAG_EXACT or tt[slot, T_EPOCH] != epoch:
+    if (tt[slot, T_KEY] != h or depth >= tt[slot, T_DEPTH] or flag == FLAG_EXACT
+            or (tt[slot, T_FLAG] >> FLAG_BITS) != epoch):
         tt[slot, T_KEY] = h
-        tt[slot, T_EPOCH] = epoch
         tt[slot, T_MOVE] = key
         tt[slot, T_SCORE] = stored
         tt[slot, T_DEPTH] = depth
-        tt[slot, T_FLAG] = flag
+        tt[slot, T_FLAG] = flag | (epoch << FLAG_BITS)
 
 
 @njit(cache=True, inline="always")
