@@ -423,7 +423,8 @@ class SearchInfo:
     depth: int
     """Deepest completed iteration."""
     score: int
-    """Score for the side to move (hundredths of a man; beyond MATE - 1000 a win)."""
+    """Score for the side to move (hundredths of a man; beyond MATE - 1000 a win found by the search,
+    from TB_WIN - MAX_PLY to TB_WIN a win the endgame tables gave a node of it)."""
     nodes: int
     """Nodes searched over all iterations."""
     seconds: float
