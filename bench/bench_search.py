@@ -20,7 +20,7 @@ from pathlib import Path
 from egtb import BLACK, Board
 from tournament.engines.base import Engine, GameState, Limit
 from tournament.engines.registry import make_engine
-from tournament.engines.search import INF, S_MAX_NODES, S_NODES, ZOBRIST, _history_keys, _Tables, negamax
+from tournament.engines.search import INF, S_MAX_NODES, S_NODES, ZOBRIST, _NO_PROBE, _history_keys, _Tables, negamax
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from baseline_negamax import negamax_baseline  # noqa: E402 - the kernel before the split, beside this file
@@ -46,7 +46,7 @@ def _kernel_search(kernel, board: Board, depth: int) -> tuple[int, float]:
            depth, -INF, INF, 0, board.quiet_plies, len(history), len(history),
            board.rule.limit_plies, board.rule.man_move_resets,
            tables.moves, tables.scores, tables.orders, tables.tt, tables.killers,
-           tables.history, tables.path, ZOBRIST, tables.stats)
+           tables.history, tables.path, ZOBRIST, tables.stats, *(_NO_PROBE if kernel is negamax else ()))
     return int(tables.stats[S_NODES]), time.process_time() - started
 
 

@@ -13,8 +13,10 @@ from egtb.probe.tablebase import Tablebase
 from positions import random_game_boards
 from tournament.engines.base import GameState, Limit
 from tournament.engines.random import RandomEngine
+from tournament.engines.registry import make_engine
 from tournament.engines.search import (
-    MATE, SearchEngine, _history_keys, _Tables, evaluate, search_position,
+    MATE, MATE_BOUND, S_TB_MISSES, TB_WIN, SearchEngine, _history_keys, _Tables, _TableProbe, evaluate,
+    search_position,
 )
 
 
@@ -160,3 +162,68 @@ def test_plays_the_real_tables_best_move(built_tables) -> None:
         best = Tablebase(tables).best_moves(fen)
         assert move == best[0].move
     engine.close()
+
+
+#: White to move must capture, with 3 pieces left either way: 3x10 leaves a position the 3-piece
+#: tables hold as a win, 17x10 lets Black recapture into a drawn king against man. A depth-1
+#: search (captures extended, then the static evaluation) prefers 17x10.
+WIN_BY_CAPTURE = "W:WK3,K17:B7,K14"
+
+
+def test_tables_inside_the_search_find_a_capture_into_a_won_ending(built_tables) -> None:
+    tables = built_tables(3)  # the session's shared set: read only
+    board = Board(WIN_BY_CAPTURE)
+    inside = SearchEngine(depth=1, tables_dir=tables)
+    assert str(inside.choose(board)) == "3x10"
+    assert inside.last_info.score == TB_WIN - 1 and inside.last_info.table_hits > 0
+    root = SearchEngine(depth=1, tables_dir=tables, tables="root")
+    assert str(root.choose(board)) == "17x10"
+    assert root.last_info.score < MATE_BOUND and root.last_info.table_hits == 0
+    with Tablebase(built_tables(4)) as tb:  # the 4-piece tables agree
+        assert {str(mv.move): mv.value for mv in tb.best_moves(board)} == {"3x10": "win", "17x10": "draw"}
+    inside.close()
+    root.close()
+
+
+def test_root_only_tables_search_as_without_tables(built_tables) -> None:
+    boards = [Board(WIN_BY_CAPTURE), *random_game_boards(3, seed=11, min_plies=10, max_plies=40)]
+    for board in boards:
+        assert board.piece_count() > 3
+        plain = SearchEngine(depth=5)
+        root = SearchEngine(depth=5, tables_dir=built_tables(3), tables="root")
+        assert root.choose(board) == plain.choose(board)
+        assert (root.last_info.nodes, root.last_info.score) == (plain.last_info.nodes, plain.last_info.score)
+        root.close()
+
+
+def test_a_material_without_a_table_is_searched_and_not_asked_again(built_tables, tmp_path) -> None:
+    source = built_tables(3)
+    for name in ("1k-1k.h5", "2k-1k.h5", "1k-2k.h5"):  # no table with a man: 1m-2k and 2k-1m are absent
+        (tmp_path / name).symlink_to(source / name)
+    engine = SearchEngine(depth=3, tables_dir=tmp_path)
+    board = Board(WIN_BY_CAPTURE)
+    assert engine.choose(board) in board.legal_moves()
+    tables = _Tables(12)
+    search_position(board, 3, tables=tables, probe=engine._probe)
+    assert tables.stats[S_TB_MISSES] == 0
+    engine.close()
+
+
+def test_the_tables_option_of_the_searcher() -> None:
+    assert make_engine("hard").tables == "search"
+    assert make_engine("hard", options={"tables": "root"}).tables == "root"
+    with pytest.raises(ValueError, match="tables='everywhere'"):
+        make_engine("hard", options={"tables": "everywhere"})
+
+
+@pytest.mark.parametrize("fen", ["W:WK25,7:BK21,K10", "W:WK23,K1,K28:BK31,K20"])
+def test_the_first_search_to_read_the_tables_answers_as_a_later_one(built_tables, fen: str) -> None:
+    # the first search meets tables not read yet and searches again once they are: the bounds its
+    # first pass stored (without them) must not settle the nodes above the tables then
+    board = Board(fen)
+    with Tablebase(built_tables(3)) as tb:
+        probe = _TableProbe.of(tb)
+        first = search_position(board, 2, tables=_Tables(12), probe=probe)
+        later = search_position(board, 2, tables=_Tables(12), probe=probe)
+    assert abs(later[0]) > TB_WIN - 10
+    assert first[0] == later[0]  # (equal moves may tie)

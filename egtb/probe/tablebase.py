@@ -349,6 +349,20 @@ class Tablebase:
             return coded
         return PairedTable(coded, MasterTable(beside, material, cache=self._blocks_cache, rules=self.rules))
 
+    def kernel_rows_at(self, rule: str = DEFAULT_RULE) -> int:
+        """Address of the lookup rows that :func:`~egtb.probe.kernels.probe_rule_one` reads for
+        ``rule``, for a numba caller that probes inside its own kernel (a search).
+
+        A row is filled when its table is loaded and a block is found once read: a kernel whose
+        probe answers STATUS_NOT_LOADED asks this Tablebase (any probe of that position, e.g.
+        :meth:`probe_batch_rule`) and finds it next time. The address stays valid while this
+        Tablebase is open; call it from one thread at a time.
+
+        >>> Tablebase("/nonexistent").kernel_rows_at("wcdf") > 0
+        True
+        """
+        return self._rows_at[_draw_rule(rule).name]
+
     # --- single probes -----------------------------------------------------
 
     def probe_wdl(self, board: PositionLike) -> Wdl:

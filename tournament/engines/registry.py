@@ -21,7 +21,9 @@ Plug-in classes are called with the keyword arguments ``seed`` and
 ``tables_dir`` when their signature accepts them, and with the engine's
 options (``option.NAME=VALUE``) as keyword arguments; Hub engines get the
 options as ``set-param`` commands; the built-in searcher takes ``depth``,
-``time``, ``noise`` and ``tt_bits``.
+``time``, ``noise``, ``tt_bits`` and ``tables`` (``search``: its endgame tables
+score every node of its search they cover, the default; ``root``: only the
+positions it plays are looked up).
 
 >>> engine = make_engine("depth=3")
 >>> engine.depth
@@ -102,7 +104,7 @@ def make_engine(spec: str, *, tables_dir: str | Path | None = None, seed: int | 
                      "package.module:Class, entrypoint:NAME or hub:COMMAND")
 
 
-_SEARCH_OPTIONS = {"depth", "time", "noise", "tt_bits"}
+_SEARCH_OPTIONS = {"depth", "time", "noise", "tt_bits", "tables"}
 
 
 def _make_search(kwargs: dict[str, Any], spec: str, seed: int | None, tables_dir: str | Path | None) -> Engine:

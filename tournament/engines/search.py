@@ -41,6 +41,8 @@ from egtb.rules.movegen import (
     count_simple_moves, generate_moves, popcount,
 )
 from egtb.rules.squares import BLACK_CROWN_ROW, WHITE_CROWN_ROW
+from egtb.positions.index import NUM_CODES
+from egtb.probe.kernels import STATUS_NOT_LOADED, STATUS_OK, probe_rule_one
 from tournament.engines.base import Engine, GameState, Limit, PlayResult
 
 __all__ = ["SearchEngine", "SearchInfo", "STRENGTHS", "MATE", "search_position", "evaluate"]
@@ -70,12 +72,22 @@ S_MAX_NODES = 1  #: node budget of this search
 S_ABORTED = 2  #: 1 when the budget ran out
 S_BEST = 3  #: index of the best root move in the root move buffer
 S_SELDEPTH = 4  #: deepest ply reached
-STATS_SIZE = 5
+S_TB_HITS = 5  #: nodes the endgame tables answered
+S_TB_MISSES = 6  #: positions noted in the miss buffer (tables or blocks not in memory yet)
+S_EPOCH = 7  #: the transposition table's epoch (in T_FLAG above the bound): bounds of an earlier one order moves, never settle a node
+STATS_SIZE = 8
+
+# endgame tables inside the search
+TB_WIN = 20000  #: score of a table win at the root; a table win found at ply n scores TB_WIN - n
+TABLES_MODES = ("search", "root")  #: where SearchEngine consults its tables
+MISS_SLOTS = 64  #: table misses a search notes for Python to load before the next one
+MISS_WIDTH = 7  #: a miss: bm, bk, wm, wk, turn, counter, material code
 
 # transposition table columns and bound kinds
 T_KEY, T_MOVE, T_SCORE, T_DEPTH, T_FLAG = 0, 1, 2, 3, 4
 TT_COLUMNS = 5
 FLAG_EXACT, FLAG_LOWER, FLAG_UPPER = 1, 2, 3
+FLAG_BITS = 2  #: the T_FLAG column holds the bound kind in its low bits, the epoch above them
 DEFAULT_TT_BITS = 20  #: 2**20 entries, 40 MB
 
 NO_MOVE = -1
@@ -216,26 +228,28 @@ def _count_node(stats, ply):
 
 
 @njit(cache=True, inline="always")
-def _probe_tt(tt, slot, h, depth, alpha, beta, ply):
-    """(table move, found, score): the stored move, and a score when the stored bound settles this node."""
+def _probe_tt(tt, slot, h, depth, alpha, beta, ply, epoch):
+    """(table move, found, score): the stored move, and a score when the stored bound settles this node
+    (a bound of an earlier ``epoch``, found before some endgame tables were read, never does)."""
     if tt[slot, T_KEY] != h:
         return NO_MOVE, False, 0
     tt_move = tt[slot, T_MOVE]
-    if ply == 0 or tt[slot, T_DEPTH] < depth:
+    word = tt[slot, T_FLAG]
+    if ply == 0 or tt[slot, T_DEPTH] < depth or (word >> FLAG_BITS) != epoch:
         return tt_move, False, 0
     s = tt[slot, T_SCORE]
     if s > MATE_BOUND:
         s -= ply  # stored as distance from this node; scored from the root
     elif s < -MATE_BOUND:
         s += ply
-    flag = tt[slot, T_FLAG]
+    flag = word & ((1 << FLAG_BITS) - 1)
     settled = flag == FLAG_EXACT or (flag == FLAG_LOWER and s >= beta) or (flag == FLAG_UPPER and s <= alpha)
     return tt_move, settled, s
 
 
 @njit(cache=True, inline="always")
-def _store_tt(tt, slot, h, key, best, alpha0, beta, depth, ply):
-    """Keep the node's result unless the slot holds a deeper bound of the same position."""
+def _store_tt(tt, slot, h, key, best, alpha0, beta, depth, ply, epoch):
+    """Keep the node's result unless the slot holds a deeper bound of the same position and epoch."""
     stored = best
     if stored > MATE_BOUND:
         stored += ply
@@ -247,12 +261,13 @@ def _store_tt(tt, slot, h, key, best, alpha0, beta, depth, ply):
         flag = FLAG_LOWER
     else:
         flag = FLAG_EXACT
-    if tt[slot, T_KEY] != h or depth >= tt[slot, T_DEPTH] or flag == FLAG_EXACT:
+    if (tt[slot, T_KEY] != h or depth >= tt[slot, T_DEPTH] or flag == FLAG_EXACT
+            or (tt[slot, T_FLAG] >> FLAG_BITS) != epoch):
         tt[slot, T_KEY] = h
         tt[slot, T_MOVE] = key
         tt[slot, T_SCORE] = stored
         tt[slot, T_DEPTH] = depth
-        tt[slot, T_FLAG] = flag
+        tt[slot, T_FLAG] = flag | (epoch << FLAG_BITS)
 
 
 @njit(cache=True, inline="always")
@@ -278,16 +293,46 @@ def _remember_cutoff(mv, i, ply, depth, killers, history):
 
 
 @njit(cache=True)
+def _probe_node(bm, bk, wm, wk, turn, quiet, rule_limit, ply, tb_rows_at, tb_absent, tb_misses, stats):
+    """(found, score) of a node from the endgame tables under the move rule from ``quiet``.
+
+    A win scores TB_WIN - ply, a loss its negation, a draw 0. A position the tables hold
+    but whose table or block is not in memory yet (and whose material is not known to be
+    absent, ``tb_absent``) goes to ``tb_misses`` for Python to load; the search goes on.
+    """
+    status, outcome, _, _, code = probe_rule_one(bm, bk, wm, wk, turn, quiet, rule_limit, tb_rows_at)
+    if status == STATUS_OK:
+        stats[S_TB_HITS] += 1
+        if outcome > 0:
+            return True, TB_WIN - ply
+        if outcome < 0:
+            return True, ply - TB_WIN
+        return True, 0
+    if status == STATUS_NOT_LOADED and code >= 0 and tb_absent[code] == 0:
+        k = stats[S_TB_MISSES]
+        if k < tb_misses.shape[0]:
+            row = tb_misses[k]
+            row[0], row[1], row[2], row[3], row[4], row[5], row[6] = bm, bk, wm, wk, turn, quiet, code
+            stats[S_TB_MISSES] = k + 1
+    return False, 0
+
+
+@njit(cache=True)
 def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
-            rule_limit, man_resets, moves, scores, orders, tt, killers, history, path, zob, stats):
+            rule_limit, man_resets, moves, scores, orders, tt, killers, history, path, zob, stats,
+            tb_pieces, tb_rows_at, tb_absent, tb_misses):
     """Score of a position for the side to move, searched ``depth`` plies (plus captures).
 
     ``quiet`` counts plies toward the move rule (``rule_limit``; ``man_resets``
     says whether a man move resets it), ``rev`` the plies since the last
     irreversible move; ``path[:pidx]`` holds the keys of earlier positions.
     At ply 0 the index of the best root move goes to ``stats[S_BEST]``.
-    Steps: count the node, end by the rules, evaluate a quiet leaf, probe the
-    table, search the ordered moves (principal variation windows), store.
+    Below the root, a position of at most ``tb_pieces`` pieces is probed in the
+    endgame tables whose lookup rows are at ``tb_rows_at`` (:func:`_probe_node`;
+    ``tb_pieces`` 0: never).
+    Steps: count the node, end by the rules, ask the endgame tables, evaluate a
+    quiet leaf, probe the transposition table, search the ordered moves
+    (principal variation windows), store.
     """
     if _count_node(stats, ply):
         return 0
@@ -301,12 +346,17 @@ def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
         return -(MATE - ply)
     if ply > 0 and quiet >= rule_limit:
         return 0
+    if ply > 0 and tb_pieces and popcount(bm | bk | wm | wk) <= tb_pieces:
+        found, s = _probe_node(bm, bk, wm, wk, turn, quiet, rule_limit, ply, tb_rows_at, tb_absent, tb_misses,
+                               stats)
+        if found:
+            return s
     if ply >= MAX_PLY - 1 or (depth <= 0 and mv[0, M_CAPTURED] == 0):
         return evaluate(bm, bk, wm, wk, turn)
     if depth < 0:
         depth = 0
     slot = h & (tt.shape[0] - 1)
-    tt_move, settled, s = _probe_tt(tt, slot, h, depth, alpha, beta, ply)
+    tt_move, settled, s = _probe_tt(tt, slot, h, depth, alpha, beta, ply, stats[S_EPOCH])
     if settled:
         return s
     sc, order = scores[ply], orders[ply]
@@ -320,11 +370,13 @@ def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
         window = beta if k == 0 else alpha + 1  # full window for the first move, null window after
         s = -negamax(mv[i, M_BM], mv[i, M_BK], mv[i, M_WM], mv[i, M_WK], 1 - turn, depth - 1, -window, -alpha,
                      ply + 1, new_quiet, new_rev, pidx + 1, rule_limit, man_resets,
-                     moves, scores, orders, tt, killers, history, path, zob, stats)
+                     moves, scores, orders, tt, killers, history, path, zob, stats,
+                     tb_pieces, tb_rows_at, tb_absent, tb_misses)
         if k > 0 and alpha < s < beta and not stats[S_ABORTED]:  # null window failed high: search again
             s = -negamax(mv[i, M_BM], mv[i, M_BK], mv[i, M_WM], mv[i, M_WK], 1 - turn, depth - 1, -beta, -alpha,
                          ply + 1, new_quiet, new_rev, pidx + 1, rule_limit, man_resets,
-                         moves, scores, orders, tt, killers, history, path, zob, stats)
+                         moves, scores, orders, tt, killers, history, path, zob, stats,
+                         tb_pieces, tb_rows_at, tb_absent, tb_misses)
         if stats[S_ABORTED]:
             return 0
         if s > best:
@@ -336,7 +388,7 @@ def negamax(bm, bk, wm, wk, turn, depth, alpha, beta, ply, quiet, rev, pidx,
                     break
     if ply == 0:
         stats[S_BEST] = best_i
-    _store_tt(tt, slot, h, _move_key(mv, best_i), best, alpha0, beta, depth, ply)
+    _store_tt(tt, slot, h, _move_key(mv, best_i), best, alpha0, beta, depth, ply, stats[S_EPOCH])
     return best
 
 
@@ -354,10 +406,12 @@ class _Tables:
         self.history = np.zeros((32, 32), dtype=np.int64)
         self.path = np.zeros(HISTORY_SIZE + MAX_PLY + 1, dtype=np.int64)
         self.stats = np.zeros(STATS_SIZE, dtype=np.int64)
+        self.epoch = 0  #: bumped when endgame tables are read: the bounds found before stop settling nodes
 
     def clear(self) -> None:
         """Forget everything learned (a new game)."""
         self.tt[:] = 0
+        self.epoch = 0
         self.killers[:] = NO_MOVE
         self.history[:] = 0
 
@@ -369,7 +423,8 @@ class SearchInfo:
     depth: int
     """Deepest completed iteration."""
     score: int
-    """Score for the side to move (hundredths of a man; beyond MATE - 1000 a win)."""
+    """Score for the side to move (hundredths of a man; beyond MATE - 1000 a win found by the search,
+    from TB_WIN - MAX_PLY to TB_WIN a win the endgame tables gave a node of it)."""
     nodes: int
     """Nodes searched over all iterations."""
     seconds: float
@@ -378,6 +433,8 @@ class SearchInfo:
     """The chosen move."""
     source: str = "search"
     """"search", "tables" (endgame tables) or "forced" (one legal move)."""
+    table_hits: int = 0
+    """Nodes of the search the endgame tables answered (``tables="search"``)."""
 
     @property
     def nps(self) -> float:
@@ -410,11 +467,75 @@ def _default_tables() -> _Tables:
     return _local.tables
 
 
+class _TableProbe:
+    """The endgame tables as the kernel probes them inside its search (SearchEngine's ``tables="search"``).
+
+    The kernel reads the Tablebase's lookup rows (:meth:`Tablebase.kernel_rows_at`
+    of the board's rule) for every node of at most ``pieces`` pieces; what it
+    could not read (a table not open yet, a block not read) it notes as a miss,
+    and :meth:`load_misses` probes those positions through the Tablebase after
+    the search, which opens the tables and reads the blocks for the next one.
+    A material with no table (or no layer of the rule) is marked absent and
+    never noted again.
+    """
+
+    def __init__(self, tablebase: Any, pieces: int) -> None:
+        self.tablebase = tablebase
+        self.pieces = pieces
+        self.misses = np.zeros((MISS_SLOTS, MISS_WIDTH), dtype=np.int64)
+        self._absent: dict[str, np.ndarray] = {}
+
+    @classmethod
+    def of(cls, tablebase: Any) -> "_TableProbe | None":
+        """The probe of a Tablebase, or None when it offers no kernel rows (another prober)."""
+        if tablebase is None or not hasattr(tablebase, "kernel_rows_at"):
+            return None
+        pieces = getattr(tablebase, "largest_pieces", 0)
+        return cls(tablebase, pieces) if pieces else None
+
+    def kernel_args(self, rule: str) -> tuple[int, int, np.ndarray, np.ndarray]:
+        """(pieces, rows address, absent materials, miss buffer) of the kernel under ``rule``."""
+        absent = self._absent.get(rule)
+        if absent is None:
+            absent = self._absent[rule] = np.zeros(NUM_CODES, dtype=np.uint8)
+        return self.pieces, int(self.tablebase.kernel_rows_at(rule)), absent, self.misses
+
+    def load_misses(self, count: int, rule: str) -> bool:
+        """Probe the ``count`` positions the last search missed, so that the next one finds them;
+        whether any was found (a material without a table is marked absent instead)."""
+        found = np.unique(self.misses[:count], axis=0)
+        try:
+            self._probe(found, rule)
+            return True
+        except (KeyError, LookupError, ValueError):  # some material has no table: find which, one at a time
+            loaded = False
+            for row in found:
+                try:
+                    self._probe(row[None, :], rule)
+                    loaded = True
+                except (KeyError, LookupError, ValueError):
+                    self._absent[rule][int(row[6])] = 1
+            return loaded
+
+    def _probe(self, rows: np.ndarray, rule: str) -> None:
+        columns = [np.ascontiguousarray(rows[:, j]) for j in range(6)]
+        self.tablebase.probe_batch_rule(*columns[:5], columns[5], rule=rule)
+
+
+_NO_PROBE = (0, 0, np.zeros(1, dtype=np.uint8), np.zeros((1, MISS_WIDTH), dtype=np.int64))
+
+
 def search_position(board: Board, depth: int, *, tables: _Tables | None = None,
-                    max_nodes: int = 2**62, alpha: int = -INF, beta: int = INF) -> tuple[int, int, int, bool]:
+                    max_nodes: int = 2**62, alpha: int = -INF, beta: int = INF,
+                    probe: _TableProbe | None = None) -> tuple[int, int, int, bool]:
     """One fixed-depth search: (score, best move index, nodes, aborted).
 
     The best move index refers to ``board.legal_moves()`` order (the kernel's order).
+    With ``probe``, the endgame tables score the nodes below the root they hold
+    (a win TB_WIN minus its ply); the nodes they answered are in ``tables.stats[S_TB_HITS]``.
+    A search that met tables (or blocks) not in memory yet loads them and runs
+    once more within what is left of ``max_nodes`` (the transposition table's
+    earlier bounds order its moves, and settle no node), so that its answer sees them.
 
     >>> score, best, nodes, aborted = search_position(Board("B:W32:B1,K28"), 4)
     >>> score > 0, aborted
@@ -422,17 +543,33 @@ def search_position(board: Board, depth: int, *, tables: _Tables | None = None,
     """
     tables = tables or _default_tables()
     history = _history_keys(board)
+    score = _run_kernel(board, depth, tables, history, max_nodes, alpha, beta, probe)
+    stats = tables.stats
+    if probe is not None and stats[S_TB_MISSES] and not stats[S_ABORTED]:
+        spent, hits = int(stats[S_NODES]), int(stats[S_TB_HITS])
+        if probe.load_misses(int(stats[S_TB_MISSES]), board.rule.name):
+            tables.epoch += 1  # the bounds found without those tables must not settle the nodes again
+            if spent < max_nodes:
+                score = _run_kernel(board, depth, tables, history, max_nodes - spent, alpha, beta, probe)
+                stats[S_NODES] += spent
+                stats[S_TB_HITS] += hits
+    return int(score), int(stats[S_BEST]), int(stats[S_NODES]), bool(stats[S_ABORTED])
+
+
+def _run_kernel(board: Board, depth: int, tables: _Tables, history: list[int], max_nodes: int,
+                alpha: int, beta: int, probe: _TableProbe | None) -> int:
+    """One call of :func:`negamax` on ``board`` (``tables.stats`` filled)."""
     tables.path[:len(history)] = history
     stats = tables.stats
     stats[:] = 0
     stats[S_MAX_NODES] = max_nodes
-    rev = len(history)
-    score = negamax(board.black_men, board.black_kings, board.white_men, board.white_kings, board.turn,
-                    depth, alpha, beta, 0, board.quiet_plies, rev, len(history),
-                    board.rule.limit_plies, board.rule.man_move_resets,
-                    tables.moves, tables.scores, tables.orders, tables.tt, tables.killers,
-                    tables.history, tables.path, ZOBRIST, stats)
-    return int(score), int(stats[S_BEST]), int(stats[S_NODES]), bool(stats[S_ABORTED])
+    stats[S_EPOCH] = tables.epoch
+    tb_args = _NO_PROBE if probe is None else probe.kernel_args(board.rule.name)
+    return negamax(board.black_men, board.black_kings, board.white_men, board.white_kings, board.turn,
+                   depth, alpha, beta, 0, board.quiet_plies, len(history), len(history),
+                   board.rule.limit_plies, board.rule.man_move_resets,
+                   tables.moves, tables.scores, tables.orders, tables.tt, tables.killers,
+                   tables.history, tables.path, ZOBRIST, stats, *tb_args)
 
 
 #: Named strengths: keyword arguments of SearchEngine.
@@ -450,7 +587,9 @@ class SearchEngine(Engine):
     Limit can lower both, and adds a node cap); ``noise`` (centi-men) adds
     seeded random noise to the scores of root moves, which makes a weak,
     varied player; ``tables_dir`` (or a ready ``tablebase`` object) makes it
-    play table moves in positions the tables cover.
+    play table moves in positions the tables cover, and with ``tables="search"``
+    (the default) also score every node of its search that they cover by
+    their value (``"root"``: only the positions played are looked up).
 
     >>> engine = SearchEngine(depth=2, noise=60, seed=3)
     >>> from egtb import Board
@@ -460,7 +599,10 @@ class SearchEngine(Engine):
 
     def __init__(self, *, depth: int | None = None, time: float | None = None, noise: int = 0,
                  seed: int | None = None, tables_dir: str | Path | None = None,
-                 tablebase: Any = None, tt_bits: int = DEFAULT_TT_BITS, name: str | None = None) -> None:
+                 tablebase: Any = None, tt_bits: int = DEFAULT_TT_BITS, name: str | None = None,
+                 tables: str = "search") -> None:
+        if tables not in TABLES_MODES:
+            raise ValueError(f"tables={tables!r}: choose from {', '.join(TABLES_MODES)}")
         if depth is None and time is None:
             depth = STRENGTHS["medium"]["depth"]
         self.depth = depth
@@ -471,6 +613,8 @@ class SearchEngine(Engine):
         self._rng = random.Random(seed)
         self._tables = _Tables(tt_bits)
         self._tablebase = tablebase if tablebase is not None else _open_tablebase(tables_dir)
+        self.tables = tables
+        self._probe = _TableProbe.of(self._tablebase) if tables == "search" else None
         self.last_info: SearchInfo | None = None
         search_position(Board("B:W32:B1"), 1, tables=self._tables)  # load the compiled kernel now
 
@@ -479,7 +623,7 @@ class SearchEngine(Engine):
         self._rng = random.Random(self.seed)
 
     def close(self) -> None:
-        tb, self._tablebase = self._tablebase, None
+        tb, self._tablebase, self._probe = self._tablebase, None, None
         if tb is not None and hasattr(tb, "close"):
             tb.close()
 
@@ -519,7 +663,7 @@ class SearchEngine(Engine):
         max_depth, seconds, node_cap = self._budget(limit)
         deadline = None if seconds is None else started + seconds
         legal = board.legal_moves()
-        best, score, done, total = legal[0], 0, 0, 0
+        best, score, done, total, hits = legal[0], 0, 0, 0, 0
         nps = 1e6  # until an iteration big enough to measure
         for depth in range(1, max_depth + 1):
             budget = 2**62 if node_cap is None else max(1, node_cap - total)
@@ -529,8 +673,10 @@ class SearchEngine(Engine):
                     break
                 budget = min(budget, max(1000, int(left * nps)))
             t0 = time.perf_counter()
-            s, index, nodes, aborted = search_position(board, depth, tables=self._tables, max_nodes=budget)
+            s, index, nodes, aborted = search_position(board, depth, tables=self._tables, max_nodes=budget,
+                                                       probe=self._probe)
             total += nodes
+            hits += int(self._tables.stats[S_TB_HITS])
             elapsed = time.perf_counter() - t0
             if nodes >= 5000 and elapsed > 0:
                 nps = max(MIN_NPS_ESTIMATE, nodes / elapsed)
@@ -541,7 +687,7 @@ class SearchEngine(Engine):
                 break  # a forced result inside the horizon: deeper search adds nothing
             if node_cap is not None and total >= node_cap:
                 break
-        self.last_info = SearchInfo(done, score, total, time.perf_counter() - started, str(best))
+        self.last_info = SearchInfo(done, score, total, time.perf_counter() - started, str(best), table_hits=hits)
         return best
 
     def _choose_noisy(self, board: Board, legal: list[Move], started: float) -> Move:
@@ -550,7 +696,7 @@ class SearchEngine(Engine):
         best, best_value, total = legal[0], -float("inf"), 0
         for move in legal:
             board.push(move)
-            s, _, nodes, _ = search_position(board, depth - 1, tables=self._tables)
+            s, _, nodes, _ = search_position(board, depth - 1, tables=self._tables, probe=self._probe)
             board.pop()
             total += nodes
             value = -s + self._rng.gauss(0, self.noise)
