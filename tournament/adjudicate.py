@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from egtb.probe.moves import tablebase_for
+from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import BLACK, WHITE, Board, Color
 from tournament.result import Adjudication, GameTermination, color_name
 
@@ -290,25 +292,18 @@ def _table_max_pieces(tablebase: Any) -> int:
     return int(value) if value else 32
 
 
-_TABLEBASES: dict[str, Any] = {}
-"""Tablebases opened in this process, by directory (opened once per worker)."""
+def open_tablebase(directory: str | Path) -> Tablebase:
+    """The process's one Tablebase of a directory (:func:`egtb.probe.moves.tablebase_for`), opened
+    once per worker. Raises ValueError when the directory does not exist.
 
-
-def open_tablebase(directory: str | Path) -> Any:
-    """An egtb.probe.tablebase.Tablebase for a directory, opened once per process.
-
-    Raises ValueError when the directory does not exist or the probe module is not available.
+    >>> open_tablebase("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    ValueError: table directory '/nonexistent' does not exist (--tables)
     """
     if not Path(directory).is_dir():
         raise ValueError(f"table directory {str(directory)!r} does not exist (--tables)")
-    key = str(Path(directory).resolve())
-    if key not in _TABLEBASES:
-        try:
-            from egtb.probe.tablebase import Tablebase
-        except ImportError as exc:
-            raise ValueError(f"cannot adjudicate with tables in {directory}: egtb.probe.tablebase unavailable ({exc})") from exc
-        _TABLEBASES[key] = Tablebase(directory)
-    return _TABLEBASES[key]
+    return tablebase_for(directory)
 
 
 @dataclass(frozen=True)
