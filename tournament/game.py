@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from egtb.rules.board import Board, Color, Move
+from egtb.rules.board import DEFAULT_RULE, Board, Color, Move
 from egtb.rules.notation import is_move_text
 from tournament.adjudicate import Adjudicator
 from tournament.engines.base import Engine, GameState, IllegalEngineMoveError, Limit, PlayResult
@@ -107,7 +107,7 @@ def play_game(
     *,
     start_fen: str | None = None,
     opening_moves: Sequence[str] = (),
-    rule: str = "wcdf",
+    rule: str = DEFAULT_RULE,
     limit: Limit | None = None,
     white_limit: Limit | None = None,
     time_margin: float = DEFAULT_TIME_MARGIN,
