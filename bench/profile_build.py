@@ -86,7 +86,7 @@ def profile_pair(directory: Path, out: Path, pair: planner.Pair, presets: tuple
     scratch = solve.Scratch(slice_unit_size(first), halves=halves, kings=(first.black_kings, first.white_kings),
                             tables=len(presets) + 1)
     bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries = scratch.arrays()
-    limits = np.array([p.limit for p in presets], dtype=np.int64)
+    limits = np.array([p.limit_plies for p in presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in presets], dtype=np.bool_)
     size = unit_size(*counts[0])
     code_a, code_b = (pipeline.code_of_material(m) for m in (first, last))

@@ -628,7 +628,7 @@ def _compare_reference(directory: Path, materials: list[Material]) -> tuple[list
 
 
 def _register_probe(parser: argparse.ArgumentParser) -> None:
-    from egtb.rules.board import DRAW_RULES
+    from egtb.rules.board import DEFAULT_RULE, DRAW_RULES
     parser.description = ("Probe the endgame tables: for each FEN (arguments, or one per line on "
                           "standard input) print the value for the side to move and its DTW without "
                           "the move rule, the outcome under the move rule from the given counter with "
@@ -636,8 +636,8 @@ def _register_probe(parser: argparse.ArgumentParser) -> None:
                           "best first under the rule.")
     parser.add_argument("fens", nargs="*", metavar="FEN", help="positions (default: read stdin)")
     add_tables_option(parser)
-    parser.add_argument("--rule", choices=list(DRAW_RULES), default="wcdf",
-                        help="move-rule preset (default: wcdf)")
+    parser.add_argument("--rule", choices=list(DRAW_RULES), default=DEFAULT_RULE,
+                        help=f"move-rule preset (default: {DEFAULT_RULE})")
     parser.add_argument("--counter", type=_non_negative, default=0, metavar="N",
                         help="quiet plies already counted by the move rule (default: 0)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -661,7 +661,7 @@ def run_probe(args: argparse.Namespace, *, stdin: TextIO | None = None,
 
 
 def probe_lines(tablebase: Tablebase, fens: Iterable[str], *, json_mode: bool,
-                out: TextIO, err: TextIO, rule: str = "wcdf", counter: int = 0) -> int:
+                out: TextIO, err: TextIO, rule: str | None = None, counter: int = 0) -> int:
     """Answer every FEN on ``out`` (errors on ``err`` in text mode); return the failures.
 
     Every line gets its answer or its own error line: an unexpected exception
@@ -678,6 +678,8 @@ def probe_lines(tablebase: Tablebase, fens: Iterable[str], *, json_mode: bool,
     {"fen": "B:W5,6,10:B1", "value": "loss", "dtw": 0, "rule": "wcdf", "counter": 80, "outcome": "loss", "category": "loss", "dtz": 0, "moves": []}
     """
     from egtb.probe.results import answer
+    from egtb.rules.board import DEFAULT_RULE
+    rule = rule or DEFAULT_RULE
     failed = 0
     for fen in fens:
         try:
@@ -715,9 +717,15 @@ def format_text(record: dict) -> str:
     ...                               "category": "win", "dtz": None}]}), end="")
     B:W9:BK1  win  wcdf counter 0: win  category win
       1-5       win   ?     category win
+    >>> print(format_text({"fen": "B:W9:BK1", "value": "win", "dtw": None, "rule": "crowning", "counter": 9,
+    ...                    "outcome": None, "category": None, "dtz": None, "moves": [],
+    ...                    "rule_layer_missing": True, "note": "no crowning layer"}), end="")
+    B:W9:BK1  win  crowning counter 9: ?  (no crowning layer)
     """
     header = f"{record['fen']}  {record['value']}" + _field_text("dtw", record["dtw"], "  ")
-    if record["outcome"] is not None:
+    if record.get("rule_layer_missing"):
+        header += f"  {record['rule']} counter {record['counter']}: ?  ({record['note']})"
+    elif record["outcome"] is not None:
         header += (f"  {record['rule']} counter {record['counter']}: {record['outcome']}  "
                    f"category {record['category']}" + _field_text("dtz", record["dtz"], "  "))
     return "\n".join(line.rstrip() for line in [header, *(

@@ -1,15 +1,14 @@
-"""Tests of tournament.adjudicate with a fake tablebase (no table files needed)."""
+"""Tests of tournament.adjudicate, mostly with a fake tablebase answering as Tablebase.probe does."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-from egtb.probe.tablebase import Tablebase
+from egtb.errors import MissingRuleLayerError, MissingTableError
+from egtb.formats.values import Category, Wdl
+from egtb.probe.tablebase import ProbeResult, Tablebase
 from egtb.rules.board import BLACK, WHITE, Board
-from egtb.formats.values import Category
 from tournament.adjudicate import (
     DrawAdjudicator, MaterialAdjudicator, MaxLengthAdjudicator, ResignRule, ScoreDrawAdjudicator,
-    ScoreDrawRule, TablebaseAdjudicator, build_adjudicators, probe_wdl,
+    ScoreDrawRule, TablebaseAdjudicator, build_adjudicators,
 )
 from tournament.engines.base import GameState, Limit, PlayResult
 from tournament.engines.random import RandomEngine
@@ -18,23 +17,22 @@ from tournament.result import GameTermination
 
 
 class FakeTablebase:
-    """Knows every position with at most ``pieces`` pieces: the side with more pieces wins, else a draw."""
+    """Knows every position with at most ``pieces`` pieces: the side with more pieces wins (DTZ 0,
+    so the win fits any counter), else a draw; answers as Tablebase.probe does."""
 
     def __init__(self, pieces: int = 3) -> None:
-        self.max_pieces = pieces
+        self.largest_pieces = pieces
         self.probes = 0
 
-    def probe_wdl(self, board: Board) -> int:
+    def probe(self, board: Board, *, rule_free: bool = False) -> ProbeResult:
         self.probes += 1
-        if board.piece_count() > self.max_pieces:
-            raise KeyError(f"no table for {board.fen()}")
+        if board.piece_count() > self.largest_pieces:
+            raise MissingTableError(f"no table for {board.fen()}")
         own, other = _counts(board)
-        return (own > other) - (own < other)
-
-
-class GetOnlyTablebase:
-    def get_wdl(self, board: Board, default: int | None = None) -> int | None:
-        return default
+        value = Wdl((own > other) - (own < other))
+        if rule_free:
+            return ProbeResult(value, None)
+        return ProbeResult(value, None, value, Category(2 * value), 0, board.rule.name, board.quiet_plies)
 
 
 def _counts(board: Board) -> tuple[int, int]:
@@ -43,18 +41,12 @@ def _counts(board: Board) -> tuple[int, int]:
     return (black, white) if board.turn == BLACK else (white, black)
 
 
-def test_probe_adapter() -> None:
-    assert probe_wdl(FakeTablebase(), Board("B:W30:BK1,K2")) == 1
-    assert probe_wdl(FakeTablebase(), Board()) is None
-    assert probe_wdl(GetOnlyTablebase(), Board("B:W30:B1")) is None
-
-
 def test_table_value_is_seen_from_the_side_to_move() -> None:
     adj = TablebaseAdjudicator(FakeTablebase(), max_pieces=3)
     adj.update(Board("W:WK30:BK1,K2"))  # White to move, one piece against two: loses
     verdict = adj.adjudicatable()
     assert verdict.winner == BLACK and verdict.termination is GameTermination.ADJUDICATION
-    assert verdict.reason == "tablebase: Black wins (3 pieces, White to move)"
+    assert verdict.reason == "tablebase: Black wins (loss, DTZ 0, counter 0 of 80 under wcdf; 3 pieces, White to move)"
     adj.reset()
     assert adj.adjudicatable() is None
     adj.update(Board("B:WK30:BK1"))
@@ -155,17 +147,17 @@ class RuleTablebase(FakeTablebase):
 
     def __init__(self, category: int, dtz: int) -> None:
         super().__init__()
-        self.category, self.dtz = category, dtz
+        self.category, self.dtz = Category(category), dtz
 
-    def probe_outcome(self, board: Board) -> int:
-        return self.probe(board).outcome
-
-    def probe(self, board: Board) -> SimpleNamespace:
-        if board.piece_count() > self.max_pieces:
-            raise KeyError(f"no table for {board.fen()}")
+    def probe(self, board: Board, *, rule_free: bool = False) -> ProbeResult:
+        if board.piece_count() > self.largest_pieces:
+            raise MissingTableError(f"no table for {board.fen()}")
+        if rule_free:
+            return ProbeResult(self.category.wdl, None)
         fits = self.dtz + board.quiet_plies <= board.rule.limit_plies
-        outcome = (self.category // 2) if fits else 0  # WIN (2) -> +1, LOSS (-2) -> -1
-        return SimpleNamespace(outcome=outcome, category=str(Category(self.category)), dtz=self.dtz)
+        outcome = Wdl(self.category // 2) if fits else Wdl.DRAW  # WIN (2) -> +1, LOSS (-2) -> -1
+        return ProbeResult(self.category.wdl, None, outcome, self.category, self.dtz, board.rule.name,
+                           board.quiet_plies)
 
 
 def _quiet_board(fen: str, *, quiet_plies: int, rule: str = "wcdf") -> Board:
@@ -201,14 +193,35 @@ def test_cursed_win_is_a_draw_from_the_start() -> None:
     assert "cursed-win, DTZ 95" in adj.adjudicatable().reason
 
 
-def test_missing_rule_layer_plays_on() -> None:
-    class NoLayer(RuleTablebase):
-        def probe(self, board: Board) -> SimpleNamespace:
-            raise KeyError("no wcdf layer in 1k-2k.h5")
+class NoLayer(RuleTablebase):
+    """A table file without the game's rule layer: values without the rule only."""
 
+    def probe(self, board: Board, *, rule_free: bool = False) -> ProbeResult:
+        if not rule_free:
+            raise MissingRuleLayerError(f"no {board.rule.name} layer in 1k-2k.h5")
+        return super().probe(board, rule_free=True)
+
+
+def test_missing_rule_layer_plays_a_win_on() -> None:
     adj = TablebaseAdjudicator(NoLayer(Category.WIN, dtz=3), max_pieces=3)
     adj.update(Board("B:WK30:BK1,K2"))
+    assert adj.adjudicatable() is None  # won without the rule, maybe drawn with it
+
+
+def test_missing_rule_layer_still_ends_a_draw() -> None:
+    adj = TablebaseAdjudicator(NoLayer(Category.DRAW, dtz=0), max_pieces=3)
+    adj.update(Board("B:WK30:BK1,K2", rule="forty-plies"))
+    verdict = adj.adjudicatable()
+    assert verdict.winner is None and "no forty-plies layer" in verdict.reason
+
+
+def test_compact_files_without_the_preset_adjudicate_only_draws(compact_tables) -> None:
+    """Issue 32 defect 3: a compact directory holds no forty-plies layer."""
+    adj = TablebaseAdjudicator(Tablebase(compact_tables(3)), max_pieces=3)
+    adj.update(Board("W:WK10,K14:BK1", rule="forty-plies", quiet_plies=39))  # the masters say draw
     assert adj.adjudicatable() is None
+    adj.update(Board("B:WK10:BK1", rule="forty-plies"))
+    assert adj.adjudicatable().winner is None
 
 
 # --- score adjudication (cutechess's -draw and -resign) ------------------------------

@@ -18,11 +18,11 @@ from egtb.builder.contents import contents_for
 from egtb.builder import driver as builder, pipeline, plan as planner
 from egtb.errors import BuildRunningError, MissingTableError
 from egtb.formats import master
-from egtb.formats.values import DRAW, LOSS, WIN
+from egtb.formats.values import DRAW, LOSS, NO_MAX_DTW, WIN
 from egtb.positions.index import global_rank, global_unrank, position_index
 from egtb.positions.material import Material, all_materials, count_positions, normalise
 from egtb.rules.notation import parse_fen
-from egtb.builder.reference import (NO_DTW, REFERENCE_PATH, RULE_REFERENCE_PATH, compare_with_reference,
+from egtb.builder.reference import (REFERENCE_PATH, RULE_REFERENCE_PATH, compare_with_reference,
                                   load_reference, load_rule_reference, reference_lines)
 from egtb.builder.stats import (PUBLISHED_PLACEMENTS, PUBLISHED_POSITIONS, directory_stats,
                               one_colour_placements)
@@ -231,7 +231,7 @@ def test_reference_file_covers_seven_pieces_with_published_totals():
     # 7 pieces: published as placements of any colours, ours hold both colours
     assert totals[7] + one_colour_placements(7) == PUBLISHED_PLACEMENTS[7]
     seven = [e for name, e in reference.items() if Material.parse(name).pieces == 7]
-    assert len(seven) == 104 and all(e.max_dtw == NO_DTW for e in seven)  # lean files: no DTW
+    assert len(seven) == 104 and all(e.max_dtw == NO_MAX_DTW for e in seven)  # lean files: no DTW
     layers = load_rule_reference()
     assert {preset for (name, preset) in layers if Material.parse(name).pieces == 7} == {"wcdf"}
     assert sum(Material.parse(name).pieces == 7 for name, _ in layers) == 104

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from egtb.probe.moves import best_moves
 from egtb import cli
 from egtb.builder import budget, driver
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
@@ -25,7 +26,7 @@ from egtb.probe.kernels import NO_DTW
 from egtb.formats import master
 from egtb.positions.index import global_unrank
 from egtb.positions.material import Material, all_materials, count_positions
-from egtb.formats.values import DRAW, LOSS, WDL_OF_CODE, WIN, Category
+from egtb.formats.values import DRAW, LOSS, WDL_OF_CODE, WIN, Category, Wdl
 from egtb.rules.notation import Placement, format_fen
 
 MAX_PIECES = 4
@@ -272,7 +273,7 @@ def test_compact_results_have_no_dtw_and_moves_are_ranked_by_value(master_dir, c
             shutil.copy(path, tmp_path)
     with Tablebase(compact_dir) as tb, Tablebase(tmp_path) as without_dtz:
         result = tb.probe("W:WK10,K14:BK1", rule_free=True)
-        moves = tb.best_moves("W:WK10,K14:BK1", rule_free=True)
+        moves = best_moves(tb, "W:WK10,K14:BK1", rule_free=True).moves
         assert tb.max_pieces == MAX_PIECES
         ruled = tb.probe("W:WK10,K14:BK1")  # wcdf at counter 0: the category file, and the DTZ file
         assert (ruled.category, ruled.outcome, ruled.dtz) == (Category.WIN, 1, expected.dtz)
@@ -284,10 +285,9 @@ def test_compact_results_have_no_dtw_and_moves_are_ranked_by_value(master_dir, c
             without_dtz.probe("W:WK10,K14:BK1", counter=10)  # whether the win still fits needs the DTZ
         with pytest.raises(MissingRuleLayerError, match=r"2k-1k\.wld: a compact file has no rule layer"):
             tb.probe("W:WK10,K14:BK1", rule="crowning")  # no compact file for that preset
-    assert result.value == "win" and result.dtw is None
-    assert [m.value for m in moves] == sorted((m.value for m in moves),
-                                              key=["win", "draw", "loss"].index)
-    assert moves[0].value == "win" and all(m.dtw is None for m in moves)
+    assert result.value is Wdl.WIN and result.dtw is None
+    assert [m.value for m in moves] == sorted((m.value for m in moves), reverse=True)
+    assert moves[0].value is Wdl.WIN and all(m.dtw is None for m in moves)
 
 
 # ------------------------------------------------------------------ damage
@@ -467,7 +467,7 @@ def test_a_directory_with_both_files_answers_as_the_masters_alone(master_dir, pa
                 board = Board(_fen(*(int(a[k]) for a in arrays)), quiet_plies=int(counters[k]))
                 assert tp.probe(board) == tm.probe(board), board.fen()
                 assert tp.probe_outcome(board) == tm.probe_outcome(board)
-                assert tp.best_moves(board) == tm.best_moves(board)
+                assert best_moves(tp, board).moves == best_moves(tm, board).moves
                 assert tp.probe(board, rule="crowning", counter=3) == tm.probe(board, rule="crowning", counter=3)
 
 
@@ -562,8 +562,8 @@ def assert_compact_answers_as_the_masters(masters: Path, compacts: Path, pieces:
             want, got = tm.probe(board), tc.probe(board)
             assert (got.value, got.category, got.outcome) == (want.value, want.category, want.outcome), fen
             assert got.dtw is None and got.dtz == want.dtz, fen  # no cursed win up to 5 pieces
-            want_moves = {str(m.move): m for m in tm.best_moves(board)}
-            got_moves = tc.best_moves(board)
+            want_moves = {str(m.move): m for m in best_moves(tm, board).moves}
+            got_moves = best_moves(tc, board).moves
             assert sorted(want_moves) == sorted(str(m.move) for m in got_moves), fen
             for m in got_moves:
                 expected = want_moves[str(m.move)]

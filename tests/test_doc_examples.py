@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from egtb.builder import contents
+from egtb.formats.values import Wdl
 from egtb.probe.tablebase import MissingRuleLayerError, ProbeResult, Tablebase
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,10 +153,10 @@ def test_wld_files_alone_answer_rule_free_only(table_dirs):
     with Tablebase(table_dirs["data/egtb-wld"]) as tb:
         with pytest.raises(MissingRuleLayerError):
             tb.probe("W:WK10,K14:BK1")
-        assert tb.probe("W:WK10,K14:BK1", rule_free=True) == ProbeResult("win", None)
+        assert tb.probe("W:WK10,K14:BK1", rule_free=True) == ProbeResult(Wdl.WIN, None)
     with Tablebase(table_dirs["data/egtb-compact"]) as tb:
         result = tb.probe("W:WK10,K14:BK1")
-    assert (result.value, result.dtw, result.dtz, result.rule, result.counter) == ("win", None, 15, "wcdf", 0)
+    assert (result.value, result.dtw, result.dtz, result.rule, result.counter) == (Wdl.WIN, None, 15, "wcdf", 0)
 
 
 def test_the_rules_default_is_auto_and_build_compact_writes_dtz_files(capsys):

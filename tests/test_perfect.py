@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import forward_search
+from egtb.probe.moves import best_moves
 from egtb.rules.board import Board, Move
 from egtb.positions.index import global_unrank
 from egtb.positions.material import Material, count_positions
@@ -41,7 +42,7 @@ def winning_kings_positions(tb: Tablebase, count: int) -> list[str]:
     material, rng, fens = Material(0, 2, 0, 1), random.Random(5), []
     while len(fens) < count:
         fen = format_fen(Placement(*global_unrank(material, rng.randrange(count_positions(material))), 0))
-        if tb.probe(fen).value == "win" and tb.probe_dtw(fen) > 5:
+        if tb.probe(fen).value is Wdl.WIN and tb.probe_dtw(fen) > 5:
             fens.append(fen)
     return fens
 
@@ -169,7 +170,7 @@ def test_needs_a_man_move_to_reset_the_counter(tables_dir):
             board = Board(fen, quiet_plies=counter)
             if tb.probe(board).outcome is not Wdl.WIN:
                 continue
-            moves = tb.best_moves(board)
+            moves = best_moves(tb, board).moves
             if any(m.outcome is Wdl.WIN and m.counter > 0 for m in moves):
                 continue  # a quiet move would do too
             move = engine.play(GameState.from_board(board), Limit()).move
@@ -193,7 +194,7 @@ def test_holds_the_draw_of_a_rule_free_loss(tables_dir, opponent):
         attacker = {"random": RandomEngine(seed=seed), "search": SearchEngine(depth=3),
                     "perfect": PerfectEngine(tablebase=tb)}[opponent]
         board = Board(fen, rule="forty-plies")
-        assert tb.probe(board).value == "win" and tb.probe(board).outcome is Wdl.DRAW
+        assert tb.probe(board).value is Wdl.WIN and tb.probe(board).outcome is Wdl.DRAW
         assert play_checked(board, {0: attacker, 1: engine}, 1, tb) != 0
 
 
@@ -232,7 +233,7 @@ def test_page_engines_play_for_the_counter_they_are_given(tables_dir):
     one ply from the move rule the win is gone, and it plays another move than at counter 0."""
     from tournament.web.engines import EngineService
 
-    fen, late_counter = "B:WK19:BK11,12", 79  # a win at counter 0, a draw at 79
+    fen, late_counter = "B:WK14:BK1,K15", 79  # a win at counter 0 (15-10, the smallest DTZ), a draw at 79
     here = PerfectEngine(tables_dir)
     expected = {counter: str(here.play(GameState(fen, start_quiet_plies=counter, quiet_plies=counter), Limit()).move)
                 for counter in (0, late_counter)}
@@ -242,3 +243,29 @@ def test_page_engines_play_for_the_counter_they_are_given(tables_dir):
                   for counter in (late_counter, 0)}
     assert {counter: reply.move for counter, reply in played.items()} == expected
     assert {reply.source for reply in played.values()} == {"tables"}
+
+
+def _self_play(engine: PerfectEngine, board: Board, max_plies: int = 200) -> None:
+    """Play ``engine`` against itself from ``board`` until the game ends."""
+    while board.outcome() is None and len(board.move_stack) < max_plies:
+        board.push(engine.play(GameState.from_board(board), Limit()).move)
+
+
+@pytest.mark.parametrize("keep_dtz", [True, False])
+def test_wins_on_compact_files_without_the_rule_layer(compact_tables, tmp_path, keep_dtz):
+    """Issue 32 defect 3: compact files hold no forty-plies layer and no DTW, so every winning move
+    looked alike and perfect repeated 10-15 1-5 14-10 5-1 into a draw. It must make progress: by the
+    wcdf DTZ (the .dtz files), or without them by its short search for a capture or man move."""
+    directory = compact_tables(3)
+    if not keep_dtz:
+        directory = tmp_path / "no-dtz"
+        directory.mkdir()
+        for path in compact_tables(3).iterdir():
+            if ".dtz" not in path.name:
+                (directory / path.name).symlink_to(path)
+    engine = PerfectEngine(tablebase=Tablebase(directory))
+    board = Board("W:WK10,K14:BK1", rule="forty-plies" if keep_dtz else "crowning")
+    assert best_moves(engine.tablebase, board).rule_free  # no layer for the preset: values only
+    _self_play(engine, board)
+    outcome = board.outcome()
+    assert outcome is not None and outcome.winner == 1, (outcome, [str(m) for m in board.move_stack])

@@ -11,12 +11,14 @@ import numpy as np
 import pytest
 
 import forward_search
+from egtb.probe.moves import best_moves
 from egtb.formats import master
 from egtb.rules.board import Board
 from egtb.positions.index import global_unrank
 from egtb.positions.material import Material, all_materials, count_positions, mirror
 from egtb.rules.notation import Placement, format_fen, parse_fen
-from egtb.probe.tablebase import MissingTableError, _move_order, MoveValue, ProbeResult, Tablebase, TableError
+from egtb.probe.moves import MoveValue, move_order
+from egtb.probe.tablebase import MissingTableError, ProbeResult, Tablebase, TableError
 from egtb.formats.values import DRAW, LOSS, WIN, Category, Wdl
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "data" / "golden"
@@ -65,9 +67,9 @@ def test_golden(tb, fen, value, dtw):
     this row alone catches a change, not an error; the forward-search tests below are the check."""
     if Board(fen).piece_count() > MAX_PIECES:
         pytest.skip(f"{fen} has more than {MAX_PIECES} pieces")
-    assert tb.probe(fen, rule_free=True) == ProbeResult(value, dtw)
+    assert tb.probe(fen, rule_free=True) == ProbeResult(Wdl.parse(value), dtw)
     full = tb.probe(fen)
-    assert (full.value, full.dtw, full.rule, full.counter) == (value, dtw, "wcdf", 0)
+    assert (full.value, full.dtw, full.rule, full.counter) == (Wdl.parse(value), dtw, "wcdf", 0)
     assert full.category.wdl == full.wdl  # the category keeps the rule-free sign
     assert tb.probe_wdl(Board(fen)) == {"win": 1, "draw": 0, "loss": -1}[value]
     assert tb.probe_dtw(fen) == dtw
@@ -89,7 +91,7 @@ def assert_rows_match_forward_search(rows: list[tuple[str, str, int]], tb: Table
     solved = forward_search.solve([fen for fen, _, _ in rows])
     for fen, value, dtw in rows:
         assert solved[fen] == (value, dtw), fen
-        assert tb.probe(fen, rule_free=True) == ProbeResult(*solved[fen]), fen
+        assert tb.probe(fen, rule_free=True) == ProbeResult(Wdl.parse(solved[fen][0]), solved[fen][1]), fen
 
 
 def test_golden_rows_of_two_pieces_and_three_kings_match_a_forward_search(tb):
@@ -124,7 +126,7 @@ def test_every_position_through_fen_matches_table(tb, tables_dir, material):
     for index in range(count_positions(material)):
         fen = fen_of(material, index, white_to_move=white.random() < 0.5)
         result = tb.probe(Board(fen))
-        assert result.value == NAME_OF_CODE[int(data.wdl[index])], fen
+        assert str(result.value) == NAME_OF_CODE[int(data.wdl[index])], fen
         assert result.dtw == (int(data.dtw[index]) if data.wdl[index] != DRAW else 0), fen
 
 
@@ -172,12 +174,12 @@ def test_batch_terminal_and_invalid(tb):
 
 def expected_from_moves(moves: list[MoveValue]) -> ProbeResult:
     """The value a position must have, given the values of its moves."""
-    wins = [m.dtw for m in moves if m.value == "win"]
+    wins = [m.dtw for m in moves if m.value == Wdl.WIN]
     if wins:
-        return ProbeResult("win", min(wins))
-    if any(m.value == "draw" for m in moves):
-        return ProbeResult("draw", 0)
-    return ProbeResult("loss", max((m.dtw for m in moves), default=0))
+        return ProbeResult(Wdl.WIN, min(wins))
+    if any(m.value == Wdl.DRAW for m in moves):
+        return ProbeResult(Wdl.DRAW, 0)
+    return ProbeResult(Wdl.LOSS, max((m.dtw for m in moves), default=0))
 
 
 def test_best_moves_agree_with_successors(tb):
@@ -187,43 +189,42 @@ def test_best_moves_agree_with_successors(tb):
             fen = fen_of(material, rng.randrange(count_positions(material)),
                          white_to_move=rng.random() < 0.5)
             board = Board(fen)
-            moves = tb.best_moves(board)
+            moves = best_moves(tb, board).moves
             assert {m.move for m in moves} == set(board.legal_moves())
             assert tb.probe(board, rule_free=True) == expected_from_moves(moves), fen
             for mv in moves:
                 board.push(mv.move)
                 after = tb.probe(board)
                 board.pop()
-                assert mv.dtw == (after.dtw + 1 if after.value != "draw" else 0)
-                assert str(Wdl(-after.wdl)) == mv.value
+                assert mv.dtw == (after.dtw + 1 if after.value != Wdl.DRAW else 0)
+                assert Wdl(-after.value) == mv.value
 
 
 def test_best_moves_order():
-    order = {"win": 0, "draw": 1, "loss": 2}
-    moves = [MoveValue(None, "loss", 3), MoveValue(None, "win", 5), MoveValue(None, "draw", 0),
-             MoveValue(None, "win", 1), MoveValue(None, "loss", 9)]
-    ranked = sorted(moves, key=_move_order)
-    assert [(m.value, m.dtw) for m in ranked] == [("win", 1), ("win", 5), ("draw", 0),
-                                                  ("loss", 9), ("loss", 3)]
-    assert all(order[a.value] <= order[b.value] for a, b in zip(ranked, ranked[1:]))
+    win, draw, loss = Wdl.WIN, Wdl.DRAW, Wdl.LOSS
+    moves = [MoveValue(None, loss, 3), MoveValue(None, win, 5), MoveValue(None, draw, 0),
+             MoveValue(None, win, 1), MoveValue(None, loss, 9)]
+    ranked = sorted(moves, key=move_order)
+    assert [(m.value, m.dtw) for m in ranked] == [(win, 1), (win, 5), (draw, 0), (loss, 9), (loss, 3)]
+    assert all(a.value >= b.value for a, b in zip(ranked, ranked[1:]))
 
 
 def test_best_moves_of_a_known_win(tb):
-    moves = tb.best_moves("W:W18:B5")
-    assert [(str(m.move), m.value, m.dtw) for m in moves] == [("18-14", "win", 3),
-                                                             ("18-15", "draw", 0)]
+    moves = best_moves(tb, "W:W18:B5").moves
+    assert [(str(m.move), str(m.value), m.dtw) for m in moves] == [("18-14", "win", 3),
+                                                                  ("18-15", "draw", 0)]
 
 
 # --- terminal positions, errors, cache ------------------------------------------
 
 def test_terminal_positions_need_no_table(tmp_path):
     tb = Tablebase(tmp_path)
-    assert tb.probe("B:W5,6,10:B1", rule_free=True) == ProbeResult("loss", 0)  # no legal move
-    assert tb.probe("W:W5:B1,2", rule_free=True) == ProbeResult("loss", 0)
-    assert tb.probe("W:B1,2:W", rule_free=True) == ProbeResult("loss", 0)  # no pieces
+    assert tb.probe("B:W5,6,10:B1", rule_free=True) == ProbeResult(Wdl.LOSS, 0)  # no legal move
+    assert tb.probe("W:W5:B1,2", rule_free=True) == ProbeResult(Wdl.LOSS, 0)
+    assert tb.probe("W:B1,2:W", rule_free=True) == ProbeResult(Wdl.LOSS, 0)  # no pieces
     lost = tb.probe("W:B1,2:W", counter=80)  # lost even at the limit
     assert (lost.outcome, lost.category, lost.dtz) == (Wdl.LOSS, Category.LOSS, 0)
-    assert tb.best_moves("B:W5,6,10:B1") == []
+    assert best_moves(tb, "B:W5,6,10:B1").moves == []
 
 
 def test_missing_table(tables_dir, tmp_path):
@@ -321,8 +322,8 @@ def test_files_without_dtw_answer_dtw_none_and_the_rule_as_the_full_files(tables
                 want, got = full.probe(fen), lean.probe(fen)
                 assert got.dtw is None and (got.value, got.outcome, got.category, got.dtz) == (
                     want.value, want.outcome, want.category, want.dtz), fen
-                want_moves = {str(m.move): m for m in full.best_moves(fen)}
-                got_moves = lean.best_moves(fen)
+                want_moves = {str(m.move): m for m in best_moves(full, fen).moves}
+                got_moves = best_moves(lean, fen).moves
                 assert sorted(want_moves) == sorted(str(m.move) for m in got_moves), fen
                 for m in got_moves:  # a move that takes the last piece needs no table: its DTW is known
                     expected = want_moves[str(m.move)]
@@ -374,5 +375,5 @@ def test_a_budget_of_one_block_answers_as_an_unbounded_prober(tables_dir):
         for i in range(0, len(arrays[0]), 60):
             board = Board(format_fen(Placement(*(int(a[i]) for a in arrays))), quiet_plies=int(counters[i]))
             assert tight.probe(board) == full.probe(board), board.fen()
-            assert tight.best_moves(board) == full.best_moves(board), board.fen()
+            assert best_moves(tight, board).moves == best_moves(full, board).moves, board.fen()
         assert tight.loaded_bytes <= 3 * BLOCK_POSITIONS

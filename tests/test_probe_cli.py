@@ -111,7 +111,7 @@ def test_an_internal_error_on_one_line_does_not_cost_the_lines_after_it(tables_d
 
 
 def test_an_internal_error_in_text_mode_names_the_line_on_stderr(tables_dir, capsys, monkeypatch):
-    monkeypatch.setattr(Tablebase, "best_moves", lambda self, board, **options: [][1])
+    monkeypatch.setattr("egtb.probe.results.best_moves", lambda tablebase, board, **options: [][1])
     status, out, err = run(["probe", "--tables", str(tables_dir), WIN_FEN, NO_MOVE_FEN], capsys, monkeypatch)
     assert status == 1 and out == ""
     assert err.splitlines() == [f"egtb probe: {fen!r}: internal error: IndexError: list index out of range"

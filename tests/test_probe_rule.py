@@ -19,10 +19,12 @@ import numpy as np
 import pytest
 from numba import njit
 
+from egtb.probe.moves import best_moves
 from egtb.cli import main
 from egtb.errors import MissingRuleLayerError, MissingTableError
 from egtb.probe.locate import CODE_NO_PIECES, locate
-from egtb.probe.tablebase import MoveValue, ProbeResult, Tablebase, _move_order
+from egtb.probe.moves import MoveValue, move_order
+from egtb.probe.tablebase import ProbeResult, Tablebase
 from egtb.rules.board import DRAW_RULES, Board, Move
 from egtb.rules.movegen import M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, generate_moves, new_move_buffer
 from egtb.formats import master
@@ -209,7 +211,7 @@ def test_best_moves_carry_each_successor_under_the_rule(tb, oracles, rule):
     for _ in range(150):
         i, counter = rng.randrange(len(oracle.bm)), rng.choice([0, 3, limit - 2, limit - 1])
         board = Board(_fen(oracle, i), rule=rule, quiet_plies=counter)
-        moves = tb.best_moves(board)
+        moves = best_moves(tb, board).moves
         assert {m.move for m in moves} == set(board.legal_moves())
         here = tb.probe(board)
         if moves:
@@ -222,7 +224,7 @@ def test_best_moves_carry_each_successor_under_the_rule(tb, oracles, rule):
             board.pop()
             assert mv.counter == (0 if zeroing else counter + 1)
             assert mv.outcome == Wdl(-after.outcome) and mv.category == Category(-after.category)
-            assert mv.value == str(Wdl(-after.wdl))
+            assert mv.value is Wdl(-after.value)
             assert mv.dtz == (0 if after.category == 0 else 1 if zeroing else after.dtz + 1)
 
 
@@ -235,20 +237,20 @@ def test_best_move_dtz_is_the_position_dtz(tb, oracles):
         here = tb.probe(board)
         if here.category not in (Category.WIN, Category.LOSS) or not board.legal_moves():
             continue
-        moves = tb.best_moves(board)
+        moves = best_moves(tb, board).moves
         assert moves[0].dtz == here.dtz, board.fen()
         checked += 1
 
 
 def test_move_order_under_the_rule():
     win = Wdl.WIN
-    moves = [MoveValue(Move((1, 5)), "win", 9, Wdl.LOSS, Category.LOSS, 4, 1),
-             MoveValue(Move((1, 6)), "win", 7, Wdl.DRAW, Category.CURSED_WIN, 90, 1),
-             MoveValue(Move((2, 6)), "win", 9, win, Category.WIN, 3, 1),
-             MoveValue(Move((2, 7)), "win", 5, win, Category.WIN, 5, 1),
-             MoveValue(Move((3, 7)), "draw", 0, Wdl.DRAW, Category.DRAW, 0, 0),
-             MoveValue(Move((3, 8)), "loss", 8, Wdl.LOSS, Category.LOSS, 6, 1)]
-    ranked = [str(m.move) for m in sorted(moves, key=_move_order)]
+    moves = [MoveValue(Move((1, 5)), win, 9, Wdl.LOSS, Category.LOSS, 4, 1),
+             MoveValue(Move((1, 6)), win, 7, Wdl.DRAW, Category.CURSED_WIN, 90, 1),
+             MoveValue(Move((2, 6)), win, 9, win, Category.WIN, 3, 1),
+             MoveValue(Move((2, 7)), win, 5, win, Category.WIN, 5, 1),
+             MoveValue(Move((3, 7)), Wdl.DRAW, 0, Wdl.DRAW, Category.DRAW, 0, 0),
+             MoveValue(Move((3, 8)), Wdl.LOSS, 8, Wdl.LOSS, Category.LOSS, 6, 1)]
+    ranked = [str(m.move) for m in sorted(moves, key=move_order)]
     # wins by DTZ (3 before 5, though its DTW is longer); draws cursed-win first; losses longest DTZ
     assert ranked == ["2-6", "2-7", "1-6", "3-7", "3-8", "1-5"]
 
@@ -263,12 +265,12 @@ def _states(tb: Tablebase, fen: str, rule: str) -> list[int]:
 def test_kings_only_win_becomes_a_draw_when_the_counter_runs_out(tb):
     fen = "B:WK29:BK22,K27"  # two kings against one: won, by king moves only
     result = tb.probe(fen)
-    assert result.value == "win" and result.category is Category.WIN
+    assert result.value is Wdl.WIN and result.category is Category.WIN
     limit = 80
     outcomes = _states(tb, fen, "wcdf")
     assert outcomes == [1] * (limit - result.dtz + 1) + [0] * result.dtz
     near = Board(fen, quiet_plies=limit - result.dtz + 1)
-    assert tb.probe(near).outcome is Wdl.DRAW and tb.probe(near).value == "win"
+    assert tb.probe(near).outcome is Wdl.DRAW and tb.probe(near).value is Wdl.WIN
     assert result.dtz <= result.dtw
 
 
@@ -298,9 +300,9 @@ def test_rule_free_probe_needs_no_layer(tables_dir, tmp_path):
         tb.probe(fen)
     assert isinstance(info.value, MissingTableError) and isinstance(info.value, KeyError)
     assert name in str(info.value) and "'wcdf'" in str(info.value)
-    assert tb.probe(fen, rule_free=True) == ProbeResult("loss", tb.probe_dtw(fen))
+    assert tb.probe(fen, rule_free=True) == ProbeResult(Wdl.LOSS, tb.probe_dtw(fen))
     assert tb.get_outcome(fen, default=7) == 7
-    assert [m.outcome for m in tb.best_moves(fen, rule_free=True)] == [None] * len(Board(fen).legal_moves())
+    assert [m.outcome for m in best_moves(tb, fen, rule_free=True).moves] == [None] * len(Board(fen).legal_moves())
 
 
 # --- the command line -------------------------------------------------------
@@ -352,9 +354,9 @@ def test_keywords_override_the_board(tb):
 
 def test_every_move_draws_at_the_limit(tb):
     board = Board("B:WK29:BK22,K27", quiet_plies=80)
-    moves = tb.best_moves(board)
+    moves = best_moves(tb, board).moves
     assert moves and all(m.outcome is Wdl.DRAW for m in moves)
-    assert tb.probe(board).outcome is Wdl.DRAW and tb.probe(board).value == "win"
+    assert tb.probe(board).outcome is Wdl.DRAW and tb.probe(board).value is Wdl.WIN
 
 
 def test_only_the_chosen_layers_are_kept(tables_dir, tb):

@@ -394,7 +394,7 @@ def test_layer_arrays_survive_a_round_trip(tmp_path):
     dtw = np.array([0, 5, 4, 300], dtype=np.uint16)
     preset = rule_layer.PRESETS["forty-plies"]
     dtz = np.array([0, 5, 4, 300], dtype=np.uint16)
-    layer = rule_layer.make_layer(preset, rule_layer.categories(wdl, dtz, preset.limit), dtz)
+    layer = rule_layer.make_layer(preset, rule_layer.categories(wdl, dtz, preset.limit_plies), dtz)
     path = master.write_table(tmp_path / "x.h5", material, wdl, dtw, rules={preset.name: layer})
     data = master.open_table(path)
     assert data.rules["forty-plies"].category.tolist() == [0, 2, -2, 1]

@@ -12,9 +12,11 @@ import draughts
 import pytest
 
 from egtb.executor import LocalPool
+from egtb.formats.values import Category, Wdl
+from egtb.probe import moves
+from egtb.probe.tablebase import ProbeResult
 from egtb.rules.board import BLACK, WHITE, Board, Move
 from egtb.rules.pdn import read_games
-from tournament import adjudicate
 from tournament.engines.base import Engine, EngineError, EngineSetupError, GameState, Limit
 from tournament.engines.random import RandomEngine
 from tournament.result import GameTermination
@@ -267,16 +269,20 @@ def test_sprt_stops_a_decided_match(tmp_path: Path) -> None:
 
 
 class FakeTablebase:
-    max_pieces = 24
+    """Answers as Tablebase.probe does: every position is a draw."""
 
-    def get_wdl(self, board: Board, default: int | None = None) -> int | None:
-        return 0  # every position is a draw
+    largest_pieces = 24
+
+    def probe(self, board: Board, *, rule_free: bool = False) -> ProbeResult:
+        if rule_free:
+            return ProbeResult(Wdl.DRAW, 0)
+        return ProbeResult(Wdl.DRAW, 0, Wdl.DRAW, Category.DRAW, 0, board.rule.name, board.quiet_plies)
 
 
 def test_table_adjudication_in_a_tournament(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tables = tmp_path / "tables"
     tables.mkdir()
-    monkeypatch.setitem(adjudicate._TABLEBASES, str(tables.resolve()), FakeTablebase())
+    monkeypatch.setitem(moves._TABLEBASES, tables.resolve(), FakeTablebase())  # what tablebase_for gives
     settings = GameSettings(tables_dir=str(tables), adjudicate_pieces=20)
     result = run_tournament(TournamentConfig(["random", "random"], openings=OPENINGS[:2], game=settings),
                             out_dir=tmp_path / "run", concurrency=1, progress=False)

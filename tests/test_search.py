@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from functools import cache
 
 import pytest
 
 import draughts
 
+from egtb.formats.values import Wdl
+from egtb.probe.moves import best_moves
 from egtb import Board, Move
 from egtb.probe.tablebase import Tablebase
 from positions import random_game_boards
@@ -83,8 +86,8 @@ def test_finds_the_only_winning_move_among_four(built_tables) -> None:
     oracle = draughts.Board(variant="english", fen=ONE_WINNING_MOVE)
     assert len(moves) == 4 and sorted(map(str, moves)) == sorted(m.pdn_move for m in oracle.legal_moves())
     with Tablebase(built_tables(4)) as tb:
-        ranked = tb.best_moves(board, rule_free=True)
-    assert [m.value for m in ranked].count("win") == 1 and ranked[0].dtw == 5
+        ranked = best_moves(tb, board, rule_free=True).moves
+    assert [m.value for m in ranked].count(Wdl.WIN) == 1 and ranked[0].dtw == 5
     score, best, _, _ = search_position(board, 6)
     assert moves[best] == ranked[0].move and score >= MATE - 6
 
@@ -126,31 +129,27 @@ def test_plays_a_full_game_against_random() -> None:
     assert board.outcome() is not None and board.outcome().winner != 1
 
 
-class _FakeTablebase:
-    """Answers best_moves with one fixed move in positions of at most two pieces."""
+class _CountingTablebase(Tablebase):
+    """A Tablebase that counts its probes."""
 
-    max_pieces = 2
+    probed = 0
 
-    def __init__(self, move_text: str) -> None:
-        self.move_text = move_text
-        self.probed = 0
-
-    def best_moves(self, board: Board) -> list[tuple[Move, str, int]]:
+    def probe(self, board, **options):
         self.probed += 1
-        if board.fen() == "B:WK32:BK1":
-            raise KeyError("missing table")
-        return [(Move.from_pdn(self.move_text, board), "draw", 0)]
+        return super().probe(board, **options)
 
 
-def test_probes_tables_within_their_piece_count() -> None:
-    tb = _FakeTablebase("1-6")
+def test_probes_tables_within_their_piece_count(built_tables, tmp_path) -> None:
+    os.link(built_tables(3) / "1k-1k.h5", tmp_path / "1k-1k.h5")  # two kings only
+    tb = _CountingTablebase(tmp_path)
     engine = SearchEngine(depth=3, tablebase=tb)
-    assert engine.play(GameState("B:WK29:BK1"), Limit()).move == Move.from_pdn("1-6", Board("B:WK29:BK1"))
+    assert engine.play(GameState("B:WK29:BK1"), Limit()).move == best_moves(tb, "B:WK29:BK1").moves[0].move
     assert engine.last_info is not None and engine.last_info.source == "tables"
-    engine.play(GameState("B:WK32:BK1"), Limit())  # missing table: searches instead
+    engine.play(GameState("B:W32:BK1"), Limit())  # missing table: searches instead
     assert engine.last_info.source == "search"
+    probed = tb.probed
     engine.play(GameState("B:WK29,K30:BK1"), Limit())  # three pieces: never probed
-    assert tb.probed == 2
+    assert engine.last_info.source == "search" and tb.probed == probed
 
 
 def test_plays_the_real_tables_best_move(built_tables) -> None:
@@ -159,7 +158,7 @@ def test_plays_the_real_tables_best_move(built_tables) -> None:
     for fen in ["B:WK32:BK1,K10", "W:WK32:BK1,K10", "B:W18:B5,K1"]:
         move = engine.play(GameState(fen), Limit()).move
         assert engine.last_info.source == "tables"
-        best = Tablebase(tables).best_moves(fen)
+        best = best_moves(Tablebase(tables), fen).moves
         assert move == best[0].move
     engine.close()
 

@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 pytest.importorskip("starlette", reason="the web extras are missing: pip install -e '.[web]'")
 from starlette.testclient import TestClient  # noqa: E402
 
+from egtb.formats.values import Wdl
+from egtb.probe.moves import best_moves
 from egtb.cli import main as egtb_main  # noqa: E402
 from egtb.probe.tablebase import Tablebase  # noqa: E402
 from egtb.rules.board import Board  # noqa: E402
@@ -140,10 +142,10 @@ def test_probe_best_move_and_value_match_the_tablebase(client, tables):
     answer = client.get("/api/probe", params={"fen": WON_FEN, "rule": "forty-plies", "counter": "3"}).json()
     with Tablebase(tables) as tb:
         result = tb.probe(WON_FEN)
-        best = tb.best_moves(WON_FEN)
-    assert (answer["value"], answer["dtw"]) == (result.value, result.dtw) == ("win", 15)
+        best = best_moves(tb, WON_FEN).moves
+    assert (answer["value"], answer["dtw"]) == (str(result.value), result.dtw) == ("win", 15)
     assert [m["move"] for m in answer["moves"]] == [str(mv.move) for mv in best]
-    assert answer["moves"][0] == {**answer["moves"][0], "move": str(best[0].move), "value": best[0].value,
+    assert answer["moves"][0] == {**answer["moves"][0], "move": str(best[0].move), "value": str(best[0].value),
                                   "dtw": best[0].dtw}
     assert answer["rule"] == "forty-plies" and answer["counter"] == 3
     with Tablebase(tables) as tb:
@@ -210,7 +212,7 @@ def test_engine_move_from_a_fen_plays_the_only_move(client):
 def test_perfect_engine_plays_the_tables_best_move(client, tables):
     reply = client.post("/api/engine-move", json={"fen": WON_FEN, "strength": "perfect"}).json()
     with Tablebase(tables) as tb:
-        best = tb.best_moves(WON_FEN)[0]
+        best = best_moves(tb, WON_FEN).moves[0]
     assert reply["move"] == str(best.move) and reply["source"] == "tables"
 
 
@@ -568,8 +570,8 @@ def test_a_capture_into_the_tables_is_valued_though_the_position_is_outside(clie
     board.push_pdn("9x18")
     with Tablebase(tables) as tb:
         after = tb.probe(board)
-    assert moves[0]["value"] == {"win": "loss", "loss": "win", "draw": "draw"}[after.value]
-    assert moves[0]["dtz"] == (0 if after.value == "draw" else 1)
+    assert moves[0]["value"] == {"win": "loss", "loss": "win", "draw": "draw"}[str(after.value)]
+    assert moves[0]["dtz"] == (0 if after.value == Wdl.DRAW else 1)
 
 
 @pytest.mark.parametrize("port", ["-5", "65536", "http"])

@@ -29,6 +29,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+from egtb.probe.moves import best_moves
 from egtb.probe.tablebase import Tablebase  # noqa: E402
 from egtb.rules.board import Board  # noqa: E402
 from egtb.rules.notation import START_FEN  # noqa: E402
@@ -281,7 +282,7 @@ def test_explore_lists_the_tables_best_move_first_and_plays_it(driver, url, tabl
     wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, "#explore-moves tr.move-row[data-value]"))
     with Tablebase(tables) as tb:
         result = tb.probe(WON_FEN)
-        best = tb.best_moves(WON_FEN)
+        best = best_moves(tb, WON_FEN).moves
     rows = driver.find_elements(By.CSS_SELECTOR, "#explore-moves tr.move-row")
     assert [r.get_attribute("data-move") for r in rows] == [str(mv.move) for mv in best]
     first = rows[0]
@@ -289,7 +290,7 @@ def test_explore_lists_the_tables_best_move_first_and_plays_it(driver, url, tabl
     assert "Wins" in first.text and "value-win" in first.get_attribute("class")
     assert "value-loss" in rows[-1].get_attribute("class") and "Loses" in rows[-1].text
     shown = driver.find_element(By.ID, "explore-result")
-    assert shown.get_attribute("data-value") == result.value
+    assert shown.get_attribute("data-value") == str(result.value)
     assert str(result.outcome) == "win" and result.counter == 0
     assert shown.text == "White to move wins under wcdf from counter 0"
     assert f"DTZ {result.dtz} plies" in text(driver, "explore-distance")
@@ -306,7 +307,7 @@ def test_explore_lists_the_tables_best_move_first_and_plays_it(driver, url, tabl
     wait_fen(driver, board.fen())
     with Tablebase(tables) as tb:
         after = tb.probe(board)  # the board counts the quiet king move: counter 1
-    wait_for(driver, lambda: shown.get_attribute("data-value") == after.value)
+    wait_for(driver, lambda: shown.get_attribute("data-value") == str(after.value))
     assert after.counter == 1
     assert shown.text == f"Black to move {'loses' if str(after.outcome) == 'loss' else 'draws'} under wcdf from counter 1"
     driver.find_element(By.ID, "explore-back").click()
@@ -380,7 +381,7 @@ def test_explore_at_a_late_counter_shows_the_win_the_move_rule_draws(driver, url
     wait_for(driver, lambda: shown.get_attribute("data-value") == "win")
     with Tablebase(tables) as tb:
         late = tb.probe(WON_FEN, rule="wcdf", counter=70)
-        moves = tb.best_moves(WON_FEN, rule="wcdf", counter=70)
+        moves = best_moves(tb, WON_FEN, rule="wcdf", counter=70).moves
     assert str(late.outcome) == "draw" and late.dtz + 70 > 80  # won without the rule, too late with it
     assert shown.text == "White to move draws by the move rule (a win without it) under wcdf from counter 70"
     assert "value-cursed-win" in shown.get_attribute("class")
@@ -531,7 +532,7 @@ def test_a_capture_into_the_tables_is_valued_in_the_explorer(driver, url, tables
     board.push_pdn("9x18")
     with Tablebase(tables) as tb:
         after = tb.probe(board)
-    assert row.get_attribute("data-value") == {"win": "loss", "loss": "win", "draw": "draw"}[after.value]
+    assert row.get_attribute("data-value") == {"win": "loss", "loss": "win", "draw": "draw"}[str(after.value)]
     assert "not in the tables" not in row.text
 
 
@@ -572,7 +573,7 @@ def test_hint_resign_and_a_draw_offer(driver, url, tables):
     wait_for(driver, lambda: text(driver, "status").startswith("White to move"))
     driver.find_element(By.ID, "hint").click()
     with Tablebase(tables) as tb:
-        best = str(tb.best_moves(WON_FEN)[0].move)
+        best = str(best_moves(tb, WON_FEN).moves[0].move)
     wait_for(driver, lambda: (text(driver, "hint-text") or "").startswith(f"Hint: {best}"))
     assert driver.find_elements(By.CSS_SELECTOR, ".previews .preview-path.best")
     driver.find_element(By.ID, "resign").click()

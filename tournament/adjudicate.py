@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from egtb.errors import MissingTableError
+from egtb.probe.moves import probe_position, tablebase_for
+from egtb.probe.tablebase import ProbeResult, Tablebase, Wdl
 from egtb.rules.board import BLACK, WHITE, Board, Color
 from tournament.result import Adjudication, GameTermination, color_name
 
@@ -42,9 +45,6 @@ __all__ = [
     "TablebaseAdjudicator",
     "build_adjudicators",
     "open_tablebase",
-    "probe_dtw",
-    "probe_under_rule",
-    "probe_wdl",
 ]
 
 
@@ -61,62 +61,6 @@ class Adjudicator(Protocol):
         """The verdict, or None while the game goes on."""
 
 
-def probe_wdl(tablebase: Any, board: Board) -> int | None:
-    """The table's value for the side to move (+1 win, 0 draw, -1 loss), None when missing.
-
-    Works with any object offering ``get_wdl(board, default=None)`` or a
-    ``probe_wdl(board)`` that raises KeyError for a missing table.
-
-    >>> class Fake:
-    ...     def probe_wdl(self, board): raise KeyError("no table")
-    >>> probe_wdl(Fake(), Board()) is None
-    True
-    """
-    getter = getattr(tablebase, "get_wdl", None)
-    if getter is not None:
-        return getter(board, default=None)
-    try:
-        return tablebase.probe_wdl(board)
-    except KeyError:
-        return None
-
-
-def probe_dtw(tablebase: Any, board: Board) -> int | None:
-    """The table's distance to the end in plies, None when missing or not offered.
-
-    >>> class NoDistance:
-    ...     def get_wdl(self, board, default=None): return 1
-    >>> probe_dtw(NoDistance(), Board()) is None
-    True
-    """
-    getter = getattr(tablebase, "get_dtw", None)
-    return None if getter is None else getter(board, default=None)
-
-
-def probe_under_rule(tablebase: Any, board: Board) -> Any | None:
-    """The table's answer under the board's move rule and counter, None when missing.
-
-    Works with any object whose ``probe(board)`` returns a result with
-    ``outcome`` (+1/0/-1 under the rule from the counter), ``category`` and
-    ``dtz`` (as :class:`egtb.probe.tablebase.ProbeResult`) and raises KeyError for a
-    missing table; a missing rule layer (egtb's MissingRuleLayerError is a
-    KeyError too) counts as missing.
-
-    >>> class NoRule:
-    ...     def get_wdl(self, board, default=None): return 1
-    >>> probe_under_rule(NoRule(), Board()) is None
-    True
-    """
-    probe = getattr(tablebase, "probe", None)
-    if probe is None:
-        return None
-    try:
-        result = probe(board)
-    except KeyError:
-        return None
-    return result if getattr(result, "outcome", None) is not None else None
-
-
 class TablebaseAdjudicator:
     """Ends the game with the table's result once few enough pieces remain (exact).
 
@@ -124,18 +68,18 @@ class TablebaseAdjudicator:
     counter (``probe(board).outcome``: a win only when the winner can convert
     before the counter runs out), so the game ends as soon as it reaches a
     position the tables hold, whatever the counter; the reason names the
-    category and the DTZ. A position whose table (or rule layer) is missing is
-    skipped. A table object that only offers rule-free values
-    (``get_wdl``/``probe_wdl``) is trusted as is, without the move rule.
+    category and the DTZ. Where the tables hold no layer for the game's preset
+    (:func:`egtb.probe.moves.probe_position` gives the rule-free answer), a
+    draw is still one under the rule and ends the game, while a win or a loss
+    may not be and is played on; so is a position outside the tables.
 
-    >>> class AlwaysWin:
-    ...     def get_wdl(self, board, default=None): return 1
-    >>> adj = TablebaseAdjudicator(AlwaysWin(), max_pieces=2)
-    >>> adj.update(Board("W:W9:B1")); adj.adjudicatable().reason
-    'tablebase: White wins (2 pieces, White to move)'
+    >>> from egtb.probe.tablebase import Tablebase
+    >>> adj = TablebaseAdjudicator(Tablebase("/nonexistent"), max_pieces=4)
+    >>> adj.update(Board("B:W5,6,10:B1")); adj.adjudicatable().reason   # no legal move: no table needed
+    'tablebase: White wins (loss, DTZ 0, counter 0 of 80 under wcdf; 4 pieces, Black to move)'
     """
 
-    def __init__(self, tablebase: Any, *, max_pieces: int) -> None:
+    def __init__(self, tablebase: Tablebase, *, max_pieces: int) -> None:
         self.tablebase = tablebase
         self.max_pieces = max_pieces
         self._verdict: Adjudication | None = None
@@ -147,44 +91,40 @@ class TablebaseAdjudicator:
         pieces = board.piece_count()
         if self._verdict is not None or pieces > self.max_pieces:
             return
-        result = probe_under_rule(self.tablebase, board)
-        if result is not None:
+        try:
+            result = probe_position(self.tablebase, board)
+        except MissingTableError:
+            return  # outside the tables: play on
+        if result.outcome is not None:
             self._verdict = _rule_verdict(result, board, pieces)
-            return
-        if hasattr(self.tablebase, "probe_outcome"):
-            return  # an egtb Tablebase without this table or rule layer: play on
-        value = probe_wdl(self.tablebase, board)
-        if value is not None:
-            self._verdict = _table_verdict(value, board.turn, pieces)
+        elif result.value == Wdl.DRAW:  # no layer for the preset: a draw without the rule is one with it
+            self._verdict = _rule_free_draw(board, pieces)
 
     def adjudicatable(self) -> Adjudication | None:
         return self._verdict
 
 
-def _rule_verdict(result: Any, board: Board, pieces: int) -> Adjudication:
+def _rule_verdict(result: ProbeResult, board: Board, pieces: int) -> Adjudication:
     """The Adjudication for a probe under the move rule, naming category and DTZ.
 
-    >>> from types import SimpleNamespace as R
-    >>> _rule_verdict(R(outcome=0, category="cursed-win", dtz=95), Board("B:WK30:BK1,K2"), 3).reason
+    >>> from egtb.probe.tablebase import Category
+    >>> result = ProbeResult(Wdl.WIN, None, Wdl.DRAW, Category.CURSED_WIN, 95, "wcdf", 0)
+    >>> _rule_verdict(result, Board("B:WK30:BK1,K2"), 3).reason
     'tablebase: draw (cursed-win, DTZ 95, counter 0 of 80 under wcdf; 3 pieces, Black to move)'
     """
-    outcome = int(result.outcome)
     detail = (f"({result.category}, DTZ {result.dtz}, counter {board.quiet_plies} of "
               f"{board.rule.limit_plies} under {board.rule.name}; {pieces} pieces, {color_name(board.turn)} to move)")
-    if outcome == 0:
+    if result.outcome == Wdl.DRAW:
         return Adjudication(None, GameTermination.ADJUDICATION, f"tablebase: draw {detail}")
-    winner = board.turn if outcome > 0 else 1 - board.turn
+    winner = board.turn if result.outcome == Wdl.WIN else 1 - board.turn
     return Adjudication(winner, GameTermination.ADJUDICATION, f"tablebase: {color_name(winner)} wins {detail}")
 
 
-def _table_verdict(value: int, turn: Color, pieces: int) -> Adjudication:
-    """The Adjudication for a rule-free table value seen from the side to move."""
-    where = f"({pieces} pieces, {color_name(turn)} to move)"
-    if value == 0:
-        return Adjudication(None, GameTermination.ADJUDICATION, f"tablebase: draw {where}")
-    winner = turn if value > 0 else 1 - turn
-    return Adjudication(winner, GameTermination.ADJUDICATION,
-                        f"tablebase: {color_name(winner)} wins {where}")
+def _rule_free_draw(board: Board, pieces: int) -> Adjudication:
+    """The Adjudication for a draw without the move rule, from tables without the game's preset."""
+    return Adjudication(None, GameTermination.ADJUDICATION,
+                        f"tablebase: draw (without the move rule: these tables hold no {board.rule.name} layer; "
+                        f"{pieces} pieces, {color_name(board.turn)} to move)")
 
 
 class MaxLengthAdjudicator:
@@ -278,37 +218,18 @@ class DrawAdjudicator:
                             f"draw: equal material unchanged for {self.plies} plies")
 
 
-def _table_max_pieces(tablebase: Any) -> int:
-    """The most pieces the tablebase holds a table of (``largest_pieces``: a piece count built in
-    part, e.g. ``egtb build --max-per-side 4``, counts; its missing materials raise KeyError and
-    are played on), else its ``max_pieces``, else 32."""
-    value = getattr(tablebase, "largest_pieces", None)
-    if value is None:
-        value = getattr(tablebase, "max_pieces", None)
-    if callable(value):
-        value = value()
-    return int(value) if value else 32
+def open_tablebase(directory: str | Path) -> Tablebase:
+    """The process's one Tablebase of a directory (:func:`egtb.probe.moves.tablebase_for`), opened
+    once per worker. Raises ValueError when the directory does not exist.
 
-
-_TABLEBASES: dict[str, Any] = {}
-"""Tablebases opened in this process, by directory (opened once per worker)."""
-
-
-def open_tablebase(directory: str | Path) -> Any:
-    """An egtb.probe.tablebase.Tablebase for a directory, opened once per process.
-
-    Raises ValueError when the directory does not exist or the probe module is not available.
+    >>> open_tablebase("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    ValueError: table directory '/nonexistent' does not exist (--tables)
     """
     if not Path(directory).is_dir():
         raise ValueError(f"table directory {str(directory)!r} does not exist (--tables)")
-    key = str(Path(directory).resolve())
-    if key not in _TABLEBASES:
-        try:
-            from egtb.probe.tablebase import Tablebase
-        except ImportError as exc:
-            raise ValueError(f"cannot adjudicate with tables in {directory}: egtb.probe.tablebase unavailable ({exc})") from exc
-        _TABLEBASES[key] = Tablebase(directory)
-    return _TABLEBASES[key]
+    return tablebase_for(directory)
 
 
 @dataclass(frozen=True)
@@ -441,7 +362,7 @@ class ResignAdjudicator(_ScoreStreaks):
 
 def build_adjudicators(
     *,
-    tablebase: Any = None,
+    tablebase: Tablebase | None = None,
     max_pieces: int | None = None,
     max_plies: int | None = None,
     heuristics: bool = False,
@@ -450,15 +371,15 @@ def build_adjudicators(
 ) -> list[Adjudicator]:
     """The adjudicators of a game in the order they are asked: tables, heuristics, scores, length cap.
 
-    ``max_pieces`` defaults to the most pieces of any of its tables (``largest_pieces``; else 32:
-    every position whose table exists).
+    ``max_pieces`` defaults to the most pieces of any of its tables (``largest_pieces``: a piece
+    count built in part counts; its missing materials are played on).
 
     >>> [type(a).__name__ for a in build_adjudicators(max_plies=200, heuristics=True)]
     ['MaterialAdjudicator', 'DrawAdjudicator', 'MaxLengthAdjudicator']
     """
     adjudicators: list[Adjudicator] = []
     if tablebase is not None:
-        pieces = max_pieces if max_pieces is not None else _table_max_pieces(tablebase)
+        pieces = max_pieces if max_pieces is not None else tablebase.largest_pieces
         adjudicators.append(TablebaseAdjudicator(tablebase, max_pieces=pieces))
     if heuristics:
         adjudicators += [MaterialAdjudicator(), DrawAdjudicator()]

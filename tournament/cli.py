@@ -177,7 +177,7 @@ def _engine_option(text: str) -> tuple[str, object]:
 
 
 def _add_run(run: argparse.ArgumentParser) -> None:
-    from egtb.rules.board import DRAW_RULES
+    from egtb.rules.board import DEFAULT_RULE, DRAW_RULES
     from tournament.config import SprtSettings
     from tournament.config import DEFAULT_TIME_MARGIN
     from tournament.openings import OPENING_ORDERS
@@ -208,7 +208,7 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     limit.add_argument("--depth", type=_positive, help="fixed search depth per move")
     run.add_argument("--timemargin", type=_non_negative_seconds, default=DEFAULT_TIME_MARGIN,
                      help=f"seconds an engine may overrun before forfeiting (default {DEFAULT_TIME_MARGIN})")
-    run.add_argument("--rule", choices=sorted(DRAW_RULES), default="wcdf", help="draw-rule preset")
+    run.add_argument("--rule", choices=sorted(DRAW_RULES), default=DEFAULT_RULE, help="draw-rule preset")
     run.add_argument("--tables", help="endgame table directory: adjudication and probing engines")
     run.add_argument("--adjudicate-pieces", type=_positive, help="adjudicate by the tables at N pieces or fewer")
     run.add_argument("--max-plies", type=_positive, help="draw a game that reaches N plies")

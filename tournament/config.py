@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from egtb.rules.board import DEFAULT_RULE
 from tournament.adjudicate import ResignRule, ScoreDrawRule
 from tournament.engines.base import Limit
 from tournament.engines.config import EngineConfig
@@ -50,7 +51,7 @@ STANDARD_START = Opening("start", (), None)
 class GameSettings:
     """How each game is played (the same for every game of the run)."""
 
-    rule: str = "wcdf"
+    rule: str = DEFAULT_RULE
     """Draw-rule preset."""
     limit: Limit = field(default_factory=Limit)
     """Thinking limit per move (time per move, clock + increment, depth or nodes)."""

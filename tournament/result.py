@@ -13,7 +13,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from egtb.rules.board import BLACK, Color
+from egtb.rules.board import BLACK, DEFAULT_RULE, Color
 from egtb.rules.notation import START_FEN
 
 __all__ = ["Adjudication", "GameResult", "GameTermination", "color_name"]
@@ -68,7 +68,7 @@ class GameResult:
     """How many of ``moves`` came from the opening rather than the engines."""
     time_used: tuple[float, float] = (0.0, 0.0)
     """Seconds Black and White spent thinking."""
-    rule: str = "wcdf"
+    rule: str = DEFAULT_RULE
     """Draw-rule preset the game was played under."""
     move_times: tuple[float, ...] = ()
     """Seconds each engine move took, in order (the moves after the opening)."""

@@ -30,7 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from egtb.errors import InvalidArgumentError
-from egtb.builder.rule_layer import RulePreset, parse_presets
+from egtb.builder.rule_layer import parse_presets
+from egtb.rules.board import DrawRule
 
 #: The largest piece count whose files get DTW and every rule layer by default.
 FULL_PIECES = 6
@@ -48,7 +49,7 @@ class Contents:
 
     dtw: bool
     """The rule-free distance (DTW) is solved and stored."""
-    presets: tuple[RulePreset, ...]
+    presets: tuple[DrawRule, ...]
     """The rule layers, in :data:`egtb.builder.rule_layer.PRESETS` order."""
     native: bool = False
     """Written as compact files alone (no master): the values and the ``wcdf`` layer."""

@@ -100,7 +100,7 @@ class FlatTables:
 
     @property
     def presets(self) -> tuple:
-        """The rule layers solved (:class:`egtb.builder.rule_layer.RulePreset`)."""
+        """The rule layers solved (:class:`egtb.rules.board.DrawRule`)."""
         return self.contents.presets
 
     def slice_of(self, material: Material) -> slice:
@@ -206,7 +206,7 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
                              kings=(first.black_kings, first.white_kings),
                              tables=tables.contents.tables)
         kernel = solve.solve_units
-    limits = np.array([p.limit for p in tables.presets], dtype=np.int64)
+    limits = np.array([p.limit_plies for p in tables.presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in tables.presets], dtype=np.bool_)
     status = kernel(counts, configs, tables.offsets, tables.wdl, tables.dtw,
                     tables.rcat, tables.rdtz, limits, man_resets, *work.arrays(), progress)

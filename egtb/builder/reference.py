@@ -31,13 +31,11 @@ from egtb.builder.pipeline import count_codes
 from egtb.builder.rule_layer import count_layer
 from egtb.formats import master
 from egtb.positions.material import Material
-from egtb.formats.values import DRAW, LOSS, WIN
+from egtb.formats.values import DRAW, LOSS, NO_MAX_DTW, WIN
 
 #: The reference file shipped with the project.
 REFERENCE_PATH = Path(str(resources.files("egtb").joinpath("data", "reference", "tables.tsv")))
 _FIELDS = ("positions", "wins", "losses", "draws", "max_dtw", "checksum_crc32")
-#: ``max_dtw`` of a table stored without DTW (``-`` in the file); its checksum is that of ``wld``.
-NO_DTW = -1
 #: The figures a table without DTW shares with one that has it.
 _VALUE_FIELDS = ("positions", "wins", "losses", "draws")
 #: The rule-layer reference shipped with the project.
@@ -59,7 +57,7 @@ class ReferenceEntry:
     draws: int
     """Drawn positions."""
     max_dtw: int
-    """Longest distance to win, in plies; :data:`NO_DTW` for a table stored without DTW."""
+    """Longest distance to win, in plies; :data:`NO_MAX_DTW` for a table stored without DTW."""
     checksum_crc32: int
     """CRC-32 of the stored datasets (docs/table-format.md)."""
 
@@ -116,7 +114,7 @@ def load_reference(path: os.PathLike | str = REFERENCE_PATH) -> dict[str, Refere
             raise InvalidDataError(f"{path}:{number}: expected {len(_FIELDS) + 1} tab-separated fields")
         try:
             entries[Material.parse(name).name] = ReferenceEntry(
-                *(NO_DTW if v == "-" else int(v) for v in values))
+                *(NO_MAX_DTW if v == "-" else int(v) for v in values))
         except ValueError as exc:
             raise InvalidDataError(f"{path}:{number}: {exc}") from None
     return entries
@@ -141,7 +139,7 @@ def figures_from_data(path: os.PathLike | str, *, checksum: int | None = None) -
             max_dtw = max(max_dtw, int(dtw.max()))
     crc = master.stored_checksums(path)[0] if checksum is None else checksum
     return ReferenceEntry(positions=positions, wins=int(counts[WIN]), losses=int(counts[LOSS]),
-                          draws=int(counts[DRAW]), max_dtw=max_dtw if has_dtw else NO_DTW,
+                          draws=int(counts[DRAW]), max_dtw=max_dtw if has_dtw else NO_MAX_DTW,
                           checksum_crc32=crc)
 
 
@@ -179,7 +177,7 @@ def reference_lines(directory: os.PathLike | str, materials: list[Material]) -> 
         crc, layer_crcs = master.stored_checksums(path, rules=presets)  # each dataset read once for them
         found = figures_from_data(path, checksum=crc)
         table_lines.append("\t".join([material.name] + [
-            "-" if name == "max_dtw" and found.max_dtw == NO_DTW else str(getattr(found, name))
+            "-" if name == "max_dtw" and found.max_dtw == NO_MAX_DTW else str(getattr(found, name))
             for name in _FIELDS]))
         for preset in presets:
             layer = layer_figures_from_data(path, preset, checksum=layer_crcs[preset])
@@ -209,7 +207,7 @@ def compare_with_reference(directory: os.PathLike | str, materials: list[Materia
         path = master.table_path(directory, material)
         found = figures_from_data(path)
         # a file without DTW beside a reference with it (or the reverse): the values' counts
-        fields = _FIELDS if (found.max_dtw == NO_DTW) == (expected.max_dtw == NO_DTW) \
+        fields = _FIELDS if (found.max_dtw == NO_MAX_DTW) == (expected.max_dtw == NO_MAX_DTW) \
             else _VALUE_FIELDS
         differ = [f"{name} {getattr(found, name)} (reference {getattr(expected, name)})"
                   for name in fields if getattr(found, name) != getattr(expected, name)]

@@ -25,42 +25,29 @@ this module names the presets and turns the kernel's (code, DTZ) into categories
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit
 
 from egtb.errors import InvalidArgumentError, SolverError
-from egtb.rules.board import DRAW_RULES
+from egtb.rules.board import DRAW_RULES, DrawRule
 from egtb.formats.master import RuleLayer
 from egtb.formats.values import DRAW, DTZ_SATURATED, LOSS, WIN, Category
 
-__all__ = ["PRESETS", "RulePreset", "categories", "codes_of", "layer_attrs", "make_layer",
-           "parse_presets", "values_of"]
+__all__ = ["PRESETS", "categories", "codes_of", "layer_attrs", "make_layer",
+           "parse_presets", "values_of", "zeroing_words"]
 
 
-@dataclass(frozen=True)
-class RulePreset:
-    """A move-rule preset as the tables see it."""
-
-    name: str
-    """Preset name (a key of :data:`egtb.rules.board.DRAW_RULES`)."""
-    limit: int
-    """Quiet plies that draw the game."""
-    man_move_resets: bool
-    """Whether every man move zeroes the counter (else only a crowning, with captures)."""
-
-    @property
-    def zeroing(self) -> str:
-        """The plies that reset the counter, in words (a file attribute)."""
-        return "capture or man move" if self.man_move_resets else "capture or crowning"
+#: Every preset, in DRAW_RULES order (wcdf, crowning, forty-plies): the board's own DrawRule values.
+PRESETS: dict[str, DrawRule] = dict(DRAW_RULES)
 
 
-#: Every preset, in DRAW_RULES order (wcdf, crowning, forty-plies).
-PRESETS: dict[str, RulePreset] = {
-    name: RulePreset(name, rule.limit_plies, rule.man_move_resets)
-    for name, rule in DRAW_RULES.items()
-}
+def zeroing_words(rule: DrawRule) -> str:
+    """The plies that reset the counter, in words (a file attribute).
+
+    >>> zeroing_words(PRESETS["wcdf"]), zeroing_words(PRESETS["crowning"])
+    ('capture or man move', 'capture or crowning')
+    """
+    return "capture or man move" if rule.man_move_resets else "capture or crowning"
 
 
 #: Attribute (and statistics) name of each category's count.
@@ -69,10 +56,10 @@ COUNT_NAMES = {Category.WIN: "wins", Category.CURSED_WIN: "cursed_wins",
                Category.LOSS: "losses"}
 
 
-def parse_presets(text: str | tuple | list) -> tuple[RulePreset, ...]:
+def parse_presets(text: str | tuple | list) -> tuple[DrawRule, ...]:
     """Presets from a comma list ("wcdf,crowning"), "all", "none" or a sequence of names.
 
-    >>> [p.limit for p in parse_presets("forty-plies,wcdf")]
+    >>> [p.limit_plies for p in parse_presets("forty-plies,wcdf")]
     [80, 40]
     >>> parse_presets("none")
     ()
@@ -132,7 +119,7 @@ def _codes_into(category, out):
         out[i] = WIN if c > 0 else (LOSS if c < 0 else DRAW)
 
 
-def layer_attrs(preset: RulePreset, category: np.ndarray, dtz: np.ndarray) -> dict:
+def layer_attrs(preset: DrawRule, category: np.ndarray, dtz: np.ndarray) -> dict:
     """Group attributes of a layer: limit, zeroing, counts per category, max DTZ.
 
     ``max_dtz`` is over positions decisive under the rule (win or loss);
@@ -148,7 +135,7 @@ def layer_attrs(preset: RulePreset, category: np.ndarray, dtz: np.ndarray) -> di
                           "array (egtb.formats.scratch.dtz_type) and the compact .dtz file cannot "
                           "hold it")
     return dict({COUNT_NAMES[c]: int(counts[c + 2]) for c in Category}, preset=preset.name,
-                limit=preset.limit, zeroing=preset.zeroing, max_dtz=int(max_dtz),
+                limit=preset.limit_plies, zeroing=zeroing_words(preset), max_dtz=int(max_dtz),
                 max_dtz_cursed=int(max_cursed))
 
 
@@ -168,6 +155,6 @@ def count_layer(category, dtz):
     return counts, max_dtz, max_cursed
 
 
-def make_layer(preset: RulePreset, category: np.ndarray, dtz: np.ndarray) -> RuleLayer:
+def make_layer(preset: DrawRule, category: np.ndarray, dtz: np.ndarray) -> RuleLayer:
     """The stored layer (categories, DTZ, attributes) of a solved layer."""
     return RuleLayer(category, dtz, layer_attrs(preset, category, dtz))

@@ -378,7 +378,7 @@ def verify_rule_layer(directory: Path, material: Material, preset: str, wdl: np.
     bad, messages = _check_in_chunks(
         material, chunk,
         lambda lo, hi, errors: check_rule_positions(counts, lo, hi, base, offsets, wdl, category, dtz,
-                                                    rule.limit, rule.man_move_resets, errors),
+                                                    rule.limit_plies, rule.man_move_resets, errors),
         describe)
     return bad, messages[:MAX_REPORTED]
 

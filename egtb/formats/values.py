@@ -26,7 +26,8 @@ from egtb.errors import InvalidArgumentError, InvalidDataError
 
 __all__ = [
     "BLESSED_LOSS", "CATEGORY_OF_CODE", "CAT_BLESSED_LOSS", "CAT_CURSED_WIN", "CAT_DRAW", "CAT_LOSS", "CAT_WIN",
-    "CODE_OF_CATEGORY", "CURSED_WIN", "Category", "DRAW", "INVALID_WDL", "LOSS", "STORED_CODES", "UNKNOWN",
+    "CODE_OF_CATEGORY", "CURSED_WIN", "Category", "DRAW", "INVALID_WDL", "LOSS", "NO_DTW", "NO_MAX_DTW", "STORED_CODES",
+    "UNKNOWN",
     "UNSOLVED_CATEGORY", "WDL_DRAW", "WDL_LOSS", "WDL_OF_CODE", "WDL_WIN", "WIN", "Wdl",
 ]
 
@@ -42,6 +43,11 @@ UNSOLVED_CATEGORY = -128
 DTZ_SATURATED = 255
 #: The codes a finished table may hold.
 STORED_CODES = (DRAW, WIN, LOSS)
+#: What a probe kernel writes as DTW (or DTZ) for a position whose table holds none (a compact
+#: file, a master file without DTW).
+NO_DTW = 0xFFFF
+#: The ``max_dtw`` of a table stored without DTW in the shipped reference figures ("-" in the file).
+NO_MAX_DTW = -1
 
 
 class Wdl(enum.IntEnum):

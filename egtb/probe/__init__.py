@@ -5,6 +5,7 @@
 'Tablebase'
 """
 
-from egtb.probe.tablebase import MoveValue, ProbeResult, Tablebase
+from egtb.probe.tablebase import ProbeResult, Tablebase
+from egtb.probe.moves import MoveValue, Ranking, best_moves, tablebase_for
 
-__all__ = ["MoveValue", "ProbeResult", "Tablebase"]
+__all__ = ["MoveValue", "ProbeResult", "Ranking", "Tablebase", "best_moves", "tablebase_for"]

@@ -16,8 +16,8 @@ from numba import njit
 from egtb.formats import master
 from egtb.formats.compact.codec import lookup_value
 from egtb.formats.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
-from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, CATEGORY_OF_CODE, INVALID_WDL, WDL_DRAW, WDL_LOSS,
-                                 WDL_OF_CODE, WDL_WIN)
+from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, CATEGORY_OF_CODE, INVALID_WDL, NO_DTW, WDL_DRAW,
+                                 WDL_LOSS, WDL_OF_CODE, WDL_WIN)
 from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate
 from egtb.rules.captures import has_capture
 
@@ -28,9 +28,6 @@ __all__ = [
     "terminal_rule",
 ]
 
-#: What a kernel writes as DTW (or DTZ) for a position whose table holds none (a compact
-#: file, a master file without DTW).
-NO_DTW = 0xFFFF
 #: A position's block is its index >> BLOCK_SHIFT, its place in it index & BLOCK_MASK
 #: (:data:`egtb.formats.master.BLOCK_POSITIONS` positions a block).
 BLOCK_SHIFT = master.BLOCK_POSITIONS.bit_length() - 1

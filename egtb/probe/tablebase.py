@@ -32,7 +32,7 @@ table file gives.
 
 >>> with Tablebase("data/egtb") as tb:                     # doctest: +SKIP
 ...     tb.probe(Board("W:WK10,K14:BK1", quiet_plies=70))
-ProbeResult(value='win', dtw=..., outcome=<Wdl.DRAW: 0>, category=..., dtz=..., rule='wcdf', counter=70)
+ProbeResult(value=<Wdl.WIN: 1>, dtw=..., outcome=<Wdl.DRAW: 0>, category=..., dtz=..., rule='wcdf', counter=70)
 """
 
 from __future__ import annotations
@@ -62,11 +62,11 @@ from egtb.probe.kernels import (BLOCK_SHIFT, COL_CATEGORY_AT, COL_CODED_AT, COL_
                                 gather_distance, gather_rule, outcome_at, probe_rule_one, probe_value_one)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_batch, locate_capture
 from egtb.probe.tables import BlockMap, MasterLayer, MasterTable, PairedTable, Table
-from egtb.rules.board import DRAW_RULES, Board, DrawRule, Move
+from egtb.rules.board import DEFAULT_RULE, DRAW_RULES, Board, DrawRule
 from egtb.rules.movegen import M_BM, M_WK, MAX_MOVES, MOVE_WIDTH, generate_moves
 
 __all__ = [
-    "Category", "MissingRuleLayerError", "MissingTableError", "MoveValue", "ProbeResult", "Tablebase",
+    "Category", "MissingRuleLayerError", "MissingTableError", "ProbeResult", "Tablebase",
     "TableError", "Wdl", "WDL_DRAW", "WDL_LOSS", "WDL_WIN", "outcome_at",
 ]
 
@@ -88,13 +88,10 @@ MASTER_BYTES_A_POSITION = 3
 #: where a compact block's marks take about 2 KB, and the capture searches of random 7-piece
 #: probes into the 6-piece masters of 9.3 M..2**24 positions overflowed the 2 GiB budget.
 COMPACT_ABOVE = max(count_positions(m) for m in all_materials(5))
-#: The preset a FEN string is probed under (a Board carries its own).
-DEFAULT_RULE = "wcdf"
 
 #: Python values of kernel codes, indexed by code + 2 (no enum call on the hot path).
 _WDL_OF = (None, Wdl.LOSS, Wdl.DRAW, Wdl.WIN, None)
 _CATEGORY_OF = tuple(Category(v) for v in range(-2, 3))
-_WDL_NAME_OF = (None, "loss", "draw", "win", None)
 
 
 @dataclass(frozen=True)
@@ -104,8 +101,8 @@ class ProbeResult:
     The rule fields are None for a rule-free probe (``rule_free=True``).
     """
 
-    value: str
-    """'win', 'draw' or 'loss' for the side to move, without the move rule."""
+    value: Wdl
+    """Win, draw or loss for the side to move, without the move rule (``str()``: 'win', ...)."""
     dtw: int | None
     """Plies to the end of the game under perfect play without the rule (0 for a draw);
     None when a compact (WDL-only) file answered."""
@@ -125,36 +122,8 @@ class ProbeResult:
 
     @property
     def wdl(self) -> Wdl:
-        """Wdl.WIN (+1), Wdl.DRAW (0) or Wdl.LOSS (-1)."""
-        return Wdl.parse(self.value)
-
-
-@dataclass(frozen=True)
-class MoveValue:
-    """A legal move and what it leads to, seen by the player making it."""
-
-    move: Move
-    """The move."""
-    value: str
-    """'win', 'draw' or 'loss' for the mover after playing it, without the move rule."""
-    dtw: int | None
-    """Plies to the end of the game when this move is played, then perfect play
-    (the DTW of the position it leads to, plus one); 0 for a draw. The best
-    move's ``dtw`` equals the position's own DTW. None from a compact file."""
-    outcome: Wdl | None = None
-    """Win, draw or loss for the mover under the rule, the opponent to move
-    from the counter this move leaves (None for a rule-free ranking, and where a
-    compact category file answered a win or loss category at a counter above 0:
-    whether it still fits the limit needs the DTZ it does not hold)."""
-    category: Category | None = None
-    """Category of the position the move leads to, at counter 0, seen by the mover."""
-    dtz: int | None = None
-    """Plies up to and including the next zeroing ply (or the end) when this move
-    is played, then perfect play: 1 for a zeroing move, else the DTZ of the
-    position it leads to plus one; 0 when that position is a draw. None where a
-    compact category file answered (it holds no DTZ)."""
-    counter: int | None = None
-    """The counter this move leaves: 0 after a zeroing move, else one more."""
+        """Wdl.WIN (+1), Wdl.DRAW (0) or Wdl.LOSS (-1): the ``value``."""
+        return self.value
 
 
 PositionLike = Board | str
@@ -398,17 +367,17 @@ class Tablebase:
         ValueError for a counter outside 0..limit.
 
         >>> Tablebase("/nonexistent").probe("W:W5:B1,2", counter=80)   # no move: lost at the limit
-        ProbeResult(value='loss', dtw=0, outcome=<Wdl.LOSS: -1>, category=<Category.LOSS: -2>, dtz=0, rule='wcdf', counter=80)
+        ProbeResult(value=<Wdl.LOSS: -1>, dtw=0, outcome=<Wdl.LOSS: -1>, category=<Category.LOSS: -2>, dtz=0, rule='wcdf', counter=80)
         >>> Tablebase("/nonexistent").probe("W:W5:B1,2", rule_free=True)
-        ProbeResult(value='loss', dtw=0, outcome=None, category=None, dtz=None, rule=None, counter=None)
+        ProbeResult(value=<Wdl.LOSS: -1>, dtw=0, outcome=None, category=None, dtz=None, rule=None, counter=None)
         """
         key = _key_of(board)
         wdl, dtw = self._probe_key(key)
         if rule_free:
-            return ProbeResult(_WDL_NAME_OF[wdl + 2], dtw)
+            return ProbeResult(_WDL_OF[wdl + 2], dtw)
         draw_rule, count = _rule_and_counter(board, rule, counter)
         outcome, category, dtz = self._probe_rule_key(key, draw_rule, count)
-        return ProbeResult(_WDL_NAME_OF[wdl + 2], dtw, _WDL_OF[outcome + 2], _CATEGORY_OF[category + 2],
+        return ProbeResult(_WDL_OF[wdl + 2], dtw, _WDL_OF[outcome + 2], _CATEGORY_OF[category + 2],
                            dtz, draw_rule.name, count)
 
     def probe_outcome(self, board: PositionLike, *, rule: str | None = None,
@@ -621,64 +590,6 @@ class Tablebase:
                 f"a {_CATEGORY_OF[category + 2]} from counter {counter} needs the master file "
                 f"(it is exact at counter 0)")
         return (WDL_WIN if category == CAT_WIN else WDL_LOSS), category, None
-
-    # --- moves -------------------------------------------------------------
-
-    def best_moves(self, board: PositionLike, *, rule: str | None = None, counter: int | None = None,
-                   rule_free: bool = False) -> list[MoveValue]:
-        """Every legal move with its value for the mover, best first, under the move rule.
-
-        Rule and counter as for :meth:`probe`. Moves that win under the rule
-        come first, the fastest safe conversion first (smallest ``dtz``: the
-        next zeroing ply soonest, so the counter never runs out and no position
-        repeats), then shortest DTW; then draws, those that keep the mover's
-        best category (a cursed win before a plain draw before a blessed loss)
-        first; then losses, longest resistance first (largest ``dtz``, then
-        ``dtw``). At the limit the game is already drawn, so every move draws.
-        With ``rule_free`` the ranking is the rule-free one: wins by shortest
-        DTW, draws, losses by longest DTW. A move's ``dtw`` and ``dtz`` count
-        the plies from the current position, this move included, so the best
-        move's ``dtw`` equals ``probe(board).dtw``.
-
-        >>> Tablebase("/nonexistent").best_moves("B:W5,6,10:B1")
-        []
-        """
-        if not isinstance(board, Board):
-            board = _board_of(board)
-        if rule_free:
-            return sorted((self._move_value(board, move) for move in board.legal_moves()), key=_move_order)
-        draw_rule, count = _rule_and_counter(board, rule, counter)
-        work = board.copy() if (draw_rule is not board.rule or count != board.quiet_plies) else board
-        if work is not board:
-            work.rule, work.quiet_plies = draw_rule, count
-        rows = [self._move_value_under_rule(work, move) for move in work.legal_moves()]
-        return sorted(rows, key=_move_order)
-
-    def _move_value(self, board: Board, move: Move) -> MoveValue:
-        """Rule-free value of one move for the mover."""
-        board.push(move)
-        try:
-            wdl, dtw = self._probe_key(board.key())
-        finally:
-            board.pop()
-        return MoveValue(move, _WDL_NAME_OF[2 - wdl], _move_distance(dtw, draw=wdl == 0))
-
-    def _move_value_under_rule(self, board: Board, move: Move) -> MoveValue:
-        """Value of one move for the mover, without and under the board's rule and counter."""
-        rule, limit = board.rule, board.rule.limit_plies
-        at_limit = board.quiet_plies >= limit
-        board.push(move)
-        try:
-            key, after = board.key(), board.quiet_plies
-            wdl, dtw = self._probe_key(key)
-            outcome, category, dtz = self._probe_rule_key(key, rule, min(after, limit), unknown_ok=True)
-        finally:
-            board.pop()
-        if at_limit:
-            outcome = WDL_DRAW
-        return MoveValue(move, _WDL_NAME_OF[2 - wdl], _move_distance(dtw, draw=wdl == 0),
-                         None if outcome is None else _WDL_OF[2 - outcome], _CATEGORY_OF[2 - category],
-                         _move_dtz(dtz, category=category, zeroing=after == 0), after)
 
     # --- batches -----------------------------------------------------------
 
@@ -977,58 +888,6 @@ def _terminal_value(code: int, key: tuple[int, int, int, int, int]) -> tuple[int
     raise InvalidPositionError(f"invalid position {key}")
 
 
-def _move_distance(dtw: int | None, *, draw: bool) -> int | None:
-    """A move's DTW from the DTW of the position it leads to: one more, 0 for a draw,
-    None when a compact file answered (it holds no DTW).
-
-    >>> _move_distance(6, draw=False), _move_distance(0, draw=True), _move_distance(None, draw=False)
-    (7, 0, None)
-    """
-    return None if dtw is None else 0 if draw else dtw + 1
-
-
-def _move_dtz(dtz: int | None, *, category: int, zeroing: bool) -> int | None:
-    """A move's DTZ: 0 into a draw, 1 for a zeroing move, else the DTZ after it plus one;
-    None whenever a compact category file answered (it holds no DTZ, and a directory
-    of compact files answers no DTZ at all, so that every answer from it looks alike).
-
-    >>> _move_dtz(4, category=2, zeroing=False), _move_dtz(4, category=2, zeroing=True)
-    (5, 1)
-    >>> _move_dtz(None, category=2, zeroing=True) is None
-    True
-    """
-    if dtz is None:
-        return None
-    return 0 if category == CAT_DRAW else 1 if zeroing else dtz + 1
-
-
-def _move_order(mv: MoveValue) -> tuple[int, bool, int, int, str]:
-    """Sort key, best first; then notation.
-
-    Under the rule: wins by smallest DTZ then DTW; draws by the mover's
-    category (cursed win first) then the DTW that side would want; losses by
-    largest DTZ then DTW. Rule-free (no outcome): wins by shortest DTW,
-    draws, losses by longest DTW. A move whose outcome a compact category
-    file could not tell ranks by its category's value, after the moves of
-    that value whose outcome is known.
-    """
-    dtw, dtz = mv.dtw or 0, mv.dtz or 0  # None from a compact file: ranked by value alone
-    outcome, unknown = mv.outcome, mv.outcome is None and mv.category is not None
-    if unknown:
-        outcome = mv.category.wdl
-    if outcome is None:
-        if mv.value == "win":
-            return 0, False, dtw, 0, str(mv.move)
-        if mv.value == "draw":
-            return 1, False, 0, 0, str(mv.move)
-        return 2, False, -dtw, 0, str(mv.move)
-    if outcome > 0:
-        return 0, unknown, dtz, dtw, str(mv.move)
-    if outcome == 0:
-        return 1, unknown, -int(mv.category), (dtw if mv.category > 0 else -dtw), str(mv.move)
-    return 2, unknown, -dtz, -dtw, str(mv.move)
-
-
 def _draw_rule(name: str) -> DrawRule:
     """The preset called ``name`` (ValueError naming the choices)."""
     try:
@@ -1046,15 +905,6 @@ def _rule_and_counter(board: PositionLike, rule: str | None, counter: int | None
         raise InvalidArgumentError(f"counter {count} is outside 0..{draw_rule.limit_plies} "
                          f"(the {draw_rule.name} limit)")
     return draw_rule, count
-
-
-def _board_of(board: PositionLike) -> Board:
-    """A Board for a Board or FEN (ValueError for a bad FEN, TypeError for anything else)."""
-    if isinstance(board, Board):
-        return board
-    if isinstance(board, str):
-        return Board(board)
-    raise TypeError(f"expected a Board or a FEN string, not {type(board).__name__}")
 
 
 def _coded_row(table: Table, *, distances: BlockMap | None) -> np.ndarray:

@@ -28,7 +28,7 @@ from egtb.errors import AmbiguousMoveError, IllegalMoveError, InvalidArgumentErr
 Color = int  # BLACK (0) or WHITE (1)
 
 __all__ = [
-    "BLACK", "WHITE", "Board", "Color", "DrawRule", "DRAW_RULES", "Move", "Outcome",
+    "BLACK", "DEFAULT_RULE", "WHITE", "Board", "Color", "DrawRule", "DRAW_RULES", "Move", "Outcome",
     "Termination",
 ]
 
@@ -54,6 +54,8 @@ DRAW_RULES: dict[str, DrawRule] = {
     "crowning": DrawRule("crowning", 80, False),
     "forty-plies": DrawRule("forty-plies", 40, False),
 }
+#: The preset a game, a probe or a FEN is under when none is named: the one home of it.
+DEFAULT_RULE = "wcdf"
 
 
 class Termination(enum.Enum):
@@ -184,7 +186,7 @@ class Board:
     <Termination.NO_MOVES: 'no legal move'>
     """
 
-    def __init__(self, fen: str | None = None, *, rule: str = "wcdf", quiet_plies: int = 0) -> None:
+    def __init__(self, fen: str | None = None, *, rule: str = DEFAULT_RULE, quiet_plies: int = 0) -> None:
         if rule not in DRAW_RULES:
             raise InvalidArgumentError(f"unknown draw rule {rule!r}; choose from {', '.join(DRAW_RULES)}")
         placement = parse_fen(fen if fen is not None else START_FEN)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import IO, Iterator
 
 from egtb.errors import IllegalMoveError, InvalidArgumentError, InvalidFenError, PdnError
-from egtb.rules.board import BLACK, Board
+from egtb.rules.board import BLACK, DEFAULT_RULE, Board
 from egtb.rules.notation import START_FEN, format_fen, parse_fen
 
 __all__ = ["Game", "PdnError", "RESULTS", "game_from_board", "read_games", "write_game"]
@@ -95,7 +95,7 @@ class Game:
             parts.append(" vs ".join(players))
         return "game " + (", ".join(parts) if parts else "without tags")
 
-    def board(self, *, rule: str = "wcdf") -> Board:
+    def board(self, *, rule: str = DEFAULT_RULE) -> Board:
         """A Board at the end of the game, its moves replayed from the start position.
 
         Raises IllegalMoveError (a ValueError) naming the game and the move number on an illegal move.

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from egtb.errors import IllegalMoveError
-from egtb.rules.board import Board, Move
+from egtb.rules.board import DEFAULT_RULE, Board, Move
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class GameState:
     """FEN of the game's first position."""
     moves: tuple[str, ...] = ()
     """Moves played so far in PDN notation."""
-    rule: str = "wcdf"
+    rule: str = DEFAULT_RULE
     """Draw-rule preset in force."""
     quiet_plies: int = 0
     """Plies since the last capture or man move (as the rule counts them), after the moves."""

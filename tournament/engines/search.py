@@ -35,6 +35,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from egtb.errors import MissingTableError
+from egtb.probe.moves import best_moves, tablebase_for
+from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import Board, Move
 from egtb.rules.movegen import (
     M_BK, M_BM, M_CAPTURED, M_CROWNS, M_FROM, M_MAN, M_TO, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
@@ -599,7 +602,7 @@ class SearchEngine(Engine):
 
     def __init__(self, *, depth: int | None = None, time: float | None = None, noise: int = 0,
                  seed: int | None = None, tables_dir: str | Path | None = None,
-                 tablebase: Any = None, tt_bits: int = DEFAULT_TT_BITS, name: str | None = None,
+                 tablebase: Tablebase | None = None, tt_bits: int = DEFAULT_TT_BITS, name: str | None = None,
                  tables: str = "search") -> None:
         if tables not in TABLES_MODES:
             raise ValueError(f"tables={tables!r}: choose from {', '.join(TABLES_MODES)}")
@@ -612,7 +615,8 @@ class SearchEngine(Engine):
         self.name = name or (f"search(depth={depth})" if time is None else f"search(time={time})")
         self._rng = random.Random(seed)
         self._tables = _Tables(tt_bits)
-        self._tablebase = tablebase if tablebase is not None else _open_tablebase(tables_dir)
+        self._tablebase: Tablebase | None = (tablebase if tablebase is not None
+                                             else None if tables_dir is None else tablebase_for(tables_dir))
         self.tables = tables
         self._probe = _TableProbe.of(self._tablebase) if tables == "search" else None
         self.last_info: SearchInfo | None = None
@@ -623,9 +627,7 @@ class SearchEngine(Engine):
         self._rng = random.Random(self.seed)
 
     def close(self) -> None:
-        tb, self._tablebase, self._probe = self._tablebase, None, None
-        if tb is not None and hasattr(tb, "close"):
-            tb.close()
+        self._tablebase, self._probe = None, None  # the process's shared Tablebase (tablebase_for) stays open
 
     def play(self, state: GameState, limit: Limit) -> PlayResult:
         """The chosen move with the search's score (none for a table move or a forced move)."""
@@ -706,30 +708,13 @@ class SearchEngine(Engine):
         return best
 
     def probe_tables(self, board: Board) -> Move | None:
-        """The best table move of ``board``, or None without tables or outside them."""
+        """The best table move of ``board`` (:func:`egtb.probe.moves.best_moves`), or None without
+        tables or outside them."""
         tb = self._tablebase
-        if tb is None:
-            return None
-        max_pieces = getattr(tb, "largest_pieces", getattr(tb, "max_pieces", None))  # a part counts
-        if max_pieces is not None and board.piece_count() > max_pieces:
+        if tb is None or board.piece_count() > tb.largest_pieces:  # a piece count built in part counts
             return None
         try:
-            ranked = tb.best_moves(board)
-        except (KeyError, LookupError):  # MissingTableError is a KeyError
+            ranking = best_moves(tb, board)
+        except MissingTableError:
             return None
-        if not ranked:
-            return None
-        first = ranked[0]
-        move = getattr(first, "move", first[0] if isinstance(first, tuple) else first)
-        return move if isinstance(move, Move) else Move.from_pdn(str(move), board)
-
-
-def _open_tablebase(tables_dir: str | Path | None) -> Any:
-    """egtb.probe.tablebase.Tablebase on a directory, or None (no directory or no prober yet)."""
-    if tables_dir is None:
-        return None
-    try:
-        from egtb.probe.tablebase import Tablebase  # written by the probe issue
-    except ImportError:
-        return None
-    return Tablebase(tables_dir)
+        return ranking.moves[0].move if ranking.moves else None

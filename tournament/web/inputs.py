@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from egtb.rules.board import DRAW_RULES
+from egtb.rules.board import DEFAULT_RULE, DRAW_RULES
 
 __all__ = [
     "BadRequest", "DEFAULT_RULE", "DEFAULT_SECONDS", "ENDINGS", "EngineCancelRequest", "EngineMoveRequest", "MAX_BODY_BYTES",
@@ -31,7 +31,6 @@ __all__ = [
     "parse_strength",
 ]
 
-DEFAULT_RULE = "wcdf"
 #: Strength name -> whether its engine probes the endgame tables.
 STRENGTHS: dict[str, bool] = {"easy": False, "medium": True, "hard": True, "perfect": True}
 #: Seconds per move when the page does not say.

@@ -16,7 +16,8 @@ import datetime
 from collections.abc import Iterable
 
 from egtb.errors import MissingRuleLayerError, MissingTableError
-from egtb.formats.values import Category, Wdl
+from egtb.probe.moves import best_moves
+from egtb.probe.results import answer, move_value_record
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import Board, Move
 from egtb.rules.notation import START_FEN
@@ -225,7 +226,6 @@ def probe_record(tablebase: Tablebase, fen: str, *, rule: str = DEFAULT_RULE, co
     >>> record["value"], record["outcome"], record["rule"], record["counter"]
     ('loss', 'loss', 'crowning', 3)
     """
-    from egtb.probe.results import answer
     try:
         Board(fen, rule=rule)
     except ValueError as exc:
@@ -255,38 +255,14 @@ def missing_record(tablebase: Tablebase, fen: str, error: MissingTableError, *, 
 def successor_records(tablebase: Tablebase, board: Board) -> list[dict]:
     """Each legal move with the table value of the position it leads to, seen by the mover.
 
-    A move whose position is outside the tables gets ``value`` None. The moves
-    in the tables come first, best first (a win before a draw before a loss).
+    The moves in the tables come first, ranked as everywhere else
+    (:func:`egtb.probe.moves.best_moves`); a move whose position is outside the
+    tables follows with ``value`` None.
     """
-    records = [_successor_record(tablebase, board, move) for move in board.legal_moves()]
-    order = {"win": 0, "draw": 1, "loss": 2, None: 3}
-    return sorted(records, key=lambda r: (order[r["value"]], r["dtw"] if r["value"] == "win" else -(r["dtw"] or 0)))
-
-
-def _successor_record(tablebase: Tablebase, board: Board, move: Move) -> dict:
-    """One move's record for :func:`successor_records`."""
-    record = {"move": str(move), "value": None, "dtw": None, "outcome": None, "category": None, "dtz": None}
-    board.push(move)
-    try:
-        if board.is_game_over():
-            outcome = board.outcome()
-            won = outcome.winner is not None
-            return {**record, "value": "win" if won else "draw", "dtw": 1 if won else 0,
-                    "outcome": "win" if won else "draw", "category": "win" if won else "draw", "dtz": 1 if won else 0}
-        try:
-            found = tablebase.probe(board)
-        except MissingRuleLayerError:
-            found = tablebase.probe(board, rule_free=True)
-        zeroing = board.quiet_plies == 0
-    except MissingTableError:
-        return record
-    finally:
-        board.pop()
-    value = {"win": "loss", "loss": "win", "draw": "draw"}[found.value]
-    return {**record, "value": value, "dtw": None if found.dtw is None else (found.dtw + 1 if value != "draw" else 0),
-            "outcome": None if found.outcome is None else str(Wdl(-found.outcome)),
-            "category": None if found.category is None else str(Category(-found.category)),
-            "dtz": None if found.dtz is None else (0 if value == "draw" else 1 if zeroing else found.dtz + 1)}
+    ranking = best_moves(tablebase, board, partial=True)
+    blank = {"value": None, "dtw": None, "outcome": None, "category": None, "dtz": None}
+    return [move_value_record(mv) for mv in ranking.moves] + [
+        {"move": str(move), **blank} for move in ranking.outside]
 
 
 def ballots_record() -> dict[str, list[dict]]:

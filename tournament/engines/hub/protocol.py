@@ -29,7 +29,7 @@ import re
 
 from collections.abc import Mapping
 
-from egtb.rules.board import BLACK, DRAW_RULES, Board, Move
+from egtb.rules.board import BLACK, DEFAULT_RULE, DRAW_RULES, Board, Move
 from tournament.engines.base import GameState, Limit
 
 __all__ = [
@@ -67,7 +67,7 @@ def hub_position(board: Board) -> str:
     return "".join(letters)
 
 
-def parse_hub_position(text: str, *, rule: str = "wcdf", quiet_plies: int = 0) -> Board:
+def parse_hub_position(text: str, *, rule: str = DEFAULT_RULE, quiet_plies: int = 0) -> Board:
     """A Board from a hub position (see :func:`hub_position`) or a PDN FEN (contains ':').
 
     ``rule`` and ``quiet_plies`` are the move-rule preset and its counter in that position.
@@ -151,7 +151,7 @@ def position_line(state: GameState, *, move_rule: bool = False) -> str:
     return line
 
 
-def move_rule_param(rule: str = "wcdf") -> str:
+def move_rule_param(rule: str = DEFAULT_RULE) -> str:
     """The ``param`` line announcing that the engine reads ``rule=`` and ``counter=`` in ``pos``.
 
     >>> move_rule_param()

@@ -18,7 +18,7 @@ import contextlib
 import sys
 from typing import IO
 
-from egtb.rules.board import Board, Move
+from egtb.rules.board import DEFAULT_RULE, Board, Move
 from tournament.engines.base import Engine, GameState, Limit, PlayResult
 from tournament.engines.hub.protocol import (
     MOVE_RULE_PARAM, format_info, hub_move, limit_from_level, move_rule_param, parse_fields, parse_hub_move,
@@ -36,7 +36,7 @@ class HubServer:
         self.out = out
         self.board = Board()
         self.limit = Limit()
-        self.rule = "wcdf"
+        self.rule = DEFAULT_RULE
         """The move-rule preset of a ``pos`` without ``rule=`` (``set-param name=move-rule``)."""
 
     def say(self, line: str) -> None:

@@ -771,14 +771,15 @@ function describe(entry) {
   const outcome = ruled ? entry.outcome : value;
   let cls = outcome;
   let words;
-  if (outcome === "win") words = ruled ? "wins" : `wins in ${plies(entry.dtw)}`;
-  else if (outcome === "loss") words = ruled ? "loses" : `loses in ${plies(entry.dtw)}`;
+  const known = entry.dtw !== undefined && entry.dtw !== null;  // compact files hold no DTW
+  if (outcome === "win") words = ruled || !known ? "wins" : `wins in ${plies(entry.dtw)}`;
+  else if (outcome === "loss") words = ruled || !known ? "loses" : `loses in ${plies(entry.dtw)}`;
   else if (value === "win") { cls = "cursed-win"; words = "draws by the move rule (a win without it)"; }
   else if (value === "loss") { cls = "blessed-loss"; words = "draws by the move rule (a loss without it)"; }
   else words = "draws";
   const distance = [];
   if (entry.dtz !== undefined && entry.dtz !== null && value !== "draw") distance.push(`DTZ ${plies(entry.dtz)}`);
-  if (value !== "draw") distance.push(`DTW ${plies(entry.dtw)}`);
+  if (value !== "draw" && known) distance.push(`DTW ${plies(entry.dtw)}`);
   if (entry.category && entry.category !== outcome && entry.category !== cls) distance.push(entry.category);
   return {cls: `value-${cls}`, words, distance: distance.join(" · ")};
 }
@@ -810,7 +811,8 @@ function renderExplore() {
       : e.record.outcome.winner === e.record.turn ? "value-win" : "value-loss");
   } else if (e.probe) {
     const d = describe(e.probe);
-    const rule = e.probe.outcome ? ` under ${e.probe.rule} from counter ${e.probe.counter}` : "";
+    const rule = e.probe.outcome ? ` under ${e.probe.rule} from counter ${e.probe.counter}`
+      : e.probe.rule_layer_missing ? ` without the move rule (${e.probe.rule} ignored)` : "";
     result.textContent = `${side} to move ${d.words}${rule}`;
     result.classList.add(d.cls);
     result.dataset.value = e.probe.value;
@@ -818,11 +820,13 @@ function renderExplore() {
     if (e.probe.dtz !== undefined && e.probe.dtz !== null && e.probe.value !== "draw") {
       parts.push(`DTZ ${plies(e.probe.dtz)} to the next ${zeroingWords(e.probe.rule).slice(2)} that keeps the result under ${e.probe.rule}`);
     }
-    parts.push(e.probe.value === "draw" ? "a draw without the move rule too"
-      : `DTW ${plies(e.probe.dtw)} to the end of the game with perfect play, without the move rule`);
+    if (e.probe.value === "draw") parts.push("a draw without the move rule too");
+    else if (e.probe.dtw !== null) {
+      parts.push(`DTW ${plies(e.probe.dtw)} to the end of the game with perfect play, without the move rule`);
+    }
     if (e.probe.category) parts.push(`category at counter 0: ${e.probe.category}`);
     if (e.probe.rule_layer_missing) {
-      parts.push(`these tables have no ${e.probe.rule} layer: the result shown is without the move rule`);
+      parts.push(e.probe.note || `these tables have no ${e.probe.rule} layer: the result shown is without the move rule`);
     }
     $("explore-distance").textContent = parts.join(" · ");
   } else if (e.missing) {
