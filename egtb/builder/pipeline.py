@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.builder import budget, native, rule_layer, solve, solve_regen
+from egtb.builder import budget, native, rule_layer, solve, solve_regen, spilling
 from egtb.builder.contents import Contents, contents_for
 from egtb.builder.plan import Pair, contents_of, plan_pairs
 from egtb.builder.record import PairRecord
@@ -41,7 +41,7 @@ from egtb.errors import SolverError, TableError
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
 from egtb.formats.values import DRAW, LOSS, UNKNOWN, WIN
-from egtb.positions.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size
+from egtb.positions.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size, unit_size
 from egtb.positions.material import Material, count_positions
 from egtb.rules.notation import Placement, format_fen
 
@@ -97,6 +97,8 @@ class FlatTables:
     """Category per layer (row) and position (UNSOLVED_CATEGORY until solved)."""
     rdtz: np.ndarray
     """DTZ per layer (row) and position of the pair (the first positions)."""
+    spiller: spilling.DtzSpiller | None = None
+    """Where the finished DTZ went when it is spilled (:mod:`egtb.builder.spilling`), else None."""
 
     @property
     def presets(self) -> tuple:
@@ -297,8 +299,8 @@ def write_native(directory: Path, material: Material, tables: FlatTables, *, sec
     """Write a solved material of a compact-native pair (:func:`egtb.builder.native.write_material`)
     and keep its categories in this process's table cache; return its summary."""
     part = tables.slice_of(material)
-    summary = native.write_material(directory, material, tables.rcat[0, part], tables.rdtz[0, part],
-                                    seconds=seconds)
+    dtz = tables.rdtz[0, part] if tables.spiller is None else tables.spiller.row(part)
+    summary = native.write_material(directory, material, tables.rcat[0, part], dtz, seconds=seconds)
     if count_positions(material) <= process_cache().max_bytes:
         process_cache().put(_native_key(directory, material), native.categories_path(directory, material),
                             tables.rcat[0, part].copy())
@@ -412,15 +414,39 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], con
     if checkpoint_seconds <= 0:
         step = 1  # a checkpoint after every unit
     last = time.monotonic()
+    if spilling.spills_dtz(contents.presets, on_disk=True, native=contents.native):
+        tables.spiller = new_spiller(path, pair, tables)
+        tables.spiller.finished(configs[:done])
+    counted = done
     for first in range(done, len(configs), step):
         solve_pair(pair.materials, tables, progress, per_pass=per_pass,
                    configs=configs[first:first + step])
         scratch.release(tables.rdtz)  # written once, never read while the pair is solved
         if time.monotonic() - last >= checkpoint_seconds:
-            scratch.write_checkpoint(path, layout, min(first + step, len(configs)), arrays)
+            counted = _checkpoint(path, layout, tables, configs, counted, min(first + step, len(configs)))
             last = time.monotonic()
-    scratch.write_checkpoint(path, layout, len(configs), arrays)
+    _checkpoint(path, layout, tables, configs, counted, len(configs))
     return tables, len(configs), loaded
+
+
+def _checkpoint(path: Path, layout: dict, tables: FlatTables, configs: np.ndarray, counted: int,
+                done: int) -> int:
+    """Record that `done` units are finished, then spill the DTZ pages they finished (units from
+    `counted` on were not counted yet) when the DTZ is spilled; return `done`."""
+    scratch.write_checkpoint(path, layout, done, [tables.wdl, tables.dtw, tables.rcat, tables.rdtz])
+    if tables.spiller is not None:
+        tables.spiller.finished(configs[counted:done])
+        tables.spiller.spill_final()
+    return done
+
+
+def new_spiller(path: Path, pair: Pair, tables: FlatTables) -> spilling.DtzSpiller:
+    """The DTZ spill of a pair solved in scratch directory `path` (:mod:`egtb.builder.spilling`)."""
+    first, last = pair.materials[0], pair.materials[-1]
+    counts = np.array([[m.black_men, m.black_kings, m.white_men, m.white_kings]
+                       for m in (first, last)], dtype=np.int64)
+    size = int(unit_size(first.black_men, first.black_kings, first.white_men, first.white_kings))
+    return spilling.DtzSpiller(path, tables.rdtz[0], counts=counts, offsets=tables.offsets, size=size)
 
 
 def open_on_disk(directory: Path, pair: Pair, dependencies: list[Material],

@@ -129,7 +129,12 @@ def layer_attrs(preset: DrawRule, category: np.ndarray, dtz: np.ndarray) -> dict
     ...             np.array([7, 0, 90], dtype=np.uint16))["max_dtz_cursed"]
     90
     """
-    counts, max_dtz, max_cursed = count_layer(category, dtz)
+    counts, max_dtz, max_cursed = np.zeros(5, dtype=np.int64), 0, 0
+    for start in range(0, len(category), LAYER_SLICE):  # a slice at a time: dtz may be spilled
+        part = slice(start, start + LAYER_SLICE)
+        more, most, most_cursed = count_layer(category[part], dtz[part])
+        counts += more
+        max_dtz, max_cursed = max(max_dtz, int(most)), max(max_cursed, int(most_cursed))
     if dtz.dtype == np.uint8 and max(max_dtz, max_cursed) >= DTZ_SATURATED:
         raise SolverError(f"a {preset.name} DTZ of {DTZ_SATURATED} plies or more: the one-byte DTZ "
                           "array (egtb.formats.scratch.dtz_type) and the compact .dtz file cannot "
@@ -137,6 +142,10 @@ def layer_attrs(preset: DrawRule, category: np.ndarray, dtz: np.ndarray) -> dict
     return dict({COUNT_NAMES[c]: int(counts[c + 2]) for c in Category}, preset=preset.name,
                 limit=preset.limit_plies, zeroing=zeroing_words(preset), max_dtz=int(max_dtz),
                 max_dtz_cursed=int(max_cursed))
+
+
+#: Positions :func:`layer_attrs` counts at a time.
+LAYER_SLICE = 1 << 24
 
 
 @njit(cache=True)

@@ -247,6 +247,8 @@ SLICE = 16 * CHUNK
 
 def narrow_type(dtw: np.ndarray) -> np.dtype:
     """The stored type of a distance array: uint8 when it fits, else uint16 (little-endian)."""
+    if dtw.dtype == np.uint8:  # (a spilled DTZ row, egtb.formats.spill, has no max())
+        return np.dtype(np.uint8)
     return np.dtype(np.uint8 if len(dtw) == 0 or int(dtw.max()) < 256 else "<u2")
 
 

@@ -1,0 +1,110 @@
+"""A compact-native pair's DTZ spilled while it is solved on disk (egtb.formats.spill,
+egtb.builder.spilling): the finished pages leave the disk, come back whole, a killed spill is
+cut to its index, and the files written are the same as without it (issue 31 item 3: the
+largest 8-piece pair's scratch held 23.6 GB of DTZ)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from egtb.builder import budget, pipeline
+from egtb.builder.contents import contents_for
+from egtb.builder.driver import build
+from egtb.builder.plan import dependency_materials, plan_pairs
+from egtb.errors import TableError
+from egtb.formats import scratch
+from egtb.formats.spill import INDEX_NAME, PAGE, SPILL_NAME, DtzSpill, SpilledRow
+from egtb.positions.material import count_positions
+
+from test_native import compact_files
+
+
+def mapped_dtz(path: Path, values: np.ndarray) -> np.ndarray:
+    """`values` in a mapped file of their own, as a pair's scratch DTZ is."""
+    array = np.memmap(path, dtype=np.uint8, mode="w+", shape=values.shape)
+    array[:] = values
+    array.flush()
+    return array
+
+
+def test_spilled_pages_give_their_disk_blocks_back_and_read_back_whole(tmp_path):
+    rng = np.random.default_rng(5)
+    values = (rng.random(64 * PAGE) < 0.1).astype(np.uint8) * rng.integers(1, 90, 64 * PAGE, dtype=np.uint8)
+    dtz = mapped_dtz(tmp_path / "rdtz", values)
+    before = os.stat(tmp_path / "rdtz").st_blocks
+    spill = DtzSpill.open(tmp_path)
+    spill.spill(dtz, [(8 * PAGE, 40 * PAGE), (50 * PAGE, 64 * PAGE)])
+    after = os.stat(tmp_path / "rdtz").st_blocks
+    assert after * 512 <= before * 512 - 46 * PAGE  # 46 pages punched out
+    assert not dtz[8 * PAGE:40 * PAGE].any()  # a punched page reads as 0 ...
+    again = DtzSpill.open(tmp_path)  # ... and its values come back from the chunks
+    assert again.positions == 46 * PAGE
+    assert np.array_equal(SpilledRow(dtz, again)[:], values)
+    assert np.array_equal(SpilledRow(dtz[PAGE:], again, offset=PAGE)[7 * PAGE + 5:52 * PAGE], values[8 * PAGE + 5:53 * PAGE])
+
+
+def test_a_killed_spill_is_cut_to_its_index_and_a_short_file_is_named(tmp_path):
+    dtz = mapped_dtz(tmp_path / "rdtz", np.arange(4 * PAGE, dtype=np.uint8))
+    DtzSpill.open(tmp_path).spill(dtz, [(0, 2 * PAGE)])
+    size = (tmp_path / SPILL_NAME).stat().st_size
+    with open(tmp_path / SPILL_NAME, "ab") as out:  # a chunk written, its index not
+        out.write(b"half a chunk")
+    assert DtzSpill.open(tmp_path).file_bytes == size == (tmp_path / SPILL_NAME).stat().st_size
+    os.truncate(tmp_path / SPILL_NAME, size - 1)
+    with pytest.raises(TableError, match=SPILL_NAME):
+        DtzSpill.open(tmp_path)
+    (tmp_path / INDEX_NAME).write_text("{broken")
+    with pytest.raises(TableError, match=INDEX_NAME):
+        DtzSpill.open(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def native3(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("native3")
+    build(3, directory=directory, jobs=1, progress=False, native=True)
+    return directory
+
+
+def test_a_pair_solved_on_disk_spills_its_whole_dtz(native3, tmp_path):
+    for path in native3.iterdir():
+        shutil.copy(path, tmp_path)
+    # the 3-piece pair of most positions with men: several units, its dependencies in native3
+    pair = max((p for p in plan_pairs(3, min_pieces=3) if p.materials[0].men), key=lambda p: p.positions)
+    contents = contents_for(3, native=True)
+    tables, units, _ = pipeline.solve_on_disk(tmp_path, pair, dependency_materials(pair), contents,
+                                              per_pass=0, progress=None, checkpoint_seconds=0)
+    assert tables.spiller is not None and tables.spiller.spill.positions == pair.positions
+    assert units > 1
+    path = scratch.scratch_dir(tmp_path, pair.key)
+    spilled = (path / SPILL_NAME).stat().st_size
+    assert spilled < pair.positions / 2  # compressed
+    rows = [tables.spiller.row(tables.slice_of(m)) for m in pair.materials]
+    assert sum(len(r) for r in rows) == pair.positions and all(r[:].dtype == np.uint8 for r in rows)
+
+
+@pytest.mark.slow  # two 4-piece builds: keeps make test under 3 minutes
+def test_a_native_build_on_disk_with_its_dtz_spilled_writes_the_same_files(native3, tmp_path):
+    reference = tmp_path / "in-memory"
+    spilled = tmp_path / "on-disk"
+    for directory in (reference, spilled):
+        shutil.copytree(native3, directory)
+    build(4, directory=reference, jobs=1, progress=False, native=True)
+    build(4, directory=spilled, jobs=1, progress=False, native=True, on_disk=True, checkpoint_seconds=0)
+    assert compact_files(spilled, 4) == compact_files(reference, 4) != {}
+    assert not list(spilled.glob(f"*{scratch.SCRATCH_SUFFIX}"))
+
+
+def test_the_plan_counts_a_spilled_dtz_at_a_fraction_of_a_byte():
+    pair = max(plan_pairs(8, min_pieces=8, max_per_side=4), key=lambda p: p.positions)
+    deps = dependency_materials(pair)
+    native = contents_for(8, native=True)
+    whole = scratch.scratch_bytes(pair.positions + sum(count_positions(m) for m in deps), pair.positions,
+                                  dtw=False, presets=native.presets)
+    assert pair.key == "1m3k-2m2k"
+    assert budget.scratch_bytes(pair, deps, contents=native) == (
+        whole - pair.positions + int(pair.positions * 0.25) + budget.SPILL_LAG_POSITIONS)
