@@ -179,7 +179,7 @@ def test_tables_inside_the_search_find_a_capture_into_a_won_ending(built_tables)
     assert str(root.choose(board)) == "17x10"
     assert root.last_info.score < MATE_BOUND and root.last_info.table_hits == 0
     with Tablebase(built_tables(4)) as tb:  # the 4-piece tables agree
-        assert {str(mv.move): mv.value for mv in tb.best_moves(board)} == {"3x10": "win", "17x10": "draw"}
+        assert {str(mv.move): mv.value for mv in best_moves(tb, board).moves} == {"3x10": Wdl.WIN, "17x10": Wdl.DRAW}
     inside.close()
     root.close()
 

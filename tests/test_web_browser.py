@@ -286,7 +286,7 @@ def test_explore_lists_the_tables_best_move_first_and_plays_it(driver, url, tabl
     rows = driver.find_elements(By.CSS_SELECTOR, "#explore-moves tr.move-row")
     assert [r.get_attribute("data-move") for r in rows] == [str(mv.move) for mv in best]
     first = rows[0]
-    assert first.get_attribute("data-value") == best[0].value == "win"
+    assert first.get_attribute("data-value") == str(best[0].value) == "win"
     assert "Wins" in first.text and "value-win" in first.get_attribute("class")
     assert "value-loss" in rows[-1].get_attribute("class") and "Loses" in rows[-1].text
     shown = driver.find_element(By.ID, "explore-result")
@@ -389,7 +389,7 @@ def test_explore_at_a_late_counter_shows_the_win_the_move_rule_draws(driver, url
     assert [r.get_attribute("data-move") for r in rows] == [str(mv.move) for mv in moves]
     kinds = {r.get_attribute("data-move"): r.get_attribute("class") for r in rows}
     for mv in moves:
-        expected = {"draw": "value-cursed-win" if mv.value == "win" else "value-draw",
+        expected = {"draw": "value-cursed-win" if str(mv.value) == "win" else "value-draw",
                     "loss": "value-loss", "win": "value-win"}[str(mv.outcome)]
         assert expected in kinds[str(mv.move)]
     counter = driver.find_element(By.ID, "explore-counter")

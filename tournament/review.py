@@ -5,7 +5,7 @@ counter the moves themselves leave: a quiet ply adds one, a zeroing ply resets
 it), so a win the 40-move rule has already turned into a draw is a draw here.
 A move is a mistake when the value for its mover after it is worse than the
 value before it: a win given up (to a draw or a loss) or a draw given up (to a
-loss). The tables' best move (:meth:`egtb.probe.tablebase.Tablebase.best_moves`,
+loss). The tables' best move (:func:`egtb.probe.moves.best_moves`,
 best first) is named instead. A table file without the rule's layer is used
 rule-free for that position, and the review says so. Repetition is not a table
 concept: a game the tables call won may still be drawn by it.
@@ -27,21 +27,17 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
-
-from egtb.errors import MissingRuleLayerError, MissingTableError
-from egtb.probe.tablebase import Tablebase
-from egtb.rules.board import BLACK, Board
+from egtb.errors import MissingTableError
+from egtb.formats.values import Wdl
+from egtb.probe.moves import best_moves, probe_position
+from egtb.probe.tablebase import ProbeResult, Tablebase
+from egtb.rules.board import BLACK, DEFAULT_RULE, Board
 from egtb.rules.notation import parse_fen
 from egtb.rules.pdn import Game, read_games
 from tournament.result import color_name
 
 __all__ = ["GameReview", "Mistake", "format_review", "open_tables", "read_pdn", "review_file", "review_game",
            "review_games", "review_to_json"]
-
-#: Names of the values +1, 0 and -1 for the side they belong to.
-VALUE_NAMES = {1: "win", 0: "draw", -1: "loss"}
-
 
 @dataclass(frozen=True)
 class Mistake:
@@ -123,7 +119,7 @@ def read_pdn(path: str | os.PathLike) -> list[Game]:
     return games
 
 
-def review_game(game: Game, tablebase: Any, *, rule: str = "wcdf", counter: int = 0) -> GameReview:
+def review_game(game: Game, tablebase: Tablebase, *, rule: str = DEFAULT_RULE, counter: int = 0) -> GameReview:
     """Review one game: where it entered the tables and every move that threw away a win or a draw.
 
     ``tablebase`` is an egtb Tablebase; ``counter`` the move rule's counter at the game's start (a
@@ -145,23 +141,23 @@ def review_game(game: Game, tablebase: Any, *, rule: str = "wcdf", counter: int 
         playing.append(not board.is_game_over())
         if before is not None and after is not None and -after[0] < before[0]:
             best = _best_move(tablebase, fen, rule, counter, rule_free=before[1])
-            mistakes.append(Mistake(ply, label, text, color_name(mover), VALUE_NAMES[before[0]],
-                                    VALUE_NAMES[-after[0]], best, counter, fen, before[1] or after[1]))
+            mistakes.append(Mistake(ply, label, text, color_name(mover), str(Wdl(before[0])),
+                                    str(Wdl(-after[0])), best, counter, fen, before[1] or after[1]))
     entered = next((ply for ply, value in enumerate(values) if value is not None and playing[ply]), None)
     entered_fen = entered_value = None
     if entered is not None:
         entered_fen = Game(fen=game.fen, moves=game.moves[:entered]).board(rule=rule).fen()
-        entered_value = VALUE_NAMES[values[entered][0]]
+        entered_value = str(Wdl(values[entered][0]))
     return GameReview(game.name(), game.result, rule, len(game.moves), entered, entered_fen, entered_value,
                       tuple(mistakes), sum(value[1] for value in values if value is not None))
 
 
-def review_games(games: Iterable[Game], tablebase: Any, *, rule: str = "wcdf") -> list[GameReview]:
+def review_games(games: Iterable[Game], tablebase: Tablebase, *, rule: str = DEFAULT_RULE) -> list[GameReview]:
     """:func:`review_game` of each game."""
     return [review_game(game, tablebase, rule=rule) for game in games]
 
 
-def review_file(path: str | os.PathLike, tablebase: Any, *, rule: str = "wcdf") -> list[GameReview]:
+def review_file(path: str | os.PathLike, tablebase: Tablebase, *, rule: str = DEFAULT_RULE) -> list[GameReview]:
     """:func:`review_game` of each game of a PDN file; ValueError naming the file (and the game's
     line, ``FILE:LINE: ...``) for a missing file, text that is not PDN or an illegal move."""
     reviews = []
@@ -190,35 +186,27 @@ def open_tables(directory: str | os.PathLike | None) -> Tablebase:
     return tablebase
 
 
-def _value(tablebase: Any, board: Board) -> tuple[int, bool] | None:
+def _value(tablebase: Tablebase, board: Board) -> tuple[int, bool] | None:
     """The side to move's value (+1, 0, -1) under the board's rule and counter, and whether it had
-    to be taken rule-free; None where the tables do not hold the position."""
+    to be taken rule-free (:func:`egtb.probe.moves.probe_position`); None where the tables do not
+    hold the position."""
     try:
-        return _outcome(tablebase.probe(board)), False
-    except MissingRuleLayerError:
-        pass
+        result = probe_position(tablebase, board)
     except MissingTableError:
         return None
-    try:
-        return _outcome(tablebase.probe(board, rule_free=True)), True
-    except MissingTableError:
-        return None
+    return _outcome(result), result.rule is None
 
 
-def _outcome(result: Any) -> int:
+def _outcome(result: ProbeResult) -> int:
     """+1, 0 or -1 from a probe's answer: its outcome under the rule, else its rule-free value."""
-    outcome = getattr(result, "outcome", None)
-    if outcome is not None:
-        return int(outcome)
-    value = getattr(result, "value", None)
-    return int(value) if not isinstance(value, str) else {"win": 1, "draw": 0, "loss": -1}[value]
+    return int(result.value if result.outcome is None else result.outcome)
 
 
-def _best_move(tablebase: Any, fen: str, rule: str, counter: int, *, rule_free: bool) -> str:
+def _best_move(tablebase: Tablebase, fen: str, rule: str, counter: int, *, rule_free: bool) -> str:
     """The tables' first-ranked move of the position (the one that keeps its value)."""
     board = Board(fen, rule=rule, quiet_plies=counter)
-    ranked = tablebase.best_moves(board, rule_free=True) if rule_free else tablebase.best_moves(board)
-    return str(ranked[0].move) if ranked else ""
+    ranking = best_moves(tablebase, board, rule_free=rule_free, partial=True)
+    return str(ranking.moves[0].move) if ranking.moves else ""
 
 
 def _move_label(board: Board) -> str:
