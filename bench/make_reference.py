@@ -3,7 +3,9 @@
 Run it only on tables ``egtb verify`` passed. Each table's counts, longest DTW
 and checksum, and each rule layer's figures, are recomputed from the stored
 bytes (``egtb.builder.reference.reference_lines``), never taken from the files'
-attributes. Materials the reference already lists are left as they are.
+attributes; a compact-native table's (no master, 8 pieces on) from its compact files through
+the compact prober (``egtb.builder.native_reference``). Materials the reference already lists
+are left as they are.
 
     .venv/bin/python bench/make_reference.py --tables /work/egtb --pieces 7 --write
 
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from egtb.builder.reference import (REFERENCE_PATH, RULE_REFERENCE_PATH, load_reference,
                                   reference_lines)
+from egtb.builder.native_reference import native_reference_lines
 from egtb.formats import master
 from egtb.positions.material import Material
 
@@ -26,12 +29,15 @@ from egtb.positions.material import Material
 def new_materials(directory: Path, pieces: int | None) -> list[Material]:
     """Stored materials (of `pieces` pieces, when given) the reference does not list yet."""
     known = load_reference()
-    return [m for m in master.stored_materials(directory)
+    stored = set(master.stored_materials(directory)) | set(master.stored_materials(directory, suffix=".wld"))
+    return [m for m in sorted(stored, key=lambda m: (m.pieces, m.name))
             if m.name not in known and (pieces is None or m.pieces == pieces)]
 
 
 def _lines_of(directory: Path, material: Material) -> tuple[list[str], list[str]]:
-    return reference_lines(directory, [material])
+    if master.table_path(directory, material).exists():
+        return reference_lines(directory, [material])
+    return native_reference_lines(directory, [material])
 
 
 def main() -> None:

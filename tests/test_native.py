@@ -20,10 +20,13 @@ from egtb.builder import native
 from egtb.builder.contents import contents_for
 from egtb.builder.driver import build
 from egtb.builder.plan import pieces_a_side
+from egtb.builder.native_reference import native_figures, native_reference_lines
 from egtb.builder.reference import load_reference, load_rule_reference
+from egtb.errors import TableError
+from egtb.formats import master
 from egtb.cli import main
-from egtb.formats.compact.layout import compact_path
-from egtb.formats.master import stored_materials
+from egtb.formats.compact.layout import DTZ_KINDS, compact_path
+from egtb.formats.master import stored_checksums, stored_materials
 from egtb.positions.material import Material, all_materials, count_positions
 from egtb.probe.tablebase import Tablebase
 
@@ -246,3 +249,36 @@ def test_stats_give_a_native_directorys_counts_and_say_when_a_piece_count_is_hel
     assert main(["stats", "--tables", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "4 pieces, held in part: 9 of 25 materials" in out and "3 pieces: 196032 positions matches" in out
+
+
+def test_the_reference_rows_recomputed_from_the_compact_files_equal_the_masters(native_dir, tmp_path):
+    masters = tmp_path / "masters"
+    build(4, directory=masters, jobs=2, progress=False, dtw=False, rules=("wcdf",))
+    tables, layers = load_reference(), load_rule_reference()
+    materials = stored_materials(native_dir, suffix=".wld")
+    assert len(materials) == 41
+    for material in materials:
+        values, layer = native_figures(native_dir, material)
+        expected = tables[material.name]
+        assert (values.positions, values.wins, values.losses, values.draws) == (
+            expected.positions, expected.wins, expected.losses, expected.draws), material.name
+        assert values.checksum_crc32 == stored_checksums(master.table_path(masters, material))[0], material.name
+        assert layer == layers[material.name, "wcdf"], material.name
+    table_lines, layer_lines = native_reference_lines(native_dir, [Material.parse("2k-1k")])
+    assert table_lines[0].split("\t")[:5] == ["2k-1k", str(tables["2k-1k"].positions), str(tables["2k-1k"].wins),
+                                              str(tables["2k-1k"].losses), str(tables["2k-1k"].draws)]
+    assert layer_lines[0].split("\t")[:2] == ["2k-1k", "wcdf"]
+
+
+def test_a_changed_dtz_byte_is_refused_not_counted(native_dir, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(native_dir, copy)
+    material = Material.parse("2k-1k")
+    before = native_figures(copy, material)[1]
+    path = compact_path(copy, material, kind=DTZ_KINDS["wcdf"])
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01  # the last block's last byte: its CRC no longer holds
+    path.write_bytes(bytes(data))
+    with pytest.raises(TableError):
+        native_figures(copy, material)
+    assert before == load_rule_reference()["2k-1k", "wcdf"]

@@ -175,15 +175,25 @@ def reference_lines(directory: os.PathLike | str, materials: list[Material]) -> 
         path = master.table_path(directory, material)
         presets = tuple(master.rule_presets_in(path))
         crc, layer_crcs = master.stored_checksums(path, rules=presets)  # each dataset read once for them
-        found = figures_from_data(path, checksum=crc)
-        table_lines.append("\t".join([material.name] + [
-            "-" if name == "max_dtw" and found.max_dtw == NO_MAX_DTW else str(getattr(found, name))
-            for name in _FIELDS]))
-        for preset in presets:
-            layer = layer_figures_from_data(path, preset, checksum=layer_crcs[preset])
-            layer_lines.append("\t".join([material.name, preset] +
-                                         [str(getattr(layer, name)) for name in _RULE_FIELDS]))
+        table_lines.append(table_line(material, figures_from_data(path, checksum=crc)))
+        layer_lines += [layer_line(material, preset, layer_figures_from_data(path, preset, checksum=layer_crcs[preset]))
+                        for preset in presets]
     return table_lines, layer_lines
+
+
+def table_line(material: Material, found: ReferenceEntry) -> str:
+    """A table's line of ``tables.tsv`` (``-`` for the longest DTW of a table without DTW).
+
+    >>> table_line(Material.parse("1k-1k"), ReferenceEntry(992, 230, 108, 654, NO_MAX_DTW, 7)).split()
+    ['1k-1k', '992', '230', '108', '654', '-', '7']
+    """
+    return "\t".join([material.name] + ["-" if name == "max_dtw" and found.max_dtw == NO_MAX_DTW
+                                         else str(getattr(found, name)) for name in _FIELDS])
+
+
+def layer_line(material: Material, preset: str, found: RuleReferenceEntry) -> str:
+    """A rule layer's line of ``rule_layers.tsv``."""
+    return "\t".join([material.name, preset] + [str(getattr(found, name)) for name in _RULE_FIELDS])
 
 
 def compare_with_reference(directory: os.PathLike | str, materials: list[Material], *,

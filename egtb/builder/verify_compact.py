@@ -30,7 +30,7 @@ from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M
                                 generate_moves, has_capture)
 from egtb.rules.notation import Placement, format_fen
 
-__all__ = ["CompactProber", "CompactVerifyReport", "unrank_chunk", "verify_compact"]
+__all__ = ["CompactProber", "CompactVerifyReport", "unrank_chunk", "unranked_chunks", "verify_compact"]
 
 
 @dataclass
@@ -200,7 +200,7 @@ def _verify_dtz(prober: "CompactProber", masters: Path, material: Material, rule
         return _dtz_against_successors(prober, material, rule, categories, dtz_of, stored, chunk, max_reported)
     layer = master.read_rule_layer(path, rule)
     bad, checked, errors = 0, 0, []
-    for lo, hi, _, cap in _unranked_chunks(material, chunk):
+    for lo, hi, _, cap in unranked_chunks(material, chunk):
         decisive = (np.abs(layer.category[lo:hi]) == 2) & ~cap
         dtz = dtz_of[stored[lo:hi]]
         wrong = np.flatnonzero(decisive & (dtz != layer.dtz[lo:hi]))
@@ -280,7 +280,7 @@ def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk:
     value_of = np.array(source.value_of, dtype=np.int8)
     reference = _reference(masters, material, rule)
     bad, caps, errors = 0, 0, []
-    for lo, hi, (bm, bk, wm, wk), cap in _unranked_chunks(material, chunk):
+    for lo, hi, (bm, bk, wm, wk), cap in unranked_chunks(material, chunk):
         if reference is not None:
             searched = np.flatnonzero(cap)[::SEARCH_SAMPLE]
             got = value_of[stored[lo:hi]]
@@ -317,7 +317,7 @@ def _dtz_against_successors(prober: "CompactProber", material: Material, rule: s
     codes = categories.values()
     category_of = np.array(categories.value_of, dtype=np.int64)
     bad, checked, errors = 0, 0, []
-    for lo, hi, boards, cap in _unranked_chunks(material, chunk):
+    for lo, hi, boards, cap in unranked_chunks(material, chunk):
         category = category_of[codes[lo:hi]]
         quiet = np.flatnonzero((np.abs(category) == CAT_WIN) & ~cap)
         dtz = dtz_of[stored[lo:hi][quiet]]
@@ -410,7 +410,7 @@ def _check_dtz(category, dtz, offsets, succ_category, succ_dtz, zeroing, limit, 
     return bad
 
 
-def _unranked_chunks(material: Material, chunk: int):
+def unranked_chunks(material: Material, chunk: int):
     """(first index, end, (bm, bk, wm, wk), must capture) of a material's positions (Black to move),
     ``chunk`` positions at a time."""
     counts = material_counts(material)

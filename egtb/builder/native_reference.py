@@ -1,0 +1,130 @@
+"""Reference figures of a compact-native table recomputed from its compact files' data.
+
+A compact-native table (:mod:`egtb.builder.native`) has no master to recompute
+its reference rows from; its stamp carries the figures the builder counted.
+:func:`native_figures` counts them again from the ``.wld``, ``.wcdf`` and
+``.dtz`` files alone, through the compact prober: every stored position
+decoded, every position the files leave out (the side to move must capture)
+answered by the capture search. The checksums are those a master of the same
+table would carry (:func:`egtb.formats.master.stored_checksums`): CRC-32 of the
+stored value codes (packed four a byte), and of a layer's categories then its DTZ in the stored
+type (a capture position's DTZ 1, a draw's 0, as the solver leaves them).
+``bench/make_reference.py`` writes the 8-piece rows from them.
+
+>>> crc32_combine(zlib.crc32(b"ab"), zlib.crc32(b"cd"), 2) == zlib.crc32(b"abcd")
+True
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+import numpy as np
+
+from egtb.builder.native import LEAN_RULES
+from egtb.builder.pipeline import count_codes
+from egtb.builder.reference import ReferenceEntry, RuleReferenceEntry, layer_line, table_line
+from egtb.builder.rule_layer import count_layer
+from egtb.builder.verify_compact import CompactProber, unranked_chunks
+from egtb.formats.master import PER_BYTE, narrow_type, pack_wdl
+from egtb.formats.values import DRAW, LOSS, NO_MAX_DTW, WIN
+from egtb.positions.material import Material
+
+__all__ = ["crc32_combine", "native_figures", "native_reference_lines"]
+
+#: Stored value code of each value for the side to move (loss, draw, win), indexed by value + 1.
+CODE_OF_WDL = np.array([LOSS, DRAW, WIN], dtype=np.uint8)
+#: Positions unranked and probed at a time.
+CHUNK = 1 << 22
+
+
+def native_figures(directory: os.PathLike | str, material: Material, *, rule: str = LEAN_RULES,
+                   chunk: int = CHUNK) -> tuple[ReferenceEntry, RuleReferenceEntry]:
+    """The figures of a compact-native table (its ``tables.tsv`` and ``rule_layers.tsv`` rows),
+    recomputed from its compact files in `directory`; MissingTableError when one is absent."""
+    if chunk % PER_BYTE:
+        raise ValueError(f"chunk {chunk} is not a multiple of {PER_BYTE} (the packed values' bytes)")
+    prober = CompactProber(directory)
+    table = prober.table(material)
+    layer = table.layer(rule)
+    value_of, category_of = np.array(table.value_of, np.int8), np.array(layer.value_of, np.int8)
+    dtz_of = np.asarray(layer.dtz_file.kind.value_of_code)
+    values, categories, dtz_codes = table.values(), layer.values(), layer.dtz_file.values()
+    codes, layer_counts = np.zeros(4, dtype=np.int64), np.zeros(5, dtype=np.int64)
+    value_crc = category_crc = 0
+    dtz_crcs = {np.dtype(np.uint8): 0, np.dtype("<u2"): 0}
+    max_dtz = max_cursed = 0
+    for lo, hi, boards, cap in unranked_chunks(material, chunk):
+        wdl, category = value_of[values[lo:hi]], category_of[categories[lo:hi]]
+        searched = np.flatnonzero(cap)
+        if len(searched):
+            found = tuple(a[searched] for a in boards)
+            wdl[searched] = prober.probe_batch(*found, 0)[0]
+            category[searched] = prober.probe_batch(*found, 0, rule=rule)[0]
+        wdl_codes = CODE_OF_WDL[wdl.astype(np.int64) + 1]
+        count_codes(wdl_codes, codes)
+        value_crc = zlib.crc32(pack_wdl(wdl_codes), value_crc)  # chunks of whole bytes
+        dtz = np.where(category == 0, 0, np.where(cap, 1, dtz_of[dtz_codes[lo:hi]]))
+        part, top, top_cursed = count_layer(category, dtz)
+        layer_counts += part
+        max_dtz, max_cursed = max(max_dtz, int(top)), max(max_cursed, int(top_cursed))
+        category_crc = zlib.crc32(np.ascontiguousarray(category).view(np.uint8), category_crc)
+        for stored in dtz_crcs:
+            dtz_crcs[stored] = zlib.crc32(dtz.astype(stored), dtz_crcs[stored])
+    stored = narrow_type(np.array([max_dtz, max_cursed], dtype=np.int64))  # the whole DTZ's type
+    layer_crc = crc32_combine(category_crc, dtz_crcs[stored], table.positions * stored.itemsize)
+    wins, cursed_wins, draws, blessed_losses, losses = layer_counts[::-1].tolist()
+    return (ReferenceEntry(positions=table.positions, wins=int(codes[WIN]), losses=int(codes[LOSS]),
+                           draws=int(codes[DRAW]), max_dtw=NO_MAX_DTW, checksum_crc32=value_crc),
+            RuleReferenceEntry(wins=wins, cursed_wins=cursed_wins, draws=draws, blessed_losses=blessed_losses,
+                               losses=losses, max_dtz=max_dtz, max_dtz_cursed=max_cursed,
+                               checksum_crc32=layer_crc))
+
+
+def native_reference_lines(directory: os.PathLike | str, materials: list[Material], *,
+                           rule: str = LEAN_RULES) -> tuple[list[str], list[str]]:
+    """The ``tables.tsv`` and ``rule_layers.tsv`` lines of compact-native `materials`
+    (:func:`native_figures`), as :func:`egtb.builder.reference.reference_lines` gives a master's."""
+    figures = [(material, native_figures(directory, material, rule=rule)) for material in materials]
+    return ([table_line(material, values) for material, (values, _) in figures],
+            [layer_line(material, rule, layer) for material, (_, layer) in figures])
+
+
+def crc32_combine(first: int, second: int, length: int) -> int:
+    """CRC-32 of two byte strings one after the other, from their CRCs and the second's `length`
+    (zlib's crc32_combine, which Python's zlib does not expose): the categories' CRC and the
+    DTZ's are computed in one pass, yet a layer's checksum runs over the one then the other."""
+    if length <= 0:
+        return first
+    odd = [0xEDB88320] + [1 << n for n in range(31)]  # the operator of one zero bit
+    even = _square(odd)  # two zero bits
+    odd = _square(even)  # four
+    while True:
+        even = _square(odd)  # apply the operator of one zero byte, then doubling, as zlib does
+        if length & 1:
+            first = _times(even, first)
+        length >>= 1
+        if not length:
+            break
+        odd = _square(even)
+        if length & 1:
+            first = _times(odd, first)
+        length >>= 1
+        if not length:
+            break
+    return first ^ second
+
+
+def _times(matrix: list[int], vector: int) -> int:
+    total, row = 0, 0
+    while vector:
+        if vector & 1:
+            total ^= matrix[row]
+        vector >>= 1
+        row += 1
+    return total
+
+
+def _square(matrix: list[int]) -> list[int]:
+    return [_times(matrix, matrix[n]) for n in range(32)]
