@@ -284,7 +284,8 @@ def _plan_build(todo: list[Pair], directory: Path, config: BuildConfig, *, conte
     log.info("the build needs about %s of disk at its peak", budget.format_bytes(need))
     largest = sorted((plans[p.key].bytes for p in planned), reverse=True)[:jobs]
     files = sum(budget.file_bytes(p.positions, contents[p.key], bits) for p in planned)
-    seconds = {p.key: budget.cpu_seconds(p.positions, contents[p.key]) for p in todo}
+    seconds = {p.key: budget.cpu_seconds(p.positions, contents[p.key],
+                                        regenerating=p.key in plans and plans[p.key].per_pass > 0) for p in todo}
     chain = max(longest_chains(todo, weight=lambda p: seconds[p.key]).values(), default=0.0)
     return plans, BuildPlan(
         len(todo), sum(p.positions for p in todo), sum(seconds.values()), jobs, need, room,
