@@ -59,6 +59,7 @@ MATE = 30000  #: score of a win at the root; a win in n plies scores MATE - n
 MATE_BOUND = MATE - 1000  #: scores beyond this are wins or losses
 MIN_NPS_ESTIMATE = 1e5  #: floor of the speed estimate that turns seconds into node budgets
 HISTORY_SIZE = 128  #: game positions (since the last irreversible move) seen by the kernel
+PV_PLIES = 30  #: longest principal variation a search reports
 
 MAN_VALUE = 100  #: material value of a man
 KING_VALUE = 140  #: material value of a king
@@ -438,6 +439,10 @@ class SearchInfo:
     """"search", "tables" (endgame tables) or "forced" (one legal move)."""
     table_hits: int = 0
     """Nodes of the search the endgame tables answered (``tables="search"``)."""
+    pv: tuple[str, ...] = ()
+    """The principal variation, PDN moves from the searched position: the chosen move, then for each
+    position that follows the endgame tables' best move where they hold it, else the transposition
+    table's (:meth:`SearchEngine.principal_variation`); empty for a table or forced move."""
 
     @property
     def nps(self) -> float:
@@ -458,6 +463,12 @@ def _history_keys(board: Board) -> list[int]:
         count += 1
     keys.reverse()
     return keys
+
+
+def _python_move_key(move: Move) -> int:
+    """The kernel's :func:`_move_key` of a Board move: from, to (bit indices) and the captured pieces."""
+    captured = sum(1 << (square - 1) for square in move.captured)
+    return (move.start - 1) | ((move.end - 1) << 5) | (captured << 10)
 
 
 _local = threading.local()
@@ -635,7 +646,10 @@ class SearchEngine(Engine):
         info = self.last_info
         assert info is not None
         score = int(info.score) if info.source == "search" else None
-        return PlayResult(move, score, {"depth": info.depth, "nodes": info.nodes, "source": info.source})
+        details: dict[str, object] = {"depth": info.depth, "nodes": info.nodes, "source": info.source}
+        if info.pv:
+            details["pv"] = info.pv
+        return PlayResult(move, score, details)
 
     def choose(self, board: Board, limit: Limit = Limit()) -> Move:
         """The move to play in ``board`` under ``limit``; fills ``last_info``."""
@@ -689,8 +703,50 @@ class SearchEngine(Engine):
                 break  # a forced result inside the horizon: deeper search adds nothing
             if node_cap is not None and total >= node_cap:
                 break
-        self.last_info = SearchInfo(done, score, total, time.perf_counter() - started, str(best), table_hits=hits)
+        pv = tuple(map(str, self.principal_variation(board, best))) if done else ()
+        self.last_info = SearchInfo(done, score, total, time.perf_counter() - started, str(best), table_hits=hits,
+                                    pv=pv)
         return best
+
+    def principal_variation(self, board: Board, first: Move, *, max_plies: int = PV_PLIES) -> list[Move]:
+        """The line the last search expects from ``board``: ``first`` (its chosen move), then at each
+        position the endgame tables' best move where they hold it, else the move the transposition
+        table holds; at most ``max_plies`` moves, ending at the end of the game, at a position
+        met twice in the line, or where neither knows a move.
+
+        >>> engine = SearchEngine(depth=6)
+        >>> board = Board("B:W32:B1,K28")
+        >>> line = engine.principal_variation(board, engine.choose(board))
+        >>> [str(m) for m in line][:2] == list(engine.last_info.pv[:2])
+        True
+        """
+        line: list[Move] = []
+        replay = board.copy()
+        seen = {replay.key()}
+        move: Move | None = first
+        while move is not None and len(line) < max_plies:
+            replay.push(move)
+            line.append(move)
+            if replay.is_game_over() or replay.key() in seen:
+                break
+            seen.add(replay.key())
+            move = self.probe_tables(replay)  # exact where they reach; the search's bounds elsewhere
+            if move is None:
+                move = self._table_move(replay)
+        return line
+
+    def _table_move(self, board: Board) -> Move | None:
+        """The legal move the transposition table holds for ``board``, or None."""
+        tt = self._tables.tt
+        h = zobrist_hash(*board.key(), ZOBRIST)
+        slot = int(h) & (tt.shape[0] - 1)
+        if tt[slot, T_KEY] != h:
+            return None
+        stored = int(tt[slot, T_MOVE])
+        for move in board.legal_moves():
+            if _python_move_key(move) == stored:
+                return move
+        return None
 
     def _choose_noisy(self, board: Board, legal: list[Move], started: float) -> Move:
         """Score every root move with a full window, add seeded noise, take the best."""
