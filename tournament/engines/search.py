@@ -60,6 +60,8 @@ MATE_BOUND = MATE - 1000  #: scores beyond this are wins or losses
 MIN_NPS_ESTIMATE = 1e5  #: floor of the speed estimate that turns seconds into node budgets
 HISTORY_SIZE = 128  #: game positions (since the last irreversible move) seen by the kernel
 PV_PLIES = 30  #: longest principal variation a search reports
+PV_FILL_NODES = 200_000  #: nodes the searches of the rest of a line may take when the table lost moves of it
+PV_FILL_SHARE = 10  #: ... and at most the search's own nodes over this, so that a fast game's clock is kept
 
 MAN_VALUE = 100  #: material value of a man
 KING_VALUE = 140  #: material value of a king
@@ -703,16 +705,23 @@ class SearchEngine(Engine):
                 break  # a forced result inside the horizon: deeper search adds nothing
             if node_cap is not None and total >= node_cap:
                 break
-        pv = tuple(map(str, self.principal_variation(board, best))) if done else ()
+        pv = (tuple(map(str, self.principal_variation(board, best, depth=done, fill_nodes=total // PV_FILL_SHARE)))
+              if done else ())
         self.last_info = SearchInfo(done, score, total, time.perf_counter() - started, str(best), table_hits=hits,
                                     pv=pv)
         return best
 
-    def principal_variation(self, board: Board, first: Move, *, max_plies: int = PV_PLIES) -> list[Move]:
+    def principal_variation(self, board: Board, first: Move, *, depth: int = 0, fill_nodes: int = PV_FILL_NODES,
+                            max_plies: int = PV_PLIES) -> list[Move]:
         """The line the last search expects from ``board``: ``first`` (its chosen move), then at each
         position the endgame tables' best move where they hold it, else the move the transposition
         table holds; at most ``max_plies`` moves, ending at the end of the game, at a position
-        met twice in the line, or where neither knows a move.
+        met twice in the line, or where none of them knows a move.
+
+        The transposition table keeps the last of the positions that share a slot, so a long search
+        may have lost a move of its line: while the line is shorter than the ``depth`` searched, a
+        small search of what is left finds the next move instead, all of them within ``fill_nodes``
+        (at most PV_FILL_NODES; a move's search gives it a tenth of its own nodes, PV_FILL_SHARE).
 
         >>> engine = SearchEngine(depth=6)
         >>> board = Board("B:W32:B1,K28")
@@ -724,6 +733,7 @@ class SearchEngine(Engine):
         replay = board.copy()
         seen = {replay.key()}
         move: Move | None = first
+        budget = [min(fill_nodes, PV_FILL_NODES)]
         while move is not None and len(line) < max_plies:
             replay.push(move)
             line.append(move)
@@ -733,7 +743,19 @@ class SearchEngine(Engine):
             move = self.probe_tables(replay)  # exact where they reach; the search's bounds elsewhere
             if move is None:
                 move = self._table_move(replay)
+            if move is None and len(line) < depth:
+                move = self._fill_move(replay, depth - len(line), budget)
         return line
+
+    def _fill_move(self, board: Board, depth: int, budget: list[int]) -> Move | None:
+        """The best move of a search of ``board`` to ``depth`` within the nodes left in ``budget[0]``
+        (spent from it), or None."""
+        if budget[0] <= 0:
+            return None
+        _, index, nodes, aborted = search_position(board, depth, tables=self._tables, max_nodes=budget[0],
+                                                   probe=self._probe)
+        budget[0] -= nodes
+        return None if aborted else board.legal_moves()[index]
 
     def _table_move(self, board: Board) -> Move | None:
         """The legal move the transposition table holds for ``board``, or None."""
