@@ -270,3 +270,15 @@ def test_the_principal_variation_goes_on_with_the_tables_best_moves(built_tables
             replay.push_pdn(text)
     assert replay.is_game_over() or len(line) == PV_PLIES
     pydraughts_replay(board.fen(), line)
+
+
+def test_only_an_engine_given_pv_fill_searches_more_for_its_line() -> None:
+    plain, filling = SearchEngine(depth=9), SearchEngine(depth=9, pv_fill=200_000)
+    board = Board()
+    assert str(plain.choose(board)) == str(filling.choose(board))  # the fill comes after the move
+    assert plain.last_info.nodes == filling.last_info.nodes  # and the move's search is the same
+    assert len(filling.last_info.pv) >= len(plain.last_info.pv) >= 1
+    replay = board.copy()
+    for text in filling.last_info.pv:
+        replay.push_pdn(text)
+    assert make_engine("depth=9,pv_fill=5000").pv_fill == 5000 and make_engine("hard").pv_fill == 0

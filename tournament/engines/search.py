@@ -616,7 +616,7 @@ class SearchEngine(Engine):
     def __init__(self, *, depth: int | None = None, time: float | None = None, noise: int = 0,
                  seed: int | None = None, tables_dir: str | Path | None = None,
                  tablebase: Tablebase | None = None, tt_bits: int = DEFAULT_TT_BITS, name: str | None = None,
-                 tables: str = "search") -> None:
+                 tables: str = "search", pv_fill: int = 0) -> None:
         if tables not in TABLES_MODES:
             raise ValueError(f"tables={tables!r}: choose from {', '.join(TABLES_MODES)}")
         if depth is None and time is None:
@@ -631,6 +631,10 @@ class SearchEngine(Engine):
         self._tablebase: Tablebase | None = (tablebase if tablebase is not None
                                              else None if tables_dir is None else tablebase_for(tables_dir))
         self.tables = tables
+        self.pv_fill = pv_fill
+        """Nodes the searches that fill a principal variation's lost moves may take after each move
+        (at most a tenth of the move's own; 0, the default: none, so that play is what it was
+        without the line, and the transposition table is left as the search left it)."""
         self._probe = _TableProbe.of(self._tablebase) if tables == "search" else None
         self.last_info: SearchInfo | None = None
         search_position(Board("B:W32:B1"), 1, tables=self._tables)  # load the compiled kernel now
@@ -705,7 +709,7 @@ class SearchEngine(Engine):
                 break  # a forced result inside the horizon: deeper search adds nothing
             if node_cap is not None and total >= node_cap:
                 break
-        pv = (tuple(map(str, self.principal_variation(board, best, depth=done, fill_nodes=total // PV_FILL_SHARE)))
+        pv = (tuple(map(str, self.principal_variation(board, best, depth=done, fill_nodes=min(total // PV_FILL_SHARE, self.pv_fill))))
               if done else ())
         self.last_info = SearchInfo(done, score, total, time.perf_counter() - started, str(best), table_hits=hits,
                                     pv=pv)

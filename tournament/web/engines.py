@@ -48,9 +48,10 @@ __all__ = ["DEFAULT_SPECS", "START_TIMEOUT", "THINK_MARGIN", "EngineCancelled", 
 log = logging.getLogger(__name__)
 
 #: Strength name -> engine spec for ``tournament hub-engine``. "hard" searches as deep as the
-#: page's thinking time allows (the tournament's "hard" stops at depth 10); "perfect" plays the
-#: "hard" spec outside the tables.
-DEFAULT_SPECS: dict[str, str] = {"easy": "easy", "medium": "medium", "hard": "depth=60", "perfect": "perfect"}
+#: page's thinking time allows (the tournament's "hard" stops at depth 10) and fills the line it
+#: reports (the explorer shows it); "perfect" plays the "hard" spec outside the tables.
+DEFAULT_SPECS: dict[str, str] = {"easy": "easy", "medium": "medium", "hard": "depth=60,pv_fill=200000",
+                                  "perfect": "perfect"}
 #: Seconds a search may run past its thinking time before it counts as an engine fault (its
 #: process is then ended): generous, as the first move of a fresh install may compile kernels
 #: and a busy machine makes every process slow; the page's undo cancels sooner.
@@ -128,7 +129,7 @@ class EngineService:
         """The command line of the process playing ``strength``.
 
         >>> EngineService(tables_dir="t").command("perfect")[3:]
-        ['hub-engine', 'perfect', '--tables', 't', '--option', 'fallback=depth=60']
+        ['hub-engine', 'perfect', '--tables', 't', '--option', 'fallback=depth=60,pv_fill=200000']
         """
         spec = self.specs[strength]
         command = [sys.executable, "-m", "tournament.cli", "hub-engine", spec]
