@@ -85,3 +85,23 @@ def pydraughts_perft(board, depth: int) -> int:
         total += pydraughts_perft(board, depth - 1)
         board.pop()
     return total
+
+
+def pydraughts_replay(fen: str, line: list[str]):
+    """A ``draughts.Board`` after ``line`` (PDN moves with full paths) played from ``fen`` by pydraughts,
+    an oracle independent of our rules: AssertionError at the first move it does not find legal.
+
+    >>> pydraughts_replay("B:W14,23:B9", ["9x18x27"]).is_over()
+    True
+    """
+    import re
+
+    import draughts
+
+    board = draughts.Board(variant="english", fen=fen)
+    for number, text in enumerate(line, start=1):
+        path = [int(square) for square in re.split("[-x]", text)]
+        found = [m for m in board.legal_moves() if list(m.steps_move) == path]
+        assert found, f"move {number} ({text}) is not legal for pydraughts in {board.fen}"
+        board.push(found[0])
+    return board

@@ -13,12 +13,12 @@ from egtb.formats.values import Wdl
 from egtb.probe.moves import best_moves
 from egtb import Board, Move
 from egtb.probe.tablebase import Tablebase
-from positions import random_game_boards
+from positions import pydraughts_replay, random_game_boards
 from tournament.engines.base import GameState, Limit
 from tournament.engines.random import RandomEngine
 from tournament.engines.registry import make_engine
 from tournament.engines.search import (
-    MATE, MATE_BOUND, S_TB_MISSES, TB_WIN, SearchEngine, _history_keys, _Tables, _TableProbe, evaluate,
+    MATE, MATE_BOUND, PV_PLIES, S_TB_MISSES, TB_WIN, SearchEngine, _history_keys, _Tables, _TableProbe, evaluate,
     search_position,
 )
 
@@ -226,3 +226,59 @@ def test_the_first_search_to_read_the_tables_answers_as_a_later_one(built_tables
         later = search_position(board, 2, tables=_Tables(12), probe=probe)
     assert abs(later[0]) > TB_WIN - 10
     assert first[0] == later[0]  # (equal moves may tie)
+
+
+# --- issue 32: the principal variation ------------------------------------------------------------
+
+
+def test_the_principal_variation_is_a_legal_line_that_starts_with_the_move_played() -> None:
+    engine = SearchEngine(depth=8)
+    board = Board()
+    result = engine.play(GameState.from_board(board), Limit())
+    line = list(result.info["pv"])
+    assert line == list(engine.last_info.pv) and line[0] == str(result.move)
+    assert len(line) >= 6  # the table keeps the exact line of a fresh depth-8 search
+    replay = board.copy()
+    for text in line:
+        replay.push_pdn(text)  # IllegalMoveError if not legal
+    assert Board(pydraughts_replay(board.fen(), line).fen).key() == replay.key()
+
+
+def test_the_principal_variation_of_a_found_win_ends_in_it() -> None:
+    engine = SearchEngine(depth=8)
+    board = Board("B:W32:B1,K28")
+    engine.choose(board)
+    info = engine.last_info
+    assert info.score > MATE_BOUND
+    line = list(info.pv)
+    assert len(line) == MATE - info.score  # a win in n plies: n moves, the last one wins
+    oracle = pydraughts_replay(board.fen(), line)
+    assert oracle.is_over() and oracle.winner() == draughts.BLACK
+
+
+def test_the_principal_variation_goes_on_with_the_tables_best_moves(built_tables) -> None:
+    engine = SearchEngine(depth=1, tables_dir=built_tables(3))
+    board = Board(WIN_BY_CAPTURE)  # 4 pieces; after 3x10 the 3-piece tables hold a win
+    engine.choose(board)
+    line = list(engine.last_info.pv)
+    assert line[0] == "3x10" and len(line) > 2  # past the depth of 1: the tables' moves
+    replay = board.copy()
+    replay.push_pdn(line[0])
+    with Tablebase(built_tables(3)) as tb:
+        for text in line[1:]:
+            assert text == str(best_moves(tb, replay).moves[0].move)
+            replay.push_pdn(text)
+    assert replay.is_game_over() or len(line) == PV_PLIES
+    pydraughts_replay(board.fen(), line)
+
+
+def test_only_an_engine_given_pv_fill_searches_more_for_its_line() -> None:
+    plain, filling = SearchEngine(depth=9), SearchEngine(depth=9, pv_fill=200_000)
+    board = Board()
+    assert str(plain.choose(board)) == str(filling.choose(board))  # the fill comes after the move
+    assert plain.last_info.nodes == filling.last_info.nodes  # and the move's search is the same
+    assert len(filling.last_info.pv) >= len(plain.last_info.pv) >= 1
+    replay = board.copy()
+    for text in filling.last_info.pv:
+        replay.push_pdn(text)
+    assert make_engine("depth=9,pv_fill=5000").pv_fill == 5000 and make_engine("hard").pv_fill == 0

@@ -802,3 +802,32 @@ def test_the_fen_line_wraps_between_squares_not_inside_a_number(driver, url):
         assert wrapped  # it did wrap at some of these widths
     finally:
         driver.set_window_size(1280, 860)
+
+
+# --- issue 32: the engine's score and line outside the tables --------------------------------------
+
+
+def test_explore_of_the_start_shows_the_engines_score_and_line_and_plays_it(driver, url, artifacts):
+    driver.get(f"{url}?view=explore&fen={START_FEN}")
+    wait_for(driver, lambda: driver.find_element(By.ID, "explore-analysis").is_displayed(),
+             message="no engine analysis for a position outside the tables")
+    state = lambda: driver.find_element(By.ID, "explore-analysis").get_attribute("data-state")  # noqa: E731
+    assert state() == "searching" and text(driver, "explore-score") == "Engine (hard) searching…"
+    wait_for(driver, lambda: state() != "searching", message="the engine never answered")
+    assert state() == "done", text(driver, "explore-score")
+    score = text(driver, "explore-score")
+    assert score.startswith("Engine (hard): ") and "depth " in score
+    assert any(words in score for words in (" for Black", " for White", "even")), score
+    moves = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#explore-pv .pv-move")]
+    assert len(moves) >= 4
+    board = Board(START_FEN)
+    for move in moves:
+        board.push_pdn(move)  # the line shown is legal from the start
+    assert text(driver, "explore-pv").startswith(f"Expected line: 1. {moves[0]} {moves[1]} 2. {moves[2]}")
+    screenshot(driver, artifacts, "explore-engine")
+    driver.find_elements(By.CSS_SELECTOR, "#explore-pv .pv-move")[1].click()  # plays the line's first two moves
+    after = Board(START_FEN)
+    after.push_pdn(moves[0])
+    after.push_pdn(moves[1])
+    wait_fen(driver, after.fen())
+    wait_for(driver, lambda: state() == "searching")  # the new position is searched in turn

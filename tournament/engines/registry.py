@@ -5,7 +5,8 @@ Specs:
 - ``random``: the random mover.
 - ``easy``, ``medium``, ``hard``: the alpha-beta searcher at a named strength.
 - ``depth=N``, ``time=S`` (and combinations such as ``depth=8,time=0.5``;
-  ``noise=C`` adds root-score noise): the searcher with those settings.
+  ``noise=C`` adds root-score noise, ``pv_fill=N`` lets N nodes fill the reported line):
+  the searcher with those settings.
 - ``perfect``: the perfect-play table engine (needs ``tables_dir``); its option
   ``fallback=SPEC`` names the engine that plays outside the tables (default: a
   short search).
@@ -50,7 +51,7 @@ __all__ = ["ENTRY_POINT_GROUP", "make_engine", "load_plugin", "builtin_specs"]
 #: Entry-point group where third-party packages register engine classes.
 ENTRY_POINT_GROUP = "draughts_tournament.engines"
 
-_SEARCH_KEYS = {"depth": int, "time": float, "noise": int}
+_SEARCH_KEYS = {"depth": int, "time": float, "noise": int, "pv_fill": int}
 
 
 def builtin_specs() -> list[str]:
@@ -104,7 +105,7 @@ def make_engine(spec: str, *, tables_dir: str | Path | None = None, seed: int | 
                      "package.module:Class, entrypoint:NAME or hub:COMMAND")
 
 
-_SEARCH_OPTIONS = {"depth", "time", "noise", "tt_bits", "tables"}
+_SEARCH_OPTIONS = {"depth", "time", "noise", "tt_bits", "tables", "pv_fill"}
 
 
 def _make_search(kwargs: dict[str, Any], spec: str, seed: int | None, tables_dir: str | Path | None) -> Engine:

@@ -59,6 +59,9 @@ MATE = 30000  #: score of a win at the root; a win in n plies scores MATE - n
 MATE_BOUND = MATE - 1000  #: scores beyond this are wins or losses
 MIN_NPS_ESTIMATE = 1e5  #: floor of the speed estimate that turns seconds into node budgets
 HISTORY_SIZE = 128  #: game positions (since the last irreversible move) seen by the kernel
+PV_PLIES = 30  #: longest principal variation a search reports
+PV_FILL_NODES = 200_000  #: nodes the searches of the rest of a line may take when the table lost moves of it
+PV_FILL_SHARE = 10  #: ... and at most the search's own nodes over this, so that a fast game's clock is kept
 
 MAN_VALUE = 100  #: material value of a man
 KING_VALUE = 140  #: material value of a king
@@ -438,6 +441,10 @@ class SearchInfo:
     """"search", "tables" (endgame tables) or "forced" (one legal move)."""
     table_hits: int = 0
     """Nodes of the search the endgame tables answered (``tables="search"``)."""
+    pv: tuple[str, ...] = ()
+    """The principal variation, PDN moves from the searched position: the chosen move, then for each
+    position that follows the endgame tables' best move where they hold it, else the transposition
+    table's (:meth:`SearchEngine.principal_variation`); empty for a table or forced move."""
 
     @property
     def nps(self) -> float:
@@ -458,6 +465,12 @@ def _history_keys(board: Board) -> list[int]:
         count += 1
     keys.reverse()
     return keys
+
+
+def _python_move_key(move: Move) -> int:
+    """The kernel's :func:`_move_key` of a Board move: from, to (bit indices) and the captured pieces."""
+    captured = sum(1 << (square - 1) for square in move.captured)
+    return (move.start - 1) | ((move.end - 1) << 5) | (captured << 10)
 
 
 _local = threading.local()
@@ -603,7 +616,7 @@ class SearchEngine(Engine):
     def __init__(self, *, depth: int | None = None, time: float | None = None, noise: int = 0,
                  seed: int | None = None, tables_dir: str | Path | None = None,
                  tablebase: Tablebase | None = None, tt_bits: int = DEFAULT_TT_BITS, name: str | None = None,
-                 tables: str = "search") -> None:
+                 tables: str = "search", pv_fill: int = 0) -> None:
         if tables not in TABLES_MODES:
             raise ValueError(f"tables={tables!r}: choose from {', '.join(TABLES_MODES)}")
         if depth is None and time is None:
@@ -618,6 +631,10 @@ class SearchEngine(Engine):
         self._tablebase: Tablebase | None = (tablebase if tablebase is not None
                                              else None if tables_dir is None else tablebase_for(tables_dir))
         self.tables = tables
+        self.pv_fill = pv_fill
+        """Nodes the searches that fill a principal variation's lost moves may take after each move
+        (at most a tenth of the move's own; 0, the default: none, so that play is what it was
+        without the line, and the transposition table is left as the search left it)."""
         self._probe = _TableProbe.of(self._tablebase) if tables == "search" else None
         self.last_info: SearchInfo | None = None
         search_position(Board("B:W32:B1"), 1, tables=self._tables)  # load the compiled kernel now
@@ -635,7 +652,10 @@ class SearchEngine(Engine):
         info = self.last_info
         assert info is not None
         score = int(info.score) if info.source == "search" else None
-        return PlayResult(move, score, {"depth": info.depth, "nodes": info.nodes, "source": info.source})
+        details: dict[str, object] = {"depth": info.depth, "nodes": info.nodes, "source": info.source}
+        if info.pv:
+            details["pv"] = info.pv
+        return PlayResult(move, score, details)
 
     def choose(self, board: Board, limit: Limit = Limit()) -> Move:
         """The move to play in ``board`` under ``limit``; fills ``last_info``."""
@@ -689,8 +709,70 @@ class SearchEngine(Engine):
                 break  # a forced result inside the horizon: deeper search adds nothing
             if node_cap is not None and total >= node_cap:
                 break
-        self.last_info = SearchInfo(done, score, total, time.perf_counter() - started, str(best), table_hits=hits)
+        pv = (tuple(map(str, self.principal_variation(board, best, depth=done, fill_nodes=min(total // PV_FILL_SHARE, self.pv_fill))))
+              if done else ())
+        self.last_info = SearchInfo(done, score, total, time.perf_counter() - started, str(best), table_hits=hits,
+                                    pv=pv)
         return best
+
+    def principal_variation(self, board: Board, first: Move, *, depth: int = 0, fill_nodes: int = PV_FILL_NODES,
+                            max_plies: int = PV_PLIES) -> list[Move]:
+        """The line the last search expects from ``board``: ``first`` (its chosen move), then at each
+        position the endgame tables' best move where they hold it, else the move the transposition
+        table holds; at most ``max_plies`` moves, ending at the end of the game, at a position
+        met twice in the line, or where none of them knows a move.
+
+        The transposition table keeps the last of the positions that share a slot, so a long search
+        may have lost a move of its line: while the line is shorter than the ``depth`` searched, a
+        small search of what is left finds the next move instead, all of them within ``fill_nodes``
+        (at most PV_FILL_NODES; a move's search gives it a tenth of its own nodes, PV_FILL_SHARE).
+
+        >>> engine = SearchEngine(depth=6)
+        >>> board = Board("B:W32:B1,K28")
+        >>> line = engine.principal_variation(board, engine.choose(board))
+        >>> [str(m) for m in line][:2] == list(engine.last_info.pv[:2])
+        True
+        """
+        line: list[Move] = []
+        replay = board.copy()
+        seen = {replay.key()}
+        move: Move | None = first
+        budget = [min(fill_nodes, PV_FILL_NODES)]
+        while move is not None and len(line) < max_plies:
+            replay.push(move)
+            line.append(move)
+            if replay.is_game_over() or replay.key() in seen:
+                break
+            seen.add(replay.key())
+            move = self.probe_tables(replay)  # exact where they reach; the search's bounds elsewhere
+            if move is None:
+                move = self._table_move(replay)
+            if move is None and len(line) < depth:
+                move = self._fill_move(replay, depth - len(line), budget)
+        return line
+
+    def _fill_move(self, board: Board, depth: int, budget: list[int]) -> Move | None:
+        """The best move of a search of ``board`` to ``depth`` within the nodes left in ``budget[0]``
+        (spent from it), or None."""
+        if budget[0] <= 0:
+            return None
+        _, index, nodes, aborted = search_position(board, depth, tables=self._tables, max_nodes=budget[0],
+                                                   probe=self._probe)
+        budget[0] -= nodes
+        return None if aborted else board.legal_moves()[index]
+
+    def _table_move(self, board: Board) -> Move | None:
+        """The legal move the transposition table holds for ``board``, or None."""
+        tt = self._tables.tt
+        h = zobrist_hash(*board.key(), ZOBRIST)
+        slot = int(h) & (tt.shape[0] - 1)
+        if tt[slot, T_KEY] != h:
+            return None
+        stored = int(tt[slot, T_MOVE])
+        for move in board.legal_moves():
+            if _python_move_key(move) == stored:
+                return move
+        return None
 
     def _choose_noisy(self, board: Board, legal: list[Move], started: float) -> Move:
         """Score every root move with a full window, add seeded noise, take the best."""

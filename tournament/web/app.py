@@ -15,6 +15,9 @@ Routes (documented with examples in docs/web.md):
 - ``POST /api/pdn`` ``{text}``: the first game of pasted PDN or a move list (start, moves, tags);
 - ``POST /api/engine-move`` ``{fen, history, strength, time, rule, counter, game}``: an engine's move;
 - ``POST /api/engine-cancel`` ``{game}``: stop that game's search (no other game's).
+- ``POST /api/analysis`` ``{fen, rule, counter, time, game}``: for a position outside the tables, the
+  ``hard`` engine's score (engine units and words) and principal variation, searched for ``time``
+  seconds (409 for a position the tables hold: ``/api/probe`` answers it); cancelled as an engine move.
 
 Every input is checked into typed values (:mod:`tournament.web.inputs`): bad
 input gets HTTP 400 with ``{"error": message}``, never a 500; a move chosen on
@@ -54,15 +57,16 @@ from egtb.formats import master
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES
 from tournament.engines.base import EngineError
+from tournament.engines.search import TB_WIN
 from tournament.web.engines import EngineCancelled, EngineService
 from tournament.web.hosts import LoopbackHostMiddleware, SameOriginMiddleware
 from tournament.web.inputs import (
-    STRENGTHS, BadRequest, EngineCancelRequest, EngineMoveRequest, MovesQuery, ProbeQuery, StaleMove,
+    STRENGTHS, AnalysisRequest, BadRequest, EngineCancelRequest, EngineMoveRequest, MovesQuery, ProbeQuery, StaleMove,
     MAX_BODY_BYTES, MAX_SECONDS, parse_json_body,
 )
 from tournament.web.replay import pasted_game_record, review_record
 from tournament.web.state import (
-    ballots_record, game_board, game_record, missing_record, move_record, probe_record,
+    analysis_record, ballots_record, forced_line, game_board, game_record, missing_record, move_record, probe_record,
 )
 
 __all__ = ["STATIC_DIR", "create_app"]
@@ -111,6 +115,7 @@ def create_app(*, tables_dir: str | os.PathLike | None = None,
         Route("/api/pdn", api.pdn, methods=["POST"]),
         Route("/api/engine-move", api.engine_move, methods=["POST"]),
         Route("/api/engine-cancel", api.engine_cancel, methods=["POST"]),
+        Route("/api/analysis", api.analysis, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
@@ -212,7 +217,8 @@ class _Api:
         if self.engines is None:
             return JSONResponse({"error": "this server runs without engines"}, status_code=503)
         try:
-            reply = await self._search(request, board, ask)
+            reply = await self._search(request, ask.game, fen=board.start_fen, moves=list(ask.history), rule=ask.rule,
+                                       strength=ask.strength, seconds=ask.seconds, counter=ask.counter)
         except EngineCancelled as exc:
             return JSONResponse({"error": str(exc), "cancelled": True}, status_code=409)
         except EngineError as exc:  # the engine's fault, in its own words, for the page to show
@@ -224,17 +230,62 @@ class _Api:
         return JSONResponse({**move_record(board, move), "strength": ask.strength,
                              "seconds": round(reply.seconds, 4), "source": reply.source})
 
-    async def _search(self, request: Request, board, ask: EngineMoveRequest):
-        """The engine's reply, searched in a thread; a client that goes away meanwhile stops the search."""
-        search = self.engines.ticket(game=ask.game)
-        work = asyncio.ensure_future(run_in_threadpool(
-            self.engines.play, fen=board.start_fen, moves=list(ask.history), rule=ask.rule,
-            strength=ask.strength, seconds=ask.seconds, counter=ask.counter, game=ask.game, search=search))
+    async def analysis(self, request: Request) -> JSONResponse:
+        """The ``hard`` engine's score and line for a position outside the tables (forced moves played first)."""
+        ask = AnalysisRequest.from_body(await _json_body(request))
+        board = game_board(ask.fen, rule=ask.rule, counter=ask.counter)
+        if board.is_game_over():
+            raise BadRequest(f"the game is over ({board.outcome().termination.value}); nothing to search")
+        if self._in_tables(board):
+            return JSONResponse({"fen": board.fen(), "in_tables": True,
+                                 "error": "the tables hold this position: /api/probe gives its value"},
+                                status_code=409)
+        if self.engines is None:
+            return JSONResponse({"error": "this server runs without engines"}, status_code=503)
+        after = board.copy()
+        forced = forced_line(after, in_tables=self._in_tables)
+        if after.is_game_over() or self._in_tables(after):
+            score = self._table_score(after)
+            return JSONResponse(analysis_record(board, forced, score=score, source="forced"))
+        try:
+            reply = await self._search(request, ask.game, fen=after.fen(), moves=[], rule=ask.rule,
+                                       strength="hard", seconds=ask.seconds, counter=after.quiet_plies)
+        except EngineCancelled as exc:
+            return JSONResponse({"error": str(exc), "cancelled": True}, status_code=409)
+        except EngineError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=500)
+        return JSONResponse(analysis_record(board, forced, score=reply.score, pv=reply.pv, depth=reply.depth,
+                                            seconds=reply.seconds, source=reply.source))
+
+    def _in_tables(self, board) -> bool:
+        """Whether the tables answer ``board`` under its rule from its counter."""
+        if board.piece_count() > self.tablebase.largest_pieces:
+            return False
+        try:
+            probe_record(self.tablebase, board.fen(), rule=board.rule.name, counter=board.quiet_plies)
+        except (KeyError, ValueError, TableError):
+            return False
+        return True
+
+    def _table_score(self, board) -> int | None:
+        """The searcher's score of a position the game or the tables decide (None: neither does): a win
+        TB_WIN, a loss -TB_WIN, a draw 0 (an ended game: analysis_record scores it)."""
+        if board.is_game_over():
+            return None
+        record = probe_record(self.tablebase, board.fen(), rule=board.rule.name, counter=board.quiet_plies)
+        outcome = record.get("outcome") or record.get("value")
+        return {"win": TB_WIN, "loss": -TB_WIN}.get(outcome, 0)
+
+    async def _search(self, request: Request, game: str, **play):
+        """The engine's reply (``play``: :meth:`EngineService.play`'s arguments), searched in a thread; a
+        client that goes away meanwhile stops the search."""
+        search = self.engines.ticket(game=game)
+        work = asyncio.ensure_future(run_in_threadpool(self.engines.play, game=game, search=search, **play))
         try:
             while not work.done():
                 await asyncio.wait({work}, timeout=DISCONNECT_POLL)
                 if not work.done() and await request.is_disconnected():
-                    log.info("engine-move of game %r: the client went away; its search is stopped", ask.game)
+                    log.info("search of game %r: the client went away; it is stopped", game)
                     self.engines.stop(search)
             return work.result()
         finally:

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from tournament.engines.base import EngineError, GameState, Limit
 from tournament.engines.hub import HubEngine
+from tournament.engines.hub.protocol import parse_pv
 from tournament.web.inputs import DEFAULT_SECONDS, STRENGTHS
 
 __all__ = ["DEFAULT_SPECS", "START_TIMEOUT", "THINK_MARGIN", "EngineCancelled", "EngineReply", "EngineService",
@@ -47,9 +48,10 @@ __all__ = ["DEFAULT_SPECS", "START_TIMEOUT", "THINK_MARGIN", "EngineCancelled", 
 log = logging.getLogger(__name__)
 
 #: Strength name -> engine spec for ``tournament hub-engine``. "hard" searches as deep as the
-#: page's thinking time allows (the tournament's "hard" stops at depth 10); "perfect" plays the
-#: "hard" spec outside the tables.
-DEFAULT_SPECS: dict[str, str] = {"easy": "easy", "medium": "medium", "hard": "depth=60", "perfect": "perfect"}
+#: page's thinking time allows (the tournament's "hard" stops at depth 10) and fills the line it
+#: reports (the explorer shows it); "perfect" plays the "hard" spec outside the tables.
+DEFAULT_SPECS: dict[str, str] = {"easy": "easy", "medium": "medium", "hard": "depth=60,pv_fill=200000",
+                                  "perfect": "perfect"}
 #: Seconds a search may run past its thinking time before it counts as an engine fault (its
 #: process is then ended): generous, as the first move of a fresh install may compile kernels
 #: and a busy machine makes every process slow; the page's undo cancels sooner.
@@ -85,6 +87,12 @@ class EngineReply:
     """Wall time from the question to the answer, search included."""
     source: str
     """"search", "tables", "forced", "fallback"... as the engine reports it."""
+    score: int | None = None
+    """The engine's score for the side to move, hundredths of a man (None: it gave none)."""
+    depth: int = 0
+    """The depth of the search (0: none reported)."""
+    pv: tuple[str, ...] = ()
+    """The principal variation it reported, PDN moves from the position (its legal part)."""
 
 
 class EngineService:
@@ -121,7 +129,7 @@ class EngineService:
         """The command line of the process playing ``strength``.
 
         >>> EngineService(tables_dir="t").command("perfect")[3:]
-        ['hub-engine', 'perfect', '--tables', 't', '--option', 'fallback=depth=60']
+        ['hub-engine', 'perfect', '--tables', 't', '--option', 'fallback=depth=60,pv_fill=200000']
         """
         spec = self.specs[strength]
         command = [sys.executable, "-m", "tournament.cli", "hub-engine", spec]
@@ -304,7 +312,11 @@ class EngineService:
         self._checkin(strength, engine)
         if search.cancelled:  # it answered as the cancel came: the page no longer wants the move
             raise EngineCancelled("the engine was stopped before it answered")
-        return EngineReply(str(result.move), time.perf_counter() - started, str(result.info.get("source") or "search"))
+        info = result.info
+        depth = str(info.get("depth") or "0")
+        return EngineReply(str(result.move), time.perf_counter() - started, str(info.get("source") or "search"),
+                           score=result.score, depth=int(depth) if depth.isdigit() else 0,
+                           pv=tuple(map(str, parse_pv(str(info.get("pv") or ""), state.board()))))
 
     def cancel(self, *, game: str = "") -> bool:
         """Stop ``game``'s searches (ending the processes of those that run); return whether it had one.

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from egtb.rules.board import DEFAULT_RULE, DRAW_RULES
 
 __all__ = [
-    "BadRequest", "DEFAULT_RULE", "DEFAULT_SECONDS", "ENDINGS", "EngineCancelRequest", "EngineMoveRequest", "MAX_BODY_BYTES",
+    "ANALYSIS_SECONDS", "AnalysisRequest", "BadRequest", "DEFAULT_RULE", "DEFAULT_SECONDS", "ENDINGS", "EngineCancelRequest", "EngineMoveRequest", "MAX_BODY_BYTES",
     "MAX_MOVES", "MAX_SECONDS", "MovesQuery", "PDN_HEADERS", "ProbeQuery", "STRENGTHS", "StaleMove",
     "parse_counter", "parse_end", "parse_game_id", "parse_json_body", "parse_move_list", "parse_rule", "parse_seconds",
     "parse_strength",
@@ -37,6 +37,8 @@ STRENGTHS: dict[str, bool] = {"easy": False, "medium": True, "hard": True, "perf
 DEFAULT_SECONDS = 1.0
 #: Longest think the API accepts.
 MAX_SECONDS = 60.0
+#: Seconds the explorer's search of a position outside the tables runs when the page does not say.
+ANALYSIS_SECONDS = 2.0
 #: The most moves a game sent to the API may hold.
 MAX_MOVES = 2000
 #: The longest FEN, move, PDN tag value or game id accepted (32 squares fit in far less).
@@ -345,3 +347,30 @@ class EngineCancelRequest:
     @classmethod
     def from_body(cls, body: Mapping[str, object]) -> "EngineCancelRequest":
         return cls(game=parse_game_id(body.get("game")))
+
+
+@dataclass(frozen=True)
+class AnalysisRequest:
+    """``POST /api/analysis``: a position outside the tables, for the ``hard`` engine to search.
+
+    >>> AnalysisRequest.from_body({"fen": "B:W18:B14", "time": 0.5})
+    AnalysisRequest(fen='B:W18:B14', rule='wcdf', counter=0, seconds=0.5, game='')
+    """
+
+    fen: str | None = None
+    """The position (None: the standard start)."""
+    rule: str = DEFAULT_RULE
+    counter: int = 0
+    seconds: float = ANALYSIS_SECONDS
+    """How long the search runs."""
+    game: str = ""
+    """The page's id of this search: a cancel names it."""
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, object]) -> "AnalysisRequest":
+        rule = parse_rule(body.get("rule"))
+        seconds = body.get("time")
+        return cls(fen=parse_text(body.get("fen"), name="fen"), rule=rule,
+                   counter=parse_counter(body.get("counter"), rule=rule),
+                   seconds=ANALYSIS_SECONDS if seconds is None or seconds == "" else parse_seconds(seconds),
+                   game=parse_game_id(body.get("game")))

@@ -23,9 +23,10 @@ from egtb.rules.board import Board, Move
 from egtb.rules.notation import START_FEN
 from egtb.rules.squares import coords_to_square, square_to_coords
 from egtb.rules.pdn import game_from_board, write_game
+from tournament.engines.search import MATE, MATE_BOUND, MAX_PLY, TB_WIN
 from tournament.web.inputs import DEFAULT_RULE, BadRequest
 
-__all__ = ["COLOR_NAMES", "ballots_record", "game_board", "game_record", "missing_record", "move_record",
+__all__ = ["COLOR_NAMES", "analysis_record", "ballots_record", "forced_line", "score_record", "game_board", "game_record", "missing_record", "move_record",
            "probe_record"]
 
 #: Names of the two sides in every record.
@@ -276,3 +277,118 @@ def ballots_record() -> dict[str, list[dict]]:
     return {kind: [{"number": o.number, "name": o.name, "moves": list(o.moves), "fen": o.fen}
                    for o in load_ballots(kind)] for kind in BALLOT_KINDS}
 
+
+
+#: Forced moves the explorer plays before it asks the engine (one with a single move is not searched).
+MAX_FORCED = 40
+
+
+def forced_line(board: Board, *, in_tables=lambda board: False) -> list[Move]:
+    """The moves ``board`` is forced to play (one legal move each) until a choice, the end of the game,
+    a position ``in_tables`` says the tables hold, or MAX_FORCED; they are pushed on ``board``.
+
+    >>> board = Board("B:W14,23:B9,1")  # two captures to choose from? no: a capture is compulsory
+    >>> [str(m) for m in forced_line(board)], board.fen()
+    (['9x18x27'], 'W:W:B1,27')
+    """
+    line: list[Move] = []
+    while len(line) < MAX_FORCED and not board.is_game_over() and not (line and in_tables(board)):
+        legal = board.legal_moves()
+        if len(legal) != 1:
+            break
+        board.push(legal[0])
+        line.append(legal[0])
+    return line
+
+
+def score_record(score: int, turn: int) -> dict:
+    """An engine's score for the side to move (``turn``) as the explorer shows it: the score, the score
+    from Black's side, the winner when it found a win, and the words.
+
+    The units are the searcher's (:mod:`tournament.engines.search`): hundredths of a man; beyond
+    MATE - 1000 a win it found to the end of the game (MATE minus its plies), from TB_WIN - MAX_PLY a
+    win of the endgame tables reached in TB_WIN minus that many plies.
+
+    >>> score_record(35, 0)["text"], score_record(35, 1)["text"], score_record(0, 0)["text"]
+    ('+0.35 for Black', '+0.35 for White', '0.00: even')
+    >>> score_record(-(MATE - 7), 1)
+    {'score': -29993, 'black_score': 29993, 'winner': 'black', 'plies': 7, 'text': 'Black wins in 7 plies'}
+    >>> score_record(TB_WIN - 3, 0)["text"]
+    'Black wins: a won ending of the tables is reached in 3 plies'
+    """
+    black = score if turn == 0 else -score
+    record = {"score": score, "black_score": black, "winner": None, "plies": None}
+    size = abs(score)
+    side = COLOR_NAMES[0] if black > 0 else COLOR_NAMES[1]
+    if size > MATE_BOUND:
+        plies = MATE - size
+        return {**record, "winner": side, "plies": plies, "text": f"{side.capitalize()} wins in {_plies(plies)}"}
+    if TB_WIN - MAX_PLY <= size <= TB_WIN:
+        plies = TB_WIN - size
+        return {**record, "winner": side, "plies": plies,
+                "text": f"{side.capitalize()} wins: a won ending of the tables is reached in {_plies(plies)}"}
+    if black == 0:
+        return {**record, "text": "0.00: even"}
+    return {**record, "text": f"+{size / 100:.2f} for {side.capitalize()}"}
+
+
+def _plies(n: int) -> str:
+    return f"{n} ply" if n == 1 else f"{n} plies"
+
+
+def line_text(board: Board, moves: Iterable[str]) -> str:
+    """Moves from ``board`` as PDN move text, numbered from 1 (``1...`` when White moves first).
+
+    >>> line_text(Board(), ["11-15", "23-19", "8-11"])
+    '1. 11-15 23-19 2. 8-11'
+    >>> line_text(Board("W:W18:B14"), ["18x9"])
+    '1... 18x9'
+    """
+    parts: list[str] = []
+    turn = board.turn
+    number = 1
+    for index, move in enumerate(moves):
+        if turn == 0:
+            parts.append(f"{number}. {move}")
+        else:
+            parts.append(f"{number}... {move}" if index == 0 else move)
+            number += 1
+        turn = 1 - turn
+    return " ".join(parts)
+
+
+def analysis_record(board: Board, forced: list[Move], *, score: int | None, pv: Iterable[str] = (),
+                    depth: int = 0, seconds: float = 0.0, source: str = "search") -> dict:
+    """What ``POST /api/analysis`` answers for ``board``: the engine's score and principal variation.
+
+    ``forced`` are the moves played from ``board`` before the search (each the only legal move);
+    ``score`` is the engine's score after them (for the side to move there; None: it gave none, or
+    the game ended), ``pv`` its line from there. The score is turned to the side to move in
+    ``board``, and its distances count the forced moves.
+
+    >>> record = analysis_record(Board("B:W14,23:B9,1"), [], score=-12, pv=["9x18x27"], depth=4)
+    >>> record["score_text"], record["pv_text"], record["turn"]
+    ('+0.12 for White', '1. 9x18x27', 'black')
+    """
+    after = board.copy()
+    for move in forced:
+        after.push(move)
+    line = [str(m) for m in forced] + list(pv)
+    outcome = after.outcome()
+    if outcome is not None and outcome.winner is not None:
+        score = -MATE  # the side to move after the forced moves has lost
+    record = {"fen": board.fen(), "turn": COLOR_NAMES[board.turn], "depth": depth, "seconds": round(seconds, 3),
+              "source": source, "forced": len(forced), "pv": line, "pv_text": line_text(board, line)}
+    if score is None:
+        drawn = outcome is not None
+        return {**record, "score": 0 if drawn else None, "black_score": 0 if drawn else None, "winner": None,
+                "plies": None, "score_text": outcome_record(after)["text"] if drawn else "no score"}
+    if len(forced) % 2:
+        score = -score
+    if abs(score) > MATE_BOUND:
+        score += (-1 if score > 0 else 1) * len(forced)
+    elif TB_WIN - MAX_PLY <= abs(score) <= TB_WIN:
+        score += (-1 if score > 0 else 1) * len(forced)
+    scored = score_record(score, board.turn)
+    return {**record, "score": scored["score"], "black_score": scored["black_score"], "winner": scored["winner"],
+            "plies": scored["plies"], "score_text": scored["text"]}

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from egtb.rules.board import BLACK, DEFAULT_RULE, DRAW_RULES, Board, Move
 from tournament.engines.base import GameState, Limit
@@ -35,7 +35,7 @@ from tournament.engines.base import GameState, Limit
 __all__ = [
     "MOVE_RULE_PARAM", "format_info", "hub_move", "hub_position", "level_line", "limit_from_level",
     "move_rule_param", "parse_fields", "parse_hub_move", "parse_hub_position", "parse_rule_fields", "parse_score",
-    "position_line", "quote",
+    "parse_pv", "position_line", "quote",
 ]
 
 MOVE_RULE_PARAM = "move-rule"
@@ -240,16 +240,21 @@ def limit_from_level(fields: dict[str, str]) -> Limit:
     )
 
 
-def format_info(score: int | None, depth: int = 0, *, nodes: int = 0, source: str = "") -> str:
+def format_info(score: int | None, depth: int = 0, *, nodes: int = 0, source: str = "",
+                pv: Sequence[str] = ()) -> str:
     """The ``info`` line of a search: depth, score in hundredths of a man (Hub sends men, as Scan does),
-    nodes, and ``source``, where the move came from (an extension of ours: ``tables``, ``search``,
-    ``forced``, ``fallback``); "" when there is nothing to say. Fields without a value are left out.
+    nodes, ``pv``, the principal variation (hub moves, as Scan sends it), and ``source``, where the move
+    came from (an extension of ours: ``tables``, ``search``, ``forced``, ``fallback``); "" when there is
+    nothing to say. Fields without a value are left out.
 
     >>> format_info(-125, 6), format_info(None, source="tables"), format_info(None)
     ('info depth=6 score=-1.25', 'info source=tables', '')
+    >>> format_info(5, 2, pv=["11-15", "22x15x18"])
+    'info depth=2 score=0.05 pv="11-15 22x15x18"'
     """
     fields = [f"depth={depth}" if depth else "", "" if score is None else f"score={score / 100:.2f}",
-              f"nodes={nodes}" if nodes else "", f"source={quote(source)}" if source else ""]
+              f"nodes={nodes}" if nodes else "", f'pv="{" ".join(pv)}"' if pv else "",
+              f"source={quote(source)}" if source else ""]
     text = " ".join(field for field in fields if field)
     return f"info {text}" if text else ""
 
@@ -264,3 +269,24 @@ def parse_score(fields: dict[str, str]) -> int | None:
         return round(float(fields["score"]) * 100)
     except (KeyError, ValueError):
         return None
+
+
+def parse_pv(text: str, board: Board) -> list[Move]:
+    """The moves of an ``info`` line's ``pv`` (hub moves, or PDN paths) from ``board``, as far as they are
+    legal: an engine's line is shown, never trusted.
+
+    >>> [str(m) for m in parse_pv("9x27x14x23 11-15", Board("B:W14,23:B9"))]
+    ['9x18x27']
+    """
+    replay = board.copy()
+    moves: list[Move] = []
+    for part in text.split():
+        if replay.is_game_over():
+            break
+        try:
+            move = parse_hub_move(part, replay)
+        except ValueError:
+            break
+        replay.push(move)
+        moves.append(move)
+    return moves

@@ -98,15 +98,29 @@ class HubServer:
         self.limit = limit_from_level(fields)
 
     def go(self, fields: dict[str, str]) -> None:
-        """``go``: search, then what the search found (``info``: score, depth, where the move came from)
-        and the move (``done``)."""
+        """``go``: search, then what the search found (``info``: score, depth, principal variation, where
+        the move came from) and the move (``done``)."""
         result = PlayResult.of(self.engine.play(GameState.from_board(self.board), self.limit))
         info = result.info
         line = format_info(result.score, int(info.get("depth", 0) or 0), nodes=int(info.get("nodes", 0) or 0),
-                           source=str(info.get("source", "") or ""))
+                           source=str(info.get("source", "") or ""), pv=self.hub_line(info.get("pv") or ()))
         if line:
             self.say(line)
         self.say(f"done move={self.answer_text(result.move)}")
+
+    def hub_line(self, line) -> list[str]:
+        """An engine's principal variation (PDN moves from the position searched) in hub notation, as far
+        as its moves are legal."""
+        replay = self.board.copy()
+        moves: list[str] = []
+        for text in line:
+            try:
+                move = Move.from_pdn(str(text), replay)
+                replay.push(move)
+            except ValueError:
+                break
+            moves.append(hub_move(move))
+        return moves
 
     def new_game(self, fields: dict[str, str]) -> None:
         """``new-game``: the engine forgets the last game."""

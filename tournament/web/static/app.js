@@ -32,22 +32,28 @@ const S = {
   routeHover: null,
   // Explore.
   explore: {fen: START_FEN, rule: "wcdf", counter: 0, back: [], forward: [], record: null, probe: null,
-            missing: null, hover: null, seq: 0},
+            missing: null, hover: null, seq: 0,
+            // the engine's view of a position outside the tables: {fen, state: "searching"|"done"|"error",
+            // data, error, game, controller}
+            analysis: null},
   // Edit.
   edit: {pieces: {}, turn: "black", tool: "b", seq: 0},
 };
 
 // --- API -------------------------------------------------------------------
 
-async function api(path, params, body) {
+async function api(path, params, body, signal) {
   let url = path;
   if (params) url += "?" + new URLSearchParams(params).toString();
   const options = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json"},
                                              body: JSON.stringify(body)};
+  if (signal) options.signal = signal;
   let response;
   try {
     response = await fetch(url, options);
-  } catch (error) {  // no answer at all: the server is gone
+  } catch (error) {
+    if (error.name === "AbortError") return {status: 0, ok: false, aborted: true, data: {error: "aborted"}};
+    // no answer at all: the server is gone
     setOffline(true);
     return {status: 0, ok: false, offline: true, data: {error: "the server is not answering"}};
   }
@@ -708,8 +714,85 @@ async function loadExplore({fen, counter, pushHistory = true, lastMove = null, m
   e.hover = null;
   S.selection = null;
   closeRoutes();
+  analyse();
   renderAll();
   return true;
+}
+
+// Seconds the engine searches a position of the explorer outside the tables.
+const ANALYSIS_SECONDS = 2;
+
+/** Ask the engine for the score and line of the explorer's position when the tables do not hold it
+ *  (and stop the search of the position shown before). */
+function analyse() {
+  const e = S.explore;
+  const wanted = S.view === "explore" && e.record && !e.record.outcome && e.missing && S.info && S.info.engines;
+  if (e.analysis && (!wanted || e.analysis.fen !== e.fen || e.analysis.rule !== e.rule
+                     || e.analysis.counter !== e.counter)) stopAnalysis();
+  if (!wanted || e.analysis) return;
+  const analysis = {fen: e.fen, rule: e.rule, counter: e.counter, state: "searching", data: null, error: "",
+                    game: "x" + newGameId(), controller: new AbortController()};
+  e.analysis = analysis;
+  api("/api/analysis", null, {fen: e.fen, rule: e.rule, counter: e.counter, time: ANALYSIS_SECONDS,
+                              game: analysis.game}, analysis.controller.signal).then((answer) => {
+    if (e.analysis !== analysis || answer.aborted) return;
+    analysis.state = answer.ok ? "done" : "error";
+    analysis.data = answer.ok ? answer.data : null;
+    analysis.error = answer.ok ? "" : answer.data.error;
+    if (S.view === "explore") renderExplore();
+  });
+}
+
+/** Stop the engine's search of the explorer's position: the request is aborted and its search cancelled. */
+function stopAnalysis() {
+  const analysis = S.explore.analysis;
+  S.explore.analysis = null;
+  if (!analysis || analysis.state !== "searching") return;
+  analysis.controller.abort();
+  api("/api/engine-cancel", null, {game: analysis.game});
+}
+
+/** The engine's score and line, under the tables' answer (which says the tables do not hold it). */
+function renderAnalysis() {
+  const e = S.explore;
+  const box = $("explore-analysis");
+  const analysis = e.analysis;
+  box.hidden = !analysis;
+  box.dataset.state = analysis ? analysis.state : "";
+  if (!analysis) return;
+  const score = $("explore-score");
+  const line = $("explore-pv");
+  line.innerHTML = "";
+  score.className = "";
+  if (analysis.state === "searching") { score.textContent = "Engine (hard) searching…"; return; }
+  if (analysis.state === "error") { score.textContent = `Engine: no answer (${analysis.error})`; return; }
+  const a = analysis.data;
+  const how = a.source === "forced" ? "forced moves" : `depth ${a.depth}, ${a.seconds.toFixed(1)} s`;
+  score.textContent = `Engine (hard): ${a.score_text} (${how})`;
+  score.dataset.score = a.score === null ? "" : String(a.score);
+  if (a.winner) score.className = a.winner === e.record.turn ? "value-win" : "value-loss";
+  const label = document.createElement("span");
+  label.textContent = "Expected line: ";
+  line.appendChild(label);
+  const blackFirst = a.turn === "black";
+  a.pv.forEach((move, index) => {
+    const ply = index + (blackFirst ? 0 : 1);
+    if (ply % 2 === 0 || index === 0) {
+      const number = document.createElement("span");
+      number.className = "pv-number";
+      number.textContent = `${Math.floor(ply / 2) + 1}.${ply % 2 ? ".." : ""} `;
+      line.appendChild(number);
+    }
+    const link = document.createElement("span");
+    link.className = "move pv-move";
+    link.textContent = move;
+    link.tabIndex = 0;
+    link.setAttribute("role", "button");
+    link.title = `Play the line up to ${move}`;
+    link.addEventListener("click", () => exploreReplay(a.pv.slice(0, index + 1)));
+    line.appendChild(link);
+    line.appendChild(document.createTextNode(" "));
+  });
 }
 
 function exploreMove(move) {
@@ -800,6 +883,7 @@ function renderExplore() {
   $("explore-best").disabled = !(e.probe && e.probe.moves.length);
   $("explore-forward").disabled = !e.forward.length;
   $("explore-outside").hidden = !e.missing;
+  renderAnalysis();
   result.className = "result";
   result.removeAttribute("data-value");
   $("explore-distance").textContent = "";
@@ -981,6 +1065,7 @@ function setView(view, {keepEdit = false} = {}) {
     if (!keepEdit && from !== "edit") editSetFromRecord(from === "explore" ? S.explore.record : S.record);
     editChanged("");
   }
+  analyse();  // the explorer's search stops when the view is left, and starts again when it comes back
   renderAll();
 }
 
