@@ -155,3 +155,26 @@ def test_a_bad_explorer_line_is_named(driver, url):
     driver.get(f"{url}?view=explore&fen={WON_FEN}&line=14-9+1-9")
     wait_for(driver, lambda: "stops at 1-9" in (text(driver, "explore-error") or ""))
     assert text(driver, "fen") == fen_after(["14-9"], WON_FEN)
+
+
+def side_lines(driver) -> list[str]:
+    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#side-lines .side-line")]
+
+
+def test_a_new_line_keeps_the_old_one_a_click_away(driver, url):
+    driver.get(f"{url}?view=play&opponent=hotseat&moves={'+'.join(OPENING)}")
+    wait_fen(driver, fen_after(OPENING))
+    assert side_lines(driver) == [] and driver.find_element(By.ID, "side-lines").get_attribute("hidden")
+    driver.find_element(By.CSS_SELECTOR, "#move-list .move[data-ply='2']").click()
+    wait_fen(driver, fen_after(OPENING[:2]))
+    type_keys(driver, "9-13" + Keys.ENTER)
+    wait_fen(driver, fen_after(OPENING[:2] + ["9-13"]))
+    assert side_lines(driver) == ["2. 8-11 22-17"]  # the line left at move 2, Black's
+    driver.find_element(By.CSS_SELECTOR, "#side-lines .side-line").click()
+    wait_fen(driver, fen_after(OPENING[:2]))  # back where it parted, its moves ahead
+    assert [t for t, _ in line(driver)] == OPENING
+    assert side_lines(driver) == ["2. 9-13"]  # and the line left is kept in turn
+    type_keys(driver, "8-11" + Keys.ENTER)  # the line's own next move: it goes on, nothing parts
+    wait_fen(driver, fen_after(OPENING[:3]))
+    assert [t for t, _ in line(driver)] == OPENING and side_lines(driver) == ["2. 9-13"]
+    assert [("future" in c) for _, c in line(driver)] == [False, False, False, True]

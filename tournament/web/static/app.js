@@ -360,7 +360,7 @@ function readNewGameForm() {
     const ballot = S.ballots[Number($("ballot").value)];
     if (ballot) { fixed = ballot.moves.slice(); event = ballot.name; }
   }
-  return {startFen, fixed: fixed.length, moves: fixed, redo: [], event,
+  return {startFen, fixed: fixed.length, moves: fixed, redo: [], lines: [], event,
           rule: $("rule").value, counter: Number($("start-counter").value) || 0,
           opponent: $("opponent").value, human: $("human").value, time: Number($("think-time").value)};
 }
@@ -422,9 +422,15 @@ async function humanMove(move) {
   if (!answer.ok) { showError("play-error", answer.data.error); renderAll(); return; }
   showError("play-error", "");
   S.refreshSeq++;  // an older refresh still on its way must not overwrite this record
+  const ahead = S.game.redo.length ? S.game.redo[S.game.redo.length - 1] : null;
+  if (ahead === move.move) {
+    S.game.redo.pop();  // the line's own next move: the line goes on, the moves after it kept
+  } else {
+    keepSideLine();  // a move from an earlier position starts a new line; the old one stays a click away
+    S.game.redo = [];
+  }
   S.game.moves = moves;
-  S.game.redo = [];  // a move from an earlier position starts a new line from there
-  S.browsing = false;
+  S.browsing = S.game.redo.length > 0;
   setLastMove(move.move, {animate: true});
   S.record = answer.data;
   renderAll();
@@ -567,6 +573,72 @@ function redo() {
   refreshGame();
 }
 
+/** Most side lines a game keeps (the oldest is dropped first). */
+const MAX_SIDE_LINES = 8;
+
+/** Keep the game's whole line as a side line, from the position shown, when moves follow it there. */
+function keepSideLine() {
+  if (!S.game.redo.length) return;
+  const lines = S.game.lines || (S.game.lines = []);
+  const whole = fullLine();
+  const key = whole.join(" ");
+  const known = lines.findIndex((l) => l.moves.join(" ") === key);
+  if (known >= 0) lines.splice(known, 1);
+  lines.push({from: S.game.moves.length, moves: whole});
+  while (lines.length > MAX_SIDE_LINES) lines.shift();
+}
+
+/** Go back to side line `index`, shown where it left the game; the line shown now becomes a side line. */
+function restoreSideLine(index) {
+  if (!S.game || S.pending || !S.game.lines || !S.game.lines[index]) return;
+  const chosen = S.game.lines.splice(index, 1)[0];
+  cancelThinking();
+  closeRoutes();
+  S.selection = null;
+  dropHint();
+  S.game.end = null;
+  const current = fullLine();
+  let from = 0;  // where the two lines part
+  while (from < current.length && from < chosen.moves.length && current[from] === chosen.moves[from]) from++;
+  if (current.length > from) {
+    S.game.lines.push({from, moves: current});
+    while (S.game.lines.length > MAX_SIDE_LINES) S.game.lines.shift();
+  }
+  const at = Math.max(S.game.fixed, Math.min(chosen.from, chosen.moves.length));
+  S.game.moves = chosen.moves.slice(0, at);
+  S.game.redo = chosen.moves.slice(at).reverse();
+  S.browsing = S.game.redo.length > 0;
+  setLastMove(at ? chosen.moves[at - 1] : null);
+  refreshGame();
+}
+
+/** The side lines kept: each from the move where it left, a click restores it. */
+function renderSideLines() {
+  const box = $("side-lines");
+  const lines = (S.game && S.game.lines) || [];
+  box.hidden = !lines.length;
+  box.innerHTML = "";
+  if (!lines.length) return;
+  const title = document.createElement("p");
+  title.textContent = "Other lines (a click goes back to one):";
+  box.appendChild(title);
+  const blackFirst = turnOfFen(S.game.startFen) === "black";
+  lines.forEach((l, index) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "side-line";
+    button.dataset.index = String(index);
+    const ply = l.from;  // the first move of the line after the parting
+    const number = Math.floor((ply + (blackFirst ? 0 : 1)) / 2) + 1;
+    const black = (ply % 2 === 0) === blackFirst;
+    const shown = l.moves.slice(ply, ply + 6).join(" ");
+    button.textContent = `${number}${black ? "." : "..."} ${shown}${l.moves.length > ply + 6 ? " …" : ""}`;
+    button.title = `Go back to this line (${l.moves.length} moves)`;
+    button.addEventListener("click", () => restoreSideLine(index));
+    box.appendChild(button);
+  });
+}
+
 /** The game's whole line: the moves up to the position shown and those after it (redo). */
 function fullLine() {
   return S.game ? [...S.game.moves, ...[...S.game.redo].reverse()] : [];
@@ -631,6 +703,7 @@ function renderPlayInfo() {
       + "→ or a click on a later move steps on; a move played here starts a new line from this position.";
   }
   renderMoveList();
+  renderSideLines();
   renderReview();
 }
 
