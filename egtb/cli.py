@@ -71,10 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser with every subcommand; with `only`, the options of that one alone.
 
-    Each subcommand's options are built by its own register function, which
-    imports what their defaults and choices come from (the rules, the table
-    formats: numba and h5py); ``only=""`` builds none of them, so that
-    ``egtb --help`` and ``egtb --version`` load no kernel.
+    Each subcommand's options are built by its own register function, from
+    modules that load no kernel (:mod:`egtb.rules.draw_rules`,
+    :mod:`egtb.formats.directory`), so that every ``--help`` and usage error
+    starts without numba, numpy or h5py (tests/test_startup.py); ``only``
+    spares building the other subcommands' options.
 
     >>> sorted(build_parser(only="")._subparsers._group_actions[0].choices)[:3]
     ['build', 'compact', 'moves']

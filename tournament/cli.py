@@ -52,9 +52,10 @@ def parse_time_control(text: str) -> Limit:
 def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser of the ``tournament`` command; with `only`, the options of that subcommand alone.
 
-    The options of ``run`` take their defaults and choices from the engines and
-    the rules (numba kernels): ``only=""`` builds no subcommand's options, so that
-    ``tournament --help`` and ``--version`` load no kernel.
+    The options take their defaults and choices from modules that load no kernel
+    (:mod:`egtb.rules.draw_rules`, :mod:`tournament.config`, :mod:`tournament.openings`),
+    so that every ``--help`` and usage error starts without numba, numpy or h5py
+    (tests/test_startup.py); ``only`` spares building the other subcommands' options.
 
     >>> sorted(build_parser(only="")._subparsers._group_actions[0].choices)
     ['hub-engine', 'play', 'review', 'run']
