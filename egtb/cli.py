@@ -71,10 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser with every subcommand; with `only`, the options of that one alone.
 
-    Each subcommand's options are built by its own register function, which
-    imports what their defaults and choices come from (the rules, the table
-    formats: numba and h5py); ``only=""`` builds none of them, so that
-    ``egtb --help`` and ``egtb --version`` load no kernel.
+    Each subcommand's options are built by its own register function, from
+    modules that load no kernel (:mod:`egtb.rules.draw_rules`,
+    :mod:`egtb.formats.directory`), so that every ``--help`` and usage error
+    starts without numba, numpy or h5py (tests/test_startup.py); ``only``
+    spares building the other subcommands' options.
 
     >>> sorted(build_parser(only="")._subparsers._group_actions[0].choices)[:3]
     ['build', 'compact', 'moves']
@@ -103,9 +104,9 @@ def _command_of(argv: Sequence[str]) -> str:
 def add_tables_option(parser: argparse.ArgumentParser, *, help_text: str | None = None,
                       default: Path | str | None = None) -> None:
     """``--tables DIR``: the table directory of every subcommand."""
-    from egtb.formats import master
+    from egtb.formats.directory import DEFAULT_DIR, ENV_DIR
     parser.add_argument("--tables", dest="tables", type=Path, default=default, metavar="DIR",
-                        help=help_text or f"table directory (default: ${master.ENV_DIR} or {master.DEFAULT_DIR})")
+                        help=help_text or f"table directory (default: ${ENV_DIR} or {DEFAULT_DIR})")
 
 
 def _add_jobs(parser: argparse.ArgumentParser) -> None:
@@ -248,16 +249,17 @@ def no_move_text(board: Board) -> str:
 
 
 def _register_build(p: argparse.ArgumentParser) -> None:
-    from egtb.builder.plan import DEFAULT_RULES, RULE_PRESETS
+    from egtb.builder.contents import AUTO  # egtb.builder.plan's DEFAULT_RULES, without the solvers' numba
+    from egtb.rules.draw_rules import DRAW_RULES
     p.description = "Build every table with up to N pieces, skipping complete files (resumable)."
     p.add_argument("--pieces", "-n", type=int, default=DEFAULT_PIECES,
                    help=f"largest piece count (default {DEFAULT_PIECES})")
     p.add_argument("--min-pieces", type=int, default=2,
                    help="smallest piece count to build (smaller ones must exist)")
     _add_jobs(p)
-    p.add_argument("--rules", type=_rule_list, default=DEFAULT_RULES,
-                   help=f"rule layers to build: a comma list of {', '.join(RULE_PRESETS)}, "
-                        f"'all' or 'none' (default {DEFAULT_RULES}: all up to 6 pieces, "
+    p.add_argument("--rules", type=_rule_list, default=AUTO,
+                   help=f"rule layers to build: a comma list of {', '.join(DRAW_RULES)}, "
+                        f"'all' or 'none' (default {AUTO}: all up to 6 pieces, "
                         "wcdf from 7)")
     p.add_argument("--dtw", action=argparse.BooleanOptionalAction, default=None,
                    help="store the rule-free distance to win (default: up to 6 pieces)")
@@ -521,13 +523,13 @@ def _add_compact_check(report, directory: Path, materials: list[Material], *, pr
 
 
 def _register_compact(p: argparse.ArgumentParser) -> None:
-    from egtb.formats import master
+    from egtb.formats.directory import DEFAULT_DIR, ENV_DIR
     p.description = ("Write one compact WLD file per master table (and a .wcdf file of its "
                                 "categories and a .dtz file of its DTZ under wcdf when it has that "
                                 "layer): capture positions left out, values run-length/Huffman coded "
                      "in 4 KB blocks.")
     p.add_argument("--tables", type=Path, default=None, metavar="DIR",
-                   help=f"master table directory (default: ${master.ENV_DIR} or {master.DEFAULT_DIR})")
+                   help=f"master table directory (default: ${ENV_DIR} or {DEFAULT_DIR})")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="where to write the .wld files (default: the --tables directory)")
     p.add_argument("--marks", action="store_true",
@@ -628,7 +630,7 @@ def _compare_reference(directory: Path, materials: list[Material]) -> tuple[list
 
 
 def _register_probe(parser: argparse.ArgumentParser) -> None:
-    from egtb.rules.board import DEFAULT_RULE, DRAW_RULES
+    from egtb.rules.draw_rules import DEFAULT_RULE, DRAW_RULES
     parser.description = ("Probe the endgame tables: for each FEN (arguments, or one per line on "
                           "standard input) print the value for the side to move and its DTW without "
                           "the move rule, the outcome under the move rule from the given counter with "

@@ -147,44 +147,11 @@ def test_help_documents_the_exit_codes(capsys):
     assert "130 interrupted" in " ".join(capsys.readouterr().out.split())
 
 
-#: Runs a command line's main in a fresh interpreter and prints which heavy packages it loaded.
-_IMPORTS_PROBE = """
-import sys
-from {module} import main
-try:
-    main({argv!r})
-except SystemExit:
-    pass
-print("loaded:", *[name for name in ("numba", "h5py", "numpy", "dask") if name in sys.modules])
-"""
-
-
-def loaded_by(module: str, *argv: str) -> tuple[str, str]:
-    """(what a fresh process running ``module.main(argv)`` printed, the heavy packages it loaded)."""
-    result = subprocess.run([sys.executable, "-c", _IMPORTS_PROBE.format(module=module, argv=list(argv))],
-                            capture_output=True, text=True, check=True)
-    *printed, last = result.stdout.rstrip("\n").split("\n")
-    assert last.startswith("loaded:"), result.stdout
-    return "\n".join(printed), last.removeprefix("loaded:").strip()
-
-
-@pytest.mark.parametrize("argv", [["--help"], ["--version"]])
-def test_help_and_version_load_no_kernel(argv):
-    printed, heavy = loaded_by("egtb.cli", *argv)
-    assert heavy == ""  # no numba, h5py, numpy or dask: `egtb --help` starts in a fraction of a second
-    assert ("COMMAND" in printed and "probe" in printed) if argv == ["--help"] else printed == "egtb 0.2.0"
-
-
 def test_version_is_the_package_version(capsys):
     from egtb import __version__
     with pytest.raises(SystemExit) as exc:
         cli.main(["--version"])
     assert exc.value.code == 0 and capsys.readouterr().out == f"egtb {__version__}\n"
-
-
-def test_perft_loads_neither_h5py_nor_dask():
-    printed, heavy = loaded_by("egtb.cli", "perft", "--depth", "1")
-    assert printed == "7" and "h5py" not in heavy and "dask" not in heavy
 
 
 @pytest.mark.parametrize("fen, said", [("B:WK10:B", "Black, to move, has no piece left and has lost"),

@@ -133,17 +133,6 @@ def test_the_old_flag_aliases_are_gone(capsys: pytest.CaptureFixture, tmp_path: 
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["--version"]])
-def test_help_and_version_load_no_kernel(argv: list[str]) -> None:
-    import subprocess
-    import sys
-    code = ("import sys\nfrom tournament.cli import main\ntry:\n    main(%r)\nexcept SystemExit:\n    pass\n"
-            "print('loaded:', *[n for n in ('numba', 'h5py', 'numpy', 'dask') if n in sys.modules])" % argv)
-    printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert printed.rstrip("\n").split("\n")[-1] == "loaded:"  # no numba, h5py, numpy or dask
-    assert "hub-engine" in printed if argv == ["--help"] else printed.startswith("tournament 0.")
-
-
 @pytest.mark.parametrize("option", [["--games", "-3"], ["--games", "0"], ["--rounds", "0"], ["--jobs", "0"],
                                     ["--depth", "0"], ["--max-plies", "0"], ["--timemargin", "-1"],
                                     ["--adjudicate-pieces", "0"]])

@@ -52,9 +52,10 @@ def parse_time_control(text: str) -> Limit:
 def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser of the ``tournament`` command; with `only`, the options of that subcommand alone.
 
-    The options of ``run`` take their defaults and choices from the engines and
-    the rules (numba kernels): ``only=""`` builds no subcommand's options, so that
-    ``tournament --help`` and ``--version`` load no kernel.
+    The options take their defaults and choices from modules that load no kernel
+    (:mod:`egtb.rules.draw_rules`, :mod:`tournament.config`, :mod:`tournament.openings`),
+    so that every ``--help`` and usage error starts without numba, numpy or h5py
+    (tests/test_startup.py); ``only`` spares building the other subcommands' options.
 
     >>> sorted(build_parser(only="")._subparsers._group_actions[0].choices)
     ['hub-engine', 'play', 'review', 'run']
@@ -128,7 +129,7 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _add_review(review: argparse.ArgumentParser) -> None:
-    from egtb.rules.board import DRAW_RULES
+    from egtb.rules.draw_rules import DRAW_RULES
     review.add_argument("pdn", metavar="GAMES.pdn",
                         help="a PDN file of English draughts games (e.g. a run's games.pdn)")
     review.add_argument("--tables", default=None, metavar="DIR",
@@ -177,7 +178,7 @@ def _engine_option(text: str) -> tuple[str, object]:
 
 
 def _add_run(run: argparse.ArgumentParser) -> None:
-    from egtb.rules.board import DEFAULT_RULE, DRAW_RULES
+    from egtb.rules.draw_rules import DEFAULT_RULE, DRAW_RULES
     from tournament.config import SprtSettings
     from tournament.config import DEFAULT_TIME_MARGIN
     from tournament.openings import OPENING_ORDERS
@@ -316,8 +317,9 @@ def _tournament_config(args: argparse.Namespace) -> TournamentConfig:
 
 
 def _run(args: argparse.Namespace) -> int:
+    config = _tournament_config(args)  # first: a usage error is told before the games' kernels load
     from tournament.schedule import run_tournament
-    result = run_tournament(_tournament_config(args), out_dir=args.out, concurrency=args.jobs,
+    result = run_tournament(config, out_dir=args.out, concurrency=args.jobs,
                             progress=not args.quiet, executor=_game_executor(args))
     if args.json:
         print(result.summary_path.read_text(encoding="utf-8"), end="")

@@ -25,14 +25,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from egtb.rules.board import DEFAULT_RULE
-from tournament.adjudicate import ResignRule, ScoreDrawRule
+from egtb.rules.draw_rules import DEFAULT_RULE
 from tournament.engines.base import Limit
 from tournament.engines.config import EngineConfig
 from tournament.openings import Opening
 from tournament.stats import SprtResult, sprt
+
+if TYPE_CHECKING:  # the adjudicators load the prober (numba, h5py): GameSettings.from_json imports them
+    from tournament.adjudicate import ResignRule, ScoreDrawRule
 
 __all__ = ["DEFAULT_TIME_MARGIN", "GameSettings", "STANDARD_START", "SprtSettings", "TournamentConfig"]
 
@@ -90,6 +92,7 @@ class GameSettings:
         >>> GameSettings.from_json(GameSettings(limit=Limit(time=0.5)).to_json()).limit.time
         0.5
         """
+        from tournament.adjudicate import ResignRule, ScoreDrawRule
         data = dict(data)
         data["limit"] = Limit(**data.get("limit", {}))
         for key, kind in (("draw_adjudication", ScoreDrawRule), ("resign_adjudication", ResignRule)):

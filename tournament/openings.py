@@ -27,8 +27,10 @@ from importlib import resources
 from collections.abc import Sequence
 from pathlib import Path
 
-from egtb.rules.notation import START_FEN, is_move_text, parse_fen
-from egtb.rules.pdn import PdnError, read_games
+from egtb.errors import PdnError
+
+# The rules' notation and PDN reader load the numba kernels: the functions that read openings import
+# them, so that ``tournament run --help`` (OPENING_ORDERS) and a run's settings (Opening) do not.
 
 __all__ = [
     "BALLOT_KINDS",
@@ -76,6 +78,7 @@ def is_valid_move(text: str) -> bool:
     >>> is_valid_move("11-15"), is_valid_move("9x18x27"), is_valid_move("33-29")
     (True, True, False)
     """
+    from egtb.rules.notation import is_move_text
     return is_move_text(text)
 
 
@@ -85,6 +88,7 @@ def is_valid_fen(text: str) -> bool:
     >>> is_valid_fen("B:W18,24,K27:B12,16,K22"), is_valid_fen("B:W18:W19")
     (True, False)
     """
+    from egtb.rules.notation import parse_fen
     try:
         parse_fen(text)
     except ValueError:
@@ -232,6 +236,7 @@ def _fen_from_line(line: str) -> str | None:
 
 def _line_moves(text: str, path: Path, lineno: int) -> tuple[str, ...]:
     """The moves of one line of PDN move text (numbers, comments and a result dropped)."""
+    from egtb.rules.pdn import read_games
     try:
         games = read_games(text)
     except PdnError as exc:
@@ -253,6 +258,8 @@ def _check_moves(moves: Sequence[str], path: Path, lineno: int) -> None:
 
 def _read_pdn_games(path: Path) -> list[Opening]:
     """Openings from the PDN games of a file; errors name the file and the line."""
+    from egtb.rules.notation import START_FEN
+    from egtb.rules.pdn import read_games
     openings: list[Opening] = []
     for game in read_games(path):  # PdnError says FILE:LINE
         _check_moves(game.moves, path, game.line)

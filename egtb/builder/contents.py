@@ -30,8 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from egtb.errors import InvalidArgumentError
-from egtb.builder.rule_layer import parse_presets
-from egtb.rules.board import DrawRule
+from egtb.rules.draw_rules import DrawRule
 
 #: The largest piece count whose files get DTW and every rule layer by default.
 FULL_PIECES = 6
@@ -79,6 +78,8 @@ def contents_for(pieces: int, *, rules: str | tuple = AUTO, dtw: bool | None = N
     ...
     egtb.errors.InvalidArgumentError: no DTW and no rule layer: nothing to solve the values with (add --dtw or --rules)
     """
+    from egtb.builder.rule_layer import parse_presets  # numba: not for `egtb build --help`'s default
+
     full = pieces <= FULL_PIECES
     native = pieces >= NATIVE_PIECES if native is None else native
     if isinstance(rules, str) and rules.strip() == AUTO:

@@ -55,6 +55,7 @@ from numba import njit
 
 from egtb.errors import InvalidArgumentError, InvalidDataError, TableError
 from egtb.formats.cache import file_stamp
+from egtb.formats.directory import DEFAULT_DIR, ENV_DIR, default_dir, resolve_dir
 from egtb.positions.material import Material
 
 FORMAT_VERSION = 2
@@ -70,9 +71,6 @@ DTW_RULES = "none"
 SUFFIX = ".h5"
 #: Temporary files are ``<name>.h5.<pid>.tmp`` (one per writing process).
 TMP_GLOB = "*.h5.*.tmp"
-#: Environment variable naming the default table directory.
-ENV_DIR = "EGTB_DIR"
-DEFAULT_DIR = Path("data/egtb")
 #: HDF5 compression filter and chunk size (elements) of both datasets.
 COMPRESSION = "gzip"
 COMPRESSION_LEVEL = 4
@@ -107,27 +105,6 @@ class TableData:
     """File attributes (counts, max DTW, checksum, build time...)."""
     rules: dict[str, RuleLayer] = field(default_factory=dict)
     """Rule layers by preset name (empty for a file of format version 1)."""
-
-
-def default_dir() -> Path:
-    """Table directory: $EGTB_DIR if set, else data/egtb.
-
-    >>> isinstance(default_dir(), Path)
-    True
-    """
-    return Path(os.environ.get(ENV_DIR) or DEFAULT_DIR)
-
-
-def resolve_dir(directory: os.PathLike | str | None = None) -> Path:
-    """The table directory: the one given, else $EGTB_DIR, else data/egtb (:func:`default_dir`).
-
-    The one place that answers it, for both command lines, the builder, the
-    verifier, the prober and the page.
-
-    >>> resolve_dir("/tables"), resolve_dir(None) == default_dir()
-    (PosixPath('/tables'), True)
-    """
-    return Path(directory) if directory else default_dir()
 
 
 def table_path(directory: os.PathLike | str, material: Material) -> Path:

@@ -21,6 +21,7 @@ from egtb.rules.movegen import (
     M_BK, M_BM, M_CAPTURED, M_CROWNS, M_FROM, M_MAN, M_NJUMPS, M_PATH, M_TO, M_WK, M_WM,
     generate_moves, new_move_buffer,
 )
+from egtb.rules.draw_rules import DEFAULT_RULE, DRAW_RULES, DrawRule
 from egtb.rules.notation import START_FEN, Placement, format_fen, parse_fen, parse_move_text
 from egtb.rules.squares import BLACK, WHITE, Square, coords_to_square, square_to_coords
 from egtb.errors import AmbiguousMoveError, IllegalMoveError, InvalidArgumentError, InvalidMoveError
@@ -31,31 +32,6 @@ __all__ = [
     "BLACK", "DEFAULT_RULE", "WHITE", "Board", "Color", "DrawRule", "DRAW_RULES", "Move", "Outcome",
     "Termination",
 ]
-
-
-@dataclass(frozen=True)
-class DrawRule:
-    """A move-rule preset: after ``limit_plies`` quiet plies the game is drawn.
-
-    A capture always resets the count, and so does a crowning; a plain man
-    move resets it only when ``man_move_resets`` is true.
-    """
-
-    name: str
-    """Preset name, part of a game's settings and of a table's metadata."""
-    limit_plies: int
-    """Quiet plies (moves by either side) that draw the game."""
-    man_move_resets: bool
-    """Whether any man move (not only a crowning) resets the count."""
-
-
-DRAW_RULES: dict[str, DrawRule] = {
-    "wcdf": DrawRule("wcdf", 80, True),
-    "crowning": DrawRule("crowning", 80, False),
-    "forty-plies": DrawRule("forty-plies", 40, False),
-}
-#: The preset a game, a probe or a FEN is under when none is named: the one home of it.
-DEFAULT_RULE = "wcdf"
 
 
 class Termination(enum.Enum):

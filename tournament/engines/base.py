@@ -17,9 +17,13 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from egtb.errors import IllegalMoveError
-from egtb.rules.board import DEFAULT_RULE, Board, Move
+from egtb.rules.draw_rules import DEFAULT_RULE
+
+if TYPE_CHECKING:  # the board loads the move generator's numba kernels: GameState.board() imports it
+    from egtb.rules.board import Board, Move
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class GameState:
         >>> state.board().quiet_plies
         8
         """
+        from egtb.rules.board import Board
         board = Board(self.start_fen, rule=self.rule, quiet_plies=self.start_quiet_plies)
         for text in self.moves:
             board.push_pdn(text)
