@@ -373,11 +373,13 @@ def test_ctrl_c_writes_the_pdn_summary_and_standings_of_the_finished_games(tmp_p
     summary = json.loads((out / "summary.json").read_text())
     assert summary["games"] == len(finished) and summary["scheduled"] == 200 and not summary["complete"]
     assert "Rank  Engine" in (out / "standings.txt").read_text()
-    # the run resumes; given one game more than it holds, it plays that one alone
+    # the run resumes: asked for one game past the last it finished (with 2 jobs an earlier one may still
+    # have been playing at Ctrl-C), it plays the missing ones alone and keeps the finished ones
+    games = max(record.index for record in finished) + 2
     config = TournamentConfig(("random", "test_schedule:SlowRandomEngine"), openings=load_ballots("2-move"),
-                              games=len(finished) + 1, seed=5)
+                              games=games, seed=5)
     resumed = run_tournament(config, out_dir=out, progress=False, concurrency=1)
-    assert resumed.complete and len(resumed.records) == len(finished) + 1
+    assert resumed.complete and len(resumed.records) == games
     assert load_records(records)[:len(finished)] == finished
 
 
