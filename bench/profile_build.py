@@ -36,7 +36,7 @@ import numpy as np
 from egtb.builder.contents import Contents  # noqa: E402
 from egtb.builder import driver as builder, pipeline, plan as planner
 from egtb.builder import rule_layer
-from egtb.builder import solve
+from egtb.builder import solve, units
 from egtb.positions.index import rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
 from egtb.positions.material import Material, mirror_bb
 
@@ -77,7 +77,7 @@ def profile_pair(directory: Path, out: Path, pair: planner.Pair, presets: tuple
     first, last = materials[0], materials[-1]
     counts = np.array([[m.black_men, m.black_kings, m.white_men, m.white_kings] for m in (first, last)],
                       dtype=np.int64)
-    configs = solve.order_units(first.black_men, first.white_men, len(materials) == 1)
+    configs = units.order_units(first.black_men, first.white_men, len(materials) == 1)
     warm_up(presets)
     tables, load = cpu(pipeline.load_dependencies, directory, planner.dependency_materials(pair), materials,
                        Contents(True, presets))

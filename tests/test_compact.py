@@ -22,6 +22,7 @@ from egtb.formats import compact, values
 from egtb.formats.cache import TableCache, release_evicted
 from egtb.formats.compact import codec, layout
 from egtb.probe import compact_kernels as ck
+from egtb.probe.compact_tables import CompactWdl
 from egtb.probe.kernels import NO_DTW
 from egtb.formats import master
 from egtb.positions.index import global_unrank
@@ -399,7 +400,7 @@ def test_a_batch_in_position_order_continues_each_lookup_from_the_one_before(com
     # the kernel's memo: sorted positions of one block decode forward from the previous
     # lookup; every answer equals the block decoded whole, in order, reversed and repeated
     largest = max(all_materials(MAX_PIECES), key=count_positions)
-    table = compact.CompactTable(compact.compact_path(compact_dir, largest), cache=TableCache(), mark_every=64)
+    table = CompactWdl(compact.compact_path(compact_dir, largest), cache=TableCache(), mark_every=64)
     state = ck.BatchPool(compact.WDL)
     state.describe(0, table)
     want = WDL_OF_CODE[table.values()]

@@ -37,6 +37,7 @@ from egtb.builder import budget, native, rule_layer, solve, solve_regen, spillin
 from egtb.builder.contents import Contents, contents_for
 from egtb.builder.plan import Pair, contents_of, plan_pairs
 from egtb.builder.record import PairRecord
+from egtb.builder.units import order_units
 from egtb.errors import SolverError, TableError
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
@@ -189,7 +190,7 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
     `per_pass`: 0 solves with edge lists (:func:`egtb.builder.solve.solve_units`);
     n > 0 with the few-bytes-per-node kernel for big units
     (:mod:`egtb.builder.solve_regen`), n tables per move generation pass.
-    `configs`: the units to solve (default all, see :func:`egtb.builder.solve.order_units`).
+    `configs`: the units to solve (default all, see :func:`egtb.builder.units.order_units`).
     """
     if progress is None:
         progress = np.zeros(solve.PROGRESS_SIZE, dtype=np.int64)
@@ -219,9 +220,9 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
 
 
 def unit_order(materials: tuple[Material, ...]) -> np.ndarray:
-    """Men-configuration indices of a pair's units in solving order (:func:`egtb.builder.solve.order_units`)."""
+    """Men-configuration indices of a pair's units in solving order (:func:`egtb.builder.units.order_units`)."""
     first = materials[0]
-    return solve.order_units(first.black_men, first.white_men, len(materials) == 1)
+    return order_units(first.black_men, first.white_men, len(materials) == 1)
 
 
 def summarise(material: Material, wdl: np.ndarray, dtw: np.ndarray | None) -> dict:

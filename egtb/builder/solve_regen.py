@@ -38,9 +38,10 @@ from egtb.positions.index import lowest_bit_index, rank_kings, unit_size, unrank
 from egtb.positions.material import mirror_bb
 from egtb.builder.solve import (ERR_TOO_DEEP, ERR_UNSOLVED_SUCCESSOR, MAX_DEPTH,
                                NO_PIECES, OK, P_POSITIONS, PROGRESS_STEP,
-                               UNSOLVED_CATEGORY, finish_unit, is_king_step, locate_unit,
+                               UNSOLVED_CATEGORY, finish_unit, is_king_step,
                                move_successor, rule_exit_value, rule_free_tables, unit_buffers,
                                write_categories, write_values)
+from egtb.builder.units import locate_unit
 from egtb.formats.values import LOSS, WIN
 
 _NEIGHBOUR = NEIGHBOUR.copy()

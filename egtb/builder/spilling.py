@@ -4,7 +4,7 @@ are compressed beside the scratch files and their disk blocks given back.
 
 The largest 8-piece pair (1m3k-2m2k and its mirror, 23.6 G positions) held 23.6 GB of DTZ
 in its scratch until its files were written; spilled, about 0.2 bytes a position. A unit's
-positions are contiguous (its halves start at :func:`egtb.builder.solve.locate_unit`'s bases),
+positions are contiguous (its halves start at :func:`egtb.builder.units.locate_unit`'s bases),
 so a page is final once the units that cover it are.
 
 >>> from egtb.builder.rule_layer import PRESETS
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.builder import solve
+from egtb.builder import units
 from egtb.formats import scratch
 from egtb.formats.spill import PAGE, DtzSpill, SpilledRow
 
@@ -81,7 +81,7 @@ def add_finished(configs, counts, offsets, size, final):
     men = np.zeros((2, 2), dtype=np.int64)
     base = np.zeros(2, dtype=np.int64)
     for u in range(configs.shape[0]):
-        halves = solve.locate_unit(configs[u], counts, offsets, size, men, base)
+        halves = units.locate_unit(configs[u], counts, offsets, size, men, base)
         for h in range(halves):
             start = base[h]
             stop = start + size

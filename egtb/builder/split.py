@@ -1,7 +1,7 @@
 """One pair over several workers: its units as tasks, wave by wave.
 
 A unit (a men configuration with its mirror) depends only on the units its man
-moves reach, one potential higher (:func:`egtb.builder.solve.config_potential`),
+moves reach, one potential higher (:func:`egtb.builder.units.config_potential`),
 and on other materials; so the units of equal potential (a *wave*) are
 independent of each other, and the solving order is a sequence of waves.
 
@@ -39,10 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.builder import pipeline, solve
+from egtb.builder import pipeline
 from egtb.builder.contents import Contents
 from egtb.builder.plan import Pair
 from egtb.builder.record import PairRecord
+from egtb.builder.units import unit_potentials
 from egtb.executor import Task
 from egtb.formats import master, scratch
 from egtb.positions.material import Material
@@ -55,7 +56,7 @@ def unit_waves(pair: Pair) -> list[tuple[int, int]]:
     """The waves of a pair: (first, last) ranges of its solving order, of equal potential."""
     first_material = pair.materials[0]
     configs = pipeline.unit_order(pair.materials)
-    potentials = solve.unit_potentials(configs, first_material.black_men, first_material.white_men)
+    potentials = unit_potentials(configs, first_material.black_men, first_material.white_men)
     starts = [0] + [int(i) for i in np.flatnonzero(np.diff(potentials)) + 1] + [len(configs)]
     return list(zip(starts[:-1], starts[1:]))
 

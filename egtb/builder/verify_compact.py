@@ -18,12 +18,12 @@ from numba import njit
 from egtb.builder.verify_report import VerifyReport
 from egtb.errors import InvalidArgumentError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats import master
-from egtb.formats.compact import (DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path,
-                                  material_counts, open_compact)
+from egtb.formats.compact import DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path, material_counts
 from egtb.formats.values import CAT_BLESSED_LOSS, CAT_CURSED_WIN, CAT_DRAW, CAT_LOSS, CAT_WIN, WDL_LOSS, WDL_OF_CODE
 from egtb.positions.index import global_unrank, material_of_code, unit_size, unrank_men, unrank_unit
 from egtb.positions.material import Material, count_positions
 from egtb.probe.compact_kernels import CompactBatches, probe_batch, probe_dtz_batch
+from egtb.probe.compact_tables import open_compact
 from egtb.probe.locate import locate_all
 from egtb.rules.board import DRAW_RULES
 from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,

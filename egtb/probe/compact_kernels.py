@@ -32,7 +32,6 @@ from numba import njit
 from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats.compact.codec import MARK_SHIFT, block_of, decode_from, last_mark
 from egtb.formats.compact.layout import BLOCK_BYTES, DTZ_KINDS, RULE_KINDS, WDL, FileKind
-from egtb.formats.compact.reader import CompactTable
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
 from egtb.positions.material import count_positions
@@ -334,33 +333,14 @@ class BatchPool:
         self.describe(code, table if self.kind.rule is None else table.layer(self.kind.rule))
 
     def describe(self, code: int, table) -> None:
-        """Add (or replace) the table of a material code: a compact table (one that leaves the
-        capture positions out: its blocks are read through their marks), or a master table or
-        rule layer (its ``kernel_arrays()``: values, and distances or None; without
-        :attr:`distances`, the values alone). The table kept for the row is the one the kernel's
-        missed blocks are loaded from: the compact file, or the master's block map."""
-        row = np.zeros(D_WIDTH, dtype=np.int64)
-        if not table.stores_captures:
-            table = table.coded  # the compact file (with a master file beside it, too)
-            if table.kind is not self.kind:
-                raise TableError(f"{table.path}: a {table.kind.suffix} file where a "
-                                 f"{self.kind.suffix} file was expected")
-            row[D_SIZE] = len(table)
-            row[D_KIND] = KIND_COMPACT
-            row[D_DATA] = table.data.ctypes.data if len(table.data) else 0
-            row[D_DATA_LEN] = len(table.data)
-            row[D_STARTS] = table.starts.ctypes.data
-            row[D_MARKS] = table.marks_at.ctypes.data
-            row[D_MARK_COUNTS] = table.mark_counts.ctypes.data
-            row[D_LUT] = table.lut.ctypes.data
-            row[D_BLOCKS] = table.n_blocks
-        else:
-            row[D_SIZE] = len(table)
-            table = blocks = table.kernel_arrays(distances=self.distances)
-            row[D_KIND] = KIND_MASTER_CATEGORY if self.kind.rule else KIND_MASTER
-            row[D_DATA] = blocks.values_at.ctypes.data
-            row[D_DTW] = 0 if blocks.names[1] is None else blocks.distances_at.ctypes.data
-            row[D_DTW_WIDE] = blocks.wide
+        """Add (or replace) the table of a material code: a table kind of the prober (its
+        ``batch_row(kind, distances=...)``: a compact file's blocks read through their marks, a
+        master table's or rule layer's block maps of values, and of distances unless
+        :attr:`distances` is False). The object kept for the row is the one the kernel's missed
+        blocks are loaded from (its ``batch_source(...)``): the compact file, or the master's
+        block map."""
+        row = table.batch_row(self.kind, distances=self.distances)
+        table = table.batch_source(distances=self.distances)
         self.memo[M_ROW] = -1
         index = self.rows[code]
         if index >= 0:
@@ -545,9 +525,7 @@ def _mark_ahead(located: tuple[np.ndarray, np.ndarray], state: BatchPool,
             continue
         if state.rows[code] < 0:
             state.describe_loaded(code, load)
-        table = state.tables[int(state.rows[code])]
-        if isinstance(table, CompactTable):
-            table.load_blocks(indices[lo:hi])
+        state.tables[int(state.rows[code])].load_blocks(indices[lo:hi])
 
 
 def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *,
@@ -597,7 +575,7 @@ def probe_batch(arrays: tuple[np.ndarray, ...], load: Callable[[int], object], *
 
 
 def probe_dtz_batch(arrays: tuple[np.ndarray, ...], located: tuple[np.ndarray, np.ndarray],
-                    files: dict[int, CompactTable], *, batches: CompactBatches, rule: str) -> np.ndarray:
+                    files: dict[int, object], *, batches: CompactBatches, rule: str) -> np.ndarray:
     """The DTZ (uint16) of wins and losses under ``rule`` from compact DTZ files (``files``, by
     material code): 1 where the side to move must capture (the capture zeroes the counter).
 
@@ -687,7 +665,4 @@ def _probe_in_order(arrays: tuple[np.ndarray, ...], order: np.ndarray, located: 
         if kind == ST_MISSING_BLOCK:
             state.tables[int(status[2])].load_block(int(status[3]))
             continue
-        table = state.tables[int(status[2])]
-        name = getattr(table, "path", None) or material_of_code(
-            int(np.flatnonzero(state.rows == int(status[2]))[0])).name
-        raise TableError(f"{name}: an index fell outside the table")
+        raise TableError(f"{state.tables[int(status[2])].path}: an index fell outside the table")

@@ -46,22 +46,21 @@ from typing import Iterable
 
 import numpy as np
 
-from egtb.errors import (InvalidArgumentError, InvalidPositionError, MissingRuleLayerError,
-                         MissingTableError, TableError)
-from egtb.formats import compact
+from egtb.errors import InvalidArgumentError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats import master
 from egtb.formats.cache import TableCache, process_cache, release_evicted
-from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DRAW, WDL_LOSS, WDL_OF_CODE, WDL_WIN, Category,
-                                 Wdl)
+from egtb.formats.values import WDL_DRAW, WDL_LOSS, WDL_WIN, Category, Wdl
 from egtb.positions.index import NUM_CODES, code_of_material, material_of_code
 from egtb.positions.material import Material, all_materials, count_positions
-from egtb.probe.compact_kernels import CompactBatches, probe_batch as probe_compact_batch, probe_dtz_batch
-from egtb.probe.kernels import (BLOCK_SHIFT, COL_CATEGORY_AT, COL_CODED_AT, COL_DTZ_AT, COL_DTZ_CODED_AT,
-                                COL_DTZ_WIDE, COL_MAX_DTZ, COL_SIZE, NO_DTW, ROW_WIDTH, STATUS_INVALID,
-                                STATUS_NOT_LOADED, STATUS_OK, fill_terminal, fill_terminal_rule, gather,
-                                gather_distance, gather_rule, outcome_at, probe_rule_one, probe_value_one)
-from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_batch, locate_capture
-from egtb.probe.tables import BlockMap, MasterLayer, MasterTable, PairedTable, Table
+from egtb.probe.batch import MASTER_BYTES_A_POSITION, probe_batch, probe_batch_rule
+from egtb.probe.compact_kernels import CompactBatches
+from egtb.probe.compact_tables import open_compact
+from egtb.probe.inputs import PositionLike, draw_rule, key_of, rule_and_counter
+from egtb.probe.kernels import ROW_WIDTH, STATUS_OK, outcome_at, probe_rule_one
+from egtb.probe.locate import has_moves
+from egtb.probe.single import Key, probe_rule, probe_value
+from egtb.probe.tables import Layer, MasterTable, PairedTable, Table
+from egtb.formats import compact
 from egtb.rules.board import DEFAULT_RULE, DRAW_RULES, Board, DrawRule
 from egtb.rules.movegen import M_BM, M_WK, MAX_MOVES, MOVE_WIDTH, generate_moves
 
@@ -76,9 +75,6 @@ _WDL_OF_VALUE = {int(w): w for w in Wdl}  #: a dict lookup is 10 times cheaper t
 DEFAULT_MAX_OPEN = 512
 #: A loaded table's file is checked for a rebuild (new mtime or size) at most this often, in seconds.
 RECHECK_SECONDS = 1.0
-#: Bytes a position of a master table takes in the block cache at most (value, DTW or DTZ): a
-#: batch over tables larger than the budget is gathered in the order of its blocks.
-MASTER_BYTES_A_POSITION = 3
 #: A material with a master and a compact file answers its values and counter-0 categories
 #: from the compact file when it has more positions than this: than the largest table of 5
 #: pieces (9,256,800), so every table of 7 pieces and 57 of the 70 of 6 answer from their
@@ -126,9 +122,6 @@ class ProbeResult:
         return self.value
 
 
-PositionLike = Board | str
-
-
 class Tablebase:
     """A directory of endgame tables, probed lazily through a bounded LRU cache.
 
@@ -166,7 +159,7 @@ class Tablebase:
             raise InvalidArgumentError(f"max_open must be at least 1, not {max_open}")
         self.compact_above = compact_above
         """A material with both files and more positions than this answers from its compact files."""
-        self.rules = tuple(_draw_rule(name).name for name in rules) if rules is not None else None
+        self.rules = tuple(draw_rule(name).name for name in rules) if rules is not None else None
         """Presets whose layers are kept (None: all)."""
         self.directory = master.resolve_dir(directory)
         self.max_open = max_open
@@ -185,7 +178,7 @@ class Tablebase:
         self._value_rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
         self._value_rows_at = self._value_rows.ctypes.data
         #: The batch pools of compact files.
-        self._batches = CompactBatches()
+        self.batches = CompactBatches()
         self._listing: tuple[float, list[Material]] | None = None
 
     # --- lifecycle ---------------------------------------------------------
@@ -193,7 +186,7 @@ class Tablebase:
     def close(self) -> None:
         """Drop every loaded table."""
         self._tables.clear()
-        self._batches.clear()
+        self.batches.clear()
         for rows in (*self._rows.values(), self._value_rows):
             rows[:] = 0
 
@@ -269,12 +262,32 @@ class Tablebase:
         """
         if isinstance(material, str):
             material = Material.parse(material)
-        self._table(code_of_material(material)).warm(blocks)
+        self.table(code_of_material(material)).warm(blocks)
 
-    def _table(self, code: int) -> Table:
-        """The loaded table of a material code, loading (and evicting) as needed."""
+    def table(self, code: int) -> Table:
+        """The loaded table of a material code, loading (and evicting) as needed (MissingTableError
+        when the directory has none)."""
         return self._tables.get(code, lambda: self._file_of(material_of_code(code)),  # only on a (re)check
                                 lambda path: self._install(code, path))
+
+    def table_for(self, code: int, key: Key) -> Table | None:
+        """:meth:`table`, or None when it is missing and the position ``key`` has no move (lost
+        whatever a table would hold)."""
+        try:
+            return self.table(code)
+        except MissingTableError:
+            if not has_moves(*key):
+                return None
+            raise
+
+    def layer_for(self, code: int, rule: str) -> Layer:
+        """The layer of ``rule`` of a material code's table, entered in the rule kernel's rows
+        (a compact layer when first asked: the kernel reads it next time)."""
+        layer = self.table(code).layer(rule)
+        rows = self._rows[rule]
+        if not rows[code].any():
+            rows[code] = layer.kernel_row()
+        return layer
 
     def _file_of(self, material: Material) -> Path:
         """The file that gives a material's values (MissingTableError when it has none): its
@@ -295,11 +308,8 @@ class Tablebase:
         table = self._read(material_of_code(code), path)
         for name, layer in table.kernel_layers().items():
             if name in self._rows:
-                self._rows[name][code] = _layer_row(layer)
-        if table.stores_captures:  # every position is in its blocks: the value kernel reads it
-            self._value_rows[code] = _layer_row(table)
-        else:  # the kernel reads its compact file where no capture is due
-            self._value_rows[code] = _coded_row(table, distances=None)
+                self._rows[name][code] = layer.kernel_row()
+        self._value_rows[code] = table.kernel_row()  # a compact file's: where no capture is due
         return table
 
     def _forget_table(self, code: int, table: Table) -> None:
@@ -312,7 +322,7 @@ class Tablebase:
         """Read one table file (checksum verified), master or compact."""
         if path.suffix != compact.SUFFIX:
             return MasterTable(path, material, cache=self._blocks_cache, rules=self.rules)
-        coded = compact.open_compact(path, cache=self._blocks_cache)
+        coded = open_compact(path, cache=self._blocks_cache)
         beside = master.table_path(self.directory, material)
         if not beside.exists():
             return coded
@@ -330,7 +340,7 @@ class Tablebase:
         >>> Tablebase("/nonexistent").kernel_rows_at("wcdf") > 0
         True
         """
-        return self._rows_at[_draw_rule(rule).name]
+        return self._rows_at[draw_rule(rule).name]
 
     # --- single probes -----------------------------------------------------
 
@@ -342,7 +352,7 @@ class Tablebase:
         >>> Tablebase("/nonexistent").probe_wdl("B:W5,6,10:B1")   # no legal move
         <Wdl.LOSS: -1>
         """
-        return _WDL_OF_VALUE[self._probe_key(_key_of(board), distance=False)[0]]
+        return _WDL_OF_VALUE[probe_value(self, key_of(board), distance=False)[0]]
 
     def probe_dtw(self, board: PositionLike) -> int:
         """Plies to the end under perfect play (0 for a draw or a finished game).
@@ -350,7 +360,7 @@ class Tablebase:
         >>> Tablebase("/nonexistent").probe_dtw("B:W5,6,10:B1")
         0
         """
-        return self._probe_key(_key_of(board))[1]
+        return probe_value(self, key_of(board))[1]
 
     def probe(self, board: PositionLike, *, rule: str | None = None, counter: int | None = None,
               rule_free: bool = False) -> ProbeResult:
@@ -371,12 +381,12 @@ class Tablebase:
         >>> Tablebase("/nonexistent").probe("W:W5:B1,2", rule_free=True)
         ProbeResult(value=<Wdl.LOSS: -1>, dtw=0, outcome=None, category=None, dtz=None, rule=None, counter=None)
         """
-        key = _key_of(board)
-        wdl, dtw = self._probe_key(key)
+        key = key_of(board)
+        wdl, dtw = probe_value(self, key)
         if rule_free:
             return ProbeResult(_WDL_OF[wdl + 2], dtw)
-        draw_rule, count = _rule_and_counter(board, rule, counter)
-        outcome, category, dtz = self._probe_rule_key(key, draw_rule, count)
+        draw_rule, count = rule_and_counter(board, rule, counter)
+        outcome, category, dtz = probe_rule(self, key, draw_rule, count)
         return ProbeResult(_WDL_OF[wdl + 2], dtw, _WDL_OF[outcome + 2], _CATEGORY_OF[category + 2],
                            dtz, draw_rule.name, count)
 
@@ -399,8 +409,8 @@ class Tablebase:
                     if code >= 0:
                         self._tables.touch(code)
                     return _WDL_OF[outcome + 2]
-        draw_rule, count = _rule_and_counter(board, rule, counter)
-        return _WDL_OF[self._probe_rule_key(_key_of(board), draw_rule, count, want_dtz=False)[0] + 2]
+        draw_rule, count = rule_and_counter(board, rule, counter)
+        return _WDL_OF[probe_rule(self, key_of(board), draw_rule, count, want_dtz=False)[0] + 2]
 
     def probe_category(self, board: PositionLike, *, rule: str | None = None) -> Category:
         """The position's category at counter 0 under the rule (the board's, or ``rule``).
@@ -408,8 +418,8 @@ class Tablebase:
         >>> str(Tablebase("/nonexistent").probe_category("W:W5:B1,2"))
         'loss'
         """
-        draw_rule, _ = _rule_and_counter(board, rule, 0)
-        return _CATEGORY_OF[self._probe_rule_key(_key_of(board), draw_rule, 0, want_dtz=False)[1] + 2]
+        draw_rule, _ = rule_and_counter(board, rule, 0)
+        return _CATEGORY_OF[probe_rule(self, key_of(board), draw_rule, 0, want_dtz=False)[1] + 2]
 
     def probe_dtz(self, board: PositionLike, *, rule: str | None = None) -> int | None:
         """Plies to the next zeroing ply (or the end) under perfect play with the rule; 0 for a draw.
@@ -419,8 +429,8 @@ class Tablebase:
         >>> Tablebase("/nonexistent").probe_dtz("B:W5,6,10:B1")
         0
         """
-        draw_rule, _ = _rule_and_counter(board, rule, 0)
-        return self._probe_rule_key(_key_of(board), draw_rule, 0)[2]
+        draw_rule, _ = rule_and_counter(board, rule, 0)
+        return probe_rule(self, key_of(board), draw_rule, 0)[2]
 
     def get_outcome(self, board: PositionLike, default: int | None = None, *, rule: str | None = None,
                     counter: int | None = None) -> Wdl | int | None:
@@ -452,150 +462,54 @@ class Tablebase:
         except MissingTableError:
             return default
 
-    def _probe_key(self, key: tuple[int, int, int, int, int], *,
-                   distance: bool = True) -> tuple[int, int | None]:
-        """(wdl, dtw) of a position given as (bm, bk, wm, wk, turn); dtw None when no file holds
-        it, or (``distance`` False) when a compact file answered and the DTW was not asked for."""
-        status, value, dtw, code = probe_value_one(*key, self._value_rows_at)
-        if status == STATUS_OK:
-            if code >= 0:
-                read = self._tables.peek(code)
-                if self._table(code) is not read:  # its file changed (checked once a second): ask again
-                    return self._probe_key(key, distance=distance)
-                if value == INVALID_WDL:
-                    raise TableError(f"{self._tables.peek(code).path}: a position is unsolved")
-            if dtw < 0 and distance and code >= 0 and read.holds_distances:  # the DTW of the master beside
-                return self._probe_key_slowly(key, distance=distance)
-            return value, None if dtw < 0 else dtw
-        if status == STATUS_INVALID:
-            raise InvalidPositionError(f"invalid position {key}")
-        return self._probe_key_slowly(key, distance=distance)
+    def _probe_key(self, key: Key, *, distance: bool = True) -> tuple[int, int | None]:
+        """(wdl, dtw) of a position as (bm, bk, wm, wk, turn) (:func:`egtb.probe.single.probe_value`)."""
+        return probe_value(self, key, distance=distance)
 
-    def _probe_key_slowly(self, key: tuple[int, int, int, int, int], *,
-                          distance: bool) -> tuple[int, int | None]:
-        """:meth:`_probe_key` through the table protocol: loading the table (and the block), a
-        compact table's capture search, the DTW of a master file beside a compact one."""
-        code, index, capture = locate_capture(*key)
-        if code >= 0:
-            try:
-                table = self._table(code)
-            except MissingTableError:
-                if not has_moves(*key):
-                    return WDL_LOSS, 0
-                raise
-            if capture and not table.stores_captures:
-                value = self._search_captures(key, WDL_WIN, lambda k: self._probe_key(k, distance=False)[0])
-            else:
-                value = table.value_at(index)
-            if not (distance and table.holds_distances):
-                return value, None
-            return value, table.distance_at(index)
-        return _terminal_value(code, key)
+    def _probe_rule_key(self, key: Key, rule: DrawRule, counter: int, *, unknown_ok: bool = False,
+                        want_dtz: bool = True) -> tuple[int | None, int, int | None]:
+        """(outcome, category, dtz) of a position under ``rule`` (:func:`egtb.probe.single.probe_rule`)."""
+        return probe_rule(self, key, rule, counter, unknown_ok=unknown_ok, want_dtz=want_dtz)
 
-    def _search_captures(self, key: tuple[int, int, int, int, int], top: int,
-                         value_of: Callable[[tuple[int, int, int, int, int]], int]) -> int:
+    # --- the capture search ----------------------------------------------
+
+    def search_captures(self, key: Key, *, top: int, leaf: Callable[[Key], int | None]) -> int:
         """Value of a position whose side to move must capture, from its captures' values.
 
-        The best over the captures of minus the successor's value (``value_of``,
-        for the opponent); ``top`` is the best value there is (WDL win 1,
-        category win 2), at which the search stops. Captures shrink the
-        material, so the recursion ends. Under "wcdf" this holds for
-        categories too, as a capture resets the counter: the successors are at
-        counter 0, where their categories are.
+        The best over the captures of minus the successor's value for the opponent: ``leaf(child)``,
+        the value its table stores, or None where the child must capture too and its file leaves it
+        out (searched the same way, depth-first on an explicit stack: no probe calls itself).
+        ``top`` is the best value there is (WDL win 1, category win 2), at which a level stops.
+        Captures shrink the material, so the search ends. Under "wcdf" this holds for categories
+        too, as a capture resets the counter: the successors are at counter 0, where their
+        categories are.
+
+        >>> tb = Tablebase("/nonexistent")
+        >>> tb.search_captures((1 << 9, 0, 1 << 13, 0, 1), top=1, leaf=lambda child: -1)   # every successor lost
+        1
         """
-        moves = np.empty((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
-        n = generate_moves(*(np.int64(v) for v in key[:4]), key[4], moves)
-        turn = 1 - key[4]
-        best = -top
-        for bm, bk, wm, wk in moves[:n, M_BM:M_WK + 1].tolist():
-            best = max(best, -value_of((bm, bk, wm, wk, turn)))
-            if best == top:
-                break
-        return best
-
-    def _probe_rule_key(self, key: tuple[int, int, int, int, int], rule: DrawRule,
-                        counter: int, *, unknown_ok: bool = False,
-                        want_dtz: bool = True) -> tuple[int | None, int, int | None]:
-        """(outcome, category, dtz) of a position under ``rule`` from a checked ``counter``.
-
-        Where a compact category file answered, the DTZ is None (with a master
-        file beside it: read from there when ``want_dtz`` asks for it, or when the
-        outcome needs it); so is the outcome with ``unknown_ok`` when it needs
-        a DTZ no file holds (else MissingRuleLayerError, see :meth:`_probe_layer_key`).
-        """
-        status, outcome, category, dtz, code = probe_rule_one(*key, counter, rule.limit_plies,
-                                                              self._rows_at[rule.name])
-        if status == STATUS_OK:
-            if code >= 0:
-                self._tables.touch(code)
-            if dtz >= 0 or not want_dtz:
-                return outcome, category, None if dtz < 0 else dtz
-        if status in (STATUS_OK, STATUS_NOT_LOADED):  # (a compact layer's DTZ, when wanted)
-            if self.rules is not None and rule.name not in self.rules:
-                raise MissingRuleLayerError(f"preset {rule.name!r} is not loaded by this Tablebase "
-                                            f"(rules={self.rules}); open it with that preset")
-            try:
-                table = self._table(code)
-                layer = table.layer(rule.name)
-                if rule.name not in table.kernel_layers():  # not in memory for the kernel: ask the file
-                    rows = self._rows[rule.name]
-                    if not layer.stores_captures and not rows[code, COL_CODED_AT]:  # the kernel reads it next time
-                        rows[code] = _coded_row(layer, distances=layer.kernel_arrays()
-                                                if layer.holds_distances and layer.dtz_file is None else None)
-                    return self._probe_layer_key(layer, key, rule, counter, unknown_ok=unknown_ok,
-                                                 want_dtz=want_dtz)
-                _, index, _ = locate_capture(*key)
-                if index < len(layer):
-                    layer.load_block(index >> BLOCK_SHIFT)  # the kernel finds it now
-            except MissingTableError:
-                if not has_moves(*key):
-                    return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table holds
-                raise
-            return self._probe_rule_key(key, rule, counter, unknown_ok=unknown_ok, want_dtz=want_dtz)
-        if status == STATUS_INVALID:
-            raise InvalidPositionError(f"invalid position {key}")
-        raise TableError(f"{self._tables.peek(code).path}: position outside the {rule.name} layer")
-
-    def _probe_layer_key(self, layer: Table, key: tuple[int, int, int, int, int], rule: DrawRule,
-                         counter: int, *, unknown_ok: bool = False,
-                         want_dtz: bool = True) -> tuple[int | None, int, int | None]:
-        """(outcome, category, dtz) from a rule layer read through the table protocol.
-
-        The DTZ is read (a master file's block) only when ``want_dtz`` asks for it
-        or the outcome needs it: a win or loss category from a counter above 0.
-        A layer without DTZ (a compact category file alone) is exact at
-        counter 0, and at any counter for a category that draws there; for a
-        win or loss under the rule at a later counter (whether it still fits
-        needs the DTZ of the master file) the outcome is None with
-        ``unknown_ok``, else MissingRuleLayerError.
-        """
-        _, index, capture = locate_capture(*key)
-        if capture and not layer.stores_captures:
-            category = self._search_captures(key, CAT_WIN,
-                                             lambda k: self._probe_rule_key(k, rule, 0, want_dtz=False)[1])
-        else:
-            category = layer.value_at(index)
-        decisive = category in (CAT_WIN, CAT_LOSS)
-        late = counter and decisive and not _fits(layer, counter, rule)  # the outcome needs the DTZ
-        distance = _layer_distance(layer, index, category, capture) if want_dtz or late else None
-        if distance is not None:
-            return outcome_at(category, distance, counter, rule.limit_plies), category, distance
-        if not decisive:
-            return WDL_DRAW, category, None
-        if late and unknown_ok:
-            return None, category, None
-        if late:
-            raise MissingRuleLayerError(
-                f"{layer.path}: a compact category file holds no DTZ, so the {rule.name} outcome of "
-                f"a {_CATEGORY_OF[category + 2]} from counter {counter} needs the master file "
-                f"(it is exact at counter 0)")
-        return (WDL_WIN if category == CAT_WIN else WDL_LOSS), category, None
+        levels = [[_captures(key), -top]]  # each level: its children to come, the best value so far
+        while True:
+            level = levels[-1]
+            child = next(level[0], None) if level[1] != top else None
+            if child is None:
+                value = levels.pop()[1]
+                if not levels:
+                    return value
+                levels[-1][1] = max(levels[-1][1], -value)
+                continue
+            value = leaf(child)
+            if value is None:
+                levels.append([_captures(child), -top])
+            else:
+                level[1] = max(level[1], -value)
 
     # --- batches -----------------------------------------------------------
 
     def probe_batch(self, bm: np.ndarray, bk: np.ndarray, wm: np.ndarray, wk: np.ndarray,
                     turn: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
-        """WDL (int8: +1, 0, -1) and DTW (uint16) of many positions given as bitboard arrays.
+        """WDL (int8: +1, 0, -1) and DTW (uint16) of many positions given as bitboard arrays
+        (:func:`egtb.probe.batch.probe_batch`).
 
         ``turn`` is an array or one side for every position. Raises ValueError
         when a position is invalid and MissingTableError when a needed table
@@ -608,60 +522,13 @@ class Tablebase:
         >>> wdl.tolist(), dtw.tolist()
         ([-1], [0])
         """
-        arrays = _batch_arrays(bm, bk, wm, wk, turn)
-        n = len(arrays[0])
-        codes, indices, tables = self._locate_batch(arrays)
-        if not all(t.stores_captures for t in tables):  # the compact kernel's capture search
-            out_wdl, out_dtw = probe_compact_batch(arrays, self._table, batches=self._batches,
-                                                   located=(codes, indices))
-            beside = [t.full for t in tables if not t.stores_captures and t.holds_distances]
-            if beside:  # the DTW of master files beside compact ones
-                maps, scratch = _kernel_tables(beside), np.zeros(n, dtype=np.int8)
-                _fill_distances(codes, indices, np.ones(n, dtype=np.bool_), beside,
-                                lambda c, i, first, out: gather(c, i, first, *maps, WDL_OF_CODE, scratch, out),
-                                out=out_dtw)
-            return out_wdl, out_dtw
-        out_wdl = np.zeros(n, dtype=np.int8)
-        out_dtw = np.zeros(n, dtype=np.uint16)
-        maps = _kernel_tables(tables)
-        order = self._block_order(codes, indices, tables)
-        (c, i), (wdl, dtw) = _in_order(order, (codes, indices), (out_wdl, out_dtw))
-        _run_to_end(lambda first: gather(c, i, first, *maps, WDL_OF_CODE, wdl, dtw),
-                    n, lambda stop: _table_of(tables, c[stop]).load_block(int(i[stop]) >> BLOCK_SHIFT),
-                    f"an index fell outside its table in {self.directory}")
-        if order is not None:
-            out_wdl[order], out_dtw[order] = wdl, dtw
-        fill_terminal(*arrays, codes, out_wdl, out_dtw)
-        return out_wdl, out_dtw
-
-    def _block_order(self, codes: np.ndarray, indices: np.ndarray, tables: list[Table]) -> np.ndarray | None:
-        """The order of a batch's positions by table and block when the blocks of its master
-        tables do not fit in the cache's budget (each block is then read once), else None
-        (the order given: every block read stays)."""
-        budget = self._blocks_cache.max_bytes
-        if budget is None or sum(len(t) for t in tables) * MASTER_BYTES_A_POSITION <= budget:
-            return None
-        return np.argsort((codes.astype(np.int64) << 40) | indices)
-
-    def _locate_batch(self, arrays: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, list]:
-        """(material codes, indices, the tables they need) of a batch.
-
-        Raises ValueError naming the first invalid position.
-        """
-        n = len(arrays[0])
-        codes = np.empty(n, dtype=np.int32)
-        indices = np.empty(n, dtype=np.int64)
-        present = np.zeros(NUM_CODES, dtype=np.bool_)
-        first = locate_batch(*arrays, codes, indices, present)
-        if first >= 0:
-            raise InvalidPositionError(f"invalid position at {first}: "
-                             f"{tuple(int(a[first]) for a in arrays)}")
-        return codes, indices, [self._table(code) for code in np.flatnonzero(present).tolist()]
+        return probe_batch(self, bm, bk, wm, wk, turn)
 
     def probe_batch_rule(self, bm: np.ndarray, bk: np.ndarray, wm: np.ndarray, wk: np.ndarray,
                          turn: np.ndarray | int, counter: np.ndarray | int, *,
                          rule: str = DEFAULT_RULE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Outcome under ``rule`` from ``counter`` (int8: +1, 0, -1), category (int8) and DTZ (uint16).
+        """Outcome under ``rule`` from ``counter`` (int8: +1, 0, -1), category (int8) and DTZ (uint16)
+        (:func:`egtb.probe.batch.probe_batch_rule`).
 
         Positions as for :meth:`probe_batch`; ``counter`` is an array or one
         count for every position, each within 0..limit (ValueError otherwise).
@@ -676,189 +543,7 @@ class Tablebase:
         >>> outcome.tolist(), category.tolist(), dtz.tolist()   # no pieces; then no opponent
         ([-1, 1], [-2, 2], [0, 1])
         """
-        draw_rule = _draw_rule(rule)
-        arrays = _batch_arrays(bm, bk, wm, wk, turn)
-        n = len(arrays[0])
-        counters = np.ascontiguousarray(np.broadcast_to(np.asarray(counter, dtype=np.int64), (n,)))
-        if n and (counters.min() < 0 or counters.max() > draw_rule.limit_plies):
-            raise InvalidArgumentError(f"counters must lie in 0..{draw_rule.limit_plies} under {draw_rule.name}, "
-                             f"got {int(counters.min())}..{int(counters.max())}")
-        codes, indices, tables = self._locate_batch(arrays)
-        layers = [table.layer(draw_rule.name) for table in tables]
-        if not all(layer.stores_captures for layer in layers):
-            return self._probe_batch_rule_compact(arrays, (codes, indices), counters, draw_rule, layers)
-        rows = _layer_rows(layers)
-        out_outcome = np.zeros(n, dtype=np.int8)
-        out_category = np.zeros(n, dtype=np.int8)
-        out_dtz = np.zeros(n, dtype=np.uint16)
-        limit = draw_rule.limit_plies
-        order = self._block_order(codes, indices, layers)
-        (c, i, k), outs = _in_order(order, (codes, indices, counters), (out_outcome, out_category, out_dtz))
-        _run_to_end(lambda first: gather_rule(c, i, first, rows, k, limit, *outs),
-                    n, lambda stop: _table_of(layers, c[stop]).load_block(int(i[stop]) >> BLOCK_SHIFT),
-                    f"an index fell outside its {draw_rule.name} layer in {self.directory}")
-        if order is not None:
-            out_outcome[order], out_category[order], out_dtz[order] = outs
-        fill_terminal_rule(*arrays, codes, counters, limit, out_outcome, out_category, out_dtz)
-        return out_outcome, out_category, out_dtz
-
-
-    def _probe_batch_rule_compact(self, arrays: tuple[np.ndarray, ...],
-                                  located: tuple[np.ndarray, np.ndarray], counters: np.ndarray,
-                                  rule: DrawRule, layers: list[Table]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`probe_batch_rule` through compact category files (and master layers); the DTZ
-        of a master file beside a compact one is read where the outcome needs it (a win or a
-        loss from a counter above 0), and only there."""
-        category, dtz = probe_compact_batch(arrays, self._table, batches=self._batches, rule=rule.name,
-                                            located=located)
-        longest = np.full(NUM_CODES, rule.limit_plies + 1, dtype=np.int64)  # max DTZ by code, when known
-        for layer in layers:
-            if layer.max_dtz is not None:
-                longest[code_of_material(layer.material)] = layer.max_dtz
-        codes = located[0]
-        late = ((np.abs(category) == CAT_WIN) & (counters > 0)  # the outcomes that need the DTZ
-                & (counters + longest[np.maximum(codes, 0)] > rule.limit_plies))
-        files = {code_of_material(layer.material): layer.dtz_file for layer in layers if layer.dtz_file is not None}
-        if files:  # the DTZ of wins and losses from compact DTZ files
-            with_file = np.zeros(NUM_CODES, dtype=np.bool_)
-            with_file[list(files)] = True
-            chosen = np.flatnonzero(late & (dtz == NO_DTW) & (codes >= 0) & with_file[np.maximum(codes, 0)])
-            if len(chosen):
-                dtz[chosen] = probe_dtz_batch(tuple(a[chosen] for a in arrays), (codes[chosen], located[1][chosen]),
-                                              files, batches=self._batches, rule=rule.name)
-        beside = [layer for layer in layers
-                  if not layer.stores_captures and layer.holds_distances and layer.dtz_file is None]
-        if beside:  # the DTZ of master files beside compact ones, alone
-            rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
-            for layer in beside:
-                rows[code_of_material(layer.material), [COL_SIZE, COL_DTZ_AT, COL_DTZ_WIDE]] = (
-                    len(layer), layer.dtz.values_at.ctypes.data, layer.dtz.value_type is np.uint16)
-            _fill_distances(*located, late & (dtz == NO_DTW), beside,
-                            lambda c, i, first, out: gather_distance(c, i, first, rows, out), out=dtz)
-        unknown = dtz == NO_DTW
-        late = np.flatnonzero(unknown & late)
-        if len(late):
-            i = int(late[0])
-            raise MissingRuleLayerError(
-                f"position {i} {tuple(int(a[i]) for a in arrays)}: a compact category file holds "
-                f"no DTZ, so its {rule.name} outcome from counter {int(counters[i])} needs the master file")
-        fits = np.where(unknown, 0, dtz) + counters <= rule.limit_plies
-        outcome = np.where(fits & (category == CAT_WIN), WDL_WIN,
-                           np.where(fits & (category == CAT_LOSS), WDL_LOSS, WDL_DRAW)).astype(np.int8)
-        return outcome, category, dtz
-
-
-def _layer_distance(layer: Table, index: int, category: int, capture: bool) -> int | None:
-    """The DTZ of a position of a layer (at ``index``, of ``category``; ``capture``: its side to
-    move must capture), or None when no file holds it: a draw's is 0, a win's or loss's comes from
-    the compact DTZ file when there is one (1 where the side to move must capture: its move zeroes
-    the counter), else from the layer's file, as a cursed win's or blessed loss's does."""
-    if not layer.holds_distances:
-        return None
-    if category == CAT_DRAW:
-        return 0
-    decisive = category in (CAT_WIN, CAT_LOSS)
-    if decisive and capture and not layer.stores_captures:
-        return 1
-    if decisive and layer.dtz_file is not None:
-        return layer.dtz_file.value_at(index)
-    return layer.distance_at(index) if decisive or layer.cursed_distances else None
-
-
-def _fits(layer: Table, counter: int, rule: DrawRule) -> bool:
-    """Whether every win or loss of a layer still is one from ``counter`` (its largest DTZ,
-    when known, fits within the limit)."""
-    return layer.max_dtz is not None and counter + layer.max_dtz <= rule.limit_plies
-
-
-def _fill_distances(codes: np.ndarray, indices: np.ndarray, wanted: np.ndarray, fulls: list[Table],
-                    gather_into: Callable[[np.ndarray, np.ndarray, int, np.ndarray], tuple[int, int]], *,
-                    out: np.ndarray) -> np.ndarray:
-    """Distances (DTW or DTZ) from master tables or layers ``fulls`` of the ``wanted`` positions
-    in their materials, written into ``out`` (uint16); ``gather_into(codes, indices, first, out)``
-    runs a gathering kernel over those positions, reading the blocks it stops at.
-
-    The positions go in the order of their blocks, so that each block is read once.
-    """
-    mine = np.zeros(NUM_CODES, dtype=np.bool_)
-    mine[[code_of_material(full.material) for full in fulls]] = True
-    chosen = np.flatnonzero(wanted & mine[np.maximum(codes, 0)] & (codes >= 0))
-    if len(chosen):
-        chosen = chosen[np.argsort((codes[chosen].astype(np.int64) << 40) | indices[chosen])]
-        sub_codes = np.ascontiguousarray(codes[chosen])
-        sub_indices = np.ascontiguousarray(indices[chosen])
-        got = np.zeros(len(chosen), dtype=np.uint16)
-        _run_to_end(lambda first: gather_into(sub_codes, sub_indices, first, got), len(chosen),
-                    lambda stop: _table_of(fulls, sub_codes[stop]).load_block(int(sub_indices[stop]) >> BLOCK_SHIFT),
-                    "an index fell outside its master table")
-        out[chosen] = got
-    return out
-
-
-def _in_order(order: np.ndarray | None, inputs: tuple[np.ndarray, ...],
-              outputs: tuple[np.ndarray, ...]) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
-    """The inputs taken in ``order`` and fresh outputs for them; as they are when ``order`` is None."""
-    if order is None:
-        return inputs, outputs
-    return tuple(a[order] for a in inputs), tuple(np.zeros_like(a) for a in outputs)
-
-
-def _layer_rows(layers: list[Table]) -> np.ndarray:
-    """Lookup rows (COL_* columns) by material code of master layers, for :func:`gather_rule`."""
-    rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
-    for layer in layers:
-        rows[code_of_material(layer.material)] = _layer_row(layer)
-    return rows
-
-
-def _kernel_tables(tables: list[Table]) -> tuple[np.ndarray, ...]:
-    """(sizes, wdl_at, dtw_at, dtw_wide) by material code for :func:`gather`: the addresses of
-    the tables' block maps (dtw_at 0: no DTW)."""
-    sizes = np.zeros(NUM_CODES, dtype=np.int64)
-    wdl_at = np.zeros(NUM_CODES, dtype=np.int64)
-    dtw_at = np.zeros(NUM_CODES, dtype=np.int64)
-    dtw_wide = np.zeros(NUM_CODES, dtype=np.bool_)
-    for table in tables:
-        code = code_of_material(table.material)
-        blocks = table.kernel_arrays()
-        sizes[code] = len(table)
-        wdl_at[code] = blocks.values_at.ctypes.data
-        if blocks.holds_distances:
-            dtw_at[code] = blocks.distances_at.ctypes.data
-            dtw_wide[code] = blocks.wide
-    return sizes, wdl_at, dtw_at, dtw_wide
-
-
-def _table_of(tables: list[Table], code: int) -> Table:
-    """The table (or layer) of a material code among those of a batch."""
-    material = material_of_code(int(code))
-    return next(table for table in tables if table.material == material)
-
-
-def _run_to_end(run: Callable[[int], tuple[int, int]], n: int, load: Callable[[int], None],
-                outside: str) -> None:
-    """Call a gathering kernel from position 0 until it reaches ``n``, reading the block it
-    stops at each time (``load(stop)``); TableError ``outside`` when an index fell outside."""
-    first = 0
-    while True:
-        stop, bad = run(first)
-        if bad:
-            raise TableError(outside)
-        if stop >= n:
-            return
-        load(stop)
-        first = stop
-
-
-def _batch_arrays(bm, bk, wm, wk, turn) -> tuple[np.ndarray, ...]:
-    """The five inputs of probe_batch as writable int64 arrays of one length (a read-only array,
-    such as a memory map or a broadcast turn, would compile the kernels a second time)."""
-    arrays = [np.require(a, dtype=np.int64, requirements=("C", "W")) for a in (bm, bk, wm, wk)]
-    n = len(arrays[0])
-    if any(a.ndim != 1 or len(a) != n for a in arrays):
-        raise InvalidArgumentError("bm, bk, wm, wk must be 1-D arrays of the same length")
-    turns = np.broadcast_to(np.asarray(turn, dtype=np.int64), (n,))
-    return (*arrays, np.require(turns, requirements=("C", "W")))
+        return probe_batch_rule(self, bm, bk, wm, wk, turn, counter, rule=rule)
 
 
 @lru_cache(maxsize=8)
@@ -870,63 +555,9 @@ def _complete_up_to(have: frozenset[Material]) -> int:
     return n if n >= 2 else 0
 
 
-def _key_of(board: PositionLike) -> tuple[int, int, int, int, int]:
-    """(bm, bk, wm, wk, turn) of a Board or FEN (ValueError for a bad FEN)."""
-    if isinstance(board, Board):
-        return board.black_men, board.black_kings, board.white_men, board.white_kings, board.turn
-    if isinstance(board, str):
-        return Board(board).key()
-    raise TypeError(f"expected a Board or a FEN string, not {type(board).__name__}")
-
-
-def _terminal_value(code: int, key: tuple[int, int, int, int, int]) -> tuple[int, int]:
-    """(wdl, dtw) of a position that needs no table."""
-    if code == CODE_NO_PIECES:
-        return WDL_LOSS, 0
-    if code == CODE_NO_OPPONENT:
-        return (WDL_WIN, 1) if has_moves(*key) else (WDL_LOSS, 0)
-    raise InvalidPositionError(f"invalid position {key}")
-
-
-def _draw_rule(name: str) -> DrawRule:
-    """The preset called ``name`` (ValueError naming the choices)."""
-    try:
-        return DRAW_RULES[name]
-    except KeyError:
-        raise InvalidArgumentError(f"unknown draw rule {name!r}; choose from {', '.join(DRAW_RULES)}") from None
-
-
-def _rule_and_counter(board: PositionLike, rule: str | None, counter: int | None) -> tuple[DrawRule, int]:
-    """The preset and counter of a probe: the keywords, else the Board's, else wcdf at 0."""
-    is_board = isinstance(board, Board)
-    draw_rule = _draw_rule(rule) if rule is not None else board.rule if is_board else DRAW_RULES[DEFAULT_RULE]
-    count = counter if counter is not None else board.quiet_plies if is_board else 0
-    if not 0 <= count <= draw_rule.limit_plies:
-        raise InvalidArgumentError(f"counter {count} is outside 0..{draw_rule.limit_plies} "
-                         f"(the {draw_rule.name} limit)")
-    return draw_rule, count
-
-
-def _coded_row(table: Table, *, distances: BlockMap | None) -> np.ndarray:
-    """The lookup row (COL_* columns) of a table or layer that leaves capture positions out: its
-    compact file's lookup descriptor, its largest DTZ when known, and the block map of the
-    ``distances`` (a master layer's DTZ) beside it."""
-    row = np.zeros(ROW_WIDTH, dtype=np.int64)
-    row[COL_SIZE], row[COL_CODED_AT] = len(table), table.coded.lookup.ctypes.data
-    row[COL_MAX_DTZ] = -1 if getattr(table, "max_dtz", None) is None else table.max_dtz
-    dtz_file = getattr(table, "dtz_file", None)
-    row[COL_DTZ_CODED_AT] = 0 if dtz_file is None else dtz_file.lookup.ctypes.data
-    if distances is not None:
-        row[COL_DTZ_AT], row[COL_DTZ_WIDE] = distances.values_at.ctypes.data, distances.value_type is np.uint16
-    return row
-
-
-def _layer_row(layer: MasterLayer | MasterTable) -> np.ndarray:
-    """The lookup row (COL_* columns) of a layer (or of a table's values): its length and the
-    addresses of its block maps (0 for distances it does not hold)."""
-    blocks = layer.kernel_arrays()
-    row = np.zeros(ROW_WIDTH, dtype=np.int64)
-    row[[COL_SIZE, COL_CATEGORY_AT, COL_DTZ_AT, COL_DTZ_WIDE]] = (
-        len(layer), blocks.values_at.ctypes.data, blocks.distances_at.ctypes.data if blocks.holds_distances else 0,
-        blocks.wide)
-    return row
+def _captures(key: Key):
+    """The positions after each move of ``key`` (captures, when it must capture), the opponent to move."""
+    moves = np.empty((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    n = generate_moves(*(np.int64(v) for v in key[:4]), key[4], moves)
+    turn = 1 - key[4]
+    return ((bm, bk, wm, wk, turn) for bm, bk, wm, wk in moves[:n, M_BM:M_WK + 1].tolist())

@@ -1,49 +1,30 @@
-"""Table files as the prober sees them: one small protocol answered by master and compact tables.
+"""Table files as the prober sees them: one kind of table per file, each answering its own reads.
 
 A table (and each of its rule layers) answers index lookups only, as
-python-chess's ``Table`` does for Syzygy files; the search over captures that
-recovers what a compact file leaves out is the prober's
-(:class:`egtb.probe.tablebase.Tablebase`), so is everything about positions.
+python-chess's ``WdlTable``/``DtzTable`` do for Syzygy files; the search over
+captures that recovers what a compact file leaves out is the prober's
+(:meth:`egtb.probe.tablebase.Tablebase.search_captures`), so is everything about
+positions. The kinds:
 
-- ``material``, ``path``, ``len(table)`` and ``nbytes`` (memory it takes);
-- ``stores_captures``: whether a position whose side to move must capture
-  holds its value (master files) or must be searched (compact files);
-- ``value_at(index)``: the WDL (+1/0/-1) of a table, the category (+2..-2) of
-  a rule layer; meaningless at a capture position when ``stores_captures``
-  is False;
-- ``distance_at(index)``: DTW of a table, DTZ of a layer, 0 for a draw;
-  None when the file holds none (``holds_distances`` False: asked without a read);
-  ``cursed_distances`` (layers): whether that DTZ holds for cursed wins and
-  blessed losses too (master files), or for wins and losses only (a compact
-  DTZ file, which also leaves the capture positions out: their DTZ is 1);
-- ``max_dtz`` (layers): the largest DTZ of a win or loss when known (None
-  otherwise), so that an outcome from a low counter needs no DTZ read;
-- ``dtz_file`` (layers): the compact DTZ file (``.dtz``) the DTZ of a win or
-  loss is read from, when there is one (None otherwise);
-- ``coded``: where ``stores_captures`` is False, the compact file whose coded
-  blocks the batch kernel reads; ``full``: the master table (or layer) that
-  holds every position and the distances, when there is one (the table
-  itself for a master file, the master beside a compact file, None for a
-  compact file alone);
-- ``layer(rule)``: the rule layer of a preset (MissingRuleLayerError naming
-  the file when it has none);
-- ``warm(blocks)``: read the first ``blocks`` blocks of values now (None: every block);
-- ``kernel_layers()``: the layers the rule kernel reads from memory
-  (:func:`egtb.probe.kernels.probe_rule_one`), by preset; for tables that
-  store captures, ``kernel_arrays()``: the block maps the batch kernels read
-  (:class:`BlockMap`), and ``load_block(block)`` to read a block they miss.
+- :class:`MasterTable`: a master file's values and DTW, read a block of
+  :data:`~egtb.formats.master.BLOCK_POSITIONS` positions at a time (an HDF5 chunk
+  of each dataset) on first use and kept in a :class:`~egtb.formats.cache.TableCache`
+  within its byte budget; :class:`MasterLayer`: one of its rule layers
+  (categories and DTZ);
+- the compact files (:mod:`egtb.probe.compact_tables`): WDL, categories (with
+  their DTZ file) and DTZ, capture positions left out;
+- :class:`PairedTable`: a material that has both, its values and counter-0
+  categories from the compact files (about 60 positions a byte, so the tables of
+  7 pieces fit in memory), its distances (DTW, and DTZ where no ``.dtz`` file is
+  there) from the master file, read only when asked; :class:`PairedLayer`, its
+  rule layer.
 
-:class:`MasterTable` is a master file's, read a block of
-:data:`~egtb.formats.master.BLOCK_POSITIONS` positions at a time (an HDF5
-chunk of each dataset) on first use and kept in a :class:`~egtb.formats.cache.TableCache`
-within its byte budget (by default the process's, :func:`~egtb.formats.cache.process_cache`):
-a table of any size is probed in the memory the budget gives.
-:class:`egtb.formats.compact.CompactTable` is a compact file's (a category
-file's layer answers the DTZ of wins and losses from its ``.dtz`` file, when
-there is one). :class:`PairedTable` is a material that has both: its values
-and counter-0 categories come from the compact files (about 60 positions a
-byte, so the tables of 7 pieces fit in memory), its distances (DTW, and DTZ
-where no ``.dtz`` file is there) from the master file, read only when asked.
+Each answers what :class:`Layer` (and for a table :class:`Table`) declares: its
+value and distance at an index, its value where a probe stands
+(``stored_value``: None where its file leaves the position out), the DTZ of a
+category (``dtz_at``), and its own kernel descriptor rows (``kernel_row()`` for
+the single-probe and gathering kernels, ``batch_row()`` for the compact batch
+kernel, built by :mod:`egtb.probe.descriptors`).
 """
 
 from __future__ import annotations
@@ -58,12 +39,14 @@ import numpy as np
 from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats import master
 from egtb.formats.cache import TableCache
-from egtb.formats.values import INVALID_WDL, WDL_OF_CODE
+from egtb.formats.values import CAT_DRAW, CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_OF_CODE
 from egtb.positions.material import Material
+from egtb.probe.compact_kernels import KIND_MASTER, KIND_MASTER_CATEGORY
+from egtb.probe.descriptors import blocks_row, coded_row, master_batch_row
 from egtb.probe.kernels import BLOCK_MASK, BLOCK_SHIFT
 
-__all__ = ["BLOCK_MASK", "BLOCK_SHIFT", "BlockMap", "MasterLayer", "MasterTable", "PairedLayer", "PairedTable",
-           "Table"]
+__all__ = ["BLOCK_MASK", "BLOCK_SHIFT", "BlockMap", "Layer", "MasterLayer", "MasterTable", "PairedLayer",
+           "PairedTable", "Table"]
 
 #: Serial numbers of block maps (their blocks' keys in a cache shared by many tables).
 _SERIALS = itertools.count(1)
@@ -72,31 +55,73 @@ _SERIALS = itertools.count(1)
 _WDL_OF_CODE = tuple(int(v) for v in WDL_OF_CODE)
 
 
-class Table(Protocol):
+class Layer(Protocol):
     """What the prober asks of a table file or of one of its rule layers."""
 
     material: Material
     path: Path
     stores_captures: bool
+    """Whether a position whose side to move must capture holds its value (master files), or must
+    be searched (compact files): which batch kernel reads it."""
     holds_distances: bool
-    full: "Table | None"
+    """Whether :meth:`distance_at` answers (no read needed to know)."""
+    full: "Table | Layer | None"
+    """The master table (or layer) that holds every position, when there is one."""
+    max_dtz: int | None
+    """(Layers) the largest DTZ of a win or loss when known without reading it."""
+    dtz_file: "Layer | None"
+    """(Layers) the compact DTZ file the DTZ of a win or loss is read from, if any."""
 
     def __len__(self) -> int: ...
 
     @property
     def nbytes(self) -> int: ...
 
-    def value_at(self, index: int) -> int: ...
+    def value_at(self, index: int) -> int:
+        """WDL (+1/0/-1) of a table, category (+2..-2) of a layer; meaningless at a capture
+        position of a file that leaves them out."""
 
-    def distance_at(self, index: int) -> int | None: ...
+    def distance_at(self, index: int) -> int | None:
+        """DTW of a table, DTZ of a layer; None when the file holds none."""
 
-    def layer(self, rule: str) -> "Table": ...
+    def stored_value(self, index: int, capture: bool) -> int | None:
+        """:meth:`value_at`, or None where the side to move must capture (``capture``) and the
+        file leaves such positions out (the caller searches the captures)."""
 
-    def kernel_layers(self) -> dict[str, "Table"]: ...
+    def dtz_at(self, index: int, category: int, capture: bool) -> int | None:
+        """(Layers) the DTZ of a position of ``category`` (0 for a draw), None when no file holds it."""
 
-    def warm(self, blocks: int | None) -> None: ...
+    def fits(self, counter: int, limit: int) -> bool:
+        """(Layers) whether every win or loss still is one from ``counter``, without a DTZ read."""
+
+    def kernel_row(self) -> np.ndarray:
+        """Its lookup row (:mod:`egtb.probe.descriptors`) for the single-probe kernels."""
+
+    def batch_row(self, kind, *, distances: bool) -> np.ndarray:
+        """Its row for the compact batch kernel (TableError when a compact file is not of ``kind``)."""
+
+    def batch_source(self, *, distances: bool):
+        """What the batch kernel's missed blocks are loaded from (``load_block``, ``load_blocks``)."""
+
+    def distances_beside(self) -> "Table | Layer | None":
+        """The master table (layer) a batch over compact files reads its distances from, if any."""
+
+    def load_block(self, block: int) -> None: ...
 
     def close(self) -> None: ...
+
+
+class Table(Layer, Protocol):
+    """What the prober asks of a table file: a :class:`Layer` with rule layers."""
+
+    def layer(self, rule: str) -> Layer:
+        """The layer of a preset (MissingRuleLayerError naming the file when it has none)."""
+
+    def kernel_layers(self) -> dict[str, Layer]:
+        """The layers the rule kernel reads from memory, by preset (filled in when loaded)."""
+
+    def warm(self, blocks: int | None) -> None:
+        """Read the first ``blocks`` blocks of values now (None: every block)."""
 
 
 class _Block:
@@ -165,6 +190,14 @@ class BlockMap:
         """Read a block the kernels missed (as :meth:`block`)."""
         self.block(block)
 
+    def load_blocks(self, indices: np.ndarray) -> None:
+        """Nothing ahead of a batch: a master block is read when the kernel stops at it."""
+
+    @property
+    def path(self) -> Path:
+        """The master file of the blocks."""
+        return self.table.path
+
     def forget(self, block: int) -> None:
         """The block left memory."""
         self.loaded[block] = None
@@ -187,14 +220,65 @@ class BlockMap:
         return sum(entry.nbytes for entry in self.loaded if entry is not None)
 
 
-class MasterLayer:
-    """One rule layer of a master file: category (int8) and DTZ per position, read by blocks."""
+class _NoLayers:
+    """A layer has no layers of its own."""
+
+    path: Path
+
+    def layer(self, rule: str) -> Layer:
+        raise MissingRuleLayerError(f"{self.path}: a rule layer has no layer of its own ({rule!r})")
+
+    def kernel_layers(self) -> dict[str, Layer]:
+        return {}
+
+
+class KnownMaxDtz:
+    """A layer that may know its largest DTZ of a win or loss (``max_dtz``) without a DTZ read."""
+
+    max_dtz: int | None
+
+    def fits(self, counter: int, limit: int) -> bool:
+        """Whether every win or loss still is one from ``counter`` (its largest DTZ, when known,
+        fits within the ``limit``)."""
+        return self.max_dtz is not None and counter + self.max_dtz <= limit
+
+
+class _InBlocks:
+    """What a master table and a master layer share: every position in blocks (:class:`BlockMap`),
+    values and distances read together by the kernels (each gives ``value_at`` and
+    ``kernel_arrays``)."""
 
     stores_captures = True
-    holds_distances = True
-    cursed_distances = True
-    max_dtz = None  # its DTZ is in the blocks the kernels read anyway
+    max_dtz = None  # its distances are in the blocks the kernels read anyway
     dtz_file = None  # no compact DTZ file: its DTZ is in its blocks
+    batch_kind: int
+    """What the batch kernel reads its blocks as (KIND_MASTER, KIND_MASTER_CATEGORY)."""
+
+    def stored_value(self, index: int, capture: bool) -> int:
+        """The value: a master file holds every position."""
+        return self.value_at(index)
+
+    def batch_row(self, kind, *, distances: bool) -> np.ndarray:
+        """The batch kernel's row: its values (and distances with ``distances``)."""
+        return master_batch_row(len(self), self.kernel_arrays(distances=distances), self.batch_kind)
+
+    def batch_source(self, *, distances: bool) -> BlockMap:
+        return self.kernel_arrays(distances=distances)
+
+    def distances_beside(self) -> None:
+        """None: the kernels read its distances with its values."""
+        return None
+
+    def load_block(self, block: int) -> None:
+        """Read a block the kernels missed."""
+        self.kernel_arrays().block(block)
+
+
+class MasterLayer(_InBlocks, _NoLayers):
+    """One rule layer of a master file: category (int8) and DTZ per position, read by blocks."""
+
+    holds_distances = True
+    batch_kind = KIND_MASTER_CATEGORY
 
     def __init__(self, table: "MasterTable", preset: str) -> None:
         self.material, self.path, self.preset = table.material, table.path, preset
@@ -225,23 +309,24 @@ class MasterLayer:
         place = index & BLOCK_MASK
         return int(block.distances[place]) if block.values[place] else 0
 
+    def dtz_at(self, index: int, category: int, capture: bool) -> int:
+        """The DTZ of any category (0 for a draw), from its blocks."""
+        return self.distance_at(index)
+
+    def fits(self, counter: int, limit: int) -> bool:
+        """False: its DTZ is read with its categories anyway."""
+        return False
+
     def kernel_arrays(self, *, distances: bool = True) -> BlockMap:
-        """The block map of the categories and DTZ (without ``distances``: the categories alone),
-        for the batch kernels."""
+        """The block map of the categories and DTZ (without ``distances``: the categories alone)."""
         return self.blocks if distances else self.categories
 
-    def load_block(self, block: int) -> None:
-        """Read a block the kernels missed."""
-        self.blocks.block(block)
-
-    def layer(self, rule: str) -> "MasterLayer":
-        raise MissingRuleLayerError(f"{self.path}: a rule layer has no layer of its own ({rule!r})")
-
-    def kernel_layers(self) -> dict[str, "MasterLayer"]:
-        return {}
+    def kernel_row(self) -> np.ndarray:
+        """The rule kernel's row: its block maps of categories and DTZ."""
+        return blocks_row(len(self), self.blocks)
 
 
-class MasterTable:
+class MasterTable(_InBlocks):
     """One master file, read a block at a time: value codes and DTW (none in a file without DTW,
     format version 3) per position, and its rule layers (those of ``rules``, None: all).
 
@@ -249,7 +334,7 @@ class MasterTable:
     TableError names a file that is not a table of ``material``.
     """
 
-    stores_captures = True
+    batch_kind = KIND_MASTER
 
     def __init__(self, path: Path, material: Material, *, cache: TableCache,
                  rules: Iterable[str] | None = None) -> None:
@@ -327,13 +412,12 @@ class MasterTable:
         return int(block.distances[place]) if _WDL_OF_CODE[block.values[place]] else 0
 
     def kernel_arrays(self, *, distances: bool = True) -> BlockMap:
-        """The block map of the value codes and DTW (without ``distances``: the codes alone), for
-        the batch kernels."""
+        """The block map of the value codes and DTW (without ``distances``: the codes alone)."""
         return self.values if distances else self.codes
 
-    def load_block(self, block: int) -> None:
-        """Read a block the kernels missed."""
-        self.values.block(block)
+    def kernel_row(self) -> np.ndarray:
+        """The value kernel's (and the gathering kernel's) row: its block maps of codes and DTW."""
+        return blocks_row(len(self), self.values)
 
     def warm(self, blocks: int | None) -> None:
         """Read the first ``blocks`` blocks of values (None: every block, of the layers too)."""
@@ -357,7 +441,34 @@ class MasterTable:
         return self.rules
 
 
-class PairedLayer:
+class _Paired:
+    """What a paired table and a paired layer share: a compact file answers the values (capture
+    positions left out), a master file beside it the distances."""
+
+    stores_captures = False
+    coded: Layer
+
+    def __len__(self) -> int:
+        return len(self.coded)
+
+    def value_at(self, index: int) -> int:
+        """The compact file's value (meaningless where the side to move must capture)."""
+        return self.coded.value_at(index)
+
+    def stored_value(self, index: int, capture: bool) -> int | None:
+        """The compact file's value, None where the side to move must capture (searched)."""
+        return None if capture else self.coded.value_at(index)
+
+    def batch_row(self, kind, *, distances: bool) -> np.ndarray:
+        """The compact file's batch row (the batch kernel's capture search, and the master's
+        distances read after it)."""
+        return self.coded.batch_row(kind, distances=distances)
+
+    def batch_source(self, *, distances: bool):
+        return self.coded
+
+
+class PairedLayer(_Paired, KnownMaxDtz, _NoLayers):
     """A rule layer of a material with both files: the categories of the compact category
     file (capture positions left out), the DTZ of the master file's layer.
 
@@ -365,9 +476,7 @@ class PairedLayer:
     the categories the compact file gives), when asked for.
     """
 
-    stores_captures = False
     holds_distances = True
-    cursed_distances = True
 
     def __init__(self, coded, master_layer: MasterLayer) -> None:
         self.coded, self.master = coded, master_layer
@@ -381,9 +490,6 @@ class PairedLayer:
         says: from a counter of at most limit - max_dtz every win or loss still is one, so
         its DTZ need not be read."""
 
-    def __len__(self) -> int:
-        return len(self.coded)
-
     @property
     def nbytes(self) -> int:
         return self.coded.nbytes + self.master.nbytes
@@ -394,14 +500,32 @@ class PairedLayer:
         loss is read from it, not from the master."""
         return self.coded.dtz_file
 
-    def value_at(self, index: int) -> int:
-        """The category at counter 0 (meaningless where the side to move must capture)."""
-        return self.coded.value_at(index)
-
     def distance_at(self, index: int) -> int:
         """The DTZ stored in the master file (capture positions too; the caller knows the
         category is not a draw, whose stored DTZ is meaningless)."""
         return int(self.dtz.block(index >> BLOCK_SHIFT).values[index & BLOCK_MASK])
+
+    def dtz_at(self, index: int, category: int, capture: bool) -> int:
+        """0 for a draw; a win's or loss's from the compact DTZ file when there is one (1 where
+        the side to move must capture: its move zeroes the counter), else the master's, as a
+        cursed win's or blessed loss's."""
+        if category == CAT_DRAW:
+            return 0
+        if category in (CAT_WIN, CAT_LOSS) and capture:
+            return 1
+        if category in (CAT_WIN, CAT_LOSS) and self.dtz_file is not None:
+            return self.dtz_file.value_at(index)
+        return self.distance_at(index)
+
+    def kernel_row(self) -> np.ndarray:
+        """The rule kernel's row: the compact category file, its largest DTZ, and its DTZ file or
+        else the master's DTZ block map."""
+        return coded_row(len(self), self.coded, max_dtz=self.max_dtz, dtz_file=self.dtz_file,
+                         distances=self.dtz if self.dtz_file is None else None)
+
+    def distances_beside(self) -> "PairedLayer | None":
+        """Itself (its DTZ block map, read alone) when no compact DTZ file gives the DTZ."""
+        return self if self.dtz_file is None else None
 
     def load_block(self, block: int) -> None:
         """Read a DTZ block the kernels missed."""
@@ -415,14 +539,8 @@ class PairedLayer:
         """Drop its DTZ blocks from the cache."""
         self.dtz.drop()
 
-    def layer(self, rule: str) -> "PairedLayer":
-        raise MissingRuleLayerError(f"{self.path}: a rule layer has no layer of its own ({rule!r})")
 
-    def kernel_layers(self) -> dict:
-        return {}
-
-
-class PairedTable:
+class PairedTable(_Paired):
     """A material with a compact file and a master file: values and categories from the
     compact files, DTW and DTZ from the master, read only when asked for.
 
@@ -431,7 +549,8 @@ class PairedTable:
     master's layer (read by the rule kernel).
     """
 
-    stores_captures = False
+    max_dtz = None
+    dtz_file = None
 
     def __init__(self, coded, master_table: MasterTable) -> None:
         if coded.material != master_table.material or len(coded) != len(master_table):
@@ -439,12 +558,9 @@ class PairedTable:
         self.coded, self.master = coded, master_table
         self.material, self.path = coded.material, coded.path
         self.full = master_table
-        self._layers: dict[str, Table] = {}
+        self._layers: dict[str, Layer] = {}
         self._paired: list[PairedLayer] = []
         self._kernel_layers: dict[str, MasterLayer] | None = None
-
-    def __len__(self) -> int:
-        return len(self.coded)
 
     @property
     def nbytes(self) -> int:
@@ -455,15 +571,23 @@ class PairedTable:
         """Whether the master holds DTW."""
         return self.master.holds_distances
 
-    def value_at(self, index: int) -> int:
-        """The WDL (meaningless where the side to move must capture)."""
-        return self.coded.value_at(index)
-
     def distance_at(self, index: int) -> int | None:
         """The DTW from the master (0 for a draw); None when it holds none."""
         return self.master.distance_at(index)
 
-    def layer(self, rule: str) -> Table:
+    def kernel_row(self) -> np.ndarray:
+        """The value kernel's row: the compact file (its DTW is read through the protocol)."""
+        return self.coded.kernel_row()
+
+    def distances_beside(self) -> MasterTable | None:
+        """The master, when it holds DTW."""
+        return self.master if self.master.holds_distances else None
+
+    def load_block(self, block: int) -> None:
+        """Read a DTW block of the master the kernels missed."""
+        self.master.load_block(block)
+
+    def layer(self, rule: str) -> Layer:
         """The layer of a preset: compact categories (with their DTZ file) and the master's DTZ,
         else the master's layer, else the compact category file alone (MissingRuleLayerError
         when neither has one)."""
@@ -472,7 +596,7 @@ class PairedTable:
             found = self._layers[rule] = self._pair_layer(rule)
         return found
 
-    def _pair_layer(self, rule: str) -> Table:
+    def _pair_layer(self, rule: str) -> Layer:
         try:
             categories = self.coded.layer(rule)
         except MissingRuleLayerError:
@@ -488,7 +612,7 @@ class PairedTable:
         reads them); those with one are read through :meth:`layer`."""
         if self._kernel_layers is None:
             self._kernel_layers = {name: layer for name, layer in self.master.kernel_layers().items()
-                                   if self.layer(name).stores_captures}
+                                   if self.layer(name) is layer}
         return self._kernel_layers
 
     def warm(self, blocks: int | None) -> None:

@@ -83,12 +83,6 @@ class CompactTable:
     egtb.errors.TableError: /nonexistent/1k-1k.wld: unreadable compact file (No such file or directory)
     """
 
-    stores_captures = False
-    """Positions whose side to move must capture are left out (the prober searches them)."""
-    full = None
-    """No master table beside it (see :class:`egtb.probe.tables.PairedTable`)."""
-    cursed_distances = False
-    """A DTZ file holds the DTZ of wins and losses only (not of cursed wins or blessed losses)."""
     dtz_file: "CompactTable | None" = None
     """A category file's DTZ file (``<material>.dtz``) when there is one, opened with the
     category file by :meth:`layer`."""
@@ -185,16 +179,6 @@ class CompactTable:
         self._starts_list = self.starts.tolist()
 
     @property
-    def coded(self) -> "CompactTable":
-        """The compact file whose coded blocks the batch kernel reads: this one."""
-        return self
-
-    @property
-    def holds_distances(self) -> bool:
-        """Whether it answers DTZ: a category file with its DTZ file (a WLD file holds no DTW)."""
-        return self.dtz_file is not None
-
-    @property
     def max_dtz(self) -> int | None:
         """The largest DTZ of a win or loss, from its DTZ file's code table (at least 1, the DTZ
         of a capture position, which the file leaves out); None without a DTZ file."""
@@ -237,9 +221,13 @@ class CompactTable:
         self._layers[rule] = found
         return found
 
+    def open_sibling(self, path: Path) -> "CompactTable":
+        """Open another compact file of this material (the prober opens its own kinds of file)."""
+        return CompactTable(path, cache=self.cache)
+
     def _sibling(self, path: Path, kind) -> "CompactTable":
         """Another compact file of this material (TableError when it is of another material or kind)."""
-        found = CompactTable(path, cache=self.cache)
+        found = self.open_sibling(path)
         if found.material != self.material or found.positions != self.positions:
             raise TableError(f"{path}: holds material {found.material.name}, not {self.material.name}")
         if found.kind is not kind:
@@ -357,10 +345,6 @@ class CompactTable:
         """The DTZ from the DTZ file of a category file (meaningful at a win or loss whose side to
         move need not capture); None without one (a WLD file holds no DTW)."""
         return None if self.dtz_file is None else self.dtz_file.value_at(index)
-
-    def kernel_layers(self) -> dict:
-        """None of its layers is read by the rule kernel from memory (each is a compact file)."""
-        return {}
 
     def warm(self, blocks: int | None) -> None:
         """Mark the first ``blocks`` blocks (None: all) into the block cache."""

@@ -1,0 +1,195 @@
+"""Single probes: one position's value and DTW, or its outcome, category and DTZ under a rule.
+
+The kernels answer first (:func:`~egtb.probe.kernels.probe_value_one`,
+:func:`~egtb.probe.kernels.probe_rule_one`, reading the lookup rows the
+:class:`~egtb.probe.tablebase.Tablebase` keeps); what they cannot answer (a table not
+loaded yet, a block not in memory, a capture position of a compact file, a DTZ that
+needs a master file) is read through the table kinds (:mod:`egtb.probe.tables`). A
+capture position of a compact file is the Tablebase's capture search
+(:meth:`~egtb.probe.tablebase.Tablebase.search_captures`), which asks the leaf probes
+here (:func:`value_leaf`, :func:`category_leaf`) for its successors: they read a stored
+value and never search, so no probe calls itself.
+
+>>> from egtb.probe.tablebase import Tablebase
+>>> probe_value(Tablebase("/nonexistent"), (1, 0, 0, 0, 1))   # White to move has no pieces
+(-1, 0)
+"""
+
+from __future__ import annotations
+
+from egtb.errors import InvalidPositionError, MissingRuleLayerError, MissingTableError, TableError
+from egtb.formats.values import CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DRAW, WDL_LOSS, WDL_WIN, Category
+from egtb.probe.kernels import (STATUS_INVALID, STATUS_OK, STATUS_OUT_OF_RANGE, outcome_at, probe_rule_one,
+                                probe_value_one)
+from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_capture
+from egtb.rules.board import DrawRule
+
+# ``tb`` is the egtb.probe.tablebase.Tablebase probing (not imported: it imports this module).
+
+__all__ = ["Key", "category_leaf", "probe_rule", "probe_value", "terminal_value", "value_leaf"]
+
+#: A position as (bm, bk, wm, wk, turn).
+Key = tuple[int, int, int, int, int]
+_CATEGORY_OF = tuple(Category(v) for v in range(-2, 3))
+
+
+def probe_value(tb: "Tablebase", key: Key, *, distance: bool = True) -> tuple[int, int | None]:
+    """(wdl, dtw) of a position; dtw None when no file holds it, or (``distance`` False) when a
+    compact file answered and the DTW was not asked for.
+
+    >>> from egtb.probe.tablebase import Tablebase
+    >>> probe_value(Tablebase("/nonexistent"), (0, 0, 0, 1, 0))   # Black to move has no pieces
+    (-1, 0)
+    """
+    found = _kernel_value(tb, key)
+    if found is not None:
+        value, dtw, code = found
+        if dtw >= 0 or not distance or code < 0 or not tb._tables.peek(code).holds_distances:
+            return value, None if dtw < 0 else dtw
+    code, index, capture = locate_capture(*key)
+    if code < 0:
+        return terminal_value(code, key)
+    table = tb.table_for(code, key)
+    if table is None:
+        return WDL_LOSS, 0
+    value = table.stored_value(index, capture)
+    if value is None:
+        value = tb.search_captures(key, top=WDL_WIN, leaf=lambda child: value_leaf(tb, child))
+    return value, table.distance_at(index) if distance else None
+
+
+def value_leaf(tb: "Tablebase", key: Key) -> int | None:
+    """The WDL of a position stored in its table (the kernel's, else the table's), or None where
+    its side to move must capture and its file leaves it out (the caller searches); no search.
+
+    >>> from egtb.probe.tablebase import Tablebase
+    >>> value_leaf(Tablebase("/nonexistent"), (1, 0, 0, 0, 1))
+    -1
+    """
+    found = _kernel_value(tb, key)
+    if found is not None:
+        return found[0]
+    code, index, capture = locate_capture(*key)
+    if code < 0:
+        return terminal_value(code, key)[0]
+    table = tb.table_for(code, key)
+    return WDL_LOSS if table is None else table.stored_value(index, capture)
+
+
+def _kernel_value(tb: "Tablebase", key: Key) -> tuple[int, int, int] | None:
+    """(wdl, dtw or -1, code) from the value kernel, None when it cannot answer (InvalidPositionError
+    for a position no table holds, TableError for an unsolved one)."""
+    while True:
+        status, value, dtw, code = probe_value_one(*key, tb._value_rows_at)
+        if status == STATUS_INVALID:
+            raise InvalidPositionError(f"invalid position {key}")
+        if status != STATUS_OK:
+            return None
+        if code >= 0:
+            read = tb._tables.peek(code)
+            if tb.table(code) is not read:  # its file changed (checked once a second): ask again
+                continue
+            if value == INVALID_WDL:
+                raise TableError(f"{read.path}: a position is unsolved")
+        return value, dtw, code
+
+
+def probe_rule(tb: "Tablebase", key: Key, rule: DrawRule, counter: int, *, unknown_ok: bool = False,
+               want_dtz: bool = True) -> tuple[int | None, int, int | None]:
+    """(outcome, category, dtz) of a position under ``rule`` from a checked ``counter``.
+
+    Where a compact category file answered, the DTZ is None (with a master file beside it:
+    read from there when ``want_dtz`` asks for it, or when the outcome needs it); so is the
+    outcome with ``unknown_ok`` when it needs a DTZ no file holds (else MissingRuleLayerError).
+    A layer without DTZ (a compact category file alone) is exact at counter 0, and at any
+    counter for a category that draws there.
+
+    >>> from egtb.probe.tablebase import Tablebase
+    >>> from egtb.rules.board import DRAW_RULES
+    >>> probe_rule(Tablebase("/nonexistent"), (1, 0, 0, 0, 1), DRAW_RULES["wcdf"], 80)
+    (-1, -2, 0)
+    """
+    status, outcome, category, dtz, code = probe_rule_one(*key, counter, rule.limit_plies, tb._rows_at[rule.name])
+    if status == STATUS_OK:
+        if code >= 0:
+            tb._tables.touch(code)
+        if dtz >= 0 or not want_dtz:
+            return outcome, category, None if dtz < 0 else dtz
+    found = _layer_at(tb, key, code, status, rule)
+    if found is None:
+        return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table holds
+    layer, index, capture = found
+    category = layer.stored_value(index, capture)
+    if category is None:
+        category = tb.search_captures(key, top=CAT_WIN, leaf=lambda child: category_leaf(tb, child, rule))
+    decisive = category in (CAT_WIN, CAT_LOSS)
+    late = counter and decisive and not layer.fits(counter, rule.limit_plies)  # the outcome needs the DTZ
+    distance = layer.dtz_at(index, category, capture) if want_dtz or late else None
+    if distance is not None:
+        return outcome_at(category, distance, counter, rule.limit_plies), category, distance
+    if not decisive:
+        return WDL_DRAW, category, None
+    if late and unknown_ok:
+        return None, category, None
+    if late:
+        raise MissingRuleLayerError(
+            f"{layer.path}: a compact category file holds no DTZ, so the {rule.name} outcome of "
+            f"a {_CATEGORY_OF[category + 2]} from counter {counter} needs the master file "
+            f"(it is exact at counter 0)")
+    return (WDL_WIN if category == CAT_WIN else WDL_LOSS), category, None
+
+
+def category_leaf(tb: "Tablebase", key: Key, rule: DrawRule) -> int | None:
+    """The category at counter 0 of a position stored in its layer (the kernel's, else the
+    layer's), or None where its side to move must capture and its file leaves it out; no search.
+
+    >>> from egtb.probe.tablebase import Tablebase
+    >>> from egtb.rules.board import DRAW_RULES
+    >>> category_leaf(Tablebase("/nonexistent"), (1, 0, 0, 0, 1), DRAW_RULES["wcdf"])
+    -2
+    """
+    status, _, category, _, code = probe_rule_one(*key, 0, rule.limit_plies, tb._rows_at[rule.name])
+    if status == STATUS_OK:
+        if code >= 0:
+            tb._tables.touch(code)
+        return category
+    found = _layer_at(tb, key, code, status, rule)
+    if found is None:
+        return CAT_LOSS
+    layer, index, capture = found
+    return layer.stored_value(index, capture)
+
+
+def _layer_at(tb: "Tablebase", key: Key, code: int, status: int, rule: DrawRule):
+    """(layer, index, must capture) of a position the rule kernel did not answer (its layer
+    entered in the kernel's rows), None when its table is missing and it has no move (lost)."""
+    if status == STATUS_INVALID:
+        raise InvalidPositionError(f"invalid position {key}")
+    if status == STATUS_OUT_OF_RANGE:
+        raise TableError(f"{tb._tables.peek(code).path}: position outside the {rule.name} layer")
+    if tb.rules is not None and rule.name not in tb.rules:
+        raise MissingRuleLayerError(f"preset {rule.name!r} is not loaded by this Tablebase "
+                                    f"(rules={tb.rules}); open it with that preset")
+    try:
+        layer = tb.layer_for(code, rule.name)
+    except MissingTableError:
+        if not has_moves(*key):
+            return None
+        raise
+    _, index, capture = locate_capture(*key)
+    if index >= len(layer):
+        raise TableError(f"{layer.path}: position outside the {rule.name} layer")
+    return layer, index, capture
+
+
+def terminal_value(code: int, key: Key) -> tuple[int, int]:
+    """(wdl, dtw) of a position that needs no table (InvalidPositionError for an invalid one).
+
+    >>> terminal_value(CODE_NO_PIECES, (0, 0, 1, 0, 0))
+    (-1, 0)
+    """
+    if code == CODE_NO_PIECES:
+        return WDL_LOSS, 0
+    if code == CODE_NO_OPPONENT:
+        return (WDL_WIN, 1) if has_moves(*key) else (WDL_LOSS, 0)
+    raise InvalidPositionError(f"invalid position {key}")
