@@ -84,7 +84,7 @@ def served(app):
 @pytest.fixture(scope="module")
 def url(tables):
     """The page served by uvicorn in a thread; "hard" thinks until its time is up, to be caught thinking."""
-    engines = EngineService(tables_dir=tables, specs={"hard": "depth=60,time=30"})
+    engines = EngineService(tables_dir=tables, specs={"hard": "depth=60,time=30,pv_fill=200000"})
     with engines, served(create_app(tables_dir=tables, engines=engines)) as page:
         yield page
 

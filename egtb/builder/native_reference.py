@@ -27,6 +27,7 @@ from egtb.builder.pipeline import count_codes
 from egtb.builder.reference import ReferenceEntry, RuleReferenceEntry, layer_line, table_line
 from egtb.builder.rule_layer import count_layer
 from egtb.builder.verify_compact import CompactProber, unranked_chunks
+from egtb.errors import InvalidArgumentError
 from egtb.formats.master import PER_BYTE, narrow_type, pack_wdl
 from egtb.formats.values import DRAW, LOSS, NO_MAX_DTW, WIN
 from egtb.positions.material import Material
@@ -44,7 +45,7 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
     """The figures of a compact-native table (its ``tables.tsv`` and ``rule_layers.tsv`` rows),
     recomputed from its compact files in `directory`; MissingTableError when one is absent."""
     if chunk % PER_BYTE:
-        raise ValueError(f"chunk {chunk} is not a multiple of {PER_BYTE} (the packed values' bytes)")
+        raise InvalidArgumentError(f"chunk {chunk} is not a multiple of {PER_BYTE} (the packed values' bytes)")
     prober = CompactProber(directory)
     table = prober.table(material)
     layer = table.layer(rule)
