@@ -495,18 +495,18 @@ class _TableProbe:
     never noted again.
     """
 
-    def __init__(self, tablebase: Any, pieces: int) -> None:
+    def __init__(self, tablebase: Tablebase, pieces: int) -> None:
         self.tablebase = tablebase
         self.pieces = pieces
         self.misses = np.zeros((MISS_SLOTS, MISS_WIDTH), dtype=np.int64)
         self._absent: dict[str, np.ndarray] = {}
 
     @classmethod
-    def of(cls, tablebase: Any) -> "_TableProbe | None":
-        """The probe of a Tablebase, or None when it offers no kernel rows (another prober)."""
-        if tablebase is None or not hasattr(tablebase, "kernel_rows_at"):
+    def of(cls, tablebase: Tablebase | None) -> "_TableProbe | None":
+        """The probe of a Tablebase, or None without one or without any table in it."""
+        if tablebase is None:
             return None
-        pieces = getattr(tablebase, "largest_pieces", 0)
+        pieces = tablebase.largest_pieces
         return cls(tablebase, pieces) if pieces else None
 
     def kernel_args(self, rule: str) -> tuple[int, int, np.ndarray, np.ndarray]:

@@ -102,12 +102,12 @@ def describe_tables(tables_dir: str | os.PathLike | None) -> str:
     >>> describe_tables("/nonexistent")
     'no table directory /nonexistent: the explorer will say every position is outside the tables'
     """
-    from egtb.probe.tablebase import Tablebase
+    from egtb.probe.moves import tablebase_for
     from egtb.formats import master
 
     directory = master.resolve_dir(tables_dir)
     if not directory.is_dir():
         return f"no table directory {directory}: the explorer will say every position is outside the tables"
-    pieces = Tablebase(directory).max_pieces
+    pieces = tablebase_for(directory).max_pieces  # the process's one Tablebase of it
     return f"tables: {directory} (complete up to {pieces} pieces)" if pieces else \
         f"tables: {directory} (no complete set of tables yet)"
