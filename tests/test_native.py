@@ -282,3 +282,16 @@ def test_a_changed_dtz_byte_is_refused_not_counted(native_dir, tmp_path):
     with pytest.raises(TableError):
         native_figures(copy, material)
     assert before == load_rule_reference()["2k-1k", "wcdf"]
+
+
+def test_verify_reports_its_progress_chunk_by_chunk(native_dir):
+    from egtb.builder.verify_compact import verify_compact
+    calls: list[tuple[str, int]] = []
+    material = Material.parse("2k-2k")
+    report = verify_compact(native_dir, materials=[material], chunk=1 << 12,
+                            progress=lambda name, positions: calls.append((name, positions)))
+    assert report.ok
+    for suffix in (".wld", ".wcdf", ".dtz"):
+        steps = [positions for name, positions in calls if name == f"2k-2k{suffix}"]
+        assert steps[0] == 0 and sum(steps) == count_positions(material), suffix
+        assert len(steps) > count_positions(material) // (1 << 12)  # one a chunk, not one at the end

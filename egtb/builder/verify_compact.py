@@ -126,8 +126,9 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     the successors (the fastest win, the slowest loss, probed from the compact
     files; ``dtz_checked`` counts either).
     Damaged blocks and missing files count as errors, named in the messages.
-    ``progress(file name, 0)`` is called when the check of a file starts, and
-    ``progress(file name, its positions)`` when it ends (a command line's progress bar).
+    ``progress(file name, positions)`` is called when the check of a file starts (0), after each
+    chunk of its positions (their count) and when it ends (the rest): a command line's progress
+    bar, which an 8-piece file (736 M positions and more) would otherwise leave at 0 for an hour.
     """
     directory = Path(directory)
     masters = Path(masters) if masters is not None else directory
@@ -144,15 +145,15 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
                 report.tables += 1
             else:
                 report.layers += 1
-            tell(f"{material.name}{kind.suffix}", 0)
+            step = _FileProgress(tell, f"{material.name}{kind.suffix}", count_positions(material))
             try:
-                bad, caps, errors = _verify_one(prober, masters, material, chunk, max_reported, rule)
+                bad, caps, errors = _verify_one(prober, masters, material, chunk, max_reported, rule, step=step)
             except (TableError, FileNotFoundError) as exc:
                 report.errors += 1
                 report.messages.append(str(exc))
                 continue
             finally:
-                tell(f"{material.name}{kind.suffix}", count_positions(material))
+                step.finish()
             if rule is None:
                 report.checked += count_positions(material)
                 report.captures += caps
@@ -163,19 +164,37 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
         for rule, kind in DTZ_KINDS.items():
             if compact_path(directory, material, kind=kind).exists():
                 report.dtz_files += 1
-                tell(f"{material.name}{kind.suffix}", 0)
+                step = _FileProgress(tell, f"{material.name}{kind.suffix}", count_positions(material))
                 try:
-                    bad, checked, errors = _verify_dtz(prober, masters, material, rule, chunk, max_reported)
+                    bad, checked, errors = _verify_dtz(prober, masters, material, rule, chunk, max_reported,
+                                                       step=step)
                 except (TableError, FileNotFoundError, MissingRuleLayerError) as exc:
                     report.errors += 1
                     report.messages.append(str(exc))
                     continue
                 finally:
-                    tell(f"{material.name}{kind.suffix}", count_positions(material))
+                    step.finish()
                 report.dtz_checked += checked
                 report.errors += bad
                 _report_errors(report, material, kind, errors, max_reported)
     return report
+
+
+class _FileProgress:
+    """The progress of one file's check: 0 at its start, each chunk's positions, the rest at its end."""
+
+    def __init__(self, tell: Callable[[str, int], None], name: str, total: int) -> None:
+        self.tell, self.name, self.total, self.done = tell, name, total, 0
+        tell(name, 0)
+
+    def __call__(self, positions: int) -> None:
+        self.done += positions
+        self.tell(self.name, positions)
+
+    def finish(self) -> None:
+        """Count what the check left (all of it when it failed at once)."""
+        self.tell(self.name, max(self.total - self.done, 0))
+        self.done = self.total
 
 
 def _report_errors(report: CompactVerifyReport, material: Material, kind, errors: list[tuple[int, str]],
@@ -187,7 +206,8 @@ def _report_errors(report: CompactVerifyReport, material: Material, kind, errors
 
 
 def _verify_dtz(prober: "CompactProber", masters: Path, material: Material, rule: str, chunk: int,
-                max_reported: int) -> tuple[int, int, list[tuple[int, str]]]:
+                max_reported: int, *, step: Callable[[int], None] = lambda positions: None
+                ) -> tuple[int, int, list[tuple[int, str]]]:
     """(wrong DTZ, wins and losses checked, the first errors) of a material's DTZ file: every
     block decoded (CRC-32 checked), and the DTZ of every win or loss whose side to move need not
     capture compared with the master layer of ``rule`` when there is one, else checked against
@@ -197,10 +217,12 @@ def _verify_dtz(prober: "CompactProber", masters: Path, material: Material, rule
     dtz_of = categories.dtz_file.kind.value_of_code
     path = master.table_path(masters, material)
     if not path.exists() or rule not in master.rule_presets_in(path):
-        return _dtz_against_successors(prober, material, rule, categories, dtz_of, stored, chunk, max_reported)
+        return _dtz_against_successors(prober, material, rule, categories, dtz_of, stored, chunk, max_reported,
+                                       step=step)
     layer = master.read_rule_layer(path, rule)
     bad, checked, errors = 0, 0, []
     for lo, hi, _, cap in unranked_chunks(material, chunk):
+        step(hi - lo)
         decisive = (np.abs(layer.category[lo:hi]) == 2) & ~cap
         dtz = dtz_of[stored[lo:hi]]
         wrong = np.flatnonzero(decisive & (dtz != layer.dtz[lo:hi]))
@@ -266,7 +288,8 @@ SEARCH_SAMPLE = 64
 
 
 def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk: int,
-                max_reported: int, rule: str | None = None) -> tuple[int, int, list[tuple[int, str]]]:
+                max_reported: int, rule: str | None = None, *,
+                step: Callable[[int], None] = lambda positions: None) -> tuple[int, int, list[tuple[int, str]]]:
     """(wrong positions, positions the capture search recovered and checked, the first errors).
 
     With a master, every stored position's decoded value is compared with it and
@@ -281,6 +304,7 @@ def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk:
     reference = _reference(masters, material, rule)
     bad, caps, errors = 0, 0, []
     for lo, hi, (bm, bk, wm, wk), cap in unranked_chunks(material, chunk):
+        step(hi - lo)
         if reference is not None:
             searched = np.flatnonzero(cap)[::SEARCH_SAMPLE]
             got = value_of[stored[lo:hi]]
@@ -309,7 +333,8 @@ def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk:
 
 
 def _dtz_against_successors(prober: "CompactProber", material: Material, rule: str, categories: CompactTable,
-                            dtz_of: np.ndarray, stored: np.ndarray, chunk: int, max_reported: int
+                            dtz_of: np.ndarray, stored: np.ndarray, chunk: int, max_reported: int, *,
+                            step: Callable[[int], None] = lambda positions: None
                             ) -> tuple[int, int, list[tuple[int, str]]]:
     """:func:`_verify_dtz` without a master: the stored category (of the category file
     ``categories``) and DTZ (``stored`` codes, ``dtz_of`` each) of every win and loss that need
@@ -318,6 +343,7 @@ def _dtz_against_successors(prober: "CompactProber", material: Material, rule: s
     category_of = np.array(categories.value_of, dtype=np.int64)
     bad, checked, errors = 0, 0, []
     for lo, hi, boards, cap in unranked_chunks(material, chunk):
+        step(hi - lo)
         category = category_of[codes[lo:hi]]
         quiet = np.flatnonzero((np.abs(category) == CAT_WIN) & ~cap)
         dtz = dtz_of[stored[lo:hi][quiet]]
