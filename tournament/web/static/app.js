@@ -578,13 +578,17 @@ const MAX_SIDE_LINES = 8;
 
 /** Keep the game's whole line as a side line, from the position shown, when moves follow it there. */
 function keepSideLine() {
-  if (!S.game.redo.length) return;
+  if (S.game.redo.length) addSideLine(S.game.moves.length, fullLine());
+}
+
+/** Add the line `moves`, parted from the game after `from` moves, to its side lines (once; the oldest
+ *  dropped beyond MAX_SIDE_LINES). */
+function addSideLine(from, moves) {
   const lines = S.game.lines || (S.game.lines = []);
-  const whole = fullLine();
-  const key = whole.join(" ");
+  const key = moves.join(" ");
   const known = lines.findIndex((l) => l.moves.join(" ") === key);
   if (known >= 0) lines.splice(known, 1);
-  lines.push({from: S.game.moves.length, moves: whole});
+  lines.push({from, moves});
   while (lines.length > MAX_SIDE_LINES) lines.shift();
 }
 
@@ -600,10 +604,7 @@ function restoreSideLine(index) {
   const current = fullLine();
   let from = 0;  // where the two lines part
   while (from < current.length && from < chosen.moves.length && current[from] === chosen.moves[from]) from++;
-  if (current.length > from) {
-    S.game.lines.push({from, moves: current});
-    while (S.game.lines.length > MAX_SIDE_LINES) S.game.lines.shift();
-  }
+  if (current.length > from) addSideLine(from, current);
   const at = Math.max(S.game.fixed, Math.min(chosen.from, chosen.moves.length));
   S.game.moves = chosen.moves.slice(0, at);
   S.game.redo = chosen.moves.slice(at).reverse();
@@ -630,7 +631,7 @@ function renderSideLines() {
     button.dataset.index = String(index);
     const ply = l.from;  // the first move of the line after the parting
     const number = Math.floor((ply + (blackFirst ? 0 : 1)) / 2) + 1;
-    const black = (ply % 2 === 0) === blackFirst;
+    const black = sideToMoveAfter(ply) === "black";
     const shown = l.moves.slice(ply, ply + 6).join(" ");
     button.textContent = `${number}${black ? "." : "..."} ${shown}${l.moves.length > ply + 6 ? " …" : ""}`;
     button.title = `Go back to this line (${l.moves.length} moves)`;
