@@ -126,8 +126,8 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     the successors (the fastest win, the slowest loss, probed from the compact
     files; ``dtz_checked`` counts either).
     Damaged blocks and missing files count as errors, named in the messages.
-    ``progress(file name, positions)`` is called when the check of a file starts (0), after each
-    chunk of its positions (their count) and when it ends (the rest): a command line's progress
+    ``progress(file name, positions)`` is called when the check of a file starts (0), as each
+    chunk of its positions is taken up (their count) and when it ends (the rest): a command line's progress
     bar, which an 8-piece file (736 M positions and more) would otherwise leave at 0 for an hour.
     """
     directory = Path(directory)
