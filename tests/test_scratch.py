@@ -91,7 +91,8 @@ def test_killed_pair_on_disk_resumes_from_its_checkpoint(tables4, tmp_path):
 
 def test_a_checkpoint_of_other_tables_is_not_used(tmp_path):
     arrays = scratch.map_arrays(tmp_path, 10, 4, contents=contents_for(7), create=True)
-    assert [a.shape for a in arrays] == [(0,), (0,), (1, 10), (1, 4)]
+    # the pair's 4 categories and DTZ, the 6 dependencies' categories packed in 2 bytes
+    assert [a.shape for a in arrays] == [(0,), (0,), (1, 4), (1, 4), (1, 2)]
     assert int(arrays[2][0, 0]) == -128  # unsolved categories
     scratch.write_checkpoint(tmp_path, {"pair": "a", "positions": 10}, 4, arrays)
     assert scratch.read_checkpoint(tmp_path, {"pair": "a", "positions": 10}) == 4

@@ -125,7 +125,7 @@ def values_bytes(positions: int, contents, *, own: int = 0) -> int:
 
     >>> from egtb.builder.contents import contents_for
     >>> values_bytes(1000, contents_for(6)), values_bytes(1000, contents_for(7), own=400)
-    (6000, 1400)
+    (4002, 1000)
     """
     return scratch.scratch_bytes(positions, own, dtw=contents.dtw, presets=contents.presets)
 

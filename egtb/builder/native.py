@@ -48,7 +48,7 @@ from egtb.formats.compact import writer as compact_writer
 from egtb.formats.compact.writer import encode_values, write_compact, write_marks
 from egtb.formats.master import narrow_type
 from egtb.formats.values import CATEGORY_OF_CODE
-from egtb.positions.index import unrank_positions
+from egtb.positions.index import unit_size, unrank_men, unrank_unit
 from egtb.positions.material import Material, count_positions
 from egtb.rules.captures import has_capture
 
@@ -203,55 +203,105 @@ def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
 def read_categories(directory: os.PathLike | str, material: Material, out: np.ndarray, *,
                     tablebase=None) -> None:
     """Fill `out` (int8, a position each) with a compact-native table's ``wcdf`` categories at
-    counter 0, those of its capture positions from the prober's capture search.
+    counter 0, those of its capture positions from the prober's capture search
+    (:func:`category_chunks`).
 
     `tablebase`: the prober of `directory` to use (default: one made here and closed). Raises
     TableError naming a file that does not read, MissingTableError when a table the capture
     search needs is absent.
     """
+    if len(out) != count_positions(material):
+        raise TableError(f"{categories_path(directory, material)}: {material.name} has "
+                         f"{count_positions(material)} positions, the build expects {len(out)}")
+    for start, categories in category_chunks(directory, material, tablebase=tablebase):
+        out[start:start + len(categories)] = categories
+
+
+def category_chunks(directory: os.PathLike | str, material: Material, *, tablebase=None):
+    """Yield (first position, int8 categories) of a compact-native table's ``wcdf`` categories
+    at counter 0, a run of whole blocks of about :data:`READ_CHUNK` positions at a time: its
+    ``.wcdf`` file decoded block by block, the positions it leaves out (the side to move must
+    capture) answered by the prober's capture search. Memory stays at a chunk, however big the
+    table.
+
+    `tablebase`: as :func:`read_categories`'s.
+    """
     from egtb.probe.tablebase import Tablebase  # the prober reads the finished tables
     directory = Path(directory)
-    counts = (material.black_men, material.black_kings, material.white_men, material.white_kings)
     table = CompactTable(categories_path(directory, material))
-    try:
-        _decode_into(table, out)
-    finally:
-        table.close()
     own = tablebase is None
     tablebase = Tablebase(directory) if own else tablebase
     try:
-        for start in range(0, len(out), READ_CHUNK):
-            stop = min(start + READ_CHUNK, len(out))
-            bm, bk, wm, wk = (np.empty(stop - start, dtype=np.int64) for _ in range(4))
-            unrank_positions(np.arange(start, stop, dtype=np.int64), *counts, bm, bk, wm, wk)
-            chosen = np.flatnonzero(_captures(bm, bk, wm, wk))
-            if len(chosen):
-                _, category, _ = tablebase.probe_batch_rule(bm[chosen], bk[chosen], wm[chosen], wk[chosen],
-                                                            0, 0, rule=LEAN_RULES)
-                out[start + chosen] = category
+        if table.positions != count_positions(material):
+            raise TableError(f"{table.path}: {table.positions} positions, {material.name} has "
+                             f"{count_positions(material)}")
+        block = 0
+        while block < table.n_blocks:
+            first = int(table.starts[block])
+            last = max(block + 1, int(np.searchsorted(table.starts, first + READ_CHUNK, side="right")) - 1)
+            last = min(last, table.n_blocks)
+            categories = np.empty(int(table.starts[last]) - first, dtype=np.int8)
+            for at in range(block, last):
+                _decode_block(table, at, categories[int(table.starts[at]) - first:])
+            _search_captures(tablebase, material, first, categories)
+            yield first, categories
+            block = last
     finally:
+        table.close()
         if own:
             tablebase.close()
 
 
-def _decode_into(table: CompactTable, out: np.ndarray) -> None:
-    """Every category of a ``.wcdf`` file into `out`, a block at a time (don't-cares included)."""
-    if len(out) != table.positions:
-        raise TableError(f"{table.path}: {table.positions} positions, the build expects {len(out)}")
-    for block in range(table.n_blocks):
-        ends, codes = table.decode(block)
-        base = int(table.starts[block])
-        out[base:base + (int(ends[-1]) if len(ends) else 0)] = np.repeat(
-            CATEGORY_OF_CODE[codes], np.diff(ends, prepend=0))
+def _decode_block(table: CompactTable, block: int, out: np.ndarray) -> None:
+    """The categories of one block of a ``.wcdf`` file into the front of `out` (don't-cares
+    included)."""
+    ends, codes = table.decode(block)
+    out[:int(ends[-1]) if len(ends) else 0] = np.repeat(CATEGORY_OF_CODE[codes], np.diff(ends, prepend=0))
+
+
+def _search_captures(tablebase, material: Material, first: int, categories: np.ndarray) -> None:
+    """Replace the categories of the positions first.. whose side to move must capture by the
+    prober's capture search (at counter 0: an exit always zeroes the counter)."""
+    counts = np.array([material.black_men, material.black_kings, material.white_men, material.white_kings],
+                      dtype=np.int64)
+    for start in range(0, len(categories), READ_CHUNK):
+        stop = min(start + READ_CHUNK, len(categories))
+        at, bm, bk, wm, wk = capture_positions(counts, first + start, first + stop)
+        if len(at):
+            _, category, _ = tablebase.probe_batch_rule(bm, bk, wm, wk, 0, 0, rule=LEAN_RULES)
+            categories[at - first] = category
 
 
 @njit(cache=True)
-def _captures(bm, bk, wm, wk):
-    """Whether the side to move (Black) must capture, per position."""
-    out = np.empty(bm.shape[0], dtype=np.bool_)
-    for i in range(bm.shape[0]):
-        out[i] = has_capture(bm[i], bk[i], wm[i], wk[i], 0)
-    return out
+def capture_positions(counts, lo, hi):
+    """(index, bm, bk, wm, wk) of the positions lo..hi-1 of a material (Black to move) whose side
+    to move must capture, in order: its men unranked once a unit, its kings a unit at a time.
+
+    >>> at, bm, bk, wm, wk = capture_positions(np.array([0, 1, 1, 0]), 0, 868)
+    >>> len(at), int(at[0]) < 868
+    (72, True)
+    """
+    size = unit_size(counts[0], counts[1], counts[2], counts[3])
+    bk_unit = np.empty(size, dtype=np.int64)
+    wk_unit = np.empty(size, dtype=np.int64)
+    at = np.empty(hi - lo, dtype=np.int64)
+    out = np.empty((4, hi - lo), dtype=np.int64)
+    n = 0
+    done = -1
+    bm = wm = np.int64(0)
+    for i in range(lo, hi):
+        unit = i // size
+        if unit != done:
+            bm32, wm32 = unrank_men(unit, counts[0], counts[2])
+            bm, wm = np.int64(bm32), np.int64(wm32)
+            unrank_unit(counts[1], counts[3], bm, wm, bk_unit, wk_unit)
+            done = unit
+        j = i - unit * size
+        if has_capture(bm, bk_unit[j], wm, wk_unit[j], 0):
+            at[n] = i
+            out[0, n], out[1, n], out[2, n], out[3, n] = bm, bk_unit[j], wm, wk_unit[j]
+            n += 1
+    return at[:n], out[0, :n].copy(), out[1, :n].copy(), out[2, :n].copy(), out[3, :n].copy()
 
 
 def remove_leftovers(directory: os.PathLike | str) -> list[Path]:

@@ -41,6 +41,7 @@ from egtb.builder.units import order_units
 from egtb.errors import SolverError, TableError
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
+from egtb.formats.packed import pack_into
 from egtb.formats.values import DRAW, LOSS, UNKNOWN, WIN
 from egtb.positions.index import NUM_CODES, code_of_material, global_unrank, slice_unit_size, unit_size
 from egtb.positions.material import Material, count_positions
@@ -52,6 +53,9 @@ log = logging.getLogger("egtb.builder.pipeline")
 CHECKPOINT_SECONDS = 300.0
 #: Positions solved per kernel call of a pair on disk (between two looks at the clock).
 CHECKPOINT_POSITIONS = 1 << 24
+#: How a scratch directory holds the dependencies (its checkpoint's layout names it, so that a
+#: scratch directory of an earlier layout is made anew, never misread).
+SCRATCH_DEPENDENCIES = "categories packed three to a byte"
 
 
 def load_table_cached(directory: Path, material: Material, contents: Contents
@@ -82,8 +86,10 @@ class FlatTables:
     """Tables concatenated for the kernels: offsets by material code, values, DTW, rule layers.
 
     The pair being solved comes first, then the tables its exits reach. A
-    position costs 3 bytes of values and DTW (none without ``contents.dtw``) and
-    1 byte per rule layer; a position of the pair 2 more per layer (its DTZ).
+    position costs 3 bytes of values and DTW (none without ``contents.dtw``); a
+    position of the pair 1 byte per rule layer for its category and 1 or 2 for
+    its DTZ, a dependency's a third of a byte per layer (its categories packed,
+    :mod:`egtb.formats.packed`).
     """
 
     offsets: np.ndarray
@@ -95,9 +101,12 @@ class FlatTables:
     contents: Contents
     """What is solved: DTW and the rule layers (:mod:`egtb.builder.contents`)."""
     rcat: np.ndarray
-    """Category per layer (row) and position (UNSOLVED_CATEGORY until solved)."""
+    """Category per layer (row) and position of the pair (UNSOLVED_CATEGORY until solved)."""
     rdtz: np.ndarray
     """DTZ per layer (row) and position of the pair (the first positions)."""
+    rdep: np.ndarray
+    """The dependencies' categories per layer (row), packed three to a byte
+    (:mod:`egtb.formats.packed`): flat index ``own + k`` is digit k of its row."""
     spiller: spilling.DtzSpiller | None = None
     """Where the finished DTZ went when it is spilled (:mod:`egtb.builder.spilling`), else None."""
 
@@ -111,6 +120,14 @@ class FlatTables:
         start = int(self.offsets[code_of_material(material)])
         return slice(start, start + count_positions(material))
 
+    def arrays(self) -> list[np.ndarray]:
+        """The flat arrays in the order the scratch files hold them (wdl, dtw, rcat, rdtz, rdep)."""
+        return [self.wdl, self.dtw, self.rcat, self.rdtz, self.rdep]
+
+    def put_categories(self, row: int, start: int, categories: np.ndarray) -> None:
+        """Write a dependency's categories of layer `row` from flat index `start` on (packed)."""
+        pack_into(self.rdep[row], start - self.rcat.shape[1], categories)
+
 
 def load_dependencies(directory: Path, solved: list[Material],
                       fresh: tuple[Material, ...], contents: Contents, *,
@@ -119,7 +136,7 @@ def load_dependencies(directory: Path, solved: list[Material],
     (read from disk).
 
     `contents`: the tables to load and solve (:class:`~egtb.builder.contents.Contents`).
-    `arrays`: the (wdl, dtw, rcat, rdtz) arrays to use (memory maps of a pair
+    `arrays`: the (wdl, dtw, rcat, rdtz, rdep) arrays to use (memory maps of a pair
     on disk, :func:`egtb.formats.scratch.map_arrays`) instead of new ones; with
     `fill` False the solved tables are taken as already in them (a resumed pair).
     A table bigger than the table cache holds, or any into mapped arrays, is
@@ -135,13 +152,13 @@ def load_dependencies(directory: Path, solved: list[Material],
     for material in materials:
         offsets[code_of_material(material)] = start
         start += count_positions(material)
-    tables = FlatTables(offsets, *arrays[:2], contents, *arrays[2:])
+    tables = FlatTables(offsets, *arrays[:2], contents, *arrays[2:5])
     for material in solved if fill else ():
         part = tables.slice_of(material)
         if not master.table_path(directory, material).exists() and native.has_native(directory, material):
             load_native(directory, material, tables, part, needed_by=fresh[0].name)
             continue
-        if isinstance(arrays[2].base, np.memmap) or budget.values_bytes(
+        if isinstance(tables.rdep.base, np.memmap) or budget.values_bytes(
                 count_positions(material), contents) > process_cache().max_bytes:
             scratch.copy_table(directory, material, part.start, arrays, contents.names)
             continue
@@ -150,7 +167,7 @@ def load_dependencies(directory: Path, solved: list[Material],
             master.unpack_into(packed, tables.wdl[part])
             tables.dtw[part] = dtw
         for row in range(len(categories)):
-            tables.rcat[row, part] = categories[row]
+            tables.put_categories(row, part.start, categories[row])
     return tables
 
 
@@ -163,16 +180,17 @@ def load_native(directory: Path, material: Material, tables: FlatTables, part: s
     another layer; :func:`egtb.builder.native.refuse_unheld`).
     """
     native.refuse_unheld(directory, material, tables.contents, needed_by=needed_by)
-    if isinstance(tables.rcat.base, np.memmap) or count_positions(material) > process_cache().max_bytes:
-        native.read_categories(directory, material, tables.rcat[0, part])
+    if isinstance(tables.rdep.base, np.memmap) or count_positions(material) > process_cache().max_bytes:
+        for start, categories in native.category_chunks(directory, material):
+            tables.put_categories(0, part.start + start, categories)
         return
 
     def read(_) -> np.ndarray:
         out = np.empty(count_positions(material), dtype=np.int8)
         native.read_categories(directory, material, out)
         return out
-    tables.rcat[0, part] = process_cache().get(_native_key(directory, material),
-                                               native.categories_path(directory, material), read)
+    tables.put_categories(0, part.start, process_cache().get(
+        _native_key(directory, material), native.categories_path(directory, material), read))
 
 
 def _native_key(directory: Path, material: Material) -> tuple:
@@ -212,7 +230,7 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
     limits = np.array([p.limit_plies for p in tables.presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in tables.presets], dtype=np.bool_)
     status = kernel(counts, configs, tables.offsets, tables.wdl, tables.dtw,
-                    tables.rcat, tables.rdtz, limits, man_resets, *work.arrays(), progress)
+                    tables.rcat, tables.rdtz, tables.rdep, limits, man_resets, *work.arrays(), progress)
     if status != solve.OK:
         raise SolverError(f"solving {'/'.join(m.name for m in materials)} failed: "
                           f"{solve.STATUS_NAMES.get(status, f'kernel status {status}')}")
@@ -408,7 +426,6 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], con
     """
     tables, layout, done = open_on_disk(directory, pair, dependencies, contents)
     path = scratch.scratch_dir(directory, pair.key)
-    arrays = [tables.wdl, tables.dtw, tables.rcat, tables.rdtz]
     loaded = time.perf_counter()
     configs = unit_order(pair.materials)
     step = max(1, CHECKPOINT_POSITIONS * len(configs) // max(pair.positions, 1))
@@ -434,7 +451,7 @@ def _checkpoint(path: Path, layout: dict, tables: FlatTables, configs: np.ndarra
                 done: int) -> int:
     """Record that `done` units are finished, then spill the DTZ pages they finished (units from
     `counted` on were not counted yet) when the DTZ is spilled; return `done`."""
-    scratch.write_checkpoint(path, layout, done, [tables.wdl, tables.dtw, tables.rcat, tables.rdtz])
+    scratch.write_checkpoint(path, layout, done, tables.arrays())
     if tables.spiller is not None:
         tables.spiller.finished(configs[counted:done])
         tables.spiller.spill_final()
@@ -463,7 +480,8 @@ def open_on_disk(directory: Path, pair: Pair, dependencies: list[Material],
     materials = list(pair.materials) + list(dependencies)
     total = sum(count_positions(m) for m in materials)
     layout = {"pair": pair.key, "rules": list(contents.names), "dtw": contents.dtw,
-              "materials": [m.name for m in materials], "positions": total}
+              "materials": [m.name for m in materials], "positions": total,
+              "dependencies": SCRATCH_DEPENDENCIES}
     done = scratch.read_checkpoint(path, layout)
     if done is None and not create:
         raise SolverError(f"{path} holds no checkpoint of pair {pair.key} with these tables "

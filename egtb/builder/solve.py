@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from egtb.builder.units import locate_unit
+from egtb.formats.packed import packed_category
 from egtb.positions.index import (BINOM, material_code, popcount, position_index, rank_kings, rank_men,
                                rank_subset, unit_size, unrank_unit)
 from egtb.positions.material import mirror_bb
@@ -133,9 +134,19 @@ def index_status(i, wdl, rcat):
     if wdl.shape[0] > 0:
         if wdl[i] == UNKNOWN:
             return ERR_UNSOLVED_SUCCESSOR
-    elif rcat[0, i] == UNSOLVED_CATEGORY:
+    elif i < rcat.shape[1] and rcat[0, i] == UNSOLVED_CATEGORY:  # a dependency is finished
         return ERR_UNSOLVED_SUCCESSOR
     return OK
+
+
+@njit(cache=True, inline="always")
+def category_at(rcat, rdep, layer, i):
+    """A rule layer's category of flat index i: the pair's own (``rcat``, its positions come
+    first) or a finished dependency's, packed (``rdep``, :mod:`egtb.formats.packed`)."""
+    own = rcat.shape[1]
+    if i < own:
+        return rcat[layer, i]
+    return packed_category(rdep[layer], i - own)
 
 
 @njit(cache=True, inline="always")
@@ -197,16 +208,18 @@ E_NEXT = 1
 
 
 @njit(cache=True, nogil=True)  # a Dask worker keeps heartbeating while a pair is solved
-def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, limits, man_resets,
+def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
                 bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries, progress):
     """Solve the units of a material pair, in the order of `configs`; return a status.
 
     counts: int64 (2, 4): material M and mirror(M) (equal rows when symmetric).
     configs: men-configuration indices of M (see :func:`egtb.builder.units.order_units`).
-    rcat: (layers, positions) flat array of the rule layers' categories, filled
-    like wdl; rdtz: (layers, positions of the pair) their DTZ, for the pair
-    only (the pair comes first in the flat arrays: a zeroing exit, the only kind
-    that leaves the pair, never reads a DTZ); wdl and dtw are empty when the
+    rcat: (layers, positions of the pair) the rule layers' categories, filled
+    like wdl; rdtz: (layers, positions of the pair) their DTZ (the pair comes
+    first in the flat arrays: a zeroing exit, the only kind that leaves the
+    pair, never reads a DTZ); rdep: (layers, bytes) the categories of the
+    dependencies, the flat indices after the pair's, packed three to a byte
+    (:func:`category_at`); wdl and dtw are empty when the
     rule-free table is not solved (:func:`rule_free_tables`); limits: each
     layer's move-rule limit in plies;
     man_resets: whether a plain man move resets the layer's counter.
@@ -231,7 +244,7 @@ def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, limits, man_rese
             unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         status = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw,
-                               rcat, rdtz, limits, man_resets, captures, step_base, succ_start,
+                               rcat, rdtz, rdep, limits, man_resets, captures, step_base, succ_start,
                                succ, node, progress)
         if status != OK:
             return status
@@ -328,7 +341,7 @@ def same_wdl(n, size, base, wdl, rcat):
 
 
 @njit(cache=True, _nrt=False)
-def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, rcat, rdtz,
+def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, rcat, rdtz, rdep,
                   limits, man_resets, captures, step_base, succ_start, succ, node, progress):
     """Generate every node's moves once: in-unit edges to `succ`, exits summarised in `node`.
 
@@ -366,11 +379,11 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, 
             node[t, i, N_EXIT_WIN] = NO_WIN
             node[t, i, N_EXIT_DRAW] = 0
             node[t, i, N_LOSS_DEPTH] = 0
-        nmoves, status = fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz,
+        nmoves, status = fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, rdep,
                                        limits, man_resets, captures, node, i)
         if nmoves == 0 and status == OK:
             nmoves, e, status = fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty,
-                                           step_base, offsets, wdl, dtw, rcat, rdtz, limits,
+                                           step_base, offsets, wdl, dtw, rcat, rdtz, rdep, limits,
                                            man_resets, succ, e, node, i)
         if status != OK:
             return status
@@ -435,7 +448,7 @@ def index_man_steps(counts, h, size, men, offsets, out):
 
 @njit(cache=True, inline="always")
 def fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty, man_base, offsets, wdl, dtw,
-               rcat, rdtz, limits, man_resets, succ, e, node, i):
+               rcat, rdtz, rdep, limits, man_resets, succ, e, node, i):
     """Fold the simple moves of node i (no capture) into its node tables; (moves, e, status).
 
     The node comes mirrored (the mover's pieces ``pm``, ``pk`` step toward
@@ -462,7 +475,7 @@ def fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty, man_base, off
                 crowns = False
             status = index_status(target, wdl, rcat)
             if status == OK:
-                status = fold_exit(node, i, target, crowns, wdl, dtw, rcat, rdtz, limits,
+                status = fold_exit(node, i, target, crowns, wdl, dtw, rcat, rdtz, rdep, limits,
                                    man_resets)
             if status != OK:
                 return nmoves, e, status
@@ -491,7 +504,7 @@ def new_capture_buffer():
 
 
 @njit(cache=True, inline="always")
-def fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, limits, man_resets,
+def fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
                   captures, node, i):
     """Fold the captures of node i into its node tables; (number of captures, status).
 
@@ -520,14 +533,14 @@ def fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, limits, 
             target = flat_index(nbm, nbk, npm, npk, offsets)
             status = index_status(target, wdl, rcat)
         if status == OK:
-            status = fold_exit(node, i, target, True, wdl, dtw, rcat, rdtz, limits, man_resets)
+            status = fold_exit(node, i, target, True, wdl, dtw, rcat, rdtz, rdep, limits, man_resets)
         if status != OK:
             return n, status
     return n, OK
 
 
 @njit(cache=True, inline="always")
-def fold_exit(node, i, target, capture_or_crowning, wdl, dtw, rcat, rdtz, limits, man_resets):
+def fold_exit(node, i, target, capture_or_crowning, wdl, dtw, rcat, rdtz, rdep, limits, man_resets):
     """Fold the exit to flat index `target` (or :data:`NO_PIECES`) into node i's tables; a status.
 
     Under a rule layer a capture or a crowning zeroes the counter, and so does
@@ -542,7 +555,7 @@ def fold_exit(node, i, target, capture_or_crowning, wdl, dtw, rcat, rdtz, limits
     if first:
         record_exit(node, 0, i, wdl[target], np.int64(dtw[target]))
     for layer in range(limits.shape[0]):
-        category = rcat[layer, target]
+        category = category_at(rcat, rdep, layer, target)
         if category == UNSOLVED_CATEGORY:
             return ERR_UNSOLVED_SUCCESSOR
         zeroing = capture_or_crowning or man_resets[layer]

@@ -38,7 +38,7 @@ from egtb.positions.index import lowest_bit_index, rank_kings, unit_size, unrank
 from egtb.positions.material import mirror_bb
 from egtb.builder.solve import (ERR_TOO_DEEP, ERR_UNSOLVED_SUCCESSOR, MAX_DEPTH,
                                NO_PIECES, OK, P_POSITIONS, PROGRESS_STEP,
-                               UNSOLVED_CATEGORY, finish_unit, is_king_step,
+                               UNSOLVED_CATEGORY, category_at, finish_unit, is_king_step,
                                move_successor, rule_exit_value, rule_free_tables, unit_buffers,
                                write_categories, write_values)
 from egtb.builder.units import locate_unit
@@ -103,7 +103,7 @@ class CompactScratch:
 
 
 @njit(cache=True, nogil=True)
-def solve_units_compact(counts, configs, offsets, wdl, dtw, rcat, rdtz, limits, man_resets,
+def solve_units_compact(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
                         quiet, remaining, exit_win, loss_depth, flags, value, depth, progress):
     """Solve the units of a pair like :func:`egtb.builder.solve.solve_units`; return a status.
 
@@ -123,7 +123,7 @@ def solve_units_compact(counts, configs, offsets, wdl, dtw, rcat, rdtz, limits, 
         n = halves * size
         for first in range(0, tables, per_pass):
             last = min(tables, first + per_pass)
-            status = collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, rdtz,
+            status = collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, rdtz, rdep,
                                    limits, man_resets, first, last, moves, quiet, remaining,
                                    exit_win, loss_depth, flags, progress, start,
                                    (first // per_pass) * n // passes, n // passes)
@@ -151,7 +151,7 @@ def unit_kings(i, size, counts, men):
 
 
 @njit(cache=True)  # with reference counts: generate_moves allocates a stack for captures
-def collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, rdtz, limits, man_resets,
+def collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
                   first, last, moves, quiet, remaining, exit_win, loss_depth, flags, progress,
                   start, done_before, share):
     """Generate every node's moves: count its king steps, fold its exits into tables first..last-1.
@@ -184,7 +184,7 @@ def collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, rdtz, limi
                     v, d = wdl[target], np.int64(dtw[target])
                 else:
                     layer = t - rule_free
-                    category = rcat[layer, target]
+                    category = category_at(rcat, rdep, layer, target)
                     if category == UNSOLVED_CATEGORY:
                         return ERR_UNSOLVED_SUCCESSOR
                     zeroing = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0 \

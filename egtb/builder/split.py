@@ -106,7 +106,7 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
     if first < last:
         units = pipeline.solve_pair(pair.materials, tables, per_pass=per_pass,
                                     configs=pipeline.unit_order(pair.materials)[first:last])
-        scratch.flush([tables.wdl, tables.dtw, tables.rcat, tables.rdtz])
+        scratch.flush(tables.arrays())
         scratch.release(tables.rdtz)
     return {"key": pair.key, "first": first, "last": last, "units": units,
             "cpu_seconds": time.process_time() - cpu, "host": socket.gethostname(),

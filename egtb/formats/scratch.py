@@ -6,7 +6,8 @@ of the tables its exits reach) in files of a scratch directory
 ``<tables>/<pair>.pair.tmp/``, mapped into memory: the operating system keeps
 in RAM the pages in use (the unit being solved and those its moves reach) and
 writes the others back. The dependencies are copied in slice by slice
-(:func:`egtb.formats.master.read_slices`), never held whole.
+(:func:`egtb.formats.master.read_slices`), never held whole, their categories packed
+three to a byte (:mod:`egtb.formats.packed`): all an exit reads of them.
 
 Every few minutes the builder flushes the maps and records in
 ``checkpoint.json`` how many units (in solving order) are finished; a build
@@ -31,17 +32,19 @@ from pathlib import Path
 import numpy as np
 
 from egtb.formats import master
+from egtb.formats.packed import pack_into, packed_size
 from egtb.formats.values import UNSOLVED_CATEGORY
 from egtb.positions.material import Material
 
 #: Suffix of a pair's scratch directory.
 SCRATCH_SUFFIX = ".pair.tmp"
 CHECKPOINT_NAME = "checkpoint.json"
-#: The four flat arrays: file name, element type, whether one row per rule layer, and the
-#: positions it covers: "values" (all, when DTW is solved, else none), "all" or "pair"
-#: (the pair's own positions, which come first).
+#: The five flat arrays: file name, element type, whether one row per rule layer, and the
+#: positions it covers: "values" (all, when DTW is solved, else none), "pair" (the pair's own
+#: positions, which come first) or "dependencies" (the others, packed three to a byte).
 ARRAYS = (("wld", np.uint8, False, "values"), ("dtw", np.uint16, False, "values"),
-          ("rcat", np.int8, True, "all"), ("rdtz", np.uint16, True, "pair"))
+          ("rcat", np.int8, True, "pair"), ("rdtz", np.uint16, True, "pair"),
+          ("rdep", np.uint8, True, "dependencies"))
 
 
 def dtz_type(presets) -> type:
@@ -59,7 +62,7 @@ def dtz_type(presets) -> type:
 
 
 def array_types(presets) -> list[type]:
-    """Element types of the flat arrays (wdl, dtw, rcat, rdtz) for these rule layers."""
+    """Element types of the flat arrays (wdl, dtw, rcat, rdtz, rdep) for these rule layers."""
     return [dtz_type(presets) if name == "rdtz" else dtype for name, dtype, _, _ in ARRAYS]
 
 
@@ -69,12 +72,13 @@ def scratch_dir(directory: os.PathLike | str, key: str) -> Path:
 
 
 def array_shapes(total: int, own: int, *, dtw: bool, layers: int) -> list[tuple]:
-    """Shapes of the flat arrays (wdl, dtw, rcat, rdtz) for `total` positions, `own` of the pair.
+    """Shapes of the flat arrays (wdl, dtw, rcat, rdtz, rdep) for `total` positions, `own` of the
+    pair.
 
     >>> array_shapes(10, 4, dtw=False, layers=1)
-    [(0,), (0,), (1, 10), (1, 4)]
+    [(0,), (0,), (1, 4), (1, 4), (1, 2)]
     """
-    counts = {"values": total if dtw else 0, "all": total, "pair": own}
+    counts = {"values": total if dtw else 0, "pair": own, "dependencies": packed_size(total - own)}
     return [(layers, counts[cover]) if rows else (counts[cover],)
             for _, _, rows, cover in ARRAYS]
 
@@ -84,7 +88,7 @@ def scratch_bytes(total: int, own: int, *, dtw: bool, presets: tuple) -> int:
 
     >>> from egtb.builder.rule_layer import PRESETS
     >>> scratch_bytes(10, 4, dtw=False, presets=(PRESETS["wcdf"],))
-    14
+    10
     """
     shapes = array_shapes(total, own, dtw=dtw, layers=len(presets))
     return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize
@@ -92,12 +96,12 @@ def scratch_bytes(total: int, own: int, *, dtw: bool, presets: tuple) -> int:
 
 
 def new_arrays(total: int, own: int, *, contents) -> list[np.ndarray]:
-    """The flat arrays (wdl, dtw, rcat, rdtz) in memory, laid out as :func:`map_arrays` maps them
-    (rcat unsolved).
+    """The flat arrays (wdl, dtw, rcat, rdtz, rdep) in memory, laid out as :func:`map_arrays` maps
+    them (rcat unsolved).
 
     >>> from egtb.builder.contents import contents_for
     >>> [a.shape for a in new_arrays(10, 4, contents=contents_for(7))]
-    [(0,), (0,), (1, 10), (1, 4)]
+    [(0,), (0,), (1, 4), (1, 4), (1, 2)]
     """
     shapes = array_shapes(total, own, dtw=contents.dtw, layers=len(contents.presets))
     return [np.full(shape, UNSOLVED_CATEGORY, dtype=dtype) if name == "rcat"
@@ -106,7 +110,7 @@ def new_arrays(total: int, own: int, *, contents) -> list[np.ndarray]:
 
 
 def map_arrays(path: Path, total: int, own: int, *, contents, create: bool) -> list[np.ndarray]:
-    """The flat arrays (wdl, dtw, rcat, rdtz) mapped on files in `path`: `total` positions,
+    """The flat arrays (wdl, dtw, rcat, rdtz, rdep) mapped on files in `path`: `total` positions,
     `own` of them the pair's, holding what `contents` (:class:`egtb.builder.contents.Contents`)
     says is solved.
 
@@ -139,12 +143,14 @@ def fill_slices(array: np.ndarray, value: int) -> None:
 
 def copy_table(directory: Path, material: Material, start: int, arrays: list[np.ndarray],
                presets: tuple[str, ...]) -> None:
-    """Copy a finished table into the flat arrays at `start`, slice by slice.
+    """Copy a finished table into the flat arrays at flat index `start` (after the pair's own
+    positions), slice by slice: its values and DTW, and its categories packed.
 
     The checksums are not checked again: the build checked every file when it
     started (:func:`egtb.builder.plan.find_complete`).
     """
-    wdl, dtw, rcat, _ = arrays  # a dependency's DTZ is never read (its exits zero the counter)
+    wdl, dtw, rcat, _, rdep = arrays  # a dependency's DTZ is never read (its exits zero the counter)
+    at_dependency = start - rcat.shape[1]
     path = master.table_path(directory, material)
     if not path.exists():
         raise FileNotFoundError(f"no table for {material.name}: {path} is missing")
@@ -155,7 +161,8 @@ def copy_table(directory: Path, material: Material, start: int, arrays: list[np.
                 raise master.TableError(f"{path} stores no DTW, which this build needs")
             wdl[start + at:stop] = values
             dtw[start + at:stop] = distances
-        rcat[:, start + at:stop] = cats
+        for row in range(len(cats)):
+            pack_into(rdep[row], at_dependency + at, cats[row])
 
 
 def flush(arrays: list[np.ndarray]) -> None:
@@ -179,12 +186,16 @@ def read_checkpoint(path: Path, layout: dict) -> int | None:
 def write_checkpoint(path: Path, layout: dict, units: int, arrays: list[np.ndarray]) -> None:
     """Flush the arrays, then record atomically that `units` units are finished.
 
-    The DTZ array's pages then leave this process's resident memory: a unit's
-    DTZ is written once and never read while the pair is solved.
+    Every array's pages then leave this process's resident memory (they stay in the page
+    cache, and a later access maps them back): a unit's DTZ is written once and never read
+    while the pair is solved, and of the categories the next units read only a few pages, so
+    that a pair bigger than memory keeps its resident set to what it touched since the last
+    checkpoint.
     """
     flush(arrays)
     record_units(path, layout, units)
-    release(arrays[3])
+    for array in arrays:
+        release(array)
 
 
 def record_units(path: Path, layout: dict, units: int) -> None:
