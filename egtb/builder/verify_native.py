@@ -1,0 +1,143 @@
+"""A compact-native table checked against its successors, a chunk at a time, from its compact
+files alone (no master): every stored WDL, category and DTZ, and the capture positions' values
+through the capture search (:mod:`egtb.builder.successor_check` holds the kernels).
+
+Memory is bounded by the chunk, not the table: a chunk's positions are unranked
+and its own stored codes decoded from the blocks that hold them
+(:meth:`egtb.formats.compact.CompactTable.codes`); its successors are read from
+their files' blocks through the blocks' marks.
+
+>>> sorted(FILE_FLAGS)
+['.dtz', '.wcdf', '.wld']
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from egtb.formats.compact import SUFFIX, CompactTable, material_counts
+from egtb.formats.compact.layout import DTZ_KINDS, RULE_KINDS
+from egtb.formats.values import CAT_WIN
+from egtb.positions.index import material_of_code, unrank_positions
+from egtb.positions.material import Material
+from egtb.probe.compact_kernels import radix_sort
+from egtb.rules.draw_rules import DRAW_RULES
+from egtb.builder.successor_check import (FLAG_CATEGORY, FLAG_DTZ, FLAG_SIGN, FLAG_WDL, check_positions,
+                                          quiet_successors, read_ascending, successor_ranks, unique_keys,
+                                          unrank_range)
+
+__all__ = ["ChunkCheck", "FILE_FLAGS", "check_chunk", "error_text"]
+
+#: The flags (successor_check.FLAG_*) that count against each file of a material.
+FILE_FLAGS = {SUFFIX: FLAG_WDL, RULE_KINDS["wcdf"].suffix: FLAG_CATEGORY | FLAG_SIGN,
+              DTZ_KINDS["wcdf"].suffix: FLAG_DTZ}
+#: Successor rows a chunk starts with, a position (grown when a chunk has more).
+ROWS_PER_POSITION = 12
+
+
+class ChunkCheck(NamedTuple):
+    """What :func:`check_chunk` found in one chunk of positions."""
+
+    flags: np.ndarray
+    """FLAG_* bits of each position of the chunk (uint8; 0: right)."""
+    captures: int
+    """Positions whose side to move must capture (their values from the capture search)."""
+    decisive: int
+    """Quiet wins and losses whose DTZ was checked (0 without a rule)."""
+    dtz: np.ndarray
+    """The stored DTZ of each position (meaningful at a quiet win or loss), for the messages."""
+
+
+def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | None) -> ChunkCheck:
+    """Check positions lo..hi of a material against their successors, through ``prober`` (a
+    :class:`egtb.builder.verify_compact.CompactProber`): the WDL of its WLD file and, with
+    ``rule``, the category of its category file and the DTZ of its DTZ file (without a DTZ file,
+    only the categories' win or loss sides against the WDL). TableError names a damaged block; MissingTableError a table the successors need.
+    """
+    table: CompactTable = prober.table(material)
+    boards = tuple(np.empty(hi - lo, dtype=np.int64) for _ in range(4))
+    cap = np.empty(hi - lo, dtype=np.bool_)
+    unrank_range(material_counts(material), lo, hi, *boards, cap)
+    wdl = np.asarray(table.kind.value_of_code, dtype=np.int64)[table.codes(lo, hi)]
+    category = dtz = np.zeros(0, dtype=np.int64)
+    layer = table.layer(rule) if rule is not None else None
+    if layer is not None:
+        category = np.asarray(layer.kind.value_of_code, dtype=np.int64)[layer.codes(lo, hi)]
+    full = layer is not None and layer.dtz_file is not None  # without a DTZ file: the categories' signs only
+    if full:
+        dtz = np.asarray(layer.dtz_file.kind.value_of_code, dtype=np.int64)[layer.dtz_file.codes(lo, hi)]
+    searched = np.flatnonzero(cap)
+    if len(searched):  # the files leave them out: the capture search answers
+        found = tuple(a[searched] for a in boards)
+        wdl[searched] = prober.probe_batch(*found, 0)[0]
+        if rule is not None:
+            category[searched] = prober.probe_batch(*found, 0, rule=rule)[0]
+    draw_rule = DRAW_RULES[rule or "wcdf"]
+    rank, codes, index_bits = successor_ranks(material)
+    offsets = np.empty(hi - lo + 1, dtype=np.int64)
+    rows = (hi - lo) * ROWS_PER_POSITION
+    while True:
+        keys, zeroing = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.bool_)
+        k = int(quiet_successors(*boards, cap, draw_rule.man_move_resets, rank, index_bits, offsets, keys, zeroing))
+        if k >= 0:
+            break
+        rows *= 2
+    keys, zeroing = keys[:k], zeroing[:k]
+    order, sorted_keys = radix_sort(keys, len(codes).bit_length() + index_bits + 1)
+    slot, first_of = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    unique = int(unique_keys(order, sorted_keys, slot, first_of))
+    del order, sorted_keys
+    succ = _successor_values(prober, keys[first_of[:unique]], codes, index_bits, rule if full else None)
+    flags = np.zeros(hi - lo, dtype=np.uint8)
+    check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, *succ, draw_rule.limit_plies,
+                    layer is not None, full, flags)
+    decisive = int(np.count_nonzero((np.abs(category) == CAT_WIN) & ~cap)) if full else 0
+    return ChunkCheck(flags, len(searched), decisive, dtz)
+
+
+def _successor_values(prober, keys: np.ndarray, codes: list[int], index_bits: int, rule: str | None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(WDL, category, DTZ) of the distinct successors of a chunk (their ascending ``keys``: table
+    rank, index, must capture), White to move: the quiet ones read from their files in ascending
+    order, the others searched (a capture position's DTZ is 1: its capture zeroes the counter)."""
+    n = len(keys)
+    wdl, category, dtz = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    ranks, indices, must = keys >> (index_bits + 1), (keys >> 1) & ((1 << index_bits) - 1), keys & 1
+    for r, code in enumerate(codes):
+        quiet = np.flatnonzero((ranks == r) & (must == 0))
+        material = material_of_code(code)
+        table = prober.table(material)
+        wdl[quiet] = read_ascending(table, indices[quiet], np.asarray(table.kind.value_of_code, np.int64))
+        if rule is not None:
+            layer = table.layer(rule)
+            category[quiet] = read_ascending(layer, indices[quiet], np.asarray(layer.kind.value_of_code, np.int64))
+            decisive = quiet[np.abs(category[quiet]) == CAT_WIN]
+            dtz_file = layer.dtz_file
+            dtz[decisive] = read_ascending(dtz_file, indices[decisive],
+                                           np.asarray(dtz_file.kind.value_of_code, np.int64))
+        searched = np.flatnonzero((ranks == r) & (must == 1))
+        if len(searched):
+            boards = tuple(np.empty(len(searched), dtype=np.int64) for _ in range(4))
+            unrank_positions(indices[searched], *material_counts(material).tolist(), *boards)
+            wdl[searched] = prober.probe_batch(*boards, 0)[0]
+            if rule is not None:
+                category[searched] = prober.probe_batch(*boards, 0, rule=rule)[0]
+                dtz[searched] = 1
+    return wdl, category, dtz
+
+
+def error_text(flag: int, *, captured: bool, dtz: int, wld_name: str) -> str:
+    """What a position's flag (one FLAG_*) says is wrong, as a verify's message tells it.
+
+    >>> error_text(FLAG_DTZ, captured=False, dtz=7, wld_name="2k-1k.wld")
+    'stored DTZ 7 is not the one its successors give'
+    """
+    if flag == FLAG_WDL:
+        return "stored value is not the best value over its successors"
+    if flag == FLAG_SIGN:
+        return f"{'recovered' if captured else 'stored'} category disagrees with {wld_name}"
+    if flag == FLAG_CATEGORY:
+        return "stored category is not the one its successors give"
+    return f"stored DTZ {dtz} is not the one its successors give"
