@@ -47,7 +47,10 @@ class ChunkCheck(NamedTuple):
     decisive: int
     """Quiet wins and losses whose DTZ was checked (0 without a rule)."""
     dtz: np.ndarray
-    """The stored DTZ of each position (meaningful at a quiet win or loss), for the messages."""
+    """The stored DTZ of each position (meaningful at a quiet win or loss; empty without a DTZ
+    file), for the messages."""
+    cap: np.ndarray
+    """Whether each position's side to move must capture."""
 
 
 def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | None) -> ChunkCheck:
@@ -94,7 +97,7 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, *succ, draw_rule.limit_plies,
                     layer is not None, full, flags)
     decisive = int(np.count_nonzero((np.abs(category) == CAT_WIN) & ~cap)) if full else 0
-    return ChunkCheck(flags, len(searched), decisive, dtz)
+    return ChunkCheck(flags, len(searched), decisive, dtz, cap)
 
 
 def _successor_values(prober, keys: np.ndarray, codes: list[int], index_bits: int, rule: str | None
