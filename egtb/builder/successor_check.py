@@ -38,8 +38,8 @@ from egtb.rules.movegen import (M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOV
                                 popcount)
 
 __all__ = ["FLAG_CATEGORY", "FLAG_DTZ", "FLAG_SIGN", "FLAG_WDL", "NO_WIN", "check_positions",
-           "lookup_ascending", "quiet_successors", "read_ascending", "rule_outcome",
-           "successor_ranks", "unique_keys", "unrank_range"]
+           "lookup_ascending", "pack_values", "quiet_successors", "read_ascending",
+           "rule_outcome", "successor_boards", "successor_ranks", "unique_keys", "unrank_range"]
 
 #: What :func:`check_positions` found wrong at a position (bits of its flags).
 FLAG_WDL = 1  #: the stored WDL is not the best over the successors
@@ -188,16 +188,43 @@ def rule_outcome(fastest_win, longest_loss, draws, limit):
     return (CAT_LOSS if longest_loss <= limit else CAT_BLESSED_LOSS), longest_loss
 
 
+#: A successor's values packed in one int64 (:func:`pack_values`): WDL + 1 in bits 0-1, category + 2
+#: in bits 2-4, DTZ from bit 8 (one gather a move in :func:`check_positions`, not three).
+PACK_CATEGORY_SHIFT = 2
+PACK_DTZ_SHIFT = 8
+
+
 @njit(cache=True)
-def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, succ_wdl, succ_category, succ_dtz,
-                    limit, signs, rules, flags):
+def pack_values(wdl, category, dtz, out):
+    """Pack each successor's WDL, category and DTZ into ``out`` (see PACK_DTZ_SHIFT)."""
+    for u in range(wdl.shape[0]):
+        out[u] = (wdl[u] + 1) | ((category[u] + 2) << PACK_CATEGORY_SHIFT) | (dtz[u] << PACK_DTZ_SHIFT)
+
+
+@njit(cache=True)
+def successor_boards(bm, bk, wm, wk, parents, moves_at, out):
+    """The bitboards (White to move) of successors given by their parent and the place of their
+    move in :func:`generate_moves`' list (as :func:`quiet_successors` met them): rows of ``out``."""
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    last = -1
+    for j in range(parents.shape[0]):
+        i = parents[j]
+        if i != last:
+            generate_moves(bm[i], bk[i], wm[i], wk[i], 0, moves)
+            last = i
+        m = moves_at[j]
+        out[j, 0], out[j, 1], out[j, 2], out[j, 3] = moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK]
+
+
+@njit(cache=True)
+def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, limit, signs, rules, flags):
     """Flags (FLAG_*) of every position of a chunk: a quiet one's stored ``wdl`` against the best
     over its successors (no move: a loss), and with ``rules`` its ``category`` and, at a win or
     loss, ``dtz`` against those its successors give (the fastest win, the slowest loss, a
     zeroing move counting 1 ply; a cursed win's or blessed loss's DTZ is not stored: past the
     limit is all that counts of it); a capture position's searched category against its searched
-    WDL. Successor s of the chunk has the values of its unique key slot[s]. Returns how many
-    positions are flagged."""
+    WDL. Successor s of the chunk has the values ``packed[slot[s]]`` (:func:`pack_values`).
+    Returns how many positions are flagged."""
     bad = 0
     for i in range(wdl.shape[0]):
         f = 0
@@ -209,11 +236,11 @@ def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, succ_wdl, s
             longest_loss = 0
             draws = 0
             for k in range(offsets[i], offsets[i + 1]):
-                u = slot[k]
-                best = max(best, -succ_wdl[u])
+                v = packed[slot[k]]
+                best = max(best, 1 - (v & 3))
                 if not rules:
                     continue
-                tc = succ_category[u]
+                tc = ((v >> PACK_CATEGORY_SHIFT) & 7) - 2
                 if tc == CAT_DRAW:
                     draws += 1
                     continue
@@ -221,7 +248,7 @@ def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, succ_wdl, s
                 if zeroing[k]:
                     plies = 1 if decisive else limit + 1
                 else:
-                    plies = np.int64(succ_dtz[u]) + 1 if decisive else limit + 2
+                    plies = (v >> PACK_DTZ_SHIFT) + 1 if decisive else limit + 2
                 if tc < 0:
                     fastest_win = min(fastest_win, plies)
                 else:

@@ -20,13 +20,15 @@ import numpy as np
 from egtb.formats.compact import SUFFIX, CompactTable, material_counts
 from egtb.formats.compact.layout import DTZ_KINDS, RULE_KINDS
 from egtb.formats.values import CAT_WIN
-from egtb.positions.index import material_of_code, unrank_positions
+from egtb.positions.index import material_of_code
 from egtb.positions.material import Material
-from egtb.probe.compact_kernels import radix_sort
+from egtb.probe.compact_kernels import best_of_children, capture_children, probe_batch, radix_sort
+from egtb.probe.locate import locate_all
+from egtb.rules.perft import MAX_CHILDREN
 from egtb.rules.draw_rules import DRAW_RULES
 from egtb.builder.successor_check import (FLAG_CATEGORY, FLAG_DTZ, FLAG_SIGN, FLAG_WDL, check_positions,
-                                          quiet_successors, read_ascending, successor_ranks, unique_keys,
-                                          unrank_range)
+                                          pack_values, quiet_successors, read_ascending, successor_boards,
+                                          successor_ranks, unique_keys, unrank_range)
 
 __all__ = ["ChunkCheck", "FILE_FLAGS", "check_chunk", "error_text"]
 
@@ -73,10 +75,9 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
         dtz = np.asarray(layer.dtz_file.kind.value_of_code, dtype=np.int64)[layer.dtz_file.codes(lo, hi)]
     searched = np.flatnonzero(cap)
     if len(searched):  # the files leave them out: the capture search answers
-        found = tuple(a[searched] for a in boards)
-        wdl[searched] = prober.probe_batch(*found, 0)[0]
+        wdl[searched], found = searched_values(prober, tuple(a[searched] for a in boards), turn=0, rule=rule)
         if rule is not None:
-            category[searched] = prober.probe_batch(*found, 0, rule=rule)[0]
+            category[searched] = found
     draw_rule = DRAW_RULES[rule or "wcdf"]
     rank, codes, index_bits = successor_ranks(material)
     offsets = np.empty(hi - lo + 1, dtype=np.int64)
@@ -92,19 +93,26 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     slot, first_of = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
     unique = int(unique_keys(order, sorted_keys, slot, first_of))
     del order, sorted_keys
-    succ = _successor_values(prober, keys[first_of[:unique]], codes, index_bits, rule if full else None)
+    succ = _successor_values(prober, keys[first_of[:unique]], first_of[:unique], boards, offsets, codes,
+                             index_bits, rule if full else None)
+    packed = np.empty(unique, dtype=np.int64)
+    pack_values(*succ, packed)
+    del succ
     flags = np.zeros(hi - lo, dtype=np.uint8)
-    check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, *succ, draw_rule.limit_plies,
+    check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, draw_rule.limit_plies,
                     layer is not None, full, flags)
     decisive = int(np.count_nonzero((np.abs(category) == CAT_WIN) & ~cap)) if full else 0
     return ChunkCheck(flags, len(searched), decisive, dtz, cap)
 
 
-def _successor_values(prober, keys: np.ndarray, codes: list[int], index_bits: int, rule: str | None
+def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple[np.ndarray, ...],
+                      offsets: np.ndarray, codes: list[int], index_bits: int, rule: str | None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(WDL, category, DTZ) of the distinct successors of a chunk (their ascending ``keys``: table
-    rank, index, must capture), White to move: the quiet ones read from their files in ascending
-    order, the others searched (a capture position's DTZ is 1: its capture zeroes the counter)."""
+    rank, index, must capture; ``first`` the first successor of each, of the chunk's positions
+    ``boards`` whose successors begin at ``offsets``), White to move: the quiet ones read from
+    their files in ascending order, the others searched (a capture position's DTZ is 1: its
+    capture zeroes the counter)."""
     n = len(keys)
     wdl, category, dtz = (np.zeros(n, dtype=np.int64) for _ in range(3))
     ranks, indices, must = keys >> (index_bits + 1), (keys >> 1) & ((1 << index_bits) - 1), keys & 1
@@ -122,13 +130,60 @@ def _successor_values(prober, keys: np.ndarray, codes: list[int], index_bits: in
                                            np.asarray(dtz_file.kind.value_of_code, np.int64))
         searched = np.flatnonzero((ranks == r) & (must == 1))
         if len(searched):
-            boards = tuple(np.empty(len(searched), dtype=np.int64) for _ in range(4))
-            unrank_positions(indices[searched], *material_counts(material).tolist(), *boards)
-            wdl[searched] = prober.probe_batch(*boards, 0)[0]
+            ks = first[searched]
+            parents = np.searchsorted(offsets, ks, side="right") - 1
+            rows = np.empty((len(searched), 4), dtype=np.int64)
+            successor_boards(*boards, parents, ks - offsets[parents], rows)
+            wdl[searched], found = searched_values(prober, tuple(np.ascontiguousarray(rows[:, c]) for c in range(4)),
+                                                   turn=1, rule=rule)
             if rule is not None:
-                category[searched] = prober.probe_batch(*boards, 0, rule=rule)[0]
+                category[searched] = found
                 dtz[searched] = 1
     return wdl, category, dtz
+
+
+#: Added to a material code in those keys (the codes of no table are negative, -3 the least).
+CODE_OFFSET = 4
+
+
+def searched_values(prober, boards: tuple[np.ndarray, ...], *, turn: int, rule: str | None
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(WDL, with ``rule`` the category) of positions (``turn`` to move) whose side to move must
+    capture: the best over their captures, the positions after them probed from their tables once
+    each, in the order of their tables and indices (each lookup on from the one before), those
+    that must capture again searched by the prober."""
+    n = len(boards[0])
+    turns = np.full(n, turn, dtype=np.int64)
+    needs = np.ones(n, dtype=np.bool_)
+    parts, first = [], 0
+    while first < n:  # about 2 captures a position: rarely more than one part
+        part = np.empty((2 * n + MAX_CHILDREN, 6), dtype=np.int64)
+        first, filled = capture_children(*boards, turns, needs, first, part)
+        parts.append(part[:filled])
+    rows = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    children = tuple(np.ascontiguousarray(rows[:, k]) for k in range(5))
+    codes, indices = np.empty(len(rows), dtype=np.int32), np.empty(len(rows), dtype=np.int64)
+    locate_all(*children, codes, indices)
+    present = np.flatnonzero(np.bincount(codes + CODE_OFFSET))  # a few tables: their ranks sort
+    rank = np.zeros(present[-1] + 1, dtype=np.int64)
+    rank[present] = np.arange(len(present))
+    index_bits = max(int(indices.max()).bit_length(), 1)
+    keys = (rank[codes + CODE_OFFSET] << index_bits) | indices
+    order, sorted_keys = radix_sort(keys, len(present).bit_length() + index_bits)
+    slot, first_of = np.empty(len(rows), dtype=np.int64), np.empty(len(rows), dtype=np.int64)
+    unique = first_of[:int(unique_keys(order, sorted_keys, slot, first_of))]
+    del order, sorted_keys, keys
+    distinct = tuple(np.ascontiguousarray(a[unique]) for a in children)
+    located = (codes[unique], indices[unique])
+    parents = np.ascontiguousarray(rows[:, 5])
+    out = []
+    for layer in (None, rule) if rule is not None else (None,):
+        values, _ = probe_batch(distinct, lambda code: prober.table(material_of_code(code)), batches=prober.batches,
+                                rule=layer, located=located, distances=False)
+        best = np.zeros(n, dtype=np.int64)
+        best_of_children(parents, values[slot], 1 if layer is None else CAT_WIN, best)
+        out.append(best)
+    return out[0], (out[1] if rule is not None else None)
 
 
 def error_text(flag: int, *, captured: bool, dtz: int, wld_name: str) -> str:
