@@ -37,7 +37,7 @@ from egtb.rules.captures import has_capture
 from egtb.rules.movegen import (M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves,
                                 popcount)
 
-__all__ = ["FLAG_CATEGORY", "FLAG_DTZ", "FLAG_SIGN", "FLAG_WDL", "NO_WIN", "check_positions",
+__all__ = ["block_firsts", "FLAG_CATEGORY", "FLAG_DTZ", "FLAG_SIGN", "FLAG_WDL", "NO_WIN", "check_positions",
            "lookup_ascending", "pack_values", "quiet_successors", "read_ascending",
            "rule_outcome", "successor_boards", "successor_ranks", "unique_keys", "unrank_range"]
 
@@ -95,12 +95,12 @@ def unrank_range(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
 
 
 @njit(cache=True)
-def quiet_successors(bm, bk, wm, wk, cap, man_resets, rank, index_bits, offsets, keys, zeroing):
+def quiet_successors(bm, bk, wm, wk, cap, man_resets, rank, index_bits, offsets, keys, zeroing, parent):
     """The successors (White to move) of every position that need not capture, as sort keys: the
     rank of their table (``rank`` by material code, from 0), their index, whether their side to
     move must capture (the low bit); ``zeroing`` whether the move zeroes the counter (a crowning,
-    and with ``man_resets`` any man move). ``offsets[i]`` is where position i's start (none for a
-    capture position). Returns their number, -1 when they do not fit in ``keys``."""
+    and with ``man_resets`` any man move), ``parent`` the position it is a move of. ``offsets[i]`` is
+    where position i's start (none for a capture position). Returns their number, -1 when they do not fit in ``keys``."""
     moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
     k = 0
     for i in range(bm.shape[0]):
@@ -116,6 +116,7 @@ def quiet_successors(bm, bk, wm, wk, cap, man_resets, rank, index_bits, offsets,
             must = 1 if has_capture(sbm, sbk, swm, swk, 1) else 0
             keys[k] = (rank[code] << (index_bits + 1)) | (index << 1) | must
             zeroing[k] = moves[m, M_CROWNS] != 0 or (man_resets and moves[m, M_MAN] != 0)
+            parent[k] = i
             k += 1
     offsets[bm.shape[0]] = k
     return k
@@ -286,13 +287,28 @@ def successor_ranks(material: Material) -> tuple[np.ndarray, list[int], int]:
     return rank, codes, max(count_positions(m) for m in reached).bit_length()
 
 
+@njit(cache=True)
+def block_firsts(starts, n_blocks, indices, out):
+    """The first of ascending ``indices`` in each block they reach (``starts``: the blocks' first
+    positions) into ``out``; returns how many."""
+    k = 0
+    end = np.int64(-1)  # the end of the block of the last index kept
+    for i in range(indices.shape[0]):
+        if indices[i] >= end:
+            out[k] = indices[i]
+            k += 1
+            end = starts[block_of(starts, n_blocks, indices[i]) + 1]
+    return k
+
+
 def read_ascending(table: CompactTable, indices: np.ndarray, value_of: np.ndarray) -> np.ndarray:
     """Values of ``table`` (``value_of`` each stored code) at ascending ``indices`` (int64),
     every block they reach checked first (its CRC-32 and marks: TableError names a damaged one)."""
     out = np.empty(len(indices), dtype=np.int64)
     if not len(indices):
         return out
-    table.load_blocks(indices)
+    firsts = np.empty(min(len(indices), table.n_blocks), dtype=np.int64)
+    table.load_blocks(firsts[:block_firsts(table.starts, table.n_blocks, indices, firsts)])
     status = np.zeros(2, dtype=np.int64)
     first = 0
     while True:

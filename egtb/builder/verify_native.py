@@ -83,17 +83,19 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     offsets = np.empty(hi - lo + 1, dtype=np.int64)
     rows = (hi - lo) * ROWS_PER_POSITION
     while True:
-        keys, zeroing = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.bool_)
-        k = int(quiet_successors(*boards, cap, draw_rule.man_move_resets, rank, index_bits, offsets, keys, zeroing))
+        keys, zeroing, parent = (np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.bool_),
+                                 np.empty(rows, dtype=np.int32))
+        k = int(quiet_successors(*boards, cap, draw_rule.man_move_resets, rank, index_bits, offsets, keys, zeroing,
+                                 parent))
         if k >= 0:
             break
         rows *= 2
-    keys, zeroing = keys[:k], zeroing[:k]
+    keys, zeroing, parent = keys[:k], zeroing[:k], parent[:k]
     order, sorted_keys = radix_sort(keys, len(codes).bit_length() + index_bits + 1)
     slot, first_of = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
     unique = int(unique_keys(order, sorted_keys, slot, first_of))
     del order, sorted_keys
-    succ = _successor_values(prober, keys[first_of[:unique]], first_of[:unique], boards, offsets, codes,
+    succ = _successor_values(prober, keys[first_of[:unique]], first_of[:unique], boards, offsets, parent, codes,
                              index_bits, rule if full else None)
     packed = np.empty(unique, dtype=np.int64)
     pack_values(*succ, packed)
@@ -106,11 +108,11 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
 
 
 def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple[np.ndarray, ...],
-                      offsets: np.ndarray, codes: list[int], index_bits: int, rule: str | None
+                      offsets: np.ndarray, parent: np.ndarray, codes: list[int], index_bits: int, rule: str | None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(WDL, category, DTZ) of the distinct successors of a chunk (their ascending ``keys``: table
-    rank, index, must capture; ``first`` the first successor of each, of the chunk's positions
-    ``boards`` whose successors begin at ``offsets``), White to move: the quiet ones read from
+    rank, index, must capture; ``first`` the first successor of each, a move of the chunk's
+    position ``parent`` of ``boards``, whose successors begin at ``offsets``), White to move: the quiet ones read from
     their files in ascending order, the others searched (a capture position's DTZ is 1: its
     capture zeroes the counter)."""
     n = len(keys)
@@ -131,7 +133,7 @@ def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple
         searched = np.flatnonzero((ranks == r) & (must == 1))
         if len(searched):
             ks = first[searched]
-            parents = np.searchsorted(offsets, ks, side="right") - 1
+            parents = parent[ks].astype(np.int64)
             rows = np.empty((len(searched), 4), dtype=np.int64)
             successor_boards(*boards, parents, ks - offsets[parents], rows)
             wdl[searched], found = searched_values(prober, tuple(np.ascontiguousarray(rows[:, c]) for c in range(4)),
