@@ -229,3 +229,17 @@ def test_the_command_line_resumes_and_checks_again(tables, capsys):
     assert main([*args, "--again"]) == 0
     assert f"verified {len(all_materials(3))} tables" in capsys.readouterr().out
     assert main([*args[:-2], "--chunk", "0"]) == 2
+
+
+def test_materials_checked_side_by_side_give_the_report_of_one_after_the_other(tables):
+    index = first_quiet(tables, MATERIAL, compact.WDL, WIN, start=3000)
+    rewrite(tables, MATERIAL, compact.WDL, index, DRAW)
+    materials = [Material.parse(name) for name in ("2k-1k", "1k-2k", "1m1k-1k", "2k-1m")]
+    alone = verify_compact(tables, materials=materials, resume=False)
+    told: dict[str, int] = {}
+    together = verify_compact(tables, materials=materials, resume=False, jobs=2,
+                              progress=lambda name, positions: told.__setitem__(name, told.get(name, 0) + positions))
+    # its two in 2k-1k, and 1k-2k positions whose moves reach it (a win found where a draw is stored)
+    assert report_fields(together) == report_fields(alone) and alone.errors == 4
+    assert any("1k-2k.wld" in m for m in alone.messages) and "(2k-1k.wld #" in alone.messages[0]
+    assert told == {f"{m.name}{suffix}": count_positions(m) for m in materials for suffix in (".wld", ".wcdf", ".dtz")}

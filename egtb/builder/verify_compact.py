@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from multiprocessing import get_context
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,9 @@ from egtb.builder.verify_progress import MaterialProgress, files_identity, load_
 from egtb.builder.verify_report import VerifyReport
 from egtb.errors import InvalidArgumentError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats import master
-from egtb.formats.compact import DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path, material_counts
+from egtb.executor import LocalPool, Task
+from egtb.formats.compact import (DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path, compact_paths,
+                                  material_counts)
 from egtb.formats.values import WDL_OF_CODE
 from egtb.positions.index import global_unrank, material_of_code
 from egtb.positions.material import Material, count_positions
@@ -62,7 +65,7 @@ class CompactVerifyReport(VerifyReport):
 def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | None = None,
                    masters: os.PathLike | str | None = None, chunk: int = CHUNK,
                    max_reported: int = 20, resume: bool = True, save_every: float = SAVE_EVERY,
-                   progress: Callable[[str, int], None] | None = None) -> CompactVerifyReport:
+                   jobs: int = 1, progress: Callable[[str, int], None] | None = None) -> CompactVerifyReport:
     """Check the compact files of a directory, probing through them alone.
 
     A material with a master table in ``masters`` (default: the same
@@ -80,7 +83,9 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     search. Its progress is recorded (``<material>.verify.json``, :mod:`.verify_progress`)
     at most every ``save_every`` seconds and at its end: with ``resume`` a killed
     check goes on from there, and a material that passed with the same files is
-    skipped (``report.skipped``); without it every material is checked from its start.
+    skipped (``report.skipped``); without it every material is checked from its start. With
+    ``jobs`` above 1 the compact-native materials are checked side by side, one a worker of a
+    local pool (the report the same as one after the other).
     Damaged blocks and missing files count as errors, named in the messages.
     ``progress(file name, positions)`` is called when the check of a file starts (0), as each
     chunk of its positions is taken up (their count) and when it ends (the rest): a command line's progress
@@ -95,13 +100,76 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     tell = progress or (lambda name, positions: None)
     if chunk <= 0:
         raise InvalidArgumentError(f"a verify chunk of {chunk} positions")
+    natives = [m for m in materials if not _has_master(directory, masters, m)]
+    if jobs > 1 and len(natives) > 1:
+        found = _natives_in_parallel(directory, natives, jobs=jobs, tell=tell,
+                                     options=dict(chunk=chunk, max_reported=max_reported, resume=resume,
+                                                  save_every=save_every))
     for material in materials:
-        if _has_master(directory, masters, material):
+        if material not in natives:
             _verify_against_master(report, prober, masters, material, chunk, max_reported, tell)
+        elif jobs > 1 and len(natives) > 1:
+            _merge(report, found[material], max_reported)
         else:
             _verify_native(report, prober, material, chunk=chunk, max_reported=max_reported,
                            resume=resume, save_every=save_every, tell=tell)
     return report
+
+
+#: Each worker's positions checked so far, by material (a forked pool's shared counters).
+_DONE: list = [None]
+
+
+def _natives_in_parallel(directory: Path, natives: list[Material], *, jobs: int, options: dict,
+                         tell: Callable[[str, int], None]) -> dict[Material, CompactVerifyReport]:
+    """The reports of compact-native materials checked one a worker of a local pool of ``jobs``,
+    their progress told as their workers count it (shared counters, read while the pool waits)."""
+    done = get_context("fork").RawArray("q", len(natives))
+    told = [0] * len(natives)
+    names = [[p.name for p in compact_paths(directory, m) if p.exists()] for m in natives]
+    for files in names:
+        for name in files:
+            tell(name, 0)
+
+    def show() -> None:
+        for slot, files in enumerate(names):
+            ahead, told[slot] = done[slot] - told[slot], done[slot]
+            for name in files:
+                if ahead:
+                    tell(name, ahead)
+
+    tasks = [Task(f"verify-{m.name}", _native_task, (str(directory), m.name, slot, options),
+                  priority=count_positions(m)) for slot, m in enumerate(natives)]  # the largest first
+    found = {}
+    for finished in LocalPool(min(jobs, len(natives)), initializer=_take_counters, initargs=(done,)).run(
+            tasks, on_wait=show):
+        found[Material.parse(finished.task.args[1])] = finished.result
+    show()
+    return found
+
+
+def _take_counters(done) -> None:
+    """A worker's shared counters (inherited when it forked)."""
+    _DONE[0] = done
+
+
+def _native_task(directory: str, name: str, slot: int, options: dict) -> CompactVerifyReport:
+    """A worker's check of one compact-native material, its positions counted into its slot."""
+    material = Material.parse(name)
+    wld = f"{name}{SUFFIX}"
+
+    def count(file: str, positions: int) -> None:
+        if file == wld and _DONE[0] is not None:
+            _DONE[0][slot] += positions
+    return verify_compact(directory, materials=[material], progress=count, **options)
+
+
+def _merge(report: CompactVerifyReport, found: CompactVerifyReport, max_reported: int) -> None:
+    """Count a material's report into the whole one, as checking it here would have."""
+    for name in ("tables", "checked", "errors", "captures", "layers", "layer_checked", "dtz_files", "dtz_checked"):
+        setattr(report, name, getattr(report, name) + getattr(found, name))
+    report.messages += found.messages[:max(0, max_reported - len(report.messages))]
+    report.skipped += found.skipped
 
 
 def _has_master(directory: Path, masters: Path, material: Material) -> bool:
