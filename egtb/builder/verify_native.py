@@ -73,11 +73,6 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     full = layer is not None and layer.dtz_file is not None  # without a DTZ file: the categories' signs only
     if full:
         dtz = np.asarray(layer.dtz_file.kind.value_of_code, dtype=np.int64)[layer.dtz_file.codes(lo, hi)]
-    searched = np.flatnonzero(cap)
-    if len(searched):  # the files leave them out: the capture search answers
-        wdl[searched], found = searched_values(prober, tuple(a[searched] for a in boards), turn=0, rule=rule)
-        if rule is not None:
-            category[searched] = found
     draw_rule = DRAW_RULES[rule or "wcdf"]
     rank, codes, index_bits = successor_ranks(material)
     offsets = np.empty(hi - lo + 1, dtype=np.int64)
@@ -95,8 +90,19 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     slot, first_of = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
     unique = int(unique_keys(order, sorted_keys, slot, first_of))
     del order, sorted_keys
-    succ = _successor_values(prober, keys[first_of[:unique]], first_of[:unique], boards, offsets, parent, codes,
-                             index_bits, rule if full else None)
+    *succ, capturing, rows = _successor_values(prober, keys[first_of[:unique]], first_of[:unique], boards, offsets,
+                                               parent, codes, index_bits, rule if full else None)
+    # the capture search, once for the chunk's positions that must capture and its successors that must
+    searched = np.flatnonzero(cap)
+    both = tuple(np.concatenate([a[searched], rows[:, c]]) for c, a in enumerate(boards))
+    turns = np.concatenate([np.zeros(len(searched), dtype=np.int64), np.ones(len(capturing), dtype=np.int64)])
+    if len(turns):
+        found_wdl, found_category = searched_values(prober, both, turns, rule=rule)
+        wdl[searched], succ[0][capturing] = found_wdl[:len(searched)], found_wdl[len(searched):]
+        if rule is not None:
+            category[searched] = found_category[:len(searched)]
+            if full:
+                succ[1][capturing], succ[2][capturing] = found_category[len(searched):], 1
     packed = np.empty(unique, dtype=np.int64)
     pack_values(*succ, packed)
     del succ
@@ -109,17 +115,23 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
 
 def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple[np.ndarray, ...],
                       offsets: np.ndarray, parent: np.ndarray, codes: list[int], index_bits: int, rule: str | None
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(WDL, category, DTZ) of the distinct successors of a chunk (their ascending ``keys``: table
-    rank, index, must capture; ``first`` the first successor of each, a move of the chunk's
-    position ``parent`` of ``boards``, whose successors begin at ``offsets``), White to move: the quiet ones read from
-    their files in ascending order, the others searched (a capture position's DTZ is 1: its
-    capture zeroes the counter)."""
+                      ) -> tuple[np.ndarray, ...]:
+    """(WDL, category, DTZ, those that must capture, their bitboards) of the distinct successors of
+    a chunk (their ascending ``keys``: table rank, index, must capture; ``first`` the first
+    successor of each, a move of the chunk's position ``parent`` of ``boards``, whose successors
+    begin at ``offsets``), White to move: the quiet ones read from their files in ascending order;
+    those that must capture (their places, in the order of their parents, and bitboards as rows)
+    are left to the capture search."""
     n = len(keys)
     wdl, category, dtz = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    searched = []
     ranks, indices, must = keys >> (index_bits + 1), (keys >> 1) & ((1 << index_bits) - 1), keys & 1
+    bounds = np.searchsorted(ranks, np.arange(len(codes) + 1)).tolist()  # the keys of a table together
     for r, code in enumerate(codes):
-        quiet = np.flatnonzero((ranks == r) & (must == 0))
+        lo, hi = bounds[r], bounds[r + 1]
+        if lo == hi:
+            continue
+        quiet = lo + np.flatnonzero(must[lo:hi] == 0)
         material = material_of_code(code)
         table = prober.table(material)
         wdl[quiet] = read_ascending(table, indices[quiet], np.asarray(table.kind.value_of_code, np.int64))
@@ -130,32 +142,27 @@ def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple
             dtz_file = layer.dtz_file
             dtz[decisive] = read_ascending(dtz_file, indices[decisive],
                                            np.asarray(dtz_file.kind.value_of_code, np.int64))
-        searched = np.flatnonzero((ranks == r) & (must == 1))
-        if len(searched):
-            ks = first[searched]
-            parents = parent[ks].astype(np.int64)
-            rows = np.empty((len(searched), 4), dtype=np.int64)
-            successor_boards(*boards, parents, ks - offsets[parents], rows)
-            wdl[searched], found = searched_values(prober, tuple(np.ascontiguousarray(rows[:, c]) for c in range(4)),
-                                                   turn=1, rule=rule)
-            if rule is not None:
-                category[searched] = found
-                dtz[searched] = 1
-    return wdl, category, dtz
+        searched.append(lo + np.flatnonzero(must[lo:hi]))
+    searched = np.concatenate(searched) if searched else np.zeros(0, dtype=np.int64)
+    searched = searched[np.argsort(first[searched])]  # in the order of their parents: each generated once
+    ks = first[searched]
+    parents = parent[ks].astype(np.int64)
+    rows = np.empty((len(searched), 4), dtype=np.int64)
+    successor_boards(*boards, parents, ks - offsets[parents], rows)
+    return wdl, category, dtz, searched, rows
 
 
 #: Added to a material code in those keys (the codes of no table are negative, -3 the least).
 CODE_OFFSET = 4
 
 
-def searched_values(prober, boards: tuple[np.ndarray, ...], *, turn: int, rule: str | None
+def searched_values(prober, boards: tuple[np.ndarray, ...], turns: np.ndarray, *, rule: str | None
                     ) -> tuple[np.ndarray, np.ndarray | None]:
-    """(WDL, with ``rule`` the category) of positions (``turn`` to move) whose side to move must
+    """(WDL, with ``rule`` the category) of positions (``turns`` to move) whose side to move must
     capture: the best over their captures, the positions after them probed from their tables once
     each, in the order of their tables and indices (each lookup on from the one before), those
     that must capture again searched by the prober."""
     n = len(boards[0])
-    turns = np.full(n, turn, dtype=np.int64)
     needs = np.ones(n, dtype=np.bool_)
     parts, first = [], 0
     while first < n:  # about 2 captures a position: rarely more than one part
