@@ -55,7 +55,13 @@ def unrank_range(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
     """Bitboards of positions lo..hi of a material (Black to move) and whether each must capture,
     as :func:`egtb.positions.index.unrank_unit` orders a unit's kings (the black kings' colex rank
     major, the white kings' among the squares left minor), stepping from the first: nothing of
-    the size of a unit is made (an all-kings unit of 8 pieces holds 736 M positions)."""
+    the size of a unit is made (an all-kings unit of 8 pieces holds 736 M positions).
+
+    >>> out = [np.empty(2, dtype=np.int64) for _ in range(4)] + [np.empty(2, dtype=np.bool_)]
+    >>> unrank_range(np.array([0, 1, 0, 1]), 30, 32, *out)   # 1k-1k: 31 white kings a black one
+    >>> [int(a[0]) for a in out[:4]], [int(a[1]) for a in out[:4]]   # kings on 1 and 32, then 2 and 1
+    ([0, 1, 0, 2147483648], [0, 2, 0, 1])
+    """
     n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
     size = unit_size(n_bm, n_bk, n_wm, n_wk)
     free_squares = np.zeros(32, dtype=np.int64)
@@ -100,7 +106,8 @@ def quiet_successors(bm, bk, wm, wk, cap, man_resets, rank, index_bits, offsets,
     rank of their table (``rank`` by material code, from 0), their index, whether their side to
     move must capture (the low bit); ``zeroing`` whether the move zeroes the counter (a crowning,
     and with ``man_resets`` any man move), ``parent`` the position it is a move of. ``offsets[i]`` is
-    where position i's start (none for a capture position). Returns their number, -1 when they do not fit in ``keys``."""
+    where position i's start (none for a capture position). Returns their number, -1 when they do
+    not fit in ``keys``."""
     moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
     k = 0
     for i in range(bm.shape[0]):
@@ -126,7 +133,12 @@ def quiet_successors(bm, bk, wm, wk, cap, man_resets, rank, index_bits, offsets,
 def unique_keys(order, sorted_keys, slot, first_of):
     """Number the distinct keys of sorted ``sorted_keys`` (``order``: the successors in that order):
     ``slot[s]`` the number of successor s's key, ``first_of[u]`` the first successor with key u.
-    Returns how many there are; their keys are sorted_keys at the first_of positions' places."""
+    Returns how many there are; their keys are sorted_keys at the first_of positions' places.
+
+    >>> slot, first_of = np.empty(4, dtype=np.int64), np.empty(4, dtype=np.int64)
+    >>> unique_keys(np.array([2, 0, 3, 1]), np.array([5, 5, 7, 9]), slot, first_of), slot.tolist()
+    (3, [0, 2, 0, 1])
+    """
     u = -1
     last = np.int64(-1)
     for j in range(sorted_keys.shape[0]):
@@ -181,7 +193,11 @@ def lookup_ascending(lookup, indices, first, value_of, out, status):
 def rule_outcome(fastest_win, longest_loss, draws, limit):
     """(category, DTZ) of a position under a move rule from its moves: the fastest win in plies
     (NO_WIN: no move wins), else a draw when a move draws, else the slowest loss; a win or loss of
-    more than ``limit`` plies is cursed or blessed."""
+    more than ``limit`` plies is cursed or blessed.
+
+    >>> rule_outcome(NO_WIN, 90, 0, 80), rule_outcome(7, 0, 1, 80)
+    ((-1, 90), (2, 7))
+    """
     if fastest_win != NO_WIN:
         return (CAT_WIN if fastest_win <= limit else CAT_CURSED_WIN), fastest_win
     if draws:
@@ -197,7 +213,12 @@ PACK_DTZ_SHIFT = 8
 
 @njit(cache=True)
 def pack_values(wdl, category, dtz, out):
-    """Pack each successor's WDL, category and DTZ into ``out`` (see PACK_DTZ_SHIFT)."""
+    """Pack each successor's WDL, category and DTZ into ``out`` (see PACK_DTZ_SHIFT).
+
+    >>> out = np.empty(1, dtype=np.int64)
+    >>> pack_values(np.array([-1]), np.array([-2]), np.array([9]), out); int(out[0]) >> PACK_DTZ_SHIFT
+    9
+    """
     for u in range(wdl.shape[0]):
         out[u] = (wdl[u] + 1) | ((category[u] + 2) << PACK_CATEGORY_SHIFT) | (dtz[u] << PACK_DTZ_SHIFT)
 
@@ -290,7 +311,12 @@ def successor_ranks(material: Material) -> tuple[np.ndarray, list[int], int]:
 @njit(cache=True)
 def block_firsts(starts, n_blocks, indices, out):
     """The first of ascending ``indices`` in each block they reach (``starts``: the blocks' first
-    positions) into ``out``; returns how many."""
+    positions) into ``out``; returns how many.
+
+    >>> out = np.empty(4, dtype=np.int64)
+    >>> block_firsts(np.array([0, 10, 20, 30]), 3, np.array([1, 4, 12, 25, 29]), out), out[:3].tolist()
+    (3, [1, 12, 25])
+    """
     k = 0
     end = np.int64(-1)  # the end of the block of the last index kept
     for i in range(indices.shape[0]):

@@ -59,7 +59,15 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     """Check positions lo..hi of a material against their successors, through ``prober`` (a
     :class:`egtb.builder.verify_compact.CompactProber`): the WDL of its WLD file and, with
     ``rule``, the category of its category file and the DTZ of its DTZ file (without a DTZ file,
-    only the categories' win or loss sides against the WDL). TableError names a damaged block; MissingTableError a table the successors need.
+    only the categories' win or loss sides against the WDL). The positions that must capture have
+    their WDL and category from the capture search, as the successors that must capture.
+    TableError names a damaged block; MissingTableError a table the successors need.
+
+    >>> from egtb.builder.verify_compact import CompactProber
+    >>> check_chunk(CompactProber("/nonexistent"), Material.parse("1k-1k"), 0, 10, rule=None)
+    Traceback (most recent call last):
+    ...
+    egtb.errors.MissingTableError: no compact table for material 1k-1k in /nonexistent (1k-1k.wld is missing)
     """
     table: CompactTable = prober.table(material)
     boards = tuple(np.empty(hi - lo, dtype=np.int64) for _ in range(4))
@@ -97,7 +105,7 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     both = tuple(np.concatenate([a[searched], rows[:, c]]) for c, a in enumerate(boards))
     turns = np.concatenate([np.zeros(len(searched), dtype=np.int64), np.ones(len(capturing), dtype=np.int64)])
     if len(turns):
-        found_wdl, found_category = searched_values(prober, both, turns, rule=rule)
+        found_wdl, found_category = _searched_values(prober, both, turns, rule=rule)
         wdl[searched], succ[0][capturing] = found_wdl[:len(searched)], found_wdl[len(searched):]
         if rule is not None:
             category[searched] = found_category[:len(searched)]
@@ -156,7 +164,7 @@ def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple
 CODE_OFFSET = 4
 
 
-def searched_values(prober, boards: tuple[np.ndarray, ...], turns: np.ndarray, *, rule: str | None
+def _searched_values(prober, boards: tuple[np.ndarray, ...], turns: np.ndarray, *, rule: str | None
                     ) -> tuple[np.ndarray, np.ndarray | None]:
     """(WDL, with ``rule`` the category) of positions (``turns`` to move) whose side to move must
     capture: the best over their captures, the positions after them probed from their tables once
