@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from egtb.errors import InvalidArgumentError
 from egtb.formats.compact import SUFFIX, CompactTable, material_counts
 from egtb.formats.compact.layout import DTZ_KINDS, RULE_KINDS
 from egtb.formats.values import CAT_WIN
@@ -30,13 +31,11 @@ from egtb.builder.successor_check import (FLAG_CATEGORY, FLAG_DTZ, FLAG_SIGN, FL
                                           pack_values, quiet_successors, read_ascending, successor_boards,
                                           successor_ranks, unique_keys, unrank_range)
 
-__all__ = ["ChunkCheck", "FILE_FLAGS", "check_chunk", "error_text"]
+__all__ = ["ChunkCheck", "FILE_FLAGS", "check_chunk", "error_text", "max_moves"]
 
 #: The flags (successor_check.FLAG_*) that count against each file of a material.
 FILE_FLAGS = {SUFFIX: FLAG_WDL, RULE_KINDS["wcdf"].suffix: FLAG_CATEGORY | FLAG_SIGN,
               DTZ_KINDS["wcdf"].suffix: FLAG_DTZ}
-#: Successor rows a chunk starts with, a position (grown when a chunk has more).
-ROWS_PER_POSITION = 12
 
 
 class ChunkCheck(NamedTuple):
@@ -84,15 +83,12 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     draw_rule = DRAW_RULES[rule or "wcdf"]
     rank, codes, index_bits = successor_ranks(material)
     offsets = np.empty(hi - lo + 1, dtype=np.int64)
-    rows = (hi - lo) * ROWS_PER_POSITION
-    while True:
-        keys, zeroing, parent = (np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.bool_),
-                                 np.empty(rows, dtype=np.int32))
-        k = int(quiet_successors(*boards, cap, draw_rule.man_move_resets, rank, index_bits, offsets, keys, zeroing,
-                                 parent))
-        if k >= 0:
-            break
-        rows *= 2
+    rows = (hi - lo) * max_moves(material)
+    keys, zeroing, parent = (np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.bool_),
+                             np.empty(rows, dtype=np.int32))
+    k = int(quiet_successors(*boards, cap, draw_rule.man_move_resets, rank, index_bits, offsets, keys, zeroing, parent))
+    if k < 0:
+        raise InvalidArgumentError(f"a position of {material.name} with more than {max_moves(material)} moves")
     keys, zeroing, parent = keys[:k], zeroing[:k], parent[:k]
     order, sorted_keys = radix_sort(keys, len(codes).bit_length() + index_bits + 1)
     slot, first_of = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
@@ -119,6 +115,15 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
                     layer is not None, full, flags)
     decisive = int(np.count_nonzero((np.abs(category) == CAT_WIN) & ~cap)) if full else 0
     return ChunkCheck(flags, len(searched), decisive, dtz, cap)
+
+
+def max_moves(material: Material) -> int:
+    """The most simple moves a position of a material (Black to move) can have: 4 a king, 2 a man.
+
+    >>> max_moves(Material.parse("1m3k-4k"))
+    14
+    """
+    return 4 * material.black_kings + 2 * material.black_men
 
 
 def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple[np.ndarray, ...],
