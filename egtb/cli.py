@@ -468,7 +468,7 @@ def run_verify(args: argparse.Namespace) -> int:
                               progress=not args.quiet and bool(materials), compact=True,
                               resume=not args.again)
     _add_compact_check(report, directory, sorted(set(wanted(COMPACT_SUFFIX)) - set(materials)),
-                       progress=not args.quiet, resume=not args.again, chunk=args.chunk,
+                       progress=not args.quiet, again=args.again, chunk=args.chunk,
                        jobs=args.jobs or os.cpu_count() or 1)
     stamped = [m for m in wanted(COMPACT_SUFFIX) if m not in materials  # compact-native tables
                and native_summary_path(directory, m).exists()]
@@ -500,10 +500,10 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _add_compact_check(report, directory: Path, materials: list[Material], *, progress: bool,
-                       resume: bool = True, chunk: int | None = None, jobs: int = 1) -> None:
+                       again: bool = False, chunk: int | None = None, jobs: int = 1) -> None:
     """Fold the check of the compact files of `materials`, which have no master, into a verify
-    report (those with a master were checked against it by the verify's workers): with
-    ``resume`` a stopped check goes on and a passed one is skipped (:mod:`egtb.builder.verify_progress`),
+    report (those with a master were checked against it by the verify's workers): a stopped
+    check goes on and a passed one is skipped (:mod:`egtb.builder.verify_progress`) unless ``again``,
     ``chunk`` positions at a time, ``jobs`` materials side by side.
 
     Its progress bar counts the positions of each file checked (``.wld``,
@@ -526,7 +526,7 @@ def _add_compact_check(report, directory: Path, materials: list[Material], *, pr
             bar.update(positions)
             if not positions:
                 bar.refresh()
-        compact = verify_compact(directory, materials=materials, progress=advance, resume=resume,
+        compact = verify_compact(directory, materials=materials, progress=advance, resume=True, again=again,
                                  chunk=chunk or CHUNK, jobs=jobs)
     report.tables += compact.tables
     report.checked += compact.checked

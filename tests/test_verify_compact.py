@@ -36,7 +36,7 @@ def tables(compact_tables, tmp_path) -> Path:
     directory = tmp_path / "tables"
     directory.mkdir()
     for path in compact_tables(4).iterdir():
-        if Material.parse(path.name.split(".")[0]).pieces <= 3:
+        if path.suffix in (".wld", ".wcdf", ".dtz", ".marks") and Material.parse(path.name.split(".")[0]).pieces <= 3:
             shutil.copy(path, directory / path.name)
     return directory
 
@@ -169,29 +169,32 @@ def test_a_killed_check_resumes_to_the_report_of_an_uninterrupted_one(tables, tm
     assert whole.errors == 4 and len(whole.messages) == 4
     assert not progress_path(tables, material).exists()  # without resume, no record
     with pytest.raises(KeyboardInterrupt):  # 3 files told each chunk: stopped in its 4th chunk
-        verify_compact(tables, materials=[material], chunk=4096, save_every=0, progress=killed_after(3 * 4 + 2))
+        verify_compact(tables, materials=[material], chunk=4096, resume=True, save_every=0,
+                       progress=killed_after(3 * 4 + 2))
     record = json.loads(progress_path(tables, material).read_text())
     assert record["next"] == 3 * 4096 and not record["done"]
     calls: list[tuple[str, int]] = []
-    resumed = verify_compact(tables, materials=[material], chunk=4096, save_every=0,
+    resumed = verify_compact(tables, materials=[material], chunk=4096, resume=True, save_every=0,
                              progress=lambda name, positions: calls.append((name, positions)))
     assert report_fields(resumed) == report_fields(whole)
     assert calls[:2] == [("2k-1k.wld", 0), ("2k-1k.wld", 3 * 4096)]  # went on from there
     assert sum(p for name, p in calls if name == "2k-1k.dtz") == count_positions(material)
     # the errors it found still count: a failed check is not skipped, and goes on no further
-    again = verify_compact(tables, materials=[material], chunk=4096)
+    again = verify_compact(tables, materials=[material], chunk=4096, resume=True)
     assert report_fields(again) == report_fields(whole) and not again.skipped
 
 
 def test_a_passed_check_is_skipped_until_a_file_changes(tables):
-    first = verify_compact(tables, materials=[MATERIAL], chunk=1 << 12)
+    first = verify_compact(tables, materials=[MATERIAL], chunk=1 << 12, resume=True)
     assert first.ok and first.tables == 1 and not first.skipped
-    second = verify_compact(tables, materials=[MATERIAL])
+    second = verify_compact(tables, materials=[MATERIAL], resume=True)
     assert second.ok and second.tables == 0 and second.skipped == ["2k-1k"]
-    assert verify_compact(tables, materials=[MATERIAL], resume=False).tables == 1  # --again
+    assert verify_compact(tables, materials=[MATERIAL], resume=False).tables == 1
+    again = verify_compact(tables, materials=[MATERIAL], resume=True, again=True)  # --again: checked, recorded
+    assert again.tables == 1 and not again.skipped and json.loads(progress_path(tables, MATERIAL).read_text())["done"]
     index = first_quiet(tables, MATERIAL, compact.WDL, WIN)
     rewrite(tables, MATERIAL, compact.WDL, index, DRAW)  # rebuilt since: checked again
-    third = verify_compact(tables, materials=[MATERIAL])
+    third = verify_compact(tables, materials=[MATERIAL], resume=True)
     assert third.tables == 1 and not third.skipped and third.errors == 2
 
 

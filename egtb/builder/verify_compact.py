@@ -64,8 +64,8 @@ class CompactVerifyReport(VerifyReport):
 
 def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | None = None,
                    masters: os.PathLike | str | None = None, chunk: int = CHUNK,
-                   max_reported: int = 20, resume: bool = True, save_every: float = SAVE_EVERY,
-                   jobs: int = 1, progress: Callable[[str, int], None] | None = None) -> CompactVerifyReport:
+                   max_reported: int = 20, resume: bool = False, again: bool = False,
+                   save_every: float = SAVE_EVERY, jobs: int = 1, progress: Callable[[str, int], None] | None = None) -> CompactVerifyReport:
     """Check the compact files of a directory, probing through them alone.
 
     A material with a master table in ``masters`` (default: the same
@@ -83,7 +83,8 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     search. Its progress is recorded (``<material>.verify.json``, :mod:`.verify_progress`)
     at most every ``save_every`` seconds and at its end: with ``resume`` a killed
     check goes on from there, and a material that passed with the same files is
-    skipped (``report.skipped``); without it every material is checked from its start. With
+    skipped (``report.skipped``); with ``again`` too, every material is checked from its start
+    (and recorded anew); without ``resume`` nothing is read or written. With
     ``jobs`` above 1 the compact-native materials are checked side by side, one a worker of a
     local pool (the report the same as one after the other).
     Damaged blocks and missing files count as errors, named in the messages.
@@ -104,7 +105,7 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     if jobs > 1 and len(natives) > 1:
         found = _natives_in_parallel(directory, natives, jobs=jobs, tell=tell,
                                      options=dict(chunk=chunk, max_reported=max_reported, resume=resume,
-                                                  save_every=save_every))
+                                                  again=again, save_every=save_every))
     for material in materials:
         if material not in natives:
             _verify_against_master(report, prober, masters, material, chunk, max_reported, tell)
@@ -112,7 +113,7 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
             _merge(report, found[material], max_reported)
         else:
             _verify_native(report, prober, material, chunk=chunk, max_reported=max_reported,
-                           resume=resume, save_every=save_every, tell=tell)
+                           resume=resume, again=again, save_every=save_every, tell=tell)
     return report
 
 
@@ -183,10 +184,10 @@ def _has_master(directory: Path, masters: Path, material: Material) -> bool:
 
 
 def _verify_native(report: CompactVerifyReport, prober: "CompactProber", material: Material, *, chunk: int,
-                   max_reported: int, resume: bool, save_every: float,
+                   max_reported: int, resume: bool, again: bool, save_every: float,
                    tell: Callable[[str, int], None]) -> None:
     """Check a compact-native material against its successors, a chunk at a time, going on from its
-    record (:mod:`.verify_progress`) with ``resume``; into ``report``."""
+    record (:mod:`.verify_progress`) with ``resume`` (unless ``again``); into ``report``."""
     directory = prober.directory
     rule = next((r for r, kind in RULE_KINDS.items() if compact_path(directory, material, kind=kind).exists()),
                 None)
@@ -194,7 +195,7 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
         directory, material, kind=DTZ_KINDS[rule]).exists() else []) if rule else [])
     total = count_positions(material)
     identity = files_identity(directory, [material, *_successor_materials(material)])
-    state = load_progress(directory, material, identity) if resume else None
+    state = load_progress(directory, material, identity) if resume and not again else None
     if state is not None and state.passed:
         report.skipped.append(material.name)
         for suffix in suffixes:  # a progress bar counts it done
