@@ -332,6 +332,11 @@ def _register_stats(p: argparse.ArgumentParser) -> None:
 
 
 def _register_verify(p: argparse.ArgumentParser) -> None:
+    p.description = ("Re-check every stored value, rule layer and DTZ against its successors (and the "
+                     "compact files against their masters). A table without a master (compact-native, "
+                     "8 pieces) is checked from its compact files a chunk at a time, its progress kept "
+                     "in <material>.verify.json: a verify stopped (Ctrl-C, a kill) goes on where it "
+                     "stopped when run again; --jobs checks that many materials side by side.")
     p.add_argument("--pieces", "-n", type=int, default=None,
                    help="only tables of at most N pieces (default: every table)")
     p.add_argument("--min-pieces", type=int, default=2,
