@@ -19,13 +19,14 @@ import numpy as np
 
 from egtb.builder.successor_check import NO_WIN, rule_outcome, unrank_range
 from egtb.builder.verify_native import FILE_FLAGS, FLAG_SIGN, check_chunk, error_text
-from egtb.builder.verify_progress import MaterialProgress, files_identity, load_progress, save_progress
+from egtb.builder.verify_progress import (PROGRESS_SUFFIX, MaterialProgress, files_identity, load_progress,
+                                          save_progress)
 from egtb.builder.verify_report import VerifyReport
 from egtb.errors import InvalidArgumentError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats import master
 from egtb.executor import LocalPool, Task
 from egtb.formats.compact import (DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path, compact_paths,
-                                  material_counts)
+                                  material_counts, remove_leftovers)
 from egtb.formats.values import WDL_OF_CODE
 from egtb.positions.index import global_unrank, material_of_code
 from egtb.positions.material import Material, count_positions
@@ -101,6 +102,8 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     tell = progress or (lambda name, positions: None)
     if chunk <= 0:
         raise InvalidArgumentError(f"a verify chunk of {chunk} positions")
+    if resume:
+        remove_leftovers(directory, also=(PROGRESS_SUFFIX,))  # records a killed check was writing
     natives = [m for m in materials if not _has_master(directory, masters, m)]
     if jobs > 1 and len(natives) > 1:
         found = _natives_in_parallel(directory, natives, jobs=jobs, tell=tell,
