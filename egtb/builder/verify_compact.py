@@ -107,8 +107,8 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     natives = [m for m in materials if not _has_master(directory, masters, m)]
     if jobs > 1 and len(natives) > 1:
         found = _natives_in_parallel(directory, natives, jobs=jobs, tell=tell,
-                                     options=dict(chunk=chunk, max_reported=max_reported, resume=resume,
-                                                  again=again, save_every=save_every))
+                                     options=dict(masters=str(masters), chunk=chunk, max_reported=max_reported,
+                                                  resume=resume, again=again, save_every=save_every))
     for material in materials:
         if material not in natives:
             _verify_against_master(report, prober, masters, material, chunk, max_reported, tell)
