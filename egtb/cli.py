@@ -332,6 +332,11 @@ def _register_stats(p: argparse.ArgumentParser) -> None:
 
 
 def _register_verify(p: argparse.ArgumentParser) -> None:
+    p.description = ("Re-check every stored value, rule layer and DTZ against its successors (and the "
+                     "compact files against their masters). A table without a master (compact-native, "
+                     "8 pieces) is checked from its compact files a chunk at a time, its progress kept "
+                     "in <material>.verify.json: a verify stopped (Ctrl-C, a kill) goes on where it "
+                     "stopped when run again; --jobs checks that many materials side by side.")
     p.add_argument("--pieces", "-n", type=int, default=None,
                    help="only tables of at most N pieces (default: every table)")
     p.add_argument("--min-pieces", type=int, default=2,
@@ -340,7 +345,13 @@ def _register_verify(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--again", action="store_true",
                    help="check again the materials that passed before with the same files "
-                        "(by default they are skipped: recorded in verified.json)")
+                        "(by default they are skipped: recorded in verified.json, and for a table "
+                        "without a master, a compact-native one, in <material>.verify.json), and "
+                        "start a compact-native check that was stopped from its beginning (by "
+                        "default it goes on from the last chunk its record holds)")
+    p.add_argument("--chunk", type=int, default=None, metavar="POSITIONS",
+                   help="positions a compact-native table is checked at a time: memory grows with "
+                        "it (about 200 bytes a position), not with the table (default 262144)")
     p.add_argument("--no-reference", action="store_true",
                    help="skip the comparison with the reference figures shipped with the package")
     _add_json(p)
@@ -462,7 +473,8 @@ def run_verify(args: argparse.Namespace) -> int:
                               progress=not args.quiet and bool(materials), compact=True,
                               resume=not args.again)
     _add_compact_check(report, directory, sorted(set(wanted(COMPACT_SUFFIX)) - set(materials)),
-                       progress=not args.quiet)
+                       progress=not args.quiet, again=args.again, chunk=args.chunk,
+                       jobs=args.jobs or os.cpu_count() or 1)
     stamped = [m for m in wanted(COMPACT_SUFFIX) if m not in materials  # compact-native tables
                and native_summary_path(directory, m).exists()]
     differing, listed, layers_listed = (([], 0, 0) if args.no_reference or not report.tables
@@ -492,20 +504,25 @@ def run_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_FAILED
 
 
-def _add_compact_check(report, directory: Path, materials: list[Material], *, progress: bool) -> None:
+def _add_compact_check(report, directory: Path, materials: list[Material], *, progress: bool,
+                       again: bool = False, chunk: int | None = None, jobs: int = 1) -> None:
     """Fold the check of the compact files of `materials`, which have no master, into a verify
-    report (those with a master were checked against it by the verify's workers).
+    report (those with a master were checked against it by the verify's workers): a stopped
+    check goes on and a passed one is skipped (:mod:`egtb.builder.verify_progress`) unless ``again``,
+    ``chunk`` positions at a time, ``jobs`` materials side by side.
 
     Its progress bar counts the positions of each file checked (``.wld``,
     ``.wcdf``, ``.dtz``) and names the file being checked.
     """
     from tqdm import tqdm
 
-    from egtb.builder.verify_compact import verify_compact
+    from egtb.builder.verify_compact import CHUNK, verify_compact
     from egtb.formats.compact import compact_paths
     from egtb.positions.material import count_positions
     if not materials:
         return
+    if chunk is not None and chunk <= 0:
+        raise InvalidArgumentError(f"--chunk must be positive, not {chunk}")
     total = sum(count_positions(m) * sum(p.exists() for p in compact_paths(directory, m)) for m in materials)
     with tqdm(total=total, unit="pos", unit_scale=True, desc="verify compact", disable=not progress,
               dynamic_ncols=True) as bar:
@@ -514,12 +531,13 @@ def _add_compact_check(report, directory: Path, materials: list[Material], *, pr
             bar.update(positions)
             if not positions:
                 bar.refresh()
-        compact = verify_compact(directory, materials=materials, progress=advance)
-    if compact.tables:
-        report.tables += compact.tables
-        report.checked += compact.checked
-        report.errors += compact.errors
-        report.messages += compact.messages
+        compact = verify_compact(directory, materials=materials, progress=advance, resume=True, again=again,
+                                 chunk=chunk or CHUNK, jobs=jobs)
+    report.tables += compact.tables
+    report.checked += compact.checked
+    report.errors += compact.errors
+    report.messages += compact.messages
+    report.skipped += compact.skipped
 
 
 def _register_compact(p: argparse.ArgumentParser) -> None:

@@ -43,7 +43,15 @@ CHUNK = 1 << 22
 def native_figures(directory: os.PathLike | str, material: Material, *, rule: str = LEAN_RULES,
                    chunk: int = CHUNK) -> tuple[ReferenceEntry, RuleReferenceEntry]:
     """The figures of a compact-native table (its ``tables.tsv`` and ``rule_layers.tsv`` rows),
-    recomputed from its compact files in `directory`; MissingTableError when one is absent."""
+    recomputed from its compact files in `directory`, ``chunk`` positions at a time (only the
+    blocks of a chunk decoded: memory bounded by the chunk, not the table); MissingTableError
+    when one is absent.
+
+    >>> native_figures("/nonexistent", Material.parse("1k-1k"), chunk=3)
+    Traceback (most recent call last):
+    ...
+    egtb.errors.InvalidArgumentError: chunk 3 is not a multiple of 4 (the packed values' bytes)
+    """
     if chunk % PER_BYTE:
         raise InvalidArgumentError(f"chunk {chunk} is not a multiple of {PER_BYTE} (the packed values' bytes)")
     prober = CompactProber(directory)
@@ -51,13 +59,12 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
     layer = table.layer(rule)
     value_of, category_of = np.array(table.value_of, np.int8), np.array(layer.value_of, np.int8)
     dtz_of = np.asarray(layer.dtz_file.kind.value_of_code)
-    values, categories, dtz_codes = table.values(), layer.values(), layer.dtz_file.values()
     codes, layer_counts = np.zeros(4, dtype=np.int64), np.zeros(5, dtype=np.int64)
     value_crc = category_crc = 0
     dtz_crcs = {np.dtype(np.uint8): 0, np.dtype("<u2"): 0}
     max_dtz = max_cursed = 0
     for lo, hi, boards, cap in unranked_chunks(material, chunk):
-        wdl, category = value_of[values[lo:hi]], category_of[categories[lo:hi]]
+        wdl, category = value_of[table.codes(lo, hi)], category_of[layer.codes(lo, hi)]  # this chunk's blocks
         searched = np.flatnonzero(cap)
         if len(searched):
             found = tuple(a[searched] for a in boards)
@@ -66,7 +73,7 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
         wdl_codes = CODE_OF_WDL[wdl.astype(np.int64) + 1]
         count_codes(wdl_codes, codes)
         value_crc = zlib.crc32(pack_wdl(wdl_codes), value_crc)  # chunks of whole bytes
-        dtz = np.where(category == 0, 0, np.where(cap, 1, dtz_of[dtz_codes[lo:hi]]))
+        dtz = np.where(category == 0, 0, np.where(cap, 1, dtz_of[layer.dtz_file.codes(lo, hi)]))
         part, top, top_cursed = count_layer(category, dtz)
         layer_counts += part
         max_dtz, max_cursed = max(max_dtz, int(top)), max(max_cursed, int(top_cursed))

@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from egtb.builder.verify_compact import NO_WIN, rule_outcome, verify_compact
+from egtb.builder.successor_check import NO_WIN, rule_outcome
+from egtb.builder.verify_compact import verify_compact
 from egtb.builder.verify_report import MAX_REPORTED, VerifyReport
 from egtb.executor import LocalPool, Task
 from egtb.formats import master

@@ -1,5 +1,6 @@
 """Checking compact files: every position, stored or recovered by the capture search, probed
-through the compact files alone and compared with the master table, or with its successors.
+through the compact files alone and compared with the master table, or with its successors
+(:mod:`egtb.builder.verify_native`, a chunk at a time, resumable).
 
 >>> verify_compact("/nonexistent").ok
 False
@@ -8,29 +9,41 @@ False
 from __future__ import annotations
 
 import os
+import time
+from multiprocessing import get_context
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
+from egtb.builder.successor_check import NO_WIN, rule_outcome, unrank_range
+from egtb.builder.verify_native import FILE_FLAGS, FLAG_SIGN, check_chunk, error_text
+from egtb.builder.verify_progress import (PROGRESS_SUFFIX, MaterialProgress, files_identity, load_progress,
+                                          save_progress)
 from egtb.builder.verify_report import VerifyReport
 from egtb.errors import InvalidArgumentError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats import master
-from egtb.formats.compact import DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path, material_counts
-from egtb.formats.values import CAT_BLESSED_LOSS, CAT_CURSED_WIN, CAT_DRAW, CAT_LOSS, CAT_WIN, WDL_LOSS, WDL_OF_CODE
-from egtb.positions.index import global_unrank, material_of_code, unit_size, unrank_men, unrank_unit
+from egtb.executor import LocalPool, Task
+from egtb.formats.compact import (DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path, compact_paths,
+                                  material_counts, remove_leftovers)
+from egtb.formats.values import WDL_OF_CODE
+from egtb.positions.index import global_unrank, material_of_code
 from egtb.positions.material import Material, count_positions
-from egtb.probe.compact_kernels import CompactBatches, probe_batch, probe_dtz_batch
+from egtb.probe.compact_kernels import CompactBatches, probe_batch
 from egtb.probe.compact_tables import open_compact
-from egtb.probe.locate import locate_all
-from egtb.rules.board import DRAW_RULES
-from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
-                                generate_moves, has_capture)
 from egtb.rules.notation import Placement, format_fen
 
-__all__ = ["CompactProber", "CompactVerifyReport", "unrank_chunk", "unranked_chunks", "verify_compact"]
+__all__ = ["CHUNK", "CompactProber", "CompactVerifyReport", "NO_WIN", "SAVE_EVERY", "rule_outcome", "unrank_chunk",
+           "unranked_chunks", "verify_compact"]
+
+#: Positions a chunk of a check (about 200 bytes a position while it is checked, its successors
+#: and their sort with it; larger chunks are no faster: measured 1.3 M positions/s at 2**16 to 2**20).
+CHUNK = 1 << 18
+#: Seconds between two records of a compact-native check's progress.
+SAVE_EVERY = 10.0
+#: The positions lo..hi of a material (Black to move), unranked (the name the tests know).
+unrank_chunk = unrank_range
 
 
 @dataclass
@@ -50,81 +63,31 @@ class CompactVerifyReport(VerifyReport):
     """Wins and losses whose DTZ was checked (against the master's, or against their successors)."""
 
 
-@njit(cache=True)
-def unrank_chunk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
-    """Bitboards of positions lo..hi of a material (Black to move) and whether each must capture."""
-    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
-    size = unit_size(n_bm, n_bk, n_wm, n_wk)
-    bk_arr = np.empty(size, dtype=np.int64)
-    wk_arr = np.empty(size, dtype=np.int64)
-    m_done = -1
-    bm = wm = np.int64(0)
-    for i in range(lo, hi):
-        m = i // size
-        if m != m_done:
-            bm32, wm32 = unrank_men(m, n_bm, n_wm)
-            bm, wm = np.int64(bm32), np.int64(wm32)
-            unrank_unit(n_bk, n_wk, bm, wm, bk_arr, wk_arr)
-            m_done = m
-        j = i - m * size
-        out_bm[i - lo], out_bk[i - lo], out_wm[i - lo], out_wk[i - lo] = bm, bk_arr[j], wm, wk_arr[j]
-        out_cap[i - lo] = has_capture(bm, bk_arr[j], wm, wk_arr[j], 0)
-
-
-@njit(cache=True)
-def _successors_chunk(bm, bk, wm, wk, man_resets, offsets, s_bm, s_bk, s_wm, s_wk, s_zeroing):
-    """Every position's successors (White to move) into s_*, and whether each move zeroes the
-    counter (a capture, a crowning, and with ``man_resets`` any man move); offsets[i] is where
-    i's start. -1 when they do not fit."""
-    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
-    k = 0
-    for i in range(bm.shape[0]):
-        offsets[i] = k
-        n = generate_moves(bm[i], bk[i], wm[i], wk[i], 0, moves)
-        if k + n > s_bm.shape[0]:
-            return -1
-        for m in range(n):
-            s_bm[k], s_bk[k], s_wm[k], s_wk[k] = (moves[m, M_BM], moves[m, M_BK],
-                                                  moves[m, M_WM], moves[m, M_WK])
-            s_zeroing[k] = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0 or (
-                man_resets and moves[m, M_MAN] != 0)
-            k += 1
-    offsets[bm.shape[0]] = k
-    return k
-
-
-@njit(cache=True)
-def _check_successors(values, offsets, succ_wdl, errors):
-    """Count positions whose value is not the best over its successors (no move: loss)."""
-    bad = 0
-    for i in range(values.shape[0]):
-        best = WDL_LOSS
-        for k in range(offsets[i], offsets[i + 1]):
-            best = max(best, -succ_wdl[k])
-        if best != values[i]:
-            if bad < errors.shape[0]:
-                errors[bad] = i
-            bad += 1
-    return bad
-
-
 def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | None = None,
-                   masters: os.PathLike | str | None = None, chunk: int = 1 << 20,
-                   max_reported: int = 20,
-                   progress: Callable[[str, int], None] | None = None) -> CompactVerifyReport:
+                   masters: os.PathLike | str | None = None, chunk: int = CHUNK,
+                   max_reported: int = 20, resume: bool = False, again: bool = False,
+                   save_every: float = SAVE_EVERY, jobs: int = 1, progress: Callable[[str, int], None] | None = None) -> CompactVerifyReport:
     """Check the compact files of a directory, probing through them alone.
 
-    Every stored position is compared with the master table in ``masters``
-    (default: the same directory) when there is one, and one position in
-    :data:`SEARCH_SAMPLE` of those the capture search recovers; without a
-    master, every position (stored or recovered) is checked against its successors (its value is the best over its
-    moves, probed from the compact files; no move is a loss). A category file
-    (``.wcdf``) is compared with the master's rule layer when there is one,
-    else with the WLD file (a category's win or loss side must be its WDL).
-    A DTZ file (``.dtz``) is decoded whole and its DTZ at every win and loss it
-    holds compared with the master's where there is one, else checked against
-    the successors (the fastest win, the slowest loss, probed from the compact
-    files; ``dtz_checked`` counts either).
+    A material with a master table in ``masters`` (default: the same
+    directory) has every stored position compared with it, and one position in
+    :data:`SEARCH_SAMPLE` of those the capture search recovers; a category file
+    (``.wcdf``) is compared with the master's rule layer when there is one, else
+    with the WLD file (a category's win or loss side must be its WDL); a DTZ file
+    (``.dtz``) has its DTZ at every win and loss compared with the master's.
+    A material without a master (a compact-native table) is checked against its
+    successors, ``chunk`` positions at a time, its three files in one pass
+    (:func:`egtb.builder.verify_native.check_chunk`): every stored value is the
+    best over its moves, every category and the DTZ of every win and loss those
+    its moves give (the fastest win, the slowest loss), probed from the compact
+    files; a position whose side to move must capture is answered by the capture
+    search. Its progress is recorded (``<material>.verify.json``, :mod:`.verify_progress`)
+    at most every ``save_every`` seconds and at its end: with ``resume`` a killed
+    check goes on from there, and a material that passed with the same files is
+    skipped (``report.skipped``); with ``again`` too, every material is checked from its start
+    (and recorded anew); without ``resume`` nothing is read or written. With
+    ``jobs`` above 1 the compact-native materials are checked side by side, one a worker of a
+    local pool (the report the same as one after the other).
     Damaged blocks and missing files count as errors, named in the messages.
     ``progress(file name, positions)`` is called when the check of a file starts (0), as each
     chunk of its positions is taken up (their count) and when it ends (the rest): a command line's progress
@@ -137,47 +100,227 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     report = CompactVerifyReport()
     prober = CompactProber(directory)
     tell = progress or (lambda name, positions: None)
+    if chunk <= 0:
+        raise InvalidArgumentError(f"a verify chunk of {chunk} positions")
+    if resume:
+        remove_leftovers(directory, also=(PROGRESS_SUFFIX,))  # records a killed check was writing
+    natives = [m for m in materials if not _has_master(directory, masters, m)]
+    if jobs > 1 and len(natives) > 1:
+        found = _natives_in_parallel(directory, natives, jobs=jobs, tell=tell,
+                                     options=dict(masters=str(masters), chunk=chunk, max_reported=max_reported,
+                                                  resume=resume, again=again, save_every=save_every))
     for material in materials:
-        for rule in (None, *(r for r, kind in RULE_KINDS.items()
-                             if compact_path(directory, material, kind=kind).exists())):
-            kind = RULE_KINDS[rule] if rule else WDL
-            if rule is None:
-                report.tables += 1
-            else:
-                report.layers += 1
+        if material not in natives:
+            _verify_against_master(report, prober, masters, material, chunk, max_reported, tell)
+        elif jobs > 1 and len(natives) > 1:
+            _merge(report, found[material], max_reported)
+        else:
+            _verify_native(report, prober, material, chunk=chunk, max_reported=max_reported,
+                           resume=resume, again=again, save_every=save_every, tell=tell)
+    return report
+
+
+#: Each worker's positions checked so far, by material (a forked pool's shared counters).
+_DONE: list = [None]
+
+
+def _natives_in_parallel(directory: Path, natives: list[Material], *, jobs: int, options: dict,
+                         tell: Callable[[str, int], None]) -> dict[Material, CompactVerifyReport]:
+    """The reports of compact-native materials checked one a worker of a local pool of ``jobs``,
+    their progress told as their workers count it (shared counters, read while the pool waits)."""
+    done = get_context("fork").RawArray("q", len(natives))
+    told = [0] * len(natives)
+    names = [[p.name for p in compact_paths(directory, m) if p.exists()] for m in natives]
+    for files in names:
+        for name in files:
+            tell(name, 0)
+
+    def show() -> None:
+        for slot, files in enumerate(names):
+            ahead, told[slot] = done[slot] - told[slot], done[slot]
+            for name in files:
+                if ahead:
+                    tell(name, ahead)
+
+    tasks = [Task(f"verify-{m.name}", _native_task, (str(directory), m.name, slot, options),
+                  priority=count_positions(m)) for slot, m in enumerate(natives)]  # the largest first
+    found = {}
+    for finished in LocalPool(min(jobs, len(natives)), initializer=_take_counters, initargs=(done,)).run(
+            tasks, on_wait=show):
+        found[Material.parse(finished.task.args[1])] = finished.result
+    show()
+    return found
+
+
+def _take_counters(done) -> None:
+    """A worker's shared counters (inherited when it forked)."""
+    _DONE[0] = done
+
+
+def _native_task(directory: str, name: str, slot: int, options: dict) -> CompactVerifyReport:
+    """A worker's check of one compact-native material, its positions counted into its slot."""
+    material = Material.parse(name)
+    wld = f"{name}{SUFFIX}"
+
+    def count(file: str, positions: int) -> None:
+        if file == wld and _DONE[0] is not None:
+            _DONE[0][slot] += positions
+    return verify_compact(directory, materials=[material], progress=count, **options)
+
+
+def _merge(report: CompactVerifyReport, found: CompactVerifyReport, max_reported: int) -> None:
+    """Count a material's report into the whole one, as checking it here would have."""
+    for name in ("tables", "checked", "errors", "captures", "layers", "layer_checked", "dtz_files", "dtz_checked"):
+        setattr(report, name, getattr(report, name) + getattr(found, name))
+    report.messages += found.messages[:max(0, max_reported - len(report.messages))]
+    report.skipped += found.skipped
+
+
+def _has_master(directory: Path, masters: Path, material: Material) -> bool:
+    """Whether a material's compact files have a master to compare with: its table, with the rule
+    layer of each category file there is."""
+    path = master.table_path(masters, material)
+    if not path.exists():
+        return False
+    layers = [rule for rule, kind in RULE_KINDS.items() if compact_path(directory, material, kind=kind).exists()]
+    return not layers or set(layers) <= set(master.rule_presets_in(path))
+
+
+def _verify_native(report: CompactVerifyReport, prober: "CompactProber", material: Material, *, chunk: int,
+                   max_reported: int, resume: bool, again: bool, save_every: float,
+                   tell: Callable[[str, int], None]) -> None:
+    """Check a compact-native material against its successors, a chunk at a time, going on from its
+    record (:mod:`.verify_progress`) with ``resume`` (unless ``again``); into ``report``."""
+    directory = prober.directory
+    rule = next((r for r, kind in RULE_KINDS.items() if compact_path(directory, material, kind=kind).exists()),
+                None)
+    suffixes = [SUFFIX] + ([RULE_KINDS[rule].suffix] + ([DTZ_KINDS[rule].suffix] if compact_path(
+        directory, material, kind=DTZ_KINDS[rule]).exists() else []) if rule else [])
+    total = count_positions(material)
+    identity = files_identity(directory, [material, *_successor_materials(material)])
+    state = load_progress(directory, material, identity) if resume and not again else None
+    if state is not None and state.passed:
+        report.skipped.append(material.name)
+        for suffix in suffixes:  # a progress bar counts it done
+            tell(f"{material.name}{suffix}", 0)
+            tell(f"{material.name}{suffix}", total)
+        return
+    if state is None or state.done or state.chunk <= 0:
+        state = MaterialProgress(identity=identity, chunk=chunk)
+    names = [f"{material.name}{suffix}" for suffix in suffixes]
+    told = state.next  # the positions each file's progress was told
+    for name in names:
+        tell(name, 0)
+        if told:
+            tell(name, told)
+    report.tables += 1
+    report.layers += int(rule is not None)
+    report.dtz_files += int(len(suffixes) == 3)
+    saved = time.monotonic()
+    try:
+        for lo in range(state.next, total, chunk):
+            hi = min(lo + chunk, total)
+            for name in names:
+                tell(name, hi - lo)
+            told = hi
+            found = check_chunk(prober, material, lo, hi, rule=rule)
+            _note_chunk(state, found, lo, suffixes, max_reported, f"{material.name}{SUFFIX}")
+            if resume and (time.monotonic() - saved >= save_every or hi == total):
+                save_progress(directory, material, state)
+                saved = time.monotonic()
+    except (TableError, FileNotFoundError, MissingTableError, MissingRuleLayerError) as exc:
+        report.errors += 1
+        report.messages.append(str(exc))
+        for name in names:
+            tell(name, total - told)
+        return
+    state.done = True
+    if resume:
+        save_progress(directory, material, state)
+    report.checked += total
+    report.captures += state.captures
+    report.layer_checked += total if rule is not None else 0
+    report.dtz_checked += state.decisive
+    for suffix in suffixes:
+        report.errors += state.bad.get(suffix, 0)
+        _report_errors(report, material, _kind_of(suffix), [tuple(e) for e in state.errors.get(suffix, [])],
+                       max_reported)
+
+
+def _note_chunk(state: MaterialProgress, found, lo: int, suffixes: list[str], max_reported: int,
+                wld_name: str) -> None:
+    """Count a checked chunk (:class:`egtb.builder.verify_native.ChunkCheck`, its first position
+    ``lo``) into a material's progress: its positions found wrong by file, the first of them."""
+    flagged = np.flatnonzero(found.flags)
+    for suffix in suffixes:
+        wrong = flagged[(found.flags[flagged] & FILE_FLAGS[suffix]) != 0]
+        state.bad[suffix] = state.bad.get(suffix, 0) + len(wrong)
+        kept = state.errors.setdefault(suffix, [])
+        for i in wrong[:max(0, max_reported - len(kept))].tolist():
+            flag = int(found.flags[i]) & FILE_FLAGS[suffix]
+            flag = FLAG_SIGN if flag & FLAG_SIGN else flag
+            kept.append([lo + i, error_text(flag, captured=bool(found.cap[i]),
+                                            dtz=int(found.dtz[i]) if len(found.dtz) else 0, wld_name=wld_name)])
+    state.captures += found.captures
+    state.decisive += found.decisive
+    state.next = lo + len(found.flags)
+
+
+def _kind_of(suffix: str):
+    """The file kind of a suffix (.wld, .wcdf, .dtz)."""
+    return next(kind for kind in (WDL, *RULE_KINDS.values(), *DTZ_KINDS.values()) if kind.suffix == suffix)
+
+
+def _successor_materials(material: Material) -> list[Material]:
+    """The tables a material's quiet moves reach (their files are part of what its check read)."""
+    from egtb.builder.successor_check import successor_ranks
+    return [material_of_code(code) for code in successor_ranks(material)[1]]
+
+
+def _verify_against_master(report: CompactVerifyReport, prober: "CompactProber", masters: Path,
+                           material: Material, chunk: int, max_reported: int,
+                           tell: Callable[[str, int], None]) -> None:
+    """Check a material's compact files against its master table, into ``report``."""
+    directory = prober.directory
+    for rule in (None, *(r for r, kind in RULE_KINDS.items()
+                         if compact_path(directory, material, kind=kind).exists())):
+        kind = RULE_KINDS[rule] if rule else WDL
+        if rule is None:
+            report.tables += 1
+        else:
+            report.layers += 1
+        step = _FileProgress(tell, f"{material.name}{kind.suffix}", count_positions(material))
+        try:
+            bad, caps, errors = _verify_one(prober, masters, material, chunk, max_reported, rule, step=step)
+        except (TableError, FileNotFoundError) as exc:
+            report.errors += 1
+            report.messages.append(str(exc))
+            continue
+        finally:
+            step.finish()
+        if rule is None:
+            report.checked += count_positions(material)
+            report.captures += caps
+        else:
+            report.layer_checked += count_positions(material)
+        report.errors += bad
+        _report_errors(report, material, kind, errors, max_reported)
+    for rule, kind in DTZ_KINDS.items():
+        if compact_path(directory, material, kind=kind).exists():
+            report.dtz_files += 1
             step = _FileProgress(tell, f"{material.name}{kind.suffix}", count_positions(material))
             try:
-                bad, caps, errors = _verify_one(prober, masters, material, chunk, max_reported, rule, step=step)
-            except (TableError, FileNotFoundError) as exc:
+                bad, checked, errors = _verify_dtz(prober, masters, material, rule, chunk, max_reported,
+                                                   step=step)
+            except (TableError, FileNotFoundError, MissingRuleLayerError) as exc:
                 report.errors += 1
                 report.messages.append(str(exc))
                 continue
             finally:
                 step.finish()
-            if rule is None:
-                report.checked += count_positions(material)
-                report.captures += caps
-            else:
-                report.layer_checked += count_positions(material)
+            report.dtz_checked += checked
             report.errors += bad
             _report_errors(report, material, kind, errors, max_reported)
-        for rule, kind in DTZ_KINDS.items():
-            if compact_path(directory, material, kind=kind).exists():
-                report.dtz_files += 1
-                step = _FileProgress(tell, f"{material.name}{kind.suffix}", count_positions(material))
-                try:
-                    bad, checked, errors = _verify_dtz(prober, masters, material, rule, chunk, max_reported,
-                                                       step=step)
-                except (TableError, FileNotFoundError, MissingRuleLayerError) as exc:
-                    report.errors += 1
-                    report.messages.append(str(exc))
-                    continue
-                finally:
-                    step.finish()
-                report.dtz_checked += checked
-                report.errors += bad
-                _report_errors(report, material, kind, errors, max_reported)
-    return report
 
 
 class _FileProgress:
@@ -208,23 +351,20 @@ def _report_errors(report: CompactVerifyReport, material: Material, kind, errors
 def _verify_dtz(prober: "CompactProber", masters: Path, material: Material, rule: str, chunk: int,
                 max_reported: int, *, step: Callable[[int], None] = lambda positions: None
                 ) -> tuple[int, int, list[tuple[int, str]]]:
-    """(wrong DTZ, wins and losses checked, the first errors) of a material's DTZ file: every
-    block decoded (CRC-32 checked), and the DTZ of every win or loss whose side to move need not
-    capture compared with the master layer of ``rule`` when there is one, else checked against
-    its successors (:func:`_dtz_successor_errors`)."""
-    categories = prober.table(material).layer(rule)
-    stored = categories.dtz_file.values()  # every block's CRC and decoding (codes: DTZ + 1)
-    dtz_of = categories.dtz_file.kind.value_of_code
+    """(wrong DTZ, wins and losses checked, the first errors) of a material's DTZ file against the
+    master layer of ``rule``: every block decoded (CRC-32 checked) a chunk at a time, and the DTZ
+    of every win or loss whose side to move need not capture compared with the master's."""
+    dtz_file = prober.table(material).layer(rule).dtz_file
+    dtz_of = dtz_file.kind.value_of_code
     path = master.table_path(masters, material)
-    if not path.exists() or rule not in master.rule_presets_in(path):
-        return _dtz_against_successors(prober, material, rule, categories, dtz_of, stored, chunk, max_reported,
-                                       step=step)
+    if rule not in master.rule_presets_in(path):
+        raise MissingRuleLayerError(f"{path}: no {rule} layer to compare {dtz_file.path.name} with")
     layer = master.read_rule_layer(path, rule)
     bad, checked, errors = 0, 0, []
     for lo, hi, _, cap in unranked_chunks(material, chunk):
         step(hi - lo)
         decisive = (np.abs(layer.category[lo:hi]) == 2) & ~cap
-        dtz = dtz_of[stored[lo:hi]]
+        dtz = dtz_of[dtz_file.codes(lo, hi)]
         wrong = np.flatnonzero(decisive & (dtz != layer.dtz[lo:hi]))
         checked += int(decisive.sum())
         bad += len(wrong)
@@ -290,24 +430,22 @@ SEARCH_SAMPLE = 64
 def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk: int,
                 max_reported: int, rule: str | None = None, *,
                 step: Callable[[int], None] = lambda positions: None) -> tuple[int, int, list[tuple[int, str]]]:
-    """(wrong positions, positions the capture search recovered and checked, the first errors).
-
-    With a master, every stored position's decoded value is compared with it and
-    one capture position in :data:`SEARCH_SAMPLE` is probed through the capture
-    search; without one, every position is probed and checked against its
-    successors (or its category against the WLD file).
+    """(wrong positions, positions the capture search recovered and checked, the first errors) of a
+    material's WLD file (``rule`` None) or category file against its master: every stored
+    position's decoded value (a chunk of blocks at a time) and one capture position in
+    :data:`SEARCH_SAMPLE`, probed through the capture search; a category file without the
+    master's layer against the WLD file (its win or loss side).
     """
     table = prober.table(material)
     source = table.layer(rule) if rule else table
-    stored = source.values()  # every block's CRC and decoding
     value_of = np.array(source.value_of, dtype=np.int8)
     reference = _reference(masters, material, rule)
     bad, caps, errors = 0, 0, []
     for lo, hi, (bm, bk, wm, wk), cap in unranked_chunks(material, chunk):
         step(hi - lo)
+        got = value_of[source.codes(lo, hi)]  # its blocks' CRCs and decoding
         if reference is not None:
             searched = np.flatnonzero(cap)[::SEARCH_SAMPLE]
-            got = value_of[stored[lo:hi]]
             if len(searched):
                 got[searched] = prober.probe_batch(bm[searched], bk[searched], wm[searched],
                                                    wk[searched], 0, rule=rule)[0]
@@ -317,123 +455,18 @@ def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk:
             caps += len(searched)
             what = "differs from the master table"
         else:
-            caps += int(cap.sum())
-            got, _ = prober.probe_batch(bm, bk, wm, wk, 0, rule=rule)
-            if rule is None:
-                wrong = _successor_errors(prober, bm, bk, wm, wk, got)
-                what = "is not the best value over its successors"
-            else:
-                wrong = np.flatnonzero(np.sign(got) != prober.probe_batch(bm, bk, wm, wk, 0)[0])
-                what = f"disagrees with {material.name}{SUFFIX}"
+            searched = np.flatnonzero(cap)
+            caps += len(searched)
+            if len(searched):
+                got[searched] = prober.probe_batch(bm[searched], bk[searched], wm[searched],
+                                                   wk[searched], 0, rule=rule)[0]
+            wrong = np.flatnonzero(np.sign(got) != prober.probe_batch(bm, bk, wm, wk, 0)[0])
+            what = f"disagrees with {material.name}{SUFFIX}"
         bad += len(wrong)
         errors += [(lo + int(i), f"{'recovered' if cap[i] else 'stored'} "
                                  f"{'category' if rule else 'value'} {what}")
                    for i in wrong[:max_reported]]
     return bad, caps, errors
-
-
-def _dtz_against_successors(prober: "CompactProber", material: Material, rule: str, categories: CompactTable,
-                            dtz_of: np.ndarray, stored: np.ndarray, chunk: int, max_reported: int, *,
-                            step: Callable[[int], None] = lambda positions: None
-                            ) -> tuple[int, int, list[tuple[int, str]]]:
-    """:func:`_verify_dtz` without a master: the stored category (of the category file
-    ``categories``) and DTZ (``stored`` codes, ``dtz_of`` each) of every win and loss that need
-    not capture, against its successors."""
-    codes = categories.values()
-    category_of = np.array(categories.value_of, dtype=np.int64)
-    bad, checked, errors = 0, 0, []
-    for lo, hi, boards, cap in unranked_chunks(material, chunk):
-        step(hi - lo)
-        category = category_of[codes[lo:hi]]
-        quiet = np.flatnonzero((np.abs(category) == CAT_WIN) & ~cap)
-        dtz = dtz_of[stored[lo:hi][quiet]]
-        wrong = _dtz_successor_errors(prober, rule, *(a[quiet] for a in boards), category[quiet], dtz)
-        checked += len(quiet)
-        bad += len(wrong)
-        errors += [(lo + int(quiet[i]), f"stored DTZ {int(dtz[i])} is not the one its "
-                                        f"successors give") for i in wrong[:max_reported]]
-    return bad, checked, errors
-
-
-def _dtz_successor_errors(prober: "CompactProber", rule: str, bm, bk, wm, wk, category, dtz) -> np.ndarray:
-    """Which of the wins and losses (Black to move) do not have the category and DTZ their
-    successors give (as the master verifier's rule check: the fastest win, the slowest loss, a
-    zeroing move counting 1 ply), the successors probed from the compact files."""
-    draw_rule = DRAW_RULES[rule]
-    offsets = np.empty(len(bm) + 1, dtype=np.int64)
-    room = len(bm) * 64
-    s = [np.empty(room, dtype=np.int64) for _ in range(4)]
-    zeroing = np.empty(room, dtype=np.bool_)
-    k = int(_successors_chunk(bm, bk, wm, wk, draw_rule.man_move_resets, offsets, *s, zeroing))
-    if k < 0:
-        raise InvalidArgumentError("more than 64 moves per position on average in a verify chunk")
-    s = [a[:k] for a in s]
-    turn = np.ones(k, dtype=np.int64)
-    succ_category, _ = prober.probe_batch(*s, 1, rule=rule)
-    succ_dtz = np.zeros(k, dtype=np.int64)
-    needed = np.flatnonzero(~zeroing[:k] & (np.abs(succ_category) == CAT_WIN))  # only a quiet move adds its DTZ
-    if len(needed):
-        arrays = tuple(np.ascontiguousarray(a[needed]) for a in (*s, turn))
-        located = (np.empty(len(needed), dtype=np.int32), np.empty(len(needed), dtype=np.int64))
-        locate_all(*arrays, *located)
-        files = {int(code): prober.table(material_of_code(int(code))).layer(rule).dtz_file
-                 for code in np.unique(located[0]).tolist()}
-        missing = [material_of_code(code).name for code, dtz_file in files.items() if dtz_file is None]
-        if missing:
-            raise MissingTableError(f"no DTZ file for {', '.join(missing)} in {prober.directory}")
-        succ_dtz[needed] = probe_dtz_batch(arrays, located, files, batches=prober.batches, rule=rule)
-    errors = np.zeros(len(bm), dtype=np.int64)
-    found = _check_dtz(category.astype(np.int64), dtz, offsets, succ_category.astype(np.int64), succ_dtz,
-                       zeroing[:k], draw_rule.limit_plies, errors)
-    return errors[:found]
-
-
-#: What a fastest win is over no winning move.
-NO_WIN = 1 << 30
-
-
-@njit(cache=True, inline="always")
-def rule_outcome(fastest_win, longest_loss, draws, limit):
-    """(category, DTZ) of a position under a move rule from its moves: the fastest win in plies
-    (NO_WIN: no move wins), else a draw when a move draws, else the slowest loss; a win or loss of
-    more than ``limit`` plies is cursed or blessed."""
-    if fastest_win != NO_WIN:
-        return (CAT_WIN if fastest_win <= limit else CAT_CURSED_WIN), fastest_win
-    if draws:
-        return CAT_DRAW, 0
-    return (CAT_LOSS if longest_loss <= limit else CAT_BLESSED_LOSS), longest_loss
-
-
-@njit(cache=True)
-def _check_dtz(category, dtz, offsets, succ_category, succ_dtz, zeroing, limit, errors):
-    """Count the positions whose category and DTZ are not those their successors give; the first
-    go to ``errors``. A cursed win's or blessed loss's DTZ is not stored: past the limit is all
-    that counts of it (``limit`` + 2 plies through a quiet move, ``limit`` + 1 a zeroing one)."""
-    bad = 0
-    for i in range(category.shape[0]):
-        fastest_win = NO_WIN
-        longest_loss = 0
-        draws = 0
-        for k in range(offsets[i], offsets[i + 1]):
-            tc = succ_category[k]
-            if tc == CAT_DRAW:
-                draws += 1
-                continue
-            decisive = tc == CAT_WIN or tc == CAT_LOSS
-            if zeroing[k]:
-                plies = 1 if decisive else limit + 1
-            else:
-                plies = succ_dtz[k] + 1 if decisive else limit + 2
-            if tc < 0:
-                fastest_win = min(fastest_win, plies)
-            else:
-                longest_loss = max(longest_loss, plies)
-        want_category, want_dtz = rule_outcome(fastest_win, longest_loss, draws, limit)
-        if want_category != category[i] or want_dtz != dtz[i]:
-            if bad < errors.shape[0]:
-                errors[bad] = i
-            bad += 1
-    return bad
 
 
 def unranked_chunks(material: Material, chunk: int):
@@ -445,18 +478,5 @@ def unranked_chunks(material: Material, chunk: int):
         hi = min(lo + chunk, total)
         boards = tuple(np.empty(hi - lo, dtype=np.int64) for _ in range(4))
         cap = np.empty(hi - lo, dtype=np.bool_)
-        unrank_chunk(counts, lo, hi, *boards, cap)
+        unrank_range(counts, lo, hi, *boards, cap)
         yield lo, hi, boards, cap
-
-
-def _successor_errors(prober: CompactProber, bm, bk, wm, wk, wdl) -> np.ndarray:
-    offsets = np.empty(len(bm) + 1, dtype=np.int64)
-    cap = len(bm) * 64
-    s = [np.empty(cap, dtype=np.int64) for _ in range(4)]
-    k = int(_successors_chunk(bm, bk, wm, wk, False, offsets, *s, np.empty(cap, dtype=np.bool_)))
-    if k < 0:
-        raise InvalidArgumentError("more than 64 moves per position on average in a verify chunk")
-    succ_wdl, _ = prober.probe_batch(*(a[:k] for a in s), 1)
-    errors = np.zeros(len(bm), dtype=np.int64)
-    bad = _check_successors(wdl.astype(np.int64), offsets, succ_wdl.astype(np.int64), errors)
-    return errors[:bad]

@@ -361,13 +361,24 @@ class CompactTable:
             self.dtz_file.close()
 
     def values(self) -> np.ndarray:
-        """Stored value codes of every position (uint8), decoding every block."""
-        out = np.empty(self.positions, dtype=np.uint8)
-        for block in range(self.n_blocks):
+        """Stored value codes of every position (uint8), decoding every block (a whole file in
+        memory: :meth:`codes` reads a range)."""
+        return self.codes(0, self.positions)
+
+    def codes(self, lo: int, hi: int) -> np.ndarray:
+        """Stored value codes (uint8) of positions lo..hi, decoding (and checking) only the blocks
+        that hold them: what a check of a file too large to decode whole reads a chunk at a time."""
+        if not 0 <= lo <= hi <= self.positions:
+            raise IndexError(f"{self.path}: positions {lo}..{hi} outside 0..{self.positions}")
+        out = np.empty(hi - lo, dtype=np.uint8)
+        if lo == hi:
+            return out
+        for block in range(self.block_of(lo), self.block_of(hi - 1) + 1):
             ends, vals = self.decode(block)
             base = self._starts_list[block]
-            out[base:base + int(ends[-1]) if len(ends) else base] = np.repeat(
-                vals, np.diff(ends, prepend=0))
+            runs = np.repeat(vals, np.diff(ends, prepend=0))
+            first, end = max(lo, base), min(hi, base + len(runs))
+            out[first - lo:end - lo] = runs[first - base:end - base]
         return out
 
 

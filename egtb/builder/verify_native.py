@@ -1,0 +1,223 @@
+"""A compact-native table checked against its successors, a chunk at a time, from its compact
+files alone (no master): every stored WDL, category and DTZ, and the capture positions' values
+through the capture search (:mod:`egtb.builder.successor_check` holds the kernels).
+
+Memory is bounded by the chunk, not the table: a chunk's positions are unranked
+and its own stored codes decoded from the blocks that hold them
+(:meth:`egtb.formats.compact.CompactTable.codes`); its successors are read from
+their files' blocks through the blocks' marks.
+
+>>> sorted(FILE_FLAGS)
+['.dtz', '.wcdf', '.wld']
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from egtb.errors import InvalidArgumentError
+from egtb.formats.compact import SUFFIX, CompactTable, material_counts
+from egtb.formats.compact.layout import DTZ_KINDS, RULE_KINDS
+from egtb.formats.values import CAT_WIN
+from egtb.positions.index import material_of_code
+from egtb.positions.material import Material
+from egtb.probe.compact_kernels import best_of_children, capture_children, probe_batch, radix_sort
+from egtb.probe.locate import locate_all
+from egtb.rules.perft import MAX_CHILDREN
+from egtb.rules.draw_rules import DRAW_RULES
+from egtb.builder.successor_check import (FLAG_CATEGORY, FLAG_DTZ, FLAG_SIGN, FLAG_WDL, check_positions,
+                                          pack_values, quiet_successors, read_ascending, successor_boards,
+                                          successor_ranks, unique_keys, unrank_range)
+
+__all__ = ["ChunkCheck", "FILE_FLAGS", "check_chunk", "error_text", "max_moves"]
+
+#: The flags (successor_check.FLAG_*) that count against each file of a material.
+FILE_FLAGS = {SUFFIX: FLAG_WDL, RULE_KINDS["wcdf"].suffix: FLAG_CATEGORY | FLAG_SIGN,
+              DTZ_KINDS["wcdf"].suffix: FLAG_DTZ}
+
+
+class ChunkCheck(NamedTuple):
+    """What :func:`check_chunk` found in one chunk of positions."""
+
+    flags: np.ndarray
+    """FLAG_* bits of each position of the chunk (uint8; 0: right)."""
+    captures: int
+    """Positions whose side to move must capture (their values from the capture search)."""
+    decisive: int
+    """Quiet wins and losses whose DTZ was checked (0 without a rule)."""
+    dtz: np.ndarray
+    """The stored DTZ of each position (meaningful at a quiet win or loss; empty without a DTZ
+    file), for the messages."""
+    cap: np.ndarray
+    """Whether each position's side to move must capture."""
+
+
+def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | None) -> ChunkCheck:
+    """Check positions lo..hi of a material against their successors, through ``prober`` (a
+    :class:`egtb.builder.verify_compact.CompactProber`): the WDL of its WLD file and, with
+    ``rule``, the category of its category file and the DTZ of its DTZ file (without a DTZ file,
+    only the categories' win or loss sides against the WDL). The positions that must capture have
+    their WDL and category from the capture search, as the successors that must capture.
+    TableError names a damaged block; MissingTableError a table the successors need.
+
+    >>> from egtb.builder.verify_compact import CompactProber
+    >>> check_chunk(CompactProber("/nonexistent"), Material.parse("1k-1k"), 0, 10, rule=None)
+    Traceback (most recent call last):
+    ...
+    egtb.errors.MissingTableError: no compact table for material 1k-1k in /nonexistent (1k-1k.wld is missing)
+    """
+    table: CompactTable = prober.table(material)
+    boards = tuple(np.empty(hi - lo, dtype=np.int64) for _ in range(4))
+    cap = np.empty(hi - lo, dtype=np.bool_)
+    unrank_range(material_counts(material), lo, hi, *boards, cap)
+    wdl = np.asarray(table.kind.value_of_code, dtype=np.int64)[table.codes(lo, hi)]
+    category = dtz = np.zeros(0, dtype=np.int64)
+    layer = table.layer(rule) if rule is not None else None
+    if layer is not None:
+        category = np.asarray(layer.kind.value_of_code, dtype=np.int64)[layer.codes(lo, hi)]
+    full = layer is not None and layer.dtz_file is not None  # without a DTZ file: the categories' signs only
+    if full:
+        dtz = np.asarray(layer.dtz_file.kind.value_of_code, dtype=np.int64)[layer.dtz_file.codes(lo, hi)]
+    draw_rule = DRAW_RULES[rule or "wcdf"]
+    rank, codes, index_bits = successor_ranks(material)
+    offsets = np.empty(hi - lo + 1, dtype=np.int64)
+    rows = (hi - lo) * max_moves(material)
+    keys, zeroing, parent = (np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.bool_),
+                             np.empty(rows, dtype=np.int32))
+    k = int(quiet_successors(*boards, cap, draw_rule.man_move_resets, rank, index_bits, offsets, keys, zeroing, parent))
+    if k < 0:
+        raise InvalidArgumentError(f"a position of {material.name} with more than {max_moves(material)} moves")
+    keys, zeroing, parent = keys[:k], zeroing[:k], parent[:k]
+    order, sorted_keys = radix_sort(keys, len(codes).bit_length() + index_bits + 1)
+    slot, first_of = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    unique = int(unique_keys(order, sorted_keys, slot, first_of))
+    del order, sorted_keys
+    *succ, capturing, rows = _successor_values(prober, keys[first_of[:unique]], first_of[:unique], boards, offsets,
+                                               parent, codes, index_bits, rule if full else None)
+    # the capture search, once for the chunk's positions that must capture and its successors that must
+    searched = np.flatnonzero(cap)
+    both = tuple(np.concatenate([a[searched], rows[:, c]]) for c, a in enumerate(boards))
+    turns = np.concatenate([np.zeros(len(searched), dtype=np.int64), np.ones(len(capturing), dtype=np.int64)])
+    if len(turns):
+        found_wdl, found_category = _searched_values(prober, both, turns, rule=rule)
+        wdl[searched], succ[0][capturing] = found_wdl[:len(searched)], found_wdl[len(searched):]
+        if rule is not None:
+            category[searched] = found_category[:len(searched)]
+            if full:
+                succ[1][capturing], succ[2][capturing] = found_category[len(searched):], 1
+    packed = np.empty(unique, dtype=np.int64)
+    pack_values(*succ, packed)
+    del succ
+    flags = np.zeros(hi - lo, dtype=np.uint8)
+    check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, draw_rule.limit_plies,
+                    layer is not None, full, flags)
+    decisive = int(np.count_nonzero((np.abs(category) == CAT_WIN) & ~cap)) if full else 0
+    return ChunkCheck(flags, len(searched), decisive, dtz, cap)
+
+
+def max_moves(material: Material) -> int:
+    """The most simple moves a position of a material (Black to move) can have: 4 a king, 2 a man.
+
+    >>> max_moves(Material.parse("1m3k-4k"))
+    14
+    """
+    return 4 * material.black_kings + 2 * material.black_men
+
+
+def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple[np.ndarray, ...],
+                      offsets: np.ndarray, parent: np.ndarray, codes: list[int], index_bits: int, rule: str | None
+                      ) -> tuple[np.ndarray, ...]:
+    """(WDL, category, DTZ, those that must capture, their bitboards) of the distinct successors of
+    a chunk (their ascending ``keys``: table rank, index, must capture; ``first`` the first
+    successor of each, a move of the chunk's position ``parent`` of ``boards``, whose successors
+    begin at ``offsets``), White to move: the quiet ones read from their files in ascending order;
+    those that must capture (their places, in the order of their parents, and bitboards as rows)
+    are left to the capture search."""
+    n = len(keys)
+    wdl, category, dtz = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    searched = []
+    ranks, indices, must = keys >> (index_bits + 1), (keys >> 1) & ((1 << index_bits) - 1), keys & 1
+    bounds = np.searchsorted(ranks, np.arange(len(codes) + 1)).tolist()  # the keys of a table together
+    for r, code in enumerate(codes):
+        lo, hi = bounds[r], bounds[r + 1]
+        if lo == hi:
+            continue
+        quiet = lo + np.flatnonzero(must[lo:hi] == 0)
+        material = material_of_code(code)
+        table = prober.table(material)
+        wdl[quiet] = read_ascending(table, indices[quiet], np.asarray(table.kind.value_of_code, np.int64))
+        if rule is not None:
+            layer = table.layer(rule)
+            category[quiet] = read_ascending(layer, indices[quiet], np.asarray(layer.kind.value_of_code, np.int64))
+            decisive = quiet[np.abs(category[quiet]) == CAT_WIN]
+            dtz_file = layer.dtz_file
+            dtz[decisive] = read_ascending(dtz_file, indices[decisive],
+                                           np.asarray(dtz_file.kind.value_of_code, np.int64))
+        searched.append(lo + np.flatnonzero(must[lo:hi]))
+    searched = np.concatenate(searched) if searched else np.zeros(0, dtype=np.int64)
+    searched = searched[np.argsort(first[searched])]  # in the order of their parents: each generated once
+    ks = first[searched]
+    parents = parent[ks].astype(np.int64)
+    rows = np.empty((len(searched), 4), dtype=np.int64)
+    successor_boards(*boards, parents, ks - offsets[parents], rows)
+    return wdl, category, dtz, searched, rows
+
+
+#: Added to a material code in those keys (the codes of no table are negative, -3 the least).
+CODE_OFFSET = 4
+
+
+def _searched_values(prober, boards: tuple[np.ndarray, ...], turns: np.ndarray, *, rule: str | None
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(WDL, with ``rule`` the category) of positions (``turns`` to move) whose side to move must
+    capture: the best over their captures, the positions after them probed from their tables once
+    each, in the order of their tables and indices (each lookup on from the one before), those
+    that must capture again searched by the prober."""
+    n = len(boards[0])
+    needs = np.ones(n, dtype=np.bool_)
+    parts, first = [], 0
+    while first < n:  # about 2 captures a position: rarely more than one part
+        part = np.empty((2 * n + MAX_CHILDREN, 6), dtype=np.int64)
+        first, filled = capture_children(*boards, turns, needs, first, part)
+        parts.append(part[:filled])
+    rows = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    children = tuple(np.ascontiguousarray(rows[:, k]) for k in range(5))
+    codes, indices = np.empty(len(rows), dtype=np.int32), np.empty(len(rows), dtype=np.int64)
+    locate_all(*children, codes, indices)
+    present = np.flatnonzero(np.bincount(codes + CODE_OFFSET))  # a few tables: their ranks sort
+    rank = np.zeros(present[-1] + 1, dtype=np.int64)
+    rank[present] = np.arange(len(present))
+    index_bits = max(int(indices.max()).bit_length(), 1)
+    keys = (rank[codes + CODE_OFFSET] << index_bits) | indices
+    order, sorted_keys = radix_sort(keys, len(present).bit_length() + index_bits)
+    slot, first_of = np.empty(len(rows), dtype=np.int64), np.empty(len(rows), dtype=np.int64)
+    unique = first_of[:int(unique_keys(order, sorted_keys, slot, first_of))]
+    del order, sorted_keys, keys
+    distinct = tuple(np.ascontiguousarray(a[unique]) for a in children)
+    located = (codes[unique], indices[unique])
+    parents = np.ascontiguousarray(rows[:, 5])
+    out = []
+    for layer in (None, rule) if rule is not None else (None,):
+        values, _ = probe_batch(distinct, lambda code: prober.table(material_of_code(code)), batches=prober.batches,
+                                rule=layer, located=located, distances=False)
+        best = np.zeros(n, dtype=np.int64)
+        best_of_children(parents, values[slot], 1 if layer is None else CAT_WIN, best)
+        out.append(best)
+    return out[0], (out[1] if rule is not None else None)
+
+
+def error_text(flag: int, *, captured: bool, dtz: int, wld_name: str) -> str:
+    """What a position's flag (one FLAG_*) says is wrong, as a verify's message tells it.
+
+    >>> error_text(FLAG_DTZ, captured=False, dtz=7, wld_name="2k-1k.wld")
+    'stored DTZ 7 is not the one its successors give'
+    """
+    if flag == FLAG_WDL:
+        return "stored value is not the best value over its successors"
+    if flag == FLAG_SIGN:
+        return f"{'recovered' if captured else 'stored'} category disagrees with {wld_name}"
+    if flag == FLAG_CATEGORY:
+        return "stored category is not the one its successors give"
+    return f"stored DTZ {dtz} is not the one its successors give"

@@ -1,0 +1,250 @@
+"""The check of compact-native tables against their successors (egtb.builder.verify_compact, issue 31
+item 6): every value, wcdf category and DTZ re-checked from the compact files alone, a chunk at a
+time (no whole file decoded), resumable after a kill.
+
+The tables are the session's compact files up to 4 pieces (``compact_tables``), copied, checked
+without their masters; a wrong code is written into a copy through the writer, as a damaged build
+would leave it (its blocks' CRCs hold: only the check against the successors can tell).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from egtb.builder.native_reference import native_figures
+from egtb.builder.successor_check import unrank_range
+from egtb.builder.verify_compact import verify_compact
+from egtb.builder.verify_progress import progress_path
+from egtb.cli import main
+from egtb.formats import compact
+from egtb.formats.compact import CompactTable
+from egtb.formats.values import CAT_CURSED_WIN, CAT_WIN, DRAW, LOSS, WIN
+from egtb.positions.index import global_unrank
+from egtb.positions.material import Material, all_materials, count_positions
+
+MATERIAL = Material.parse("2k-1k")
+
+
+@pytest.fixture()
+def tables(compact_tables, tmp_path) -> Path:
+    """A copy of the compact files up to 3 pieces, no master beside them (a compact-native set)."""
+    directory = tmp_path / "tables"
+    directory.mkdir()
+    for path in compact_tables(4).iterdir():
+        if path.suffix in (".wld", ".wcdf", ".dtz", ".marks") and Material.parse(path.name.split(".")[0]).pieces <= 3:
+            shutil.copy(path, directory / path.name)
+    return directory
+
+
+def quiet(material: Material) -> np.ndarray:
+    """Whether each position's side to move (Black) need not capture."""
+    n = count_positions(material)
+    cap = np.empty(n, dtype=np.bool_)
+    unrank_range(compact.material_counts(material), 0, n, *(np.empty(n, dtype=np.int64) for _ in range(4)), cap)
+    return ~cap
+
+
+def rewrite(directory: Path, material: Material, kind, index: int, code: int) -> int:
+    """Write ``material``'s file of ``kind`` again with one code changed (through the writer, its
+    blocks' CRCs and marks file made anew); the code it held."""
+    path = compact.compact_path(directory, material, kind=kind)
+    codes = CompactTable(path).values()
+    before = int(codes[index])
+    codes[index] = code
+    blob, _ = compact.encode_values(material, codes, kind=kind)
+    compact.write_marks(compact.write_compact(path, blob))
+    return before
+
+
+def first_quiet(directory: Path, material: Material, kind, code: int, start: int = 0) -> int:
+    """The first position from ``start`` whose side need not capture holding ``code`` in its ``kind`` file."""
+    codes = CompactTable(compact.compact_path(directory, material, kind=kind)).values()
+    return start + int(np.flatnonzero(quiet(material)[start:] & (codes[start:] == code))[0])
+
+
+def fen_of(material: Material, index: int) -> str:
+    from egtb.rules.notation import Placement, format_fen
+    return format_fen(Placement(*global_unrank(material, index), 0))
+
+
+def test_the_untouched_tables_pass_and_every_quiet_win_and_loss_has_its_dtz_checked(tables):
+    report = verify_compact(tables, materials=all_materials(3), resume=False)
+    assert report.ok, report.messages[:3]
+    assert report.tables == report.layers == report.dtz_files == len(all_materials(3))
+    assert report.checked == report.layer_checked == sum(count_positions(m) for m in all_materials(3))
+    expected = 0
+    for material in all_materials(3):
+        table = CompactTable(compact.compact_path(tables, material, kind=compact.WCDF))
+        category = np.asarray(table.kind.value_of_code)[table.values()]
+        expected += int(np.count_nonzero(quiet(material) & (np.abs(category) == CAT_WIN)))
+    assert report.dtz_checked == expected > 0
+    assert report.captures == sum(int(np.count_nonzero(~quiet(m))) for m in all_materials(3)) > 0
+
+
+def test_a_wrong_value_is_caught_against_its_successors(tables):
+    index = first_quiet(tables, MATERIAL, compact.WDL, WIN)
+    assert rewrite(tables, MATERIAL, compact.WDL, index, DRAW) == WIN
+    report = verify_compact(tables, materials=[MATERIAL], resume=False)
+    assert report.errors == 2, report.messages  # the value, and the category's side that no longer agrees
+    assert report.messages == [
+        f"{fen_of(MATERIAL, index)} (2k-1k.wld #{index}): stored value is not the best value over its successors",
+        f"{fen_of(MATERIAL, index)} (2k-1k.wcdf #{index}): stored category disagrees with 2k-1k.wld"]
+
+
+def test_a_wrong_category_of_the_right_side_is_caught_against_its_successors(tables):
+    codes = compact.category_codes(np.array([CAT_WIN, CAT_CURSED_WIN], dtype=np.int8))
+    index = first_quiet(tables, MATERIAL, compact.WCDF, int(codes[0]), start=1000)
+    rewrite(tables, MATERIAL, compact.WCDF, index, int(codes[1]))  # a win made a cursed win: still a win
+    report = verify_compact(tables, materials=[MATERIAL], resume=False)
+    assert report.errors == 1, report.messages
+    assert report.messages == [f"{fen_of(MATERIAL, index)} (2k-1k.wcdf #{index}): stored category is not the "
+                               "one its successors give"]
+
+
+def test_a_wrong_dtz_is_caught_against_its_successors(tables):
+    dtz_kind = compact.DTZ_KINDS["wcdf"]
+    codes = CompactTable(compact.compact_path(tables, MATERIAL, kind=dtz_kind)).values()
+    category = CompactTable(compact.compact_path(tables, MATERIAL, kind=compact.WCDF)).values()
+    decisive = quiet(MATERIAL) & np.isin(category, compact.category_codes(np.array([CAT_WIN, -CAT_WIN])))
+    index = int(np.flatnonzero(decisive & (codes > 3))[5])
+    rewrite(tables, MATERIAL, dtz_kind, index, int(codes[index]) + 2)
+    stored = int(codes[index]) + 2 - 1  # a DTZ file's code is DTZ + 1
+    report = verify_compact(tables, materials=[MATERIAL], resume=False)
+    assert report.errors == 1, report.messages
+    assert report.messages == [f"{fen_of(MATERIAL, index)} (2k-1k.dtz #{index}): stored DTZ {stored} is not the "
+                               "one its successors give"]
+
+
+def test_a_wrong_successor_value_is_caught_at_its_predecessors(tables):
+    # a drawn 2k-1k position whose move reaches a drawn 1k-2k one: that one made a loss (for its
+    # side to move) gives the 2k-1k position a win its stored draw does not have
+    from egtb.probe.locate import locate_capture
+    from egtb.rules.movegen import M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
+    successor = Material.parse("1k-2k")
+    wdl = CompactTable(compact.compact_path(tables, MATERIAL)).values()
+    reached = CompactTable(compact.compact_path(tables, successor)).values()
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    found = None
+    for index in np.flatnonzero(quiet(MATERIAL) & (wdl == DRAW)).tolist():
+        for m in range(generate_moves(*global_unrank(MATERIAL, index), 0, moves)):
+            code, target, capture = locate_capture(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK], 1)
+            if not capture and reached[target] == DRAW:
+                found = index, int(target)
+                break
+        if found:
+            break
+    index, target = found
+    rewrite(tables, successor, compact.WDL, target, LOSS)
+    report = verify_compact(tables, materials=[MATERIAL], resume=False)
+    assert f"(2k-1k.wld #{index}): stored value is not the best value over its successors" in report.messages[0]
+
+
+def killed_after(calls: int):
+    """A progress callback that stops the check (as a kill would) at its ``calls``-th call."""
+    seen = []
+
+    def tell(name: str, positions: int) -> None:
+        seen.append(name)
+        if len(seen) == calls:
+            raise KeyboardInterrupt
+    return tell
+
+
+def report_fields(report) -> dict:
+    return {name: getattr(report, name) for name in ("tables", "checked", "errors", "messages", "captures",
+                                                     "layers", "layer_checked", "dtz_files", "dtz_checked")}
+
+
+def test_a_killed_check_resumes_to_the_report_of_an_uninterrupted_one(tables, tmp_path):
+    material = MATERIAL  # 14880 positions: 4 chunks of 4096
+    for value_index in (first_quiet(tables, material, compact.WDL, WIN, start=5000),
+                        first_quiet(tables, material, compact.WDL, WIN, start=10000)):
+        rewrite(tables, material, compact.WDL, value_index, DRAW)  # errors in two chunks
+    whole = verify_compact(tables, materials=[material], chunk=4096, resume=False)
+    assert whole.errors == 4 and len(whole.messages) == 4
+    assert not progress_path(tables, material).exists()  # without resume, no record
+    with pytest.raises(KeyboardInterrupt):  # 3 files told each chunk: stopped in its 4th chunk
+        verify_compact(tables, materials=[material], chunk=4096, resume=True, save_every=0,
+                       progress=killed_after(3 * 4 + 2))
+    record = json.loads(progress_path(tables, material).read_text())
+    assert record["next"] == 3 * 4096 and not record["done"]
+    calls: list[tuple[str, int]] = []
+    resumed = verify_compact(tables, materials=[material], chunk=4096, resume=True, save_every=0,
+                             progress=lambda name, positions: calls.append((name, positions)))
+    assert report_fields(resumed) == report_fields(whole)
+    assert calls[:2] == [("2k-1k.wld", 0), ("2k-1k.wld", 3 * 4096)]  # went on from there
+    assert sum(p for name, p in calls if name == "2k-1k.dtz") == count_positions(material)
+    # the errors it found still count: a failed check is not skipped, and goes on no further
+    again = verify_compact(tables, materials=[material], chunk=4096, resume=True)
+    assert report_fields(again) == report_fields(whole) and not again.skipped
+
+
+def test_a_passed_check_is_skipped_until_a_file_changes(tables):
+    leftover = tables / "2k-1k.verify.json.999999999.tmp"  # a record a killed check was writing
+    leftover.write_text("{")
+    first = verify_compact(tables, materials=[MATERIAL], chunk=1 << 12, resume=True)
+    assert first.ok and first.tables == 1 and not first.skipped and not leftover.exists()
+    second = verify_compact(tables, materials=[MATERIAL], resume=True)
+    assert second.ok and second.tables == 0 and second.skipped == ["2k-1k"]
+    assert verify_compact(tables, materials=[MATERIAL], resume=False).tables == 1
+    again = verify_compact(tables, materials=[MATERIAL], resume=True, again=True)  # --again: checked, recorded
+    assert again.tables == 1 and not again.skipped and json.loads(progress_path(tables, MATERIAL).read_text())["done"]
+    index = first_quiet(tables, MATERIAL, compact.WDL, WIN)
+    rewrite(tables, MATERIAL, compact.WDL, index, DRAW)  # rebuilt since: checked again
+    third = verify_compact(tables, materials=[MATERIAL], resume=True)
+    assert third.tables == 1 and not third.skipped and third.errors == 2
+
+
+def test_a_chunk_at_a_time_no_whole_file_is_decoded(tables, monkeypatch):
+    index = first_quiet(tables, MATERIAL, compact.WDL, WIN, start=3000)
+    rewrite(tables, MATERIAL, compact.WDL, index, DRAW)
+    expected = report_fields(verify_compact(tables, materials=[MATERIAL], resume=False))
+    figures = native_figures(tables, MATERIAL)
+
+    def whole_file(self):
+        raise AssertionError(f"{self.path.name} decoded whole")
+    monkeypatch.setattr(CompactTable, "values", whole_file)
+    for chunk in (1000, 4096, 1 << 18):
+        assert report_fields(verify_compact(tables, materials=[MATERIAL], chunk=chunk, resume=False)) == expected
+    assert native_figures(tables, MATERIAL, chunk=4096) == figures
+
+
+@pytest.mark.parametrize("name", ["2k-2k", "1m1k-1k", "1k-1m2k", "2m-1m1k", "3k-1k"])
+def test_a_range_is_unranked_as_the_index_orders_it(name):
+    material = Material.parse(name)
+    n = count_positions(material)
+    for lo, hi in ((0, n), (1, n - 1), (n // 3, n // 3 + 777)):
+        out = [np.empty(hi - lo, dtype=np.int64) for _ in range(4)] + [np.empty(hi - lo, dtype=np.bool_)]
+        unrank_range(compact.material_counts(material), lo, hi, *out)
+        for i in sorted({lo, (lo + hi) // 2, hi - 1}):
+            assert tuple(int(a[i - lo]) for a in out[:4]) == tuple(global_unrank(material, i)), (name, i)
+
+
+def test_the_command_line_resumes_and_checks_again(tables, capsys):
+    args = ["verify", "--tables", str(tables), "--quiet", "--pieces", "3", "--no-reference", "--chunk", "4096"]
+    assert main(args) == 0
+    assert f"verified {len(all_materials(3))} tables" in capsys.readouterr().out
+    assert main(args) == 0
+    assert f"{len(all_materials(3))} materials passed before with the same files" in capsys.readouterr().out
+    assert main([*args, "--again"]) == 0
+    assert f"verified {len(all_materials(3))} tables" in capsys.readouterr().out
+    assert main([*args[:-2], "--chunk", "0"]) == 2
+
+
+def test_materials_checked_side_by_side_give_the_report_of_one_after_the_other(tables):
+    index = first_quiet(tables, MATERIAL, compact.WDL, WIN, start=3000)
+    rewrite(tables, MATERIAL, compact.WDL, index, DRAW)
+    materials = [Material.parse(name) for name in ("2k-1k", "1k-2k", "1m1k-1k", "2k-1m")]
+    alone = verify_compact(tables, materials=materials, resume=False)
+    told: dict[str, int] = {}
+    together = verify_compact(tables, materials=materials, resume=False, jobs=2,
+                              progress=lambda name, positions: told.__setitem__(name, told.get(name, 0) + positions))
+    # its two in 2k-1k, and 1k-2k positions whose moves reach it (a win found where a draw is stored)
+    assert report_fields(together) == report_fields(alone) and alone.errors == 4
+    assert any("1k-2k.wld" in m for m in alone.messages) and "(2k-1k.wld #" in alone.messages[0]
+    assert told == {f"{m.name}{suffix}": count_positions(m) for m in materials for suffix in (".wld", ".wcdf", ".dtz")}
