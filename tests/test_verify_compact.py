@@ -248,3 +248,15 @@ def test_materials_checked_side_by_side_give_the_report_of_one_after_the_other(t
     assert report_fields(together) == report_fields(alone) and alone.errors == 4
     assert any("1k-2k.wld" in m for m in alone.messages) and "(2k-1k.wld #" in alone.messages[0]
     assert told == {f"{m.name}{suffix}": count_positions(m) for m in materials for suffix in (".wld", ".wcdf", ".dtz")}
+
+
+def test_a_successor_with_a_master_and_no_compact_file_is_named_with_the_command_that_writes_it(
+        tables, built_tables):
+    # mid-build, the smaller tables may still be masters alone: their compact files come at the end
+    shutil.copy(built_tables(2) / "1k-1k.h5", tables / "1k-1k.h5")
+    for path in tables.glob("1k-1k.*"):
+        if path.suffix != ".h5":
+            path.unlink()
+    report = verify_compact(tables, materials=[MATERIAL], resume=False)
+    assert not report.ok
+    assert any("1k-1k.wld is missing; `egtb compact --stale --tables" in m for m in report.messages), report.messages

@@ -394,8 +394,10 @@ class CompactProber:
         if found is None:
             path = compact_path(self.directory, material)
             if not path.exists():
+                hint = (f"; `egtb compact --stale --tables {self.directory}` writes it from its master"
+                        if master.table_path(self.directory, material).exists() else "")
                 raise MissingTableError(f"no compact table for material {material.name} in "
-                                        f"{self.directory} ({path.name} is missing)")
+                                        f"{self.directory} ({path.name} is missing{hint})")
             found = self._tables[material] = open_compact(path)  # decoded blocks go to the process's cache
         return found
 
