@@ -295,3 +295,15 @@ def test_verify_reports_its_progress_chunk_by_chunk(native_dir):
         steps = [positions for name, positions in calls if name == f"2k-2k{suffix}"]
         assert steps[0] == 0 and sum(steps) == count_positions(material), suffix
         assert len(steps) > count_positions(material) // (1 << 12)  # one a chunk, not one at the end
+
+
+def test_the_disk_plan_counts_a_compact_native_pair_once(tmp_path):
+    # a compact-native pair's compact files are its table (counted with the table files); only
+    # the pairs that get a master have compact files written again at the end of the build
+    from egtb.builder import driver, plan as planner
+    eight = planner.plan_pairs(8, min_pieces=8, max_per_side=4)
+    seven = planner.plan_pairs(7, min_pieces=7, max_per_side=4)
+    contents = {p.key: planner.contents_of(p) for p in eight + seven}
+    assert all(contents[p.key].native for p in eight) and not any(contents[p.key].native for p in seven)
+    assert driver._compact_positions(tmp_path, eight, contents) == 0
+    assert driver._compact_positions(tmp_path, eight + seven, contents) == sum(p.positions for p in seven) > 0

@@ -212,7 +212,7 @@ def _run(pairs: list[Pair], directory: Path, config: BuildConfig, *, jobs: int, 
     plans, report.plan = _plan_build(  # before any work; refused here unless only planning
         todo, directory, config, contents=contents, memory=memory, jobs=jobs,
         bits=budget.stored_bits(directory, [m for p in pairs for m in p.materials]),
-        compact_positions=_compact_positions(directory, todo) if config.compact else 0,
+        compact_positions=_compact_positions(directory, todo, contents) if config.compact else 0,
         processes=config.memory - memory if executor is None else 0, strict=not plan_only)
     log.info("%s", report.plan.text())
     on_plan(report.plan)
@@ -320,11 +320,14 @@ def _compacts(directory: Path, max_pieces: int) -> bool:
                                                     for m in master.stored_materials(directory))
 
 
-def _compact_positions(directory: Path, todo: list[Pair]) -> int:
-    """Positions of the tables whose compact files a build of `todo` will write: the pairs'
-    own, and the tables already there whose compact files are missing or stale."""
+def _compact_positions(directory: Path, todo: list[Pair], contents: dict) -> int:
+    """Positions of the tables whose compact files a build of `todo` will write once its pairs
+    are done: the pairs' own that get a master (a compact-native pair's files are its table,
+    counted with the others), and the tables already there whose compact files are missing or
+    stale."""
     from egtb.builder.compaction import stale_materials
-    materials = {m for p in todo for m in p.materials} | set(stale_materials(directory))
+    materials = ({m for p in todo if not contents[p.key].native for m in p.materials}
+                 | set(stale_materials(directory)))
     return sum(count_positions(m) for m in materials)
 
 
