@@ -36,9 +36,9 @@ import zlib
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
 from egtb.builder.contents import LEAN_RULES
+from egtb.builder.successor_check import unrank_range
 from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
 from egtb.errors import MissingTableError, TableError
 from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, category_codes, compact_path,
@@ -48,9 +48,7 @@ from egtb.formats.compact import writer as compact_writer
 from egtb.formats.compact.writer import encode_values, write_compact, write_marks
 from egtb.formats.master import narrow_type
 from egtb.formats.values import CATEGORY_OF_CODE
-from egtb.positions.index import unit_size, unrank_men, unrank_unit
 from egtb.positions.material import Material, count_positions
-from egtb.rules.captures import has_capture
 
 #: Suffix of a compact-native table's summary (its stamp of completeness).
 SUMMARY_SUFFIX = ".native.json"
@@ -272,36 +270,21 @@ def _search_captures(tablebase, material: Material, first: int, categories: np.n
             categories[at - first] = category
 
 
-@njit(cache=True)
-def capture_positions(counts, lo, hi):
+def capture_positions(counts: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, ...]:
     """(index, bm, bk, wm, wk) of the positions lo..hi-1 of a material (Black to move) whose side
-    to move must capture, in order: its men unranked once a unit, its kings a unit at a time.
+    to move must capture, in order: the range unranked step by step
+    (:func:`egtb.builder.successor_check.unrank_range`), never a whole unit (an all-kings
+    8-piece unit holds 736 M positions).
 
     >>> at, bm, bk, wm, wk = capture_positions(np.array([0, 1, 1, 0]), 0, 868)
     >>> len(at), int(at[0]) < 868
     (72, True)
     """
-    size = unit_size(counts[0], counts[1], counts[2], counts[3])
-    bk_unit = np.empty(size, dtype=np.int64)
-    wk_unit = np.empty(size, dtype=np.int64)
-    at = np.empty(hi - lo, dtype=np.int64)
-    out = np.empty((4, hi - lo), dtype=np.int64)
-    n = 0
-    done = -1
-    bm = wm = np.int64(0)
-    for i in range(lo, hi):
-        unit = i // size
-        if unit != done:
-            bm32, wm32 = unrank_men(unit, counts[0], counts[2])
-            bm, wm = np.int64(bm32), np.int64(wm32)
-            unrank_unit(counts[1], counts[3], bm, wm, bk_unit, wk_unit)
-            done = unit
-        j = i - unit * size
-        if has_capture(bm, bk_unit[j], wm, wk_unit[j], 0):
-            at[n] = i
-            out[0, n], out[1, n], out[2, n], out[3, n] = bm, bk_unit[j], wm, wk_unit[j]
-            n += 1
-    return at[:n], out[0, :n].copy(), out[1, :n].copy(), out[2, :n].copy(), out[3, :n].copy()
+    boards = [np.empty(hi - lo, dtype=np.int64) for _ in range(4)]
+    must = np.empty(hi - lo, dtype=np.bool_)
+    unrank_range(counts, lo, hi, *boards, must)
+    chosen = np.flatnonzero(must)
+    return (lo + chosen, *(board[chosen] for board in boards))
 
 
 def remove_leftovers(directory: os.PathLike | str) -> list[Path]:
