@@ -307,3 +307,21 @@ def test_the_disk_plan_counts_a_compact_native_pair_once(tmp_path):
     assert all(contents[p.key].native for p in eight) and not any(contents[p.key].native for p in seven)
     assert driver._compact_positions(tmp_path, eight, contents) == 0
     assert driver._compact_positions(tmp_path, eight + seven, contents) == sum(p.positions for p in seven) > 0
+
+
+def test_the_disk_plan_estimates_compact_native_files_at_the_rate_of_those_of_the_most_pieces(
+        native_dir, built_tables, tmp_path):
+    # smaller masters beside (their compact files hold other DTZ) must not set the rate of the
+    # compact-native tables of the most pieces
+    from egtb.builder import budget
+    for path in native_dir.iterdir():
+        os.link(path, tmp_path / path.name)
+    for material in all_materials(3):
+        os.link(master.table_path(built_tables(3), material), master.table_path(tmp_path, material))
+    four = [m for m in all_materials(4) if m.pieces == 4]
+    measured = 8 * sum(budget.compact_bytes(tmp_path, m) for m in four) / sum(count_positions(m) for m in four)
+    bits = budget.stored_bits(tmp_path, all_materials(4))
+    assert bits["compact"] == pytest.approx(measured)
+    three = [m for m in all_materials(3) if m.pieces == 3]
+    assert bits["compact"] != pytest.approx(  # what the 3-piece files alone would give
+        8 * sum(budget.compact_bytes(tmp_path, m) for m in three) / sum(count_positions(m) for m in three))

@@ -222,8 +222,11 @@ FILE_MARGIN = 1.5
 
 def stored_bits(directory, materials) -> dict[str, float]:
     """Stored bits a position of the values, DTW, a rule layer and the compact files, measured
-    on the files of the `materials` (those of the most pieces) present in `directory`;
-    :data:`DEFAULT_BITS` for what none shows.
+    on the files of the `materials` present in `directory`: the masters of the most pieces for the
+    first three, the compact files of the most pieces (a compact-native table's, or a master's)
+    for the last, so that an 8-piece build's compact-native files are estimated at the rate of the
+    8-piece files already written, not of the 7-piece masters' compact files (which hold
+    larger DTZ files); :data:`DEFAULT_BITS` for what none shows.
 
     >>> stored_bits("/nonexistent", []) == DEFAULT_BITS
     True
@@ -237,9 +240,12 @@ def stored_bits(directory, materials) -> dict[str, float]:
             kind = "layer" if name.startswith(master.RULES_GROUP) else name
             sums[kind][0] += 8 * size
             sums[kind][1] += count_positions(material)
-        compact = compact_bytes(directory, material)
-        if compact:
-            sums["compact"][0] += 8 * compact
+    compacted = {m: compact_bytes(directory, m) for m in set(materials)}
+    compacted = {m: size for m, size in compacted.items() if size}
+    top_compact = max((m.pieces for m in compacted), default=0)
+    for material, size in compacted.items():
+        if material.pieces == top_compact:
+            sums["compact"][0] += 8 * size
             sums["compact"][1] += count_positions(material)
     return {kind: bits / positions if positions else DEFAULT_BITS[kind]
             for kind, (bits, positions) in sums.items()}
