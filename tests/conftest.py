@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -39,6 +41,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The files of LONGEST_FIRST first, in that order; the others after them as collected."""
     rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's tests keep their order
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, the controller compiles the numba kernels before it starts the workers
+    (tests/numba_warmup.py, its parts side by side): a fresh clone has no kernel cache, and workers
+    that needed a kernel at once each compiled it (a cold `make test` spent about 120 CPU s more
+    than a warm one; the warm-up's own cost, about 80 CPU s cold, 4 warm). Set EGTB_TEST_WARMUP=0
+    to skip it."""
+    if (os.environ.get("PYTEST_XDIST_WORKER") or not config.pluginmanager.hasplugin("xdist")
+            or not getattr(config.option, "numprocesses", None) or config.option.collectonly
+            or os.environ.get("EGTB_TEST_WARMUP") == "0"):
+        return
+    from numba_warmup import PARTS  # tests/ is on sys.path: pytest put it there to import this file
+    script = Path(__file__).with_name("numba_warmup.py")
+    runs = [subprocess.Popen([sys.executable, str(script), part], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True) for part in PARTS]
+    for part, run in zip(PARTS, runs):
+        output, _ = run.communicate()
+        if run.returncode:  # the tests that use these kernels will say what is wrong
+            print(f"numba warm-up {part} failed ({run.returncode}):\n{output[-2000:]}", file=sys.stderr)
 
 
 def run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:

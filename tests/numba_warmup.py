@@ -1,0 +1,80 @@
+"""Compile the numba kernels the test suite runs, once, before pytest-xdist starts its workers.
+
+The kernels are ``cache=True``: numba keeps them in ``__pycache__`` next to their sources, which a
+fresh clone lacks. Without this, each worker that first needs a kernel compiles it, and two workers
+that need it at once (the shared tables' build and a compact-native build, say) both compile it.
+``python tests/numba_warmup.py PART`` runs one part; tests/conftest.py runs the parts side by side
+(one a core) in the controller, and the workers then load the kernels from the cache.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+
+def builder(directory: Path) -> None:
+    """The solver, rule layers, master files, verify, compaction and both probers, one and batch."""
+    import shutil
+
+    import numpy as np
+
+    from egtb.builder.compaction import compact_directory
+    from egtb.builder.driver import build
+    from egtb.builder.verify import verify_directory
+    from egtb.builder.verify_compact import verify_compact
+    from egtb.positions.index import unrank_positions
+    from egtb.positions.material import Material
+    from egtb.probe.tablebase import Tablebase
+
+    masters, both, compact = directory / "masters", directory / "both", directory / "compact"
+    build(3, directory=masters, jobs=1, progress=False)
+    shutil.copytree(masters, both)
+    compact_directory(both, jobs=1)
+    compact_directory(masters, out=compact, jobs=1)
+    verify_directory(both, jobs=1, compact=True)
+    verify_compact(both)
+    verify_compact(compact)  # no masters: the successor checks
+    material = Material.parse("2k-1k")
+    count = 2000
+    bm, bk, wm, wk = (np.zeros(count, dtype=np.int64) for _ in range(4))
+    unrank_positions(np.arange(count, dtype=np.int64), material.black_men, material.black_kings,
+                     material.white_men, material.white_kings, bm, bk, wm, wk)
+    for tables in (masters, compact, both):
+        with Tablebase(tables) as tb:
+            for fen in ("W:WK1:BK32", "B:W32:B1,K28", "W:W9,K30:B5"):
+                tb.probe(fen)
+                tb.probe_dtz(fen)
+            tb.probe_batch(bm, bk, wm, wk, 0)
+            tb.probe_batch_rule(bm, bk, wm, wk, 0, 0)
+            tb.probe_batch_rule(bm, bk, wm, wk, 1, 3)
+
+
+def native_and_play(directory: Path) -> None:
+    """The compact-native build and the engines' search, perft and move generation."""
+    from egtb.builder.driver import build
+    from egtb.cli import main as egtb_main
+    from egtb.rules.board import Board
+    from tournament.engines.search import search_position
+
+    build(3, directory=directory / "native", jobs=1, progress=False, native=True)
+    board = Board()
+    search_position(board, 4)
+    search_position(Board("B:W32:B1,K28"), 4)
+    board.legal_moves()
+    egtb_main(["perft", "--depth", "3"])
+    egtb_main(["perft", "--depth", "3", "--hash", "1"])
+
+
+PARTS = {"builder": builder, "native_and_play": native_and_play}
+
+
+def main(part: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="numba-warmup-") as directory:
+        PARTS[part](Path(directory))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages and cache
+    main(sys.argv[1])
