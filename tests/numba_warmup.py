@@ -52,19 +52,20 @@ def builder(directory: Path) -> None:
 
 
 def native_and_play(directory: Path) -> None:
-    """The compact-native build and the engines' search, perft and move generation."""
+    """The engines' search, perft and move generation, then the compact-native build (by then the
+    other part has likely cached the solver's kernels, which both builds run)."""
     from egtb.builder.driver import build
     from egtb.cli import main as egtb_main
     from egtb.rules.board import Board
     from tournament.engines.search import search_position
 
-    build(3, directory=directory / "native", jobs=1, progress=False, native=True)
     board = Board()
     search_position(board, 4)
     search_position(Board("B:W32:B1,K28"), 4)
     board.legal_moves()
     egtb_main(["perft", "--depth", "3"])
     egtb_main(["perft", "--depth", "3", "--hash", "1"])
+    build(3, directory=directory / "native", jobs=1, progress=False, native=True)
 
 
 PARTS = {"builder": builder, "native_and_play": native_and_play}
