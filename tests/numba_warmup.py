@@ -14,47 +14,51 @@ import tempfile
 from pathlib import Path
 
 
-def builder(directory: Path) -> None:
-    """The solver, rule layers, master files, verify, compaction and both probers, one and batch."""
-    import shutil
-
+def probe_all(tables: Path) -> None:
+    """Single probes and batches (values, and outcomes under the rule from two counters)."""
     import numpy as np
 
-    from egtb.builder.compaction import compact_directory
-    from egtb.builder.driver import build
-    from egtb.builder.verify import verify_directory
-    from egtb.builder.verify_compact import verify_compact
     from egtb.positions.index import unrank_positions
     from egtb.positions.material import Material
     from egtb.probe.tablebase import Tablebase
 
-    masters, both, compact = directory / "masters", directory / "both", directory / "compact"
+    material = Material.parse("2k-1k")
+    bm, bk, wm, wk = (np.zeros(2000, dtype=np.int64) for _ in range(4))
+    unrank_positions(np.arange(2000, dtype=np.int64), material.black_men, material.black_kings,
+                     material.white_men, material.white_kings, bm, bk, wm, wk)
+    with Tablebase(tables) as tb:
+        for fen in ("W:WK1:BK32", "B:W32:B1,K28", "W:W9,K30:B5"):
+            tb.probe(fen)
+            tb.probe_dtz(fen)
+        tb.probe_batch(bm, bk, wm, wk, 0)
+        tb.probe_batch_rule(bm, bk, wm, wk, 0, 0)
+        tb.probe_batch_rule(bm, bk, wm, wk, 1, 3)
+
+
+def builder(directory: Path) -> None:
+    """The solver, rule layers, master files, their verify and prober; compaction, and the check
+    of compact files against their masters."""
+    import shutil
+
+    from egtb.builder.compaction import compact_directory
+    from egtb.builder.driver import build
+    from egtb.builder.verify import verify_directory
+
+    masters, both = directory / "masters", directory / "both"
     build(3, directory=masters, jobs=1, progress=False)
+    probe_all(masters)
     shutil.copytree(masters, both)
     compact_directory(both, jobs=1)
-    compact_directory(masters, out=compact, jobs=1)
-    verify_directory(both, jobs=1, compact=True)
-    verify_compact(both)
-    verify_compact(compact)  # no masters: the successor checks
-    material = Material.parse("2k-1k")
-    count = 2000
-    bm, bk, wm, wk = (np.zeros(count, dtype=np.int64) for _ in range(4))
-    unrank_positions(np.arange(count, dtype=np.int64), material.black_men, material.black_kings,
-                     material.white_men, material.white_kings, bm, bk, wm, wk)
-    for tables in (masters, compact, both):
-        with Tablebase(tables) as tb:
-            for fen in ("W:WK1:BK32", "B:W32:B1,K28", "W:W9,K30:B5"):
-                tb.probe(fen)
-                tb.probe_dtz(fen)
-            tb.probe_batch(bm, bk, wm, wk, 0)
-            tb.probe_batch_rule(bm, bk, wm, wk, 0, 0)
-            tb.probe_batch_rule(bm, bk, wm, wk, 1, 3)
+    verify_directory(both, jobs=1, compact=True)  # the masters, and the compact files against them
+    probe_all(both)
 
 
 def native_and_play(directory: Path) -> None:
     """The engines' search, perft and move generation, then the compact-native build (by then the
-    other part has likely cached the solver's kernels, which both builds run)."""
+    other part has likely cached the solver's kernels, which both builds run), the compact files'
+    prober and their check by successors."""
     from egtb.builder.driver import build
+    from egtb.builder.verify_compact import verify_compact
     from egtb.cli import main as egtb_main
     from egtb.rules.board import Board
     from tournament.engines.search import search_position
@@ -65,7 +69,10 @@ def native_and_play(directory: Path) -> None:
     board.legal_moves()
     egtb_main(["perft", "--depth", "3"])
     egtb_main(["perft", "--depth", "3", "--hash", "1"])
-    build(3, directory=directory / "native", jobs=1, progress=False, native=True)
+    native = directory / "native"
+    build(3, directory=native, jobs=1, progress=False, native=True)
+    probe_all(native)
+    verify_compact(native)  # no masters: the successor checks
 
 
 PARTS = {"builder": builder, "native_and_play": native_and_play}
