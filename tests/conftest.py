@@ -20,21 +20,21 @@ from egtb.formats.master import SUFFIX, stored_materials
 # read standard input when imported, so doctest collection must skip them.
 collect_ignore = ["fake_engines"]
 
-#: The test files that take longest, longest first (wall seconds of a full run, Dec 2 2026: from
-#: about 190 down to 8 on the loaded machine). `make test` runs pytest-xdist with ``--dist loadfile
-#: --no-loadscope-reorder``: a worker takes a whole file, in this order, so the long files start
-#: first and short ones fill in at the end (a long file taken last ended the run late). The
-#: first three go to different workers (make test runs one more worker than the cores):
-#: test_compact compiles the solver and builds the shared 4-piece tables while test_checkerboard
-#: and test_engine_pool need neither, so no two compile the solver at once (the 3-piece tables of
-#: test_web_api and others are links to the 4-piece set's files); a worker that then waits for
-#: that lock leaves its core to the others.
-LONGEST_FIRST = ("test_compact.py", "test_checkerboard.py", "test_engine_pool.py", "test_web_api.py",
-                 "test_native.py",
-                 "test_solve_regen.py", "test_web_browser.py", "test_build.py", "test_rule_layer.py",
-                 "test_scratch.py", "test_hub.py", "test_schedule.py", "test_verify.py", "test_cli.py",
-                 "test_probe.py", "test_probe_rule.py", "test_movegen.py", "test_openings.py",
-                 "test_distributed.py", "test_index.py")
+#: The test files that take longest, longest first (the sum of a file's test durations in a warm
+#: `make test`, Dec 5 2026, loaded machine: from about 66 s down to 5). `make test` runs pytest-xdist
+#: with ``--dist loadfile --no-loadscope-reorder``: a worker takes a whole file, in this order, so
+#: the long files start first and short ones fill in at the end (a long file taken last ended the
+#: run late). The kernels are compiled before the workers start (pytest_configure), so no file
+#: need wait for another's compile any more; test_native waits for test_compact's shared 4-piece
+#: compact files (a lock) after building its own. test_web_browser (skipped on the machine measured,
+#: which had no Chromium) and test_solve_regen (slow tests alone) keep their places from the earlier order.
+LONGEST_FIRST = ("test_compact.py", "test_native.py", "test_web_api.py", "test_rule_layer.py",
+                 "test_web_browser.py", "test_build.py", "test_schedule.py", "test_scratch.py",
+                 "test_verify.py", "test_solve_regen.py", "test_probe.py", "test_hub.py",
+                 "test_checkerboard.py", "test_probe_rule.py", "test_startup.py", "test_engine_pool.py",
+                 "test_movegen.py", "test_distributed.py", "test_web_analysis.py", "test_compact_dtz.py",
+                 "test_cli.py", "test_captures.py", "test_doc_examples.py", "test_openings.py",
+                 "test_index.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
