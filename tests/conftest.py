@@ -47,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist, the controller compiles the numba kernels before it starts the workers
     (tests/numba_warmup.py, its parts side by side): a fresh clone has no kernel cache, and workers
     that needed a kernel at once each compiled it (a cold `make test` spent about 120 CPU s more
-    than a warm one; the warm-up's own cost, about 80 CPU s cold, 4 warm). Set EGTB_TEST_WARMUP=0
+    than a warm one; the warm-up's own cost: about 61 CPU s cold, 4 warm). Set EGTB_TEST_WARMUP=0
     to skip it."""
     if (os.environ.get("PYTEST_XDIST_WORKER") or not config.pluginmanager.hasplugin("xdist")
             or not getattr(config.option, "numprocesses", None) or config.option.collectonly
