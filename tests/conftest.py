@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,27 +20,47 @@ from egtb.formats.master import SUFFIX, stored_materials
 # read standard input when imported, so doctest collection must skip them.
 collect_ignore = ["fake_engines"]
 
-#: The test files that take longest, longest first (wall seconds of a full run, Dec 2 2026: from
-#: about 190 down to 8 on the loaded machine). `make test` runs pytest-xdist with ``--dist loadfile
-#: --no-loadscope-reorder``: a worker takes a whole file, in this order, so the long files start
-#: first and short ones fill in at the end (a long file taken last ended the run late). The
-#: first three go to different workers (make test runs one more worker than the cores):
-#: test_compact compiles the solver and builds the shared 4-piece tables while test_checkerboard
-#: and test_engine_pool need neither, so no two compile the solver at once (the 3-piece tables of
-#: test_web_api and others are links to the 4-piece set's files); a worker that then waits for
-#: that lock leaves its core to the others.
-LONGEST_FIRST = ("test_compact.py", "test_checkerboard.py", "test_engine_pool.py", "test_web_api.py",
-                 "test_native.py",
-                 "test_solve_regen.py", "test_web_browser.py", "test_build.py", "test_rule_layer.py",
-                 "test_scratch.py", "test_hub.py", "test_schedule.py", "test_verify.py", "test_cli.py",
-                 "test_probe.py", "test_probe_rule.py", "test_movegen.py", "test_openings.py",
-                 "test_distributed.py", "test_index.py")
+#: The test files that take longest, longest first (the sum of a file's test durations in a warm
+#: `make test`, Dec 5 2026, loaded machine: from about 66 s down to 5). `make test` runs pytest-xdist
+#: with ``--dist loadfile --no-loadscope-reorder``: a worker takes a whole file, in this order, so
+#: the long files start first and short ones fill in at the end (a long file taken last ended the
+#: run late). The kernels are compiled before the workers start (pytest_configure), so no file
+#: need wait for another's compile any more; test_native waits for test_compact's shared 4-piece
+#: compact files (a lock) after building its own. test_web_browser (skipped on the machine measured,
+#: which had no Chromium) and test_solve_regen (slow tests alone) keep their places from the earlier order.
+LONGEST_FIRST = ("test_compact.py", "test_native.py", "test_web_api.py", "test_rule_layer.py",
+                 "test_web_browser.py", "test_build.py", "test_schedule.py", "test_scratch.py",
+                 "test_verify.py", "test_solve_regen.py", "test_probe.py", "test_hub.py",
+                 "test_checkerboard.py", "test_probe_rule.py", "test_startup.py", "test_engine_pool.py",
+                 "test_movegen.py", "test_distributed.py", "test_web_analysis.py", "test_compact_dtz.py",
+                 "test_cli.py", "test_captures.py", "test_doc_examples.py", "test_openings.py",
+                 "test_index.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The files of LONGEST_FIRST first, in that order; the others after them as collected."""
     rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's tests keep their order
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, the controller compiles the numba kernels before it starts the workers
+    (tests/numba_warmup.py, its parts side by side): a fresh clone has no kernel cache, and workers
+    that needed a kernel at once each compiled it (a cold `make test` spent about 120 CPU s more
+    than a warm one; the warm-up's own cost: about 61 CPU s cold, 4 warm). Set EGTB_TEST_WARMUP=0
+    to skip it."""
+    if (os.environ.get("PYTEST_XDIST_WORKER") or not config.pluginmanager.hasplugin("xdist")
+            or not getattr(config.option, "numprocesses", None) or config.option.collectonly
+            or os.environ.get("EGTB_TEST_WARMUP") == "0"):
+        return
+    from numba_warmup import PARTS  # tests/ is on sys.path: pytest put it there to import this file
+    script = Path(__file__).with_name("numba_warmup.py")
+    runs = [subprocess.Popen([sys.executable, str(script), part], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True) for part in PARTS]
+    for part, run in zip(PARTS, runs):
+        output, _ = run.communicate()
+        if run.returncode:  # the tests that use these kernels will say what is wrong
+            print(f"numba warm-up {part} failed ({run.returncode}):\n{output[-2000:]}", file=sys.stderr)
 
 
 def run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:

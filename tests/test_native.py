@@ -252,17 +252,20 @@ def test_stats_give_a_native_directorys_counts_and_say_when_a_piece_count_is_hel
 
 
 def test_the_reference_rows_recomputed_from_the_compact_files_equal_the_masters(native_dir, tmp_path):
+    # the values' checksum against masters built alike (no DTW, the wcdf layer): those of up to 3 pieces
+    # (16 tables), which a 4-piece master build repeated in 19 s more
     masters = tmp_path / "masters"
-    build(4, directory=masters, jobs=2, progress=False, dtw=False, rules=("wcdf",))
+    build(3, directory=masters, jobs=1, progress=False, dtw=False, rules=("wcdf",))
     tables, layers = load_reference(), load_rule_reference()
     materials = stored_materials(native_dir, suffix=".wld")
-    assert len(materials) == 41
+    assert len(materials) == 41 and len(stored_materials(masters)) == 16
     for material in materials:
         values, layer = native_figures(native_dir, material)
         expected = tables[material.name]
         assert (values.positions, values.wins, values.losses, values.draws) == (
             expected.positions, expected.wins, expected.losses, expected.draws), material.name
-        assert values.checksum_crc32 == stored_checksums(master.table_path(masters, material))[0], material.name
+        if material.pieces <= 3:
+            assert values.checksum_crc32 == stored_checksums(master.table_path(masters, material))[0], material.name
         assert layer == layers[material.name, "wcdf"], material.name
     table_lines, layer_lines = native_reference_lines(native_dir, [Material.parse("2k-1k")])
     assert table_lines[0].split("\t")[:5] == ["2k-1k", str(tables["2k-1k"].positions), str(tables["2k-1k"].wins),

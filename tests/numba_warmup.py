@@ -1,0 +1,88 @@
+"""Compile the numba kernels the test suite runs, once, before pytest-xdist starts its workers.
+
+The kernels are ``cache=True``: numba keeps them in ``__pycache__`` next to their sources, which a
+fresh clone lacks. Without this, each worker that first needs a kernel compiles it, and two workers
+that need it at once (the shared tables' build and a compact-native build, say) both compile it.
+``python tests/numba_warmup.py PART`` runs one part; tests/conftest.py runs the parts side by side
+(one a core) in the controller, and the workers then load the kernels from the cache.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+
+def probe_all(tables: Path) -> None:
+    """Single probes and batches (values, and outcomes under the rule from two counters)."""
+    import numpy as np
+
+    from egtb.positions.index import unrank_positions
+    from egtb.positions.material import Material
+    from egtb.probe.tablebase import Tablebase
+
+    material = Material.parse("2k-1k")
+    bm, bk, wm, wk = (np.zeros(2000, dtype=np.int64) for _ in range(4))
+    unrank_positions(np.arange(2000, dtype=np.int64), material.black_men, material.black_kings,
+                     material.white_men, material.white_kings, bm, bk, wm, wk)
+    with Tablebase(tables) as tb:
+        for fen in ("W:WK1:BK32", "B:W32:B1,K28", "W:W9,K30:B5"):
+            tb.probe(fen)
+            tb.probe_dtz(fen)
+        tb.probe_batch(bm, bk, wm, wk, 0)
+        tb.probe_batch_rule(bm, bk, wm, wk, 0, 0)
+        tb.probe_batch_rule(bm, bk, wm, wk, 1, 3)
+
+
+def builder(directory: Path) -> None:
+    """The solver, rule layers, master files, their verify and prober; compaction, and the check
+    of compact files against their masters."""
+    import shutil
+
+    from egtb.builder.compaction import compact_directory
+    from egtb.builder.driver import build
+    from egtb.builder.verify import verify_directory
+
+    masters, both = directory / "masters", directory / "both"
+    build(3, directory=masters, jobs=1, progress=False)
+    probe_all(masters)
+    shutil.copytree(masters, both)
+    compact_directory(both, jobs=1)
+    verify_directory(both, jobs=1, compact=True)  # the masters, and the compact files against them
+    probe_all(both)
+
+
+def native_and_play(directory: Path) -> None:
+    """The engines' search, perft and move generation, then the compact-native build (by then the
+    other part has likely cached the solver's kernels, which both builds run), the compact files'
+    prober and their check by successors."""
+    from egtb.builder.driver import build
+    from egtb.builder.verify_compact import verify_compact
+    from egtb.cli import main as egtb_main
+    from egtb.rules.board import Board
+    from tournament.engines.search import search_position
+
+    board = Board()
+    search_position(board, 4)
+    search_position(Board("B:W32:B1,K28"), 4)
+    board.legal_moves()
+    egtb_main(["perft", "--depth", "3"])
+    egtb_main(["perft", "--depth", "3", "--hash", "1"])
+    native = directory / "native"
+    build(3, directory=native, jobs=1, progress=False, native=True)
+    probe_all(native)
+    verify_compact(native)  # no masters: the successor checks
+
+
+PARTS = {"builder": builder, "native_and_play": native_and_play}
+
+
+def main(part: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="numba-warmup-") as directory:
+        PARTS[part](Path(directory))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's packages and cache
+    main(sys.argv[1])
