@@ -282,3 +282,15 @@ def test_only_an_engine_given_pv_fill_searches_more_for_its_line() -> None:
     for text in filling.last_info.pv:
         replay.push_pdn(text)
     assert make_engine("depth=9,pv_fill=5000").pv_fill == 5000 and make_engine("hard").pv_fill == 0
+
+
+def test_a_fill_budget_too_small_for_the_full_depth_still_fills_the_line_with_shallower_searches() -> None:
+    # a loaded machine gives the search fewer nodes, and the fill a tenth of them: a full-depth
+    # search of the rest of the line no longer fits, and the line used to end at its first move
+    engine = SearchEngine(depth=9)
+    board = Board()
+    first = engine.choose(board)
+    engine.new_game()  # nothing of the line is left in the transposition table
+    line = engine.principal_variation(board, first, depth=9, fill_nodes=3000)
+    assert str(line[0]) == str(first) and len(line) >= 4
+    pydraughts_replay(board.fen(), [str(move) for move in line])

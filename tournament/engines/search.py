@@ -752,14 +752,22 @@ class SearchEngine(Engine):
         return line
 
     def _fill_move(self, board: Board, depth: int, budget: list[int]) -> Move | None:
-        """The best move of a search of ``board`` to ``depth`` within the nodes left in ``budget[0]``
-        (spent from it), or None."""
-        if budget[0] <= 0:
-            return None
-        _, index, nodes, aborted = search_position(board, depth, tables=self._tables, max_nodes=budget[0],
-                                                   probe=self._probe)
-        budget[0] -= nodes
-        return None if aborted else board.legal_moves()[index]
+        """The best move of the deepest search of ``board``, to 1, 2, ... up to ``depth`` plies, that
+        ends within the nodes left in ``budget[0]`` (spent from it), or None when not even one does:
+        a shallower search's move rather than none, so that a line is not cut short where the
+        budget (a tenth of the move's own nodes) cannot pay for the full depth, as on a loaded
+        machine."""
+        found = None
+        for plies in range(1, depth + 1):
+            if budget[0] <= 0:
+                break
+            _, index, nodes, aborted = search_position(board, plies, tables=self._tables, max_nodes=budget[0],
+                                                       probe=self._probe)
+            budget[0] -= nodes
+            if aborted:
+                break
+            found = board.legal_moves()[index]
+        return found
 
     def _table_move(self, board: Board) -> Move | None:
         """The legal move the transposition table holds for ``board``, or None."""
