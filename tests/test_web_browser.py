@@ -527,13 +527,16 @@ def test_a_circular_king_capture_can_be_entered_either_way(driver, url, clicks):
 def test_a_capture_into_the_tables_is_valued_in_the_explorer(driver, url, tables):
     driver.get(f"{url}?view=explore&fen={CAPTURE_IN_FEN}")
     wait_for(driver, lambda: driver.find_element(By.ID, "explore-outside").is_displayed())
-    row = wait_for(driver, lambda: driver.find_element(By.CSS_SELECTOR, "#explore-moves tr.move-row"))
     board = Board(CAPTURE_IN_FEN)
     board.push_pdn("9x18")
     with Tablebase(tables) as tb:
         after = tb.probe(board)
-    assert row.get_attribute("data-value") == {"win": "loss", "loss": "win", "draw": "draw"}[str(after.value)]
-    assert "not in the tables" not in row.text
+    expected = {"win": "loss", "loss": "win", "draw": "draw"}[str(after.value)]
+    # the row is found anew at each look: the page may draw the move list again meanwhile
+    row = lambda: driver.find_element(By.CSS_SELECTOR, "#explore-moves tr.move-row")  # noqa: E731
+    wait_for(driver, lambda: row().get_attribute("data-value") == expected,
+             message=f"the capture's row is not valued {expected}")
+    assert row().get_attribute("data-value") == expected and "not in the tables" not in row().text
 
 
 @pytest.mark.slow
