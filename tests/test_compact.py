@@ -17,7 +17,8 @@ from egtb.builder import budget, driver
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
-from egtb.builder.verify_compact import unrank_chunk, verify_compact
+from egtb.builder.successor_check import unrank_range
+from egtb.builder.verify_compact import verify_compact
 from egtb.builder import compaction
 from egtb.formats import compact, values
 from egtb.formats.cache import TableCache, release_evicted
@@ -62,7 +63,7 @@ def capture_mask(material: Material) -> np.ndarray:
     n = count_positions(material)
     bm, bk, wm, wk = (np.empty(n, dtype=np.int64) for _ in range(4))
     cap = np.empty(n, dtype=np.bool_)
-    unrank_chunk(compact.material_counts(material), 0, n, bm, bk, wm, wk, cap)
+    unrank_range(compact.material_counts(material), 0, n, bm, bk, wm, wk, cap)
     return cap
 
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from egtb import cli
-from egtb.builder.verify_compact import unrank_chunk, verify_compact
+from egtb.builder.successor_check import unrank_range
+from egtb.builder.verify_compact import verify_compact
 from egtb.errors import TableError
 from egtb.builder import compaction
 from egtb.formats import compact, master
@@ -43,7 +44,7 @@ def quiet_decisive(material: Material, layer) -> np.ndarray:
     n = count_positions(material)
     bm, bk, wm, wk = (np.empty(n, dtype=np.int64) for _ in range(4))
     cap = np.empty(n, dtype=np.bool_)
-    unrank_chunk(compact.material_counts(material), 0, n, bm, bk, wm, wk, cap)
+    unrank_range(compact.material_counts(material), 0, n, bm, bk, wm, wk, cap)
     return ~cap & (np.abs(layer.category) == 2)
 
 
@@ -99,7 +100,7 @@ def test_the_codec_carries_every_dtz_code_in_one_context(compact_dir, tmp_path):
     stored = table.values()
     n = count_positions(material)
     cap = np.empty(n, dtype=np.bool_)
-    unrank_chunk(compact.material_counts(material), 0, n, *(np.empty(n, dtype=np.int64) for _ in range(4)), cap)
+    unrank_range(compact.material_counts(material), 0, n, *(np.empty(n, dtype=np.int64) for _ in range(4)), cap)
     assert np.array_equal(stored[~cap], codes[~cap])
     assert [table.value(int(i)) for i in np.flatnonzero(~cap)[::501]] == codes[~cap][::501].tolist()
 

@@ -38,11 +38,11 @@ from pathlib import Path
 import numpy as np
 
 from egtb.builder.contents import LEAN_RULES
-from egtb.builder.successor_check import unrank_range
 from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
+from egtb.builder.successor_check import unranked
 from egtb.errors import MissingTableError, TableError
 from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, category_codes, compact_path,
-                                         dtz_codes)
+                                         dtz_codes, material_counts)
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact import writer as compact_writer
 from egtb.formats.compact.writer import encode_values, write_compact, write_marks
@@ -217,10 +217,10 @@ def read_categories(directory: os.PathLike | str, material: Material, out: np.nd
 
 def category_chunks(directory: os.PathLike | str, material: Material, *, tablebase=None):
     """Yield (first position, int8 categories) of a compact-native table's ``wcdf`` categories
-    at counter 0, a run of whole blocks of about :data:`READ_CHUNK` positions at a time: its
-    ``.wcdf`` file decoded block by block, the positions it leaves out (the side to move must
-    capture) answered by the prober's capture search. Memory stays at a chunk, however big the
-    table.
+    at counter 0, :data:`READ_CHUNK` positions at a time: the blocks of its ``.wcdf`` file that
+    hold them decoded (:meth:`CompactTable.codes`), the positions it leaves out (the side to move
+    must capture) answered by the prober's capture search. Memory stays at a chunk, however big
+    the table.
 
     `tablebase`: as :func:`read_categories`'s.
     """
@@ -233,56 +233,36 @@ def category_chunks(directory: os.PathLike | str, material: Material, *, tableba
         if table.positions != count_positions(material):
             raise TableError(f"{table.path}: {table.positions} positions, {material.name} has "
                              f"{count_positions(material)}")
-        block = 0
-        while block < table.n_blocks:
-            first = int(table.starts[block])
-            last = max(block + 1, int(np.searchsorted(table.starts, first + READ_CHUNK, side="right")) - 1)
-            last = min(last, table.n_blocks)
-            categories = np.empty(int(table.starts[last]) - first, dtype=np.int8)
-            for at in range(block, last):
-                _decode_block(table, at, categories[int(table.starts[at]) - first:])
+        for first in range(0, table.positions, READ_CHUNK):
+            categories = CATEGORY_OF_CODE[table.codes(first, min(first + READ_CHUNK, table.positions))]
             _search_captures(tablebase, material, first, categories)
             yield first, categories
-            block = last
     finally:
         table.close()
         if own:
             tablebase.close()
 
 
-def _decode_block(table: CompactTable, block: int, out: np.ndarray) -> None:
-    """The categories of one block of a ``.wcdf`` file into the front of `out` (don't-cares
-    included)."""
-    ends, codes = table.decode(block)
-    out[:int(ends[-1]) if len(ends) else 0] = np.repeat(CATEGORY_OF_CODE[codes], np.diff(ends, prepend=0))
-
-
 def _search_captures(tablebase, material: Material, first: int, categories: np.ndarray) -> None:
     """Replace the categories of the positions first.. whose side to move must capture by the
     prober's capture search (at counter 0: an exit always zeroes the counter)."""
-    counts = np.array([material.black_men, material.black_kings, material.white_men, material.white_kings],
-                      dtype=np.int64)
-    for start in range(0, len(categories), READ_CHUNK):
-        stop = min(start + READ_CHUNK, len(categories))
-        at, bm, bk, wm, wk = capture_positions(counts, first + start, first + stop)
-        if len(at):
-            _, category, _ = tablebase.probe_batch_rule(bm, bk, wm, wk, 0, 0, rule=LEAN_RULES)
-            categories[at - first] = category
+    at, bm, bk, wm, wk = capture_positions(material_counts(material), first, first + len(categories))
+    if len(at):
+        _, category, _ = tablebase.probe_batch_rule(bm, bk, wm, wk, 0, 0, rule=LEAN_RULES)
+        categories[at - first] = category
 
 
 def capture_positions(counts: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, ...]:
     """(index, bm, bk, wm, wk) of the positions lo..hi-1 of a material (Black to move) whose side
     to move must capture, in order: the range unranked step by step
-    (:func:`egtb.builder.successor_check.unrank_range`), never a whole unit (an all-kings
-    8-piece unit holds 736 M positions).
+    (:func:`egtb.builder.successor_check.unranked`), never a whole unit (an all-kings 8-piece
+    unit holds 736 M positions).
 
     >>> at, bm, bk, wm, wk = capture_positions(np.array([0, 1, 1, 0]), 0, 868)
     >>> len(at), int(at[0]) < 868
     (72, True)
     """
-    boards = [np.empty(hi - lo, dtype=np.int64) for _ in range(4)]
-    must = np.empty(hi - lo, dtype=np.bool_)
-    unrank_range(counts, lo, hi, *boards, must)
+    boards, must = unranked(counts, lo, hi)
     chosen = np.flatnonzero(must)
     return (lo + chosen, *(board[chosen] for board in boards))
 

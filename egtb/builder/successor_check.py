@@ -39,7 +39,7 @@ from egtb.rules.movegen import (M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOV
 
 __all__ = ["block_firsts", "FLAG_CATEGORY", "FLAG_DTZ", "FLAG_SIGN", "FLAG_WDL", "NO_WIN", "check_positions",
            "lookup_ascending", "pack_values", "quiet_successors", "read_ascending",
-           "rule_outcome", "successor_boards", "successor_ranks", "unique_keys", "unrank_range"]
+           "rule_outcome", "successor_boards", "successor_ranks", "unique_keys", "unrank_range", "unranked"]
 
 #: What :func:`check_positions` found wrong at a position (bits of its flags).
 FLAG_WDL = 1  #: the stored WDL is not the best over the successors
@@ -98,6 +98,20 @@ def unrank_range(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
                 cw = (np.int64(1) << n_wk) - 1
             elif n_wk:
                 cw = next_combination(cw)
+
+
+def unranked(counts: np.ndarray, lo: int, hi: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """((bm, bk, wm, wk), must capture) of positions lo..hi of a material, Black to move
+    (:func:`unrank_range` into arrays made here).
+
+    >>> (bm, bk, wm, wk), cap = unranked(np.array([0, 1, 0, 1]), 30, 32)
+    >>> bk.tolist(), wk.tolist(), cap.tolist()
+    ([1, 2], [2147483648, 1], [False, False])
+    """
+    boards = tuple(np.empty(hi - lo, dtype=np.int64) for _ in range(4))
+    cap = np.empty(hi - lo, dtype=np.bool_)
+    unrank_range(counts, lo, hi, *boards, cap)
+    return boards, cap
 
 
 @njit(cache=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.builder.successor_check import NO_WIN, rule_outcome, unrank_range
+from egtb.builder.successor_check import NO_WIN, rule_outcome, unranked
 from egtb.builder.verify_native import FILE_FLAGS, FLAG_SIGN, check_chunk, error_text
 from egtb.builder.verify_progress import (PROGRESS_SUFFIX, MaterialProgress, files_identity, load_progress,
                                           save_progress)
@@ -34,7 +34,7 @@ from egtb.probe.compact_kernels import CompactBatches, probe_batch
 from egtb.probe.compact_tables import open_compact
 from egtb.rules.notation import Placement, format_fen
 
-__all__ = ["CHUNK", "CompactProber", "CompactVerifyReport", "NO_WIN", "SAVE_EVERY", "rule_outcome", "unrank_chunk",
+__all__ = ["CHUNK", "CompactProber", "CompactVerifyReport", "NO_WIN", "SAVE_EVERY", "rule_outcome",
            "unranked_chunks", "verify_compact"]
 
 #: Positions a chunk of a check (about 200 bytes a position while it is checked, its successors
@@ -42,8 +42,6 @@ __all__ = ["CHUNK", "CompactProber", "CompactVerifyReport", "NO_WIN", "SAVE_EVER
 CHUNK = 1 << 18
 #: Seconds between two records of a compact-native check's progress.
 SAVE_EVERY = 10.0
-#: The positions lo..hi of a material (Black to move), unranked (the name the tests know).
-unrank_chunk = unrank_range
 
 
 @dataclass
@@ -478,7 +476,4 @@ def unranked_chunks(material: Material, chunk: int):
     total = count_positions(material)
     for lo in range(0, total, chunk):
         hi = min(lo + chunk, total)
-        boards = tuple(np.empty(hi - lo, dtype=np.int64) for _ in range(4))
-        cap = np.empty(hi - lo, dtype=np.bool_)
-        unrank_range(counts, lo, hi, *boards, cap)
-        yield lo, hi, boards, cap
+        yield lo, hi, *unranked(counts, lo, hi)

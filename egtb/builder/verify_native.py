@@ -29,7 +29,7 @@ from egtb.rules.perft import MAX_CHILDREN
 from egtb.rules.draw_rules import DRAW_RULES
 from egtb.builder.successor_check import (FLAG_CATEGORY, FLAG_DTZ, FLAG_SIGN, FLAG_WDL, check_positions,
                                           pack_values, quiet_successors, read_ascending, successor_boards,
-                                          successor_ranks, unique_keys, unrank_range)
+                                          successor_ranks, unique_keys, unranked)
 
 __all__ = ["ChunkCheck", "FILE_FLAGS", "check_chunk", "error_text", "max_moves"]
 
@@ -69,9 +69,7 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     egtb.errors.MissingTableError: no compact table for material 1k-1k in /nonexistent (1k-1k.wld is missing)
     """
     table: CompactTable = prober.table(material)
-    boards = tuple(np.empty(hi - lo, dtype=np.int64) for _ in range(4))
-    cap = np.empty(hi - lo, dtype=np.bool_)
-    unrank_range(material_counts(material), lo, hi, *boards, cap)
+    boards, cap = unranked(material_counts(material), lo, hi)
     wdl = np.asarray(table.kind.value_of_code, dtype=np.int64)[table.codes(lo, hi)]
     category = dtz = np.zeros(0, dtype=np.int64)
     layer = table.layer(rule) if rule is not None else None
