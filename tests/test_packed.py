@@ -23,3 +23,17 @@ def test_slices_written_apart_leave_each_other_alone():
     pack_into(row, 0, first)
     assert unpack(row, 0, 9).tolist() == first.tolist() + second.tolist()
     assert int(row.max()) < 125  # every byte a three-digit base-5 number
+
+
+def test_short_slices_at_every_offset_keep_the_digits_around_them():
+    rng = np.random.default_rng(11)
+    for start in range(6):
+        for length in range(9):  # none, part of one byte, across bytes, whole bytes and parts
+            around = rng.integers(CAT_LOSS, CAT_WIN + 1, size=18).astype(np.int8)
+            row = np.zeros(packed_size(18), dtype=np.uint8)
+            pack_into(row, 0, around)
+            categories = rng.integers(CAT_LOSS, CAT_WIN + 1, size=length).astype(np.int8)
+            pack_into(row, start, categories)
+            expected = around.copy()
+            expected[start:start + length] = categories
+            assert unpack(row, 0, 18).tolist() == expected.tolist(), (start, length)

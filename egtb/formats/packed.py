@@ -54,8 +54,26 @@ def packed_category(row, k):
 @njit(cache=True)
 def pack_into(row, start, categories):
     """Write `categories` (int8, each a finished category) as positions start.. of a packed row,
-    leaving its other digits as they are (a slice may begin or end inside a byte)."""
-    for i in range(categories.shape[0]):
+    leaving its other digits as they are (a slice may begin or end inside a byte).
+
+    The bytes the slice fills whole are written in one step each (a pair packs every
+    dependency it loads: up to 5 pieces, 141 M positions a layer)."""
+    n = categories.shape[0]
+    head = min(n, (DIGITS - start % DIGITS) % DIGITS)  # digits before the first whole byte
+    whole = (n - head) // DIGITS
+    _pack_digits(row, start, categories, 0, head)
+    at = (start + head) // DIGITS
+    for b in range(whole):
+        i = head + DIGITS * b
+        row[at + b] = np.uint8(np.int64(categories[i]) + 5 * np.int64(categories[i + 1])
+                               + 25 * np.int64(categories[i + 2]) - 31 * CAT_LOSS)
+    _pack_digits(row, start, categories, head + DIGITS * whole, n)
+
+
+@njit(cache=True, inline="always")
+def _pack_digits(row, start, categories, first, last):
+    """Write categories first..last-1 one digit at a time, keeping the byte's other digits."""
+    for i in range(first, last):
         k = start + i
         at = k // DIGITS
         weight = POWERS[k % DIGITS]
