@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -238,3 +241,21 @@ def test_a_killed_writers_temporary_files_are_removed_by_the_next_run(master_dir
     compaction.compact_directory(tmp_path)
     assert [p.exists() for p in left] == [False, False] and running.exists()
     assert compact.CompactTable(compact.compact_path(tmp_path, Material.parse("1k-1k"))).layer("wcdf").dtz_file
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from Linux's /proc")
+def test_a_killed_writer_not_yet_reaped_counts_as_dead(tmp_path):
+    # where nothing reaps orphans (a container's first process may not), a killed build's workers stay
+    # zombies: their process ids answer a signal, but they write nothing any more
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])  # exits, and is not waited for
+    deadline = time.monotonic() + 30
+    while open(f"/proc/{zombie.pid}/stat").read().rpartition(")")[2].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the child never exited"
+        time.sleep(0.01)
+    left = tmp_path / f"3k-1m.wcdf.marks.{zombie.pid}.tmp"
+    running = tmp_path / f"3k-1m.wcdf.{os.getpid()}.tmp"
+    for path in (left, running):
+        path.write_bytes(b"half a file")
+    assert compact.remove_leftovers(tmp_path) == [left]
+    assert running.exists()
+    zombie.wait()

@@ -180,6 +180,13 @@ def played(driver) -> list[str]:
     return [t for t in texts if t != "…"]
 
 
+def move_rows(driver) -> list[dict]:
+    """The explorer's move rows, read in one step: the page may draw the list again between two looks."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#explore-moves tr.move-row')].map((r) => "
+        "({move: r.dataset.move, value: r.dataset.value, classes: r.className, text: r.innerText}));")
+
+
 def wait_fen(driver, fen: str) -> None:
     wait_for(driver, lambda: text(driver, "fen") == fen, message=f"FEN never became {fen}")
 
@@ -320,8 +327,8 @@ def test_explore_says_when_a_position_is_outside_the_tables(driver, url, artifac
     note = text(driver, "explore-outside")
     assert "5 pieces" in note and f"complete up to {TABLE_PIECES} pieces" in note
     assert "outside the tables" in text(driver, "explore-result")
-    rows = driver.find_elements(By.CSS_SELECTOR, "#explore-moves tr.move-row")
-    assert rows and all("not in the tables" in r.text for r in rows)
+    wait_for(driver, lambda: (rows := move_rows(driver)) and all("not in the tables" in r["text"] for r in rows),
+             message="the moves are not all said to be outside the tables")
     screenshot(driver, artifacts, "explore-outside")
 
 
@@ -385,9 +392,9 @@ def test_explore_at_a_late_counter_shows_the_win_the_move_rule_draws(driver, url
     assert str(late.outcome) == "draw" and late.dtz + 70 > 80  # won without the rule, too late with it
     assert shown.text == "White to move draws by the move rule (a win without it) under wcdf from counter 70"
     assert "value-cursed-win" in shown.get_attribute("class")
-    rows = driver.find_elements(By.CSS_SELECTOR, "#explore-moves tr.move-row")
-    assert [r.get_attribute("data-move") for r in rows] == [str(mv.move) for mv in moves]
-    kinds = {r.get_attribute("data-move"): r.get_attribute("class") for r in rows}
+    rows = move_rows(driver)
+    assert [r["move"] for r in rows] == [str(mv.move) for mv in moves]
+    kinds = {r["move"]: r["classes"] for r in rows}
     for mv in moves:
         expected = {"draw": "value-cursed-win" if str(mv.value) == "win" else "value-draw",
                     "loss": "value-loss", "win": "value-win"}[str(mv.outcome)]

@@ -202,14 +202,25 @@ _WRITTEN_SUFFIXES = {kind.suffix for kind in KINDS.values()} | {MARKS_SUFFIX}
 
 
 def _running(pid: int) -> bool:
-    """Whether a process of that id runs (one of another user's counts as running)."""
+    """Whether a process of that id runs (one of another user's counts as running; a zombie, dead
+    but not yet reaped, as a killed build's workers stay where nothing reaps orphans, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether a process has exited and waits to be reaped (read from Linux's ``/proc``; elsewhere, no)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    state = stat.rpartition(")")[2].split()[:1]  # the name in parentheses may hold spaces
+    return state in (["Z"], ["X"])
 
 
 def write_marks(compact: os.PathLike | str) -> Path:
