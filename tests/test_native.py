@@ -13,6 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from egtb import MissingTableError
@@ -20,12 +21,13 @@ from egtb.builder import native
 from egtb.builder.contents import contents_for
 from egtb.builder.driver import build
 from egtb.builder.plan import pieces_a_side
+from egtb.builder.pipeline import capture_tables, load_dependencies
 from egtb.builder.native_reference import native_figures, native_reference_lines
 from egtb.builder.reference import load_reference, load_rule_reference
 from egtb.errors import TableError
 from egtb.formats import master
 from egtb.cli import main
-from egtb.formats.compact.layout import DTZ_KINDS, compact_path
+from egtb.formats.compact.layout import DTZ_KINDS, compact_path, material_counts
 from egtb.formats.master import stored_checksums, stored_materials
 from egtb.positions.material import Material, all_materials, count_positions
 from egtb.probe.tablebase import Tablebase
@@ -85,6 +87,34 @@ def test_compact_only_smaller_tables_feed_the_next_piece_count(compact_tables, t
     report = build(4, min_pieces=4, directory=tmp_path, jobs=1, progress=False, native=True)
     assert len(report.built) == len([m for m in all_materials(4, min_pieces=4)])
     assert compact_files(tmp_path, 4) == compact_files(compact_tables(4), 4)
+
+
+def test_a_dependencys_captures_are_answered_from_the_masters_loaded_beside_it(built_tables, tmp_path,
+                                                                               monkeypatch):
+    # masters up to 3 pieces and the 4-piece tables compact-native: what a 5-piece pair reads
+    for material in all_materials(3):
+        shutil.copy(master.table_path(built_tables(3), material), tmp_path)
+    build(4, min_pieces=4, directory=tmp_path, jobs=1, progress=False, native=True)
+    natives = set(all_materials(4, min_pieces=4))
+    lean = contents_for(4, rules="wcdf", dtw=False, native=False)
+    loaded = capture_tables(tmp_path, natives, load_dependencies(tmp_path, [], (), lean))
+    searched = []  # positions the prober's capture search answered
+    search = Tablebase.probe_batch_rule
+    monkeypatch.setattr(Tablebase, "probe_batch_rule", lambda tb, bm, *args, **options:
+                        searched.append(len(bm)) or search(tb, bm, *args, **options))
+    captures = 0
+    for material in sorted(natives):
+        answered = np.empty(count_positions(material), dtype=np.int8)
+        native.read_categories(tmp_path, material, answered, loaded=loaded)
+        assert not searched, material.name
+        by_search = np.empty_like(answered)
+        native.read_categories(tmp_path, material, by_search)
+        assert np.array_equal(answered, by_search), material.name
+        at = native.capture_positions(material_counts(material), 0, len(answered))[0]
+        assert sum(searched) == len(at), material.name  # the search answered every capture position
+        searched.clear()
+        captures += len(at)
+    assert captures > 100_000
 
 
 @pytest.mark.slow  # a build or two of 4 pieces more: keeps make test under 3 minutes

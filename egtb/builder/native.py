@@ -8,11 +8,13 @@ From :data:`egtb.builder.contents.NATIVE_PIECES` pieces on (or with
 The three phases here, in the order a pair meets them:
 
 1. :func:`read_categories` - a finished dependency's ``wcdf`` categories, as
-   the solver's exits read them: its ``.wcdf`` file decoded block by block,
-   and the positions that file leaves out (the side to move must capture)
-   answered by the prober's capture search (:meth:`Tablebase.probe_batch_rule`
-   at counter 0: an exit always zeroes the counter), as syzygy1/tb's generator
-   reads its sub-tables through its prober;
+   the solver's exits read them: its ``.wcdf`` file decoded block by block
+   through the prober's reader, and the positions that file leaves out (the
+   side to move must capture) answered from the tables the pair has loaded
+   (:mod:`egtb.builder.dependency_captures`), or where they do not hold a
+   capture's table by the prober's capture search
+   (:meth:`Tablebase.probe_batch_rule` at counter 0: an exit always zeroes the
+   counter), as syzygy1/tb's generator reads its sub-tables through its prober;
 2. :func:`write_material` - a solved material's three compact files and their
    marks, each written atomically, then its summary;
 3. :func:`summary_path` - ``<material>.native.json``, written last: the
@@ -38,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from egtb.builder.contents import LEAN_RULES
+from egtb.builder.dependency_captures import LoadedTables
 from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
 from egtb.builder.successor_check import unranked
 from egtb.errors import MissingTableError, TableError
@@ -199,10 +202,10 @@ def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
 
 
 def read_categories(directory: os.PathLike | str, material: Material, out: np.ndarray, *,
-                    tablebase=None) -> None:
+                    tablebase=None, loaded: LoadedTables | None = None) -> None:
     """Fill `out` (int8, a position each) with a compact-native table's ``wcdf`` categories at
-    counter 0, those of its capture positions from the prober's capture search
-    (:func:`category_chunks`).
+    counter 0, those of its capture positions from the tables `loaded` or else the prober's
+    capture search (:func:`category_chunks`).
 
     `tablebase`: the prober of `directory` to use (default: one made here and closed). Raises
     TableError naming a file that does not read, MissingTableError when a table the capture
@@ -211,16 +214,18 @@ def read_categories(directory: os.PathLike | str, material: Material, out: np.nd
     if len(out) != count_positions(material):
         raise TableError(f"{categories_path(directory, material)}: {material.name} has "
                          f"{count_positions(material)} positions, the build expects {len(out)}")
-    for start, categories in category_chunks(directory, material, tablebase=tablebase):
+    for start, categories in category_chunks(directory, material, tablebase=tablebase, loaded=loaded):
         out[start:start + len(categories)] = categories
 
 
-def category_chunks(directory: os.PathLike | str, material: Material, *, tablebase=None):
+def category_chunks(directory: os.PathLike | str, material: Material, *, tablebase=None,
+                    loaded: LoadedTables | None = None):
     """Yield (first position, int8 categories) of a compact-native table's ``wcdf`` categories
     at counter 0, :data:`READ_CHUNK` positions at a time: the blocks of its ``.wcdf`` file that
     hold them decoded (:meth:`CompactTable.codes`), the positions it leaves out (the side to move
-    must capture) answered by the prober's capture search. Memory stays at a chunk, however big
-    the table.
+    must capture) answered from the tables a pair has `loaded`
+    (:class:`egtb.builder.dependency_captures.LoadedTables`), and those they do not hold (or all,
+    without them) by the prober's capture search. Memory stays at a chunk, however big the table.
 
     `tablebase`: as :func:`read_categories`'s.
     """
@@ -235,7 +240,7 @@ def category_chunks(directory: os.PathLike | str, material: Material, *, tableba
                              f"{count_positions(material)}")
         for first in range(0, table.positions, READ_CHUNK):
             categories = CATEGORY_OF_CODE[table.codes(first, min(first + READ_CHUNK, table.positions))]
-            _search_captures(tablebase, material, first, categories)
+            _answer_captures(tablebase, loaded, material, first, categories)
             yield first, categories
     finally:
         table.close()
@@ -243,12 +248,17 @@ def category_chunks(directory: os.PathLike | str, material: Material, *, tableba
             tablebase.close()
 
 
-def _search_captures(tablebase, material: Material, first: int, categories: np.ndarray) -> None:
-    """Replace the categories of the positions first.. whose side to move must capture by the
-    prober's capture search (at counter 0: an exit always zeroes the counter)."""
-    at, bm, bk, wm, wk = capture_positions(material_counts(material), first, first + len(categories))
+def _answer_captures(tablebase, loaded: LoadedTables | None, material: Material, first: int,
+                     categories: np.ndarray) -> None:
+    """Replace the categories of the positions first.. whose side to move must capture: from the
+    tables `loaded`, where they hold every capture's table, else by the prober's capture search
+    (at counter 0: an exit always zeroes the counter)."""
+    at, *boards = capture_positions(material_counts(material), first, first + len(categories))
+    if len(at) and loaded is not None:
+        left = loaded.fill(at, tuple(boards), categories, first)
+        at, boards = at[left], [board[left] for board in boards]
     if len(at):
-        _, category, _ = tablebase.probe_batch_rule(bm, bk, wm, wk, 0, 0, rule=LEAN_RULES)
+        _, category, _ = tablebase.probe_batch_rule(*boards, 0, 0, rule=LEAN_RULES)
         categories[at - first] = category
 
 

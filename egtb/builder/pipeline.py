@@ -34,8 +34,9 @@ import numpy as np
 from numba import njit
 
 from egtb.builder import budget, native, rule_layer, solve, solve_regen, spilling
-from egtb.builder.contents import Contents, contents_for
-from egtb.builder.plan import Pair, contents_of, plan_pairs
+from egtb.builder.contents import LEAN_RULES, Contents, contents_for
+from egtb.builder.dependency_captures import LoadedTables
+from egtb.builder.plan import Pair, contents_of, plan_pairs, successor_materials
 from egtb.builder.record import PairRecord
 from egtb.builder.units import order_units
 from egtb.errors import SolverError, TableError
@@ -153,10 +154,16 @@ def load_dependencies(directory: Path, solved: list[Material],
         offsets[code_of_material(material)] = start
         start += count_positions(material)
     tables = FlatTables(offsets, *arrays[:2], contents, *arrays[2:5])
-    for material in solved if fill else ():
+    if not fill:
+        return tables
+    natives = {m for m in solved
+               if not master.table_path(directory, m).exists() and native.has_native(directory, m)}
+    loaded = capture_tables(directory, natives, tables) if natives and contents.presets else None
+    # fewer pieces first: the captures of a compact-native one read the tables loaded before it
+    for material in sorted(solved, key=lambda m: m.pieces):
         part = tables.slice_of(material)
-        if not master.table_path(directory, material).exists() and native.has_native(directory, material):
-            load_native(directory, material, tables, part, needed_by=fresh[0].name)
+        if material in natives:
+            load_native(directory, material, tables, part, loaded=loaded, needed_by=fresh[0].name)
             continue
         if isinstance(tables.rdep.base, np.memmap) or budget.values_bytes(
                 count_positions(material), contents) > process_cache().max_bytes:
@@ -171,23 +178,40 @@ def load_dependencies(directory: Path, solved: list[Material],
     return tables
 
 
+def capture_tables(directory: Path, natives: set[Material], tables: FlatTables) -> LoadedTables:
+    """Where the captures of the compact-native dependencies `natives` are looked up
+    (:mod:`egtb.builder.dependency_captures`): the pair's flat arrays `tables`, and the masters
+    their captures reach outside them, loaded beside them (their ``wcdf`` categories). A
+    compact-native table they reach outside them is left to the prober's capture search.
+    """
+    reached = set()
+    for material in natives:
+        reached |= {m for m in successor_materials(material) if m.pieces < material.pieces}
+    beside = sorted((m for m in reached if tables.offsets[code_of_material(m)] < 0
+                     and master.table_path(directory, m).exists()), key=lambda m: (m.pieces, m.name))
+    lean = contents_for(max(m.pieces for m in natives), rules=LEAN_RULES, dtw=False, native=False)
+    below = load_dependencies(directory, beside, (), lean)
+    return LoadedTables(tables.offsets, tables.rdep[0], tables.rcat.shape[1], below.offsets, below.rdep[0])
+
+
 def load_native(directory: Path, material: Material, tables: FlatTables, part: slice, *,
-                needed_by: str) -> None:
+                loaded: LoadedTables | None = None, needed_by: str) -> None:
     """Put a compact-native dependency's ``wcdf`` categories into the flat arrays
-    (:func:`egtb.builder.native.read_categories`, kept in the process's table cache when they fit).
+    (:func:`egtb.builder.native.read_categories`, its capture positions answered from the tables
+    `loaded`, kept in the process's table cache when they fit).
 
     MissingTableError when the pair `needed_by` needs more of it than its compact files hold (DTW,
     another layer; :func:`egtb.builder.native.refuse_unheld`).
     """
     native.refuse_unheld(directory, material, tables.contents, needed_by=needed_by)
     if isinstance(tables.rdep.base, np.memmap) or count_positions(material) > process_cache().max_bytes:
-        for start, categories in native.category_chunks(directory, material):
+        for start, categories in native.category_chunks(directory, material, loaded=loaded):
             tables.put_categories(0, part.start + start, categories)
         return
 
     def read(_) -> np.ndarray:
         out = np.empty(count_positions(material), dtype=np.int8)
-        native.read_categories(directory, material, out)
+        native.read_categories(directory, material, out, loaded=loaded)
         return out
     tables.put_categories(0, part.start, process_cache().get(
         _native_key(directory, material), native.categories_path(directory, material), read))
