@@ -167,6 +167,26 @@ def test_lookups_from_the_marks_inside_a_block_equal_the_whole_block_decoded(com
         assert max(table.block_marks(b).count for b in range(table.n_blocks)) == -(-runs // every)
 
 
+def test_a_range_of_codes_equals_the_blocks_decoded_whole(compact_dir):
+    # a range reads only the runs that cover it: within a block, across block starts, one
+    # position, whole blocks, a run's first and last position
+    largest = max(all_materials(MAX_PIECES), key=count_positions)
+    for kind in (layout.WDL, layout.WCDF):
+        table = compact.CompactTable(compact.compact_path(compact_dir, largest, kind=kind), cache=TableCache())
+        whole = np.concatenate([np.repeat(vals, np.diff(ends, prepend=0))
+                                for ends, vals in (table.decode(b) for b in range(table.n_blocks))])
+        assert len(whole) == len(table) and table.n_blocks > 2
+        starts = sorted({*table.starts.tolist(), len(table)})  # the block starts and the end
+        ends, _ = table.decode(1)
+        run = starts[1] + int(ends[len(ends) // 2])  # a run's first position
+        ranges = [(0, len(table)), (starts[1], starts[2]), (starts[1] - 5, starts[1] + 5), (run - 1, run + 1),
+                  (run, run + 1), (starts[2] - 1, starts[2]), (starts[1] + 3, starts[-2] + 7), (7, 7)]
+        rng = np.random.default_rng(5)
+        ranges += [tuple(sorted(rng.integers(0, len(table) + 1, size=2))) for _ in range(50)]
+        for lo, hi in ranges:
+            assert np.array_equal(table.codes(lo, hi), whole[lo:hi]), (kind.suffix, lo, hi)
+
+
 def test_marks_dropped_by_the_cache_leave_their_table_and_are_made_again(unmarked_dir):
     largest = max(all_materials(MAX_PIECES), key=count_positions)
     cache = TableCache(max_entries=1, on_evict=release_evicted)

@@ -376,9 +376,12 @@ class CompactTable:
         for block in range(self.block_of(lo), self.block_of(hi - 1) + 1):
             ends, vals = self.decode(block)
             base = self._starts_list[block]
-            runs = np.repeat(vals, np.diff(ends, prepend=0))
-            first, end = max(lo, base), min(hi, base + len(runs))
-            out[first - lo:end - lo] = runs[first - base:end - base]
+            first, end = max(lo, base) - base, min(hi - base, int(ends[-1]))  # within the block
+            # only the runs that cover first..end: a block of a well-compressed table spans
+            # hundreds of millions of positions, many chunks
+            r0, r1 = np.searchsorted(ends, first, side="right"), np.searchsorted(ends, end, side="left") + 1
+            stops = np.minimum(ends[r0:r1], end)
+            out[first + base - lo:end + base - lo] = np.repeat(vals[r0:r1], np.diff(stops, prepend=first))
         return out
 
 
