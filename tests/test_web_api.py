@@ -725,8 +725,11 @@ def test_a_search_whose_client_has_gone_is_stopped(tables):
 
 
 def start_tournament_play(tables) -> tuple[subprocess.Popen, str]:
+    import signal
+    # default signal handling even when the test runner was started with SIGINT ignored (a background job)
     process = subprocess.Popen([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", "0",
-                                "--tables", str(tables)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                "--tables", str(tables)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     process.stdout.readline()
     return process, process.stdout.readline().split()[2]
 
