@@ -25,12 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from egtb.builder.solve import flat_index, new_capture_buffer
+from egtb.builder.solve import after_capture, flat_index, new_capture_buffer
 from egtb.formats.packed import packed_category
 from egtb.formats.values import CAT_LOSS, CAT_WIN
 from egtb.positions.material import mirror_bb
-from egtb.rules.captures import C_CAPTURED, C_FROM, C_TO, capture_moves, jumping_pieces
-from egtb.rules.squares import ALL_SQUARES, WHITE_CROWN_ROW
+from egtb.rules.captures import capture_moves, jumping_pieces
+from egtb.rules.squares import ALL_SQUARES
 
 __all__ = ["LoadedTables", "fill_captures"]
 
@@ -88,20 +88,14 @@ def fill_captures(bm, bk, wm, wk, at, categories, first, offsets, rdep, own, bel
     count = 0
     for j in range(at.shape[0]):
         # mirrored, the mover's pieces (pm, pk) jump toward lower squares and every successor
-        # comes out Black to move, as in the solver's fold_captures
+        # comes out Black to move (:func:`egtb.builder.solve.after_capture`), as in the solver
         pm, pk = np.int64(mirror_bb(bm[j])), np.int64(mirror_bb(bk[j]))
         om, ok = np.int64(mirror_bb(wm[j])), np.int64(mirror_bb(wk[j]))
         empty = ALL_SQUARES & ~(pm | pk | om | ok)
         n = capture_moves(pm, pk, om | ok, empty, jumping_pieces(pm, pk, om | ok, empty, 1), 1, captures)
         best = CAT_LOSS
         for c in range(n):
-            f, t, taken = captures[c, C_FROM], captures[c, C_TO], captures[c, C_CAPTURED]
-            if pk & f:
-                npm, npk = pm, pk ^ f ^ t
-            else:
-                crowned = t & WHITE_CROWN_ROW
-                npm, npk = pm ^ f ^ (t ^ crowned), pk | crowned
-            nbm, nbk = om & ~taken, ok & ~taken
+            nbm, nbk, npm, npk = after_capture(pm, pk, om, ok, captures, c)
             if nbm == 0 and nbk == 0:
                 best = CAT_WIN  # the opponent is left without pieces
                 break

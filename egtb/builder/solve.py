@@ -518,15 +518,7 @@ def fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, rdep, li
         return 0, OK
     n = capture_moves(pm, pk, om | ok, empty, jumpers, 1, captures)
     for c in range(n):
-        f = captures[c, C_FROM]
-        t = captures[c, C_TO]
-        taken = captures[c, C_CAPTURED]
-        if pk & f:
-            npm, npk = pm, pk ^ f ^ t
-        else:
-            crowned = t & WHITE_CROWN_ROW
-            npm, npk = pm ^ f ^ (t ^ crowned), pk | crowned
-        nbm, nbk = om & ~taken, ok & ~taken
+        nbm, nbk, npm, npk = after_capture(pm, pk, om, ok, captures, c)
         if nbm == 0 and nbk == 0:
             target, status = NO_PIECES, OK
         else:
@@ -537,6 +529,19 @@ def fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, rdep, li
         if status != OK:
             return n, status
     return n, OK
+
+
+@njit(cache=True, inline="always")
+def after_capture(pm, pk, om, ok, captures, c):
+    """The position after capture c of a mirrored node's list (the mover's ``pm``, ``pk`` jumping
+    toward lower squares, a man crowning on ``WHITE_CROWN_ROW``), Black to move: (bm, bk, wm, wk)."""
+    f, t, taken = captures[c, C_FROM], captures[c, C_TO], captures[c, C_CAPTURED]
+    if pk & f:
+        npm, npk = pm, pk ^ f ^ t
+    else:
+        crowned = t & WHITE_CROWN_ROW
+        npm, npk = pm ^ f ^ (t ^ crowned), pk | crowned
+    return om & ~taken, ok & ~taken, npm, npk
 
 
 @njit(cache=True, inline="always")
