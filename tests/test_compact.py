@@ -17,7 +17,7 @@ from egtb.builder import budget, driver
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
-from egtb.builder.successor_check import unrank_range
+from egtb.builder.successor_check import unrank_captures, unrank_range
 from egtb.builder.verify_compact import verify_compact
 from egtb.builder import compaction
 from egtb.formats import compact, values
@@ -165,6 +165,23 @@ def test_lookups_from_the_marks_inside_a_block_equal_the_whole_block_decoded(com
         assert [table.value(i) for i in range(len(table))] == every_value.tolist(), kind.suffix
         runs = max(len(table.decode(block)[0]) for block in range(table.n_blocks))
         assert max(table.block_marks(b).count for b in range(table.n_blocks)) == -(-runs // every)
+
+
+@pytest.mark.parametrize("name", ["1k-1k", "2m1k-1m", "1m2k-2k", "2m-1m1k"])
+def test_the_capture_positions_of_a_range_are_those_the_whole_unranking_flags(name):
+    material = Material.parse(name)
+    counts, n = compact.material_counts(material), count_positions(material)
+    boards = [np.empty(n, dtype=np.int64) for _ in range(4)]
+    cap = np.empty(n, dtype=np.bool_)
+    unrank_range(counts, 0, n, *boards, cap)
+    assert 0 < cap.sum() < n
+    for lo, hi in [(0, n), (1, n - 1), (n // 3, min(n, n // 3 + 1000)), (n // 2, n // 2)]:
+        out = [np.empty(hi - lo, dtype=np.int64) for _ in range(5)]
+        count = unrank_captures(counts, lo, hi, *out)
+        chosen = lo + np.flatnonzero(cap[lo:hi])
+        assert count == len(chosen) and np.array_equal(out[0][:count], chosen), (name, lo, hi)
+        for board, found in zip(boards, out[1:]):
+            assert np.array_equal(found[:count], board[chosen]), (name, lo, hi)
 
 
 def test_a_range_of_codes_equals_the_blocks_decoded_whole(compact_dir):

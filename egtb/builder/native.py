@@ -42,7 +42,7 @@ import numpy as np
 from egtb.builder.contents import LEAN_RULES
 from egtb.builder.dependency_captures import LoadedTables
 from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
-from egtb.builder.successor_check import unranked
+from egtb.builder.successor_check import unrank_captures
 from egtb.errors import MissingTableError, TableError
 from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, category_codes, compact_path,
                                          dtz_codes, material_counts)
@@ -265,16 +265,16 @@ def _answer_captures(tablebase, loaded: LoadedTables | None, material: Material,
 def capture_positions(counts: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, ...]:
     """(index, bm, bk, wm, wk) of the positions lo..hi-1 of a material (Black to move) whose side
     to move must capture, in order: the range unranked step by step
-    (:func:`egtb.builder.successor_check.unranked`), never a whole unit (an all-kings 8-piece
+    (:func:`egtb.builder.successor_check.unrank_captures`), never a whole unit (an all-kings 8-piece
     unit holds 736 M positions).
 
     >>> at, bm, bk, wm, wk = capture_positions(np.array([0, 1, 1, 0]), 0, 868)
     >>> len(at), int(at[0]) < 868
     (72, True)
     """
-    boards, must = unranked(counts, lo, hi)
-    chosen = np.flatnonzero(must)
-    return (lo + chosen, *(board[chosen] for board in boards))
+    out = [np.empty(hi - lo, dtype=np.int64) for _ in range(5)]
+    count = unrank_captures(counts, lo, hi, *out)
+    return tuple(array[:count] for array in out)
 
 
 def remove_leftovers(directory: os.PathLike | str) -> list[Path]:

@@ -39,7 +39,7 @@ from egtb.rules.movegen import (M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOV
 
 __all__ = ["block_firsts", "FLAG_CATEGORY", "FLAG_DTZ", "FLAG_SIGN", "FLAG_WDL", "NO_WIN", "check_positions",
            "lookup_ascending", "pack_values", "quiet_successors", "read_ascending",
-           "rule_outcome", "successor_boards", "successor_ranks", "unique_keys", "unrank_range", "unranked"]
+           "rule_outcome", "successor_boards", "successor_ranks", "unique_keys", "unrank_captures", "unrank_range", "unranked"]
 
 #: What :func:`check_positions` found wrong at a position (bits of its flags).
 FLAG_WDL = 1  #: the stored WDL is not the best over the successors
@@ -62,11 +62,35 @@ def unrank_range(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
     >>> [int(a[0]) for a in out[:4]], [int(a[1]) for a in out[:4]]   # kings on 1 and 32, then 2 and 1
     ([0, 1, 0, 2147483648], [0, 2, 0, 1])
     """
+    _unrank(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, np.empty(0, dtype=np.int64), False)
+
+
+@njit(cache=True)
+def unrank_captures(counts, lo, hi, out_at, out_bm, out_bk, out_wm, out_wk):
+    """The positions of lo..hi of a material (Black to move) whose side to move must capture, in
+    order: their indices into ``out_at``, their bitboards into ``out_bm``..``out_wk`` (each at least
+    ``hi - lo`` long); returns how many (:func:`unrank_range`'s walk, the others not written).
+
+    >>> out = [np.empty(868, dtype=np.int64) for _ in range(5)]
+    >>> n = unrank_captures(np.array([0, 1, 1, 0]), 0, 868, *out)   # 1k-1m
+    >>> n, int(out[0][0]) < 868
+    (72, True)
+    """
+    return _unrank(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, np.empty(out_at.shape[0], dtype=np.bool_),
+                   out_at, True)
+
+
+@njit(cache=True)
+def _unrank(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, captures_only):
+    """:func:`unrank_range` and :func:`unrank_captures`: every position written at its offset from
+    ``lo``, or (``captures_only``) the capture positions one after the other with their indices in
+    ``out_at``; returns how many were written."""
     n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
     size = unit_size(n_bm, n_bk, n_wm, n_wk)
     free_squares = np.zeros(32, dtype=np.int64)
     rest_squares = np.zeros(32, dtype=np.int64)
     i = lo
+    k = 0
     while i < hi:
         m = i // size
         j = i - m * size
@@ -83,9 +107,13 @@ def unrank_range(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
         end = min(hi, (m + 1) * size)
         while True:
             wk = deposit_squares(cw, rest_squares)
-            k = i - lo
-            out_bm[k], out_bk[k], out_wm[k], out_wk[k] = bm, bk, wm, wk
-            out_cap[k] = has_capture(bm, bk, wm, wk, 0)
+            must = has_capture(bm, bk, wm, wk, 0)
+            if must or not captures_only:
+                out_bm[k], out_bk[k], out_wm[k], out_wk[k] = bm, bk, wm, wk
+                out_cap[k] = must
+                if captures_only:
+                    out_at[k] = i
+                k += 1
             i += 1
             if i == end:
                 break
@@ -98,6 +126,7 @@ def unrank_range(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
                 cw = (np.int64(1) << n_wk) - 1
             elif n_wk:
                 cw = next_combination(cw)
+    return k
 
 
 def unranked(counts: np.ndarray, lo: int, hi: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
