@@ -39,7 +39,8 @@ from egtb.rules.movegen import (M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOV
 
 __all__ = ["block_firsts", "FLAG_CATEGORY", "FLAG_DTZ", "FLAG_SIGN", "FLAG_WDL", "NO_WIN", "check_positions",
            "lookup_ascending", "pack_values", "quiet_successors", "read_ascending",
-           "rule_outcome", "successor_boards", "successor_ranks", "unique_keys", "unrank_captures", "unrank_range", "unranked"]
+           "rule_outcome", "successor_boards", "successor_ranks", "unique_keys", "unrank_captures", "unrank_range",
+           "unranked"]
 
 #: What :func:`check_positions` found wrong at a position (bits of its flags).
 FLAG_WDL = 1  #: the stored WDL is not the best over the successors
@@ -76,15 +77,14 @@ def unrank_captures(counts, lo, hi, out_at, out_bm, out_bk, out_wm, out_wk):
     >>> n, int(out[0][0]) < 868
     (72, True)
     """
-    return _unrank(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, np.empty(out_at.shape[0], dtype=np.bool_),
-                   out_at, True)
+    return _unrank(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, np.empty(0, dtype=np.bool_), out_at, True)
 
 
 @njit(cache=True)
 def _unrank(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, captures_only):
     """:func:`unrank_range` and :func:`unrank_captures`: every position written at its offset from
-    ``lo``, or (``captures_only``) the capture positions one after the other with their indices in
-    ``out_at``; returns how many were written."""
+    ``lo`` with whether it must capture in ``out_cap``, or (``captures_only``) the capture positions
+    one after the other with their indices in ``out_at``; returns how many were written."""
     n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
     size = unit_size(n_bm, n_bk, n_wm, n_wk)
     free_squares = np.zeros(32, dtype=np.int64)
@@ -110,9 +110,10 @@ def _unrank(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, cap
             must = has_capture(bm, bk, wm, wk, 0)
             if must or not captures_only:
                 out_bm[k], out_bk[k], out_wm[k], out_wk[k] = bm, bk, wm, wk
-                out_cap[k] = must
                 if captures_only:
                     out_at[k] = i
+                else:
+                    out_cap[k] = must
                 k += 1
             i += 1
             if i == end:
