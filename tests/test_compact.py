@@ -17,7 +17,7 @@ from egtb.builder import budget, driver
 from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
-from egtb.builder.successor_check import unrank_captures, unrank_range
+from egtb.positions.walk import capture_flags, unrank_captures, unrank_range
 from egtb.builder.verify_compact import verify_compact
 from egtb.builder import compaction
 from egtb.formats import compact, values
@@ -182,6 +182,25 @@ def test_the_capture_positions_of_a_range_are_those_the_whole_unranking_flags(na
         assert count == len(chosen) and np.array_equal(out[0][:count], chosen), (name, lo, hi)
         for board, found in zip(boards, out[1:]):
             assert np.array_equal(found[:count], board[chosen]), (name, lo, hi)
+        flags = np.empty(hi - lo, dtype=np.bool_)
+        assert capture_flags(counts, lo, hi, flags) == count
+        assert np.array_equal(flags, cap[lo:hi]), (name, lo, hi)
+
+
+@pytest.mark.parametrize("name", ["1k-2m", "2k-1m1k", "1m1k-2k", "2m-1m1k"])
+def test_a_file_coded_a_chunk_at_a_time_is_the_file_coded_whole(master_dir, name):
+    # the chunks' don't-cares, runs, contexts and blocks go on across chunk boundaries; the leading
+    # don't-cares take the file's last value wherever it lies
+    material = Material.parse(name)
+    path = master.table_path(master_dir, material)
+    kinds = [layout.WDL, layout.WCDF, layout.WCDF_DTZ]
+    codes = [compaction._codes(path, kind) for kind in kinds]
+    whole = [compact.encode_values(material, c, kind=kind) for c, kind in zip(codes, kinds)]
+    for chunk in (1, 97, 4096):
+        chunked = compact.encode_kinds(material, lambda lo, hi: [c[lo:hi] for c in codes], kinds, chunk=chunk)
+        for (blob, report), (want, made) in zip(chunked, whole):
+            assert blob == want and (report.runs, report.captures) == (made.runs, made.captures), chunk
+    assert sum(made.captures for _, made in whole) > 0
 
 
 def test_a_range_of_codes_equals_the_blocks_decoded_whole(compact_dir):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from egtb import cli
-from egtb.builder.successor_check import unrank_range
+from egtb.positions.walk import unrank_range
 from egtb.builder.verify_compact import verify_compact
 from egtb.errors import TableError
 from egtb.builder import compaction

@@ -120,3 +120,35 @@ def test_a_flipped_byte_is_found_by_the_sliced_check(tables4, tmp_path):
         f["dtw"][5] = f["dtw"][5] ^ 1
     with pytest.raises(master.TableError, match="checksum mismatch"):
         master.check_table(path)
+
+
+def resident_file_kib() -> int:
+    """This process's resident pages of mapped files (RssFile), in KiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssFile:"):
+            return int(line.split()[1])
+    pytest.skip("no RssFile in /proc/self/status (needs Linux)")
+
+
+def test_a_mapped_row_read_once_keeps_what_it_read_off_resident_memory(tmp_path):
+    positions = 64 << 20  # 64 MiB of int8
+    arrays = scratch.map_arrays(tmp_path, positions, positions, contents=contents_for(7), create=True)
+    row = arrays[2][0]  # rcat, filled with UNSOLVED by map_arrays: its slices released as written
+    row[::4096] = np.arange(positions // 4096, dtype=np.int64) % 100
+    scratch.flush(arrays)
+    scratch.release(row)
+    before = resident_file_kib()
+    reader = scratch.ReadOnce(row)
+    seen = [reader[start:start + (8 << 20)][::4096].copy() for start in range(0, positions, 8 << 20)]
+    assert resident_file_kib() - before < 16 << 10  # less than 16 MiB of the 64 MiB it read stay
+    assert np.array_equal(np.concatenate(seen), np.arange(positions // 4096) % 100)
+    kept = np.array(row[:positions])  # a plain read keeps them resident
+    assert resident_file_kib() - before > 48 << 10
+    assert np.array_equal(kept[::4096], np.arange(positions // 4096) % 100)
+
+
+def test_an_array_in_memory_is_not_released():
+    values = np.arange(10_000, dtype=np.int64)
+    scratch.release_range(values, 0, len(values))
+    scratch.release(values)
+    assert np.array_equal(values, np.arange(10_000))

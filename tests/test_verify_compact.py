@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from egtb.builder.native_reference import native_figures
-from egtb.builder.successor_check import unrank_range
+from egtb.positions.walk import unrank_range
 from egtb.builder.verify_compact import verify_compact
 from egtb.builder.verify_progress import progress_path
 from egtb.cli import main

@@ -46,7 +46,7 @@ def compact_material(tables: os.PathLike | str, material: Material, *,
     report = CompactReport(count_positions(material))
     # one array of a position's size at a time (a 7-piece material has up to 1.4 G positions)
     for kind, target in wanted:
-        blob, made = encode_values(material, _codes(path, kind), kind=kind, in_place=True)
+        blob, made = encode_values(material, _codes(path, kind), kind=kind)
         write_marks(write_compact(target, blob))
         if kind is WDL:
             report.captures, report.runs, report.bytes, report.tables = made.captures, made.runs, len(blob), 1

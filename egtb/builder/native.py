@@ -42,13 +42,13 @@ import numpy as np
 from egtb.builder.contents import LEAN_RULES
 from egtb.builder.dependency_captures import LoadedTables
 from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
-from egtb.builder.successor_check import unrank_captures
+from egtb.positions.walk import unrank_captures
 from egtb.errors import MissingTableError, TableError
 from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, category_codes, compact_path,
                                          dtz_codes, material_counts)
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact import writer as compact_writer
-from egtb.formats.compact.writer import encode_values, write_compact, write_marks
+from egtb.formats.compact.writer import encode_kinds, write_compact, write_marks
 from egtb.formats.master import narrow_type
 from egtb.formats.values import CATEGORY_OF_CODE
 from egtb.positions.material import Material, count_positions
@@ -159,17 +159,20 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
     return the summary.
 
     `category` and `dtz`: the ``wcdf`` layer as the solver leaves it (int8 categories, the DTZ of
-    every position). Files of another run are replaced.
+    every position), arrays or rows read by ranges (:class:`egtb.formats.scratch.ReadOnce`); the
+    files are coded a chunk at a time (:func:`egtb.formats.compact.writer.encode_kinds`). Files of
+    another run are replaced.
     """
     directory = Path(directory)
     summary_path(directory, material).unlink(missing_ok=True)
     attrs = layer_attrs(PRESETS[LEAN_RULES], category, dtz)
     files = {}
-    for kind in NATIVE_KINDS:
-        codes = (values_of(category) if kind is WDL else category_codes(category)
-                 if kind.after_previous else dtz_codes(category, dtz))
-        blob, _ = encode_values(material, codes, kind=kind, in_place=True)
-        del codes
+
+    def codes_of(lo: int, hi: int) -> list[np.ndarray]:
+        part = category[lo:hi]
+        return [values_of(part), category_codes(part), dtz_codes(part, dtz[lo:hi])]
+
+    for kind, (blob, _) in zip(NATIVE_KINDS, encode_kinds(material, codes_of, NATIVE_KINDS)):
         path = write_compact(compact_path(directory, material, kind=kind), blob)
         write_marks(path)
         files[path.name] = [len(blob), HEADER.unpack_from(blob)[-1]]  # the header's own CRC-32
@@ -265,7 +268,7 @@ def _answer_captures(tablebase, loaded: LoadedTables | None, material: Material,
 def capture_positions(counts: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, ...]:
     """(index, bm, bk, wm, wk) of the positions lo..hi-1 of a material (Black to move) whose side
     to move must capture, in order: the range unranked step by step
-    (:func:`egtb.builder.successor_check.unrank_captures`), never a whole unit (an all-kings 8-piece
+    (:func:`egtb.positions.walk.unrank_captures`), never a whole unit (an all-kings 8-piece
     unit holds 736 M positions).
 
     >>> at, bm, bk, wm, wk = capture_positions(np.array([0, 1, 1, 0]), 0, 868)

@@ -164,18 +164,25 @@ def load_dependencies(directory: Path, solved: list[Material],
         part = tables.slice_of(material)
         if material in natives:
             load_native(directory, material, tables, part, loaded=loaded, needed_by=fresh[0].name)
-            continue
-        if isinstance(tables.rdep.base, np.memmap) or budget.values_bytes(
+        elif isinstance(tables.rdep.base, np.memmap) or budget.values_bytes(
                 count_positions(material), contents) > process_cache().max_bytes:
             scratch.copy_table(directory, material, part.start, arrays, contents.names)
-            continue
-        packed, dtw, categories = load_table_cached(directory, material, contents)
-        if contents.dtw:
-            master.unpack_into(packed, tables.wdl[part])
-            tables.dtw[part] = dtw
-        for row in range(len(categories)):
-            tables.put_categories(row, part.start, categories[row])
+        else:
+            _put_cached(directory, material, contents, tables, part)
+        for array in (tables.wdl, tables.dtw, tables.rdep):  # a pair on disk: what was written stays
+            scratch.release(array)                          # in the page cache, not resident
     return tables
+
+
+def _put_cached(directory: Path, material: Material, contents: Contents, tables: FlatTables,
+                part: slice) -> None:
+    """Put a dependency into the flat arrays from the process's table cache (read into it first)."""
+    packed, dtw, categories = load_table_cached(directory, material, contents)
+    if contents.dtw:
+        master.unpack_into(packed, tables.wdl[part])
+        tables.dtw[part] = dtw
+    for row in range(len(categories)):
+        tables.put_categories(row, part.start, categories[row])
 
 
 def capture_tables(directory: Path, natives: set[Material], tables: FlatTables) -> LoadedTables:
@@ -342,8 +349,9 @@ def write_native(directory: Path, material: Material, tables: FlatTables, *, sec
     """Write a solved material of a compact-native pair (:func:`egtb.builder.native.write_material`)
     and keep its categories in this process's table cache; return its summary."""
     part = tables.slice_of(material)
-    dtz = tables.rdtz[0, part] if tables.spiller is None else tables.spiller.row(part)
-    summary = native.write_material(directory, material, tables.rcat[0, part], dtz, seconds=seconds)
+    dtz = scratch.ReadOnce(tables.rdtz[0, part]) if tables.spiller is None else tables.spiller.row(part)
+    summary = native.write_material(directory, material, scratch.ReadOnce(tables.rcat[0, part]), dtz,
+                                    seconds=seconds)
     if count_positions(material) <= process_cache().max_bytes:
         process_cache().put(_native_key(directory, material), native.categories_path(directory, material),
                             tables.rcat[0, part].copy())

@@ -64,8 +64,9 @@ class DtzSpiller:
         return sum(stop - start for start, stop in ranges)
 
     def row(self, part: slice) -> SpilledRow:
-        """The DTZ of the pair's positions `part` (a material's), spilled or not."""
-        return SpilledRow(self._dtz[part], self.spill, offset=part.start)
+        """The DTZ of the pair's positions `part` (a material's), spilled or not, read by ranges
+        that leave none of the mapped row resident (:class:`egtb.formats.scratch.ReadOnce`)."""
+        return SpilledRow(scratch.ReadOnce(self._dtz[part]), self.spill, offset=part.start)
 
 
 def _runs(ready: np.ndarray, positions: int) -> list[tuple[int, int]]:

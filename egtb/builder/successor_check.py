@@ -29,13 +29,12 @@ from egtb.formats.compact.codec import (L_BLOCKS, L_DATA, L_DATA_LEN, L_LUT, L_M
 from egtb.formats.compact.layout import BLOCK_BYTES
 from egtb.formats.pointers import int32_ptr, int64_ptr, uint8_ptr
 from egtb.formats.values import CAT_BLESSED_LOSS, CAT_CURSED_WIN, CAT_DRAW, CAT_LOSS, CAT_WIN, WDL_LOSS
-from egtb.positions.index import (BINOM, MASK32, NUM_CODES, code_of_material, deposit_squares, fill_squares,
-                                  next_combination, unit_size, unrank_men, unrank_subset)
+from egtb.positions.index import NUM_CODES, code_of_material
 from egtb.positions.material import Material, count_positions
+from egtb.positions.walk import unrank_captures, unrank_range
 from egtb.probe.locate import locate_valid
 from egtb.rules.captures import has_capture
-from egtb.rules.movegen import (M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves,
-                                popcount)
+from egtb.rules.movegen import M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
 
 __all__ = ["block_firsts", "FLAG_CATEGORY", "FLAG_DTZ", "FLAG_SIGN", "FLAG_WDL", "NO_WIN", "check_positions",
            "lookup_ascending", "pack_values", "quiet_successors", "read_ascending",
@@ -49,85 +48,6 @@ FLAG_DTZ = 4  #: the stored DTZ of a win or loss is not the one the successors g
 FLAG_SIGN = 8  #: the category's win or loss side is not the WDL (a capture position's, both searched)
 #: What a fastest win is over no winning move.
 NO_WIN = 1 << 30
-
-
-@njit(cache=True)
-def unrank_range(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
-    """Bitboards of positions lo..hi of a material (Black to move) and whether each must capture,
-    as :func:`egtb.positions.index.unrank_unit` orders a unit's kings (the black kings' colex rank
-    major, the white kings' among the squares left minor), stepping from the first: nothing of
-    the size of a unit is made (an all-kings unit of 8 pieces holds 736 M positions).
-
-    >>> out = [np.empty(2, dtype=np.int64) for _ in range(4)] + [np.empty(2, dtype=np.bool_)]
-    >>> unrank_range(np.array([0, 1, 0, 1]), 30, 32, *out)   # 1k-1k: 31 white kings a black one
-    >>> [int(a[0]) for a in out[:4]], [int(a[1]) for a in out[:4]]   # kings on 1 and 32, then 2 and 1
-    ([0, 1, 0, 2147483648], [0, 2, 0, 1])
-    """
-    _unrank(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, np.empty(0, dtype=np.int64), False)
-
-
-@njit(cache=True)
-def unrank_captures(counts, lo, hi, out_at, out_bm, out_bk, out_wm, out_wk):
-    """The positions of lo..hi of a material (Black to move) whose side to move must capture, in
-    order: their indices into ``out_at``, their bitboards into ``out_bm``..``out_wk`` (each at least
-    ``hi - lo`` long); returns how many (:func:`unrank_range`'s walk, the others not written).
-
-    >>> out = [np.empty(868, dtype=np.int64) for _ in range(5)]
-    >>> n = unrank_captures(np.array([0, 1, 1, 0]), 0, 868, *out)   # 1k-1m
-    >>> n, int(out[0][0]) < 868
-    (72, True)
-    """
-    return _unrank(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, np.empty(0, dtype=np.bool_), out_at, True)
-
-
-@njit(cache=True)
-def _unrank(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, captures_only):
-    """:func:`unrank_range` and :func:`unrank_captures`: every position written at its offset from
-    ``lo`` with whether it must capture in ``out_cap``, or (``captures_only``) the capture positions
-    one after the other with their indices in ``out_at``; returns how many were written."""
-    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
-    size = unit_size(n_bm, n_bk, n_wm, n_wk)
-    free_squares = np.zeros(32, dtype=np.int64)
-    rest_squares = np.zeros(32, dtype=np.int64)
-    i = lo
-    k = 0
-    while i < hi:
-        m = i // size
-        j = i - m * size
-        bm32, wm32 = unrank_men(m, n_bm, n_wm)
-        bm, wm = np.int64(bm32), np.int64(wm32)
-        free = ~(bm | wm) & MASK32
-        n_free = popcount(free)
-        white_count = BINOM[n_free - n_bk, n_wk]
-        fill_squares(free, free_squares)
-        cb = unrank_subset(j // white_count, (np.int64(1) << n_free) - 1, n_bk)
-        cw = unrank_subset(j % white_count, (np.int64(1) << (n_free - n_bk)) - 1, n_wk)
-        bk = deposit_squares(cb, free_squares)
-        fill_squares(free & ~bk, rest_squares)
-        end = min(hi, (m + 1) * size)
-        while True:
-            wk = deposit_squares(cw, rest_squares)
-            must = has_capture(bm, bk, wm, wk, 0)
-            if must or not captures_only:
-                out_bm[k], out_bk[k], out_wm[k], out_wk[k] = bm, bk, wm, wk
-                if captures_only:
-                    out_at[k] = i
-                else:
-                    out_cap[k] = must
-                k += 1
-            i += 1
-            if i == end:
-                break
-            j += 1
-            if j % white_count == 0:  # the next black kings, the first white kings among the rest
-                if n_bk:
-                    cb = next_combination(cb)
-                bk = deposit_squares(cb, free_squares)
-                fill_squares(free & ~bk, rest_squares)
-                cw = (np.int64(1) << n_wk) - 1
-            elif n_wk:
-                cw = next_combination(cw)
-    return k
 
 
 def unranked(counts: np.ndarray, lo: int, hi: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:

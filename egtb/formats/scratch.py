@@ -135,10 +135,12 @@ def map_arrays(path: Path, total: int, own: int, *, contents, create: bool) -> l
 
 
 def fill_slices(array: np.ndarray, value: int) -> None:
-    """Set every element of a (mapped) array, a slice of :data:`master.SLICE` at a time."""
+    """Set every element of a (mapped) array, a slice of :data:`master.SLICE` at a time, each
+    slice's pages dropped from resident memory once written (:func:`release_range`)."""
     flat = array.reshape(-1)
     for start in range(0, len(flat), master.SLICE):
         flat[start:start + master.SLICE] = value
+        release_range(flat, start, start + master.SLICE)  # written back in time, never kept resident
 
 
 def copy_table(directory: Path, material: Material, start: int, arrays: list[np.ndarray],
@@ -217,9 +219,64 @@ def release(array: np.ndarray) -> None:
     The mapping is shared: written pages stay in the page cache and reach the
     file (a checkpoint flushes them first); a later access maps them back.
     """
-    mapping = getattr(array.base, "_mmap", None) if isinstance(array.base, np.memmap) else None
-    if mapping is not None and hasattr(mmap, "MADV_DONTNEED"):
-        mapping.madvise(mmap.MADV_DONTNEED)
+    mapped = _memmap_of(array)
+    if mapped is not None:
+        mapped._mmap.madvise(mmap.MADV_DONTNEED)
+
+
+def release_range(array: np.ndarray, start: int, stop: int) -> None:
+    """Drop the pages wholly inside elements start..stop of a row of a mapped array (1-d,
+    contiguous) from this process's resident memory, as :func:`release` does the whole map's;
+    nothing for an array in memory.
+    """
+    mapped = _memmap_of(array)
+    if mapped is None or array.ndim != 1 or array.strides[0] != array.itemsize:
+        return
+    base = mapped.ctypes.data - mapped.offset % mmap.ALLOCATIONGRANULARITY  # where the map starts
+    first = array.ctypes.data + start * array.itemsize - base
+    last = array.ctypes.data + min(stop, len(array)) * array.itemsize - base
+    first = -(-first // mmap.PAGESIZE) * mmap.PAGESIZE
+    last = last // mmap.PAGESIZE * mmap.PAGESIZE
+    if last > first:
+        mapped._mmap.madvise(mmap.MADV_DONTNEED, first, last - first)
+
+
+def _memmap_of(array: np.ndarray) -> np.memmap | None:
+    """The shared memory map an array is a view of (None: in memory, or a private map, whose
+    dropped pages would lose what was written to them)."""
+    while array is not None and not isinstance(array, np.memmap):
+        array = getattr(array, "base", None)
+    if (array is None or getattr(array, "_mmap", None) is None or array.mode not in ("r+", "w+")
+            or not hasattr(mmap, "MADV_DONTNEED")):
+        return None
+    return array
+
+
+class ReadOnce:
+    """A row of a mapped array read a range at a time, whole: each range is copied out and its
+    pages dropped from this process's resident memory (:func:`release_range`), so that a pass
+    over a material bigger than memory (the compact writer's) keeps none of it resident.
+
+    >>> row = ReadOnce(np.arange(5, dtype=np.int8))
+    >>> len(row), row[1:3].tolist(), row.dtype.name
+    (5, [1, 2], 'int8')
+    """
+
+    def __init__(self, array: np.ndarray) -> None:
+        self._array = array
+        self.dtype = array.dtype
+        self.shape = array.shape
+
+    def __len__(self) -> int:
+        return len(self._array)
+
+    def __getitem__(self, part: slice) -> np.ndarray:
+        start, stop, step = part.indices(len(self._array))
+        if step != 1:
+            raise IndexError("a mapped row is read by ranges")
+        out = np.array(self._array[start:stop])
+        release_range(self._array, start, stop)
+        return out
 
 
 def remove_scratch(path: Path) -> None:

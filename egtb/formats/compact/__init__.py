@@ -19,10 +19,11 @@ from egtb.formats.compact.layout import (BLOCK_BYTES, DTZ_KINDS, FORMAT_VERSION,
                                          dtz_codes, material_counts)
 from egtb.formats.compact.reader import BlockMarks, CompactTable, open_compact
 from egtb.formats.compact.sidecar import MarksFile, marks_path, open_marks
-from egtb.formats.compact.writer import CompactReport, encode_values, remove_leftovers, write_compact, write_marks
+from egtb.formats.compact.writer import (CompactReport, encode_kinds, encode_values, remove_leftovers, write_compact,
+                                         write_marks)
 
 __all__ = [
     "BLOCK_BYTES", "BlockMarks", "CompactReport", "CompactTable", "DTZ_KINDS", "FORMAT_VERSION", "FileKind", "KINDS",
-    "MarksFile", "RULE_KINDS", "SUFFIX", "WCDF", "WCDF_DTZ", "WDL", "category_codes", "compact_path", "compact_paths", "dtz_codes", "encode_values", "marks_path",
+    "MarksFile", "RULE_KINDS", "SUFFIX", "WCDF", "WCDF_DTZ", "WDL", "category_codes", "compact_path", "compact_paths", "dtz_codes", "encode_kinds", "encode_values", "marks_path",
     "material_counts", "open_compact", "open_marks", "remove_leftovers", "write_compact", "write_marks",
 ]

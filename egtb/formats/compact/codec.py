@@ -25,13 +25,11 @@ from numba import njit
 from egtb.formats.compact.layout import (BLOCK_BITS, BLOCK_BYTES, EXACT_LENGTHS, MANTISSA_BITS, MAX_CODE_BITS,
                                          NUM_BUCKETS, FileKind)
 from egtb.formats.pointers import int32_ptr, int64_ptr, uint8_ptr
-from egtb.formats.values import DRAW, UNKNOWN
-from egtb.positions.index import MEN_OFFSET, unit_size, unrank_men, unrank_unit
-from egtb.rules.movegen import has_capture
+from egtb.formats.values import UNKNOWN
 
 __all__ = [
-    "LOOKUP_WIDTH", "MARK_SHIFT", "block_of", "canonical_codes", "count_runs", "count_symbols", "crc32",
-    "decode_block", "decode_from", "decoding_table", "encode_blocks", "fill_dont_cares", "find_runs",
+    "LOOKUP_WIDTH", "MARK_SHIFT", "block_of", "canonical_codes", "close_runs", "count_symbols", "crc32",
+    "decode_block", "decode_from", "decoding_table", "encode_blocks", "fill_dont_cares",
     "huffman_lengths", "last_mark", "length_of", "length_symbol", "lookup_value", "mark_block", "value_at_index",
 ]
 
@@ -91,81 +89,80 @@ def _floor_log2(n):
 
 
 @njit(cache=True)
-def fill_dont_cares(counts, values):
-    """Give each don't-care position, one whose side to move must capture or whose code is 0
-    (UNKNOWN: a DTZ file's draws), the value before it (after it at the start; DRAW's code when
-    every position is one); return the number of capture positions."""
-    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
-    size = unit_size(n_bm, n_bk, n_wm, n_wk)
-    n_men = MEN_OFFSET[n_bm, n_wm, n_bm + 1]
-    bk_arr = np.empty(size, dtype=np.int64)
-    wk_arr = np.empty(size, dtype=np.int64)
-    leading = -1  # end of the leading run of don't-cares, while still open
-    captures = 0
-    prev = UNKNOWN
-    for m in range(n_men):
-        bm, wm = unrank_men(m, n_bm, n_wm)
-        bm, wm = np.int64(bm), np.int64(wm)
-        unrank_unit(n_bk, n_wk, bm, wm, bk_arr, wk_arr)
-        base = m * size
-        for j in range(size):
-            capture = has_capture(bm, bk_arr[j], wm, wk_arr[j], 0)
-            captures += capture
-            if capture or values[base + j] == UNKNOWN:
-                if prev == UNKNOWN:
-                    leading = base + j
-                else:
-                    values[base + j] = prev
-            else:
-                prev = values[base + j]
-    if prev == UNKNOWN:
-        prev = DRAW
-    for i in range(leading + 1):
-        values[i] = prev
-    return captures
+def fill_dont_cares(values, must, last):
+    """Give each don't-care of a chunk of a file's codes, a position whose side to move must
+    capture (``must``) or whose code is 0 (UNKNOWN: a DTZ file's draws), the value before it:
+    `last` for those at its start (the last value of the chunks before; at the file's start, its
+    last value). Returns the chunk's last value.
+
+    >>> values = np.array([0, 3, 1, 0, 2], dtype=np.uint8)
+    >>> int(fill_dont_cares(values, np.array([0, 1, 0, 0, 0], dtype=np.bool_), 2)), values.tolist()
+    (2, [2, 2, 1, 1, 2])
+    """
+    prev = last
+    for i in range(values.shape[0]):
+        if must[i] or values[i] == UNKNOWN:
+            values[i] = prev
+        else:
+            prev = values[i]
+    return prev
 
 
 @njit(cache=True)
-def count_runs(values):
-    """Number of runs of equal values."""
-    if values.shape[0] == 0:
-        return 0
-    runs = 1
-    for i in range(1, values.shape[0]):
-        if values[i] != values[i - 1]:
-            runs += 1
-    return runs
+def close_runs(values, open_run, run_vals, run_lens):
+    """Extend the open run (``open_run``: its value and length, 0 when there is none) by a chunk
+    of values: the runs the chunk closes go to ``run_vals``, ``run_lens`` (each at least as long
+    as the chunk), the last stays open; return how many closed.
+
+    >>> open_run, vals, lens = np.array([1, 2]), np.empty(3, dtype=np.uint8), np.empty(3, dtype=np.int64)
+    >>> n = close_runs(np.array([1, 1, 3], dtype=np.uint8), open_run, vals, lens)
+    >>> n, vals[:n].tolist(), lens[:n].tolist(), open_run.tolist()
+    (1, [1], [4], [3, 1])
+    """
+    v0, n0 = open_run[0], open_run[1]
+    closed = 0
+    for i in range(values.shape[0]):
+        v = values[i]
+        if n0 and v == v0:
+            n0 += 1
+        else:
+            if n0:
+                run_vals[closed] = v0
+                run_lens[closed] = n0
+                closed += 1
+            v0, n0 = v, 1
+    open_run[0], open_run[1] = v0, n0
+    return closed
 
 
 @njit(cache=True)
-def find_runs(values, run_vals, run_lens):
-    """Fill the value and length of every run."""
-    r = 0
-    start = 0
-    for i in range(1, values.shape[0] + 1):
-        if i == values.shape[0] or values[i] != values[i - 1]:
-            run_vals[r] = values[start]
-            run_lens[r] = i - start
-            r += 1
-            start = i
-
-
-@njit(cache=True)
-def count_symbols(run_vals, run_lens, hist, first_context, context_after, choice_of):
-    """Symbol frequencies per context (a file's first run in its ``first_context``; the file
-    kind's tables, see :class:`~egtb.formats.compact.layout.FileKind`)."""
-    ctx = first_context[run_vals[0]] if run_vals.shape[0] else DRAW
-    for r in range(run_vals.shape[0]):
+def count_symbols(run_vals, run_lens, n, hist, ctx, first_context, context_after, choice_of):
+    """Add the symbols of the first `n` runs to their contexts' frequencies, going on from context
+    `ctx` (-1 when they start the file: the first in the ``first_context`` of its value; the file
+    kind's tables, see :class:`~egtb.formats.compact.layout.FileKind`); return the context after
+    them."""
+    for r in range(n):
         v = run_vals[r]
+        if ctx < 0:
+            ctx = first_context[v]
         bucket, _, _ = length_symbol(run_lens[r])
         hist[ctx, choice_of[ctx, v] * NUM_BUCKETS + bucket] += 1
         ctx = context_after[v]
+    return ctx
+
+
+#: Fields of an encoder's state between two calls of :func:`encode_blocks`.
+S_PREV, S_ACC, S_ACC_BITS, S_USED, S_BYTE, S_POS = range(6)
 
 
 @njit(cache=True)
-def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_ctx, block_runs,
+def encode_blocks(run_vals, run_lens, n, codes, lengths, out, block_starts, block_ctx, block_runs, state,
                   first_context, context_after, choice_of):
-    """Code the runs into BLOCK_BYTES blocks of `out`; return (blocks, bytes used).
+    """Code the first `n` runs into BLOCK_BYTES blocks of `out`, going on from ``state`` (the
+    context, -1 before the file's first run; the bits not yet written; the bits used of the block
+    being filled and its next byte; the position reached): block 0 of `out`, and entry 0 of the
+    block arrays (first position, context, runs), are the block being filled. Return the index of
+    the block being filled after them (those before it are complete).
 
     ``codes[ctx, sym]`` is the bit-reversed Huffman code, ``lengths[ctx, sym]``
     its length; the last three are the file kind's tables (as :func:`count_symbols`).
@@ -173,19 +170,19 @@ def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_c
     coded in ``first_context`` of its value.
     """
     k = 0
-    block_starts[0] = 0
-    prev = first_context[run_vals[0]] if run_vals.shape[0] else DRAW
-    block_ctx[0] = prev
-    block_runs[0] = 0
-    acc = np.uint64(0)
-    acc_bits = 0
-    used = 0  # bits used in block k
-    byte = 0  # next byte to write
-    pos = np.int64(0)
-    for r in range(run_vals.shape[0]):
+    prev = state[S_PREV]
+    acc = np.uint64(state[S_ACC])
+    acc_bits = state[S_ACC_BITS]
+    used = state[S_USED]  # bits used in block k
+    byte = state[S_BYTE]  # next byte to write
+    pos = state[S_POS]
+    for r in range(n):
         v = run_vals[r]
-        n = run_lens[r]
-        bucket, xb, extra = length_symbol(n)
+        length = run_lens[r]
+        if prev < 0:
+            prev = first_context[v]
+            block_ctx[0] = prev
+        bucket, xb, extra = length_symbol(length)
         sym = choice_of[prev, v] * NUM_BUCKETS + bucket
         nbits = lengths[prev, sym] + xb
         if used + nbits > BLOCK_BITS:
@@ -218,13 +215,12 @@ def encode_blocks(run_vals, run_lens, codes, lengths, out, block_starts, block_c
                 acc >>= np.uint64(8)
                 acc_bits -= 8
         used += nbits
-        pos += n
+        pos += length
         prev = context_after[v]
         block_runs[k] += 1
-    if acc_bits:
-        out[byte] = np.uint8(acc & np.uint64(0xFF))
-        byte += 1
-    return k + 1, byte
+    state[S_PREV], state[S_ACC], state[S_ACC_BITS] = prev, np.int64(acc), acc_bits
+    state[S_USED], state[S_BYTE], state[S_POS] = used, byte, pos
+    return k
 
 
 @njit(cache=True)

@@ -13,20 +13,23 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Sequence
 
 import numpy as np
 
 from egtb.errors import InvalidDataError
 from egtb.formats.cache import TableCache
-from egtb.formats.compact.codec import (canonical_codes, count_runs, count_symbols, encode_blocks, fill_dont_cares,
-                                        find_runs, huffman_lengths, length_symbol)
+from egtb.formats.compact.codec import (S_ACC, S_ACC_BITS, S_BYTE, S_PREV, canonical_codes, close_runs, count_symbols,
+                                        encode_blocks, fill_dont_cares, huffman_lengths, length_symbol)
 from egtb.formats.compact.layout import (BLOCK_BYTES, DATA_ALIGN, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS,
                                          MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, WDL, FileKind, material_counts)
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact.sidecar import MARKS_SUFFIX, marks_bytes, marks_path
+from egtb.formats.values import DRAW, UNKNOWN
 from egtb.positions.material import Material, count_positions
+from egtb.positions.walk import capture_flags
 
-__all__ = ["CompactReport", "encode_values", "remove_leftovers", "write_compact", "write_marks"]
+__all__ = ["CompactReport", "encode_kinds", "encode_values", "remove_leftovers", "write_compact", "write_marks"]
 
 @dataclass
 class CompactReport:
@@ -73,8 +76,11 @@ class CompactReport:
         row[4] += other.dtz_bytes
 
 
-def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
-                  in_place: bool = False) -> tuple[bytes, CompactReport]:
+#: Positions whose codes the writer holds at a time (a few bytes each, and 9 a run they close).
+CHUNK_POSITIONS = 1 << 22
+
+
+def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL) -> tuple[bytes, CompactReport]:
     """The compact file's bytes for a material's value codes (uint8, one per position).
 
     The codes are those of ``kind``: DRAW, WIN, LOSS for a WLD file, also
@@ -82,53 +88,156 @@ def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
     DTZ + 1 for a DTZ file, 0 where it holds none (:func:`dtz_codes`). Positions
     whose side to move must capture (and a DTZ file's 0s) are don't-cares, filled
     with the value before them. ValueError for a code of 0 in a WLD or category
-    file (an unsolved position). With ``in_place`` the caller gives up ``wdl``
-    (a uint8 array): it is overwritten instead of copied.
+    file (an unsolved position). `wdl` is left as it is (:func:`encode_kinds`).
     """
-    values = np.ascontiguousarray(wdl, dtype=np.uint8)
-    if not in_place or values is not wdl:
-        values = values.copy()
-    del wdl
-    if len(values) != count_positions(material):
-        raise InvalidDataError(f"{material.name}: {len(values)} values for "
-                         f"{count_positions(material)} positions")
-    if kind.after_previous and len(values) and not values.all():
-        raise InvalidDataError(f"{material.name}: position {int(np.argmin(values))} is unsolved (code 0)")
-    captures = int(fill_dont_cares(material_counts(material), values))
-    n_runs = int(count_runs(values))
-    run_vals = np.empty(n_runs, dtype=np.uint8)
-    run_lens = np.empty(n_runs, dtype=np.int64)
-    find_runs(values, run_vals, run_lens)
-    del values
-    if n_runs and int(run_vals.max()) > kind.values:
-        raise InvalidDataError(f"{material.name}: value code {int(run_vals.max())} is not a "
-                         f"{kind.suffix} code (1..{kind.values})")
-    hist = np.zeros((kind.contexts + 1, kind.symbols), dtype=np.int64)
-    tables = (kind.first_context, kind.context_after, kind.choice_of)
-    count_symbols(run_vals, run_lens, hist, *tables)
-    lengths = _code_lengths(hist, run_lens, kind)
-    codes = np.stack([canonical_codes(row) for row in lengths])
-    bound = int((lengths.max() + MAX_EXPONENT) * n_runs // 8)
-    capacity = (bound // (BLOCK_BYTES - 16) + 2) * BLOCK_BYTES
-    out = np.zeros(capacity, dtype=np.uint8)
-    max_blocks = capacity // BLOCK_BYTES + 1
-    starts = np.zeros(max_blocks, dtype=np.int64)
-    ctx = np.zeros(max_blocks, dtype=np.uint8)
-    runs = np.zeros(max_blocks, dtype=np.int64)
-    n_blocks, used = encode_blocks(run_vals, run_lens, codes, lengths, out, starts, ctx, runs, *tables)
-    data = out[:used].tobytes()
-    blob = _file_bytes(material, count_positions(material), data, starts[:n_blocks], ctx[:n_blocks],
-                       int(runs[:n_blocks].max(initial=1)), lengths, kind)
-    return blob, CompactReport(count_positions(material), captures, n_runs, len(blob), 1)
+    if len(wdl) != count_positions(material):
+        raise InvalidDataError(f"{material.name}: {len(wdl)} values for "
+                               f"{count_positions(material)} positions")
+    return encode_kinds(material, lambda lo, hi: [wdl[lo:hi]], (kind,))[0]
 
 
-def _code_lengths(hist: np.ndarray, run_lens: np.ndarray, kind: FileKind) -> np.ndarray:
+def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.ndarray]],
+                 kinds: Sequence[FileKind], *, chunk: int = CHUNK_POSITIONS) -> list[tuple[bytes, CompactReport]]:
+    """The compact files' bytes for several kinds of a material's codes, read a chunk at a time.
+
+    ``codes_of(lo, hi)`` gives the codes of positions lo..hi for each kind in
+    order (as :func:`encode_values` takes them); it is called twice per chunk,
+    once to count the runs' symbols and once to code them, so that the writer
+    holds a chunk's codes and the files' bytes, never a whole material's codes
+    or runs (an 8-piece material has up to 11.8 G positions). The positions'
+    must-capture flags are found once per chunk and pass for every kind.
+
+    >>> codes = np.r_[np.ones(500, dtype=np.uint8), np.full(492, 2, dtype=np.uint8)]
+    >>> whole, = encode_kinds(Material.parse("1k-1k"), lambda lo, hi: [codes[lo:hi]], [WDL])
+    >>> whole == encode_kinds(Material.parse("1k-1k"), lambda lo, hi: [codes[lo:hi]], [WDL], chunk=7)[0]
+    True
+    """
+    counts = material_counts(material)
+    positions = count_positions(material)
+    must = np.empty(min(chunk, positions), dtype=np.bool_)
+    lasts = _last_values(counts, positions, codes_of, len(kinds), chunk=chunk, must=must)
+    files = [_FileEncoder(material, kind, min(chunk, positions), last) for kind, last in zip(kinds, lasts)]
+    for step in (_FileEncoder.count, _FileEncoder.code):
+        for lo in range(0, positions, chunk):
+            hi = min(lo + chunk, positions)
+            captures = int(capture_flags(counts, lo, hi, must))
+            for file, codes in zip(files, codes_of(lo, hi), strict=True):
+                step(file, lo, np.array(codes, dtype=np.uint8), must[:hi - lo], captures)
+        for file in files:
+            step(file, positions, None, must[:0], 0)
+    return [file.blob() for file in files]
+
+
+def _last_values(counts: np.ndarray, positions: int, codes_of: Callable[[int, int], Sequence[np.ndarray]],
+                 kinds: int, *, chunk: int, must: np.ndarray) -> list[int]:
+    """Each kind's last value that is not a don't-care (DRAW when it has none), read from the end:
+    the value of the don't-cares before a file's first value."""
+    last = [UNKNOWN] * kinds
+    hi = positions
+    while hi > 0 and UNKNOWN in last:
+        lo = max(0, hi - chunk)
+        capture_flags(counts, lo, hi, must)
+        for k, codes in enumerate(codes_of(lo, hi)):
+            held = np.flatnonzero(~must[:hi - lo] & (np.asarray(codes) != UNKNOWN))
+            if last[k] == UNKNOWN and len(held):
+                last[k] = int(codes[held[-1]])
+        hi = lo
+    return [DRAW if value == UNKNOWN else value for value in last]
+
+
+class _FileEncoder:
+    """One compact file coded from chunks of codes: the runs' symbols counted over the whole
+    material (:meth:`count`), then the runs coded into blocks (:meth:`code`); a call with no
+    codes closes the last run."""
+
+    def __init__(self, material: Material, kind: FileKind, chunk: int, last: int) -> None:
+        self.material, self.kind, self.file_last = material, kind, last
+        self.tables = (kind.first_context, kind.context_after, kind.choice_of)
+        self.run_vals = np.empty(chunk, dtype=np.uint8)
+        self.run_lens = np.empty(chunk, dtype=np.int64)
+        self.hist = np.zeros((kind.contexts + 1, kind.symbols), dtype=np.int64)
+        self.captures = self.runs = self.longest = 0
+        self._start_pass()
+
+    def _start_pass(self) -> None:
+        self.open_run = np.zeros(2, dtype=np.int64)  # value, length
+        self.last = self.file_last  # the value a don't-care takes: the one before it
+        self.ctx = -1
+
+    def _runs(self, lo: int, codes: np.ndarray | None, must: np.ndarray) -> int:
+        """Fill a chunk's don't-cares and close its runs (the last with no codes); how many."""
+        if codes is None:
+            self.run_vals[0], self.run_lens[0] = self.open_run
+            return 1
+        self.last = fill_dont_cares(codes, must, self.last)
+        return close_runs(codes, self.open_run, self.run_vals, self.run_lens)
+
+    def count(self, lo: int, codes: np.ndarray | None, must: np.ndarray, captures: int) -> None:
+        """First pass: check a chunk's codes and count its runs' symbols."""
+        kind = self.kind
+        if codes is not None and kind.after_previous and not codes.all():
+            raise InvalidDataError(f"{self.material.name}: position {lo + int(np.argmin(codes))} is unsolved (code 0)")
+        closed = self._runs(lo, codes, must)
+        vals, lens = self.run_vals[:closed], self.run_lens[:closed]
+        if closed and int(vals.max()) > kind.values:
+            raise InvalidDataError(f"{self.material.name}: value code {int(vals.max())} is not a "
+                                   f"{kind.suffix} code (1..{kind.values})")
+        self.ctx = count_symbols(vals, lens, closed, self.hist, self.ctx, *self.tables)
+        self.captures += captures
+        self.runs += closed
+        self.longest = max(self.longest, int(lens.max(initial=0)))
+        if codes is None:
+            self.lengths = _code_lengths(self.hist, self.longest, kind)
+            self.codes = np.stack([canonical_codes(row) for row in self.lengths])
+            self._start_pass()
+            self.state = np.zeros(6, dtype=np.int64)
+            self.state[S_PREV] = -1
+            self.blocks = [np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.uint8), np.zeros(1, dtype=np.int64)]
+            self.partial = np.zeros(BLOCK_BYTES, dtype=np.uint8)  # the block being filled
+            self.data: list[bytes] = []
+            self.starts: list[np.ndarray] = []
+
+    def code(self, lo: int, codes: np.ndarray | None, must: np.ndarray, captures: int) -> None:
+        """Second pass: code a chunk's runs into blocks, keeping the one being filled."""
+        closed = self._runs(lo, codes, must)
+        bound = int((self.lengths.max() + MAX_EXPONENT) * closed // 8)
+        out = np.zeros(BLOCK_BYTES + (bound // (BLOCK_BYTES - 16) + 2) * BLOCK_BYTES, dtype=np.uint8)
+        out[:BLOCK_BYTES] = self.partial
+        most = len(out) // BLOCK_BYTES + 1
+        starts, ctx, runs = (np.zeros(most, dtype=a.dtype) for a in self.blocks)
+        for new, old in zip((starts, ctx, runs), self.blocks):
+            new[0] = old[0]
+        filling = encode_blocks(self.run_vals, self.run_lens, closed, self.codes, self.lengths, out,
+                                starts, ctx, runs, self.state, *self.tables)
+        self.data.append(out[:filling * BLOCK_BYTES].tobytes())
+        self.starts.append(np.stack([starts[:filling], ctx[:filling], runs[:filling]]))
+        self.partial = out[filling * BLOCK_BYTES:(filling + 1) * BLOCK_BYTES].copy()
+        self.blocks = [starts[filling:filling + 1], ctx[filling:filling + 1], runs[filling:filling + 1]]
+        self.state[S_BYTE] -= filling * BLOCK_BYTES
+        if codes is None:
+            if self.state[S_ACC_BITS]:
+                self.partial[self.state[S_BYTE]] = self.state[S_ACC] & 0xFF
+                self.state[S_BYTE] += 1
+            self.data.append(self.partial[:self.state[S_BYTE]].tobytes())
+            self.starts.append(np.stack([a.astype(np.int64) for a in self.blocks]))
+
+    def blob(self) -> tuple[bytes, CompactReport]:
+        """The file's bytes and report, once both passes are done."""
+        data = b"".join(self.data)
+        starts, ctx, runs = np.concatenate(self.starts, axis=1)
+        positions = count_positions(self.material)
+        blob = _file_bytes(self.material, positions, data, starts, ctx.astype(np.uint8),
+                           int(runs.max(initial=1)), self.lengths, self.kind)
+        return blob, CompactReport(positions, self.captures, self.runs, len(blob), 1)
+
+
+def _code_lengths(hist: np.ndarray, longest: int, kind: FileKind) -> np.ndarray:
     """Huffman code lengths per context; every symbol a block start may need gets a code (a
     block's first run is coded in another context than in the run's order, unless there is one
     context). ValueError when a context has more symbols than codes of MAX_CODE_BITS fit."""
     smoothed = hist.copy()
     if kind.after_previous:
-        top = int(length_symbol(int(run_lens.max()))[0]) if len(run_lens) else 0
+        top = int(length_symbol(longest)[0]) if longest else 0
         for choice in range(kind.values - 1):
             smoothed[1:, choice * NUM_BUCKETS:choice * NUM_BUCKETS + top + 1] += 1
     lengths = np.zeros_like(hist)

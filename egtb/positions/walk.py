@@ -1,0 +1,131 @@
+"""A range of a material's positions walked in index order, without a unit in memory.
+
+A material's index (:mod:`egtb.positions.index`) is men placement major, then the
+black kings' colex rank, then the white kings' among the squares left. These
+kernels step from the range's first position to its last with
+:func:`~egtb.positions.index.next_combination`, so that nothing of the size of a
+unit is made (an all-kings unit of 8 pieces holds 736 M positions), and test
+each position for a capture its side to move must make:
+
+- :func:`unrank_range`: every position's bitboards and whether it must capture;
+- :func:`unrank_captures`: only the capture positions, with their indices;
+- :func:`capture_flags`: only whether each must capture (the compact writer's
+  don't-cares).
+
+>>> flags = np.empty(868, dtype=np.bool_)
+>>> int(capture_flags(np.array([0, 1, 1, 0]), 0, 868, flags)), int(flags.sum())   # 1k-1m
+(72, 72)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from egtb.positions.index import (BINOM, MASK32, deposit_squares, fill_squares, next_combination, unit_size,
+                                  unrank_men, unrank_subset)
+from egtb.rules.captures import has_capture
+from egtb.rules.movegen import popcount
+
+__all__ = ["capture_flags", "unrank_captures", "unrank_range"]
+
+#: What :func:`_walk` writes: every position, the capture positions alone, the flags alone.
+EVERY_POSITION, CAPTURES_ONLY, FLAGS_ONLY = 0, 1, 2
+
+
+@njit(cache=True)
+def unrank_range(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
+    """Bitboards of positions lo..hi of a material (Black to move) and whether each must capture,
+    as :func:`egtb.positions.index.unrank_unit` orders a unit's kings (the black kings' colex rank
+    major, the white kings' among the squares left minor), stepping from the first: nothing of
+    the size of a unit is made (an all-kings unit of 8 pieces holds 736 M positions).
+
+    >>> out = [np.empty(2, dtype=np.int64) for _ in range(4)] + [np.empty(2, dtype=np.bool_)]
+    >>> unrank_range(np.array([0, 1, 0, 1]), 30, 32, *out)   # 1k-1k: 31 white kings a black one
+    >>> [int(a[0]) for a in out[:4]], [int(a[1]) for a in out[:4]]   # kings on 1 and 32, then 2 and 1
+    ([0, 1, 0, 2147483648], [0, 2, 0, 1])
+    """
+    _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, np.empty(0, dtype=np.int64), EVERY_POSITION)
+
+
+@njit(cache=True)
+def unrank_captures(counts, lo, hi, out_at, out_bm, out_bk, out_wm, out_wk):
+    """The positions of lo..hi of a material (Black to move) whose side to move must capture, in
+    order: their indices into ``out_at``, their bitboards into ``out_bm``..``out_wk`` (each at least
+    ``hi - lo`` long); returns how many (:func:`unrank_range`'s walk, the others not written).
+
+    >>> out = [np.empty(868, dtype=np.int64) for _ in range(5)]
+    >>> n = unrank_captures(np.array([0, 1, 1, 0]), 0, 868, *out)   # 1k-1m
+    >>> n, int(out[0][0]) < 868
+    (72, True)
+    """
+    return _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, np.empty(0, dtype=np.bool_), out_at,
+                 CAPTURES_ONLY)
+
+
+@njit(cache=True)
+def capture_flags(counts, lo, hi, out_cap):
+    """Whether each position of lo..hi of a material (Black to move) must capture, into
+    ``out_cap`` (at least ``hi - lo`` long); returns how many must.
+
+    >>> out = np.empty(4, dtype=np.bool_)
+    >>> capture_flags(np.array([0, 1, 0, 1]), 30, 32, out), out[:2].tolist()   # 1k-1k: no captures
+    (0, [False, False])
+    """
+    none = np.empty(0, dtype=np.int64)
+    return _walk(counts, lo, hi, none, none, none, none, out_cap, none, FLAGS_ONLY)
+
+
+@njit(cache=True)
+def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode):
+    """:func:`unrank_range`, :func:`unrank_captures` and :func:`capture_flags` by `mode`: every
+    position written at its offset from ``lo`` with whether it must capture in ``out_cap``
+    (EVERY_POSITION), the capture positions one after the other with their indices in ``out_at``
+    (CAPTURES_ONLY), or whether each must capture alone (FLAGS_ONLY); returns how many positions
+    were written (FLAGS_ONLY: how many must capture)."""
+    n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
+    size = unit_size(n_bm, n_bk, n_wm, n_wk)
+    free_squares = np.zeros(32, dtype=np.int64)
+    rest_squares = np.zeros(32, dtype=np.int64)
+    i = lo
+    k = 0
+    while i < hi:
+        m = i // size
+        j = i - m * size
+        bm32, wm32 = unrank_men(m, n_bm, n_wm)
+        bm, wm = np.int64(bm32), np.int64(wm32)
+        free = ~(bm | wm) & MASK32
+        n_free = popcount(free)
+        white_count = BINOM[n_free - n_bk, n_wk]
+        fill_squares(free, free_squares)
+        cb = unrank_subset(j // white_count, (np.int64(1) << n_free) - 1, n_bk)
+        cw = unrank_subset(j % white_count, (np.int64(1) << (n_free - n_bk)) - 1, n_wk)
+        bk = deposit_squares(cb, free_squares)
+        fill_squares(free & ~bk, rest_squares)
+        end = min(hi, (m + 1) * size)
+        while True:
+            wk = deposit_squares(cw, rest_squares)
+            must = has_capture(bm, bk, wm, wk, 0)
+            if mode == FLAGS_ONLY:
+                out_cap[i - lo] = must
+                k += must
+            elif must or mode == EVERY_POSITION:
+                out_bm[k], out_bk[k], out_wm[k], out_wk[k] = bm, bk, wm, wk
+                if mode == CAPTURES_ONLY:
+                    out_at[k] = i
+                else:
+                    out_cap[k] = must
+                k += 1
+            i += 1
+            if i == end:
+                break
+            j += 1
+            if j % white_count == 0:  # the next black kings, the first white kings among the rest
+                if n_bk:
+                    cb = next_combination(cb)
+                bk = deposit_squares(cb, free_squares)
+                fill_squares(free & ~bk, rest_squares)
+                cw = (np.int64(1) << n_wk) - 1
+            elif n_wk:
+                cw = next_combination(cw)
+    return k
