@@ -197,7 +197,8 @@ def test_a_file_coded_a_chunk_at_a_time_is_the_file_coded_whole(master_dir, name
     codes = [compaction._codes(path, kind) for kind in kinds]
     whole = [compact.encode_values(material, c, kind=kind) for c, kind in zip(codes, kinds)]
     for chunk in (1, 97, 4096):
-        chunked = compact.encode_kinds(material, lambda lo, hi: [c[lo:hi] for c in codes], kinds, chunk=chunk)
+        chunked = compact.encode_kinds(material, lambda lo, hi: [c[lo:hi].copy() for c in codes], kinds,
+                                       chunk=chunk)
         for (blob, report), (want, made) in zip(chunked, whole):
             assert blob == want and (report.runs, report.captures) == (made.runs, made.captures), chunk
     assert sum(made.captures for _, made in whole) > 0

@@ -78,6 +78,9 @@ class CompactReport:
 
 #: Positions whose codes the writer holds at a time (a few bytes each, and 9 a run they close).
 CHUNK_POSITIONS = 1 << 22
+#: Materials up to this many positions keep the first pass's must-capture flags for the second,
+#: a bit each (512 MB at most: every material up to 7 pieces); bigger ones find them again.
+KEPT_FLAGS_POSITIONS = 1 << 32
 
 
 def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL) -> tuple[bytes, CompactReport]:
@@ -93,7 +96,7 @@ def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL) 
     if len(wdl) != count_positions(material):
         raise InvalidDataError(f"{material.name}: {len(wdl)} values for "
                                f"{count_positions(material)} positions")
-    return encode_kinds(material, lambda lo, hi: [wdl[lo:hi]], (kind,))[0]
+    return encode_kinds(material, lambda lo, hi: [np.array(wdl[lo:hi], dtype=np.uint8)], (kind,))[0]
 
 
 def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.ndarray]],
@@ -101,15 +104,16 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
     """The compact files' bytes for several kinds of a material's codes, read a chunk at a time.
 
     ``codes_of(lo, hi)`` gives the codes of positions lo..hi for each kind in
-    order (as :func:`encode_values` takes them); it is called twice per chunk,
+    order (as :func:`encode_values` takes them), arrays of its own that the
+    writer overwrites (the don't-cares filled); it is called twice per chunk,
     once to count the runs' symbols and once to code them, so that the writer
     holds a chunk's codes and the files' bytes, never a whole material's codes
     or runs (an 8-piece material has up to 11.8 G positions). The positions'
     must-capture flags are found once per chunk and pass for every kind.
 
     >>> codes = np.r_[np.ones(500, dtype=np.uint8), np.full(492, 2, dtype=np.uint8)]
-    >>> whole, = encode_kinds(Material.parse("1k-1k"), lambda lo, hi: [codes[lo:hi]], [WDL])
-    >>> whole == encode_kinds(Material.parse("1k-1k"), lambda lo, hi: [codes[lo:hi]], [WDL], chunk=7)[0]
+    >>> whole, = encode_kinds(Material.parse("1k-1k"), lambda lo, hi: [codes[lo:hi].copy()], [WDL])
+    >>> whole == encode_kinds(Material.parse("1k-1k"), lambda lo, hi: [codes[lo:hi].copy()], [WDL], chunk=7)[0]
     True
     """
     counts = material_counts(material)
@@ -117,12 +121,19 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
     must = np.empty(min(chunk, positions), dtype=np.bool_)
     lasts = _last_values(counts, positions, codes_of, len(kinds), chunk=chunk, must=must)
     files = [_FileEncoder(material, kind, min(chunk, positions), last) for kind, last in zip(kinds, lasts)]
+    flags: list | None = [] if positions <= KEPT_FLAGS_POSITIONS else None  # the first pass's, packed
     for step in (_FileEncoder.count, _FileEncoder.code):
-        for lo in range(0, positions, chunk):
+        for n, lo in enumerate(range(0, positions, chunk)):
             hi = min(lo + chunk, positions)
-            captures = int(capture_flags(counts, lo, hi, must))
+            if step is _FileEncoder.code and flags is not None:
+                must[:hi - lo] = np.unpackbits(flags[n], count=hi - lo).view(np.bool_)
+                captures = 0
+            else:
+                captures = int(capture_flags(counts, lo, hi, must))
+                if flags is not None:
+                    flags.append(np.packbits(must[:hi - lo]))
             for file, codes in zip(files, codes_of(lo, hi), strict=True):
-                step(file, lo, np.array(codes, dtype=np.uint8), must[:hi - lo], captures)
+                step(file, lo, np.ascontiguousarray(codes, dtype=np.uint8), must[:hi - lo], captures)
         for file in files:
             step(file, positions, None, must[:0], 0)
     return [file.blob() for file in files]
