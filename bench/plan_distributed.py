@@ -23,7 +23,7 @@ import argparse
 import numpy as np
 
 from egtb.builder import solve, solve_regen
-from egtb.builder.plan import pair_of, successor_materials
+from egtb.positions.material import pair_of, successor_materials
 from egtb.positions.material import all_materials, count_king_placements, count_positions
 
 RATE = 4.18e6  #: positions solved per second per core (the 7-piece build: values and wcdf layer)

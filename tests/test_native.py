@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from egtb import MissingTableError
-from egtb.builder import native
+from egtb.builder import native, plan as planner
 from egtb.builder.contents import contents_for
 from egtb.builder.driver import build
 from egtb.builder.plan import pieces_a_side
@@ -29,6 +29,7 @@ from egtb.formats import master
 from egtb.cli import main
 from egtb.formats.compact.layout import DTZ_KINDS, compact_path, material_counts
 from egtb.formats.master import stored_checksums, stored_materials
+from egtb.positions.index import code_of_material
 from egtb.positions.material import Material, all_materials, count_positions
 from egtb.probe.tablebase import Tablebase
 
@@ -97,7 +98,14 @@ def test_a_dependencys_captures_are_answered_from_the_masters_loaded_beside_it(b
     build(4, min_pieces=4, directory=tmp_path, jobs=1, progress=False, native=True)
     natives = set(all_materials(4, min_pieces=4))
     lean = contents_for(4, rules="wcdf", dtw=False, native=False)
-    loaded = capture_tables(tmp_path, natives, load_dependencies(tmp_path, [], (), lean))
+    loaded = capture_tables(tmp_path, sorted(natives), load_dependencies(tmp_path, [], (), lean))
+    beside = planner.beside_materials(tmp_path, sorted(natives))  # what the plan counts: what was loaded
+    assert beside and beside == sorted((m for m in all_materials(3) if loaded.below_offsets[code_of_material(m)] >= 0),
+                                       key=lambda m: (m.pieces, m.name))
+    pair = max(planner.plan_pairs(5, min_pieces=5), key=lambda p: p.positions)
+    planned = [planner.plan_memory([pair], 1 << 40, native=True, directory=directory)[pair.key].bytes
+               for directory in (tmp_path, None)]
+    assert planned[0] - planned[1] == planner.beside_bytes(tmp_path, planner.dependency_materials(pair)) > 0
     searched = []  # positions the prober's capture search answered
     search = Tablebase.probe_batch_rule
     monkeypatch.setattr(Tablebase, "probe_batch_rule", lambda tb, bm, *args, **options:
@@ -333,7 +341,7 @@ def test_verify_reports_its_progress_chunk_by_chunk(native_dir):
 def test_the_disk_plan_counts_a_compact_native_pair_once(tmp_path):
     # a compact-native pair's compact files are its table (counted with the table files); only
     # the pairs that get a master have compact files written again at the end of the build
-    from egtb.builder import driver, plan as planner
+    from egtb.builder import driver
     eight = planner.plan_pairs(8, min_pieces=8, max_per_side=4)
     seven = planner.plan_pairs(7, min_pieces=7, max_per_side=4)
     contents = {p.key: planner.contents_of(p) for p in eight + seven}

@@ -151,10 +151,11 @@ def edge_scratch_bytes(pair, tables: int) -> int:
             + nodes * 6)  # resolved, processed, depth
 
 
-def plan_pair(pair, dependencies, *, contents, budget: int, on_disk: bool = False) -> PairPlan:
+def plan_pair(pair, dependencies, *, contents, budget: int, on_disk: bool = False, beside: int = 0) -> PairPlan:
     """The first way to run `pair` (see the module) whose estimate fits in `budget` bytes.
 
-    `contents`: the tables solved (:class:`egtb.builder.contents.Contents`).
+    `contents`: the tables solved (:class:`egtb.builder.contents.Contents`). `beside`: bytes of
+    the tables loaded beside its flat arrays (:func:`egtb.builder.plan.beside_bytes`).
     `on_disk` considers only the ways with values on disk, as does a pair of
     :data:`CHECKPOINTED_POSITIONS` or more. Raises :class:`MemoryBudgetError`
     naming the pair and the least it needs.
@@ -166,6 +167,7 @@ def plan_pair(pair, dependencies, *, contents, budget: int, on_disk: bool = Fals
     options = []
     for mapped in ((True,) if on_disk else (False, True)):
         held = DISK_RESIDENT if mapped else values_bytes(positions, contents, own=pair.positions)
+        held += beside
         options.append(PairPlan(pair.key, mapped, 0, held + edge_scratch_bytes(pair, tables)))
         for per_pass in range(tables, 0, -1):
             options.append(PairPlan(pair.key, mapped, per_pass,

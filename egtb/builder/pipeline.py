@@ -36,7 +36,7 @@ from numba import njit
 from egtb.builder import budget, native, rule_layer, solve, solve_regen, spilling
 from egtb.builder.contents import LEAN_RULES, Contents, contents_for
 from egtb.builder.dependency_captures import LoadedTables
-from egtb.builder.plan import Pair, contents_of, plan_pairs, successor_materials
+from egtb.builder.plan import Pair, beside_materials, contents_of, plan_pairs
 from egtb.builder.record import PairRecord
 from egtb.builder.units import order_units
 from egtb.errors import SolverError, TableError
@@ -158,7 +158,7 @@ def load_dependencies(directory: Path, solved: list[Material],
         return tables
     natives = {m for m in solved
                if not master.table_path(directory, m).exists() and native.has_native(directory, m)}
-    loaded = capture_tables(directory, natives, tables) if natives and contents.presets else None
+    loaded = capture_tables(directory, solved, tables) if natives and contents.presets else None
     # fewer pieces first: the captures of a compact-native one read the tables loaded before it
     for material in sorted(solved, key=lambda m: m.pieces):
         part = tables.slice_of(material)
@@ -185,18 +185,15 @@ def _put_cached(directory: Path, material: Material, contents: Contents, tables:
         tables.put_categories(row, part.start, categories[row])
 
 
-def capture_tables(directory: Path, natives: set[Material], tables: FlatTables) -> LoadedTables:
-    """Where the captures of the compact-native dependencies `natives` are looked up
+def capture_tables(directory: Path, solved: list[Material], tables: FlatTables) -> LoadedTables:
+    """Where the captures of the compact-native ones of a pair's dependencies `solved` are looked up
     (:mod:`egtb.builder.dependency_captures`): the pair's flat arrays `tables`, and the masters
-    their captures reach outside them, loaded beside them (their ``wcdf`` categories). A
-    compact-native table they reach outside them is left to the prober's capture search.
+    their captures reach outside them, loaded beside them (their ``wcdf`` categories,
+    :func:`egtb.builder.plan.beside_materials`). A compact-native table they reach outside them is
+    left to the prober's capture search.
     """
-    reached = set()
-    for material in natives:
-        reached |= {m for m in successor_materials(material) if m.pieces < material.pieces}
-    beside = sorted((m for m in reached if tables.offsets[code_of_material(m)] < 0
-                     and master.table_path(directory, m).exists()), key=lambda m: (m.pieces, m.name))
-    lean = contents_for(max(m.pieces for m in natives), rules=LEAN_RULES, dtw=False, native=False)
+    beside = beside_materials(directory, solved)
+    lean = contents_for(max(m.pieces for m in solved), rules=LEAN_RULES, dtw=False, native=False)
     below = load_dependencies(directory, beside, (), lean)
     return LoadedTables(tables.offsets, tables.rdep[0], tables.rcat.shape[1], below.offsets, below.rdep[0])
 

@@ -27,7 +27,8 @@ from egtb.builder import native as native_files
 from egtb.builder.contents import AUTO, Contents, contents_for
 from egtb.errors import InvalidArgumentError
 from egtb.formats import master
-from egtb.positions.material import Material, all_materials, count_positions
+from egtb.formats.packed import packed_size
+from egtb.positions.material import Material, all_materials, count_positions, pair_of, successor_materials
 
 log = logging.getLogger("egtb.builder.plan")
 
@@ -55,35 +56,6 @@ class Pair:
     def positions(self) -> int:
         """Positions of all materials of the pair."""
         return sum(count_positions(m) for m in self.materials)
-
-
-def pair_of(material: Material) -> tuple[Material, ...]:
-    """The materials of a pair, smaller first.
-
-    >>> [m.name for m in pair_of(Material.parse("1k-1m"))]
-    ['1k-1m', '1m-1k']
-    """
-    mirrored = material.mirrored()
-    return (material,) if mirrored == material else tuple(sorted((material, mirrored)))
-
-
-def successor_materials(material: Material) -> set[Material]:
-    """Materials (normalised, both colours present) Black's moves can lead to outside the pair.
-
-    >>> sorted(m.name for m in successor_materials(Material.parse("1m1k-1k")))
-    ['1k-2k']
-    """
-    out = set()
-    bm, bk, wm, wk = material.black_men, material.black_kings, material.white_men, \
-        material.white_kings
-    movers = [(bm, bk)] + ([(bm - 1, bk + 1)] if bm else [])
-    for nbm, nbk in movers:
-        for nwm in range(wm + 1):
-            for nwk in range(wk + 1):
-                if nwm + nwk == 0 or (nbm, nbk, nwm, nwk) == (bm, bk, wm, wk):
-                    continue
-                out.add(Material(nwm, nwk, nbm, nbk))
-    return out - set(pair_of(material))
 
 
 @dataclass(frozen=True)
@@ -260,8 +232,8 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
     for pair in todo:
         dependencies = dependency_materials(pair)
         contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
-        plan = budget.plan_pair(pair, dependencies, contents=contents, budget=memory,
-                                on_disk=on_disk)
+        plan = budget.plan_pair(pair, dependencies, contents=contents, budget=memory, on_disk=on_disk,
+                                beside=beside_bytes(directory, dependencies) if directory else 0)
         if plan.on_disk and free is not None:
             budget.check_disk(pair, dependencies, contents=contents, free=free,
                               directory=directory)
@@ -272,6 +244,21 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
                      f"compact ({plan.per_pass} tables a pass)" if plan.per_pass else "edge-list",
                      plan.bytes / budget.GB)
     return plans
+
+
+def beside_materials(directory: Path, dependencies: list[Material]) -> list[Material]:
+    """The masters a pair loads beside its flat arrays (:func:`egtb.builder.pipeline.capture_tables`):
+    those with fewer pieces that the captures of its compact-native dependencies reach outside
+    them (one capture or several), fewest pieces first."""
+    natives = [m for m in dependencies
+               if not master.table_path(directory, m).exists() and native_files.has_native(directory, m)]
+    reached = {s for m in natives for s in successor_materials(m) if s.pieces < m.pieces} - set(dependencies)
+    return sorted((m for m in reached if master.table_path(directory, m).exists()), key=lambda m: (m.pieces, m.name))
+
+
+def beside_bytes(directory: Path, dependencies: list[Material]) -> int:
+    """Bytes of the tables of :func:`beside_materials`: their categories, packed three to a byte."""
+    return sum(packed_size(count_positions(m)) for m in beside_materials(directory, dependencies))
 
 
 def _compact_alone(directory: Path, pair: Pair, *, native: bool, unstamped: bool) -> bool:

@@ -108,6 +108,35 @@ class Material:
         return self.name
 
 
+def pair_of(material: Material) -> tuple[Material, ...]:
+    """The materials of a pair (a material and its colours swapped, solved together), smaller first.
+
+    >>> [m.name for m in pair_of(Material.parse("1k-1m"))]
+    ['1k-1m', '1m-1k']
+    """
+    mirrored = material.mirrored()
+    return (material,) if mirrored == material else tuple(sorted((material, mirrored)))
+
+
+def successor_materials(material: Material) -> set[Material]:
+    """Materials (normalised, both colours present) Black's moves can lead to outside the pair.
+
+    >>> sorted(m.name for m in successor_materials(Material.parse("1m1k-1k")))
+    ['1k-2k']
+    """
+    out = set()
+    bm, bk, wm, wk = material.black_men, material.black_kings, material.white_men, \
+        material.white_kings
+    movers = [(bm, bk)] + ([(bm - 1, bk + 1)] if bm else [])
+    for nbm, nbk in movers:
+        for nwm in range(wm + 1):
+            for nwk in range(wk + 1):
+                if nwm + nwk == 0 or (nbm, nbk, nwm, nwk) == (bm, bk, wm, wk):
+                    continue
+                out.add(Material(nwm, nwk, nbm, nbk))
+    return out - set(pair_of(material))
+
+
 def _side_name(men: int, kings: int) -> str:
     parts = (f"{men}m" if men else "") + (f"{kings}k" if kings else "")
     return parts or "0"
