@@ -290,6 +290,10 @@ def _register_build(p: argparse.ArgumentParser) -> None:
     p.add_argument("--on-disk", action="store_true",
                    help="keep every pair's values on disk (memory-mapped, checkpointed), "
                         "as the 7-piece pairs too big for --memory do")
+    p.add_argument("--split-pairs", type=_positions, default=None, metavar="N",
+                   help="run each pair of at least N positions (e.g. 2e9) as unit tasks over every "
+                        "worker, wave by wave, on disk: one pair keeps all the jobs busy and holds "
+                        "its scratch files once (default: on a cluster 1G positions, locally none)")
     p.add_argument("--checkpoint-minutes", type=float, default=5.0, metavar="MIN",
                    help="minutes between two checkpoints of a pair on disk (default 5)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -297,6 +301,17 @@ def _register_build(p: argparse.ArgumentParser) -> None:
     add_tables_option(p)
     add_scheduler_options(p)  # --scheduler / --scheduler-file: run on a Dask cluster
     p.set_defaults(func=run_build)
+
+
+def _positions(text: str) -> int:
+    """argparse type of ``--split-pairs``: a count of positions at least 1 (``2e9`` allowed)."""
+    try:
+        count = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a count of positions: {text!r}") from None
+    if not count >= 1 or count != int(count):
+        raise argparse.ArgumentTypeError(f"not a count of positions: {text!r}")
+    return int(count)
 
 
 def _material_list(text: str) -> tuple[str, ...]:
@@ -363,6 +378,7 @@ def run_build(args: argparse.Namespace) -> int:
     """Handler of ``egtb build``."""
     from egtb.errors import SolverError
     from egtb.builder.budget import GB
+    from egtb.builder.config import Split
     from egtb.builder.driver import build
     from egtb.dask.executor import make_executor
     from egtb.formats import master
@@ -384,6 +400,7 @@ def run_build(args: argparse.Namespace) -> int:
                        on_disk=args.on_disk, checkpoint_seconds=60 * args.checkpoint_minutes,
                        compact=True if args.compact else None, native=args.compact_native,
                        max_per_side=args.max_per_side, materials=args.materials, plan_only=args.plan,
+                       **({"split_pairs": Split(positions=args.split_pairs)} if args.split_pairs else {}),
                        on_plan=None if args.json or (args.quiet and not args.plan) else
                        lambda plan: print(plan.text(), file=sys.stdout if args.plan else sys.stderr, flush=True))
     except SolverError as exc:  # a material failed to build: a failed result, not bad usage

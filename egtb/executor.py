@@ -6,8 +6,9 @@ task as it completes, in completion order. Two executors answer it:
 
 - :class:`LocalPool` (here): ``jobs`` worker processes forked from this one
   (or this process alone for one job); a task may also name the costs it
-  takes (bytes of memory, of disk) and starts only while the running tasks'
-  costs and its own fit the run's ``limits``;
+  takes while it runs (bytes of memory, of disk) and what it holds until a later
+  task ends, and starts only while the running tasks' costs, what is held and
+  its own fit the run's ``limits`` (or, when nothing runs, alone);
 - :class:`egtb.dask.executor.DaskPool`: the workers of a Dask cluster.
 
 Whatever the executor, a run
@@ -78,6 +79,12 @@ class Task:
     costs: Mapping[str, int] = field(default_factory=dict)
     """What it takes while it runs, by name (e.g. ``{"memory": bytes}``), against the run's ``limits``
     (the local pool; a cluster's workers have their own limits)."""
+    holds: Mapping[str, int] = field(default_factory=dict)
+    """What it takes from its start until the task ``held_until`` finishes (e.g. the scratch files
+    of a pair split into tasks, made by its first task and removed by its last), against the
+    same limits."""
+    held_until: str = ""
+    """The key of the task whose end releases ``holds``."""
 
 
 class Finished(NamedTuple):
@@ -241,16 +248,23 @@ class LocalPool:
         pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=get_context("fork"),
                                    initializer=_init_worker, initargs=(self.initializer, self.initargs))
         running: dict[Any, Task] = {}
+        held: dict[str, Mapping[str, int]] = {}  # by the key of the task that releases it
         try:
             while True:
                 queue.take()
-                for task in queue.ready():
-                    if running and (len(running) >= self.jobs
-                                    or not _fits(task, running.values(), limits)):
-                        continue
+                ready = queue.ready()
+                starting = [t for t in ready if _fits(t, running.values(), held.values(), limits)][:1]
+                if not running and ready and not starting:
+                    starting = ready[:1]  # nothing fits beside what is held: the first alone
+                while starting and len(running) < self.jobs:
+                    task = starting[0]
                     future = pool.submit(call_task, task.function, task.args, queue.inputs(task))
                     queue.start(task)
                     running[future] = task
+                    if task.holds:
+                        held[task.held_until] = task.holds
+                    starting = [t for t in queue.ready()
+                                if _fits(t, running.values(), held.values(), limits)][:1]
                 if not running:
                     queue.check_stuck(running=0)
                     return
@@ -263,6 +277,7 @@ class LocalPool:
                     except Exception as exc:  # the task raised, or its worker died
                         raise _failure(task, exc) from exc
                     queue.finish(task.key, result)
+                    held.pop(task.key, None)
                     yield Finished(task, result, host, pid)
         except BaseException:
             _kill_workers(pool)  # a failed task, Ctrl-C or an early stop: stop now
@@ -271,15 +286,18 @@ class LocalPool:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _fits(task: Task, running: Iterable[Task], limits: Mapping[str, int]) -> bool:
-    """Whether ``task`` fits the limits beside the running tasks.
+def _fits(task: Task, running: Iterable[Task], held: Iterable[Mapping[str, int]],
+          limits: Mapping[str, int]) -> bool:
+    """Whether ``task`` (its costs and holds) fits the limits beside the running tasks' costs and
+    what is held.
 
-    >>> _fits(Task("b", abs, costs={"memory": 3}), [Task("a", abs, costs={"memory": 2})], {"memory": 4})
+    >>> _fits(Task("b", abs, costs={"memory": 3}), [Task("a", abs, costs={"memory": 2})], [], {"memory": 4})
+    False
+    >>> _fits(Task("b", abs, holds={"disk": 3}, held_until="c"), [], [{"disk": 2}], {"disk": 4})
     False
     """
-    running = list(running)
-    return all(sum(t.costs.get(name, 0) for t in running) + task.costs.get(name, 0) <= limit
-               for name, limit in limits.items())
+    taken = [t.costs for t in running] + list(held) + [task.costs, task.holds]
+    return all(sum(cost.get(name, 0) for cost in taken) <= limit for name, limit in limits.items())
 
 
 def _failure(task: Task, exc: BaseException) -> TaskError:

@@ -16,7 +16,7 @@ from egtb.errors import TaskError
 from egtb.executor import LocalPool, Task
 
 
-def spans(path: str, name: str) -> tuple[str, int, float, float]:
+def spans(path: str, name: str, *, after=()) -> tuple[str, int, float, float]:
     """A task that records when it ran (monotonic clock, the same in every process)."""
     start = time.monotonic()
     time.sleep(0.2)  # long enough to overlap with a task started beside it
@@ -65,6 +65,24 @@ def test_tasks_whose_costs_exceed_the_limit_together_never_overlap(tmp_path):
     assert a1 <= b0 or b1 <= a0  # 6 + 6 > 8: one after the other
     assert len({pid for _, pid, _, _ in done} - {os.getpid()}) == 2  # both workers ran tasks
 
+
+
+def test_what_a_task_holds_stays_taken_until_the_task_that_releases_it_ends(tmp_path):
+    # a split pair: its first task makes the scratch files, its last removes them; another
+    # pair's scratch that does not fit beside them waits for that last task, not for the first
+    where = str(tmp_path)
+    first = Task("make", spans, (where, "make"), holds={"disk": 6}, held_until="remove")
+    middle = [Task(f"solve{i}", spans, (where, f"solve{i}"), after=("make",)) for i in range(2)]
+    last = Task("remove", spans, (where, "remove"), after=("solve0", "solve1"))
+    other = Task("other", spans, (where, "other"), costs={"disk": 3}, priority=-1)
+    done = {d.task.key: d.result for d in LocalPool(2).run([first, *middle, last, other], limits={"disk": 8})}
+    spans_of = {name: (start, end) for name, _, start, end in done.values()}
+    assert spans_of["other"][0] >= spans_of["remove"][1]  # 6 + 3 > 8: after the hold ends
+    s0, s1 = spans_of["solve0"], spans_of["solve1"]
+    assert s0[0] < s1[1] and s1[0] < s0[1]  # the held disk does not keep the pair's own tasks apart
+    small = Task("small", spans, (where, "small"), costs={"disk": 2}, priority=-1)
+    done = {d.task.key: d.result for d in LocalPool(2).run([first, *middle, last, small], limits={"disk": 8})}
+    assert done["small"][2] < done["remove"][2]  # 6 + 2 fits: it runs beside the pair
 
 def test_a_failing_task_raises_a_task_error_naming_it(tmp_path):
     tasks = [Task("fine", add, (1, 1)), Task("broken", fail, ("disk full",))]

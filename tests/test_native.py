@@ -19,6 +19,7 @@ import pytest
 from egtb import MissingTableError
 from egtb.builder import native, plan as planner
 from egtb.builder.contents import contents_for
+from egtb.builder.config import Split
 from egtb.builder.driver import build
 from egtb.builder.plan import pieces_a_side
 from egtb.builder.pipeline import capture_tables, load_dependencies
@@ -72,6 +73,25 @@ def test_a_native_build_writes_no_master_and_the_files_egtb_compact_writes(nativ
     assert len(expected) == 41 * 6  # three files and three marks files for each of the 41 tables
     assert compact_files(native_dir) == expected
     assert stored_materials(native_dir) == []  # no .h5 file
+
+
+
+def test_pairs_split_over_the_local_workers_write_the_same_files(native_dir, tmp_path):
+    # every pair as unit tasks, wave by wave, over two forked workers, each pair's scratch held
+    # from its first task to its last: the same bytes
+    report = build(4, directory=tmp_path, jobs=2, progress=False, native=True,
+                   split_pairs=Split(positions=1, task_positions=20_000))
+    assert compact_files(tmp_path) == compact_files(native_dir)
+    assert not list(tmp_path.glob("*.pair.tmp"))
+    assert all(r.split >= 1 for r in report.records) and max(r.split for r in report.records) > 20  # unit tasks
+    assert any(len({pid for _, pid in r.workers}) == 2 for r in report.records)
+
+
+@pytest.mark.parametrize("count", ["0", "1.5", "many"])
+def test_split_pairs_takes_a_count_of_positions(count, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["build", "-n", "4", "--split-pairs", count, "--plan", "--tables", str(tmp_path)])
+    assert "--split-pairs: not a count of positions" in capsys.readouterr().err
 
 
 def test_the_stamps_equal_the_reference_rows(native_dir):

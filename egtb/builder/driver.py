@@ -418,11 +418,12 @@ def _tasks(todo: list[Pair], directory: Path, config: BuildConfig, *,
         plan = plans[pair.key]
         contents = config.pair_contents(pair)
         if config.split_pairs is not None and pair.positions >= config.split_pairs.positions:
-            per_pass = budget.plan_pair(pair, dependencies, contents=contents,
-                                        budget=budget.default_budget(), on_disk=True).per_pass
-            made = split.pair_tasks(directory, pair, dependencies, contents, per_pass=per_pass,
+            mapped = plan if plan.on_disk else budget.plan_pair(  # a split pair runs on disk
+                pair, dependencies, contents=contents, budget=config.memory or budget.default_budget(), on_disk=True)
+            made = split.pair_tasks(directory, pair, dependencies, contents, per_pass=mapped.per_pass,
                                     after=after, priority=chains[pair.key],
-                                    positions=config.split_pairs.task_positions)
+                                    positions=config.split_pairs.task_positions, memory=mapped.bytes,
+                                    disk=mapped.disk)
         else:
             made = [Task(f"egtb-pair-{pair.key}", _build_pair_task,
                          (str(directory), pair, dependencies),

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from egtb.builder import pipeline
+from egtb.builder import progress as progress_bars
 from egtb.builder.contents import Contents
 from egtb.builder.plan import Pair
 from egtb.builder.record import PairRecord
@@ -104,7 +105,7 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
     first = max(first, done)
     units = 0
     if first < last:
-        units = pipeline.solve_pair(pair.materials, tables, per_pass=per_pass,
+        units = pipeline.solve_pair(pair.materials, tables, progress_bars.worker_counters(), per_pass=per_pass,
                                     configs=pipeline.unit_order(pair.materials)[first:last])
         scratch.flush(tables.arrays())
         scratch.release(tables.rdtz)
@@ -138,10 +139,12 @@ def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material
 
 def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], contents: Contents, *,
                per_pass: int, after: tuple[str, ...], priority: int,
-               positions: int = TASK_POSITIONS) -> list[Task]:
+               positions: int = TASK_POSITIONS, memory: int = 0, disk: int = 0) -> list[Task]:
     """The tasks of a split pair: prepare, the unit tasks wave by wave, finish (the last, keyed
     ``egtb-pair-KEY``, returns the pair's record). `after`: the keys of the tasks the pair waits
-    for; `positions`: what a unit task solves, about.
+    for; `positions`: what a unit task solves, about. For the local pool's limits: each task
+    takes `memory` bytes while it runs (a worker's share: the pages its units touch), and the
+    pair's scratch files, `disk` bytes, are held from prepare to finish.
 
     >>> from egtb.builder.contents import contents_for
     >>> from egtb.builder.plan import plan_pairs
@@ -151,9 +154,11 @@ def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], conten
     >>> [t.key for t in tasks][:3], tasks[-1].key, tasks[2].after
     (['egtb-prepare-1k-2m', 'egtb-units-1k-2m-0', 'egtb-units-1k-2m-6'], 'egtb-pair-1k-2m', ('egtb-units-1k-2m-0',))
     """
-    common = {"priority": priority}
+    common = {"priority": priority, "costs": {"memory": memory}}
     where = (str(directory), pair, dependencies, contents)
-    tasks = [Task(f"egtb-prepare-{pair.key}", prepare, where, after=after, **common)]
+    last = f"egtb-pair-{pair.key}"
+    tasks = [Task(f"egtb-prepare-{pair.key}", prepare, where, after=after, holds={"disk": disk}, held_until=last,
+                  **common)]
     previous, units = (tasks[0].key,), []
     for ranges in wave_tasks(pair, positions=positions):
         wave = [Task(f"egtb-units-{pair.key}-{first}", solve_range, where + (first, last),
@@ -161,6 +166,6 @@ def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], conten
                 for first, last in ranges]
         previous = tuple(t.key for t in wave)
         units += wave
-    finish_task = Task(f"egtb-pair-{pair.key}", finish, where, {"started": time.time()},
+    finish_task = Task(last, finish, where, {"started": time.time()},
                        after=tuple(t.key for t in units), **common)
     return tasks + units + [finish_task]
