@@ -85,6 +85,9 @@ def test_pairs_split_over_the_local_workers_write_the_same_files(native_dir, tmp
     assert not list(tmp_path.glob("*.pair.tmp"))
     assert all(r.split >= 1 for r in report.records) and max(r.split for r in report.records) > 20  # unit tasks
     assert any(len({pid for _, pid in r.workers}) == 2 for r in report.records)
+    log = (tmp_path / "build.log").read_text()
+    assert log.count(" INFO solved ") == len(report.records) and " unit tasks on 2 workers, then write " in log
+    assert log.count("resuming") == 0  # the unit tasks open the scratch files quietly
 
 
 @pytest.mark.parametrize("count", ["0", "1.5", "many"])

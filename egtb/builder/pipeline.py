@@ -501,9 +501,10 @@ def open_on_disk(directory: Path, pair: Pair, dependencies: list[Material],
     """A pair's memory-mapped flat arrays, its checkpoint layout and the units it has done.
 
     Maps the scratch files of an earlier run when its checkpoint is for the
-    same tables and rules, else makes them anew with the dependencies copied in
-    (checkpoint: 0 units done), or with `create` False raises SolverError. Any
-    process that sees the directory may map them (:mod:`egtb.builder.split`).
+    same tables and rules (logged as a resume when `create`), else makes them anew
+    with the dependencies copied in (checkpoint: 0 units done), or with `create`
+    False raises SolverError. Any process that sees the directory may map them
+    (:mod:`egtb.builder.split`: its unit tasks open them with `create` False).
     """
     path = scratch.scratch_dir(directory, pair.key)
     materials = list(pair.materials) + list(dependencies)
@@ -522,7 +523,7 @@ def open_on_disk(directory: Path, pair: Pair, dependencies: list[Material],
     if done is None:
         scratch.write_checkpoint(path, layout, 0, arrays)
         done = 0
-    else:
+    elif create:
         log.info("resuming %s from its checkpoint: %d units done", pair.key, done)
     return tables, layout, done
 

@@ -68,7 +68,9 @@ class PairRecord:
         4k-4k: 9 units, 1000000 positions in 2.00s (load 0.50s, solve 1.00s, write 0.50s); 1.5 CPU s (1.50 us a position), worker peak RSS 3072 MB, table directory 5.00 GB
         """
         write = self.seconds - self.load_seconds - self.solve_seconds
-        return (f"{self.key}: {self.units} units, {self.positions} positions in {self.seconds:.2f}s (load "
-                f"{self.load_seconds:.2f}s, solve {self.solve_seconds:.2f}s, write {write:.2f}s); "
+        phases = (f"{self.split} unit tasks on {len(set(self.workers))} workers, then write {write:.2f}s"
+                  if self.split else
+                  f"load {self.load_seconds:.2f}s, solve {self.solve_seconds:.2f}s, write {write:.2f}s")
+        return (f"{self.key}: {self.units} units, {self.positions} positions in {self.seconds:.2f}s ({phases}); "
                 f"{self.cpu_seconds:.1f} CPU s ({1e6 * self.cpu_seconds / max(self.positions, 1):.2f} us a "
                 f"position), worker peak RSS {self.peak_rss >> 20} MB, table directory {self.disk_used / GB:.2f} GB")

@@ -30,6 +30,7 @@ and their exits touch, not the pair.
 
 from __future__ import annotations
 
+import logging
 import os
 import resource
 import socket
@@ -48,6 +49,8 @@ from egtb.builder.units import unit_potentials
 from egtb.executor import Task
 from egtb.formats import master, scratch
 from egtb.positions.material import Material
+
+log = logging.getLogger(__name__)
 
 #: Positions a unit task solves, about (a wave is cut into tasks of whole units).
 TASK_POSITIONS = 1 << 24
@@ -124,17 +127,19 @@ def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material
     tables, layout, _ = pipeline.open_on_disk(directory, pair, dependencies, contents, create=False)
     units = len(pipeline.unit_order(pair.materials))
     scratch.record_units(scratch.scratch_dir(directory, pair.key), layout, units)
-    summaries = pipeline.write_pair(directory, pair.materials, tables,
-                                    seconds=time.time() - started)
+    solved = time.time() - started  # prepared and every unit task done
+    summaries = pipeline.write_pair(directory, pair.materials, tables, seconds=solved)
     del tables
     scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     pipeline.add_checksums(directory, summaries)
-    return PairRecord(
+    record = PairRecord(
         pair.key, units, pair.positions, time.time() - started, sum(t.get("cpu_seconds", 0.0) for t in tasks),
         started, time.time(), summaries, contents.names, contents.dtw, True, split=len(tasks),
         workers=tuple(sorted({(t["host"], t["pid"]) for t in tasks if t["units"]})),
         peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        disk_used=master.bytes_on_disk(directory))
+        disk_used=master.bytes_on_disk(directory), solve_seconds=solved)
+    log.info("solved %s", record.text())
+    return record
 
 
 def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], contents: Contents, *,
