@@ -30,6 +30,7 @@ and their exits touch, not the pair.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import resource
@@ -80,6 +81,13 @@ def wave_tasks(pair: Pair, *, positions: int = TASK_POSITIONS) -> list[list[tupl
             for first, last in waves]
 
 
+@functools.lru_cache(maxsize=2)
+def _unit_order(materials: tuple[Material, ...]) -> np.ndarray:
+    """:func:`egtb.builder.pipeline.unit_order`, kept by the worker for its next unit task of the
+    pair (0.6 s for 1m3k-2m2k's 9,936 units, a task solves a few seconds' worth)."""
+    return pipeline.unit_order(materials)
+
+
 def prepare(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
             contents: Contents, *, after: Sequence = ()) -> int:
     """Make (or reuse) the pair's scratch files; the units its checkpoint records as done.
@@ -109,7 +117,7 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
     units = 0
     if first < last:
         units = pipeline.solve_pair(pair.materials, tables, progress_bars.worker_counters(), per_pass=per_pass,
-                                    configs=pipeline.unit_order(pair.materials)[first:last])
+                                    configs=_unit_order(pair.materials)[first:last])
         scratch.flush(tables.arrays())
         scratch.release(tables.rdtz)
     return {"key": pair.key, "first": first, "last": last, "units": units,
