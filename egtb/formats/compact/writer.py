@@ -175,7 +175,7 @@ class _FileEncoder:
         self.last = self.file_last  # the value a don't-care takes: the one before it
         self.ctx = -1
 
-    def _runs(self, lo: int, codes: np.ndarray | None, must: np.ndarray) -> int:
+    def _runs(self, codes: np.ndarray | None, must: np.ndarray) -> int:
         """Fill a chunk's don't-cares and close its runs (the last with no codes); how many."""
         if codes is None:
             self.run_vals[0], self.run_lens[0] = self.open_run
@@ -188,7 +188,7 @@ class _FileEncoder:
         kind = self.kind
         if codes is not None and kind.after_previous and not codes.all():
             raise InvalidDataError(f"{self.material.name}: position {lo + int(np.argmin(codes))} is unsolved (code 0)")
-        closed = self._runs(lo, codes, must)
+        closed = self._runs(codes, must)
         vals, lens = self.run_vals[:closed], self.run_lens[:closed]
         if closed and int(vals.max()) > kind.values:
             raise InvalidDataError(f"{self.material.name}: value code {int(vals.max())} is not a "
@@ -210,7 +210,7 @@ class _FileEncoder:
 
     def code(self, lo: int, codes: np.ndarray | None, must: np.ndarray, captures: int) -> None:
         """Second pass: code a chunk's runs into blocks, keeping the one being filled."""
-        closed = self._runs(lo, codes, must)
+        closed = self._runs(codes, must)
         bound = int((self.lengths.max() + MAX_EXPONENT) * closed // 8)
         out = np.zeros(BLOCK_BYTES + (bound // (BLOCK_BYTES - 16) + 2) * BLOCK_BYTES, dtype=np.uint8)
         out[:BLOCK_BYTES] = self.partial
