@@ -16,7 +16,8 @@ in the table directory, which every worker sees:
    files. A task killed halfway is run again: it solves its units anew. The
    first task of a wave to start records the waves before it as the pair's
    checkpoint;
-3. :func:`finish` writes the pair's files and removes the scratch.
+3. :func:`write` writes the files of one of the pair's materials (the two side by side), and
+   :func:`finish` stamps them and removes the scratch.
 
 :func:`pair_tasks` makes these steps executor tasks (:mod:`egtb.executor`),
 each waiting for the ones before it. A worker holds the scratch pages its units
@@ -125,27 +126,37 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
             "pid": os.getpid()}
 
 
+def write(directory: os.PathLike | str, pair: Pair, dependencies: list[Material], contents: Contents,
+          material: Material, *, started: float, after: Sequence = ()) -> dict:
+    """Write the files of one material of a pair whose every unit is solved (the materials of a
+    pair are written side by side); what was done (its summary, CPU seconds, when it began).
+    `after`: the records of the pair's last unit tasks (unused: the task waits for them)."""
+    directory = Path(directory)
+    cpu = time.process_time()
+    begun = time.time()
+    tables, layout, _ = pipeline.open_on_disk(directory, pair, dependencies, contents, create=False)
+    scratch.record_units(scratch.scratch_dir(directory, pair.key), layout, len(_unit_order(pair.materials)))
+    summaries = pipeline.write_pair(directory, (material,), tables, seconds=begun - started)
+    return {"summaries": summaries, "cpu_seconds": time.process_time() - cpu, "begun": begun}
+
+
 def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
            contents: Contents, *, started: float, after: Sequence[dict] = ()) -> PairRecord:
-    """Write the files of a pair whose every unit is solved; remove its scratch; its record
-    (as :func:`egtb.builder.pipeline.build_pair` gives it, with the CPU seconds of the unit
-    tasks' records, `after`)."""
-    tasks = list(after)
+    """Once its materials are written (the :func:`write` tasks), stamp the pair's files, remove
+    its scratch, and give its record (as :func:`egtb.builder.pipeline.build_pair` gives it, with
+    the CPU seconds of the unit and write tasks, `after`)."""
     directory = Path(directory)
-    tables, layout, _ = pipeline.open_on_disk(directory, pair, dependencies, contents, create=False)
-    units = len(pipeline.unit_order(pair.materials))
-    scratch.record_units(scratch.scratch_dir(directory, pair.key), layout, units)
-    solved = time.time() - started  # prepared and every unit task done
-    summaries = pipeline.write_pair(directory, pair.materials, tables, seconds=solved)
-    del tables
+    tasks = [t for t in after if "units" in t]
+    writes = [t for t in after if "summaries" in t]
+    summaries = [summary for t in writes for summary in t["summaries"]]
     scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     pipeline.add_checksums(directory, summaries)
     record = PairRecord(
-        pair.key, units, pair.positions, time.time() - started, sum(t.get("cpu_seconds", 0.0) for t in tasks),
-        started, time.time(), summaries, contents.names, contents.dtw, True, split=len(tasks),
-        workers=tuple(sorted({(t["host"], t["pid"]) for t in tasks if t["units"]})),
+        pair.key, len(_unit_order(pair.materials)), pair.positions, time.time() - started,
+        sum(t["cpu_seconds"] for t in tasks + writes), started, time.time(), summaries, contents.names,
+        contents.dtw, True, split=len(tasks), workers=tuple(sorted({(t["host"], t["pid"]) for t in tasks if t["units"]})),
         peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        disk_used=master.bytes_on_disk(directory), solve_seconds=solved)
+        disk_used=master.bytes_on_disk(directory), solve_seconds=min(t["begun"] for t in writes) - started)
     log.info("solved %s", record.text())
     return record
 
@@ -153,8 +164,8 @@ def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material
 def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], contents: Contents, *,
                per_pass: int, after: tuple[str, ...], priority: int,
                positions: int = TASK_POSITIONS, memory: int = 0, disk: int = 0) -> list[Task]:
-    """The tasks of a split pair: prepare, the unit tasks wave by wave, finish (the last, keyed
-    ``egtb-pair-KEY``, returns the pair's record). `after`: the keys of the tasks the pair waits
+    """The tasks of a split pair: prepare, the unit tasks wave by wave, the write of each material
+    side by side, finish (the last, keyed ``egtb-pair-KEY``, returns the pair's record). `after`: the keys of the tasks the pair waits
     for; `positions`: what a unit task solves, about. For the local pool's limits: each task
     takes `memory` bytes while it runs (a worker's share: the pages its units touch), and the
     pair's scratch files, `disk` bytes, are held from prepare to finish.
@@ -179,6 +190,9 @@ def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], conten
                 for first, last in ranges]
         previous = tuple(t.key for t in wave)
         units += wave
-    finish_task = Task(last, finish, where, {"started": time.time()},
-                       after=tuple(t.key for t in units), **common)
-    return tasks + units + [finish_task]
+    started = time.time()
+    writes = [Task(f"egtb-write-{material.name}", write, where + (material,), {"started": started},
+                   after=previous, **common) for material in pair.materials]
+    finish_task = Task(last, finish, where, {"started": started},
+                       after=tuple(t.key for t in units + writes), priority=priority)
+    return tasks + units + writes + [finish_task]
