@@ -90,6 +90,15 @@ def test_pairs_split_over_the_local_workers_write_the_same_files(native_dir, tmp
     assert log.count("resuming") == 0  # the unit tasks open the scratch files quietly
 
 
+def test_the_plan_of_split_pairs_counts_every_worker_on_them(tmp_path, capsys):
+    plans = []
+    for extra in ([], ["--split-pairs", "1"]):
+        assert main(["build", "-n", "4", "--jobs", "2", "--plan", "--json", "--tables", str(tmp_path)] + extra) == 0
+        plans.append(json.loads(capsys.readouterr().out))
+    assert plans[0]["cpu_seconds"] == plans[1]["cpu_seconds"] > 0
+    assert plans[1]["wall_seconds"] == pytest.approx(plans[0]["wall_seconds"] / 2)  # every pair split over 2
+
+
 @pytest.mark.parametrize("count", ["0", "1.5", "many"])
 def test_split_pairs_takes_a_count_of_positions(count, tmp_path, capsys):
     with pytest.raises(SystemExit):

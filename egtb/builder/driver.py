@@ -286,7 +286,12 @@ def _plan_build(todo: list[Pair], directory: Path, config: BuildConfig, *, conte
     files = sum(budget.file_bytes(p.positions, contents[p.key], bits) for p in planned)
     seconds = {p.key: budget.cpu_seconds(p.positions, contents[p.key],
                                         regenerating=p.key in plans and plans[p.key].per_pass > 0) for p in todo}
-    chain = max(longest_chains(todo, weight=lambda p: seconds[p.key]).values(), default=0.0)
+    split = config.split_pairs
+
+    def wall(pair: Pair) -> float:  # a split pair's units run on every worker
+        return seconds[pair.key] / (jobs if split is not None and pair.positions >= split.positions else 1)
+
+    chain = max(longest_chains(todo, weight=wall).values(), default=0.0)
     return plans, BuildPlan(
         len(todo), sum(p.positions for p in todo), sum(seconds.values()), jobs, need, room,
         min(memory, sum(largest)) + processes, config.memory, tuple(refused), wall_seconds=chain,
