@@ -211,6 +211,7 @@ def load_native(directory: Path, material: Material, tables: FlatTables, part: s
     if isinstance(tables.rdep.base, np.memmap) or count_positions(material) > process_cache().max_bytes:
         for start, categories in native.category_chunks(directory, material, loaded=loaded):
             tables.put_categories(0, part.start + start, categories)
+            scratch.release(tables.rdep)  # on disk: a 9 G-position dependency packs into 3 GB
         return
 
     def read(_) -> np.ndarray:
