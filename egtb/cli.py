@@ -307,11 +307,11 @@ def _positions(text: str) -> int:
     """argparse type of ``--split-pairs``: a count of positions at least 1 (``2e9`` allowed)."""
     try:
         count = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a count of positions: {text!r}") from None
-    if not count >= 1 or count != int(count):
-        raise argparse.ArgumentTypeError(f"not a count of positions: {text!r}")
-    return int(count)
+        if count >= 1 and count == int(count):  # int(): OverflowError for inf, ValueError for nan
+            return int(count)
+    except (ValueError, OverflowError):
+        pass
+    raise argparse.ArgumentTypeError(f"not a count of positions: {text!r}")
 
 
 def _material_list(text: str) -> tuple[str, ...]:

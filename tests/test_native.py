@@ -99,7 +99,7 @@ def test_the_plan_of_split_pairs_counts_every_worker_on_them(tmp_path, capsys):
     assert plans[1]["wall_seconds"] == pytest.approx(plans[0]["wall_seconds"] / 2)  # every pair split over 2
 
 
-@pytest.mark.parametrize("count", ["0", "1.5", "many"])
+@pytest.mark.parametrize("count", ["0", "1.5", "many", "inf", "nan"])
 def test_split_pairs_takes_a_count_of_positions(count, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["build", "-n", "4", "--split-pairs", count, "--plan", "--tables", str(tmp_path)])
