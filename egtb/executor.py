@@ -253,18 +253,16 @@ class LocalPool:
             while True:
                 queue.take()
                 ready = queue.ready()
-                starting = [t for t in ready if _fits(t, running.values(), held.values(), limits)][:1]
-                if not running and ready and not starting:
-                    starting = ready[:1]  # nothing fits beside what is held: the first alone
-                while starting and len(running) < self.jobs:
-                    task = starting[0]
+                task = _first_fitting(ready, running.values(), held.values(), limits)
+                if task is None and not running and ready:
+                    task = ready[0]  # nothing fits beside what is held: the first alone
+                while task is not None and len(running) < self.jobs:
                     future = pool.submit(call_task, task.function, task.args, queue.inputs(task))
                     queue.start(task)
                     running[future] = task
                     if task.holds:
                         held[task.held_until] = task.holds
-                    starting = [t for t in queue.ready()
-                                if _fits(t, running.values(), held.values(), limits)][:1]
+                    task = _first_fitting(queue.ready(), running.values(), held.values(), limits)
                 if not running:
                     queue.check_stuck(running=0)
                     return
@@ -284,6 +282,13 @@ class LocalPool:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _first_fitting(ready: list[Task], running: Iterable[Task], held: Iterable[Mapping[str, int]],
+                   limits: Mapping[str, int]) -> Task | None:
+    """The first of the `ready` tasks that fits (:func:`_fits`), or None."""
+    running, held = list(running), list(held)
+    return next((t for t in ready if _fits(t, running, held, limits)), None)
 
 
 def _fits(task: Task, running: Iterable[Task], held: Iterable[Mapping[str, int]],

@@ -175,4 +175,3 @@ def test_the_disk_check_counts_the_compact_files_a_build_writes_at_its_end(built
     assert with_compact - without == int(1.5 * positions * rate / 8) > 0  # with the 50% margin
     with pytest.raises(budget.MemoryBudgetError, match=r"the compact files \d"):
         check(free=with_compact - 1, compact_positions=positions)
-

@@ -154,7 +154,8 @@ def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material
     record = PairRecord(
         pair.key, len(_unit_order(pair.materials)), pair.positions, time.time() - started,
         sum(t["cpu_seconds"] for t in tasks + writes), started, time.time(), summaries, contents.names,
-        contents.dtw, True, split=len(tasks), workers=tuple(sorted({(t["host"], t["pid"]) for t in tasks if t["units"]})),
+        contents.dtw, True, split=len(tasks),
+        workers=tuple(sorted({(t["host"], t["pid"]) for t in tasks if t["units"]})),
         peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         disk_used=master.bytes_on_disk(directory), solve_seconds=min(t["begun"] for t in writes) - started)
     log.info("solved %s", record.text())
@@ -165,8 +166,8 @@ def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], conten
                per_pass: int, after: tuple[str, ...], priority: int,
                positions: int = TASK_POSITIONS, memory: int = 0, disk: int = 0) -> list[Task]:
     """The tasks of a split pair: prepare, the unit tasks wave by wave, the write of each material
-    side by side, finish (the last, keyed ``egtb-pair-KEY``, returns the pair's record). `after`: the keys of the tasks the pair waits
-    for; `positions`: what a unit task solves, about. For the local pool's limits: each task
+    side by side, finish (the last, keyed ``egtb-pair-KEY``, returns the pair's record). `after`:
+    the keys of the tasks the pair waits for; `positions`: what a unit task solves, about. For the local pool's limits: each task
     takes `memory` bytes while it runs (a worker's share: the pages its units touch), and the
     pair's scratch files, `disk` bytes, are held from prepare to finish.
 

@@ -24,6 +24,7 @@ from egtb.formats.compact.writer import (CompactReport, encode_kinds, encode_val
 
 __all__ = [
     "BLOCK_BYTES", "BlockMarks", "CompactReport", "CompactTable", "DTZ_KINDS", "FORMAT_VERSION", "FileKind", "KINDS",
-    "MarksFile", "RULE_KINDS", "SUFFIX", "WCDF", "WCDF_DTZ", "WDL", "category_codes", "compact_path", "compact_paths", "dtz_codes", "encode_kinds", "encode_values", "marks_path",
+    "MarksFile", "RULE_KINDS", "SUFFIX", "WCDF", "WCDF_DTZ", "WDL", "category_codes", "compact_path", "compact_paths",
+    "dtz_codes", "encode_kinds", "encode_values", "marks_path",
     "material_counts", "open_compact", "open_marks", "remove_leftovers", "write_compact", "write_marks",
 ]
