@@ -110,6 +110,20 @@ def test_a_build_too_big_for_its_disk_stops_before_any_work(tmp_path, monkeypatc
     assert not list(tmp_path.glob("*.h5"))
 
 
+def test_a_resumed_pair_on_disk_counts_its_own_scratch_as_room(tmp_path, monkeypatch):
+    """A killed pair's scratch files hold most of what it needs: the disk may have less free."""
+    pair = next(p for p in planner.plan_pairs(4, min_pieces=4) if p.key == "1m1k-1m1k")
+    need = budget.scratch_bytes(pair, planner.dependency_materials(pair), contents=contents_for(4))
+    free = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(planner.shutil, "disk_usage", lambda _: free._replace(free=need // 2))
+    with pytest.raises(budget.MemoryBudgetError, match=r"pair 1m1k-1m1k needs .* of scratch files on disk"):
+        planner.plan_memory([pair], 4 * budget.GB, on_disk=True, directory=tmp_path)
+    held = scratch.scratch_dir(tmp_path, pair.key)
+    held.mkdir()
+    (held / "rcat.bin").write_bytes(bytes(need // 2 + 8192))  # blocks on disk, not a sparse file
+    assert planner.plan_memory([pair], 4 * budget.GB, on_disk=True, directory=tmp_path)[pair.key].on_disk
+
+
 def test_a_disk_budget_counts_what_the_directory_holds(tmp_path):
     builder.build(2, directory=tmp_path, jobs=1, progress=False)
     held = master.bytes_on_disk(tmp_path)

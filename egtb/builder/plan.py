@@ -26,7 +26,7 @@ from egtb.builder import budget, rule_layer
 from egtb.builder import native as native_files
 from egtb.builder.contents import AUTO, Contents, contents_for
 from egtb.errors import InvalidArgumentError
-from egtb.formats import master
+from egtb.formats import master, scratch
 from egtb.formats.packed import packed_size
 from egtb.positions.material import Material, all_materials, count_positions, pair_of, successor_materials
 
@@ -234,9 +234,9 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
         contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
         plan = budget.plan_pair(pair, dependencies, contents=contents, budget=memory, on_disk=on_disk,
                                 beside=beside_bytes(directory, dependencies) if directory else 0)
-        if plan.on_disk and free is not None:
-            budget.check_disk(pair, dependencies, contents=contents, free=free,
-                              directory=directory)
+        if plan.on_disk and free is not None:  # a resumed pair's scratch is reused
+            budget.check_disk(pair, dependencies, contents=contents,
+                              free=free + scratch.bytes_in(directory, [pair.key]), directory=directory)
         plans[pair.key] = plan
         if plan.on_disk or plan.per_pass:
             log.info("pair %s runs %s with the %s kernel (about %.2f GB)", pair.key,
