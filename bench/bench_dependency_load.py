@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.builder import native, pipeline
+from egtb.builder import dependency_load, native
 from egtb.builder.contents import LEAN_RULES, contents_for
 from egtb.formats.compact.layout import material_counts
 from egtb.positions.material import Material
@@ -31,7 +31,7 @@ def bench_material(directory: Path, material: Material, chunks: int) -> dict:
     """Seconds of the two paths over the first `chunks` chunks of a material, and what they read."""
     lean = contents_for(material.pieces, rules=LEAN_RULES, dtw=False, native=False)
     start = time.process_time()
-    loaded = pipeline.capture_tables(directory, {material}, pipeline.load_dependencies(directory, [], (), lean))
+    loaded = dependency_load.capture_tables(directory, {material}, dependency_load.load_dependencies(directory, [], (), lean))
     beside = time.process_time() - start
     searched, answered = native.category_chunks(directory, material), native.category_chunks(directory, material,
                                                                                           loaded=loaded)

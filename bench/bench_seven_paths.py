@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from egtb.builder.contents import contents_for  # noqa: E402
-from egtb.builder import pipeline, plan as planner
+from egtb.builder import dependency_load, pipeline, plan as planner
 from egtb.formats import scratch
 
 CONTENTS = contents_for(7, rules="all", dtw=True)  #: the rule-free table and every layer
@@ -40,9 +40,9 @@ def same(a, b) -> bool:
 def bench(directory: Path, pair: planner.Pair) -> dict:
     deps = planner.dependency_materials(pair)
     row = {"pair": pair.key, "positions": pair.positions}
-    edges, row["load_s"] = timed(pipeline.load_dependencies, directory, deps, pair.materials, CONTENTS)
+    edges, row["load_s"] = timed(dependency_load.load_dependencies, directory, deps, pair.materials, CONTENTS)
     _, row["edges_s"] = timed(pipeline.solve_pair, pair.materials, edges)
-    compact = pipeline.load_dependencies(directory, deps, pair.materials, CONTENTS)
+    compact = dependency_load.load_dependencies(directory, deps, pair.materials, CONTENTS)
     _, row["compact_s"] = timed(pipeline.solve_pair, pair.materials, compact, per_pass=CONTENTS.tables)
     wall = time.perf_counter()
     (disk, _, _), row["disk_load_and_solve_s"] = timed(

@@ -34,10 +34,10 @@ from pathlib import Path
 import numpy as np
 
 from egtb.builder.contents import Contents  # noqa: E402
-from egtb.builder import driver as builder, pipeline, plan as planner
+from egtb.builder import dependency_load, driver as builder, pipeline, plan as planner
 from egtb.builder import rule_layer
 from egtb.builder import solve, units
-from egtb.positions.index import rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
+from egtb.positions.index import code_of_material, rank_men, slice_unit_size, unit_size, unrank_men, unrank_unit
 from egtb.positions.material import Material, mirror_bb
 
 def cpu(function, *args, **kwargs):
@@ -63,7 +63,7 @@ def pick_pair(pieces: int, key: str | None) -> planner.Pair:
 def warm_up(presets: tuple) -> None:
     """Load or compile every kernel the timings call (a two-piece pair solved in memory)."""
     pair = planner.plan_pairs(2)[0]
-    tables = pipeline.load_dependencies(Path("."), [], pair.materials, Contents(True, presets))
+    tables = dependency_load.load_dependencies(Path("."), [], pair.materials, Contents(True, presets))
     pipeline.solve_pair(pair.materials, tables)
 
 
@@ -79,7 +79,7 @@ def profile_pair(directory: Path, out: Path, pair: planner.Pair, presets: tuple
                       dtype=np.int64)
     configs = units.order_units(first.black_men, first.white_men, len(materials) == 1)
     warm_up(presets)
-    tables, load = cpu(pipeline.load_dependencies, directory, planner.dependency_materials(pair), materials,
+    tables, load = cpu(dependency_load.load_dependencies, directory, planner.dependency_materials(pair), materials,
                        Contents(True, presets))
 
     halves = 1 if (len(materials) == 1 and first.men == 0) else 2
@@ -89,7 +89,7 @@ def profile_pair(directory: Path, out: Path, pair: planner.Pair, presets: tuple
     limits = np.array([p.limit_plies for p in presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in presets], dtype=np.bool_)
     size = unit_size(*counts[0])
-    code_a, code_b = (pipeline.code_of_material(m) for m in (first, last))
+    code_a, code_b = (code_of_material(m) for m in (first, last))
     captures = solve.new_capture_buffer()
     step_base = np.empty((2, solve.STEP_SHIFTS, 32), dtype=np.int64)
     heads = np.full(solve.MAX_DEPTH + 2, -1, dtype=np.int64)

@@ -15,7 +15,7 @@ import pytest
 
 from egtb.builder.config import BuildConfig
 from egtb.builder.contents import contents_for
-from egtb.builder import driver as builder, pipeline, plan as planner
+from egtb.builder import dependency_load, driver as builder, pipeline, plan as planner
 from egtb.errors import BuildRunningError, MissingTableError
 from egtb.formats import master
 from egtb.formats.values import DRAW, LOSS, NO_MAX_DTW, WIN
@@ -253,7 +253,7 @@ def test_progress_counters_reach_every_position_and_unit(tmp_path, jobs):
 
 def test_solve_pair_counts_a_single_unit_in_full(tables4):
     pair = planner.Pair(planner.pair_of(Material.parse("2k-2k")))  # one unit of 215,760
-    tables = pipeline.load_dependencies(tables4, planner.dependency_materials(pair),
+    tables = dependency_load.load_dependencies(tables4, planner.dependency_materials(pair),
                                        pair.materials, contents_for(4))
     counters = np.array([5, 1], dtype=np.int64)  # counting on from earlier pairs
     assert pipeline.solve_pair(pair.materials, tables, counters) == 1

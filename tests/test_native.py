@@ -22,7 +22,7 @@ from egtb.builder.contents import contents_for
 from egtb.builder.config import Split
 from egtb.builder.driver import build
 from egtb.builder.plan import pieces_a_side
-from egtb.builder.pipeline import capture_tables, load_dependencies
+from egtb.builder.dependency_load import capture_tables, load_dependencies
 from egtb.builder.native_reference import native_figures, native_reference_lines
 from egtb.builder.reference import load_reference, load_rule_reference
 from egtb.errors import TableError

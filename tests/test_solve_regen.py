@@ -16,7 +16,7 @@ import pytest
 
 from egtb.builder.contents import contents_for
 from egtb.builder import budget
-from egtb.builder import pipeline, plan as planner
+from egtb.builder import dependency_load, pipeline, plan as planner
 from egtb.positions.material import all_materials
 from egtb.builder.verify import verify_directory
 from test_scratch import file_checksums
@@ -32,14 +32,14 @@ def tables4(built_tables) -> Path:
 
 def solve_both(directory: Path, pair: planner.Pair, per_pass: int):
     deps = planner.dependency_materials(pair)
-    edges = pipeline.load_dependencies(directory, deps, pair.materials, CONTENTS)
-    compact = pipeline.load_dependencies(directory, deps, pair.materials, CONTENTS)
+    edges = dependency_load.load_dependencies(directory, deps, pair.materials, CONTENTS)
+    compact = dependency_load.load_dependencies(directory, deps, pair.materials, CONTENTS)
     pipeline.solve_pair(pair.materials, edges)
     pipeline.solve_pair(pair.materials, compact, per_pass=per_pass)
     return edges, compact
 
 
-def same(a: pipeline.FlatTables, b: pipeline.FlatTables) -> bool:
+def same(a: dependency_load.FlatTables, b: dependency_load.FlatTables) -> bool:
     return all(np.array_equal(getattr(a, name), getattr(b, name))
                for name in ("wdl", "dtw", "rcat", "rdtz"))
 

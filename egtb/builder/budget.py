@@ -1,7 +1,7 @@
 """Memory budget of a build: what a pair needs, and how it runs within a budget.
 
 A pair is solved with its values and those of the tables its exits reach in
-flat arrays (:class:`egtb.builder.pipeline.FlatTables`: 3 bytes a position for the
+flat arrays (:class:`egtb.builder.dependency_load.FlatTables`: 3 bytes a position for the
 values and DTW when they are solved, 1 per rule layer, and 2 more per layer for
 the pair's own positions) and the solver's work arrays for its largest unit.
 Up to 6 pieces everything fits in a few GB; at 7 pieces (the ``wcdf`` layer

@@ -3,11 +3,11 @@ tables a pair has loaded.
 
 A ``.wcdf`` file leaves out the positions whose side to move must capture
 (their codes are chosen for compression, :mod:`egtb.formats.compact`). When a
-pair loads such a dependency (:func:`egtb.builder.pipeline.load_dependencies`)
+pair loads such a dependency (:func:`egtb.builder.dependency_load.load_dependencies`)
 those positions need their categories back, and every capture leads to fewer
 pieces: to tables the pair has loaded already (its arrays hold the dependencies
 in ascending piece count), or to the masters loaded beside them for this
-(:func:`egtb.builder.pipeline.capture_tables`). :func:`fill_captures` folds the
+(:func:`egtb.builder.dependency_load.capture_tables`). :func:`fill_captures` folds the
 captures over those flat arrays, as the solver folds a node's captures
 (:func:`egtb.builder.solve.fold_captures`); the prober's capture search, which
 answered them all before at 280-410 ns a position (a third to a half of a 7-piece

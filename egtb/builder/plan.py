@@ -247,7 +247,7 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
 
 
 def beside_materials(directory: Path, dependencies: list[Material]) -> list[Material]:
-    """The masters a pair loads beside its flat arrays (:func:`egtb.builder.pipeline.capture_tables`):
+    """The masters a pair loads beside its flat arrays (:func:`egtb.builder.dependency_load.capture_tables`):
     those with fewer pieces that the captures of its compact-native dependencies reach outside
     them (one capture or several), fewest pieces first."""
     natives = [m for m in dependencies

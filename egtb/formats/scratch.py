@@ -1,7 +1,7 @@
 """Pairs bigger than memory: values memory-mapped on a scratch directory, with checkpoints.
 
 A pair planned on disk (:func:`egtb.builder.budget.plan_pair`) keeps the flat
-value arrays of :class:`egtb.builder.pipeline.FlatTables` (its own values and those
+value arrays of :class:`egtb.builder.dependency_load.FlatTables` (its own values and those
 of the tables its exits reach) in files of a scratch directory
 ``<tables>/<pair>.pair.tmp/``, mapped into memory: the operating system keeps
 in RAM the pages in use (the unit being solved and those its moves reach) and
