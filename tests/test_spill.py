@@ -103,8 +103,8 @@ def test_the_plan_counts_a_spilled_dtz_at_a_fraction_of_a_byte():
     pair = max(plan_pairs(8, min_pieces=8, max_per_side=4), key=lambda p: p.positions)
     deps = dependency_materials(pair)
     native = contents_for(8, native=True)
-    whole = scratch.scratch_bytes(pair.positions + sum(count_positions(m) for m in deps), pair.positions,
-                                  dtw=False, presets=native.presets)
+    flat = scratch.flat_starts([pair.positions], [count_positions(m) for m in deps])[1]
+    whole = scratch.scratch_bytes(flat, pair.positions, dtw=False, presets=native.presets)
     assert pair.key == "1m3k-2m2k"
     assert budget.scratch_bytes(pair, deps, contents=native) == (
         whole - pair.positions + int(pair.positions * 0.25) + budget.SPILL_LAG_POSITIONS)

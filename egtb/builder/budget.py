@@ -189,7 +189,7 @@ def scratch_bytes(pair, dependencies, *, contents) -> int:
     (:func:`egtb.formats.scratch.scratch_bytes`); a spilled DTZ (:mod:`egtb.builder.spilling`) at
     :data:`egtb.formats.spill.SPILLED_BYTES_A_POSITION`, with the positions of
     :data:`SPILL_LAG_POSITIONS` still whole between two checkpoints."""
-    total = pair.positions + sum(count_positions(m) for m in dependencies)
+    total = scratch.flat_starts([pair.positions], [count_positions(m) for m in dependencies])[1]
     arrays = scratch.scratch_bytes(total, pair.positions, dtw=contents.dtw, presets=contents.presets)
     if not spilling.spills_dtz(contents.presets, on_disk=True, native=contents.native):
         return arrays

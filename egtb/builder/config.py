@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from egtb.builder.contents import Contents
+from egtb.builder.dependency_load import PART_POSITIONS
 from egtb.builder.pipeline import CHECKPOINT_SECONDS
 from egtb.builder.plan import DEFAULT_RULES, Pair, contents_of, plan_pairs, select_pairs
 
@@ -30,6 +31,9 @@ class Split:
     """Pairs of this many positions or more are split."""
     task_positions: int = 1 << 24
     """Positions a unit task solves, about (:data:`egtb.builder.split.TASK_POSITIONS`)."""
+    part_positions: int = PART_POSITIONS
+    """Positions a task puts in of a compact-native dependency, at most (a multiple of 3,
+    :data:`egtb.builder.dependency_load.PART_POSITIONS`)."""
 
 
 @dataclass(frozen=True)

@@ -17,19 +17,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from egtb.builder import budget, native, solve
 from egtb.builder.contents import LEAN_RULES, Contents, contents_for
 from egtb.builder.dependency_captures import LoadedTables
-from egtb.builder.plan import beside_materials
-from egtb.errors import TableError
+from egtb.builder.plan import beside_materials, captured_natives
+from egtb.errors import SolverError, TableError
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
 from egtb.formats.packed import pack_into
 from egtb.positions.index import NUM_CODES, code_of_material
 from egtb.positions.material import Material, count_positions
+
+if TYPE_CHECKING:
+    from egtb.builder import spilling
 
 
 def load_table_cached(directory: Path, material: Material, contents: Contents
@@ -83,6 +87,9 @@ class FlatTables:
     (:mod:`egtb.formats.packed`): flat index ``own + k`` is digit k of its row."""
     spiller: spilling.DtzSpiller | None = None
     """Where the finished DTZ went when it is spilled (:mod:`egtb.builder.spilling`), else None."""
+    dependencies: tuple[Material, ...] = ()
+    """The finished tables in the flat arrays: the pair's dependencies, and the compact-native
+    tables their captures reach (:func:`egtb.builder.plan.captured_natives`)."""
 
     @property
     def presets(self) -> tuple:
@@ -103,48 +110,154 @@ class FlatTables:
         pack_into(self.rdep[row], start - self.rcat.shape[1], categories)
 
 
+#: Positions of a compact-native dependency that one part puts in (a multiple of 3, so that a part
+#: starts on a byte of the packed categories): 201 M, about half a minute at the 8-piece rate.
+PART_POSITIONS = 3 << 26
+
+
+@dataclass(frozen=True)
+class Part:
+    """Positions ``first:last`` of a dependency: what one step puts into a pair's flat arrays."""
+
+    material: Material
+    first: int
+    last: int
+
+    @property
+    def name(self) -> str:
+        """The part's name (its mark in a pair's scratch directory, its task's key).
+
+        >>> Part(Material.parse("2k-1k"), 0, 10).name
+        '2k-1k.0-10'
+        """
+        return f"{self.material.name}.{self.first}-{self.last}"
+
+    def covered_by(self, names: set[str]) -> bool:
+        """Whether the parts named `names` (of any size: a pair resumed with parts of another
+        size) hold every position of this one.
+
+        >>> Part(Material.parse("2k-1k"), 0, 10).covered_by({"2k-1k.0-6", "2k-1k.6-12", "1k-1k.0-10"})
+        True
+        >>> Part(Material.parse("2k-1k"), 0, 10).covered_by({"2k-1k.0-6", "2k-1k.7-12"})
+        False
+        """
+        reach = self.first
+        for first, last in sorted(_range_of(name) for name in names
+                                  if name.rpartition(".")[0] == self.material.name):
+            if first > reach:
+                break
+            reach = max(reach, last)
+        return reach >= self.last
+
+
+def _range_of(name: str) -> tuple[int, int]:
+    """(first, last) of a part's name (:attr:`Part.name`)."""
+    first, _, last = name.rpartition(".")[2].partition("-")
+    return int(first), int(last)
+
+
 def load_dependencies(directory: Path, solved: list[Material],
                       fresh: tuple[Material, ...], contents: Contents, *,
                       arrays: list[np.ndarray] | None = None, fill: bool = True) -> FlatTables:
-    """Flat arrays with room for the `fresh` tables (the pair, first) and the `solved` ones
-    (read from disk).
+    """Flat arrays with room for the `fresh` tables (the pair, first), the `solved` ones and the
+    compact-native tables their captures reach (:func:`egtb.builder.plan.captured_natives`), the
+    last two read from disk (:func:`load_parts`).
 
     `contents`: the tables to load and solve (:class:`~egtb.builder.contents.Contents`).
     `arrays`: the (wdl, dtw, rcat, rdtz, rdep) arrays to use (memory maps of a pair
     on disk, :func:`egtb.formats.scratch.map_arrays`) instead of new ones; with
-    `fill` False the solved tables are taken as already in them (a resumed pair).
-    A table bigger than the table cache holds, or any into mapped arrays, is
-    copied in slice by slice.
+    `fill` False the solved tables are left to the caller (a pair on disk loads them in parts).
     """
-    materials = list(fresh) + list(solved)
-    total = sum(count_positions(m) for m in materials)
-    own = sum(count_positions(m) for m in fresh)
+    solved = list(solved) + captured_natives(directory, solved)
+    counts = [count_positions(m) for m in fresh], [count_positions(m) for m in solved]
+    starts, total = scratch.flat_starts(*counts)
     if arrays is None:
-        arrays = scratch.new_arrays(total, own, contents=contents)
+        arrays = scratch.new_arrays(total, sum(counts[0]), contents=contents)
     offsets = np.full(NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
-    start = 0
-    for material in materials:
+    for material, start in zip(list(fresh) + list(solved), starts):
         offsets[code_of_material(material)] = start
-        start += count_positions(material)
-    tables = FlatTables(offsets, *arrays[:2], contents, *arrays[2:5])
-    if not fill:
-        return tables
-    natives = {m for m in solved
-               if not master.table_path(directory, m).exists() and native.has_native(directory, m)}
-    loaded = capture_tables(directory, solved, tables) if natives and contents.presets else None
-    # fewer pieces first: the captures of a compact-native one read the tables loaded before it
-    for material in sorted(solved, key=lambda m: m.pieces):
-        part = tables.slice_of(material)
-        if material in natives:
-            load_native(directory, material, tables, part, loaded=loaded, needed_by=fresh[0].name)
-        elif isinstance(tables.rdep.base, np.memmap) or budget.values_bytes(
-                count_positions(material), contents) > process_cache().max_bytes:
-            scratch.copy_table(directory, material, part.start, arrays, contents.names)
+    tables = FlatTables(offsets, *arrays[:2], contents, *arrays[2:5], dependencies=tuple(solved))
+    if fill:
+        parts = [part for wave in dependency_parts(directory, solved, positions=None) for part in wave]
+        load_parts(directory, tables, parts, needed_by=fresh[0].name if fresh else "the build")
+    return tables
+
+
+def native_materials(directory: Path, materials) -> set[Material]:
+    """Those of `materials` whose tables in `directory` are compact files alone (no master)."""
+    return {m for m in materials
+            if not master.table_path(directory, m).exists() and native.has_native(directory, m)}
+
+
+def dependency_parts(directory: Path, solved: list[Material], *,
+                     positions: int | None = PART_POSITIONS) -> list[list[Part]]:
+    """A pair's dependencies `solved` in parts, wave by wave, fewest pieces first (the captures of
+    a compact-native table read the tables of fewer pieces, put in by the waves before): a
+    master whole, a compact-native table `positions` at a time (None: whole). The parts of a
+    wave may be put in at once, by any processes (each dependency starts on a byte of its own,
+    :func:`egtb.formats.scratch.flat_starts`).
+
+    >>> [[part.name for part in wave] for wave in dependency_parts(Path("/nonexistent"),
+    ...                                                           [Material.parse(n) for n in ("1k-1k", "2k-1k")])]
+    [['1k-1k.0-992'], ['2k-1k.0-14880']]
+    """
+    if positions is not None and positions % 3:
+        raise ValueError(f"parts of {positions} positions would share bytes of the packed categories")
+    natives = native_materials(directory, solved)
+    waves: dict[int, list[Part]] = {}
+    for material in solved:
+        count = count_positions(material)
+        step = positions if positions and material in natives else max(count, 1)
+        waves.setdefault(material.pieces, []).extend(
+            Part(material, first, min(first + step, count)) for first in range(0, count, step))
+    return [waves[pieces] for pieces in sorted(waves)]
+
+
+def load_parts(directory: Path, tables: FlatTables, parts: list[Part], *,
+               needed_by: str, marks: Path | None = None) -> int:
+    """Put these `parts` of the tables a pair's flat arrays hold into them (in wave order,
+    :func:`dependency_parts`); return how many were put in.
+
+    A master's part (a whole table) is copied from the process's table cache, or slice by slice
+    into mapped arrays or when the cache cannot hold it; a compact-native one's through the
+    prober (:func:`load_native`). With `marks` (a pair's scratch directory) a part marked there
+    as done is skipped, and each part put in is flushed, then marked
+    (:func:`egtb.formats.scratch.mark_loaded`): a killed load resumes at the parts it had not done.
+    A compact-native part whose captures would read a table of fewer pieces not marked as put in
+    raises SolverError (parts out of wave order would be wrong, and marked as done).
+    """
+    done = scratch.loaded_marks(marks) if marks is not None else set()
+    todo = [part for part in parts if not part.covered_by(done)]
+    natives = native_materials(directory, {part.material for part in todo})
+    loaded = capture_tables(directory, tables) if natives and tables.contents.presets else None
+    mapped = isinstance(tables.rdep.base, np.memmap)
+    for part in todo:
+        start = tables.slice_of(part.material).start
+        if part.material in natives:
+            if marks is not None:
+                _require_fewer_pieces(part, tables, done, needed_by=needed_by)
+            load_native(directory, part, tables, start, loaded=loaded, needed_by=needed_by)
+        elif mapped or budget.values_bytes(count_positions(part.material), tables.contents) > process_cache().max_bytes:
+            scratch.copy_table(directory, part.material, start, tables.arrays(), tables.contents.names)
         else:
-            _put_cached(directory, material, contents, tables, part)
+            _put_cached(directory, part.material, tables.contents, tables, tables.slice_of(part.material))
+        if marks is not None:
+            scratch.flush(tables.arrays())
+            scratch.mark_loaded(marks, part.name)
+            done.add(part.name)
         for array in (tables.wdl, tables.dtw, tables.rdep):  # a pair on disk: what was written stays
             scratch.release(array)                          # in the page cache, not resident
-    return tables
+    return len(todo)
+
+
+def _require_fewer_pieces(part: Part, tables: FlatTables, done: set[str], *, needed_by: str) -> None:
+    """SolverError unless every table of fewer pieces than `part`'s in the flat arrays is marked
+    as put in (`done`): the captures of a compact-native part read them."""
+    missing = [m.name for m in tables.dependencies if m.pieces < part.material.pieces
+               and not Part(m, 0, count_positions(m)).covered_by(done)]
+    if missing:
+        raise SolverError(f"{needed_by}: {part.name} is put in before {', '.join(missing)}, "
+                          "which its captures read")
 
 
 def _put_cached(directory: Path, material: Material, contents: Contents, tables: FlatTables,
@@ -158,32 +271,35 @@ def _put_cached(directory: Path, material: Material, contents: Contents, tables:
         tables.put_categories(row, part.start, categories[row])
 
 
-def capture_tables(directory: Path, solved: list[Material], tables: FlatTables) -> LoadedTables:
-    """Where the captures of the compact-native ones of a pair's dependencies `solved` are looked up
-    (:mod:`egtb.builder.dependency_captures`): the pair's flat arrays `tables`, and the masters
-    their captures reach outside them, loaded beside them (their ``wcdf`` categories,
-    :func:`egtb.builder.plan.beside_materials`). A compact-native table they reach outside them is
-    left to the prober's capture search.
+def capture_tables(directory: Path, tables: FlatTables) -> LoadedTables:
+    """Where the captures of the compact-native tables in a pair's flat arrays `tables` are looked
+    up (:mod:`egtb.builder.dependency_captures`): those flat arrays, and the masters their captures
+    reach outside them, loaded beside them (their ``wcdf`` categories,
+    :func:`egtb.builder.plan.beside_materials`).
     """
-    beside = beside_materials(directory, solved)
-    lean = contents_for(max(m.pieces for m in solved), rules=LEAN_RULES, dtw=False, native=False)
+    beside = beside_materials(directory, list(tables.dependencies))
+    lean = contents_for(max(m.pieces for m in tables.dependencies), rules=LEAN_RULES, dtw=False, native=False)
     below = load_dependencies(directory, beside, (), lean)
     return LoadedTables(tables.offsets, tables.rdep[0], tables.rcat.shape[1], below.offsets, below.rdep[0])
 
 
-def load_native(directory: Path, material: Material, tables: FlatTables, part: slice, *,
+def load_native(directory: Path, part: Part, tables: FlatTables, start: int, *,
                 loaded: LoadedTables | None = None, needed_by: str) -> None:
-    """Put a compact-native dependency's ``wcdf`` categories into the flat arrays
-    (:func:`egtb.builder.native.read_categories`, its capture positions answered from the tables
-    `loaded`, kept in the process's table cache when they fit).
+    """Put a part of a compact-native dependency's ``wcdf`` categories into the flat arrays, its
+    material starting at flat index `start` (:func:`egtb.builder.native.category_chunks`, its
+    capture positions answered from the tables `loaded`); a whole table into arrays in memory
+    from the process's table cache when it fits there.
 
     MissingTableError when the pair `needed_by` needs more of it than its compact files hold (DTW,
     another layer; :func:`egtb.builder.native.refuse_unheld`).
     """
+    material = part.material
     native.refuse_unheld(directory, material, tables.contents, needed_by=needed_by)
-    if isinstance(tables.rdep.base, np.memmap) or count_positions(material) > process_cache().max_bytes:
-        for start, categories in native.category_chunks(directory, material, loaded=loaded):
-            tables.put_categories(0, part.start + start, categories)
+    whole = part.first == 0 and part.last == count_positions(material)
+    if not whole or isinstance(tables.rdep.base, np.memmap) or count_positions(material) > process_cache().max_bytes:
+        for first, categories in native.category_chunks(directory, material, loaded=loaded,
+                                                        first=part.first, last=part.last):
+            tables.put_categories(0, start + first, categories)
             scratch.release(tables.rdep)  # on disk: a 9 G-position dependency packs into 3 GB
         return
 
@@ -191,7 +307,7 @@ def load_native(directory: Path, material: Material, tables: FlatTables, part: s
         out = np.empty(count_positions(material), dtype=np.int8)
         native.read_categories(directory, material, out, loaded=loaded)
         return out
-    tables.put_categories(0, part.start, process_cache().get(
+    tables.put_categories(0, start, process_cache().get(
         native_key(directory, material), native.categories_path(directory, material), read))
 
 

@@ -428,7 +428,7 @@ def _tasks(todo: list[Pair], directory: Path, config: BuildConfig, *,
             made = split.pair_tasks(directory, pair, dependencies, contents, per_pass=mapped.per_pass,
                                     after=after, priority=chains[pair.key],
                                     positions=config.split_pairs.task_positions, memory=mapped.bytes,
-                                    disk=mapped.disk)
+                                    disk=mapped.disk, part_positions=config.split_pairs.part_positions)
         else:
             made = [Task(f"egtb-pair-{pair.key}", _build_pair_task,
                          (str(directory), pair, dependencies),

@@ -222,9 +222,9 @@ def read_categories(directory: os.PathLike | str, material: Material, out: np.nd
 
 
 def category_chunks(directory: os.PathLike | str, material: Material, *, tablebase=None,
-                    loaded: LoadedTables | None = None):
+                    loaded: LoadedTables | None = None, first: int = 0, last: int | None = None):
     """Yield (first position, int8 categories) of a compact-native table's ``wcdf`` categories
-    at counter 0, :data:`READ_CHUNK` positions at a time: the blocks of its ``.wcdf`` file that
+    at counter 0, positions `first` to `last` (default: all), :data:`READ_CHUNK` at a time: the blocks of its ``.wcdf`` file that
     hold them decoded (:meth:`CompactTable.codes`), the positions it leaves out (the side to move
     must capture) answered from the tables a pair has `loaded`
     (:class:`egtb.builder.dependency_captures.LoadedTables`), and those they do not hold (or all,
@@ -241,10 +241,11 @@ def category_chunks(directory: os.PathLike | str, material: Material, *, tableba
         if table.positions != count_positions(material):
             raise TableError(f"{table.path}: {table.positions} positions, {material.name} has "
                              f"{count_positions(material)}")
-        for first in range(0, table.positions, READ_CHUNK):
-            categories = CATEGORY_OF_CODE[table.codes(first, min(first + READ_CHUNK, table.positions))]
-            _answer_captures(tablebase, loaded, material, first, categories)
-            yield first, categories
+        last = table.positions if last is None else last
+        for lo in range(first, last, READ_CHUNK):
+            categories = CATEGORY_OF_CODE[table.codes(lo, min(lo + READ_CHUNK, last))]
+            _answer_captures(tablebase, loaded, material, lo, categories)
+            yield lo, categories
     finally:
         table.close()
         if own:

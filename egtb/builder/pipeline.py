@@ -34,8 +34,9 @@ from numba import njit
 
 from egtb.builder import budget, native, rule_layer, solve, solve_regen, spilling
 from egtb.builder.contents import Contents, contents_for
-from egtb.builder.dependency_load import FlatTables, cache_key, native_key, load_dependencies
-from egtb.builder.plan import Pair, contents_of, plan_pairs
+from egtb.builder.dependency_load import (FlatTables, cache_key, dependency_parts, load_dependencies, load_parts,
+                                          native_key)
+from egtb.builder.plan import Pair, captured_natives, contents_of, plan_pairs
 from egtb.builder.record import PairRecord
 from egtb.builder.units import order_units
 from egtb.errors import SolverError
@@ -54,7 +55,7 @@ CHECKPOINT_SECONDS = 300.0
 CHECKPOINT_POSITIONS = 1 << 24
 #: How a scratch directory holds the dependencies (its checkpoint's layout names it, so that a
 #: scratch directory of an earlier layout is made anew, never misread).
-SCRATCH_DEPENDENCIES = "categories packed three to a byte"
+SCRATCH_DEPENDENCIES = "categories packed three to a byte, each from a byte of its own, put in by marked parts"
 
 
 def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
@@ -322,34 +323,38 @@ def new_spiller(path: Path, pair: Pair, tables: FlatTables) -> spilling.DtzSpill
 
 
 def open_on_disk(directory: Path, pair: Pair, dependencies: list[Material],
-                 contents: Contents, *, create: bool = True) -> tuple[FlatTables, dict, int]:
+                 contents: Contents, *, create: bool = True, load: bool = True) -> tuple[FlatTables, dict, int]:
     """A pair's memory-mapped flat arrays, its checkpoint layout and the units it has done.
 
     Maps the scratch files of an earlier run when its checkpoint is for the
     same tables and rules (logged as a resume when `create`), else makes them anew
-    with the dependencies copied in (checkpoint: 0 units done), or with `create`
-    False raises SolverError. Any process that sees the directory may map them
-    (:mod:`egtb.builder.split`: its unit tasks open them with `create` False).
+    (checkpoint: 0 units done), or with `create` False raises SolverError. With `load`,
+    puts in the dependency parts not yet marked as put in
+    (:func:`egtb.builder.dependency_load.load_parts`). Any process that sees the directory may
+    map them (:mod:`egtb.builder.split`: its tasks open them with `create` False, and put the
+    dependencies in part by part).
     """
     path = scratch.scratch_dir(directory, pair.key)
-    materials = list(pair.materials) + list(dependencies)
-    total = sum(count_positions(m) for m in materials)
+    dependencies = list(dependencies) + captured_natives(directory, dependencies)  # as load_dependencies
+    counts = [count_positions(m) for m in pair.materials], [count_positions(m) for m in dependencies]
     layout = {"pair": pair.key, "rules": list(contents.names), "dtw": contents.dtw,
-              "materials": [m.name for m in materials], "positions": total,
-              "dependencies": SCRATCH_DEPENDENCIES}
+              "materials": [m.name for m in list(pair.materials) + list(dependencies)],
+              "positions": scratch.flat_starts(*counts)[1], "dependencies": SCRATCH_DEPENDENCIES}
     done = scratch.read_checkpoint(path, layout)
     if done is None and not create:
         raise SolverError(f"{path} holds no checkpoint of pair {pair.key} with these tables "
                           f"({layout['rules']}, dtw {contents.dtw}): prepare it first")
-    arrays = scratch.map_arrays(path, total, pair.positions, contents=contents,
+    arrays = scratch.map_arrays(path, layout["positions"], pair.positions, contents=contents,
                                 create=done is None)
-    tables = load_dependencies(directory, dependencies, pair.materials, contents, arrays=arrays,
-                               fill=done is None)
+    tables = load_dependencies(directory, dependencies, pair.materials, contents, arrays=arrays, fill=False)
     if done is None:
         scratch.write_checkpoint(path, layout, 0, arrays)
         done = 0
     elif create:
         log.info("resuming %s from its checkpoint: %d units done", pair.key, done)
+    if load:
+        parts = [part for wave in dependency_parts(directory, dependencies) for part in wave]
+        load_parts(directory, tables, parts, needed_by=pair.materials[0].name, marks=path)
     return tables, layout, done
 
 

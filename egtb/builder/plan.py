@@ -232,6 +232,8 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
     for pair in todo:
         dependencies = dependency_materials(pair)
         contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
+        if directory:
+            dependencies = dependencies + captured_natives(directory, dependencies)
         plan = budget.plan_pair(pair, dependencies, contents=contents, budget=memory, on_disk=on_disk,
                                 beside=beside_bytes(directory, dependencies) if directory else 0)
         if plan.on_disk and free is not None:  # a resumed pair's scratch is reused
@@ -254,6 +256,26 @@ def beside_materials(directory: Path, dependencies: list[Material]) -> list[Mate
                if not master.table_path(directory, m).exists() and native_files.has_native(directory, m)]
     reached = {s for m in natives for s in successor_materials(m) if s.pieces < m.pieces} - set(dependencies)
     return sorted((m for m in reached if master.table_path(directory, m).exists()), key=lambda m: (m.pieces, m.name))
+
+
+def captured_natives(directory: Path, dependencies: list[Material]) -> list[Material]:
+    """The compact-native tables a pair puts into its flat arrays besides its `dependencies`:
+    those that the captures of its compact-native dependencies reach outside them (and theirs in
+    turn), fewest pieces first. Their capture positions are then answered from the flat arrays
+    (:mod:`egtb.builder.dependency_captures`), not by the prober's capture search, which costs
+    ten times as much a position (bench/bench_split_load.py)."""
+    def is_native(material: Material) -> bool:
+        return not master.table_path(directory, material).exists() and native_files.has_native(directory, material)
+    held, found = set(dependencies), []
+    todo = [m for m in dependencies if is_native(m)]
+    while todo:
+        material = todo.pop()
+        for reached in successor_materials(material):
+            if reached.pieces < material.pieces and reached not in held and is_native(reached):
+                held.add(reached)
+                found.append(reached)
+                todo.append(reached)
+    return sorted(found, key=lambda m: (m.pieces, m.name))
 
 
 def beside_bytes(directory: Path, dependencies: list[Material]) -> int:

@@ -8,8 +8,10 @@ independent of each other, and the solving order is a sequence of waves.
 A pair split into tasks runs on memory-mapped scratch files (:mod:`egtb.formats.scratch`)
 in the table directory, which every worker sees:
 
-1. :func:`prepare` makes them, the dependencies copied in (or keeps those of
-   an earlier run, with the units its checkpoint records);
+1. :func:`prepare` makes them (or keeps those of an earlier run, with the units its
+   checkpoint records and the dependency parts it marks as put in), and :func:`load` puts
+   the dependencies in, part by part (:func:`egtb.builder.dependency_load.dependency_parts`),
+   the parts of each wave at once;
 2. :func:`solve_range` solves a range of the solving order inside one wave; the
    tasks of a wave start once every task of the wave before has finished, and
    each writes only its own units, so any number of workers gives the same
@@ -42,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.builder import pipeline
+from egtb.builder import dependency_load, pipeline
 from egtb.builder import progress as progress_bars
 from egtb.builder.contents import Contents
 from egtb.builder.plan import Pair
@@ -50,7 +52,7 @@ from egtb.builder.record import PairRecord
 from egtb.builder.units import unit_potentials
 from egtb.executor import Task
 from egtb.formats import master, scratch
-from egtb.positions.material import Material
+from egtb.positions.material import Material, count_positions
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +96,27 @@ def prepare(directory: os.PathLike | str, pair: Pair, dependencies: list[Materia
     """Make (or reuse) the pair's scratch files; the units its checkpoint records as done.
 
     `after`: the records of the pairs it depends on (unused: the task waits for them)."""
-    _, _, done = pipeline.open_on_disk(Path(directory), pair, dependencies, contents)
+    _, _, done = pipeline.open_on_disk(Path(directory), pair, dependencies, contents, load=False)
     return done
+
+
+def load(directory: os.PathLike | str, pair: Pair, dependencies: list[Material], contents: Contents,
+         pieces: int | None, share: int, shares: int, *, part_positions: int = dependency_load.PART_POSITIONS,
+         after: Sequence = ()) -> dict:
+    """Put share `share` of `shares` of the parts of the tables of `pieces` pieces that the pair's
+    flat arrays hold (every part with None) into its scratch files, those not marked as put in
+    already; what was done (parts, CPU seconds). The parts are those of the tables as they are
+    when it runs (:func:`egtb.builder.dependency_load.dependency_parts`, `part_positions` at
+    most), not when the build was planned. `after`: the tasks of the wave before (unused: the task
+    waits for them)."""
+    directory = Path(directory)
+    cpu = time.process_time()
+    tables, _, _ = pipeline.open_on_disk(directory, pair, dependencies, contents, create=False, load=False)
+    waves = dependency_load.dependency_parts(directory, list(tables.dependencies), positions=part_positions)
+    parts = [part for wave in waves for part in wave if pieces in (None, part.material.pieces)][share::shares]
+    count = dependency_load.load_parts(directory, tables, parts, needed_by=pair.materials[0].name,
+                                       marks=scratch.scratch_dir(directory, pair.key))
+    return {"loaded": count, "cpu_seconds": time.process_time() - cpu}
 
 
 def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
@@ -110,7 +131,7 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
     directory = Path(directory)
     cpu = time.process_time()
     tables, layout, done = pipeline.open_on_disk(directory, pair, dependencies, contents,
-                                                 create=False)
+                                                 create=False, load=False)
     path = scratch.scratch_dir(directory, pair.key)
     if wave_first > done:
         scratch.record_units(path, layout, wave_first)
@@ -134,7 +155,7 @@ def write(directory: os.PathLike | str, pair: Pair, dependencies: list[Material]
     directory = Path(directory)
     cpu = time.process_time()
     begun = time.time()
-    tables, layout, _ = pipeline.open_on_disk(directory, pair, dependencies, contents, create=False)
+    tables, layout, _ = pipeline.open_on_disk(directory, pair, dependencies, contents, create=False, load=False)
     scratch.record_units(scratch.scratch_dir(directory, pair.key), layout, len(_unit_order(pair.materials)))
     summaries = pipeline.write_pair(directory, (material,), tables, seconds=begun - started)
     return {"summaries": summaries, "cpu_seconds": time.process_time() - cpu, "begun": begun}
@@ -148,12 +169,13 @@ def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material
     directory = Path(directory)
     tasks = [t for t in after if "units" in t]
     writes = [t for t in after if "summaries" in t]
+    loads = [t for t in after if "loaded" in t]
     summaries = [summary for t in writes for summary in t["summaries"]]
     scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     pipeline.add_checksums(directory, summaries)
     record = PairRecord(
         pair.key, len(_unit_order(pair.materials)), pair.positions, time.time() - started,
-        sum(t["cpu_seconds"] for t in tasks + writes), started, time.time(), summaries, contents.names,
+        sum(t["cpu_seconds"] for t in loads + tasks + writes), started, time.time(), summaries, contents.names,
         contents.dtw, True, split=len(tasks),
         workers=tuple(sorted({(t["host"], t["pid"]) for t in tasks if t["units"]})),
         peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
@@ -162,12 +184,41 @@ def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material
     return record
 
 
+def load_tasks(directory: Path, pair: Pair, dependencies: list[Material], contents: Contents, *,
+               after: tuple[str, ...], positions: int = dependency_load.PART_POSITIONS, **common) -> list[Task]:
+    """The tasks that put a split pair's dependencies in (:func:`load`): a wave for each piece
+    count up to the pair's, fewest first, each after the one before (the first after `after`),
+    of a task for about every `positions` positions of the dependencies of that many pieces
+    (two at least: the compact-native tables their captures reach are known only once built);
+    then one that puts in any part they left (none, unless the tables changed since the plan).
+
+    >>> from egtb.builder.contents import contents_for
+    >>> from egtb.builder.plan import dependency_materials, plan_pairs
+    >>> pair = next(p for p in plan_pairs(3) if p.key == "1k-2m")
+    >>> [t.key for t in load_tasks(Path("t"), pair, dependency_materials(pair), contents_for(3), after=())]
+    ['egtb-load-1k-2m-2-0', 'egtb-load-1k-2m-2-1', 'egtb-load-1k-2m-3-0', 'egtb-load-1k-2m-3-1', 'egtb-loaded-1k-2m']
+    """
+    where = (str(directory), pair, dependencies, contents)
+    options = {"part_positions": positions}
+    tasks: list[Task] = []
+    for pieces in range(2, max((m.pieces for m in dependencies), default=1) + 1):
+        size = sum(count_positions(m) for m in dependencies if m.pieces == pieces)
+        shares = max(2, -(-size // positions))
+        wave = [Task(f"egtb-load-{pair.key}-{pieces}-{share}", load, where + (pieces, share, shares), options,
+                     after=after, **common) for share in range(shares)]
+        after = tuple(task.key for task in wave)
+        tasks += wave
+    return tasks + [Task(f"egtb-loaded-{pair.key}", load, where + (None, 0, 1), options, after=after, **common)]
+
+
 def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], contents: Contents, *,
                per_pass: int, after: tuple[str, ...], priority: int,
-               positions: int = TASK_POSITIONS, memory: int = 0, disk: int = 0) -> list[Task]:
+               positions: int = TASK_POSITIONS, memory: int = 0, disk: int = 0,
+               part_positions: int = dependency_load.PART_POSITIONS) -> list[Task]:
     """The tasks of a split pair: prepare, the unit tasks wave by wave, the write of each material
     side by side, finish (the last, keyed ``egtb-pair-KEY``, returns the pair's record). `after`:
-    the keys of the tasks the pair waits for; `positions`: what a unit task solves, about. For the local pool's limits: each task
+    the keys of the tasks the pair waits for; `positions`: what a unit task solves, about;
+    `part_positions`: what a load task puts in, at most (:func:`load_tasks`). For the local pool's limits: each task
     takes `memory` bytes while it runs (a worker's share: the pages its units touch), and the
     pair's scratch files, `disk` bytes, are held from prepare to finish.
 
@@ -176,15 +227,17 @@ def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], conten
     >>> pair = next(p for p in plan_pairs(3) if p.key == "1k-2m")
     >>> tasks = pair_tasks(Path("t"), pair, [], contents_for(3), per_pass=0, after=(), priority=1,
     ...                    positions=500)
-    >>> [t.key for t in tasks][:3], tasks[-1].key, tasks[2].after
-    (['egtb-prepare-1k-2m', 'egtb-units-1k-2m-0', 'egtb-units-1k-2m-6'], 'egtb-pair-1k-2m', ('egtb-units-1k-2m-0',))
+    >>> [t.key for t in tasks][:4], tasks[-1].key, tasks[3].after
+    (['egtb-prepare-1k-2m', 'egtb-loaded-1k-2m', 'egtb-units-1k-2m-0', 'egtb-units-1k-2m-6'], 'egtb-pair-1k-2m', ('egtb-units-1k-2m-0',))
     """
     common = {"priority": priority, "costs": {"memory": memory}}
     where = (str(directory), pair, dependencies, contents)
     last = f"egtb-pair-{pair.key}"
     tasks = [Task(f"egtb-prepare-{pair.key}", prepare, where, after=after, holds={"disk": disk}, held_until=last,
                   **common)]
-    previous, units = (tasks[0].key,), []
+    loads = load_tasks(directory, pair, dependencies, contents, after=(tasks[0].key,), positions=part_positions,
+                       **common)
+    previous, units = (loads[-1].key,), []
     for ranges in wave_tasks(pair, positions=positions):
         wave = [Task(f"egtb-units-{pair.key}-{first}", solve_range, where + (first, last),
                      {"wave_first": ranges[0][0], "per_pass": per_pass}, after=previous, **common)
@@ -195,5 +248,5 @@ def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], conten
     writes = [Task(f"egtb-write-{material.name}", write, where + (material,), {"started": started},
                    after=previous, **common) for material in pair.materials]
     finish_task = Task(last, finish, where, {"started": started},
-                       after=tuple(t.key for t in units + writes), priority=priority)
-    return tasks + units + writes + [finish_task]
+                       after=tuple(t.key for t in loads + units + writes), priority=priority)
+    return tasks + loads + units + writes + [finish_task]

@@ -39,6 +39,8 @@ from egtb.positions.material import Material
 #: Suffix of a pair's scratch directory.
 SCRATCH_SUFFIX = ".pair.tmp"
 CHECKPOINT_NAME = "checkpoint.json"
+#: Prefix of the marks of a pair's dependency parts put into its scratch files (``loaded.<part>``).
+LOADED_PREFIX = "loaded."
 #: The five flat arrays: file name, element type, whether one row per rule layer, and the
 #: positions it covers: "values" (all, when DTW is solved, else none), "pair" (the pair's own
 #: positions, which come first) or "dependencies" (the others, packed three to a byte).
@@ -120,6 +122,9 @@ def map_arrays(path: Path, total: int, own: int, *, contents, create: bool) -> l
     array of no elements is a plain empty array.
     """
     path.mkdir(parents=True, exist_ok=True)
+    if create:  # the parts an earlier run put in are gone with its files
+        for mark in path.glob(f"{LOADED_PREFIX}*"):
+            mark.unlink()
     arrays = []
     shapes = array_shapes(total, own, dtw=contents.dtw, layers=len(contents.presets))
     for (name, _, _, _), dtype, shape in zip(ARRAYS, array_types(contents.presets), shapes):
@@ -132,6 +137,44 @@ def map_arrays(path: Path, total: int, own: int, *, contents, create: bool) -> l
             fill_slices(mapped, UNSOLVED_CATEGORY)
         arrays.append(np.asarray(mapped))  # a plain array over the map (its base)
     return arrays
+
+
+def flat_starts(own: list[int], dependencies: list[int]) -> tuple[list[int], int]:
+    """Where each material starts in a pair's flat arrays, and their length: the pair's materials
+    (`own`: their positions) one after the other, then its dependencies', each from a byte of the
+    packed categories of its own (a multiple of 3 past the pair's positions), so that no two
+    dependencies share a byte and several processes may put them in at once.
+
+    >>> flat_starts([10, 10], [4, 5])
+    ([0, 10, 20, 26], 31)
+    """
+    starts, start = [], 0
+    for count in own:
+        starts.append(start)
+        start += count
+    first = start
+    for count in dependencies:
+        start = first + -(-(start - first) // 3) * 3
+        starts.append(start)
+        start += count
+    return starts, start
+
+
+def mark_loaded(path: Path, name: str) -> None:
+    """Mark in a pair's scratch directory `path` that the dependency part `name` is in its files
+    (flushed already): an empty file, made atomically."""
+    tmp = path / f".{LOADED_PREFIX}{name}.{os.getpid()}.tmp"
+    tmp.touch()
+    os.replace(tmp, path / f"{LOADED_PREFIX}{name}")
+
+
+def loaded_marks(path: Path) -> set[str]:
+    """The dependency parts marked as put into a pair's scratch files (:func:`mark_loaded`).
+
+    >>> loaded_marks(Path("/nonexistent"))
+    set()
+    """
+    return {mark.name[len(LOADED_PREFIX):] for mark in path.glob(f"{LOADED_PREFIX}*")}
 
 
 def fill_slices(array: np.ndarray, value: int) -> None:
