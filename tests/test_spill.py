@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egtb.builder import budget, pipeline
+from egtb.builder import budget, pipeline, split
 from egtb.builder.contents import contents_for
 from egtb.builder.driver import build
 from egtb.builder.plan import dependency_materials, plan_pairs
@@ -108,3 +108,27 @@ def test_the_plan_counts_a_spilled_dtz_at_a_fraction_of_a_byte():
     assert pair.key == "1m3k-2m2k"
     assert budget.scratch_bytes(pair, deps, contents=native) == (
         whole - pair.positions + int(pair.positions * 0.25) + budget.SPILL_LAG_POSITIONS)
+
+
+def test_a_split_pair_spills_the_dtz_of_each_wave_before_the_next_and_writes_the_same_files(native3, tmp_path):
+    # the split pair's tasks run here in order (a task's `after` gets the results it waits for);
+    # the first task of each wave spills the waves before it, and the files written read the
+    # spill back: the same bytes as the pair solved whole
+    directory = tmp_path / "split"
+    shutil.copytree(native3, directory)
+    pair = max((p for p in plan_pairs(3, min_pieces=3) if p.materials[0].men), key=lambda p: p.positions)
+    deps, contents = dependency_materials(pair), contents_for(3, native=True)
+    path = scratch.scratch_dir(directory, pair.key)
+    results, spilled = {}, []
+    for task in split.pair_tasks(directory, pair, deps, contents, per_pass=0, after=(), priority=0,
+                                 positions=200):
+        if task.function is split.write and not spilled:
+            spilled.append(DtzSpill.open(path).positions)
+        results[task.key] = task.function(*task.args, **task.kwargs,
+                                          after=[results[key] for key in task.after])
+    assert 0 < spilled[0] < pair.positions  # the last wave's pages are written from the scratch row
+    whole = tmp_path / "whole"
+    shutil.copytree(native3, whole)
+    pipeline.build_pair(whole, pair, deps, contents=contents)
+    assert compact_files(directory, 3) == compact_files(whole, 3) != {}
+    assert not path.exists()

@@ -33,6 +33,7 @@ and their exits touch, not the pair.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import logging
 import os
@@ -44,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.builder import dependency_load, pipeline
+from egtb.builder import dependency_load, pipeline, spilling
 from egtb.builder import progress as progress_bars
 from egtb.builder.contents import Contents
 from egtb.builder.plan import Pair
@@ -58,6 +59,8 @@ log = logging.getLogger(__name__)
 
 #: Positions a unit task solves, about (a wave is cut into tasks of whole units).
 TASK_POSITIONS = 1 << 24
+#: The lock file the first tasks of a wave take in turn to spill the DTZ (:func:`spill_finished`).
+SPILL_LOCK_NAME = "spill.lock"
 
 
 def unit_waves(pair: Pair) -> list[tuple[int, int]]:
@@ -125,7 +128,8 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
     """Solve units ``first:last`` of the pair's solving order into its scratch files.
 
     Every wave before `wave_first` is finished (the task waits for its tasks, `after`):
-    recorded as the checkpoint. Units a checkpoint already covers are skipped.
+    recorded as the checkpoint, and when the pair's DTZ is spilled (:mod:`egtb.builder.spilling`)
+    their final DTZ pages spilled. Units a checkpoint already covers are skipped.
     Returns what was done (units, positions, CPU seconds, host, process).
     """
     directory = Path(directory)
@@ -135,6 +139,8 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
     path = scratch.scratch_dir(directory, pair.key)
     if wave_first > done:
         scratch.record_units(path, layout, wave_first)
+        if spilling.spills_dtz(contents.presets, on_disk=True, native=contents.native):
+            spill_finished(path, pair, tables, _unit_order(pair.materials)[:wave_first])
     first = max(first, done)
     units = 0
     if first < last:
@@ -147,6 +153,18 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
             "pid": os.getpid()}
 
 
+def spill_finished(path: Path, pair: Pair, tables: dependency_load.FlatTables, finished: np.ndarray) -> int:
+    """Spill the final DTZ pages of the `finished` units (those of the waves before the one
+    starting), not spilled yet, into the pair's scratch directory `path`; return the positions
+    spilled. The first tasks of a wave may start together: one at a time holds the directory's
+    lock, and each reads the spill as the one before left it."""
+    with open(path / SPILL_LOCK_NAME, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        spiller = pipeline.new_spiller(path, pair, tables)
+        spiller.finished(finished)
+        return spiller.spill_final()
+
+
 def write(directory: os.PathLike | str, pair: Pair, dependencies: list[Material], contents: Contents,
           material: Material, *, started: float, after: Sequence = ()) -> dict:
     """Write the files of one material of a pair whose every unit is solved (the materials of a
@@ -156,6 +174,8 @@ def write(directory: os.PathLike | str, pair: Pair, dependencies: list[Material]
     cpu = time.process_time()
     begun = time.time()
     tables, layout, _ = pipeline.open_on_disk(directory, pair, dependencies, contents, create=False, load=False)
+    if spilling.spills_dtz(contents.presets, on_disk=True, native=contents.native):
+        tables.spiller = pipeline.new_spiller(scratch.scratch_dir(directory, pair.key), pair, tables)
     scratch.record_units(scratch.scratch_dir(directory, pair.key), layout, len(_unit_order(pair.materials)))
     summaries = pipeline.write_pair(directory, (material,), tables, seconds=begun - started)
     return {"summaries": summaries, "cpu_seconds": time.process_time() - cpu, "begun": begun}

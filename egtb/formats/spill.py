@@ -125,6 +125,8 @@ class DtzSpill:
 
     def read_into(self, out: np.ndarray, start: int) -> None:
         """Overwrite the positions of `out` (those from `start` on) that are spilled."""
+        if not self.chunks:  # nothing spilled (a split pair of one wave): no spill file either
+            return
         stop = start + len(out)
         chunks = sorted(self.chunks) if self._sorted is None else self._sorted
         self._sorted = chunks
