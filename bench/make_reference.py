@@ -8,6 +8,7 @@ the compact prober (``egtb.builder.native_reference``). Materials the reference 
 are left as they are.
 
     .venv/bin/python bench/make_reference.py --tables /work/egtb --pieces 7 --write
+    .venv/bin/python bench/make_reference.py --tables /work/egtb --materials 4k-4k --write
 
 Without ``--write`` the new lines are printed only.
 """
@@ -44,10 +45,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", required=True, type=Path, help="directory of verified tables")
     parser.add_argument("--pieces", type=int, default=None, help="only materials of N pieces")
+    parser.add_argument("--materials", default=None,
+                        help="only these materials, comma-separated (those verify passed, of a piece count built in part)")
     parser.add_argument("--jobs", type=int, default=2, help="processes reading files")
     parser.add_argument("--write", action="store_true", help="append the lines to the reference files")
     args = parser.parse_args()
     materials = new_materials(args.tables, args.pieces)
+    if args.materials is not None:
+        wanted = {Material.parse(name) for name in args.materials.split(",")}
+        materials = [m for m in materials if m in wanted]
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(_lines_of, [args.tables] * len(materials), materials))

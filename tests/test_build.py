@@ -237,6 +237,19 @@ def test_reference_file_covers_seven_pieces_with_published_totals():
     assert sum(Material.parse(name).pieces == 7 for name, _ in layers) == 104
 
 
+def test_the_eight_piece_rows_count_the_positions_of_their_materials():
+    # the 8-piece tables verified so far (issue 31): each row's counts add up to its material's
+    # positions, so that the rows of any subset add up to its share of the published placements
+    reference, layers = load_reference(), load_rule_reference()
+    eight = {name: entry for name, entry in reference.items() if Material.parse(name).pieces == 8}
+    assert "4k-4k" in eight
+    for name, entry in eight.items():
+        assert entry.positions == count_positions(Material.parse(name)) == entry.wins + entry.draws + entry.losses
+        assert entry.max_dtw == NO_MAX_DTW and (name, "wcdf") in layers
+    everything = sum(count_positions(m) for m in all_materials(8, min_pieces=8))
+    assert everything + one_colour_placements(8) == PUBLISHED_PLACEMENTS[8]
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_progress_counters_reach_every_position_and_unit(tmp_path, jobs):
     pairs = planner.plan_pairs(3)

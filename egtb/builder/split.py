@@ -117,8 +117,13 @@ def load(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
     tables, _, _ = pipeline.open_on_disk(directory, pair, dependencies, contents, create=False, load=False)
     waves = dependency_load.dependency_parts(directory, list(tables.dependencies), positions=part_positions)
     parts = [part for wave in waves for part in wave if pieces in (None, part.material.pieces)][share::shares]
+    began = time.perf_counter()
     count = dependency_load.load_parts(directory, tables, parts, needed_by=pair.materials[0].name,
                                        marks=scratch.scratch_dir(directory, pair.key))
+    if count:
+        positions = sum(part.last - part.first for part in parts)
+        log.info("put in %d of %d parts of %s's dependencies (%s positions) in %.1fs", count, len(parts),
+                 pair.key, f"{positions:,}", time.perf_counter() - began)
     return {"loaded": count, "cpu_seconds": time.process_time() - cpu}
 
 
