@@ -99,7 +99,9 @@ def prepare(directory: os.PathLike | str, pair: Pair, dependencies: list[Materia
     """Make (or reuse) the pair's scratch files; the units its checkpoint records as done.
 
     `after`: the records of the pairs it depends on (unused: the task waits for them)."""
+    cpu = time.process_time()
     _, _, done = pipeline.open_on_disk(Path(directory), pair, dependencies, contents, load=False)
+    scratch.record_cpu(scratch.scratch_dir(directory, pair.key), "prepare", time.process_time() - cpu)
     return done
 
 
@@ -124,7 +126,9 @@ def load(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
         positions = sum(part.last - part.first for part in parts)
         log.info("put in %d of %d parts of %s's dependencies (%s positions) in %.1fs", count, len(parts),
                  pair.key, f"{positions:,}", time.perf_counter() - began)
-    return {"loaded": count, "cpu_seconds": time.process_time() - cpu}
+    seconds = time.process_time() - cpu
+    scratch.record_cpu(scratch.scratch_dir(directory, pair.key), f"load-{pieces}-{share}", seconds)
+    return {"loaded": count, "cpu_seconds": seconds}
 
 
 def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
@@ -153,8 +157,10 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
                                     configs=_unit_order(pair.materials)[first:last])
         scratch.flush(tables.arrays())
         scratch.release(tables.rdtz)
+    seconds = time.process_time() - cpu
+    scratch.record_cpu(path, f"units-{first}", seconds)
     return {"key": pair.key, "first": first, "last": last, "units": units,
-            "cpu_seconds": time.process_time() - cpu, "host": socket.gethostname(),
+            "cpu_seconds": seconds, "host": socket.gethostname(),
             "pid": os.getpid()}
 
 
@@ -183,24 +189,26 @@ def write(directory: os.PathLike | str, pair: Pair, dependencies: list[Material]
         tables.spiller = pipeline.new_spiller(scratch.scratch_dir(directory, pair.key), pair, tables)
     scratch.record_units(scratch.scratch_dir(directory, pair.key), layout, len(_unit_order(pair.materials)))
     summaries = pipeline.write_pair(directory, (material,), tables, seconds=begun - started)
-    return {"summaries": summaries, "cpu_seconds": time.process_time() - cpu, "begun": begun}
+    seconds = time.process_time() - cpu
+    scratch.record_cpu(scratch.scratch_dir(directory, pair.key), f"write-{material.name}", seconds)
+    return {"summaries": summaries, "cpu_seconds": seconds, "begun": begun}
 
 
 def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
            contents: Contents, *, started: float, after: Sequence[dict] = ()) -> PairRecord:
     """Once its materials are written (the :func:`write` tasks), stamp the pair's files, remove
     its scratch, and give its record (as :func:`egtb.builder.pipeline.build_pair` gives it, with
-    the CPU seconds of the unit and write tasks, `after`)."""
+    the CPU seconds its tasks recorded, in this run and any before: :func:`scratch.recorded_cpu`)."""
     directory = Path(directory)
     tasks = [t for t in after if "units" in t]
     writes = [t for t in after if "summaries" in t]
-    loads = [t for t in after if "loaded" in t]
     summaries = [summary for t in writes for summary in t["summaries"]]
+    cpu = scratch.recorded_cpu(scratch.scratch_dir(directory, pair.key))
     scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     pipeline.add_checksums(directory, summaries)
     record = PairRecord(
         pair.key, len(_unit_order(pair.materials)), pair.positions, time.time() - started,
-        sum(t["cpu_seconds"] for t in loads + tasks + writes), started, time.time(), summaries, contents.names,
+        cpu, started, time.time(), summaries, contents.names,
         contents.dtw, True, split=len(tasks),
         workers=tuple(sorted({(t["host"], t["pid"]) for t in tasks if t["units"]})),
         peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,

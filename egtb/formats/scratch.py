@@ -27,6 +27,7 @@ import mmap
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +42,8 @@ SCRATCH_SUFFIX = ".pair.tmp"
 CHECKPOINT_NAME = "checkpoint.json"
 #: Prefix of the marks of a pair's dependency parts put into its scratch files (``loaded.<part>``).
 LOADED_PREFIX = "loaded."
+#: Prefix of the CPU seconds each task of a split pair spent on it, in any run (``cpu.<task>``).
+CPU_PREFIX = "cpu."
 #: The five flat arrays: file name, element type, whether one row per rule layer, and the
 #: positions it covers: "values" (all, when DTW is solved, else none), "pair" (the pair's own
 #: positions, which come first) or "dependencies" (the others, packed three to a byte).
@@ -122,8 +125,8 @@ def map_arrays(path: Path, total: int, own: int, *, contents, create: bool) -> l
     array of no elements is a plain empty array.
     """
     path.mkdir(parents=True, exist_ok=True)
-    if create:  # the parts an earlier run put in are gone with its files
-        for mark in path.glob(f"{LOADED_PREFIX}*"):
+    if create:  # the parts an earlier run put in are gone with its files, and its work
+        for mark in [*path.glob(f"{LOADED_PREFIX}*"), *path.glob(f"{CPU_PREFIX}*")]:
             mark.unlink()
     arrays = []
     shapes = array_shapes(total, own, dtw=contents.dtw, layers=len(contents.presets))
@@ -166,6 +169,21 @@ def mark_loaded(path: Path, name: str) -> None:
     tmp = path / f".{LOADED_PREFIX}{name}.{os.getpid()}.tmp"
     tmp.touch()
     os.replace(tmp, path / f"{LOADED_PREFIX}{name}")
+
+
+def record_cpu(path: Path, task: str, seconds: float) -> None:
+    """Record in a pair's scratch directory `path` that a task spent `seconds` of CPU on the pair,
+    under a name of its own (the task's and this process's), so that every run's work counts."""
+    (path / f"{CPU_PREFIX}{task}.{os.getpid()}.{time.time_ns()}").write_text(f"{seconds:.6f}")
+
+
+def recorded_cpu(path: Path) -> float:
+    """CPU seconds the tasks of a pair recorded in its scratch directory, over all its runs.
+
+    >>> recorded_cpu(Path("/nonexistent"))
+    0.0
+    """
+    return float(sum(float(record.read_text()) for record in path.glob(f"{CPU_PREFIX}*")))
 
 
 def loaded_marks(path: Path) -> set[str]:
