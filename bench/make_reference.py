@@ -46,7 +46,8 @@ def main() -> None:
     parser.add_argument("--tables", required=True, type=Path, help="directory of verified tables")
     parser.add_argument("--pieces", type=int, default=None, help="only materials of N pieces")
     parser.add_argument("--materials", default=None,
-                        help="only these materials, comma-separated (those verify passed, of a piece count built in part)")
+                        help="only these materials, comma-separated (those verify passed, of a piece "
+                             "count built in part)")
     parser.add_argument("--jobs", type=int, default=2, help="processes reading files")
     parser.add_argument("--write", action="store_true", help="append the lines to the reference files")
     args = parser.parse_args()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -138,3 +139,29 @@ def test_a_split_pair_spills_the_dtz_of_each_wave_before_the_next_and_writes_the
     pipeline.build_pair(whole, pair, deps, contents=contents)
     assert compact_files(directory, 3) == compact_files(whole, 3) != {}
     assert not path.exists()
+
+
+def test_a_resumed_pair_on_disk_counts_the_cpu_of_every_run(native3, tmp_path, monkeypatch):
+    for path in native3.iterdir():
+        shutil.copy(path, tmp_path)
+    pair = max((p for p in plan_pairs(3, min_pieces=3) if p.materials[0].men), key=lambda p: p.positions)
+    contents, plan = contents_for(3, native=True), budget.PairPlan(pair.key, True, 0, 0)
+    solve = pipeline.solve_pair
+    calls = []
+
+    def killed(*args, **options):  # the run is killed after a few checkpoints
+        calls.append(1)
+        if len(calls) > 3:
+            raise KeyboardInterrupt
+        return solve(*args, **options)
+    monkeypatch.setattr(pipeline, "solve_pair", killed)
+    with pytest.raises(KeyboardInterrupt):
+        pipeline.build_pair(tmp_path, pair, dependency_materials(pair), contents=contents, plan=plan,
+                            checkpoint_seconds=0)
+    monkeypatch.setattr(pipeline, "solve_pair", solve)
+    earlier = scratch.recorded_cpu(scratch.scratch_dir(tmp_path, pair.key))
+    start = time.thread_time()
+    record = pipeline.build_pair(tmp_path, pair, dependency_materials(pair), contents=contents, plan=plan,
+                                 checkpoint_seconds=0)
+    spent = time.thread_time() - start
+    assert earlier > 0 and record.cpu_seconds == pytest.approx(earlier + spent, abs=earlier / 4)

@@ -224,9 +224,9 @@ def read_categories(directory: os.PathLike | str, material: Material, out: np.nd
 def category_chunks(directory: os.PathLike | str, material: Material, *, tablebase=None,
                     loaded: LoadedTables | None = None, first: int = 0, last: int | None = None):
     """Yield (first position, int8 categories) of a compact-native table's ``wcdf`` categories
-    at counter 0, positions `first` to `last` (default: all), :data:`READ_CHUNK` at a time: the blocks of its ``.wcdf`` file that
-    hold them decoded (:meth:`CompactTable.codes`), the positions it leaves out (the side to move
-    must capture) answered from the tables a pair has `loaded`
+    at counter 0, positions `first` to `last` (default: all), :data:`READ_CHUNK` at a time: the
+    blocks of its ``.wcdf`` file that hold them decoded (:meth:`CompactTable.codes`), the
+    positions it leaves out (the side to move must capture) answered from the tables a pair has `loaded`
     (:class:`egtb.builder.dependency_captures.LoadedTables`), and those they do not hold (or all,
     without them) by the prober's capture search. Memory stays at a chunk, however big the table.
 

@@ -236,7 +236,9 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
     log.info("solving %s: %d positions, %s, %s kernel", pair.key, pair.positions,
              "on disk" if plan.on_disk else "in memory",
              f"regenerating ({plan.per_pass} tables a pass)" if plan.per_pass else "edge-list")
+    earlier = 0.0  # CPU seconds the runs before this one spent on a pair on disk
     if plan.on_disk:
+        earlier = scratch.recorded_cpu(scratch.scratch_dir(directory, pair.key))
         tables, units, loaded = solve_on_disk(directory, pair, dependencies, contents,
                                               per_pass=plan.per_pass, progress=progress,
                                               checkpoint_seconds=checkpoint_seconds)
@@ -251,8 +253,8 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
         scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
     seconds = time.perf_counter() - start
     add_checksums(directory, summaries)
-    record = PairRecord(pair.key, units, pair.positions, seconds, time.thread_time() - cpu, started, time.time(),
-                        summaries, contents.names, contents.dtw, plan.on_disk, per_pass=plan.per_pass,
+    record = PairRecord(pair.key, units, pair.positions, seconds, time.thread_time() - cpu + earlier, started,
+                        time.time(), summaries, contents.names, contents.dtw, plan.on_disk, per_pass=plan.per_pass,
                         estimated_bytes=plan.bytes, scratch_bytes=plan.disk,
                         peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                         disk_used=master.bytes_on_disk(directory), load_seconds=loaded - start,
@@ -277,8 +279,11 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], con
     """Solve a pair with memory-mapped values (:mod:`egtb.formats.scratch`), checkpointed.
 
     Resumes from the pair's last checkpoint when its scratch directory has one
-    for the same tables and rules. Returns (tables, units, perf_counter time when loaded).
+    for the same tables and rules. Returns (tables, units, perf_counter time when loaded). The
+    CPU seconds it spends are recorded in the scratch directory at each checkpoint
+    (:func:`egtb.formats.scratch.record_cpu`), so that a resumed pair's record counts every run.
     """
+    clock = time.thread_time()
     tables, layout, done = open_on_disk(directory, pair, dependencies, contents)
     path = scratch.scratch_dir(directory, pair.key)
     loaded = time.perf_counter()
@@ -298,8 +303,18 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], con
         if time.monotonic() - last >= checkpoint_seconds:
             counted = _checkpoint(path, layout, tables, configs, counted, min(first + step, len(configs)))
             last = time.monotonic()
+            clock = _record_cpu_since(path, clock)
     _checkpoint(path, layout, tables, configs, counted, len(configs))
+    _record_cpu_since(path, clock)
     return tables, len(configs), loaded
+
+
+def _record_cpu_since(path: Path, clock: float) -> float:
+    """Record the CPU seconds this thread spent since `clock` in scratch directory `path`; the
+    thread's CPU time now."""
+    now = time.thread_time()
+    scratch.record_cpu(path, "solve", now - clock)
+    return now
 
 
 def _checkpoint(path: Path, layout: dict, tables: FlatTables, configs: np.ndarray, counted: int,

@@ -260,8 +260,10 @@ def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], conten
     >>> pair = next(p for p in plan_pairs(3) if p.key == "1k-2m")
     >>> tasks = pair_tasks(Path("t"), pair, [], contents_for(3), per_pass=0, after=(), priority=1,
     ...                    positions=500)
-    >>> [t.key for t in tasks][:4], tasks[-1].key, tasks[3].after
-    (['egtb-prepare-1k-2m', 'egtb-loaded-1k-2m', 'egtb-units-1k-2m-0', 'egtb-units-1k-2m-6'], 'egtb-pair-1k-2m', ('egtb-units-1k-2m-0',))
+    >>> [t.key for t in tasks][:4]
+    ['egtb-prepare-1k-2m', 'egtb-loaded-1k-2m', 'egtb-units-1k-2m-0', 'egtb-units-1k-2m-6']
+    >>> tasks[-1].key, tasks[3].after
+    ('egtb-pair-1k-2m', ('egtb-units-1k-2m-0',))
     """
     common = {"priority": priority, "costs": {"memory": memory}}
     where = (str(directory), pair, dependencies, contents)
