@@ -283,7 +283,7 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], con
     CPU seconds it spends are recorded in the scratch directory at each checkpoint
     (:func:`egtb.formats.scratch.record_cpu`), so that a resumed pair's record counts every run.
     """
-    clock = time.thread_time()
+    clock, run = time.thread_time(), scratch.run_name("solve")  # this run's CPU, one record
     tables, layout, done = open_on_disk(directory, pair, dependencies, contents)
     path = scratch.scratch_dir(directory, pair.key)
     loaded = time.perf_counter()
@@ -303,18 +303,10 @@ def solve_on_disk(directory: Path, pair: Pair, dependencies: list[Material], con
         if time.monotonic() - last >= checkpoint_seconds:
             counted = _checkpoint(path, layout, tables, configs, counted, min(first + step, len(configs)))
             last = time.monotonic()
-            clock = _record_cpu_since(path, clock)
+            scratch.record_cpu(path, run, time.thread_time() - clock)
     _checkpoint(path, layout, tables, configs, counted, len(configs))
-    _record_cpu_since(path, clock)
+    scratch.record_cpu(path, run, time.thread_time() - clock)
     return tables, len(configs), loaded
-
-
-def _record_cpu_since(path: Path, clock: float) -> float:
-    """Record the CPU seconds this thread spent since `clock` in scratch directory `path`; the
-    thread's CPU time now."""
-    now = time.thread_time()
-    scratch.record_cpu(path, "solve", now - clock)
-    return now
 
 
 def _checkpoint(path: Path, layout: dict, tables: FlatTables, configs: np.ndarray, counted: int,

@@ -101,7 +101,8 @@ def prepare(directory: os.PathLike | str, pair: Pair, dependencies: list[Materia
     `after`: the records of the pairs it depends on (unused: the task waits for them)."""
     cpu = time.process_time()
     _, _, done = pipeline.open_on_disk(Path(directory), pair, dependencies, contents, load=False)
-    scratch.record_cpu(scratch.scratch_dir(directory, pair.key), "prepare", time.process_time() - cpu)
+    scratch.record_cpu(scratch.scratch_dir(directory, pair.key), scratch.run_name("prepare"),
+                       time.process_time() - cpu)
     return done
 
 
@@ -127,7 +128,7 @@ def load(directory: os.PathLike | str, pair: Pair, dependencies: list[Material],
         log.info("put in %d of %d parts of %s's dependencies (%s positions) in %.1fs", count, len(parts),
                  pair.key, f"{positions:,}", time.perf_counter() - began)
     seconds = time.process_time() - cpu
-    scratch.record_cpu(scratch.scratch_dir(directory, pair.key), f"load-{pieces}-{share}", seconds)
+    scratch.record_cpu(scratch.scratch_dir(directory, pair.key), scratch.run_name(f"load-{pieces}-{share}"), seconds)
     return {"loaded": count, "cpu_seconds": seconds}
 
 
@@ -158,7 +159,7 @@ def solve_range(directory: os.PathLike | str, pair: Pair, dependencies: list[Mat
         scratch.flush(tables.arrays())
         scratch.release(tables.rdtz)
     seconds = time.process_time() - cpu
-    scratch.record_cpu(path, f"units-{first}", seconds)
+    scratch.record_cpu(path, scratch.run_name(f"units-{first}"), seconds)
     return {"key": pair.key, "first": first, "last": last, "units": units,
             "cpu_seconds": seconds, "host": socket.gethostname(),
             "pid": os.getpid()}
@@ -190,7 +191,8 @@ def write(directory: os.PathLike | str, pair: Pair, dependencies: list[Material]
     scratch.record_units(scratch.scratch_dir(directory, pair.key), layout, len(_unit_order(pair.materials)))
     summaries = pipeline.write_pair(directory, (material,), tables, seconds=begun - started)
     seconds = time.process_time() - cpu
-    scratch.record_cpu(scratch.scratch_dir(directory, pair.key), f"write-{material.name}", seconds)
+    scratch.record_cpu(scratch.scratch_dir(directory, pair.key), scratch.run_name(f"write-{material.name}"),
+                       seconds)
     return {"summaries": summaries, "cpu_seconds": seconds, "begun": begun}
 
 

@@ -171,10 +171,21 @@ def mark_loaded(path: Path, name: str) -> None:
     os.replace(tmp, path / f"{LOADED_PREFIX}{name}")
 
 
-def record_cpu(path: Path, task: str, seconds: float) -> None:
-    """Record in a pair's scratch directory `path` that a task spent `seconds` of CPU on the pair,
-    under a name of its own (the task's and this process's), so that every run's work counts."""
-    (path / f"{CPU_PREFIX}{task}.{os.getpid()}.{time.time_ns()}").write_text(f"{seconds:.6f}")
+def record_cpu(path: Path, name: str, seconds: float) -> None:
+    """Record in a pair's scratch directory `path` that the work `name` (a task's in one run, or a
+    run's so far) spent `seconds` of CPU on the pair: ``cpu.<name>``, replaced atomically."""
+    tmp = path / f".{CPU_PREFIX}{name}.{os.getpid()}.tmp"
+    tmp.write_text(f"{seconds:.6f}")
+    os.replace(tmp, path / f"{CPU_PREFIX}{name}")
+
+
+def run_name(what: str) -> str:
+    """A name of `what` for :func:`record_cpu` that no other run or process gives.
+
+    >>> run_name("units-0").startswith("units-0.")
+    True
+    """
+    return f"{what}.{os.getpid()}.{time.time_ns()}"
 
 
 def recorded_cpu(path: Path) -> float:
