@@ -25,7 +25,7 @@ from egtb.builder import budget, native, solve
 from egtb.builder.contents import LEAN_RULES, Contents, contents_for
 from egtb.builder.dependency_captures import LoadedTables
 from egtb.builder.plan import beside_materials, captured_natives
-from egtb.errors import SolverError, TableError
+from egtb.errors import InvalidArgumentError, SolverError, TableError
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
 from egtb.formats.packed import pack_into
@@ -202,7 +202,7 @@ def dependency_parts(directory: Path, solved: list[Material], *,
     [['1k-1k.0-992'], ['2k-1k.0-14880']]
     """
     if positions is not None and positions % 3:
-        raise ValueError(f"parts of {positions} positions would share bytes of the packed categories")
+        raise InvalidArgumentError(f"parts of {positions} positions would share bytes of the packed categories")
     natives = native_materials(directory, solved)
     waves: dict[int, list[Part]] = {}
     for material in solved:
