@@ -185,8 +185,7 @@ def load_dependencies(directory: Path, solved: list[Material],
 
 def native_materials(directory: Path, materials) -> set[Material]:
     """Those of `materials` whose tables in `directory` are compact files alone (no master)."""
-    return {m for m in materials
-            if not master.table_path(directory, m).exists() and native.has_native(directory, m)}
+    return {m for m in materials if native.is_native_only(directory, m)}
 
 
 def dependency_parts(directory: Path, solved: list[Material], *,

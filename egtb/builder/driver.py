@@ -314,7 +314,7 @@ def _check_compact_dependencies(todo: list[Pair], directory: Path, contents: dic
         if native_files.holds(contents[pair.key]):
             continue
         for material in dependency_materials(pair):
-            if not master.table_path(directory, material).exists() and native_files.has_native(directory, material):
+            if native_files.is_native_only(directory, material):
                 native_files.refuse_unheld(directory, material, contents[pair.key], needed_by=pair.key)
 
 

@@ -49,7 +49,7 @@ from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, cat
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact import writer as compact_writer
 from egtb.formats.compact.writer import encode_kinds, write_compact, write_marks
-from egtb.formats.master import narrow_type
+from egtb.formats.master import narrow_type, table_path
 from egtb.formats.values import CATEGORY_OF_CODE
 from egtb.positions.material import Material, count_positions
 
@@ -133,6 +133,16 @@ def has_native(directory: os.PathLike | str, material: Material) -> bool:
     """Whether a material's ``.wcdf`` file is in `directory`: what the build reads through
     :func:`read_categories` when the material has no master."""
     return categories_path(directory, material).exists()
+
+
+def is_native_only(directory: os.PathLike | str, material: Material) -> bool:
+    """Whether a material's table in `directory` is compact files alone: no master, a ``.wcdf``
+    file (:func:`has_native`), so that the build reads it through :func:`read_categories`.
+
+    >>> is_native_only("/nonexistent", Material.parse("1k-1k"))
+    False
+    """
+    return not table_path(directory, material).exists() and has_native(directory, material)
 
 
 def holds(contents) -> bool:

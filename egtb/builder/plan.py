@@ -252,8 +252,7 @@ def beside_materials(directory: Path, dependencies: list[Material]) -> list[Mate
     """The masters a pair loads beside its flat arrays (:func:`egtb.builder.dependency_load.capture_tables`):
     those with fewer pieces that the captures of its compact-native dependencies reach outside
     them (one capture or several), fewest pieces first."""
-    natives = [m for m in dependencies
-               if not master.table_path(directory, m).exists() and native_files.has_native(directory, m)]
+    natives = [m for m in dependencies if native_files.is_native_only(directory, m)]
     reached = {s for m in natives for s in successor_materials(m) if s.pieces < m.pieces} - set(dependencies)
     return sorted((m for m in reached if master.table_path(directory, m).exists()), key=lambda m: (m.pieces, m.name))
 
@@ -264,14 +263,13 @@ def captured_natives(directory: Path, dependencies: list[Material]) -> list[Mate
     turn), fewest pieces first. Their capture positions are then answered from the flat arrays
     (:mod:`egtb.builder.dependency_captures`), not by the prober's capture search, which costs
     ten times as much a position (bench/bench_split_load.py)."""
-    def is_native(material: Material) -> bool:
-        return not master.table_path(directory, material).exists() and native_files.has_native(directory, material)
     held, found = set(dependencies), []
-    todo = [m for m in dependencies if is_native(m)]
+    todo = [m for m in dependencies if native_files.is_native_only(directory, m)]
     while todo:
         material = todo.pop()
         for reached in successor_materials(material):
-            if reached.pieces < material.pieces and reached not in held and is_native(reached):
+            if reached.pieces < material.pieces and reached not in held and \
+                    native_files.is_native_only(directory, reached):
                 held.add(reached)
                 found.append(reached)
                 todo.append(reached)

@@ -166,17 +166,20 @@ def flat_starts(own: list[int], dependencies: list[int]) -> tuple[list[int], int
 def mark_loaded(path: Path, name: str) -> None:
     """Mark in a pair's scratch directory `path` that the dependency part `name` is in its files
     (flushed already): an empty file, made atomically."""
-    tmp = path / f".{LOADED_PREFIX}{name}.{os.getpid()}.tmp"
-    tmp.touch()
-    os.replace(tmp, path / f"{LOADED_PREFIX}{name}")
+    _replace(path / f"{LOADED_PREFIX}{name}", "")
 
 
 def record_cpu(path: Path, name: str, seconds: float) -> None:
     """Record in a pair's scratch directory `path` that the work `name` (a task's in one run, or a
     run's so far) spent `seconds` of CPU on the pair: ``cpu.<name>``, replaced atomically."""
-    tmp = path / f".{CPU_PREFIX}{name}.{os.getpid()}.tmp"
-    tmp.write_text(f"{seconds:.6f}")
-    os.replace(tmp, path / f"{CPU_PREFIX}{name}")
+    _replace(path / f"{CPU_PREFIX}{name}", f"{seconds:.6f}")
+
+
+def _replace(target: Path, text: str) -> None:
+    """Write `text` to `target` atomically: a hidden temporary of this process's, then renamed."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, target)
 
 
 def run_name(what: str) -> str:
