@@ -573,6 +573,9 @@ def _register_compact(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stale", action="store_true",
                    help="only write the compact files that are missing or older than their master "
                         "(what a killed run, or a directory from before .dtz files, lacks)")
+    p.add_argument("--recode", action="store_true",
+                   help="only re-code as exceptions to their .wld files the .wcdf files of 8 pieces or more "
+                        "of --tables written in full (before they were coded so; no master needed)")
     _add_jobs(p)
     p.add_argument("--quiet", action="store_true", help="no per-table lines")
     _add_json(p)
@@ -594,6 +597,8 @@ def run_compact(args: argparse.Namespace) -> int:
     directory = _existing_tables_dir(args)
     if args.marks:
         return _write_marks(directory, args)
+    if args.recode:
+        return _recode_categories(directory, args)
     if args.out is not None:
         writable_dir(args.out, option="--out")
     materials = stale_materials(directory, out=args.out, min_pieces=0) if args.stale else None
@@ -644,6 +649,29 @@ def _write_marks(directory: Path, args: argparse.Namespace) -> int:
         _print_json({"marked": [path.name for path in done], "seconds": round(seconds, 3)})
     else:
         print(f"wrote {len(done)} marks files in {seconds:.1f}s")
+    return EXIT_OK
+
+
+def _recode_categories(directory: Path, args: argparse.Namespace) -> int:
+    """``egtb compact --recode``: the category files of 8 pieces or more coded in full, as exceptions."""
+    from egtb.builder.native import recode_categories
+    from egtb.formats import master
+    from egtb.formats.compact.exceptions import codes_as_exceptions
+    from egtb.formats.compact.layout import WCDF
+
+    started = time.perf_counter()
+    sizes = {}
+    for material in master.stored_materials(directory, suffix=WCDF.suffix):
+        if codes_as_exceptions(material):
+            sizes[material.name] = before, after = recode_categories(directory, material)
+            if not args.quiet and not args.json:
+                print(f"{material.name}{WCDF.suffix}: {before} bytes, now {after}", flush=True)
+    seconds = time.perf_counter() - started
+    if args.json:
+        _print_json({"recoded": {name: list(pair) for name, pair in sizes.items()}, "seconds": round(seconds, 3)})
+    else:
+        print(f"{len(sizes)} category files coded as exceptions in {seconds:.1f}s: "
+              f"{sum(b for b, _ in sizes.values())} bytes, now {sum(a for _, a in sizes.values())}")
     return EXIT_OK
 
 

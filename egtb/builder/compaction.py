@@ -23,10 +23,12 @@ from egtb.errors import MarksFileWarning
 from egtb.executor import LocalPool, Task
 from egtb.formats import master
 from egtb.formats.cache import TableCache
+from egtb.formats.compact.exceptions import codes_as_exceptions
 from egtb.formats.compact.layout import DTZ_KINDS, KINDS, RULE_KINDS, WDL, FileKind, category_codes, compact_path, dtz_codes
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact.sidecar import MARKS_SUFFIX
-from egtb.formats.compact.writer import CompactReport, encode_values, remove_leftovers, write_compact, write_marks
+from egtb.formats.compact.writer import (CompactReport, encode_kinds, encode_values, remove_leftovers, write_compact,
+                                         write_marks)
 from egtb.positions.material import Material, count_positions
 
 
@@ -46,8 +48,14 @@ def compact_material(tables: os.PathLike | str, material: Material, *,
     report = CompactReport(count_positions(material))
     # one array of a position's size at a time (a 7-piece material has up to 1.4 G positions)
     for kind, target in wanted:
-        blob, made = encode_values(material, _codes(path, kind), kind=kind)
-        write_marks(write_compact(target, blob))
+        if kind in RULE_KINDS.values() and codes_as_exceptions(material):
+            codes = _codes(path, kind)
+            blob, made = encode_kinds(material, lambda lo, hi: [codes[lo:hi]], [kind], as_exceptions=True,
+                                      wdl_crc=CompactTable(compact_path(out, material)).header_crc)[0]
+            write_compact(target, blob)  # no marks of its own: its WLD file's
+        else:
+            blob, made = encode_values(material, _codes(path, kind), kind=kind)
+            write_marks(write_compact(target, blob))
         if kind is WDL:
             report.captures, report.runs, report.bytes, report.tables = made.captures, made.runs, len(blob), 1
         elif kind.after_previous:
@@ -121,10 +129,12 @@ def write_missing_marks(directory: os.PathLike | str, *, jobs: int = 1,
 
 
 def _has_usable_marks(path: Path) -> bool:
-    """Whether a compact file's marks file is there and its own (a stale one is replaced quietly)."""
+    """Whether a compact file's marks file is there and its own (a stale one is replaced quietly);
+    a category file coded as exceptions needs none of its own (its WLD file's is marked as that)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MarksFileWarning)
-        return CompactTable(path, cache=TableCache(max_bytes=1)).marks_file is not None
+        table = CompactTable(path, cache=TableCache(max_bytes=1))
+        return table.coded_path != table.path or table.marks_file is not None
 
 
 def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | None = None,

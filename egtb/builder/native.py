@@ -48,6 +48,7 @@ from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, cat
                                          dtz_codes, material_counts)
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact import writer as compact_writer
+from egtb.formats.compact.exceptions import codes_as_exceptions
 from egtb.formats.compact.writer import encode_kinds, write_compact, write_marks
 from egtb.formats.master import narrow_type, table_path
 from egtb.formats.values import CATEGORY_OF_CODE
@@ -182,9 +183,12 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
         part = category[lo:hi]
         return [values_of(part), category_codes(part), dtz_codes(part, dtz[lo:hi])]
 
-    for kind, (blob, _) in zip(NATIVE_KINDS, encode_kinds(material, codes_of, NATIVE_KINDS)):
+    as_exceptions = codes_as_exceptions(material)
+    for kind, (blob, _) in zip(NATIVE_KINDS, encode_kinds(material, codes_of, NATIVE_KINDS,
+                                                          as_exceptions=as_exceptions)):
         path = write_compact(compact_path(directory, material, kind=kind), blob)
-        write_marks(path)
+        if not (as_exceptions and kind in RULE_KINDS.values()):  # one coded as exceptions reads the WLD file's
+            write_marks(path)
         files[path.name] = [len(blob), HEADER.unpack_from(blob)[-1]]  # the header's own CRC-32
     summary = {"material": material.name, "positions": count_positions(material),
                "wins": attrs["wins"] + attrs["cursed_wins"],
@@ -193,6 +197,33 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
                "files": files, "build_seconds": round(seconds, 3)}
     _write_json(summary_path(directory, material), summary)
     return summary
+
+
+def recode_categories(directory: os.PathLike | str, material: Material) -> tuple[int, int]:
+    """Re-code a compact-native table's category file coded in full as exceptions to its WLD file
+    (:mod:`egtb.formats.compact.exceptions`, as tables of 8 pieces or more are written now), and
+    name the new file in its summary; return the file's bytes before and after. A file already
+    coded as exceptions is left as it is (a killed run is finished by running it again).
+
+    >>> recode_categories("/nonexistent", Material.parse("4k-4k"))
+    Traceback (most recent call last):
+    ...
+    egtb.errors.TableError: /nonexistent/4k-4k.wcdf: unreadable compact file (No such file or directory)
+    """
+    path = categories_path(directory, material)
+    table = CompactTable(path, use_marks_file=False)
+    before = table.file_size
+    if table.coded_path == path:
+        wdl_crc = CompactTable(compact_path(directory, material), use_marks_file=False).header_crc
+        blob, _ = encode_kinds(material, lambda lo, hi: [table.codes(lo, hi)], [table.kind], as_exceptions=True,
+                               wdl_crc=wdl_crc)[0]
+        write_compact(path, blob)
+        table = CompactTable(path, use_marks_file=False)
+    summary = read_summary(directory, material)
+    if summary is not None and summary["files"].get(path.name) != [table.file_size, table.header_crc]:
+        summary["files"][path.name] = [table.file_size, table.header_crc]
+        _write_json(summary_path(directory, material), summary)
+    return before, table.file_size
 
 
 def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:

@@ -24,8 +24,9 @@ import numpy as np
 from numba import njit
 
 from egtb.formats.compact import CompactTable
-from egtb.formats.compact.codec import (L_BLOCKS, L_DATA, L_DATA_LEN, L_LUT, L_MARK_COUNTS, L_MARKS, L_STARTS,
-                                        MARK_SHIFT, block_of, decode_from, last_mark)
+from egtb.formats.compact.codec import (L_BLOCKS, L_DATA, L_DATA_LEN, L_EXCEPTION_COUNT, L_EXCEPTIONS, L_LUT,
+                                        L_MARK_COUNTS, L_MARKS, L_STARTS, MARK_SHIFT, block_of, decode_from,
+                                        last_mark, refined)
 from egtb.formats.compact.layout import BLOCK_BYTES
 from egtb.formats.pointers import int32_ptr, int64_ptr, uint8_ptr
 from egtb.formats.values import CAT_BLESSED_LOSS, CAT_CURSED_WIN, CAT_DRAW, CAT_LOSS, CAT_WIN, WDL_LOSS
@@ -149,7 +150,7 @@ def lookup_ascending(lookup, indices, first, value_of, out, status):
             start = block * BLOCK_BYTES
             value, run_start, run_next = decode_from(data, start, min(start + BLOCK_BYTES, data_len), lut,
                                                      mark, offset)
-        out[i] = value_of[value]
+        out[i] = value_of[refined(value, index, desc[L_EXCEPTIONS], desc[L_EXCEPTION_COUNT])]
     status[0] = -1
 
 

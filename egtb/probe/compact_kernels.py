@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from egtb.errors import MissingRuleLayerError, TableError
-from egtb.formats.compact.codec import MARK_SHIFT, block_of, decode_from, last_mark
+from egtb.formats.compact.codec import MARK_SHIFT, block_of, decode_from, last_mark, refined
 from egtb.formats.compact.layout import BLOCK_BYTES, DTZ_KINDS, RULE_KINDS, WDL, FileKind
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
@@ -69,7 +69,9 @@ D_LUT = 7  #: address of the decoding table (int32, NUM_CONTEXTS x 2**MAX_CODE_B
 D_BLOCKS = 8  #: blocks
 D_DTW = 10  #: address of the block map of a master table's DTW (its layer's DTZ for KIND_MASTER_CATEGORY); 0: none
 D_DTW_WIDE = 11  #: 1 when that DTW (DTZ) is uint16, 0 when uint8
-D_WIDTH = 12
+D_EXCEPTIONS = 12  #: address of a category file's exceptions (int64, ascending; :func:`refined`)
+D_EXCEPTION_COUNT = 13  #: their number (0: a file not coded as exceptions)
+D_WIDTH = 14
 #: Columns of the decoder's memo (int64 each): the last run a compact lookup decoded, from which
 #: the next lookup in the same block continues when it lies at or after it.
 M_ROW = 0  #: the table row (-1: none)
@@ -100,7 +102,7 @@ def _compact_value(row, index, desc, memo, status, value_of):
     mark = last_mark(int64_ptr(marks), int64_ptr(desc[row, D_MARK_COUNTS])[block], offset)
     if memo[M_ROW] == row and memo[M_BLOCK] == block and memo[M_START] <= offset:
         if offset < memo[M_NEXT] >> MARK_SHIFT:
-            return value_of[memo[M_VALUE]]
+            return value_of[refined(memo[M_VALUE], index, desc[row, D_EXCEPTIONS], desc[row, D_EXCEPTION_COUNT])]
         if memo[M_NEXT] >= mark:  # continue from the memo's run: no further back than the mark
             mark = memo[M_NEXT]
     start = block * BLOCK_BYTES
@@ -108,7 +110,7 @@ def _compact_value(row, index, desc, memo, status, value_of):
     value, run_start, next_mark = decode_from(uint8_ptr(desc[row, D_DATA]), start, stop,
                                               int32_ptr(desc[row, D_LUT]), mark, offset)
     memo[M_ROW], memo[M_BLOCK], memo[M_START], memo[M_NEXT], memo[M_VALUE] = row, block, run_start, next_mark, value
-    return value_of[value]
+    return value_of[refined(value, index, desc[row, D_EXCEPTIONS], desc[row, D_EXCEPTION_COUNT])]
 
 
 @njit(cache=True, inline="always")

@@ -201,7 +201,8 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
 def _stored_code(bm, bk, wm, wk, turn, row, index):
     """(status, stored code) of a position in a compact file's lookup row: STATUS_OUT_OF_RANGE
     past the table's size, STATUS_NOT_LOADED when the side to move must capture (the caller
-    searches) or the block's marks are not in memory, else STATUS_OK and the code."""
+    searches) or the block's marks are not in memory, else STATUS_OK and the code (that of a
+    category file coded as exceptions with its exceptions applied: :func:`egtb.formats.compact.codec.refined`)."""
     if index >= row[COL_SIZE]:
         return STATUS_OUT_OF_RANGE, np.int64(0)
     if has_capture(bm, bk, wm, wk, turn):

@@ -30,7 +30,8 @@ from egtb.formats.values import UNKNOWN
 __all__ = [
     "LOOKUP_WIDTH", "MARK_SHIFT", "block_of", "canonical_codes", "close_runs", "count_symbols", "crc32",
     "decode_block", "decode_from", "decoding_table", "encode_blocks", "fill_dont_cares",
-    "huffman_lengths", "last_mark", "length_of", "length_symbol", "lookup_value", "mark_block", "value_at_index",
+    "huffman_lengths", "last_mark", "length_of", "length_symbol", "lookup_value", "mark_block", "refined",
+    "value_at_index",
 ]
 
 def _crc_table() -> np.ndarray:
@@ -400,9 +401,24 @@ def decode_from(data, start, stop, lut, mark, offset):
 
 #: Columns of a compact file's lookup descriptor (int64 each, :attr:`CompactTable.lookup`): the
 #: addresses of its coded blocks, block starts (blocks + 1), blocks' mark addresses (0: none in
-#: memory) and numbers of marks, and decoding table; its bytes of blocks and its blocks.
-L_DATA, L_STARTS, L_MARKS, L_MARK_COUNTS, L_LUT, L_DATA_LEN, L_BLOCKS = range(7)
-LOOKUP_WIDTH = 7
+#: memory) and numbers of marks, and decoding table; its bytes of blocks and its blocks; the
+#: address and number of its exceptions (a category file coded as exceptions, :func:`refined`).
+L_DATA, L_STARTS, L_MARKS, L_MARK_COUNTS, L_LUT, L_DATA_LEN, L_BLOCKS, L_EXCEPTIONS, L_EXCEPTION_COUNT = range(9)
+LOOKUP_WIDTH = 9
+#: The value codes an exception turns into a cursed win or blessed loss (adding EXCEPTION_STEP).
+EXCEPTION_WIN, EXCEPTION_LOSS, EXCEPTION_STEP = 2, 3, 2
+
+
+@njit(cache=True, inline="always")
+def refined(value, index, exceptions, count):
+    """The category code of a position of a category file coded as exceptions
+    (:mod:`.exceptions`) from its WLD file's ``value``: a win or loss at one of the ``count``
+    ascending exception indices (at address ``exceptions``) is a cursed win or blessed loss; a
+    file with no exceptions (every other file) leaves every value as it is."""
+    if count == 0 or (value != EXCEPTION_WIN and value != EXCEPTION_LOSS):
+        return value
+    at = int64_ptr(exceptions)
+    return value + EXCEPTION_STEP if at[last_at_most(at, count, index)] == index else value
 
 
 @njit(cache=True, inline="always")
@@ -426,7 +442,7 @@ def lookup_value(lookup, index):
     value, _, _ = decode_from(uint8_ptr(desc[L_DATA]), start, min(start + BLOCK_BYTES, desc[L_DATA_LEN]),
                                  int32_ptr(desc[L_LUT]),
                                  last_mark(int64_ptr(marks), int64_ptr(desc[L_MARK_COUNTS])[block], offset), offset)
-    return value
+    return refined(value, index, desc[L_EXCEPTIONS], desc[L_EXCEPTION_COUNT])
 
 
 @njit(cache=True)

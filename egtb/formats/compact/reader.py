@@ -36,11 +36,13 @@ import numpy as np
 
 from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats.cache import TableCache, process_cache
-from egtb.formats.compact.codec import (L_BLOCKS, L_DATA, L_DATA_LEN, L_LUT, L_MARK_COUNTS, L_MARKS, L_STARTS,
-                                        LOOKUP_WIDTH, check_blocks, decode_block, decoding_table, mark_block,
-                                        value_at_index)
+from egtb.formats.compact.codec import (EXCEPTION_LOSS, EXCEPTION_STEP, EXCEPTION_WIN, L_BLOCKS, L_DATA,
+                                        L_DATA_LEN, L_EXCEPTION_COUNT, L_EXCEPTIONS, L_LUT, L_MARK_COUNTS, L_MARKS,
+                                        L_STARTS, LOOKUP_WIDTH, check_blocks, decode_block, decoding_table,
+                                        mark_block, value_at_index)
+from egtb.formats.compact.exceptions import Exceptions, is_exceptions_header, read_exceptions
 from egtb.formats.compact.layout import (BLOCK_BYTES, DTZ_KINDS, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS,
-                                         MAX_CODE_BITS, NUM_BUCKETS, RULE_KINDS, WCDF, WDL)
+                                         MAX_CODE_BITS, NUM_BUCKETS, RULE_KINDS, SUFFIX, WCDF, WDL)
 from egtb.formats.compact.sidecar import open_marks
 from egtb.positions.material import Material
 
@@ -91,20 +93,17 @@ class CompactTable:
                  mark_every: int = MARK_EVERY, use_marks_file: bool = True) -> None:
         self.path = Path(path)
         self._layers: dict[str, CompactTable] = {}
-        try:
-            with open(self.path, "rb") as fh:
-                head = fh.read(HEADER.size)
-                self._parse_header(head)
-                head += fh.read(self.kind.lengths_bytes)
-                self._parse_lengths(head)
-                index = fh.read(INDEX_ENTRY.size * self.n_blocks)
-            self._parse_index(head, index)
-            size = self.file_size = self.path.stat().st_size
-            self.data = (np.memmap(self.path, dtype=np.uint8, mode="r", offset=self.data_offset)
-                         .view(np.ndarray)  # a plain array for numba; the map stays open
-                         if size > self.data_offset else np.zeros(0, dtype=np.uint8))
-        except OSError as exc:
-            raise TableError(f"{self.path}: unreadable compact file ({exc.strerror or exc})") from exc
+        self.coded_path = self.path
+        """The file whose blocks it decodes: itself, or the WLD file of a category file coded as
+        exceptions (:mod:`.exceptions`)."""
+        self.exceptions = _NO_EXCEPTIONS
+        """int64, ascending: the positions where a win of the coded file is a cursed win and a loss a
+        blessed loss (a category file coded as exceptions; none in every other file)."""
+        if is_exceptions_header(_first_bytes(self.path)):
+            self._read_coded(self.path.with_suffix(SUFFIX))
+            self._refine(read_exceptions(self.path))
+        else:
+            self._read_coded(self.path)
         self.cache = cache if cache is not None else process_cache()
         """Where the blocks' marks go (the process's cache unless given)."""
         self.serial = next(_SERIALS)
@@ -118,34 +117,70 @@ class CompactTable:
         self.lookup = np.zeros(LOOKUP_WIDTH, dtype=np.int64)
         """The descriptor the lookup kernels read (L_* columns of :mod:`.codec`): addresses of the
         arrays above, kept alive by the table."""
-        self.lookup[[L_DATA, L_STARTS, L_MARKS, L_MARK_COUNTS, L_LUT, L_DATA_LEN, L_BLOCKS]] = (
+        self.lookup[[L_DATA, L_STARTS, L_MARKS, L_MARK_COUNTS, L_LUT, L_DATA_LEN, L_BLOCKS, L_EXCEPTIONS,
+                     L_EXCEPTION_COUNT]] = (
             self.data.ctypes.data if len(self.data) else 0, self.starts.ctypes.data, self.marks_at.ctypes.data,
-            self.mark_counts.ctypes.data, self.lut.ctypes.data, len(self.data), self.n_blocks)
+            self.mark_counts.ctypes.data, self.lut.ctypes.data, len(self.data), self.n_blocks,
+            self.exceptions.ctypes.data, len(self.exceptions))
         self._lookup_at = self.lookup.ctypes.data
         self._ends = np.empty(self.max_runs, dtype=np.int64)
         self._vals = np.empty(self.max_runs, dtype=np.uint8)
         self._scratch_marks = np.empty(self.max_runs // mark_every + 1, dtype=np.int64)
         self.value_of = tuple(int(v) for v in self.kind.value_of_code)
         """WDL (WLD file) or category (category file) of each value code."""
-        self.marks_file = (open_marks(self.path, mark_every=mark_every, n_blocks=self.n_blocks,
-                                      compact_size=self.file_size, compact_crc=self.header_crc)
+        self.marks_file = (open_marks(self.coded_path, mark_every=mark_every, n_blocks=self.n_blocks,
+                                      compact_size=self._coded_size, compact_crc=self._coded_crc)
                            if use_marks_file else None)
-        """Its marks file (:mod:`.sidecar`) when there is a usable one: a block's marks are then
-        read from it (checked on the block's first lookup), not made in memory."""
+        """Its marks file (:mod:`.sidecar`; a category file coded as exceptions: its WLD file's) when
+        there is a usable one: a block's marks are then read from it (checked on the block's first
+        lookup), not made in memory."""
         if self.marks_file is not None:
             self._marks_base = self.marks_file.marks.ctypes.data
+
+    def _read_coded(self, path: Path) -> None:
+        """Read the header, code-length table and block index of the file whose blocks it decodes,
+        and map its blocks."""
+        self.coded_path = path
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(HEADER.size)
+                self._parse_header(head)
+                head += fh.read(self.kind.lengths_bytes)
+                self._parse_lengths(head)
+                index = fh.read(INDEX_ENTRY.size * self.n_blocks)
+            self._parse_index(head, index)
+            size = self.file_size = self._coded_size = path.stat().st_size
+            self.data = (np.memmap(path, dtype=np.uint8, mode="r", offset=self.data_offset)
+                         .view(np.ndarray)  # a plain array for numba; the map stays open
+                         if size > self.data_offset else np.zeros(0, dtype=np.uint8))
+        except OSError as exc:
+            raise TableError(f"{path}: unreadable compact file ({exc.strerror or exc})") from exc
+        self._coded_crc = self.header_crc
+
+    def _refine(self, found: Exceptions) -> None:
+        """Become the category file coded as exceptions `found`, over the WLD file just read
+        (TableError when that WLD file is not the one it refines)."""
+        if self.kind is not WDL or (found.material, found.positions) != (self.material, self.positions):
+            raise TableError(f"{self.path}: refines a WLD file of {found.material.name}, and "
+                             f"{self.coded_path} is not one")
+        if found.wdl_crc != self.header_crc:
+            raise TableError(f"{self.path}: refines another {self.coded_path.name} than the one beside "
+                             "it (its header CRC-32 differs): write both again")
+        self.kind = WCDF
+        self.header_crc, self.file_size, self.exceptions = found.header_crc, found.file_size, found.indices
+        self.largest_code = int(EXCEPTION_STEP + self.largest_code) if len(self.exceptions) else self.largest_code
 
     def _parse_header(self, head: bytes) -> None:
         kind = KINDS.get(HEADER.unpack(head)[2]) if len(head) == HEADER.size else None
         if kind is None or head[:8] != kind.magic:
-            raise TableError(f"{self.path}: not a compact WLD, category or DTZ file")
+            raise TableError(f"{self.coded_path}: not a compact WLD, category or DTZ file")
         self.kind = kind
         (_, version, _, bm, bk, wm, wk, positions, block_bytes, code_bits, n_blocks, max_runs,
          buckets, data_offset, _) = HEADER.unpack(head)
         if version != FORMAT_VERSION:
-            raise TableError(f"{self.path}: compact format version {version} is not {FORMAT_VERSION}")
+            raise TableError(f"{self.coded_path}: compact format version {version} is not {FORMAT_VERSION}")
         if (block_bytes, code_bits, buckets) != (BLOCK_BYTES, MAX_CODE_BITS, NUM_BUCKETS):
-            raise TableError(f"{self.path}: unsupported block size, code length or buckets")
+            raise TableError(f"{self.coded_path}: unsupported block size, code length or buckets")
         self.material = Material(bm, bk, wm, wk)
         self.positions = positions
         self.n_blocks = n_blocks
@@ -155,7 +190,7 @@ class CompactTable:
     def _parse_lengths(self, head: bytes) -> None:
         kind = self.kind
         if len(head) != HEADER.size + kind.lengths_bytes:
-            raise TableError(f"{self.path}: truncated code-length table")
+            raise TableError(f"{self.coded_path}: truncated code-length table")
         lengths = np.zeros((kind.contexts + 1, kind.symbols), dtype=np.int64)
         lengths[1:] = np.frombuffer(head[HEADER.size:], dtype=np.uint8).reshape(kind.contexts, -1)
         self.lut = decoding_table(lengths, kind)
@@ -166,11 +201,11 @@ class CompactTable:
 
     def _parse_index(self, head: bytes, index: bytes) -> None:
         if len(index) != INDEX_ENTRY.size * self.n_blocks:
-            raise TableError(f"{self.path}: truncated block index")
+            raise TableError(f"{self.coded_path}: truncated block index")
         stored = self.header_crc = HEADER.unpack(head[:HEADER.size])[-1]
         crc = zlib.crc32(index, zlib.crc32(head[HEADER.size:], zlib.crc32(head[:HEADER.size - 8])))
         if crc != stored:
-            raise TableError(f"{self.path}: header checksum mismatch (file corrupted)")
+            raise TableError(f"{self.coded_path}: header checksum mismatch (file corrupted)")
         entries = np.frombuffer(index, dtype=np.dtype([("start", "<u8"), ("crc", "<u4"),
                                                        ("ctx", "u1"), ("pad", "V3")]))
         self.starts = np.append(entries["start"].astype(np.int64), np.int64(self.positions))
@@ -191,8 +226,10 @@ class CompactTable:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the file and of its DTZ file (what a Tablebase counts against its memory limit)."""
-        return int(self.data_offset + len(self.data)) + (0 if self.dtz_file is None else self.dtz_file.nbytes)
+        """Bytes of the file and of its DTZ file (what a Tablebase counts against its memory limit; a
+        category file coded as exceptions counts its own, not its WLD file's)."""
+        own = self.file_size if self.coded_path != self.path else self.data_offset + len(self.data)
+        return int(own) + (0 if self.dtz_file is None else self.dtz_file.nbytes)
 
     def __len__(self) -> int:
         return self.positions
@@ -241,7 +278,8 @@ class CompactTable:
         return bisect.bisect_right(self._starts_list, index) - 1
 
     def decode(self, block: int) -> tuple[np.ndarray, np.ndarray]:
-        """(run ends, run values) of a block, checked; TableError names a damaged block."""
+        """(run ends, run values) of a block, checked; TableError names a damaged block. A category
+        file coded as exceptions gives its WLD file's runs (:meth:`codes` applies the exceptions)."""
         lo, hi, count = self._checked_block(block)
         n = decode_block(self.data, lo, hi, count, self.ctx[block], self.lut.reshape(-1),
                          self._ends, self._vals)
@@ -318,13 +356,13 @@ class CompactTable:
         lo = block * BLOCK_BYTES
         hi = min(lo + BLOCK_BYTES, len(self.data))
         if zlib.crc32(self.data[lo:hi]) != int(self.crcs[block]):
-            raise TableError(f"{self.path}: block {block} is damaged (CRC-32 mismatch)")
+            raise TableError(f"{self.coded_path}: block {block} is damaged (CRC-32 mismatch)")
         return lo, hi, self._starts_list[block + 1] - self._starts_list[block]
 
     def _check_decoded(self, block: int, runs: int) -> None:
         """A decoder's answer for a block: -1 when its bits do not decode (TableError names it)."""
         if runs < 0:
-            raise TableError(f"{self.path}: block {block} does not decode")
+            raise TableError(f"{self.coded_path}: block {block} does not decode")
 
     def value(self, index: int) -> int:
         """Stored value code of a position (meaningless where the side to move must capture)."""
@@ -382,7 +420,30 @@ class CompactTable:
             r0, r1 = np.searchsorted(ends, first, side="right"), np.searchsorted(ends, end, side="left") + 1
             stops = np.minimum(ends[r0:r1], end)
             out[first + base - lo:end + base - lo] = np.repeat(vals[r0:r1], np.diff(stops, prepend=first))
-        return out
+        return self._refined(out, lo)
+
+    def _refined(self, codes: np.ndarray, lo: int) -> np.ndarray:
+        """The codes of positions lo.. with its exceptions applied (a category file coded as
+        exceptions: a win at one is a cursed win, a loss a blessed loss)."""
+        if len(self.exceptions):
+            at = self.exceptions[np.searchsorted(self.exceptions, lo):
+                                 np.searchsorted(self.exceptions, lo + len(codes))] - lo
+            at = at[(codes[at] == EXCEPTION_WIN) | (codes[at] == EXCEPTION_LOSS)]
+            codes[at] += EXCEPTION_STEP
+        return codes
+
+
+def _first_bytes(path: Path) -> bytes:
+    """A compact file's header bytes (TableError names a file that does not open)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(HEADER.size)
+    except OSError as exc:
+        raise TableError(f"{path}: unreadable compact file ({exc.strerror or exc})") from exc
+
+
+#: The exceptions of every file not coded as exceptions: none.
+_NO_EXCEPTIONS = np.zeros(1, dtype=np.int64)[:0]
 
 
 def open_compact(path: os.PathLike | str, *, cache: TableCache | None = None) -> CompactTable:

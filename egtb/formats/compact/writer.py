@@ -21,11 +21,13 @@ from egtb.errors import InvalidDataError
 from egtb.formats.cache import TableCache
 from egtb.formats.compact.codec import (S_ACC, S_ACC_BITS, S_BYTE, S_PREV, canonical_codes, close_runs, count_symbols,
                                         encode_blocks, fill_dont_cares, huffman_lengths, length_symbol)
+from egtb.formats.compact.exceptions import exceptions_bytes
 from egtb.formats.compact.layout import (BLOCK_BYTES, DATA_ALIGN, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS,
-                                         MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, WDL, FileKind, material_counts)
+                                         MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, RULE_KINDS, WDL, FileKind,
+                                         material_counts)
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact.sidecar import MARKS_SUFFIX, marks_bytes, marks_path
-from egtb.formats.values import DRAW, UNKNOWN
+from egtb.formats.values import BLESSED_LOSS, CURSED_WIN, DRAW, UNKNOWN
 from egtb.positions.material import Material, count_positions
 from egtb.positions.walk import capture_flags
 
@@ -100,7 +102,8 @@ def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL) 
 
 
 def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.ndarray]],
-                 kinds: Sequence[FileKind], *, chunk: int = CHUNK_POSITIONS) -> list[tuple[bytes, CompactReport]]:
+                 kinds: Sequence[FileKind], *, chunk: int = CHUNK_POSITIONS, as_exceptions: bool = False,
+                 wdl_crc: int | None = None) -> list[tuple[bytes, CompactReport]]:
     """The compact files' bytes for several kinds of a material's codes, read a chunk at a time.
 
     ``codes_of(lo, hi)`` gives the codes of positions lo..hi for each kind in
@@ -111,6 +114,10 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
     or runs (an 8-piece material has up to 11.8 G positions). The positions'
     must-capture flags are found once per chunk and pass for every kind.
 
+    With ``as_exceptions`` the category kind is coded as exceptions to a WLD file
+    (:mod:`.exceptions`): the one coded in the same call (``kinds`` holds WDL first),
+    else the one whose header CRC-32 is ``wdl_crc``.
+
     >>> codes = np.r_[np.ones(500, dtype=np.uint8), np.full(492, 2, dtype=np.uint8)]
     >>> whole, = encode_kinds(Material.parse("1k-1k"), lambda lo, hi: [codes[lo:hi].copy()], [WDL])
     >>> whole == encode_kinds(Material.parse("1k-1k"), lambda lo, hi: [codes[lo:hi].copy()], [WDL], chunk=7)[0]
@@ -120,12 +127,19 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
     positions = count_positions(material)
     must = np.empty(min(chunk, positions), dtype=np.bool_)
     lasts = _last_values(counts, positions, codes_of, len(kinds), chunk=chunk, must=must)
-    files = [_FileEncoder(material, kind, min(chunk, positions), last) for kind, last in zip(kinds, lasts)]
-    flags: list | None = [] if positions <= KEPT_FLAGS_POSITIONS else None  # the first pass's, packed
-    for step in (_FileEncoder.count, _FileEncoder.code):
+    files: list = []
+    for kind, last in zip(kinds, lasts):
+        if as_exceptions and kind in RULE_KINDS.values():
+            wdl = files[0] if kinds[0] is WDL else None
+            files.append(_ExceptionsEncoder(material, lambda: wdl.header_crc if wdl is not None else wdl_crc))
+        else:
+            files.append(_FileEncoder(material, kind, min(chunk, positions), last))
+    runs_coded = not all(isinstance(file, _ExceptionsEncoder) for file in files)  # else one pass
+    flags: list | None = [] if positions <= KEPT_FLAGS_POSITIONS and runs_coded else None  # the first pass's
+    for step in ("count", "code") if runs_coded else ("count",):
         for n, lo in enumerate(range(0, positions, chunk)):
             hi = min(lo + chunk, positions)
-            if step is _FileEncoder.code and flags is not None:
+            if step == "code" and flags is not None:
                 must[:hi - lo] = np.unpackbits(flags[n], count=hi - lo).view(np.bool_)
                 captures = 0
             else:
@@ -133,9 +147,9 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
                 if flags is not None:
                     flags.append(np.packbits(must[:hi - lo]))
             for file, codes in zip(files, codes_of(lo, hi), strict=True):
-                step(file, lo, np.ascontiguousarray(codes, dtype=np.uint8), must[:hi - lo], captures)
+                getattr(file, step)(lo, np.ascontiguousarray(codes, dtype=np.uint8), must[:hi - lo], captures)
         for file in files:
-            step(file, positions, None, must[:0], 0)
+            getattr(file, step)(positions, None, must[:0], 0)
     return [file.blob() for file in files]
 
 
@@ -239,7 +253,38 @@ class _FileEncoder:
         positions = count_positions(self.material)
         blob = _file_bytes(self.material, positions, data, starts, ctx.astype(np.uint8),
                            int(runs.max(initial=1)), self.lengths, self.kind)
+        self.header_crc = HEADER.unpack_from(blob)[-1]
         return blob, CompactReport(positions, self.captures, self.runs, len(blob), 1)
+
+
+class _ExceptionsEncoder:
+    """A category file coded as exceptions (:mod:`.exceptions`): the stored positions whose code is
+    a cursed win or a blessed loss, found in the first pass; ``wdl_crc()`` gives the header CRC-32
+    of the WLD file it refines once that is coded."""
+
+    def __init__(self, material: Material, wdl_crc: Callable[[], int | None]) -> None:
+        self.material, self.wdl_crc = material, wdl_crc
+        self.found: list[np.ndarray] = []
+        self.captures = 0
+
+    def count(self, lo: int, codes: np.ndarray | None, must: np.ndarray, captures: int) -> None:
+        """First pass: the chunk's exceptions."""
+        if codes is not None:
+            self.found.append(lo + np.flatnonzero(((codes == CURSED_WIN) | (codes == BLESSED_LOSS)) & ~must))
+            self.captures += captures
+
+    def code(self, lo: int, codes: np.ndarray | None, must: np.ndarray, captures: int) -> None:
+        """Second pass: nothing (the file holds no runs)."""
+
+    def blob(self) -> tuple[bytes, CompactReport]:
+        """The file's bytes and report."""
+        crc = self.wdl_crc()
+        if crc is None:
+            raise InvalidDataError(f"{self.material.name}: categories coded as exceptions need their WLD file")
+        positions = count_positions(self.material)
+        blob = exceptions_bytes(self.material, positions, np.concatenate(self.found or [np.zeros(0, np.int64)]),
+                                wdl_crc=crc)
+        return blob, CompactReport(positions, self.captures, 0, len(blob), 1)
 
 
 def _code_lengths(hist: np.ndarray, longest: int, kind: FileKind) -> np.ndarray:
@@ -345,9 +390,12 @@ def _zombie(pid: int) -> bool:
 
 def write_marks(compact: os.PathLike | str) -> Path:
     """Write the marks file of a compact file (:mod:`.sidecar`: every block decoded once),
-    atomically; return its path. TableError names a compact file that does not read or a block
-    that does not decode."""
+    atomically; return its path. A category file coded as exceptions has none of its own: its
+    WLD file's is written. TableError names a compact file that does not read or a block that
+    does not decode."""
     table = CompactTable(compact, cache=TableCache(max_bytes=1), use_marks_file=False)
+    if table.coded_path != table.path:
+        return write_marks(table.coded_path)
     blob = marks_bytes([table.mark_block(block) for block in range(table.n_blocks)], mark_every=table.mark_every,
                        compact_size=table.file_size, compact_crc=table.header_crc)
     return _write_atomically(marks_path(compact), blob)
