@@ -13,6 +13,10 @@ command line's ``--help`` or a light submodule such as :mod:`egtb.exit_status`
 starts without compiling or loading any kernel.
 """
 
+from egtb.kernel_cache import set_cache_dir as _set_cache_dir
+
+_set_cache_dir()  # before numba is imported: the kernels of this state of the source
+
 from egtb.errors import (AmbiguousMoveError, EgtbError, IllegalMoveError, InvalidArgumentError, InvalidDataError,
                          InvalidFenError, InvalidMoveError, InvalidPositionError, MissingRuleLayerError,
                          MissingTableError, SolverError, TableError)

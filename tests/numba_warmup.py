@@ -1,7 +1,7 @@
 """Compile the numba kernels the test suite runs, once, before pytest-xdist starts its workers.
 
-The kernels are ``cache=True``: numba keeps them in ``__pycache__`` next to their sources, which a
-fresh clone lacks. Without this, each worker that first needs a kernel compiles it, and two workers
+The kernels are ``cache=True``: numba keeps them in the cache directory of this state of the source
+(:mod:`egtb.kernel_cache`), which a fresh clone lacks. Without this, each worker that first needs a kernel compiles it, and two workers
 that need it at once (the shared tables' build and a compact-native build, say) both compile it.
 ``python tests/numba_warmup.py PART`` runs one part; tests/conftest.py runs the parts side by side
 (one a core) in the controller, and the workers then load the kernels from the cache.

@@ -7,8 +7,10 @@ nothing here is timed (bench/bench_startup.py measures the seconds).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +93,27 @@ def test_the_package_loads_the_rules_on_first_use_of_their_names():
             "print(before, 'numba' in sys.modules, len(Board().legal_moves()), Move.__name__, sorted(DRAW_RULES))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split(maxsplit=4) == ["False", "True", "7", "Move", "['crowning', 'forty-plies', 'wcdf']\n"]
+
+
+def test_the_kernels_of_another_state_of_the_source_go_to_another_cache_directory(tmp_path):
+    # numba checks only a kernel's own file; a kernel that calls another module's holds its code too
+    from egtb import kernel_cache
+    package = tmp_path / "egtb"
+    package.mkdir()
+    (package / "a.py").write_text("x = 1\n")
+    (package / "b.py").write_text("y = 1\n")
+    before = kernel_cache.source_digest([package])
+    assert kernel_cache.source_digest([package]) == before
+    os.utime(package / "b.py", ns=(1, 1))  # the callee's module changed alone
+    assert kernel_cache.source_digest([package]) != before
+
+
+def test_numba_caches_in_the_directory_of_this_state_of_the_source_unless_told(tmp_path):
+    code = "import os, egtb, numba; print(os.environ['NUMBA_CACHE_DIR']); print(numba.config.CACHE_DIR)"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    out = subprocess.run([sys.executable, "-c", code], env=dict(env, XDG_CACHE_HOME=str(tmp_path)),
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == out[1] and Path(out[0]).parent == tmp_path / "egtb" / "numba" and Path(out[0]).is_dir()
+    out = subprocess.run([sys.executable, "-c", code], env=dict(env, NUMBA_CACHE_DIR=str(tmp_path / "mine")),
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(tmp_path / "mine")] * 2
