@@ -146,7 +146,7 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
                      compact=_compacts(directory, max_pieces) if config.compact is None else config.compact)
     pairs, selected = config.pairs(max_pieces)
     with (nullcontext() if plan_only else directory_lock(directory)):
-        handler = _start_logging(directory)
+        handler = None if plan_only else _start_logging(directory)  # a plan writes nothing into it
         try:
             return _run(pairs, directory, config, jobs=jobs, selected=selected, progress=progress,
                         executor=executor, on_plan=on_plan or (lambda plan: None), plan_only=plan_only)
@@ -452,6 +452,7 @@ def _build_pair_task(directory: str, pair: Pair, dependencies: list, *, contents
 
 
 def _start_logging(directory: Path) -> logging.Handler:
+    """Log the build into the directory's build.log (beside the logging a caller set up)."""
     handler = logging.FileHandler(directory / LOG_NAME)
     handler.setFormatter(logging.Formatter("%(asctime)s %(processName)s %(levelname)s "
                                            "%(message)s"))
@@ -462,6 +463,7 @@ def _start_logging(directory: Path) -> logging.Handler:
     return handler
 
 
-def _stop_logging(handler: logging.Handler) -> None:
-    logging.getLogger("egtb").removeHandler(handler)
-    handler.close()
+def _stop_logging(handler: logging.Handler | None) -> None:
+    if handler is not None:
+        logging.getLogger("egtb").removeHandler(handler)
+        handler.close()
