@@ -444,3 +444,21 @@ def test_the_disk_plan_estimates_compact_native_files_at_the_rate_of_those_of_th
     three = [m for m in all_materials(3) if m.pieces == 3]
     assert bits["compact"] != pytest.approx(  # what the 3-piece files alone would give
         8 * sum(budget.compact_bytes(tmp_path, m) for m in three) / sum(count_positions(m) for m in three))
+
+
+def test_the_plan_counts_the_captured_natives_of_dependencies_the_same_run_builds(native_dir, tmp_path):
+    # a pair's plan holds the tables its dependencies' captures reach, whether those dependencies
+    # are built already or come first in the same run (the 8-piece plans missed the latter)
+    built, planned = tmp_path / "built", tmp_path / "planned"
+    for directory, pieces in ((built, 4), (planned, 3)):
+        directory.mkdir()
+        for path in native_dir.iterdir():
+            if "-" in path.name and Material.parse(path.name.split(".")[0]).pieces <= pieces:
+                os.link(path, directory / path.name)
+    five = planner.plan_pairs(5, min_pieces=5)
+    four = planner.plan_pairs(4, min_pieces=4)
+    after_built = planner.plan_memory(five, 8 << 30, native=True, directory=built)
+    after_planned = planner.plan_memory(four + five, 8 << 30, native=True, directory=planned)
+    assert after_planned.keys() - after_built.keys() == {p.key for p in four}
+    assert {key: after_planned[key] for key in after_built} == after_built
+    assert planner.captured_natives(planned, planner.dependency_materials(five[0])) == []  # none built yet

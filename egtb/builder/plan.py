@@ -229,13 +229,15 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
     """
     plans = {}
     free = shutil.disk_usage(directory).free if directory else None
+    planned = frozenset(m for pair in todo if contents_of(pair, rules=rules, dtw=dtw, native=native).native
+                        for m in pair.materials)  # compact-native once built, before their dependants
     for pair in todo:
         dependencies = dependency_materials(pair)
         contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
         if directory:
-            dependencies = dependencies + captured_natives(directory, dependencies)
+            dependencies = dependencies + captured_natives(directory, dependencies, planned=planned)
         plan = budget.plan_pair(pair, dependencies, contents=contents, budget=memory, on_disk=on_disk,
-                                beside=beside_bytes(directory, dependencies) if directory else 0)
+                                beside=beside_bytes(directory, dependencies, planned=planned) if directory else 0)
         if plan.on_disk and free is not None:  # a resumed pair's scratch is reused
             budget.check_disk(pair, dependencies, contents=contents,
                               free=free + scratch.bytes_in(directory, [pair.key]), directory=directory)
@@ -248,37 +250,46 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
     return plans
 
 
-def beside_materials(directory: Path, dependencies: list[Material]) -> list[Material]:
+def beside_materials(directory: Path, dependencies: list[Material], *,
+                     planned: frozenset[Material] = frozenset()) -> list[Material]:
     """The masters a pair loads beside its flat arrays (:func:`egtb.builder.dependency_load.capture_tables`):
-    those with fewer pieces that the captures of its compact-native dependencies reach outside
-    them (one capture or several), fewest pieces first."""
-    natives = [m for m in dependencies if native_files.is_native_only(directory, m)]
+    those with fewer pieces that the captures of its compact-native dependencies (and of
+    `planned`, as :func:`captured_natives`) reach outside them (one capture or several), fewest
+    pieces first."""
+    natives = [m for m in dependencies if m in planned or native_files.is_native_only(directory, m)]
     reached = {s for m in natives for s in successor_materials(m) if s.pieces < m.pieces} - set(dependencies)
     return sorted((m for m in reached if master.table_path(directory, m).exists()), key=lambda m: (m.pieces, m.name))
 
 
-def captured_natives(directory: Path, dependencies: list[Material]) -> list[Material]:
+def captured_natives(directory: Path, dependencies: list[Material], *,
+                     planned: frozenset[Material] = frozenset()) -> list[Material]:
     """The compact-native tables a pair puts into its flat arrays besides its `dependencies`:
     those that the captures of its compact-native dependencies reach outside them (and theirs in
     turn), fewest pieces first. Their capture positions are then answered from the flat arrays
     (:mod:`egtb.builder.dependency_captures`), not by the prober's capture search, which costs
-    ten times as much a position (bench/bench_split_load.py)."""
+    ten times as much a position (bench/bench_split_load.py). `planned`: the tables a build
+    plans to write compact-native before the pair runs (a plan counts them as such)."""
     held, found = set(dependencies), []
-    todo = [m for m in dependencies if native_files.is_native_only(directory, m)]
+
+    def native(material: Material) -> bool:
+        return material in planned or native_files.is_native_only(directory, material)
+
+    todo = [m for m in dependencies if native(m)]
     while todo:
         material = todo.pop()
         for reached in successor_materials(material):
-            if reached.pieces < material.pieces and reached not in held and \
-                    native_files.is_native_only(directory, reached):
+            if reached.pieces < material.pieces and reached not in held and native(reached):
                 held.add(reached)
                 found.append(reached)
                 todo.append(reached)
     return sorted(found, key=lambda m: (m.pieces, m.name))
 
 
-def beside_bytes(directory: Path, dependencies: list[Material]) -> int:
+def beside_bytes(directory: Path, dependencies: list[Material], *,
+                 planned: frozenset[Material] = frozenset()) -> int:
     """Bytes of the tables of :func:`beside_materials`: their categories, packed three to a byte."""
-    return sum(packed_size(count_positions(m)) for m in beside_materials(directory, dependencies))
+    return sum(packed_size(count_positions(m))
+               for m in beside_materials(directory, dependencies, planned=planned))
 
 
 def _compact_alone(directory: Path, pair: Pair, *, native: bool, unstamped: bool) -> bool:
