@@ -20,6 +20,7 @@ import hashlib
 import os
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -43,8 +44,14 @@ def source_digest(roots: list[Path]) -> str:
 
 
 def cache_root() -> Path:
-    """The directory holding one cache directory per state of the source."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    """The directory holding one cache directory per state of the source (under the system's
+    temporary directory where there is no home)."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (KeyError, RuntimeError):  # no HOME and no password entry
+            base = tempfile.gettempdir()
     return Path(base) / "egtb" / "numba"
 
 
@@ -74,5 +81,5 @@ def _prune(keep: Path) -> None:
         for other in keep.parent.iterdir():
             if other != keep and other.is_dir() and other.stat().st_mtime < old:
                 shutil.rmtree(other, ignore_errors=True)
-    except OSError:  # a read-only home: numba says so itself when it cannot write its cache
+    except OSError:  # a read-only home: numba then caches where it can (beside the sources, or not at all)
         pass
