@@ -82,7 +82,7 @@ def test_pairs_split_over_the_local_workers_write_the_same_files(native_dir, tmp
     # every pair as unit tasks, wave by wave, over two forked workers, each pair's scratch held
     # from its first task to its last: the same bytes
     report = build(4, directory=tmp_path, jobs=2, progress=False, native=True,
-                   split_pairs=Split(positions=1, task_positions=20_000, part_positions=3_000))
+                   split_pairs=Split(positions=1, task_positions=20_000, part_positions=30_000))
     assert compact_files(tmp_path) == compact_files(native_dir)
     assert not list(tmp_path.glob("*.pair.tmp"))
     assert all(r.split >= 1 for r in report.records) and max(r.split for r in report.records) > 20  # unit tasks
@@ -94,7 +94,7 @@ def test_pairs_split_over_the_local_workers_write_the_same_files(native_dir, tmp
 
 def test_dependencies_put_in_by_parts_in_any_order_and_resumed_are_the_whole_load(native_dir, tmp_path):
     # a 4-piece pair on disk, its compact-native dependencies (the captures of each read those of
-    # fewer pieces, a wave before) put in by parts of 300 positions: those of a wave backwards,
+    # fewer pieces, a wave before) put in by parts of 3,000 positions: those of a wave backwards,
     # half of them, then a fresh open puts in the rest and skips the marked ones
     pair = max((p for p in planner.plan_pairs(4, min_pieces=4)),
                key=lambda p: sum(count_positions(m) for m in planner.dependency_materials(p)))
@@ -107,7 +107,7 @@ def test_dependencies_put_in_by_parts_in_any_order_and_resumed_are_the_whole_loa
     whole = load_dependencies(tmp_path, deps, pair.materials, lean)  # in memory, a table at a time
     tables, _, _ = pipeline.open_on_disk(tmp_path, pair, deps, lean, load=False)
     assert set(tables.dependencies) > set(deps)  # and the natives the captures of the natives reach
-    waves = dependency_load.dependency_parts(tmp_path, list(tables.dependencies), positions=300)
+    waves = dependency_load.dependency_parts(tmp_path, list(tables.dependencies), positions=3_000)
     assert len(waves) >= 2 and len(waves[-1]) > 2 * len({part.material for part in waves[-1]})
     marks = scratch.scratch_dir(tmp_path, pair.key)
     parts = [part for wave in waves for part in wave[::-1]]
