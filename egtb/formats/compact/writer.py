@@ -115,7 +115,7 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
     must-capture flags are found once per chunk and pass for every kind.
 
     With ``as_exceptions`` the category kind is coded as exceptions to a WLD file
-    (:mod:`.exceptions`): the one coded in the same call (``kinds`` holds WDL first),
+    (:mod:`.exceptions`): the one coded in the same call (WDL before it in ``kinds``),
     else the one whose header CRC-32 is ``wdl_crc``.
 
     >>> codes = np.r_[np.ones(500, dtype=np.uint8), np.full(492, 2, dtype=np.uint8)]
@@ -127,13 +127,8 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
     positions = count_positions(material)
     must = np.empty(min(chunk, positions), dtype=np.bool_)
     lasts = _last_values(counts, positions, codes_of, len(kinds), chunk=chunk, must=must)
-    files: list = []
-    for kind, last in zip(kinds, lasts):
-        if as_exceptions and kind in RULE_KINDS.values():
-            wdl = files[0] if kinds[0] is WDL else None
-            files.append(_ExceptionsEncoder(material, lambda: wdl.header_crc if wdl is not None else wdl_crc))
-        else:
-            files.append(_FileEncoder(material, kind, min(chunk, positions), last))
+    files = [_ExceptionsEncoder(material) if as_exceptions and kind in RULE_KINDS.values()
+             else _FileEncoder(material, kind, min(chunk, positions), last) for kind, last in zip(kinds, lasts)]
     runs_coded = not all(isinstance(file, _ExceptionsEncoder) for file in files)  # else one pass
     flags: list | None = [] if positions <= KEPT_FLAGS_POSITIONS and runs_coded else None  # the first pass's
     for step in ("count", "code") if runs_coded else ("count",):
@@ -150,7 +145,12 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
                 getattr(file, step)(lo, np.ascontiguousarray(codes, dtype=np.uint8), must[:hi - lo], captures)
         for file in files:
             getattr(file, step)(positions, None, must[:0], 0)
-    return [file.blob() for file in files]
+    blobs = []
+    for kind, file in zip(kinds, files):  # WDL first: the header CRC-32 its exceptions name
+        blobs.append(file.blob(wdl_crc) if isinstance(file, _ExceptionsEncoder) else file.blob())
+        if kind is WDL:
+            wdl_crc = HEADER.unpack_from(blobs[-1][0])[-1]
+    return blobs
 
 
 def _last_values(counts: np.ndarray, positions: int, codes_of: Callable[[int, int], Sequence[np.ndarray]],
@@ -253,17 +253,15 @@ class _FileEncoder:
         positions = count_positions(self.material)
         blob = _file_bytes(self.material, positions, data, starts, ctx.astype(np.uint8),
                            int(runs.max(initial=1)), self.lengths, self.kind)
-        self.header_crc = HEADER.unpack_from(blob)[-1]
         return blob, CompactReport(positions, self.captures, self.runs, len(blob), 1)
 
 
 class _ExceptionsEncoder:
     """A category file coded as exceptions (:mod:`.exceptions`): the stored positions whose code is
-    a cursed win or a blessed loss, found in the first pass; ``wdl_crc()`` gives the header CRC-32
-    of the WLD file it refines once that is coded."""
+    a cursed win or a blessed loss, found in the first pass."""
 
-    def __init__(self, material: Material, wdl_crc: Callable[[], int | None]) -> None:
-        self.material, self.wdl_crc = material, wdl_crc
+    def __init__(self, material: Material) -> None:
+        self.material = material
         self.found: list[np.ndarray] = []
         self.captures = 0
 
@@ -276,14 +274,13 @@ class _ExceptionsEncoder:
     def code(self, lo: int, codes: np.ndarray | None, must: np.ndarray, captures: int) -> None:
         """Second pass: nothing (the file holds no runs)."""
 
-    def blob(self) -> tuple[bytes, CompactReport]:
-        """The file's bytes and report."""
-        crc = self.wdl_crc()
-        if crc is None:
+    def blob(self, wdl_crc: int | None) -> tuple[bytes, CompactReport]:
+        """The file's bytes and report, refining the WLD file whose header CRC-32 is `wdl_crc`."""
+        if wdl_crc is None:
             raise InvalidDataError(f"{self.material.name}: categories coded as exceptions need their WLD file")
         positions = count_positions(self.material)
         blob = exceptions_bytes(self.material, positions, np.concatenate(self.found or [np.zeros(0, np.int64)]),
-                                wdl_crc=crc)
+                                wdl_crc=wdl_crc)
         return blob, CompactReport(positions, self.captures, 0, len(blob), 1)
 
 
