@@ -229,11 +229,12 @@ def plan_memory(todo: list[Pair], memory: int, *, rules: str | tuple = DEFAULT_R
     """
     plans = {}
     free = shutil.disk_usage(directory).free if directory else None
-    planned = frozenset(m for pair in todo if contents_of(pair, rules=rules, dtw=dtw, native=native).native
+    contents_by_key = {pair.key: contents_of(pair, rules=rules, dtw=dtw, native=native) for pair in todo}
+    planned = frozenset(m for pair in todo if contents_by_key[pair.key].native
                         for m in pair.materials)  # compact-native once built, before their dependants
     for pair in todo:
         dependencies = dependency_materials(pair)
-        contents = contents_of(pair, rules=rules, dtw=dtw, native=native)
+        contents = contents_by_key[pair.key]
         if directory:
             dependencies = dependencies + captured_natives(directory, dependencies, planned=planned)
         plan = budget.plan_pair(pair, dependencies, contents=contents, budget=memory, on_disk=on_disk,
