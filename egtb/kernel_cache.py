@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -51,6 +49,7 @@ def cache_root() -> Path:
         try:
             base = str(Path.home() / ".cache")
         except (KeyError, RuntimeError):  # no HOME and no password entry
+            import tempfile  # here only: every import of egtb runs this module
             base = tempfile.gettempdir()
     return Path(base) / "egtb" / "numba"
 
@@ -80,6 +79,7 @@ def _prune(keep: Path) -> None:
         old = time.time() - KEEP_DAYS * 86400
         for other in keep.parent.iterdir():
             if other != keep and other.is_dir() and other.stat().st_mtime < old:
+                import shutil  # here only: every import of egtb runs this module
                 shutil.rmtree(other, ignore_errors=True)
     except OSError:  # a read-only home: numba then caches where it can (beside the sources, or not at all)
         pass
