@@ -209,15 +209,15 @@ def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, lim
     over its successors (no move: a loss), and with ``rules`` its ``category`` and, at a win or
     loss, ``dtz`` against those its successors give (the fastest win, the slowest loss, a
     zeroing move counting 1 ply; a cursed win's or blessed loss's DTZ is not stored: past the
-    limit is all that counts of it); a capture position's searched category against its searched
-    WDL. Successor s of the chunk has the values ``packed[slot[s]]`` (:func:`pack_values`).
-    Returns how many positions are flagged."""
+    limit is all that counts of it), and its category's win or loss side against its WDL; a
+    position that must capture is not stored and not checked. Successor s of the chunk has the
+    values ``packed[slot[s]]`` (:func:`pack_values`). Returns how many positions are flagged."""
     bad = 0
     for i in range(wdl.shape[0]):
         f = 0
-        if signs and np.sign(category[i]) != wdl[i]:
-            f |= FLAG_SIGN
-        if not cap[i]:
+        if not cap[i]:  # a position that must capture is not stored: nothing to check
+            if signs and np.sign(category[i]) != wdl[i]:
+                f |= FLAG_SIGN
             best = WDL_LOSS
             fastest_win = NO_WIN
             longest_loss = 0

@@ -78,8 +78,8 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     (:func:`egtb.builder.verify_native.check_chunk`): every stored value is the
     best over its moves, every category and the DTZ of every win and loss those
     its moves give (the fastest win, the slowest loss), probed from the compact
-    files; a position whose side to move must capture is answered by the capture
-    search. Its progress is recorded (``<material>.verify.json``, :mod:`.verify_progress`)
+    files, a move to a position whose side to move must capture answered by the
+    capture search (such a position is not stored: nothing of it to check). Its progress is recorded (``<material>.verify.json``, :mod:`.verify_progress`)
     at most every ``save_every`` seconds and at its end: with ``resume`` a killed
     check goes on from there, and a material that passed with the same files is
     skipped (``report.skipped``); with ``again`` too, every material is checked from its start
@@ -257,8 +257,8 @@ def _note_chunk(state: MaterialProgress, found, lo: int, suffixes: list[str], ma
         for i in wrong[:max(0, max_reported - len(kept))].tolist():
             flag = int(found.flags[i]) & FILE_FLAGS[suffix]
             flag = FLAG_SIGN if flag & FLAG_SIGN else flag
-            kept.append([lo + i, error_text(flag, captured=bool(found.cap[i]),
-                                            dtz=int(found.dtz[i]) if len(found.dtz) else 0, wld_name=wld_name)])
+            kept.append([lo + i, error_text(flag, dtz=int(found.dtz[i]) if len(found.dtz) else 0,
+                                            wld_name=wld_name)])
     state.captures += found.captures
     state.decisive += found.decisive
     state.next = lo + len(found.flags)

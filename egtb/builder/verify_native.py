@@ -44,22 +44,21 @@ class ChunkCheck(NamedTuple):
     flags: np.ndarray
     """FLAG_* bits of each position of the chunk (uint8; 0: right)."""
     captures: int
-    """Positions whose side to move must capture (their values from the capture search)."""
+    """Positions whose side to move must capture (not stored: not checked)."""
     decisive: int
     """Quiet wins and losses whose DTZ was checked (0 without a rule)."""
     dtz: np.ndarray
     """The stored DTZ of each position (meaningful at a quiet win or loss; empty without a DTZ
     file), for the messages."""
-    cap: np.ndarray
-    """Whether each position's side to move must capture."""
 
 
 def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | None) -> ChunkCheck:
     """Check positions lo..hi of a material against their successors, through ``prober`` (a
     :class:`egtb.builder.verify_compact.CompactProber`): the WDL of its WLD file and, with
     ``rule``, the category of its category file and the DTZ of its DTZ file (without a DTZ file,
-    only the categories' win or loss sides against the WDL). The positions that must capture have
-    their WDL and category from the capture search, as the successors that must capture.
+    only the categories' win or loss sides against the WDL). The positions whose side to move must
+    capture are not stored (the files hold filler there): nothing of theirs is checked. The
+    successors that must capture have their values from the capture search.
     TableError names a damaged block; MissingTableError a table the successors need.
 
     >>> from egtb.builder.verify_compact import CompactProber
@@ -94,17 +93,13 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     del order, sorted_keys
     *succ, capturing, rows = _successor_values(prober, keys[first_of[:unique]], first_of[:unique], boards, offsets,
                                                parent, codes, index_bits, rule if full else None)
-    # the capture search, once for the chunk's positions that must capture and its successors that must
-    searched = np.flatnonzero(cap)
-    both = tuple(np.concatenate([a[searched], rows[:, c]]) for c, a in enumerate(boards))
-    turns = np.concatenate([np.zeros(len(searched), dtype=np.int64), np.ones(len(capturing), dtype=np.int64)])
-    if len(turns):
-        found_wdl, found_category = _searched_values(prober, both, turns, rule=rule)
-        wdl[searched], succ[0][capturing] = found_wdl[:len(searched)], found_wdl[len(searched):]
-        if rule is not None:
-            category[searched] = found_category[:len(searched)]
-            if full:
-                succ[1][capturing], succ[2][capturing] = found_category[len(searched):], 1
+    if len(capturing):  # the successors that must capture: their values from the capture search
+        found_wdl, found_category = _searched_values(prober, tuple(np.ascontiguousarray(rows[:, c]) for c in range(4)),
+                                                     np.ones(len(capturing), dtype=np.int64),
+                                                     rule=rule if full else None)
+        succ[0][capturing] = found_wdl
+        if full:
+            succ[1][capturing], succ[2][capturing] = found_category, 1
     packed = np.empty(unique, dtype=np.int64)
     pack_values(*succ, packed)
     del succ
@@ -112,7 +107,7 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, draw_rule.limit_plies,
                     layer is not None, full, flags)
     decisive = int(np.count_nonzero((np.abs(category) == CAT_WIN) & ~cap)) if full else 0
-    return ChunkCheck(flags, len(searched), decisive, dtz, cap)
+    return ChunkCheck(flags, int(np.count_nonzero(cap)), decisive, dtz)
 
 
 def max_moves(material: Material) -> int:
@@ -172,7 +167,10 @@ def _searched_values(prober, boards: tuple[np.ndarray, ...], turns: np.ndarray, 
     """(WDL, with ``rule`` the category) of positions (``turns`` to move) whose side to move must
     capture: the best over their captures, the positions after them probed from their tables once
     each, in the order of their tables and indices (each lookup on from the one before), those
-    that must capture again searched by the prober."""
+    that must capture again searched by the prober. With ``rule`` only the categories are
+    searched, and the WDL is their sign: a category file's win or loss side is its WLD file's
+    value at every stored position, which the check of the tables holding them asserts
+    (FLAG_SIGN), so it is at every searched one too."""
     n = len(boards[0])
     needs = np.ones(n, dtype=np.bool_)
     parts, first = [], 0
@@ -196,26 +194,25 @@ def _searched_values(prober, boards: tuple[np.ndarray, ...], turns: np.ndarray, 
     distinct = tuple(np.ascontiguousarray(a[unique]) for a in children)
     located = (codes[unique], indices[unique])
     parents = np.ascontiguousarray(rows[:, 5])
-    out = []
-    for layer in (None, rule) if rule is not None else (None,):
-        values, _ = probe_batch(distinct, lambda code: prober.table(material_of_code(code)), batches=prober.batches,
-                                rule=layer, located=located, distances=False)
-        best = np.zeros(n, dtype=np.int64)
-        best_of_children(parents, values[slot], 1 if layer is None else CAT_WIN, best)
-        out.append(best)
-    return out[0], (out[1] if rule is not None else None)
+    values, _ = probe_batch(distinct, lambda code: prober.table(material_of_code(code)), batches=prober.batches,
+                            rule=rule, located=located, distances=False)
+    best = np.zeros(n, dtype=np.int64)
+    best_of_children(parents, values[slot], 1 if rule is None else CAT_WIN, best)
+    if rule is None:
+        return best, None
+    return np.sign(best), best  # a category's win or loss side is its WDL (a cursed win is a win)
 
 
-def error_text(flag: int, *, captured: bool, dtz: int, wld_name: str) -> str:
+def error_text(flag: int, *, dtz: int, wld_name: str) -> str:
     """What a position's flag (one FLAG_*) says is wrong, as a verify's message tells it.
 
-    >>> error_text(FLAG_DTZ, captured=False, dtz=7, wld_name="2k-1k.wld")
+    >>> error_text(FLAG_DTZ, dtz=7, wld_name="2k-1k.wld")
     'stored DTZ 7 is not the one its successors give'
     """
     if flag == FLAG_WDL:
         return "stored value is not the best value over its successors"
     if flag == FLAG_SIGN:
-        return f"{'recovered' if captured else 'stored'} category disagrees with {wld_name}"
+        return f"stored category disagrees with {wld_name}"
     if flag == FLAG_CATEGORY:
         return "stored category is not the one its successors give"
     return f"stored DTZ {dtz} is not the one its successors give"
