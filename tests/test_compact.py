@@ -25,7 +25,10 @@ from egtb.formats.cache import TableCache, release_evicted
 from egtb.formats.compact import codec, layout
 from egtb.probe import compact_kernels as ck
 from egtb.probe.compact_tables import CompactWdl
+from egtb.probe import kernels
 from egtb.probe.kernels import NO_DTW
+from egtb.rules import movegen
+from egtb.rules.captures import has_capture
 from egtb.formats import master
 from egtb.positions.index import global_unrank
 from egtb.positions.material import Material, all_materials, count_positions
@@ -284,6 +287,39 @@ def test_capture_positions_recover_their_category_through_the_search(master_dir,
     assert category.tolist() == late[1].tolist() == layer.category[sample].tolist()
     assert set(dtz.tolist()) == {NO_DTW}  # counter 0: no DTZ read
     assert late[2][decisive].tolist() == [1] * int(decisive.sum())
+
+
+def test_the_single_probe_kernels_search_a_capture_position_once_its_blocks_are_in_memory(
+        master_dir, compact_dir):
+    rule = DRAW_RULES["wcdf"]
+    deeper = 0  # positions whose search goes on below a capture (a successor that must capture too)
+    with Tablebase(compact_dir) as tb:
+        for name in ("2m-1m1k", "1m1k-2k", "2k-1m1k", "1k-1m2k"):
+            material = Material.parse(name)
+            stored, _ = master.load_material(master_dir, material)
+            layer = master.open_table(master.table_path(master_dir, material), rules=("wcdf",)).rules["wcdf"]
+            for index in np.flatnonzero(capture_mask(material))[::5][:80].tolist():
+                key = (*global_unrank(material, index), 0)
+                tb._probe_key(key)  # the first probes read, through Python, the blocks the search needs
+                tb._probe_rule_key(key, rule, 0)
+                status, wdl, dtw, _ = kernels.probe_value_one(*key, tb._value_rows_at)
+                assert (status, wdl, dtw) == (kernels.STATUS_OK, WDL_OF_CODE[stored[index]], -1), (name, index)
+                category, dtz = int(layer.category[index]), int(layer.dtz[index])
+                for counter in (0, 79, 80):
+                    status, outcome, got, got_dtz, _ = kernels.probe_rule_one(*key, counter, rule.limit_plies,
+                                                                              tb._rows_at["wcdf"])
+                    assert (status, got) == (kernels.STATUS_OK, category), (name, index)
+                    assert got_dtz == (dtz if category else 0)  # the capture zeroes: 1 for a win or loss
+                    assert outcome == kernels.outcome_at(category, dtz, counter, rule.limit_plies)
+                deeper += any(has_capture(*child) for child in _successors(key))
+    assert deeper > 0
+
+
+def _successors(key: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The positions after each move of a position (bm, bk, wm, wk, turn), the opponent to move."""
+    moves = np.empty((movegen.MAX_MOVES, movegen.MOVE_WIDTH), dtype=np.int64)
+    n = movegen.generate_moves(*(np.int64(v) for v in key[:4]), key[4], moves)
+    return [(*row, 1 - key[4]) for row in moves[:n, movegen.M_BM:movegen.M_WK + 1].tolist()]
 
 
 def test_compact_categories_answer_at_counter_zero_and_draws_at_any_counter(master_dir, compact_dir):

@@ -35,7 +35,8 @@ from egtb.formats.compact.layout import BLOCK_BYTES, DTZ_KINDS, RULE_KINDS, WDL,
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
 from egtb.positions.material import count_positions
-from egtb.probe.kernels import BLOCK_MASK, BLOCK_SHIFT, NO_DTW, block_address
+from egtb.probe.kernels import (BLOCK_MASK, BLOCK_SHIFT, MAX_SEARCH_DEPTH, NO_DTW, S_BEST, block_address,
+                                next_child, open_level)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_all, locate_valid
 from egtb.rules.captures import CAPTURE_ROWS, MAX_JUMPS, has_capture
 from egtb.rules.perft import CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, child_positions
@@ -161,21 +162,13 @@ def _search_captures(bm, bk, wm, wk, turn, rows, desc, memo, status, children, s
     L * MAX_CHILDREN.. of `children`, side-relative (:func:`child_positions`);
     ``levels[L]`` holds their number, the next one and the best value so far.
     """
-    level = 0
     pm, pk, om, ok = _absolute(bm, bk, wm, wk, turn)  # the same swap turns it side-relative
-    levels[0, S_MOVES] = child_positions(pm, pk, om, ok, turn, children, 0, scratch)
-    levels[0, S_NEXT] = 0
-    levels[0, S_BEST] = -top
+    open_level(pm, pk, om, ok, turn, 0, children, scratch, levels, top)
+    level = np.int64(0)
     while True:
-        if levels[level, S_NEXT] == levels[level, S_MOVES] or levels[level, S_BEST] == top:
-            v = levels[level, S_BEST]
-            if level == 0:
-                return v
-            level -= 1
-            levels[level, S_BEST] = max(levels[level, S_BEST], -v)
-            continue
-        row = level * MAX_CHILDREN + levels[level, S_NEXT]
-        levels[level, S_NEXT] += 1
+        level, row = next_child(levels, level, top)
+        if level < 0:
+            return row
         cturn = (turn + level + 1) & 1
         pm, pk, om, ok = children[row, CH_PM], children[row, CH_PK], children[row, CH_OM], children[row, CH_OK]
         cbm, cbk, cwm, cwk = _absolute(pm, pk, om, ok, cturn)
@@ -185,19 +178,9 @@ def _search_captures(bm, bk, wm, wk, turn, rows, desc, memo, status, children, s
             return STOPPED
         if v != NEEDS_SEARCH:
             levels[level, S_BEST] = max(levels[level, S_BEST], -v)
-            continue
-        level += 1
-        levels[level, S_MOVES] = child_positions(pm, pk, om, ok, cturn, children, level * MAX_CHILDREN, scratch)
-        levels[level, S_NEXT] = 0
-        levels[level, S_BEST] = -top
-
-
-#: Levels of the capture search stack (each level removes a piece).
-MAX_SEARCH_DEPTH = 25
-#: Columns of a search level: its children, the next child to probe, the best value so far.
-S_MOVES = 0
-S_NEXT = 1
-S_BEST = 2
+        else:
+            level += 1
+            open_level(pm, pk, om, ok, cturn, level, children, scratch, levels, top)
 
 
 @njit(cache=True)

@@ -19,7 +19,8 @@ from egtb.formats.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
 from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, CATEGORY_OF_CODE, INVALID_WDL, NO_DTW, WDL_DRAW,
                                  WDL_LOSS, WDL_OF_CODE, WDL_WIN)
 from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate
-from egtb.rules.captures import has_capture
+from egtb.rules.captures import CAPTURE_ROWS, MAX_JUMPS, has_capture
+from egtb.rules.perft import CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, child_positions
 
 __all__ = [
     "NO_DTW", "gather", "gather_distance", "gather_rule", "fill_terminal", "fill_terminal_rule", "outcome_at",
@@ -48,6 +49,7 @@ STATUS_OK = 0  #: found (or a terminal position)
 STATUS_NOT_LOADED = 1  #: the material's table (or its layer) is not loaded
 STATUS_INVALID = 2  #: not a position any table could hold
 STATUS_OUT_OF_RANGE = 3  #: the index fell outside the loaded layer
+STATUS_MUST_CAPTURE = 4  #: its side to move must capture and its compact file leaves it out (a leaf's answer)
 
 #: What :func:`_table_index` gives for a position no table holds (a negative code:
 #: one side has no pieces) and for one past the end of its table.
@@ -186,7 +188,7 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
     else:
         row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
         if row[COL_CODED_AT] != 0:
-            return _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index)
+            return _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index, rows_at)
         if row[COL_CATEGORY_AT] == 0:
             return STATUS_NOT_LOADED, 0, 0, 0, code
         if index >= row[COL_SIZE]:
@@ -200,13 +202,14 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
 @njit(cache=True, inline="always")
 def _stored_code(bm, bk, wm, wk, turn, row, index):
     """(status, stored code) of a position in a compact file's lookup row: STATUS_OUT_OF_RANGE
-    past the table's size, STATUS_NOT_LOADED when the side to move must capture (the caller
-    searches) or the block's marks are not in memory, else STATUS_OK and the code (that of a
+    past the table's size, STATUS_MUST_CAPTURE when the side to move must capture (the file
+    leaves it out: a search gives it), STATUS_NOT_LOADED when the block's marks are not in
+    memory, else STATUS_OK and the code (that of a
     category file coded as exceptions with its exceptions applied: :func:`egtb.formats.compact.codec.refined`)."""
     if index >= row[COL_SIZE]:
         return STATUS_OUT_OF_RANGE, np.int64(0)
     if has_capture(bm, bk, wm, wk, turn):
-        return STATUS_NOT_LOADED, np.int64(0)
+        return STATUS_MUST_CAPTURE, np.int64(0)
     stored = np.int64(lookup_value(row[COL_CODED_AT], index))
     if stored < 0:
         return STATUS_NOT_LOADED, np.int64(0)
@@ -214,12 +217,21 @@ def _stored_code(bm, bk, wm, wk, turn, row, index):
 
 
 @njit(cache=True, inline="always")
-def _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index):
+def _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index, rows_at):
     """:func:`probe_rule_one` from a compact category file: the category at counter 0, and the
     DTZ (from its compact DTZ file, else the master's DTZ block map) only when the outcome needs
-    it (-1 when not read); STATUS_NOT_LOADED when the side to move must capture (the caller
-    searches), a block (or its marks) is not in memory or a needed DTZ has no file."""
+    it (-1 when not read); where the side to move must capture, the category from the capture
+    search (:func:`search_one`) and the DTZ 1 of a win or loss (the capture zeroes the counter);
+    STATUS_NOT_LOADED when a block (or its marks) is not in memory, a table the search needs is
+    not loaded or a needed DTZ has no file."""
     status, stored = _stored_code(bm, bk, wm, wk, turn, row, index)
+    if status == STATUS_MUST_CAPTURE:
+        status, category = search_one(bm, bk, wm, wk, turn, rows_at, CAT_WIN)
+        if status != STATUS_OK:
+            return STATUS_NOT_LOADED, 0, 0, 0, code
+        if category == CAT_WIN or category == CAT_LOSS:
+            return STATUS_OK, outcome_at(category, 1, counter, limit), category, 1, code
+        return STATUS_OK, WDL_DRAW, category, 0 if category == CAT_DRAW else -1, code
     if status != STATUS_OK:
         return status, 0, 0, 0, code
     category = np.int64(_CATEGORY_OF_CODE[stored])
@@ -263,8 +275,13 @@ def probe_value_one(bm, bk, wm, wk, turn, rows_at):
             return STATUS_OK, WDL_WIN, 1, code
         return STATUS_OK, WDL_LOSS, 0, code
     row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
-    if row[COL_CODED_AT] != 0:  # a compact file: no DTW (-1); a capture position is the caller's search
+    if row[COL_CODED_AT] != 0:  # a compact file: no DTW (-1); a capture position searched (:func:`search_one`)
         status, stored = _stored_code(bm, bk, wm, wk, turn, row, index)
+        if status == STATUS_MUST_CAPTURE:
+            status, value = search_one(bm, bk, wm, wk, turn, rows_at, WDL_WIN)
+            if status != STATUS_OK:
+                return STATUS_NOT_LOADED, 0, 0, code
+            return STATUS_OK, value, -1, code
         if status != STATUS_OK:
             return status, 0, 0, code
         return STATUS_OK, np.int64(_WDL_OF_CODE[stored]), -1, code
@@ -343,3 +360,107 @@ def fill_terminal_rule(bm, bk, wm, wk, turn, codes, counters, limit, out_outcome
             out_category[i] = category
             out_dtz[i] = dtz
             out_outcome[i] = outcome_at(category, dtz, counters[i], limit)
+
+
+# ------------------------------------------------------------------ the capture search of single probes
+
+#: Levels of a capture search's stack (each level removes a piece).
+MAX_SEARCH_DEPTH = 25
+#: Columns of a search level: its children, the next child to probe, the best value so far.
+S_MOVES = 0
+S_NEXT = 1
+S_BEST = 2
+
+
+@njit(cache=True)
+def _leaf(bm, bk, wm, wk, turn, rows_at, top):
+    """(status, value) of a position as its table stores it, for :func:`search_one`: its WDL
+    (``top`` 1; its category at counter 0 with ``top`` 2, ``rows_at`` then a layer's rows);
+    STATUS_MUST_CAPTURE where its compact file leaves it out, another status where the kernel
+    cannot read it (not loaded, out of range, invalid)."""
+    code, index = locate(bm, bk, wm, wk, turn)
+    if code == CODE_INVALID:
+        return STATUS_INVALID, np.int64(0)
+    if code < 0:
+        if code == CODE_NO_OPPONENT and has_moves(bm, bk, wm, wk, turn):
+            return STATUS_OK, top
+        return STATUS_OK, -top
+    row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
+    if row[COL_CODED_AT] != 0:
+        status, stored = _stored_code(bm, bk, wm, wk, turn, row, index)
+        if status != STATUS_OK:
+            return status, np.int64(0)
+        if top == CAT_WIN:
+            return STATUS_OK, np.int64(_CATEGORY_OF_CODE[stored])
+        return STATUS_OK, np.int64(_WDL_OF_CODE[stored])
+    if row[COL_CATEGORY_AT] == 0:
+        return STATUS_NOT_LOADED, np.int64(0)
+    if index >= row[COL_SIZE]:
+        return STATUS_OUT_OF_RANGE, np.int64(0)
+    values = block_address(row[COL_CATEGORY_AT], index)
+    if values == 0:
+        return STATUS_NOT_LOADED, np.int64(0)
+    if top == CAT_WIN:
+        return STATUS_OK, np.int64(int8_ptr(values)[index & BLOCK_MASK])
+    value = np.int64(_WDL_OF_CODE[uint8_ptr(values)[index & BLOCK_MASK]])
+    if value == INVALID_WDL:  # an unsolved position: the caller's path names the table
+        return STATUS_NOT_LOADED, np.int64(0)
+    return STATUS_OK, value
+
+
+@njit(cache=True, inline="always")
+def open_level(pm, pk, om, ok, turn, level, children, scratch, levels, top):
+    """Put the captures of a side-relative position (``turn`` to move) on level ``level`` of a
+    capture search: its children in rows level * MAX_CHILDREN.. of ``children``
+    (:func:`child_positions`), none probed yet, the best value so far a loss."""
+    levels[level, S_MOVES] = child_positions(pm, pk, om, ok, turn, children, level * MAX_CHILDREN, scratch)
+    levels[level, S_NEXT] = 0
+    levels[level, S_BEST] = -top
+
+
+@njit(cache=True, inline="always")
+def next_child(levels, level, top):
+    """(level, row of ``children``) of the next successor a capture search probes, after closing
+    the levels it has finished (all probed, or a winning capture found: each hands minus its best
+    to the level above); (-1, the value) when the search is over."""
+    while levels[level, S_NEXT] == levels[level, S_MOVES] or levels[level, S_BEST] == top:
+        v = levels[level, S_BEST]
+        if level == 0:
+            return np.int64(-1), v
+        level -= 1
+        levels[level, S_BEST] = max(levels[level, S_BEST], -v)
+    row = level * MAX_CHILDREN + levels[level, S_NEXT]
+    levels[level, S_NEXT] += 1
+    return np.int64(level), row
+
+
+@njit(cache=True)
+def search_one(bm, bk, wm, wk, turn, rows_at, top):
+    """(status, value) of one position whose side to move must capture: the best over its
+    captures of minus the successor's value, depth-first on an explicit stack (a level stops at
+    its first winning capture), the successors read through ``rows_at`` (:func:`_leaf`), those
+    that must capture searched the same way. ``top`` is 1 for WDL, 2 (CAT_WIN) for categories at
+    counter 0 (a capture resets the counter, so categories negate like WDL values). STATUS_OK, or
+    the status of the first successor the kernel could not read (the caller searches in Python,
+    loading what is missing)."""
+    children = np.empty((MAX_SEARCH_DEPTH * MAX_CHILDREN, 4), dtype=np.int64)
+    scratch = np.empty((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
+    levels = np.empty((MAX_SEARCH_DEPTH, 3), dtype=np.int64)
+    pm, pk, om, ok = (bm, bk, wm, wk) if turn == 0 else (wm, wk, bm, bk)  # side-relative
+    open_level(pm, pk, om, ok, turn, 0, children, scratch, levels, top)
+    level = np.int64(0)
+    while True:
+        level, row = next_child(levels, level, top)
+        if level < 0:
+            return STATUS_OK, row
+        cturn = (turn + level + 1) & 1
+        pm, pk, om, ok = children[row, CH_PM], children[row, CH_PK], children[row, CH_OM], children[row, CH_OK]
+        cbm, cbk, cwm, cwk = (pm, pk, om, ok) if cturn == 0 else (om, ok, pm, pk)
+        status, v = _leaf(cbm, cbk, cwm, cwk, cturn, rows_at, top)
+        if status == STATUS_OK:
+            levels[level, S_BEST] = max(levels[level, S_BEST], -v)
+        elif status != STATUS_MUST_CAPTURE or level + 1 == MAX_SEARCH_DEPTH:
+            return status, np.int64(0)
+        else:
+            level += 1
+            open_level(pm, pk, om, ok, cturn, level, children, scratch, levels, top)

@@ -2,13 +2,15 @@
 
 The kernels answer first (:func:`~egtb.probe.kernels.probe_value_one`,
 :func:`~egtb.probe.kernels.probe_rule_one`, reading the lookup rows the
-:class:`~egtb.probe.tablebase.Tablebase` keeps); what they cannot answer (a table not
-loaded yet, a block not in memory, a capture position of a compact file, a DTZ that
-needs a master file) is read through the table kinds (:mod:`egtb.probe.tables`). A
-capture position of a compact file is the Tablebase's capture search
-(:meth:`~egtb.probe.tablebase.Tablebase.search_captures`), which asks the leaf probes
-here (:func:`value_leaf`, :func:`category_leaf`) for its successors: they read a stored
-value and never search, so no probe calls itself.
+:class:`~egtb.probe.tablebase.Tablebase` keeps), a capture position of a compact file
+included: they search its captures themselves (:func:`~egtb.probe.kernels.search_one`)
+when every successor they reach is in memory. What they cannot answer (a table not
+loaded yet, a block not in memory, a DTZ that needs a master file) is read through the
+table kinds (:mod:`egtb.probe.tables`); a capture position then is the Tablebase's
+capture search (:meth:`~egtb.probe.tablebase.Tablebase.search_captures`), which asks
+the leaf probes here (:func:`value_leaf`, :func:`category_leaf`) for its successors and
+so reads what the kernels missed: a leaf never searches in Python, so no probe calls
+itself.
 
 >>> from egtb.probe.tablebase import Tablebase
 >>> probe_value(Tablebase("/nonexistent"), (1, 0, 0, 0, 1))   # White to move has no pieces

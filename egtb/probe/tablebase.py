@@ -174,7 +174,7 @@ class Tablebase:
         #: Per preset, the lookup rows of the loaded layers for :func:`probe_rule_one`.
         self._rows = {name: np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64) for name in DRAW_RULES}
         self._rows_at = {name: rows.ctypes.data for name, rows in self._rows.items()}
-        #: The lookup rows of the tables' values for :func:`probe_value_one` (master tables only).
+        #: The lookup rows of the tables' values for :func:`probe_value_one`.
         self._value_rows = np.zeros((NUM_CODES, ROW_WIDTH), dtype=np.int64)
         self._value_rows_at = self._value_rows.ctypes.data
         #: The batch pools of compact files.
