@@ -462,3 +462,14 @@ def test_the_plan_counts_the_captured_natives_of_dependencies_the_same_run_build
     assert after_planned.keys() - after_built.keys() == {p.key for p in four}
     assert {key: after_planned[key] for key in after_built} == after_built
     assert planner.captured_natives(planned, planner.dependency_materials(five[0])) == []  # none built yet
+
+
+def test_a_dtz_never_written_is_refused_and_the_table_left_incomplete(native_dir, tmp_path):
+    # a win's DTZ read back as 0 (a unit's DTZ lost from the scratch) must not be stamped complete
+    material = Material.parse("1m1k-2k")
+    layer = native.CompactTable(compact_path(native_dir, material)).layer("wcdf")
+    category = np.asarray(layer.kind.value_of_code, dtype=np.int8)[layer.codes(0, count_positions(material))]
+    assert (category == 2).any()
+    with pytest.raises(SolverError, match=r"1m1k-2k: [\d,]+ wins? with DTZ 0 from position \d+ on"):
+        native.write_material(tmp_path, material, category, np.zeros(len(category), dtype=np.uint8))
+    assert not native.is_complete(tmp_path, material) and not native.summary_path(tmp_path, material).exists()

@@ -43,7 +43,7 @@ from egtb.builder.contents import LEAN_RULES
 from egtb.builder.dependency_captures import LoadedTables
 from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
 from egtb.positions.walk import unrank_captures
-from egtb.errors import MissingTableError, TableError
+from egtb.errors import MissingTableError, SolverError, TableError
 from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, category_codes, compact_path,
                                          dtz_codes, material_counts)
 from egtb.formats.compact.reader import CompactTable
@@ -51,7 +51,7 @@ from egtb.formats.compact import writer as compact_writer
 from egtb.formats.compact.exceptions import codes_as_exceptions
 from egtb.formats.compact.writer import encode_kinds, write_compact, write_marks
 from egtb.formats.master import narrow_type, table_path
-from egtb.formats.values import CATEGORY_OF_CODE
+from egtb.formats.values import CAT_WIN, CATEGORY_OF_CODE
 from egtb.positions.material import Material, count_positions
 
 #: Suffix of a compact-native table's summary (its stamp of completeness).
@@ -180,8 +180,9 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
     files = {}
 
     def codes_of(lo: int, hi: int) -> list[np.ndarray]:
-        part = category[lo:hi]
-        return [values_of(part), category_codes(part), dtz_codes(part, dtz[lo:hi])]
+        part, part_dtz = category[lo:hi], dtz[lo:hi]
+        check_written_dtz(material, lo, part, part_dtz)
+        return [values_of(part), category_codes(part), dtz_codes(part, part_dtz)]
 
     as_exceptions = codes_as_exceptions(material)
     for kind, (blob, _) in zip(NATIVE_KINDS, encode_kinds(material, codes_of, NATIVE_KINDS,
@@ -197,6 +198,25 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
                "files": files, "build_seconds": round(seconds, 3)}
     _write_json(summary_path(directory, material), summary)
     return summary
+
+
+def check_written_dtz(material: Material, first: int, category: np.ndarray, dtz: np.ndarray) -> None:
+    """Refuse to write a DTZ that was never written: a win (category CAT_WIN) is at least one ply
+    from its zeroing move, so a DTZ of 0 there means the solver's DTZ for its unit was lost (a
+    scratch file read back as zeros). SolverError names the material and the first such position,
+    so the pair is solved again instead of being stamped complete with wrong DTZ.
+
+    >>> check_written_dtz(Material.parse("2k-1k"), 100, np.array([0, 2, -2]), np.array([0, 3, 0]))
+    >>> check_written_dtz(Material.parse("2k-1k"), 100, np.array([0, 2, 2]), np.array([0, 3, 0]))
+    Traceback (most recent call last):
+    ...
+    egtb.errors.SolverError: 2k-1k: 1 win with DTZ 0 from position 102 on: the DTZ of its unit was never written (its pair's scratch lost it); delete the pair's scratch directory to solve it again
+    """
+    lost = np.flatnonzero((category == CAT_WIN) & (np.asarray(dtz) == 0))
+    if len(lost):
+        raise SolverError(f"{material.name}: {len(lost):,} win{'s' if len(lost) > 1 else ''} with DTZ 0 from "
+                          f"position {first + int(lost[0])} on: the DTZ of its unit was never written (its "
+                          "pair's scratch lost it); delete the pair's scratch directory to solve it again")
 
 
 def recode_categories(directory: os.PathLike | str, material: Material) -> tuple[int, int]:
