@@ -21,6 +21,7 @@ from egtb.positions.material import all_materials, count_positions
 from test_native import compact_files, native_dir  # noqa: F401 (native_dir: a fixture)
 
 
+@pytest.mark.slow  # a 4-piece build as unit tasks on two workers (25 s): keeps make test under 3 minutes
 def test_pairs_split_over_the_local_workers_write_the_same_files(native_dir, tmp_path):
     # every pair as unit tasks, wave by wave, over two forked workers, each pair's scratch held
     # from its first task to its last: the same bytes
