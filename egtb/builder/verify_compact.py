@@ -79,7 +79,8 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     best over its moves, every category and the DTZ of every win and loss those
     its moves give (the fastest win, the slowest loss), probed from the compact
     files, a move to a position whose side to move must capture answered by the
-    capture search (such a position is not stored: nothing of it to check). Its progress is recorded (``<material>.verify.json``, :mod:`.verify_progress`)
+    capture search (such a position is not stored: nothing of it to check). Its
+    progress is recorded (``<material>.verify.json``, :mod:`.verify_progress`)
     at most every ``save_every`` seconds and at its end: with ``resume`` a killed
     check goes on from there, and a material that passed with the same files is
     skipped (``report.skipped``); with ``again`` too, every material is checked from its start

@@ -26,6 +26,7 @@ __all__ = [
     "NO_DTW", "gather", "gather_distance", "gather_rule", "fill_terminal", "fill_terminal_rule", "outcome_at",
     "probe_rule_one",
     "probe_value_one",
+    "search_one",
     "terminal_rule",
 ]
 
@@ -204,8 +205,8 @@ def _stored_code(bm, bk, wm, wk, turn, row, index):
     """(status, stored code) of a position in a compact file's lookup row: STATUS_OUT_OF_RANGE
     past the table's size, STATUS_MUST_CAPTURE when the side to move must capture (the file
     leaves it out: a search gives it), STATUS_NOT_LOADED when the block's marks are not in
-    memory, else STATUS_OK and the code (that of a
-    category file coded as exceptions with its exceptions applied: :func:`egtb.formats.compact.codec.refined`)."""
+    memory, else STATUS_OK and the code (that of a category file coded as exceptions with its
+    exceptions applied: :func:`egtb.formats.compact.codec.refined`)."""
     if index >= row[COL_SIZE]:
         return STATUS_OUT_OF_RANGE, np.int64(0)
     if has_capture(bm, bk, wm, wk, turn):
