@@ -35,8 +35,8 @@ from egtb.formats.compact.layout import BLOCK_BYTES, DTZ_KINDS, RULE_KINDS, WDL,
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
 from egtb.positions.material import count_positions
-from egtb.probe.kernels import (BLOCK_MASK, BLOCK_SHIFT, MAX_SEARCH_DEPTH, NO_DTW, S_BEST, block_address,
-                                next_child, open_level)
+from egtb.probe.kernels import (BLOCK_MASK, BLOCK_SHIFT, MAX_SEARCH_DEPTH, NO_DTW, S_BEST, absolute,
+                                block_address, next_child, open_level)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_all, locate_valid
 from egtb.rules.captures import CAPTURE_ROWS, MAX_JUMPS, has_capture
 from egtb.rules.perft import CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, child_positions
@@ -144,14 +144,6 @@ def _table_value(code, index, capture, bm, bk, wm, wk, turn, rows, desc, memo, s
     return _compact_value(row, index, desc, memo, status, value_of)
 
 
-@njit(cache=True, inline="always")
-def _absolute(pm, pk, om, ok, turn):
-    """(bm, bk, wm, wk) of a side-relative position (the side to move's pieces first)."""
-    if turn == 0:
-        return pm, pk, om, ok
-    return om, ok, pm, pk
-
-
 @njit(cache=True)
 def _search_captures(bm, bk, wm, wk, turn, rows, desc, memo, status, children, scratch, levels, value_of, top):
     """Value of a position whose side must capture: depth-first over the captures (explicit stack).
@@ -162,7 +154,7 @@ def _search_captures(bm, bk, wm, wk, turn, rows, desc, memo, status, children, s
     L * MAX_CHILDREN.. of `children`, side-relative (:func:`child_positions`);
     ``levels[L]`` holds their number, the next one and the best value so far.
     """
-    pm, pk, om, ok = _absolute(bm, bk, wm, wk, turn)  # the same swap turns it side-relative
+    pm, pk, om, ok = absolute(bm, bk, wm, wk, turn)  # the same swap turns it side-relative
     open_level(pm, pk, om, ok, turn, 0, children, scratch, levels, top)
     level = np.int64(0)
     while True:
@@ -171,7 +163,7 @@ def _search_captures(bm, bk, wm, wk, turn, rows, desc, memo, status, children, s
             return row
         cturn = (turn + level + 1) & 1
         pm, pk, om, ok = children[row, CH_PM], children[row, CH_PK], children[row, CH_OM], children[row, CH_OK]
-        cbm, cbk, cwm, cwk = _absolute(pm, pk, om, ok, cturn)
+        cbm, cbk, cwm, cwk = absolute(pm, pk, om, ok, cturn)
         code, index = locate_valid(cbm, cbk, cwm, cwk, cturn)
         v = _table_value(code, index, -1, cbm, cbk, cwm, cwk, cturn, rows, desc, memo, status, value_of, top)
         if v == STOPPED:
@@ -254,13 +246,13 @@ def capture_children(bm, bk, wm, wk, turn, needs, first, out):
     for i in range(first, bm.shape[0]):
         if not needs[i]:
             continue
-        pm, pk, om, ok = _absolute(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i])
+        pm, pk, om, ok = absolute(np.int64(bm[i]), np.int64(bk[i]), np.int64(wm[i]), np.int64(wk[i]), turn[i])
         m = child_positions(pm, pk, om, ok, turn[i], children, 0, scratch)
         if k + m > out.shape[0]:
             return i, k
         cturn = 1 - turn[i]
         for j in range(m):
-            cbm, cbk, cwm, cwk = _absolute(children[j, CH_PM], children[j, CH_PK], children[j, CH_OM],
+            cbm, cbk, cwm, cwk = absolute(children[j, CH_PM], children[j, CH_PK], children[j, CH_OM],
                                            children[j, CH_OK], cturn)
             out[k, 0], out[k, 1], out[k, 2], out[k, 3], out[k, 4], out[k, 5] = cbm, cbk, cwm, cwk, cturn, i
             k += 1

@@ -410,6 +410,15 @@ def _leaf(bm, bk, wm, wk, turn, rows_at, top):
 
 
 @njit(cache=True, inline="always")
+def absolute(pm, pk, om, ok, turn):
+    """(bm, bk, wm, wk) of a side-relative position (the side to move's pieces first); the same
+    swap turns an absolute position side-relative."""
+    if turn == 0:
+        return pm, pk, om, ok
+    return om, ok, pm, pk
+
+
+@njit(cache=True, inline="always")
 def open_level(pm, pk, om, ok, turn, level, children, scratch, levels, top):
     """Put the captures of a side-relative position (``turn`` to move) on level ``level`` of a
     capture search: its children in rows level * MAX_CHILDREN.. of ``children``
@@ -447,7 +456,7 @@ def search_one(bm, bk, wm, wk, turn, rows_at, top):
     children = np.empty((MAX_SEARCH_DEPTH * MAX_CHILDREN, 4), dtype=np.int64)
     scratch = np.empty((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
     levels = np.empty((MAX_SEARCH_DEPTH, 3), dtype=np.int64)
-    pm, pk, om, ok = (bm, bk, wm, wk) if turn == 0 else (wm, wk, bm, bk)  # side-relative
+    pm, pk, om, ok = absolute(bm, bk, wm, wk, turn)  # the same swap turns it side-relative
     open_level(pm, pk, om, ok, turn, 0, children, scratch, levels, top)
     level = np.int64(0)
     while True:
@@ -456,7 +465,7 @@ def search_one(bm, bk, wm, wk, turn, rows_at, top):
             return STATUS_OK, row
         cturn = (turn + level + 1) & 1
         pm, pk, om, ok = children[row, CH_PM], children[row, CH_PK], children[row, CH_OM], children[row, CH_OK]
-        cbm, cbk, cwm, cwk = (pm, pk, om, ok) if cturn == 0 else (om, ok, pm, pk)
+        cbm, cbk, cwm, cwk = absolute(pm, pk, om, ok, cturn)
         status, v = _leaf(cbm, cbk, cwm, cwk, cturn, rows_at, top)
         if status == STATUS_OK:
             levels[level, S_BEST] = max(levels[level, S_BEST], -v)
