@@ -3,8 +3,9 @@
 A material's categories under "wcdf" equal its WDL values at every stored position (one whose
 side to move need not capture) but a few: its cursed wins (won without the move rule, drawn
 by it) and blessed losses, one stored position in 15,000 to 140,000 of an 8-piece material
-of at most 4 a side (4k-2m2k: 223,837 of 3.37 G; 2m2k-1m3k: 205,769 of 11.8 G). A category file coded in full repeats the WLD file's runs (2m2k-1m3k:
-587.2 MB beside the `.wld`'s 580.6 MB). Coded as exceptions it is a header and the ascending
+of at most 4 a side (4k-2m2k: 223,837 of 3.37 G; 2m2k-1m3k: 205,769 of 11.8 G). A category
+file coded in full repeats the WLD file's runs (2m2k-1m3k: 587.2 MB beside the `.wld`'s
+580.6 MB). Coded as exceptions it is a header and the ascending
 indices of those few positions, and its reader decodes the WLD file's blocks: a win at an
 exception is a cursed win, a loss a blessed loss (code + 2). Capture positions are left out,
 as in every compact file.
