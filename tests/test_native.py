@@ -31,6 +31,9 @@ from egtb.cli import main
 from egtb.formats.compact.layout import DTZ_KINDS, compact_path, material_counts
 from egtb.formats.master import stored_checksums, stored_materials
 from egtb.positions.index import code_of_material
+from egtb.positions.walk import unrank_range
+from egtb.probe.locate import locate
+from egtb.rules.movegen import M_BK, M_BM, M_CROWNS, M_NJUMPS, M_WK, M_WM, generate_moves, new_move_buffer
 from egtb.positions.material import Material, all_materials, count_positions
 from egtb.probe.tablebase import Tablebase
 
@@ -145,6 +148,45 @@ def test_a_dependencys_captures_are_answered_from_the_masters_loaded_beside_it(b
 
 
 @pytest.mark.slow  # a build or two of 4 pieces more: keeps make test under 3 minutes
+def crowning_exits(material: Material) -> dict[int, set[int]]:
+    """The positions (by material code, their indices) that the crowning moves of a material's
+    positions (Black to move) lead to, as the solver's exits read them."""
+    counts = material_counts(material)
+    boards = [np.empty(count_positions(material), dtype=np.int64) for _ in range(4)]
+    unrank_range(counts, 0, count_positions(material), *boards, np.empty(len(boards[0]), dtype=np.bool_))
+    moves, exits = new_move_buffer(), {}
+    for bm, bk, wm, wk in zip(*(board.tolist() for board in boards)):
+        if not bm & 0x0F000000:  # no black man on the row before its crowning row
+            continue
+        for move in moves[:generate_moves(bm, bk, wm, wk, 0, moves)]:
+            if move[M_CROWNS] and not move[M_NJUMPS]:
+                code, index = locate(*(int(move[k]) for k in (M_BM, M_BK, M_WM, M_WK)), 1)
+                exits.setdefault(int(code), set()).add(int(index))
+    return exits
+
+
+def test_a_dependency_of_the_pairs_piece_count_is_answered_where_a_crowning_leads(compact_tables):
+    # a pair reads a dependency of its own piece count only after a crowning: those positions,
+    # a white king on White's crowning row, are all a crowned-only read answers
+    directory = compact_tables(4)
+    pair = next(p for p in planner.plan_pairs(4, min_pieces=4) if p.key == "2m-2m")
+    crowned = {code: indices for m in pair.materials for code, indices in crowning_exits(m).items()}
+    dependencies = [m for m in planner.dependency_materials(pair) if m.pieces == 4]
+    assert sorted(code_of_material(m) for m in dependencies) == sorted(crowned)
+    differing = 0
+    for material in dependencies:
+        every, only = (np.empty(count_positions(material), dtype=np.int8) for _ in range(2))
+        native.read_categories(directory, material, every)
+        native.read_categories(directory, material, only, crowned_only=True)
+        reached = np.array(sorted(crowned[code_of_material(material)]))
+        assert len(reached) > 1000, material.name
+        assert np.array_equal(every[reached], only[reached]), material.name
+        left = np.flatnonzero(every != only)  # capture positions no crowning reaches
+        assert not np.isin(left, reached).any()
+        differing += len(left)
+    assert differing > 1000  # the filter saved searches
+
+
 def test_a_broken_or_unstamped_table_is_rebuilt_and_the_rest_skipped(native_dir, tmp_path):
     shutil.copytree(native_dir, tmp_path, dirs_exist_ok=True)
     before = compact_files(tmp_path)

@@ -90,6 +90,9 @@ class FlatTables:
     dependencies: tuple[Material, ...] = ()
     """The finished tables in the flat arrays: the pair's dependencies, and the compact-native
     tables their captures reach (:func:`egtb.builder.plan.captured_natives`)."""
+    pieces: int = 0
+    """The pair's piece count (0: no pair). A dependency of as many pieces is reached by a
+    crowning alone (every other exit captures), so only those of its positions are needed."""
 
     @property
     def presets(self) -> tuple:
@@ -176,7 +179,8 @@ def load_dependencies(directory: Path, solved: list[Material],
     offsets = np.full(NUM_CODES, solve.NOT_LOADED, dtype=np.int64)
     for material, start in zip(list(fresh) + list(solved), starts):
         offsets[code_of_material(material)] = start
-    tables = FlatTables(offsets, *arrays[:2], contents, *arrays[2:5], dependencies=tuple(solved))
+    tables = FlatTables(offsets, *arrays[:2], contents, *arrays[2:5], dependencies=tuple(solved),
+                        pieces=fresh[0].pieces if fresh else 0)
     if fill:
         parts = [part for wave in dependency_parts(directory, solved, positions=None) for part in wave]
         load_parts(directory, tables, parts, needed_by=fresh[0].name if fresh else "the build")
@@ -286,33 +290,40 @@ def load_native(directory: Path, part: Part, tables: FlatTables, start: int, *,
                 loaded: LoadedTables | None = None, needed_by: str) -> None:
     """Put a part of a compact-native dependency's ``wcdf`` categories into the flat arrays, its
     material starting at flat index `start` (:func:`egtb.builder.native.category_chunks`, its
-    capture positions answered from the tables `loaded`); a whole table into arrays in memory
-    from the process's table cache when it fits there.
+    capture positions answered from the tables `loaded`: only those a crowning reaches when it
+    has the pair's piece count); a whole table into arrays in memory from the process's table
+    cache when it fits there.
 
     MissingTableError when the pair `needed_by` needs more of it than its compact files hold (DTW,
     another layer; :func:`egtb.builder.native.refuse_unheld`).
     """
     material = part.material
     native.refuse_unheld(directory, material, tables.contents, needed_by=needed_by)
+    crowned_only = material.pieces == tables.pieces
     whole = part.first == 0 and part.last == count_positions(material)
     if not whole or isinstance(tables.rdep.base, np.memmap) or count_positions(material) > process_cache().max_bytes:
-        for first, categories in native.category_chunks(directory, material, loaded=loaded,
-                                                        first=part.first, last=part.last):
+        for first, categories in native.category_chunks(directory, material, loaded=loaded, first=part.first,
+                                                        last=part.last, crowned_only=crowned_only):
             tables.put_categories(0, start + first, categories)
             scratch.release(tables.rdep)  # on disk: a 9 G-position dependency packs into 3 GB
         return
 
+    if native_key(directory, material) in process_cache():
+        crowned_only = False  # every position's category, cached: a superset serves
+
     def read(_) -> np.ndarray:
         out = np.empty(count_positions(material), dtype=np.int8)
-        native.read_categories(directory, material, out, loaded=loaded)
+        native.read_categories(directory, material, out, loaded=loaded, crowned_only=crowned_only)
         return out
     tables.put_categories(0, start, process_cache().get(
-        native_key(directory, material), native.categories_path(directory, material), read))
+        native_key(directory, material, crowned_only=crowned_only), native.categories_path(directory, material),
+        read))
 
 
-def native_key(directory: Path, material: Material) -> tuple:
-    """The key of a compact-native dependency's categories in the process's table cache."""
-    return ("build-native", str(directory), material)
+def native_key(directory: Path, material: Material, *, crowned_only: bool = False) -> tuple:
+    """The key of a compact-native dependency's categories in the process's table cache (with
+    `crowned_only`, those with only the capture positions a crowning reaches answered)."""
+    return ("build-native", str(directory), material) + (("crowned only",) if crowned_only else ())
 
 
 def cache_key(directory: Path, material: Material, contents: Contents) -> tuple:

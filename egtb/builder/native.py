@@ -266,10 +266,11 @@ def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
 
 
 def read_categories(directory: os.PathLike | str, material: Material, out: np.ndarray, *,
-                    tablebase=None, loaded: LoadedTables | None = None) -> None:
+                    tablebase=None, loaded: LoadedTables | None = None, crowned_only: bool = False) -> None:
     """Fill `out` (int8, a position each) with a compact-native table's ``wcdf`` categories at
     counter 0, those of its capture positions from the tables `loaded` or else the prober's
-    capture search (:func:`category_chunks`).
+    capture search (:func:`category_chunks`; with `crowned_only`, only the capture positions a
+    crowning reaches).
 
     `tablebase`: the prober of `directory` to use (default: one made here and closed). Raises
     TableError naming a file that does not read, MissingTableError when a table the capture
@@ -278,12 +279,14 @@ def read_categories(directory: os.PathLike | str, material: Material, out: np.nd
     if len(out) != count_positions(material):
         raise TableError(f"{categories_path(directory, material)}: {material.name} has "
                          f"{count_positions(material)} positions, the build expects {len(out)}")
-    for start, categories in category_chunks(directory, material, tablebase=tablebase, loaded=loaded):
+    for start, categories in category_chunks(directory, material, tablebase=tablebase, loaded=loaded,
+                                             crowned_only=crowned_only):
         out[start:start + len(categories)] = categories
 
 
 def category_chunks(directory: os.PathLike | str, material: Material, *, tablebase=None,
-                    loaded: LoadedTables | None = None, first: int = 0, last: int | None = None):
+                    loaded: LoadedTables | None = None, first: int = 0, last: int | None = None,
+                    crowned_only: bool = False):
     """Yield (first position, int8 categories) of a compact-native table's ``wcdf`` categories
     at counter 0, positions `first` to `last` (default: all), :data:`READ_CHUNK` at a time: the
     blocks of its ``.wcdf`` file that hold them decoded (:meth:`CompactTable.codes`), the
@@ -291,7 +294,11 @@ def category_chunks(directory: os.PathLike | str, material: Material, *, tableba
     (:class:`egtb.builder.dependency_captures.LoadedTables`), and those they do not hold (or all,
     without them) by the prober's capture search. Memory stays at a chunk, however big the table.
 
-    `tablebase`: as :func:`read_categories`'s.
+    With `crowned_only` only the capture positions a crowning can reach are answered (a white
+    king on White's crowning row: the side that just moved crowned a man); the others keep the
+    code the file holds for them, which means nothing. A pair reads a dependency of its own
+    piece count only after a crowning (every other exit captures), so that is all it needs of
+    it, and most of the searches are saved. `tablebase`: as :func:`read_categories`'s.
     """
     from egtb.probe.tablebase import Tablebase  # the prober reads the finished tables
     directory = Path(directory)
@@ -305,7 +312,7 @@ def category_chunks(directory: os.PathLike | str, material: Material, *, tableba
         last = table.positions if last is None else last
         for lo in range(first, last, READ_CHUNK):
             categories = CATEGORY_OF_CODE[table.codes(lo, min(lo + READ_CHUNK, last))]
-            _answer_captures(tablebase, loaded, material, lo, categories)
+            _answer_captures(tablebase, loaded, material, lo, categories, crowned_only=crowned_only)
             yield lo, categories
     finally:
         table.close()
@@ -314,11 +321,13 @@ def category_chunks(directory: os.PathLike | str, material: Material, *, tableba
 
 
 def _answer_captures(tablebase, loaded: LoadedTables | None, material: Material, first: int,
-                     categories: np.ndarray) -> None:
-    """Replace the categories of the positions first.. whose side to move must capture: from the
-    tables `loaded`, where they hold every capture's table, else by the prober's capture search
-    (at counter 0: an exit always zeroes the counter)."""
-    at, *boards = capture_positions(material_counts(material), first, first + len(categories))
+                     categories: np.ndarray, *, crowned_only: bool) -> None:
+    """Replace the categories of the positions first.. whose side to move must capture (with
+    `crowned_only`, those a crowning reaches): from the tables `loaded`, where they hold every
+    capture's table, else by the prober's capture search (at counter 0: an exit always zeroes
+    the counter)."""
+    at, *boards = capture_positions(material_counts(material), first, first + len(categories),
+                                    crowned_only=crowned_only)
     if len(at) and loaded is not None:
         left = loaded.fill(at, tuple(boards), categories, first)
         at, boards = at[left], [board[left] for board in boards]
@@ -327,18 +336,22 @@ def _answer_captures(tablebase, loaded: LoadedTables | None, material: Material,
         categories[at - first] = category
 
 
-def capture_positions(counts: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, ...]:
+def capture_positions(counts: np.ndarray, lo: int, hi: int, *, crowned_only: bool = False) -> tuple[np.ndarray, ...]:
     """(index, bm, bk, wm, wk) of the positions lo..hi-1 of a material (Black to move) whose side
-    to move must capture, in order: the range unranked step by step
+    to move must capture, in order (with `crowned_only`, only those with a white king on White's
+    crowning row): the range unranked step by step
     (:func:`egtb.positions.walk.unrank_captures`), never a whole unit (an all-kings 8-piece
     unit holds 736 M positions).
 
     >>> at, bm, bk, wm, wk = capture_positions(np.array([0, 1, 1, 0]), 0, 868)
     >>> len(at), int(at[0]) < 868
     (72, True)
+    >>> at, *_ = capture_positions(np.array([0, 1, 0, 2]), 0, 14880, crowned_only=True)   # 1k-2k
+    >>> len(at) < len(capture_positions(np.array([0, 1, 0, 2]), 0, 14880)[0])
+    True
     """
     out = [np.empty(hi - lo, dtype=np.int64) for _ in range(5)]
-    count = unrank_captures(counts, lo, hi, *out)
+    count = unrank_captures(counts, lo, hi, *out, crowned_only)
     return tuple(array[:count] for array in out)
 
 

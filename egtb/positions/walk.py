@@ -8,7 +8,8 @@ unit is made (an all-kings unit of 8 pieces holds 736 M positions), and test
 each position for a capture its side to move must make:
 
 - :func:`unrank_range`: every position's bitboards and whether it must capture;
-- :func:`unrank_captures`: only the capture positions, with their indices;
+- :func:`unrank_captures`: only the capture positions, with their indices (or only those a
+  crowning reaches: a white king on White's crowning row);
 - :func:`capture_flags`: only whether each must capture (the compact writer's
   don't-cares).
 
@@ -26,6 +27,7 @@ from egtb.positions.index import (BINOM, MASK32, deposit_squares, fill_squares, 
                                   unrank_men, unrank_subset)
 from egtb.rules.captures import has_capture
 from egtb.rules.movegen import popcount
+from egtb.rules.squares import WHITE_CROWN_ROW
 
 __all__ = ["capture_flags", "unrank_captures", "unrank_range"]
 
@@ -45,22 +47,29 @@ def unrank_range(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
     >>> [int(a[0]) for a in out[:4]], [int(a[1]) for a in out[:4]]   # kings on 1 and 32, then 2 and 1
     ([0, 1, 0, 2147483648], [0, 2, 0, 1])
     """
-    _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, np.empty(0, dtype=np.int64), EVERY_POSITION)
+    _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, np.empty(0, dtype=np.int64), EVERY_POSITION,
+          False)
 
 
 @njit(cache=True)
-def unrank_captures(counts, lo, hi, out_at, out_bm, out_bk, out_wm, out_wk):
+def unrank_captures(counts, lo, hi, out_at, out_bm, out_bk, out_wm, out_wk, crowned_only=False):
     """The positions of lo..hi of a material (Black to move) whose side to move must capture, in
     order: their indices into ``out_at``, their bitboards into ``out_bm``..``out_wk`` (each at least
     ``hi - lo`` long); returns how many (:func:`unrank_range`'s walk, the others not written).
+
+    With ``crowned_only``, only those with a white king on White's crowning row (squares 1-4):
+    the positions a crowning move of the side that just moved can lead to.
 
     >>> out = [np.empty(868, dtype=np.int64) for _ in range(5)]
     >>> n = unrank_captures(np.array([0, 1, 1, 0]), 0, 868, *out)   # 1k-1m
     >>> n, int(out[0][0]) < 868
     (72, True)
+    >>> n = unrank_captures(np.array([0, 1, 1, 0]), 0, 868, *out, True)   # 1k-1m: no white king
+    >>> n
+    0
     """
     return _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, np.empty(0, dtype=np.bool_), out_at,
-                 CAPTURES_ONLY)
+                 CAPTURES_ONLY, crowned_only)
 
 
 @njit(cache=True)
@@ -73,16 +82,17 @@ def capture_flags(counts, lo, hi, out_cap):
     (0, [False, False])
     """
     none = np.empty(0, dtype=np.int64)
-    return _walk(counts, lo, hi, none, none, none, none, out_cap, none, FLAGS_ONLY)
+    return _walk(counts, lo, hi, none, none, none, none, out_cap, none, FLAGS_ONLY, False)
 
 
 @njit(cache=True)
-def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode):
+def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode, crowned_only):
     """:func:`unrank_range`, :func:`unrank_captures` and :func:`capture_flags` by `mode`: every
     position written at its offset from ``lo`` with whether it must capture in ``out_cap``
     (EVERY_POSITION), the capture positions one after the other with their indices in ``out_at``
     (CAPTURES_ONLY), or whether each must capture alone (FLAGS_ONLY); returns how many positions
-    were written (FLAGS_ONLY: how many must capture)."""
+    were written (FLAGS_ONLY: how many must capture). With ``crowned_only`` (CAPTURES_ONLY) a
+    position without a white king on White's crowning row is passed over untested."""
     n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
     size = unit_size(n_bm, n_bk, n_wm, n_wk)
     free_squares = np.zeros(32, dtype=np.int64)
@@ -105,7 +115,7 @@ def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode)
         end = min(hi, (m + 1) * size)
         while True:
             wk = deposit_squares(cw, rest_squares)
-            must = has_capture(bm, bk, wm, wk, 0)
+            must = (not crowned_only or (wk & WHITE_CROWN_ROW) != 0) and has_capture(bm, bk, wm, wk, 0)
             if mode == FLAGS_ONLY:
                 out_cap[i - lo] = must
                 k += must
