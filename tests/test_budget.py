@@ -191,3 +191,26 @@ def test_the_disk_check_counts_the_compact_files_a_build_writes_at_its_end(built
     assert with_compact - without == int(1.5 * positions * rate / 8) > 0  # with the 50% margin
     with pytest.raises(budget.MemoryBudgetError, match=r"the compact files \d"):
         check(free=with_compact - 1, compact_positions=positions)
+
+
+def test_compact_files_are_estimated_at_the_rate_of_their_side_split(compact_tables, tmp_path):
+    """At 4 pieces 3 against 1 takes half the bits of 2 against 2 (at 7 pieces 5-2 a sixteenth of
+    4-3): one split's rate must not stand for another's, as the 8-piece 4-4 files' 1 bit a
+    position did for the 5-3 ones."""
+    for path in compact_tables(4).iterdir():
+        if path.is_file() and path.suffix not in (".log", ".json", ".lock"):
+            os.link(path, tmp_path / path.name)
+    four = [m for m in all_materials(4) if m.pieces == 4]
+    rates = {}
+    for split in ("2-2", "3-1"):
+        members = [m for m in four if budget.side_split(m) == split]
+        measured = 8 * sum(path.stat().st_size for path in tmp_path.iterdir()
+                           if Material.parse(path.name.split(".")[0]) in members)
+        rates[split] = measured / sum(count_positions(m) for m in members)
+    bits = budget.stored_bits(tmp_path, four)
+    assert bits["compact 2-2"] == pytest.approx(rates["2-2"]) and bits["compact 3-1"] == pytest.approx(rates["3-1"])
+    assert rates["3-1"] < bits["compact"] < rates["2-2"]
+    native = contents_for(8)
+    for name, split in (("5k-3k", None), ("4k-4k", None), ("3k-1k", "3-1"), ("2m-2k", "2-2")):
+        rate = rates[split] if split else bits["compact"]  # a split without files: the overall rate
+        assert budget.file_bytes(10**9, native, bits, material=Material.parse(name)) == int(1.5 * 10**9 * rate / 8)

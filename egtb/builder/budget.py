@@ -230,6 +230,11 @@ def stored_bits(directory, materials) -> dict[str, float]:
     8-piece files already written, not of the 7-piece masters' compact files (which hold
     larger DTZ files); :data:`DEFAULT_BITS` for what none shows.
 
+    The compact files' rate is also given by the split of their pieces between the sides
+    (:func:`side_split`, key ``compact 5-3``), where files of that split are present: at 7
+    pieces those of 5 against 2 take 0.07 bits a position, of 4 against 3 1.13, so the rate of
+    one split says little of another's (:func:`file_bytes` takes a split's own when it has one).
+
     >>> stored_bits("/nonexistent", []) == DEFAULT_BITS
     True
     """
@@ -247,10 +252,23 @@ def stored_bits(directory, materials) -> dict[str, float]:
     top_compact = max((m.pieces for m in compacted), default=0)
     for material, size in compacted.items():
         if material.pieces == top_compact:
-            sums["compact"][0] += 8 * size
-            sums["compact"][1] += count_positions(material)
+            for kind in ("compact", f"compact {side_split(material)}"):
+                total = sums.setdefault(kind, [0, 0])
+                total[0] += 8 * size
+                total[1] += count_positions(material)
     return {kind: bits / positions if positions else DEFAULT_BITS[kind]
             for kind, (bits, positions) in sums.items()}
+
+
+def side_split(material) -> str:
+    """How a material's pieces split between the sides, the larger first (its class of files).
+
+    >>> from egtb.positions.material import Material
+    >>> side_split(Material.parse("1m2k-2m3k")), side_split(Material.parse("2k-1k"))
+    ('5-3', '2-1')
+    """
+    sides = sorted((material.black_men + material.black_kings, material.white_men + material.white_kings))
+    return f"{sides[1]}-{sides[0]}"
 
 
 def compact_bytes(directory, material) -> int:
@@ -260,15 +278,21 @@ def compact_bytes(directory, material) -> int:
                for p in (path, marks_path(path)) if p.exists())
 
 
-def file_bytes(positions: int, contents, bits: dict[str, float]) -> int:
-    """Estimated bytes of the files of `positions` positions holding `contents`, with the margin.
+def file_bytes(positions: int, contents, bits: dict[str, float], *, material=None) -> int:
+    """Estimated bytes of the files of `positions` positions holding `contents`, with the margin;
+    compact files at the rate of `material`'s side split when `bits` has one (:func:`stored_bits`).
 
     >>> from egtb.builder.contents import contents_for
     >>> file_bytes(8_000_000, contents_for(7), DEFAULT_BITS) / 1e6
     3.75
+    >>> from egtb.positions.material import Material
+    >>> native, bits = contents_for(8), dict(DEFAULT_BITS, **{"compact 5-3": 0.2})
+    >>> [file_bytes(8_000_000, native, bits, material=Material.parse(m)) / 1e6 for m in ("5k-3k", "4k-4k")]
+    [0.3, 1.2]
     """
     if contents.native:  # compact files alone
-        return int(FILE_MARGIN * positions * bits["compact"] / 8)
+        rate = bits["compact"] if material is None else bits.get(f"compact {side_split(material)}", bits["compact"])
+        return int(FILE_MARGIN * positions * rate / 8)
     per_position = bits["wld"] + bits["dtw"] * contents.dtw + bits["layer"] * len(contents.presets)
     return int(FILE_MARGIN * positions * per_position / 8)
 
@@ -311,7 +335,7 @@ def check_build_disk(todo, plans: dict, contents: dict, *, jobs: int, free: int,
     to the largest alone) and the compact files of `compact_positions` positions that the build
     writes once its pairs are done. `contents`: by pair key.
     """
-    files = {p.key: file_bytes(p.positions, contents[p.key], bits) for p in todo}
+    files = {p.key: file_bytes(p.positions, contents[p.key], bits, material=p.materials[0]) for p in todo}
     sizes = sorted(((plans[p.key].disk, p.key) for p in todo), reverse=True)
     together = scratch_peak([size for size, _ in sizes], jobs=jobs, room=free - sum(files.values()))
     compact = int(FILE_MARGIN * compact_positions * bits["compact"] / 8)
