@@ -24,6 +24,7 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from egtb.errors import InvalidDataError
 from egtb.formats.values import CATEGORY_OF_CODE, CODE_OF_CATEGORY, WDL_OF_CODE
@@ -192,8 +193,9 @@ def category_codes(category: np.ndarray) -> np.ndarray:
     """
     category = np.asarray(category)
     codes = np.empty(len(category), dtype=np.uint8)
-    for start in range(0, len(category), _SLICE):  # a slice at a time: indices are 8 bytes each
-        codes[start:start + _SLICE] = CODE_OF_CATEGORY[category[start:start + _SLICE].astype(np.int64) + 2]
+    for start in range(0, len(category), _SLICE):  # a slice at a time: a master's layer is read so
+        _category_codes(np.ascontiguousarray(category[start:start + _SLICE]), CODE_OF_CATEGORY,
+                        codes[start:start + _SLICE])
     return codes
 
 
@@ -201,19 +203,47 @@ def dtz_codes(category: np.ndarray, dtz: np.ndarray) -> np.ndarray:
     """DTZ-file codes (uint8) of a rule layer: DTZ + 1 at its wins and losses, 0 (a don't-care,
     which the writer fills) elsewhere. ValueError for a DTZ beyond MAX_DTZ_CODE - 1.
 
+    `category` and `dtz` are arrays, or datasets read a slice at a time (a master's layer).
+
     >>> dtz_codes(np.array([2, 1, 0, -2]), np.array([5, 90, 0, 0])).tolist()
     [6, 0, 0, 1]
+    >>> dtz_codes(np.array([2, -2]), np.array([5, MAX_DTZ_CODE]))
+    Traceback (most recent call last):
+    ...
+    egtb.errors.InvalidDataError: a DTZ of 127 does not fit a DTZ file (at most 126)
     """
-    codes = np.zeros(len(category), dtype=np.uint8)
+    codes = np.empty(len(category), dtype=np.uint8)
     for start in range(0, len(category), _SLICE):
         part = slice(start, start + _SLICE)
-        decisive = np.abs(category[part]) == 2
-        values = np.asarray(dtz[part], dtype=np.int64)
-        if decisive.any() and int(values[decisive].max()) >= MAX_DTZ_CODE:
-            raise InvalidDataError(f"a DTZ of {int(values[decisive].max())} does not fit a DTZ file "
-                             f"(at most {MAX_DTZ_CODE - 1})")
-        codes[part] = np.where(decisive, values + 1, 0)
+        longest = _dtz_codes(np.ascontiguousarray(category[part]), np.ascontiguousarray(dtz[part]), codes[part])
+        if longest >= MAX_DTZ_CODE:
+            raise InvalidDataError(f"a DTZ of {longest} does not fit a DTZ file (at most {MAX_DTZ_CODE - 1})")
     return codes
+
+
+@njit(cache=True)
+def _category_codes(category, code_of_category, out):
+    """out[i] = the code of category[i] (-2..2; ValueError for another value)."""
+    for i in range(category.shape[0]):
+        k = np.int64(category[i]) + 2
+        if k < 0 or k >= code_of_category.shape[0]:
+            raise ValueError("a category outside -2..2")
+        out[i] = code_of_category[k]
+
+
+@njit(cache=True)
+def _dtz_codes(category, dtz, out):
+    """out[i] = dtz[i] + 1 where category[i] is a win or a loss (+-2), else 0; return the longest
+    such DTZ (a code is written only below MAX_DTZ_CODE; the caller refuses the rest)."""
+    longest = np.int64(0)
+    for i in range(category.shape[0]):
+        if category[i] == 2 or category[i] == -2:
+            d = np.int64(dtz[i])
+            longest = max(longest, d)
+            out[i] = d + 1 if d < MAX_DTZ_CODE else 0
+        else:
+            out[i] = 0
+    return longest
 
 
 #: Positions :func:`category_codes` converts at a time (a 7-piece material has over a billion).
