@@ -223,11 +223,11 @@ def dtz_codes(category: np.ndarray, dtz: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def _category_codes(category, code_of_category, out):
-    """out[i] = the code of category[i] (-2..2; ValueError for another value)."""
+    """out[i] = the code of category[i] (-2..2; InvalidDataError for another value)."""
     for i in range(category.shape[0]):
         k = np.int64(category[i]) + 2
         if k < 0 or k >= code_of_category.shape[0]:
-            raise ValueError("a category outside -2..2")
+            raise InvalidDataError("a category outside -2..2")
         out[i] = code_of_category[k]
 
 
