@@ -31,11 +31,11 @@ from egtb.cli import main
 from egtb.formats.compact.layout import DTZ_KINDS, compact_path, material_counts
 from egtb.formats.master import stored_checksums, stored_materials
 from egtb.positions.index import code_of_material
+from egtb.positions.material import Material, all_materials, count_positions
 from egtb.positions.walk import unrank_range
 from egtb.probe.locate import locate
-from egtb.rules.movegen import M_BK, M_BM, M_CROWNS, M_NJUMPS, M_WK, M_WM, generate_moves, new_move_buffer
-from egtb.positions.material import Material, all_materials, count_positions
 from egtb.probe.tablebase import Tablebase
+from egtb.rules.movegen import M_BK, M_BM, M_CROWNS, M_NJUMPS, M_WK, M_WM, generate_moves, new_move_buffer
 
 
 def compact_files(directory: Path, pieces: int | None = None) -> dict[str, bytes]:
@@ -147,7 +147,6 @@ def test_a_dependencys_captures_are_answered_from_the_masters_loaded_beside_it(b
     assert captures > 100_000
 
 
-@pytest.mark.slow  # a build or two of 4 pieces more: keeps make test under 3 minutes
 def crowning_exits(material: Material) -> dict[int, set[int]]:
     """The positions (by material code, their indices) that the crowning moves of a material's
     positions (Black to move) lead to, as the solver's exits read them."""
@@ -187,6 +186,7 @@ def test_a_dependency_of_the_pairs_piece_count_is_answered_where_a_crowning_lead
     assert differing > 1000  # the filter saved searches
 
 
+@pytest.mark.slow  # a build or two of 4 pieces more: keeps make test under 3 minutes
 def test_a_broken_or_unstamped_table_is_rebuilt_and_the_rest_skipped(native_dir, tmp_path):
     shutil.copytree(native_dir, tmp_path, dirs_exist_ok=True)
     before = compact_files(tmp_path)
