@@ -297,6 +297,18 @@ def file_bytes(positions: int, contents, bits: dict[str, float], *, material=Non
     return int(FILE_MARGIN * positions * per_position / 8)
 
 
+def pair_file_bytes(pair, contents, bits: dict[str, float]) -> int:
+    """Estimated bytes of a pair's files (:func:`file_bytes`, at its side split's rate).
+
+    >>> from egtb.builder.contents import contents_for
+    >>> from egtb.builder.plan import plan_pairs
+    >>> pair = next(p for p in plan_pairs(8, min_pieces=8) if p.key == "3k-5k")
+    >>> pair_file_bytes(pair, contents_for(8), dict(DEFAULT_BITS, **{"compact 5-3": 0.5})) / 1e6
+    110.44215
+    """
+    return file_bytes(pair.positions, contents, bits, material=pair.materials[0])
+
+
 #: CPU seconds a position costs the solver, per table it solves (the rule-free one with DTW, each
 #: rule layer) and once besides: the 7-piece build (values and wcdf) took 0.24 CPU microseconds a
 #: position on this 2-core machine, every table up to 6 pieces with DTW and three layers 0.50.
@@ -335,7 +347,7 @@ def check_build_disk(todo, plans: dict, contents: dict, *, jobs: int, free: int,
     to the largest alone) and the compact files of `compact_positions` positions that the build
     writes once its pairs are done. `contents`: by pair key.
     """
-    files = {p.key: file_bytes(p.positions, contents[p.key], bits, material=p.materials[0]) for p in todo}
+    files = {p.key: pair_file_bytes(p, contents[p.key], bits) for p in todo}
     sizes = sorted(((plans[p.key].disk, p.key) for p in todo), reverse=True)
     together = scratch_peak([size for size, _ in sizes], jobs=jobs, room=free - sum(files.values()))
     compact = int(FILE_MARGIN * compact_positions * bits["compact"] / 8)

@@ -283,7 +283,7 @@ def _plan_build(todo: list[Pair], directory: Path, config: BuildConfig, *, conte
                        f"{directory} has {budget.format_bytes(room)} for it{_disk_budget_text(config, held)}")
     log.info("the build needs about %s of disk at its peak", budget.format_bytes(need))
     largest = sorted((plans[p.key].bytes for p in planned), reverse=True)[:jobs]
-    files = sum(budget.file_bytes(p.positions, contents[p.key], bits, material=p.materials[0]) for p in planned)
+    files = sum(budget.pair_file_bytes(p, contents[p.key], bits) for p in planned)
     seconds = {p.key: budget.cpu_seconds(p.positions, contents[p.key],
                                         regenerating=p.key in plans and plans[p.key].per_pass > 0) for p in todo}
     split = config.split_pairs

@@ -191,11 +191,9 @@ def category_codes(category: np.ndarray) -> np.ndarray:
     >>> category_codes(np.array([2, 1, 0, -1, -2], dtype=np.int8)).tolist()
     [2, 4, 1, 5, 3]
     """
-    category = np.asarray(category)
+    category = np.ascontiguousarray(category)
     codes = np.empty(len(category), dtype=np.uint8)
-    for start in range(0, len(category), _SLICE):  # a slice at a time: a master's layer is read so
-        _category_codes(np.ascontiguousarray(category[start:start + _SLICE]), CODE_OF_CATEGORY,
-                        codes[start:start + _SLICE])
+    _category_codes(category, CODE_OF_CATEGORY, codes)  # no index array: no need to go a slice at a time
     return codes
 
 
@@ -246,7 +244,7 @@ def _dtz_codes(category, dtz, out):
     return longest
 
 
-#: Positions :func:`category_codes` converts at a time (a 7-piece material has over a billion).
+#: Positions :func:`dtz_codes` converts at a time (a master's layer is read a slice at a time).
 _SLICE = 1 << 22
 
 
