@@ -317,6 +317,8 @@ class SlowRandomEngine(RandomEngine):
         return super().play(state, limit)
 
 
+# slow: the default run resumes an interrupted run (test_interrupted_and_resumed_run_equals_an_uninterrupted_one)
+@pytest.mark.slow
 def test_killed_process_resumes_to_the_same_totals(tmp_path: Path) -> None:
     import os
     import signal

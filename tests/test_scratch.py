@@ -58,6 +58,8 @@ def test_on_disk_build_writes_the_same_tables(tables4, tmp_path):
                                                           b.rules["wcdf"].dtz)
 
 
+# slow: test_build's SIGKILL test resumes a killed build in the default run
+@pytest.mark.slow
 def test_killed_pair_on_disk_resumes_from_its_checkpoint(tables4, tmp_path):
     copy_up_to(tables4, tmp_path, 3)
     command = [sys.executable, "-m", "egtb.cli", "build", "--pieces", "4", "--min-pieces", "4",
