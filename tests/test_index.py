@@ -213,3 +213,30 @@ def test_unit_size_formula():
     assert unit_size(2, 1, 1, 1) == comb(29, 1) * comb(28, 1)
     assert unit_size(0, 3, 0, 2) == comb(32, 3) * comb(29, 2)
     assert slice_unit_size(Material(0, 1, 0, 1)) == 992
+
+
+# the walk (egtb.positions.walk) steps from a range's first position instead of unranking each: the
+# white men to their next combination under the same black men, the kings to the next placement;
+# men-only materials step the men at every position, the others at each unit's end
+@pytest.mark.parametrize("name", ["2m-3m", "3m-1m", "1k-4m", "4m-1k", "2m1k-2m", "1m2k-1m1k", "3k-2k", "5m-3m",
+                                  "3m-4m1k"])
+def test_a_walk_over_a_range_unranks_every_position_as_the_index_does(name):
+    from egtb.formats.compact.layout import material_counts
+    from egtb.positions.walk import capture_flags, unrank_captures, unrank_range
+
+    m = Material.parse(name)
+    total = count_positions(m)
+    for lo, hi in [(0, min(total, 1_500_000)), (total - 70_001, total), (total // 2 + 13, total // 2 + 41)]:
+        lo = max(lo, 0)
+        walked = [np.empty(hi - lo, np.int64) for _ in range(4)]
+        must = np.empty(hi - lo, np.bool_)
+        unrank_range(material_counts(m), lo, hi, *walked, must)
+        expected = [np.empty(hi - lo, np.uint32) for _ in range(4)]
+        unrank_positions(np.arange(lo, hi, dtype=np.int64), *_counts(m), *expected)
+        for got, want in zip(walked, expected):
+            assert np.array_equal(got, want.astype(np.int64)), (name, lo, hi)
+        flags = np.empty(hi - lo, np.bool_)
+        assert capture_flags(material_counts(m), lo, hi, flags) == must.sum() and np.array_equal(flags, must)
+        at = [np.empty(hi - lo, np.int64) for _ in range(5)]
+        count = unrank_captures(material_counts(m), lo, hi, *at)
+        assert count == must.sum() and np.array_equal(at[0][:count], lo + np.flatnonzero(must))

@@ -109,8 +109,19 @@ def deposit(compressed, allowed):
 def unrank_subset(rank, allowed, n):
     """Inverse of :func:`rank_subset`: the n-square subset of `allowed` with that rank."""
     allowed = np.int64(allowed) & MASK32
+    return deposit(colex_unrank(rank, popcount(allowed), n), allowed)
+
+
+@njit(cache=True)
+def colex_unrank(rank, items, n):
+    """The n-subset of the bits 0..items-1 with that colex rank (:func:`unrank_subset` of the
+    low `items` squares, undeposited).
+
+    >>> bin(colex_unrank(0, 5, 2)), bin(colex_unrank(9, 5, 2))
+    ('0b11', '0b11000')
+    """
     r = np.int64(rank)
-    p = popcount(allowed) - 1
+    p = items - 1
     compressed = np.int64(0)
     for i in range(n, 0, -1):
         while BINOM[p, i] > r:
@@ -118,7 +129,7 @@ def unrank_subset(rank, allowed, n):
         r -= BINOM[p, i]
         compressed |= np.int64(1) << p
         p -= 1
-    return deposit(compressed, allowed)
+    return compressed
 
 
 @njit(cache=True)

@@ -23,11 +23,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.positions.index import (BINOM, MASK32, deposit_squares, fill_squares, next_combination, unit_size,
-                                  unrank_men, unrank_subset)
+from egtb.positions.index import (BINOM, MASK32, colex_unrank, deposit_squares, fill_squares, next_combination,
+                                  rank_subset, unit_size, unrank_men)
 from egtb.rules.captures import has_capture
 from egtb.rules.movegen import popcount
-from egtb.rules.squares import WHITE_CROWN_ROW
+from egtb.rules.squares import WHITE_CROWN_ROW, WHITE_MEN_SQUARES
 
 __all__ = ["capture_flags", "unrank_captures", "unrank_range"]
 
@@ -97,21 +97,33 @@ def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode,
     size = unit_size(n_bm, n_bk, n_wm, n_wk)
     free_squares = np.zeros(32, dtype=np.int64)
     rest_squares = np.zeros(32, dtype=np.int64)
+    white_men_squares = np.zeros(32, dtype=np.int64)
     i = lo
     k = 0
+    m = -1  # the men configuration of the last unit
+    men_left = 0  # configurations after it with the same black men: the white men step to the next
+    bm = wm = cwm = np.int64(0)
     while i < hi:
-        m = i // size
+        m_next = i // size
+        if m_next == m + 1 and men_left > 0:
+            cwm = next_combination(cwm)
+            wm = deposit_squares(cwm, white_men_squares)
+            men_left -= 1
+        else:
+            bm, wm, cwm, men_left = _men_of(m_next, n_bm, n_wm, white_men_squares)
+        m = m_next
         j = i - m * size
-        bm32, wm32 = unrank_men(m, n_bm, n_wm)
-        bm, wm = np.int64(bm32), np.int64(wm32)
         free = ~(bm | wm) & MASK32
         n_free = popcount(free)
         white_count = BINOM[n_free - n_bk, n_wk]
-        fill_squares(free, free_squares)
-        cb = unrank_subset(j // white_count, (np.int64(1) << n_free) - 1, n_bk)
-        cw = unrank_subset(j % white_count, (np.int64(1) << (n_free - n_bk)) - 1, n_wk)
+        if n_bk:  # no black king: no square of theirs to place
+            fill_squares(free, free_squares)
+        cb = colex_unrank(j // white_count, n_free, n_bk)
+        cw = colex_unrank(j % white_count, n_free - n_bk, n_wk)
         bk = deposit_squares(cb, free_squares)
-        fill_squares(free & ~bk, rest_squares)
+        if n_wk:
+            fill_squares(free & ~bk, rest_squares)
+        white_left = white_count - j % white_count  # white-king placements left with these black kings
         end = min(hi, (m + 1) * size)
         while True:
             wk = deposit_squares(cw, rest_squares)
@@ -129,13 +141,34 @@ def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode,
             i += 1
             if i == end:
                 break
-            j += 1
-            if j % white_count == 0:  # the next black kings, the first white kings among the rest
+            white_left -= 1
+            if white_left == 0:  # the next black kings, the first white kings among the rest
                 if n_bk:
                     cb = next_combination(cb)
                 bk = deposit_squares(cb, free_squares)
-                fill_squares(free & ~bk, rest_squares)
+                if n_wk:
+                    fill_squares(free & ~bk, rest_squares)
                 cw = (np.int64(1) << n_wk) - 1
+                white_left = white_count
             elif n_wk:
                 cw = next_combination(cw)
     return k
+
+
+@njit(cache=True)
+def _men_of(m, n_bm, n_wm, white_men_squares):
+    """The men of configuration `m` (:func:`egtb.positions.index.unrank_men`) as int64 bitboards,
+    with what steps the white men on from there: the squares white men may take beside these
+    black men (written into ``white_men_squares``), the white men's subset of them (compressed),
+    and how many configurations after `m` keep these black men (the white men's colex rank is the
+    index's lowest digit)."""
+    bm32, wm32 = unrank_men(m, n_bm, n_wm)
+    bm, wm = np.int64(bm32), np.int64(wm32)
+    if n_wm == 0:
+        return bm, wm, np.int64(0), 0
+    allowed = WHITE_MEN_SQUARES & ~bm
+    fill_squares(allowed, white_men_squares)
+    rank = rank_subset(wm, allowed)
+    squares = popcount(allowed)
+    return bm, wm, colex_unrank(rank, squares, n_wm), BINOM[squares, n_wm] - 1 - rank
+
