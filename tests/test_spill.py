@@ -19,7 +19,8 @@ from egtb.builder.driver import build
 from egtb.builder.plan import dependency_materials, plan_pairs
 from egtb.errors import TableError
 from egtb.formats import scratch
-from egtb.formats.spill import INDEX_NAME, PAGE, SPILL_NAME, DtzSpill, SpilledRow
+from egtb.formats import spill as spill_files
+from egtb.formats.spill import INDEX_NAME, PAGE, RELEASE_LAG_POSITIONS, SPILL_NAME, DtzSpill, SpilledRow
 from egtb.positions.material import count_positions
 
 from test_native import compact_files
@@ -33,18 +34,40 @@ def mapped_dtz(path: Path, values: np.ndarray) -> np.ndarray:
     return array
 
 
-def test_spilled_pages_give_their_disk_blocks_back_and_read_back_whole(tmp_path):
+def spilled_pages(ranges: list[tuple[int, int]], positions: int) -> np.ndarray:
+    """By page, whether the position ranges cover it."""
+    pages = np.zeros(-(-positions // PAGE), dtype=np.bool_)
+    for start, stop in ranges:
+        pages[start // PAGE:stop // PAGE] = True
+    return pages
+
+
+def test_spilled_pages_give_their_disk_blocks_back_and_read_back_whole(tmp_path, monkeypatch):
     rng = np.random.default_rng(5)
-    values = (rng.random(64 * PAGE) < 0.1).astype(np.uint8) * rng.integers(1, 90, 64 * PAGE, dtype=np.uint8)
+    size = 192 * PAGE
+    values = (rng.random(size) < 0.1).astype(np.uint8) * rng.integers(1, 90, size, dtype=np.uint8)
     dtz = mapped_dtz(tmp_path / "rdtz", values)
     before = os.stat(tmp_path / "rdtz").st_blocks
     spill = DtzSpill.open(tmp_path)
-    spill.spill(dtz, [(8 * PAGE, 40 * PAGE), (50 * PAGE, 64 * PAGE)])
-    after = os.stat(tmp_path / "rdtz").st_blocks
-    assert after * 512 <= before * 512 - 46 * PAGE  # 46 pages punched out
-    assert not dtz[8 * PAGE:40 * PAGE].any()  # a punched page reads as 0 ...
-    again = DtzSpill.open(tmp_path)  # ... and its values come back from the chunks
-    assert again.positions == 46 * PAGE
+    ranges = [(8 * PAGE, 72 * PAGE), (80 * PAGE, 112 * PAGE), (120 * PAGE, 134 * PAGE)]
+    spill.spill(dtz, ranges)
+    assert os.stat(tmp_path / "rdtz").st_blocks == before  # spilled, not yet given back
+    # the block of pages 64-127 is not wholly spilled: only the whole block 128-191 is not either;
+    # nothing is whole, and 110 spilled pages are within the lag
+    assert spill.release(dtz, spilled_pages(ranges, size)) == 0
+    ranges.append((0, 8 * PAGE))  # pages 0-63 now whole
+    spill.spill(dtz, ranges[-1:])
+    assert spill.release(dtz, spilled_pages(ranges, size)) == 1
+    assert (before - os.stat(tmp_path / "rdtz").st_blocks) * 512 == 64 * PAGE
+    assert not dtz[:64 * PAGE].any() and dtz[64 * PAGE:72 * PAGE].any()  # a punched page reads as 0
+    # past the lag, the runs holding the most pages go first, until half the lag is left
+    monkeypatch.setattr(spill_files, "RELEASE_LAG_POSITIONS", 30 * PAGE)
+    # held: pages 64-71 (8), 80-111 (32), 120-133 (14); 54 > 30: 32 go (22 left), then 14 (8 left)
+    assert spill.release(dtz, spilled_pages(ranges, size)) == 2
+    assert not dtz[80 * PAGE:112 * PAGE].any() and not dtz[120 * PAGE:134 * PAGE].any() and dtz[64 * PAGE:72 * PAGE].any()
+    assert DtzSpill.open(tmp_path).release(dtz, spilled_pages(ranges, size)) == 0  # recorded
+    again = DtzSpill.open(tmp_path)  # the values come back from the chunks
+    assert again.positions == 118 * PAGE
     assert np.array_equal(SpilledRow(dtz, again)[:], values)
     assert np.array_equal(SpilledRow(dtz[PAGE:], again, offset=PAGE)[7 * PAGE + 5:52 * PAGE], values[8 * PAGE + 5:53 * PAGE])
 
@@ -108,7 +131,7 @@ def test_the_plan_counts_a_spilled_dtz_at_a_fraction_of_a_byte():
     whole = scratch.scratch_bytes(flat, pair.positions, dtw=False, presets=native.presets)
     assert pair.key == "1m3k-2m2k"
     assert budget.scratch_bytes(pair, deps, contents=native) == (
-        whole - pair.positions + int(pair.positions * 0.25) + budget.SPILL_LAG_POSITIONS)
+        whole - pair.positions + int(pair.positions * 0.25) + budget.SPILL_LAG_POSITIONS + RELEASE_LAG_POSITIONS)
 
 
 def test_a_split_pair_spills_the_dtz_of_each_wave_before_the_next_and_writes_the_same_files(native3, tmp_path):

@@ -39,7 +39,7 @@ import numpy as np
 from egtb.errors import MemoryBudgetError
 from egtb.builder import solve, solve_regen, spilling
 from egtb.formats import scratch
-from egtb.formats.spill import SPILLED_BYTES_A_POSITION
+from egtb.formats.spill import RELEASE_LAG_POSITIONS, SPILLED_BYTES_A_POSITION
 from egtb.positions.index import slice_unit_size
 from egtb.positions.material import count_positions
 
@@ -188,13 +188,14 @@ def scratch_bytes(pair, dependencies, *, contents) -> int:
     """Bytes of a pair's scratch files on disk: the values of its positions and its dependencies'
     (:func:`egtb.formats.scratch.scratch_bytes`); a spilled DTZ (:mod:`egtb.builder.spilling`) at
     :data:`egtb.formats.spill.SPILLED_BYTES_A_POSITION`, with the positions of
-    :data:`SPILL_LAG_POSITIONS` still whole between two checkpoints."""
+    :data:`SPILL_LAG_POSITIONS` still whole between two checkpoints and those of
+    :data:`egtb.formats.spill.RELEASE_LAG_POSITIONS` spilled but not yet given back."""
     total = scratch.flat_starts([pair.positions], [count_positions(m) for m in dependencies])[1]
     arrays = scratch.scratch_bytes(total, pair.positions, dtw=contents.dtw, presets=contents.presets)
     if not spilling.spills_dtz(contents.presets, on_disk=True, native=contents.native):
         return arrays
     dtz = pair.positions  # one byte a position (scratch.dtz_type)
-    return arrays - dtz + int(dtz * SPILLED_BYTES_A_POSITION) + min(dtz, SPILL_LAG_POSITIONS)
+    return arrays - dtz + int(dtz * SPILLED_BYTES_A_POSITION) + min(dtz, SPILL_LAG_POSITIONS + RELEASE_LAG_POSITIONS)
 
 
 #: Positions of a spilled DTZ that the plan counts whole: those solved between two checkpoints

@@ -1,6 +1,7 @@
 """Spilling a compact-native pair's DTZ while it is solved on disk (:mod:`egtb.formats.spill`):
 at each checkpoint, the pages of the DTZ array whose every position lies in a finished unit
-are compressed beside the scratch files and their disk blocks given back.
+are compressed beside the scratch files and their disk blocks given back (in blocks, and
+single runs only past a lag: :meth:`egtb.formats.spill.DtzSpill.release`).
 
 The largest 8-piece pair (1m3k-2m2k and its mirror, 23.6 G positions) held 23.6 GB of DTZ
 in its scratch until its files were written; spilled, about 0.2 bytes a position. A unit's
@@ -22,7 +23,7 @@ from numba import njit
 
 from egtb.builder import units
 from egtb.formats import scratch
-from egtb.formats.spill import PAGE, DtzSpill, SpilledRow
+from egtb.formats.spill import PAGE, DtzSpill, SpilledRow, page_runs
 
 __all__ = ["DtzSpiller", "spills_dtz"]
 
@@ -58,21 +59,16 @@ class DtzSpiller:
         whole = np.full(len(self._final), PAGE, dtype=np.int64)
         whole[-1] = len(self._dtz) - (len(self._final) - 1) * PAGE
         ready = (self._final == whole) & ~self._spilled
-        ranges = _runs(ready, len(self._dtz))
+        ranges = [(int(first) * PAGE, min(int(last) * PAGE, len(self._dtz))) for first, last in page_runs(ready)]
         self.spill.spill(self._dtz, ranges)
         self._spilled |= ready
+        self.spill.release(self._dtz, self._spilled)
         return sum(stop - start for start, stop in ranges)
 
     def row(self, part: slice) -> SpilledRow:
         """The DTZ of the pair's positions `part` (a material's), spilled or not, read by ranges
         that leave none of the mapped row resident (:class:`egtb.formats.scratch.ReadOnce`)."""
         return SpilledRow(scratch.ReadOnce(self._dtz[part]), self.spill, offset=part.start)
-
-
-def _runs(ready: np.ndarray, positions: int) -> list[tuple[int, int]]:
-    """The position ranges of the runs of True pages."""
-    edges = np.flatnonzero(np.diff(np.r_[0, ready.astype(np.int8), 0]))
-    return [(int(a) * PAGE, min(int(b) * PAGE, positions)) for a, b in zip(edges[::2], edges[1::2])]
 
 
 @njit(cache=True)
