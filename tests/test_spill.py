@@ -5,6 +5,7 @@ largest 8-piece pair's scratch held 23.6 GB of DTZ)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -188,3 +189,23 @@ def test_a_resumed_pair_on_disk_counts_the_cpu_of_every_run(native3, tmp_path, m
                                  checkpoint_seconds=0)
     spent = time.thread_time() - start
     assert earlier > 0 and record.cpu_seconds == pytest.approx(earlier + spent, abs=earlier / 4)
+
+
+def test_scratch_files_made_anew_drop_the_spill_of_another_run(native3, tmp_path):
+    # a pair's scratch with a spilled DTZ, then a checkpoint of other tables (another run's): the
+    # files are made anew, and the spill with them (its chunks would stand for their positions)
+    for path in native3.iterdir():
+        shutil.copy(path, tmp_path)
+    pair = max((p for p in plan_pairs(3, min_pieces=3) if p.materials[0].men), key=lambda p: p.positions)
+    contents = contents_for(3, native=True)
+    path = scratch.scratch_dir(tmp_path, pair.key)
+    tables, _, done = pipeline.open_on_disk(tmp_path, pair, dependency_materials(pair), contents)
+    DtzSpill.open(path).spill(np.ones(2 * PAGE, dtype=np.uint8), [(0, 2 * PAGE)])
+    assert pipeline.open_on_disk(tmp_path, pair, dependency_materials(pair), contents)[2] == done == 0
+    assert DtzSpill.open(path).positions == 2 * PAGE  # the same run's: kept
+    checkpoint = path / scratch.CHECKPOINT_NAME
+    record = json.loads(checkpoint.read_text())
+    record["layout"]["rules"] = ["crowning"]
+    checkpoint.write_text(json.dumps(record))
+    pipeline.open_on_disk(tmp_path, pair, dependency_materials(pair), contents)
+    assert DtzSpill.open(path).positions == 0 and not (path / SPILL_NAME).exists()

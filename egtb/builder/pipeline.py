@@ -42,6 +42,7 @@ from egtb.builder.units import order_units
 from egtb.errors import SolverError
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
+from egtb.formats.spill import remove_spill
 from egtb.formats.values import DRAW, LOSS, UNKNOWN, WIN
 from egtb.positions.index import global_unrank, slice_unit_size, unit_size
 from egtb.positions.material import Material, count_positions
@@ -351,6 +352,8 @@ def open_on_disk(directory: Path, pair: Pair, dependencies: list[Material],
     if done is None and not create:
         raise SolverError(f"{path} holds no checkpoint of pair {pair.key} with these tables "
                           f"({layout['rules']}, dtw {contents.dtw}): prepare it first")
+    if done is None:  # the arrays are made anew: a spilled DTZ of another run is not theirs
+        remove_spill(path)
     arrays = scratch.map_arrays(path, layout["positions"], pair.positions, contents=contents,
                                 create=done is None)
     tables = load_dependencies(directory, dependencies, pair.materials, contents, arrays=arrays, fill=False)

@@ -45,7 +45,7 @@ import numpy as np
 
 from egtb.errors import TableError
 
-__all__ = ["DtzSpill", "PAGE", "RELEASE_LAG_POSITIONS", "SpilledRow", "SPILLED_BYTES_A_POSITION"]
+__all__ = ["DtzSpill", "PAGE", "RELEASE_LAG_POSITIONS", "SpilledRow", "SPILLED_BYTES_A_POSITION", "remove_spill"]
 
 PAGE = mmap.PAGESIZE
 """Positions of a one-byte DTZ array in one page: the unit a spill punches."""
@@ -213,6 +213,20 @@ class DtzSpill:
                     raise TableError(f"{self.path / SPILL_NAME}: a chunk of {len(values)} positions "
                                      f"where its index says {length}")
                 out[lo - start:hi - start] = values[lo - first:hi - first]
+
+
+def remove_spill(path: Path) -> None:
+    """Remove the spill of scratch directory `path` (its files made anew: the chunks of another
+    run, of other tables or rules, would be read back for its positions and their pages punched).
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp())
+    >>> DtzSpill.open(path).spill(np.ones(PAGE, dtype=np.uint8), [(0, PAGE)])
+    >>> remove_spill(path); DtzSpill.open(path).positions
+    0
+    """
+    for name in (INDEX_NAME, SPILL_NAME, RELEASED_NAME):  # the index first: chunks it names must exist
+        (path / name).unlink(missing_ok=True)
 
 
 def page_runs(pages: np.ndarray) -> np.ndarray:
