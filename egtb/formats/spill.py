@@ -12,7 +12,7 @@ which gives their disk blocks back (:meth:`DtzSpill.release`): a whole block of
 :data:`RELEASE_LAG_POSITIONS` spilled positions still hold theirs. A punch took 3.5 ms of
 waiting whatever its length (ext4 mounted with ``discard``, a 2-core VM), and a pair of small
 units finishes its pages scattered: page by page, 2m1k-4m1k would have punched 1.26 M runs
-(74 minutes), in blocks about 0.35 M. ``dtz-released.bits`` records the pages given back.
+(74 minutes), in blocks 0.32 M. ``dtz-released.bits`` records the pages given back.
 :class:`SpilledRow` reads a range back, from the chunks where spilled and from the array
 elsewhere.
 
