@@ -135,7 +135,7 @@ def test_the_plan_counts_a_spilled_dtz_at_a_fraction_of_a_byte():
         whole - pair.positions + int(pair.positions * 0.25) + budget.SPILL_LAG_POSITIONS + RELEASE_LAG_POSITIONS)
 
 
-def test_a_split_pair_spills_the_dtz_of_each_wave_before_the_next_and_writes_the_same_files(native3, tmp_path):
+def test_a_split_pair_spills_the_dtz_of_each_wave_before_the_next_and_writes_the_same_files(native3, tmp_path, caplog):
     # the split pair's tasks run here in order (a task's `after` gets the results it waits for);
     # the first task of each wave spills the waves before it, and the files written read the
     # spill back: the same bytes as the pair solved whole
@@ -146,6 +146,7 @@ def test_a_split_pair_spills_the_dtz_of_each_wave_before_the_next_and_writes_the
     path = scratch.scratch_dir(directory, pair.key)
     tasks = split.pair_tasks(directory, pair, deps, contents, per_pass=0, after=(), priority=0, positions=200)
     killed = next(i for i, task in enumerate(tasks) if task.function is split.write)  # its units solved
+    caplog.set_level("INFO", logger="egtb")
     runs, spilled = [], []
     for run in (tasks[:killed], tasks):  # a run killed before its writes, then the whole pair again
         results = {}
@@ -163,6 +164,8 @@ def test_a_split_pair_spills_the_dtz_of_each_wave_before_the_next_and_writes_the
     pipeline.build_pair(whole, pair, deps, contents=contents)
     assert compact_files(directory, 3) == compact_files(whole, 3) != {}
     assert not path.exists()
+    logged = [r.getMessage() for r in caplog.records if "DTZ positions spilled" in r.getMessage()]
+    assert len(logged) == 1 and logged[0].startswith(f"{pair.key}: {spilled[0]:,} DTZ positions spilled in ")
 
 
 def test_a_resumed_pair_on_disk_counts_the_cpu_of_every_run(native3, tmp_path, monkeypatch):

@@ -42,7 +42,7 @@ from egtb.builder.units import order_units
 from egtb.errors import SolverError
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
-from egtb.formats.spill import remove_spill
+from egtb.formats.spill import INDEX_NAME, SPILLED_BYTES_A_POSITION, DtzSpill, remove_spill
 from egtb.formats.values import DRAW, LOSS, UNKNOWN, WIN
 from egtb.positions.index import global_unrank, slice_unit_size, unit_size
 from egtb.positions.material import Material, count_positions
@@ -251,7 +251,7 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
     summaries = write_pair(directory, pair.materials, tables, seconds=solved - start)
     del tables
     if plan.on_disk:
-        scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
+        remove_pair_scratch(directory, pair)
     seconds = time.perf_counter() - start
     add_checksums(directory, summaries)
     record = PairRecord(pair.key, units, pair.positions, seconds, time.thread_time() - cpu + earlier, started,
@@ -319,6 +319,19 @@ def _checkpoint(path: Path, layout: dict, tables: FlatTables, configs: np.ndarra
         tables.spiller.finished(configs[counted:done])
         tables.spiller.spill_final()
     return done
+
+
+def remove_pair_scratch(directory: Path, pair: Pair) -> None:
+    """Remove a written pair's scratch directory, logging what its spilled DTZ took (the plan
+    counts :data:`egtb.formats.spill.SPILLED_BYTES_A_POSITION`)."""
+    path = scratch.scratch_dir(directory, pair.key)
+    if (path / INDEX_NAME).exists():
+        spill = DtzSpill.open(path)
+        if spill.positions:
+            log.info("%s: %s DTZ positions spilled in %s bytes (%.3f bytes a position; the plan counts %.2f)",
+                     pair.key, f"{spill.positions:,}", f"{spill.file_bytes:,}", spill.file_bytes / spill.positions,
+                     SPILLED_BYTES_A_POSITION)
+    scratch.remove_scratch(path)
 
 
 def new_spiller(path: Path, pair: Pair, tables: FlatTables) -> spilling.DtzSpiller:

@@ -206,7 +206,7 @@ def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material
     writes = [t for t in after if "summaries" in t]
     summaries = [summary for t in writes for summary in t["summaries"]]
     cpu = scratch.recorded_cpu(scratch.scratch_dir(directory, pair.key))
-    scratch.remove_scratch(scratch.scratch_dir(directory, pair.key))
+    pipeline.remove_pair_scratch(directory, pair)
     pipeline.add_checksums(directory, summaries)
     record = PairRecord(
         pair.key, len(_unit_order(pair.materials)), pair.positions, time.time() - started,
