@@ -53,8 +53,8 @@ def test_spilled_pages_give_their_disk_blocks_back_and_read_back_whole(tmp_path,
     ranges = [(8 * PAGE, 72 * PAGE), (80 * PAGE, 112 * PAGE), (120 * PAGE, 134 * PAGE)]
     spill.spill(dtz, ranges)
     assert os.stat(tmp_path / "rdtz").st_blocks == before  # spilled, not yet given back
-    # the block of pages 64-127 is not wholly spilled: only the whole block 128-191 is not either;
-    # nothing is whole, and 110 spilled pages are within the lag
+    # no block of 64 pages is wholly spilled (0-63 lacks 0-7, 64-127 lacks 72-79, 128-191 lacks
+    # 134 on), and the 110 spilled pages are within the lag: none is given back
     assert spill.release(dtz, spilled_pages(ranges, size)) == 0
     ranges.append((0, 8 * PAGE))  # pages 0-63 now whole
     spill.spill(dtz, ranges[-1:])
@@ -202,7 +202,7 @@ def test_scratch_files_made_anew_drop_the_spill_of_another_run(native3, tmp_path
     pair = max((p for p in plan_pairs(3, min_pieces=3) if p.materials[0].men), key=lambda p: p.positions)
     contents = contents_for(3, native=True)
     path = scratch.scratch_dir(tmp_path, pair.key)
-    tables, _, done = pipeline.open_on_disk(tmp_path, pair, dependency_materials(pair), contents)
+    done = pipeline.open_on_disk(tmp_path, pair, dependency_materials(pair), contents)[2]
     DtzSpill.open(path).spill(np.ones(2 * PAGE, dtype=np.uint8), [(0, 2 * PAGE)])
     assert pipeline.open_on_disk(tmp_path, pair, dependency_materials(pair), contents)[2] == done == 0
     assert DtzSpill.open(path).positions == 2 * PAGE  # the same run's: kept
