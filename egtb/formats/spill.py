@@ -79,6 +79,7 @@ class DtzSpill:
     """(first position, positions, offset in the spill file, compressed bytes), in spill order."""
     _sorted: list | None = field(default=None, repr=False)
     _firsts: list | None = field(default=None, repr=False)
+    _released_pages: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, path: Path) -> DtzSpill:
@@ -172,11 +173,18 @@ class DtzSpill:
         for first, last in runs:
             punch(dtz, int(first) * PAGE, min(int(last) * PAGE, len(dtz)))
             released[first:last] = True
-        self._save_released(released)
+        if runs:  # a file replaced frees blocks: as slow here as a punch
+            self._save_released(released)
         return len(runs)
 
     def _released(self, pages: int) -> np.ndarray:
-        """The pages given back, by page (none when unrecorded)."""
+        """The pages given back, by page (none when unrecorded), read once by this object."""
+        if self._released_pages is not None and len(self._released_pages) == pages:
+            return self._released_pages
+        self._released_pages = self._read_released(pages)
+        return self._released_pages
+
+    def _read_released(self, pages: int) -> np.ndarray:
         try:
             packed = np.fromfile(self.path / RELEASED_NAME, dtype=np.uint8)
         except FileNotFoundError:
