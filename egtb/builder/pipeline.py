@@ -42,7 +42,7 @@ from egtb.builder.units import order_units
 from egtb.errors import SolverError
 from egtb.formats import master, scratch
 from egtb.formats.cache import process_cache
-from egtb.formats.spill import INDEX_NAME, SPILLED_BYTES_A_POSITION, DtzSpill, remove_spill
+from egtb.formats.spill import SPILLED_BYTES_A_POSITION, DtzSpill, remove_spill
 from egtb.formats.values import DRAW, LOSS, UNKNOWN, WIN
 from egtb.positions.index import global_unrank, slice_unit_size, unit_size
 from egtb.positions.material import Material, count_positions
@@ -325,12 +325,11 @@ def remove_pair_scratch(directory: Path, pair: Pair) -> None:
     """Remove a written pair's scratch directory, logging what its spilled DTZ took (the plan
     counts :data:`egtb.formats.spill.SPILLED_BYTES_A_POSITION`)."""
     path = scratch.scratch_dir(directory, pair.key)
-    if (path / INDEX_NAME).exists():
-        spill = DtzSpill.open(path)
-        if spill.positions:
-            log.info("%s: %s DTZ positions spilled in %s bytes (%.3f bytes a position; the plan counts %.2f)",
-                     pair.key, f"{spill.positions:,}", f"{spill.file_bytes:,}", spill.file_bytes / spill.positions,
-                     SPILLED_BYTES_A_POSITION)
+    spill = DtzSpill.open(path)  # none: empty
+    if spill.positions:
+        log.info("%s: %s DTZ positions spilled in %s bytes (%.3f bytes a position; the plan counts %.2f)",
+                 pair.key, f"{spill.positions:,}", f"{spill.file_bytes:,}", spill.file_bytes / spill.positions,
+                 SPILLED_BYTES_A_POSITION)
     scratch.remove_scratch(path)
 
 

@@ -118,12 +118,13 @@ def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode,
         white_count = BINOM[n_free - n_bk, n_wk]
         if n_bk:  # no black king: no square of theirs to place
             fill_squares(free, free_squares)
+        white_rank = j % white_count
         cb = colex_unrank(j // white_count, n_free, n_bk)
-        cw = colex_unrank(j % white_count, n_free - n_bk, n_wk)
+        cw = colex_unrank(white_rank, n_free - n_bk, n_wk)
         bk = deposit_squares(cb, free_squares)
         if n_wk:
             fill_squares(free & ~bk, rest_squares)
-        white_left = white_count - j % white_count  # white-king placements left with these black kings
+        white_left = white_count - white_rank  # white-king placements left with these black kings
         end = min(hi, (m + 1) * size)
         while True:
             wk = deposit_squares(cw, rest_squares)
