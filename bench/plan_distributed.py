@@ -42,7 +42,7 @@ def scratch_bytes(material) -> int:
     nodes = 2 * unit
     edges = 4 * unit * (material.black_kings + material.white_kings)
     node_table = 5 * np.dtype(solve.NODE_DTYPE).itemsize
-    edge_lists = nodes * (8 + 8 + 8 + 8 + node_table + 3 * 2 * 4) + 2 * edges * 4
+    edge_lists = nodes * (8 + 8 + 8 + node_table + 3 * 2 * 4) + nodes // 8 + edges * 4
     return edge_lists if edge_lists <= EDGE_LIST_LIMIT else nodes * solve_regen.node_bytes(1)
 
 

@@ -14,7 +14,7 @@ time, each timed in CPU seconds of this thread:
 - moves (``collect_moves``): every node's moves generated, the successors
   ranked, the exits' values read (the pair's own units solved earlier, the
   dependencies' packed categories) and folded into the node tables;
-- edge inversion (``invert_edges``);
+- predecessor lists (``list_predecessors`` for big units, else ``invert_edges``);
 - propagation: the bucket queue of each table solved;
 - finish: the layer check and the counters.
 
@@ -34,13 +34,13 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.builder import budget, pipeline, plan as planner, solve
+from egtb.builder import budget, pipeline, plan as planner, predecessors, solve
 from egtb.builder.contents import contents_for
 from egtb.builder.units import locate_unit
 from egtb.positions.index import unit_size, unrank_unit
 from egtb.positions.material import Material
 
-PHASES = ("locate and unrank", "moves (collect_moves)", "edge inversion", "propagation", "finish")
+PHASES = ("locate and unrank", "moves (collect_moves)", "predecessor lists", "propagation", "finish")
 
 
 class TimedKernel:
@@ -58,7 +58,7 @@ class TimedKernel:
         return result
 
     def __call__(self, counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
-                 bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries, progress) -> int:
+                 bk_arr, wk_arr, succ_start, succ, stepping, pred_start, pred, node, entries, progress) -> int:
         size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
         first = 1 if wdl.shape[0] > 0 else 0
         layers = limits.shape[0]
@@ -72,16 +72,20 @@ class TimedKernel:
             halves = self._timed(PHASES[0], self._unrank, configs[u], counts, offsets, size, men, base,
                                  bk_arr, wk_arr)
             n = halves * size
-            status = self._timed(PHASES[1], solve.collect_moves, counts, halves, size, men, bk_arr, wk_arr,
-                                 offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets, captures,
-                                 step_base, succ_start, succ, node, progress)
+            status, edges = self._timed(PHASES[1], solve.collect_moves, counts, halves, size, men, bk_arr,
+                                        wk_arr, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
+                                        captures, step_base, succ_start, succ, stepping, node, progress)
             self.nodes += n
-            self.edges += int(succ_start[n])
-            if status == solve.OK and succ_start[n] == 0:
+            self.edges += edges
+            if status == solve.OK and edges == 0:
                 status = self._timed(PHASES[3], solve.resolve_exits, n, node, size, base, wdl, dtw, rcat,
                                      rdtz, limits)
             elif status == solve.OK:
-                self._timed(PHASES[2], solve.invert_edges, n, succ_start, succ, pred_start, pred)
+                if stepping.shape[0]:
+                    self._timed(PHASES[2], predecessors.list_predecessors, n, size, halves, counts, men, bk_arr,
+                                wk_arr, stepping, pred_start, pred)
+                else:
+                    self._timed(PHASES[2], predecessors.invert_edges, n, succ_start, succ, pred_start, pred)
                 tables = [(node[0], wdl, dtw, -1)] if first else []
                 tables += [(node[first + k], rcat[k], rdtz[k], limits[k]) for k in range(layers)]
                 for table, values, distances, limit in tables:

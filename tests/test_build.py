@@ -275,6 +275,26 @@ def test_solve_pair_counts_a_single_unit_in_full(tables4):
     assert np.array_equal(tables.wdl[part], master.load_material(tables4, pair.materials[0])[0])
 
 
+
+def test_generated_predecessor_lists_solve_as_the_inverted_ones(tables4, monkeypatch):
+    """Every 4-piece pair solved both ways (big units generate their predecessor lists, small
+    ones invert their successor lists): the same values, DTW and every rule layer."""
+    from egtb.builder import predecessors
+
+    solved = {}
+    for threshold in (0, 1 << 62):  # every unit generates; none does
+        monkeypatch.setattr(predecessors, "PREDECESSORS_GENERATED_FROM", threshold)
+        for pair in planner.plan_pairs(4, min_pieces=4):
+            tables = dependency_load.load_dependencies(tables4, planner.dependency_materials(pair),
+                                                       pair.materials, contents_for(4))
+            pipeline.solve_pair(pair.materials, tables)
+            part = slice(0, pair.positions)
+            solved.setdefault(pair.key, []).append(
+                [np.asarray(a)[..., part].copy() for a in (tables.wdl, tables.dtw, tables.rcat, tables.rdtz)])
+    for key, (generated, inverted) in solved.items():
+        assert all(np.array_equal(a, b) for a, b in zip(generated, inverted)), key
+    assert solved["2k-2k"][0][0].tolist() == master.load_material(tables4, Material.parse("2k-2k"))[0].tolist()
+
 # ------------------------------------------------------------------ without DTW (7 pieces' default)
 
 def test_seven_pieces_hold_the_values_and_the_wcdf_layer_by_default():

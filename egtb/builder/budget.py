@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from egtb.errors import MemoryBudgetError
-from egtb.builder import solve, solve_regen, spilling
+from egtb.builder import predecessors, solve, solve_regen, spilling
 from egtb.formats import scratch
 from egtb.formats.spill import RELEASE_LAG_POSITIONS, SPILLED_BYTES_A_POSITION
 from egtb.positions.index import slice_unit_size
@@ -145,7 +145,9 @@ def edge_scratch_bytes(pair, tables: int) -> int:
     kings = first.black_kings + (first.white_kings if nodes == 2 * unit else 0)
     edges = 4 * unit * kings
     return (2 * 8 * nodes  # kings
-            + 2 * 8 * (nodes + 1) + 2 * 4 * edges  # successor and predecessor lists
+            + 8 * (nodes + 1) + 4 * edges  # predecessor lists
+            + ((nodes + 7) // 8 if predecessors.generates_predecessors(unit)  # the stepping bits
+               else 8 * (nodes + 1) + 4 * edges)  # or the successor lists
             + tables * nodes * 5 * np.dtype(solve.NODE_DTYPE).itemsize  # node tables
             + (solve.ENTRIES_PER_NODE * nodes + 1) * 2 * 4  # bucket entries
             + nodes * 6)  # resolved, processed, depth

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from egtb.builder.predecessors import generates_predecessors, invert_edges, list_predecessors
 from egtb.builder.units import locate_unit
 from egtb.formats.packed import packed_category
 from egtb.positions.index import (BINOM, material_code, popcount, position_index, rank_kings, rank_men,
@@ -170,16 +171,23 @@ class Scratch:
     which bound the king steps (4 per king) of the two halves; ``tables`` is the
     number of tables solved (one node table each: the rule-free one and one per
     rule layer).
+
+    A big unit generates its predecessor lists from its nodes (``stepping``
+    holds a bit a node: it has a king step); a smaller one keeps its successor
+    lists (``succ_start``, ``succ``) and inverts them (:mod:`egtb.builder.predecessors`).
+    The arrays of the other way are left empty.
     """
 
     def __init__(self, unit: int, *, halves: int, kings: tuple[int, int],
                  tables: int = 1) -> None:
         n = halves * unit
         edges = 4 * unit * (kings[0] + (kings[1] if halves == 2 else 0))
+        generated = generates_predecessors(unit)
         self.bk = np.zeros(n, dtype=np.int64)
         self.wk = np.zeros(n, dtype=np.int64)
-        self.succ_start = np.zeros(n + 1, dtype=np.int64)
-        self.succ = np.zeros(edges, dtype=np.int32)
+        self.succ_start = np.zeros(1 if generated else n + 1, dtype=np.int64)
+        self.succ = np.zeros(0 if generated else edges, dtype=np.int32)
+        self.stepping = np.zeros((n + 7) // 8 if generated else 0, dtype=np.uint8)
         self.pred_start = np.zeros(n + 1, dtype=np.int64)
         self.pred = np.zeros(edges, dtype=np.int32)
         self.node = np.zeros((tables, n, 5), dtype=NODE_DTYPE)
@@ -187,7 +195,7 @@ class Scratch:
 
     def arrays(self) -> tuple:
         """The arrays in the order :func:`solve_units` takes them."""
-        return (self.bk, self.wk, self.succ_start, self.succ, self.pred_start, self.pred,
+        return (self.bk, self.wk, self.succ_start, self.succ, self.stepping, self.pred_start, self.pred,
                 self.node, self.entries)
 
 
@@ -209,7 +217,7 @@ E_NEXT = 1
 
 @njit(cache=True, nogil=True)  # a Dask worker keeps heartbeating while a pair is solved
 def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
-                bk_arr, wk_arr, succ_start, succ, pred_start, pred, node, entries, progress):
+                bk_arr, wk_arr, succ_start, succ, stepping, pred_start, pred, node, entries, progress):
     """Solve the units of a material pair, in the order of `configs`; return a status.
 
     counts: int64 (2, 4): material M and mirror(M) (equal rows when symmetric).
@@ -223,10 +231,12 @@ def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, limits, ma
     rule-free table is not solved (:func:`rule_free_tables`); limits: each
     layer's move-rule limit in plies;
     man_resets: whether a plain man move resets the layer's counter.
+    bk_arr .. entries: the :class:`Scratch` arrays (``stepping`` empty: the
+    successor lists are kept and inverted).
     progress: int64 counters (:data:`P_POSITIONS`, :data:`P_UNITS`), only ever
     raised: each finished unit adds its positions and 1, and a unit being solved
-    is counted in part as it goes (move generation half of its positions, edge
-    inversion an eighth, the propagations the rest), so that another process
+    is counted in part as it goes (move generation half of its positions, the
+    predecessor lists an eighth, the propagations the rest), so that another process
     reading them (shared memory) sees even a single big unit advance.
     """
     size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
@@ -243,16 +253,19 @@ def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, limits, ma
         for h in range(halves):
             unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
-        status = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw,
-                               rcat, rdtz, rdep, limits, man_resets, captures, step_base, succ_start,
-                               succ, node, progress)
+        status, edges = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw,
+                                      rcat, rdtz, rdep, limits, man_resets, captures, step_base,
+                                      succ_start, succ, stepping, node, progress)
         if status != OK:
             return status
-        if succ_start[n] == 0:  # no move stays in the unit (men only): the exits decide
+        if edges == 0:  # no move stays in the unit (men only): the exits decide
             status = resolve_exits(n, node, size, base, wdl, dtw, rcat, rdtz, limits)
         else:
             progress[P_POSITIONS] = start + n // 2
-            invert_edges(n, succ_start, succ, pred_start, pred)
+            if stepping.shape[0]:
+                list_predecessors(n, size, halves, counts, men, bk_arr, wk_arr, stepping, pred_start, pred)
+            else:
+                invert_edges(n, succ_start, succ, pred_start, pred)
             progress[P_POSITIONS] = start + n // 2 + n // 8
             share = 8 * (layers + first)  # each propagation counts 3/share of a position per node
             if first:
@@ -342,8 +355,9 @@ def same_wdl(n, size, base, wdl, rcat):
 
 @njit(cache=True, _nrt=False)
 def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, rcat, rdtz, rdep,
-                  limits, man_resets, captures, step_base, succ_start, succ, node, progress):
-    """Generate every node's moves once: in-unit edges to `succ`, exits summarised in `node`.
+                  limits, man_resets, captures, step_base, succ_start, succ, stepping, node, progress):
+    """Generate every node's moves once: exits summarised in `node`, king steps (in-unit edges)
+    listed in `succ` or, when `stepping` is not empty, only counted; return (status, edges).
 
     ``node[0]`` gets the rule-free exit values, ``node[1 + layer]`` those under
     each rule layer (:func:`record_rule_exit`). Counts half a position in
@@ -353,15 +367,18 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, 
     successor comes out as the Black-to-move position it is looked up as:
     captures (:func:`fold_captures`), else simple moves (:func:`fold_steps`).
     `captures`: the capture buffer (:func:`new_capture_buffer`); `step_base`:
-    int64 (2, :data:`STEP_SHIFTS`, 32) for :func:`index_man_steps`.
+    int64 (2, :data:`STEP_SHIFTS`, 32) for :func:`index_man_steps`; `stepping`
+    gets a bit for each node with a king step (:mod:`egtb.builder.predecessors`).
 
     Compiled without numba's reference counting (``_nrt=False``): every
     helper it inlines that takes an array would otherwise update the array's
     count atomically on entry and exit, which took half its time.
     """
-    e = 0
+    edges = 0
     n = halves * size
     start = progress[P_POSITIONS]
+    listed = stepping.shape[0] == 0
+    stepping[:] = 0
     for h in range(halves):
         index_man_steps(counts, h, size, men, offsets, step_base[h])
     for i in range(n):
@@ -374,7 +391,7 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, 
         pk = np.int64(mirror_bb(bk_arr[i]))
         ok = np.int64(mirror_bb(wk_arr[i]))
         empty = ALL_SQUARES & ~(pm | om | pk | ok)
-        succ_start[i] = e
+        steps = 0
         for t in range(node.shape[0]):
             node[t, i, N_EXIT_WIN] = NO_WIN
             node[t, i, N_EXIT_DRAW] = 0
@@ -382,16 +399,22 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, 
         nmoves, status = fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, rdep,
                                        limits, man_resets, captures, node, i)
         if nmoves == 0 and status == OK:
-            nmoves, e, status = fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty,
-                                           step_base, offsets, wdl, dtw, rcat, rdtz, rdep, limits,
-                                           man_resets, succ, e, node, i)
+            nmoves, steps, status = fold_steps(counts, h, pm, pk, om, ok, empty, step_base, offsets,
+                                               wdl, dtw, rcat, rdtz, rdep, limits, man_resets, node, i)
         if status != OK:
-            return status
+            return status, edges
+        if listed:
+            succ_start[i] = edges
+            list_steps(counts, other, size, men, pk, ok, empty, succ, edges)
+        elif steps:
+            stepping[i >> 3] |= np.uint8(1 << (i & 7))
+        edges += steps
         for t in range(node.shape[0]):
             node[t, i, N_MOVES] = nmoves
-            node[t, i, N_REMAINING] = e - succ_start[i]
-    succ_start[n] = e
-    return OK
+            node[t, i, N_REMAINING] = steps
+    if listed:
+        succ_start[n] = edges
+    return OK, edges
 
 
 #: The three shifts of a step on the 32-square board (the edge masks of
@@ -447,15 +470,15 @@ def index_man_steps(counts, h, size, men, offsets, out):
 
 
 @njit(cache=True, inline="always")
-def fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty, man_base, offsets, wdl, dtw,
-               rcat, rdtz, rdep, limits, man_resets, succ, e, node, i):
-    """Fold the simple moves of node i (no capture) into its node tables; (moves, e, status).
+def fold_steps(counts, h, pm, pk, om, ok, empty, man_base, offsets, wdl, dtw, rcat, rdtz, rdep, limits,
+               man_resets, node, i):
+    """Fold the simple moves of node i (no capture) into its node tables; (moves, king steps, status).
 
     The node comes mirrored (the mover's pieces ``pm``, ``pk`` step toward
     lower squares; `empty` its free squares), so every successor comes out as
     the Black-to-move position it is looked up as. Man steps are exits (:func:`index_man_steps` gives the
     men part of their index, a crowning is indexed in full); king steps stay in
-    the unit, appended to `succ` from `e`, their black kings' rank computed once.
+    the unit and are only counted here (:func:`list_steps`, :mod:`egtb.builder.predecessors`).
     """
     nmoves = 0
     for shift in range(STEP_SHIFTS):
@@ -478,14 +501,25 @@ def fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty, man_base, off
                 status = fold_exit(node, i, target, crowns, wdl, dtw, rcat, rdtz, rdep, limits,
                                    man_resets)
             if status != OK:
-                return nmoves, e, status
+                return nmoves, 0, status
     if pk == 0:
-        return nmoves, e, OK
-    # a king step: the successor is in the other half, with black kings `ok` (unmoved)
+        return nmoves, 0, OK
+    steps = 0
+    for down in (False, True):
+        for shift in range(STEP_SHIFTS):
+            steps += popcount(step_targets(pk, shift, empty, down))
+    return nmoves + steps, steps, OK
+
+
+@njit(cache=True, inline="always")
+def list_steps(counts, other, size, men, pk, ok, empty, succ, e):
+    """Write the in-unit successors of a mirrored node's king steps (see :func:`fold_steps`) to
+    `succ` from `e`: each is in the other half, with black kings `ok` (unmoved)."""
+    if pk == 0:
+        return
     free = ALL_SQUARES & ~(men[other, 0] | men[other, 1])
     rest = free & ~ok
     first = other * size + rank_subset(ok, free) * BINOM[popcount(rest), counts[other, 3]]
-    steps_from = e
     for down in (False, True):
         for shift in range(STEP_SHIFTS):
             dest = step_targets(pk, shift, empty, down)
@@ -494,7 +528,6 @@ def fold_steps(counts, h, other, size, men, pm, pk, om, ok, empty, man_base, off
                 dest ^= t
                 succ[e] = first + rank_subset(pk ^ t ^ step_source(t, shift, down), rest)
                 e += 1
-    return nmoves + e - steps_from, e, OK
 
 
 @njit(cache=True)
@@ -607,22 +640,6 @@ def rule_exit_value(category, dtz, limit, zeroing):
     if zeroing and v != DRAW:
         dtz = 0 if (category == CAT_WIN or category == -CAT_WIN) else limit
     return v, dtz
-
-
-@njit(cache=True)
-def invert_edges(n, succ_start, succ, pred_start, pred):
-    """Predecessor lists (CSR) from successor lists."""
-    pred_start[:n + 1] = 0
-    for e in range(succ_start[n]):
-        pred_start[succ[e] + 1] += 1
-    for i in range(n):
-        pred_start[i + 1] += pred_start[i]
-    fill = pred_start[:n].copy()
-    for i in range(n):
-        for e in range(succ_start[i], succ_start[i + 1]):
-            t = succ[e]
-            pred[fill[t]] = i
-            fill[t] += 1
 
 
 @njit(cache=True, inline="always")
