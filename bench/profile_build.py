@@ -57,7 +57,7 @@ class TimedKernel:
         self.seconds[phase] += time.thread_time() - start
         return result
 
-    def __call__(self, counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
+    def __call__(self, counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, quiet_dtz, limits, man_resets,
                  bk_arr, wk_arr, succ_start, succ, stepping, pred_start, pred, node, entries, progress) -> int:
         size = unit_size(counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3])
         first = 1 if wdl.shape[0] > 0 else 0
@@ -73,7 +73,7 @@ class TimedKernel:
                                  bk_arr, wk_arr)
             n = halves * size
             status, edges = self._timed(PHASES[1], solve.collect_moves, counts, halves, size, men, bk_arr,
-                                        wk_arr, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
+                                        wk_arr, offsets, wdl, dtw, rcat, quiet_dtz, rdep, limits, man_resets,
                                         captures, step_base, succ_start, succ, stepping, node, progress)
             self.nodes += n
             self.edges += edges

@@ -47,20 +47,32 @@ def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist, the controller compiles the numba kernels before it starts the workers
     (tests/numba_warmup.py, its parts side by side): a fresh clone has no kernel cache, and workers
     that needed a kernel at once each compiled it (a cold `make test` spent about 120 CPU s more
-    than a warm one; the warm-up's own cost: about 61 CPU s cold, 4 warm). Set EGTB_TEST_WARMUP=0
-    to skip it."""
+    than a warm one; the warm-up's own cost: about 61 CPU s cold, 4 warm), and beside them collects
+    the tests once (:func:`collection_command`). Set EGTB_TEST_WARMUP=0 to skip both."""
     if (os.environ.get("PYTEST_XDIST_WORKER") or not config.pluginmanager.hasplugin("xdist")
             or not getattr(config.option, "numprocesses", None) or config.option.collectonly
             or os.environ.get("EGTB_TEST_WARMUP") == "0"):
         return
     from numba_warmup import PARTS  # tests/ is on sys.path: pytest put it there to import this file
     script = Path(__file__).with_name("numba_warmup.py")
-    runs = [subprocess.Popen([sys.executable, str(script), part], stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True) for part in PARTS]
-    for part, run in zip(PARTS, runs):
+    commands = {part: [sys.executable, str(script), part] for part in PARTS}
+    if not sys.dont_write_bytecode:
+        commands["collection"] = collection_command(config)
+    env = {name: value for name, value in os.environ.items() if name != "PYTEST_ADDOPTS"}
+    runs = {part: subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+            for part, command in commands.items()}
+    for part, run in runs.items():
         output, _ = run.communicate()
         if run.returncode:  # the tests that use these kernels will say what is wrong
-            print(f"numba warm-up {part} failed ({run.returncode}):\n{output[-2000:]}", file=sys.stderr)
+            print(f"test warm-up {part} failed ({run.returncode}):\n{output[-2000:]}", file=sys.stderr)
+
+
+def collection_command(config: pytest.Config) -> list[str]:
+    """A collection of the run's tests beside the warm-up, in one process: it writes the bytecode of
+    the test modules, assertions rewritten (``__pycache__``), which each worker then reads instead of
+    making it again (a fresh clone's collection took 10.8 CPU s in a worker, 3.5 s with that bytecode)."""
+    return [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
+            "--rootdir", str(config.rootpath), *config.args]
 
 
 def run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:

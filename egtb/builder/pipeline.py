@@ -91,7 +91,8 @@ def solve_pair(materials: tuple[Material, ...], tables: FlatTables,
     limits = np.array([p.limit_plies for p in tables.presets], dtype=np.int64)
     man_resets = np.array([p.man_move_resets for p in tables.presets], dtype=np.bool_)
     status = kernel(counts, configs, tables.offsets, tables.wdl, tables.dtw,
-                    tables.rcat, tables.rdtz, tables.rdep, limits, man_resets, *work.arrays(), progress)
+                    tables.rcat, tables.rdtz, tables.rdep, solve.quiet_dtz_of(tables.rdtz), limits, man_resets,
+                    *work.arrays(), progress)
     if status != solve.OK:
         raise SolverError(f"solving {'/'.join(m.name for m in materials)} failed: "
                           f"{solve.STATUS_NAMES.get(status, f'kernel status {status}')}")

@@ -216,7 +216,7 @@ E_NEXT = 1
 
 
 @njit(cache=True, nogil=True)  # a Dask worker keeps heartbeating while a pair is solved
-def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
+def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, quiet_dtz, limits, man_resets,
                 bk_arr, wk_arr, succ_start, succ, stepping, pred_start, pred, node, entries, progress):
     """Solve the units of a material pair, in the order of `configs`; return a status.
 
@@ -227,7 +227,8 @@ def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, limits, ma
     first in the flat arrays: a zeroing exit, the only kind that leaves the
     pair, never reads a DTZ); rdep: (layers, bytes) the categories of the
     dependencies, the flat indices after the pair's, packed three to a byte
-    (:func:`category_at`); wdl and dtw are empty when the
+    (:func:`category_at`); quiet_dtz: what a quiet exit reads of rdtz (:func:`quiet_dtz_of`);
+    wdl and dtw are empty when the
     rule-free table is not solved (:func:`rule_free_tables`); limits: each
     layer's move-rule limit in plies;
     man_resets: whether a plain man move resets the layer's counter.
@@ -254,7 +255,7 @@ def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, limits, ma
             unrank_unit(counts[h, 1], counts[h, 3], men[h, 0], men[h, 1],
                         bk_arr[h * size:(h + 1) * size], wk_arr[h * size:(h + 1) * size])
         status, edges = collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw,
-                                      rcat, rdtz, rdep, limits, man_resets, captures, step_base,
+                                      rcat, quiet_dtz, rdep, limits, man_resets, captures, step_base,
                                       succ_start, succ, stepping, node, progress)
         if status != OK:
             return status
@@ -354,7 +355,7 @@ def same_wdl(n, size, base, wdl, rcat):
 
 
 @njit(cache=True, _nrt=False)
-def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, rcat, rdtz, rdep,
+def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, rcat, quiet_dtz, rdep,
                   limits, man_resets, captures, step_base, succ_start, succ, stepping, node, progress):
     """Generate every node's moves once: exits summarised in `node`, king steps (in-unit edges)
     listed in `succ` or, when `stepping` is not empty, only counted; return (status, edges).
@@ -396,11 +397,11 @@ def collect_moves(counts, halves, size, men, bk_arr, wk_arr, offsets, wdl, dtw, 
             node[t, i, N_EXIT_WIN] = NO_WIN
             node[t, i, N_EXIT_DRAW] = 0
             node[t, i, N_LOSS_DEPTH] = 0
-        nmoves, status = fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, rdep,
+        nmoves, status = fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, quiet_dtz, rdep,
                                        limits, man_resets, captures, node, i)
         if nmoves == 0 and status == OK:
             nmoves, steps, status = fold_steps(counts, h, pm, pk, om, ok, empty, step_base, offsets,
-                                               wdl, dtw, rcat, rdtz, rdep, limits, man_resets, node, i)
+                                               wdl, dtw, rcat, quiet_dtz, rdep, limits, man_resets, node, i)
         if status != OK:
             return status, edges
         if listed:
@@ -470,7 +471,7 @@ def index_man_steps(counts, h, size, men, offsets, out):
 
 
 @njit(cache=True, inline="always")
-def fold_steps(counts, h, pm, pk, om, ok, empty, man_base, offsets, wdl, dtw, rcat, rdtz, rdep, limits,
+def fold_steps(counts, h, pm, pk, om, ok, empty, man_base, offsets, wdl, dtw, rcat, quiet_dtz, rdep, limits,
                man_resets, node, i):
     """Fold the simple moves of node i (no capture) into its node tables; (moves, king steps, status).
 
@@ -498,7 +499,7 @@ def fold_steps(counts, h, pm, pk, om, ok, empty, man_base, offsets, wdl, dtw, rc
                 crowns = False
             status = index_status(target, wdl, rcat)
             if status == OK:
-                status = fold_exit(node, i, target, crowns, wdl, dtw, rcat, rdtz, rdep, limits,
+                status = fold_exit(node, i, target, crowns, wdl, dtw, rcat, quiet_dtz, rdep, limits,
                                    man_resets)
             if status != OK:
                 return nmoves, 0, status
@@ -537,7 +538,7 @@ def new_capture_buffer():
 
 
 @njit(cache=True, inline="always")
-def fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
+def fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, quiet_dtz, rdep, limits, man_resets,
                   captures, node, i):
     """Fold the captures of node i into its node tables; (number of captures, status).
 
@@ -558,7 +559,7 @@ def fold_captures(pm, pk, om, ok, empty, offsets, wdl, dtw, rcat, rdtz, rdep, li
             target = flat_index(nbm, nbk, npm, npk, offsets)
             status = index_status(target, wdl, rcat)
         if status == OK:
-            status = fold_exit(node, i, target, True, wdl, dtw, rcat, rdtz, rdep, limits, man_resets)
+            status = fold_exit(node, i, target, True, wdl, dtw, rcat, quiet_dtz, rdep, limits, man_resets)
         if status != OK:
             return n, status
     return n, OK
@@ -578,7 +579,7 @@ def after_capture(pm, pk, om, ok, captures, c):
 
 
 @njit(cache=True, inline="always")
-def fold_exit(node, i, target, capture_or_crowning, wdl, dtw, rcat, rdtz, rdep, limits, man_resets):
+def fold_exit(node, i, target, capture_or_crowning, wdl, dtw, rcat, quiet_dtz, rdep, limits, man_resets):
     """Fold the exit to flat index `target` (or :data:`NO_PIECES`) into node i's tables; a status.
 
     Under a rule layer a capture or a crowning zeroes the counter, and so does
@@ -597,7 +598,7 @@ def fold_exit(node, i, target, capture_or_crowning, wdl, dtw, rcat, rdtz, rdep, 
         if category == UNSOLVED_CATEGORY:
             return ERR_UNSOLVED_SUCCESSOR
         zeroing = capture_or_crowning or man_resets[layer]
-        dtz = np.int64(0) if zeroing else np.int64(rdtz[layer, target])
+        dtz = np.int64(0) if zeroing else np.int64(quiet_dtz[layer, target])
         record_rule_exit(node, first + layer, i, category, dtz, limits[layer], zeroing)
     return OK
 
@@ -750,6 +751,18 @@ def write_values(n, resolved, depth, size, base, wdl, dtw):
             else:
                 wdl[g] = resolved[i]
                 dtw[g] = depth[i]
+
+
+def quiet_dtz_of(rdtz: np.ndarray) -> np.ndarray:
+    """What the move generation reads of a pair's rule-layer DTZ (the kernels' `quiet_dtz`): `rdtz`
+    itself when it has two bytes, else an empty uint16 array. A one-byte DTZ is that of layers whose
+    counter any man move zeroes (:func:`egtb.formats.scratch.dtz_type`), where no exit reads one. So
+    the move generation, the biggest kernel, is compiled once for both (8 CPU s a fresh compile).
+
+    >>> quiet_dtz_of(np.zeros((1, 5), dtype=np.uint8)).shape
+    (1, 0)
+    """
+    return rdtz if rdtz.dtype == np.uint16 else np.zeros((rdtz.shape[0], 0), dtype=np.uint16)
 
 
 @njit(cache=True, inline="always")

@@ -103,7 +103,7 @@ class CompactScratch:
 
 
 @njit(cache=True, nogil=True)
-def solve_units_compact(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
+def solve_units_compact(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, quiet_dtz, limits, man_resets,
                         quiet, remaining, exit_win, loss_depth, flags, value, depth, progress):
     """Solve the units of a pair like :func:`egtb.builder.solve.solve_units`; return a status.
 
@@ -123,7 +123,7 @@ def solve_units_compact(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, li
         n = halves * size
         for first in range(0, tables, per_pass):
             last = min(tables, first + per_pass)
-            status = collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, rdtz, rdep,
+            status = collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, quiet_dtz, rdep,
                                    limits, man_resets, first, last, moves, quiet, remaining,
                                    exit_win, loss_depth, flags, progress, start,
                                    (first // per_pass) * n // passes, n // passes)
@@ -151,7 +151,7 @@ def unit_kings(i, size, counts, men):
 
 
 @njit(cache=True)  # with reference counts: generate_moves allocates a stack for captures
-def collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, rdtz, rdep, limits, man_resets,
+def collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, quiet_dtz, rdep, limits, man_resets,
                   first, last, moves, quiet, remaining, exit_win, loss_depth, flags, progress,
                   start, done_before, share):
     """Generate every node's moves: count its king steps, fold its exits into tables first..last-1.
@@ -189,7 +189,7 @@ def collect_exits(counts, halves, size, men, offsets, wdl, dtw, rcat, rdtz, rdep
                         return ERR_UNSOLVED_SUCCESSOR
                     zeroing = moves[m, M_CAPTURED] != 0 or moves[m, M_CROWNS] != 0 \
                         or man_resets[layer]
-                    dtz = np.int64(0) if zeroing else np.int64(rdtz[layer, target])
+                    dtz = np.int64(0) if zeroing else np.int64(quiet_dtz[layer, target])
                     v, d = rule_exit_value(category, dtz, limits[layer], zeroing)
                 if not fold_exit(t - first, i, v, d, exit_win, loss_depth, flags):
                     return ERR_TOO_DEEP

@@ -227,7 +227,7 @@ def _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index, ro
     not loaded or a needed DTZ has no file."""
     status, stored = _stored_code(bm, bk, wm, wk, turn, row, index)
     if status == STATUS_MUST_CAPTURE:
-        status, category = search_one(bm, bk, wm, wk, turn, rows_at, CAT_WIN)
+        status, category = search_one(bm, bk, wm, wk, turn, rows_at, np.int64(CAT_WIN))
         if status != STATUS_OK:
             return STATUS_NOT_LOADED, 0, 0, 0, code
         if category == CAT_WIN or category == CAT_LOSS:
@@ -279,7 +279,7 @@ def probe_value_one(bm, bk, wm, wk, turn, rows_at):
     if row[COL_CODED_AT] != 0:  # a compact file: no DTW (-1); a capture position searched (:func:`search_one`)
         status, stored = _stored_code(bm, bk, wm, wk, turn, row, index)
         if status == STATUS_MUST_CAPTURE:
-            status, value = search_one(bm, bk, wm, wk, turn, rows_at, WDL_WIN)
+            status, value = search_one(bm, bk, wm, wk, turn, rows_at, np.int64(WDL_WIN))
             if status != STATUS_OK:
                 return STATUS_NOT_LOADED, 0, 0, code
             return STATUS_OK, value, -1, code
@@ -450,7 +450,9 @@ def search_one(bm, bk, wm, wk, turn, rows_at, top):
     captures of minus the successor's value, depth-first on an explicit stack (a level stops at
     its first winning capture), the successors read through ``rows_at`` (:func:`_leaf`), those
     that must capture searched the same way. ``top`` is 1 for WDL, 2 (CAT_WIN) for categories at
-    counter 0 (a capture resets the counter, so categories negate like WDL values). STATUS_OK, or
+    counter 0 (a capture resets the counter, so categories negate like WDL values), an int64 (a
+    constant would be a literal type, and numba compiles the search and :func:`_leaf` once for
+    each: 11 CPU s instead of 6). STATUS_OK, or
     the status of the first successor the kernel could not read (the caller searches in Python,
     loading what is missing)."""
     children = np.empty((MAX_SEARCH_DEPTH * MAX_CHILDREN, 4), dtype=np.int64)
