@@ -295,6 +295,20 @@ def test_generated_predecessor_lists_solve_as_the_inverted_ones(tables4, monkeyp
         assert all(np.array_equal(a, b) for a, b in zip(generated, inverted)), key
     assert solved["2k-2k"][0][0].tolist() == master.load_material(tables4, Material.parse("2k-2k"))[0].tolist()
 
+
+def test_the_move_generation_takes_one_type_for_a_one_and_a_two_byte_dtz():
+    # numba compiles a kernel once for each tuple of argument types: what collect_moves reads of a
+    # one-byte DTZ (wcdf alone, never read) and of a two-byte one has one type, so a process building
+    # both (a test run, masters then compact-native) compiles the biggest kernel once
+    import numba
+
+    from egtb.builder.solve import quiet_dtz_of
+
+    two = np.arange(6, dtype=np.uint16).reshape(2, 3)
+    one = quiet_dtz_of(np.zeros((2, 3), dtype=np.uint8))
+    assert quiet_dtz_of(two) is two and one.shape == (2, 0)
+    assert numba.typeof(one) == numba.typeof(two)
+
 # ------------------------------------------------------------------ without DTW (7 pieces' default)
 
 def test_seven_pieces_hold_the_values_and_the_wcdf_layer_by_default():
