@@ -156,12 +156,21 @@ def test_the_seven_piece_build_is_estimated_within_forty_gb():
     files = sum(budget.file_bytes(p.positions, contents[p.key], budget.DEFAULT_BITS) for p in pairs)
     scratch = sorted((plans[p.key].disk for p in pairs), reverse=True)
     assert need == files + scratch[0] + scratch[1]
-    alone = budget.check_build_disk(pairs, plans, contents, jobs=2, free=files + scratch[0],
-                                    directory="here", bits=budget.DEFAULT_BITS)
+    check = functools.partial(budget.check_build_disk, pairs, plans, contents, jobs=2, directory="here",
+                              bits=budget.DEFAULT_BITS)
+    alone = check(free=files + scratch[0])
     assert alone == files + scratch[0] < need
+    # with still less, a pair whose scratch does not fit beside every file runs alone, beside the
+    # files of the pairs that can be finished by then (not those that depend on it): refused only
+    # below the most of those
+    beside = budget.files_beside(pairs, {p.key: budget.pair_file_bytes(p, contents[p.key], budget.DEFAULT_BITS)
+                                         for p in pairs})
+    assert beside["1m2k-2m2k"] < files == max(beside.values())  # a pair of men alone: none depends on it
+    least = max(beside[p.key] + plans[p.key].disk for p in pairs)
+    assert files < least < alone
+    assert check(free=least) == least
     with pytest.raises(budget.MemoryBudgetError, match="1m2k-2m2k"):
-        budget.check_build_disk(pairs, plans, contents, jobs=2, free=files + scratch[0] - 1,
-                                directory="here", bits=budget.DEFAULT_BITS)
+        check(free=least - 1)
 
 
 def test_the_disk_check_counts_the_compact_files_a_build_writes_at_its_end(built_tables, compact_tables,

@@ -349,23 +349,61 @@ def check_build_disk(todo, plans: dict, contents: dict, *, jobs: int, free: int,
     with the most, :attr:`PairPlan.disk`, as long as they fit beside the files, else fewer, down
     to the largest alone) and the compact files of `compact_positions` positions that the build
     writes once its pairs are done. `contents`: by pair key.
+
+    A pair on disk whose scratch does not fit beside every file runs alone (the local pool's
+    disk limit), and while it runs no pair that depends on it has started: its peak counts the
+    files of the other pairs only (:func:`files_beside`). So the 8-piece 4-4 set, whose largest
+    pair's scratch comes before most of the set's files, is planned as it runs.
     """
     files = {p.key: pair_file_bytes(p, contents[p.key], bits) for p in todo}
+    total = sum(files.values())
     sizes = sorted(((plans[p.key].disk, p.key) for p in todo), reverse=True)
-    together = scratch_peak([size for size, _ in sizes], jobs=jobs, room=free - sum(files.values()))
+    room = free - total  # the scratch the local pool lets run at once (:attr:`BuildPlan.scratch_room`)
+    alone = [(size, key) for size, key in sizes if size > room]  # each runs by itself
+    together = scratch_peak([size for size, _ in sizes if size <= room], jobs=jobs, room=room)
     compact = int(FILE_MARGIN * compact_positions * bits["compact"] / 8)
-    need = sum(files.values()) + max(together, compact)
+    need = total + max(together, compact)
+    if alone:
+        beside = files_beside(todo, files)
+        need = max(need, max(beside[key] + size for size, key in alone))
     if need > free:
         largest = max(files, key=files.get)
         scratch_text = ", ".join(f"{key} {format_bytes(size)}" for size, key in sizes[:jobs] if size)
         raise MemoryBudgetError(
             f"the build needs about {format_bytes(need)} of disk at its peak, {directory} has "
-            f"{format_bytes(free)} for it: {format_bytes(sum(files.values()))} of table files for "
+            f"{format_bytes(free)} for it: {format_bytes(total)} of table files for "
             f"{len(todo)} pairs (the largest, {largest}, about {format_bytes(files[largest])})"
             + (f", the scratch files of the largest pairs on disk ({scratch_text})"
                if scratch_text else "")
             + (f", the compact files {format_bytes(compact)}" if compact else ""))
     return need
+
+
+def files_beside(todo, files: dict[str, int]) -> dict[str, int]:
+    """Per pair key, the bytes of the files (`files`, by key) that can exist while the pair is
+    solved: every pair's but those of the pairs that depend on it, directly or not (they
+    start once it is finished). Its own files count (written before its scratch is gone).
+
+    >>> from types import SimpleNamespace as Pair
+    >>> chain = [Pair(key="a", depends=frozenset()), Pair(key="b", depends=frozenset({"a"})),
+    ...          Pair(key="c", depends=frozenset({"b"})), Pair(key="d", depends=frozenset())]
+    >>> files_beside(chain, {"a": 1, "b": 10, "c": 100, "d": 1000})
+    {'a': 1001, 'b': 1011, 'c': 1111, 'd': 1111}
+    """
+    keys = {p.key for p in todo}
+    dependants: dict[str, set[str]] = {key: set() for key in keys}
+    for pair in todo:
+        for key in pair.depends & keys:
+            dependants[key].add(pair.key)
+    after: dict[str, set[str]] = {}
+
+    def later(key: str) -> set[str]:  # the pairs that cannot start before `key` is finished
+        if key not in after:
+            after[key] = set(dependants[key]).union(*(later(k) for k in dependants[key]))
+        return after[key]
+
+    total = sum(files.values())
+    return {p.key: total - sum(files[k] for k in later(p.key)) for p in todo}
 
 
 def scratch_peak(sizes: list[int], *, jobs: int, room: int) -> int:
