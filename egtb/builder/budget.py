@@ -379,6 +379,22 @@ def check_build_disk(todo, plans: dict, contents: dict, *, jobs: int, free: int,
     return need
 
 
+def dependants(pairs) -> dict[str, list[str]]:
+    """Per pair key, the keys of the pairs of `pairs` that depend on it directly (the build's
+    graph, here because the disk peak needs it and :mod:`egtb.builder.plan` imports this module;
+    :func:`egtb.builder.plan.longest_chains` walks it too).
+
+    >>> from types import SimpleNamespace as Pair
+    >>> dependants([Pair(key="a", depends=frozenset()), Pair(key="b", depends=frozenset({"a", "x"}))])
+    {'a': ['b'], 'b': []}
+    """
+    found: dict[str, list[str]] = {pair.key: [] for pair in pairs}
+    for pair in pairs:
+        for key in pair.depends & found.keys():
+            found[key].append(pair.key)
+    return found
+
+
 def files_beside(todo, files: dict[str, int]) -> dict[str, int]:
     """Per pair key, the bytes of the files (`files`, by key) that can exist while the pair is
     solved: every pair's but those of the pairs that depend on it, directly or not (they
@@ -390,16 +406,12 @@ def files_beside(todo, files: dict[str, int]) -> dict[str, int]:
     >>> files_beside(chain, {"a": 1, "b": 10, "c": 100, "d": 1000})
     {'a': 1001, 'b': 1011, 'c': 1111, 'd': 1111}
     """
-    keys = {p.key for p in todo}
-    dependants: dict[str, set[str]] = {key: set() for key in keys}
-    for pair in todo:
-        for key in pair.depends & keys:
-            dependants[key].add(pair.key)
+    direct = dependants(todo)
     after: dict[str, set[str]] = {}
 
     def later(key: str) -> set[str]:  # the pairs that cannot start before `key` is finished
         if key not in after:
-            after[key] = set(dependants[key]).union(*(later(k) for k in dependants[key]))
+            after[key] = set(direct[key]).union(*(later(k) for k in direct[key]))
         return after[key]
 
     total = sum(files.values())

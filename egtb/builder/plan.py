@@ -201,10 +201,7 @@ def longest_chains(pairs: list[Pair], *, weight: Callable[[Pair], float] | None 
     True
     """
     by_key = {p.key: p for p in pairs}
-    dependants: dict[str, list[str]] = {key: [] for key in by_key}
-    for pair in pairs:
-        for key in pair.depends & by_key.keys():
-            dependants[key].append(pair.key)
+    dependants = budget.dependants(pairs)
     chains: dict[str, int] = {}
 
     def chain(key: str) -> int:
