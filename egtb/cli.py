@@ -576,6 +576,12 @@ def _register_compact(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recode", action="store_true",
                    help="only re-code as exceptions to their .wld files the .wcdf files of 8 pieces or more "
                         "of --tables written in full (before they were coded so; no master needed)")
+    p.add_argument("--threats", action="store_true",
+                   help="only re-code the .wld files of --tables leaving out the threat positions too (the "
+                        "side to move cannot capture, the opponent could, and every move leads to a capture "
+                        "or to no threat: probes search them one move deep): 2.5 times smaller at 4k-4k, "
+                        "batch probes 2-4 times slower. egtb verify refuses such files, and so does a build "
+                        "reading categories coded as exceptions to one (8 pieces or more)")
     _add_jobs(p)
     p.add_argument("--quiet", action="store_true", help="no per-table lines")
     _add_json(p)
@@ -599,6 +605,8 @@ def run_compact(args: argparse.Namespace) -> int:
         return _write_marks(directory, args)
     if args.recode:
         return _recode_categories(directory, args)
+    if args.threats:
+        return _recode_threats(directory, args)
     if args.out is not None:
         writable_dir(args.out, option="--out")
     materials = stale_materials(directory, out=args.out, min_pieces=0) if args.stale else None
@@ -671,6 +679,29 @@ def _recode_categories(directory: Path, args: argparse.Namespace) -> int:
         _print_json({"recoded": {name: list(pair) for name, pair in sizes.items()}, "seconds": round(seconds, 3)})
     else:
         print(f"{len(sizes)} category files coded as exceptions in {seconds:.1f}s: "
+              f"{sum(b for b, _ in sizes.values())} bytes, now {sum(a for _, a in sizes.values())}")
+    return EXIT_OK
+
+
+def _recode_threats(directory: Path, args: argparse.Namespace) -> int:
+    """``egtb compact --threats``: the WLD files again, threat positions left out."""
+    from egtb.builder.native import recode_threats
+    from egtb.formats import master
+    from egtb.formats.compact import SUFFIX as COMPACT_SUFFIX
+    from egtb.positions.material import count_positions
+
+    started = time.perf_counter()
+    sizes = {}
+    for material in master.stored_materials(directory, suffix=COMPACT_SUFFIX):
+        sizes[material.name] = before, after = recode_threats(directory, material)
+        if not args.quiet and not args.json:
+            print(f"{material.name}{COMPACT_SUFFIX}: {before} bytes, now {after} "
+                  f"({count_positions(material) / after:.1f} positions a byte)", flush=True)
+    seconds = time.perf_counter() - started
+    if args.json:
+        _print_json({"recoded": {name: list(pair) for name, pair in sizes.items()}, "seconds": round(seconds, 3)})
+    else:
+        print(f"{len(sizes)} WLD files with threat positions left out in {seconds:.1f}s: "
               f"{sum(b for b, _ in sizes.values())} bytes, now {sum(a for _, a in sizes.values())}")
     return EXIT_OK
 

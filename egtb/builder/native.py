@@ -48,7 +48,8 @@ from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, cat
                                          dtz_codes, material_counts)
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact import writer as compact_writer
-from egtb.formats.compact.exceptions import codes_as_exceptions
+from egtb.formats.compact.exceptions import (EXCEPTIONS_HEADER, codes_as_exceptions, exceptions_bytes,
+                                            is_exceptions_header, read_exceptions)
 from egtb.formats.compact.writer import encode_kinds, write_compact, write_marks
 from egtb.formats.master import narrow_type, table_path
 from egtb.formats.values import CAT_WIN, CATEGORY_OF_CODE
@@ -246,6 +247,48 @@ def recode_categories(directory: os.PathLike | str, material: Material) -> tuple
     return before, table.file_size
 
 
+def recode_threats(directory: os.PathLike | str, material: Material) -> tuple[int, int]:
+    """Write a table's WLD file again leaving threat positions out (:mod:`egtb.rules.threats`,
+    format version 2), with its marks; its category file, where coded as exceptions, again with
+    the new file's header CRC-32; both named in its summary. Return the WLD file's bytes before
+    and after. A file that leaves them out already is kept (a killed run is finished by running
+    it again).
+
+    >>> recode_threats("/nonexistent", Material.parse("4k-4k"))
+    Traceback (most recent call last):
+    ...
+    egtb.errors.TableError: /nonexistent/4k-4k.wld: unreadable compact file (No such file or directory)
+    """
+    path = compact_path(directory, material)
+    table = CompactTable(path, use_marks_file=False)
+    before = table.file_size
+    if not table.threats:
+        blob, _ = encode_kinds(material, lambda lo, hi: [table.codes(lo, hi)], [WDL], threats=True)[0]
+        table.close()
+        write_marks(write_compact(path, blob))
+        table = CompactTable(path, use_marks_file=False)
+    files = {path.name: [table.file_size, table.header_crc]}
+    categories = categories_path(directory, material)
+    if categories.exists() and is_exceptions_header(_head(categories, EXCEPTIONS_HEADER.size)):
+        found = read_exceptions(categories)
+        if found.wdl_crc != table.header_crc:
+            write_compact(categories, exceptions_bytes(material, found.positions, found.indices,
+                                                       wdl_crc=table.header_crc))
+        layer = CompactTable(categories, use_marks_file=False)
+        files[categories.name] = [layer.file_size, layer.header_crc]
+    summary = read_summary(directory, material)
+    if summary is not None and any(summary["files"].get(name) != entry for name, entry in files.items()):
+        summary["files"].update(files)
+        _write_json(summary_path(directory, material), summary)
+    return before, table.file_size
+
+
+def _head(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of a file."""
+    with open(path, "rb") as fh:
+        return fh.read(size)
+
+
 def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
     """CRC-32 of the categories' bytes then of the DTZ's in its stored type: the checksum an
     HDF5 master's layer carries (:func:`egtb.formats.master.layer_checksum`), a slice at a time.
@@ -303,6 +346,10 @@ def category_chunks(directory: os.PathLike | str, material: Material, *, tableba
     from egtb.probe.tablebase import Tablebase  # the prober reads the finished tables
     directory = Path(directory)
     table = CompactTable(categories_path(directory, material))
+    if table.threats:
+        table.close()
+        raise TableError(f"{table.path}: its categories refine {table.coded_path.name}, which leaves threat "
+                         "positions out; a build cannot read such a dependency yet")
     own = tablebase is None
     tablebase = Tablebase(directory) if own else tablebase
     try:

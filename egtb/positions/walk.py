@@ -11,7 +11,9 @@ each position for a capture its side to move must make:
 - :func:`unrank_captures`: only the capture positions, with their indices (or only those a
   crowning reaches: a white king on White's crowning row);
 - :func:`capture_flags`: only whether each must capture (the compact writer's
-  don't-cares).
+  don't-cares);
+- :func:`left_out_flags`: whether each must capture or is a threat position a WLD file may
+  leave out (:func:`egtb.rules.threats.threat_left_out`).
 
 >>> flags = np.empty(868, dtype=np.bool_)
 >>> int(capture_flags(np.array([0, 1, 1, 0]), 0, 868, flags)), int(flags.sum())   # 1k-1m
@@ -28,11 +30,13 @@ from egtb.positions.index import (BINOM, MASK32, colex_unrank, deposit_squares, 
 from egtb.rules.captures import has_capture
 from egtb.rules.movegen import popcount
 from egtb.rules.squares import WHITE_CROWN_ROW, WHITE_MEN_SQUARES
+from egtb.rules.threats import threat_left_out
 
-__all__ = ["capture_flags", "unrank_captures", "unrank_range"]
+__all__ = ["capture_flags", "left_out_flags", "unrank_captures", "unrank_range"]
 
-#: What :func:`_walk` writes: every position, the capture positions alone, the flags alone.
-EVERY_POSITION, CAPTURES_ONLY, FLAGS_ONLY = 0, 1, 2
+#: What :func:`_walk` writes: every position, the capture positions alone, the flags alone, the
+#: flags with the threats left out.
+EVERY_POSITION, CAPTURES_ONLY, FLAGS_ONLY, THREAT_FLAGS = 0, 1, 2, 3
 
 
 @njit(cache=True)
@@ -86,6 +90,20 @@ def capture_flags(counts, lo, hi, out_cap):
 
 
 @njit(cache=True)
+def left_out_flags(counts, lo, hi, out_cap):
+    """Whether each position of lo..hi of a material (Black to move) must capture or is a threat
+    position a WLD file leaves out (:func:`egtb.rules.threats.threat_left_out`), into ``out_cap``;
+    returns how many must capture (the threats not counted).
+
+    >>> out = np.empty(992, dtype=np.bool_)
+    >>> left_out_flags(np.array([0, 1, 0, 1]), 0, 992, out), int(out.sum())   # 1k-1k: 72 captures, 22 threats
+    (72, 94)
+    """
+    none = np.empty(0, dtype=np.int64)
+    return _walk(counts, lo, hi, none, none, none, none, out_cap, none, THREAT_FLAGS, False)
+
+
+@njit(cache=True)
 def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode, crowned_only):
     """:func:`unrank_range`, :func:`unrank_captures` and :func:`capture_flags` by `mode`: every
     position written at its offset from ``lo`` with whether it must capture in ``out_cap``
@@ -129,8 +147,8 @@ def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode,
         while True:
             wk = deposit_squares(cw, rest_squares)
             must = (not crowned_only or (wk & WHITE_CROWN_ROW) != 0) and has_capture(bm, bk, wm, wk, 0)
-            if mode == FLAGS_ONLY:
-                out_cap[i - lo] = must
+            if mode == FLAGS_ONLY or mode == THREAT_FLAGS:
+                out_cap[i - lo] = must or (mode == THREAT_FLAGS and threat_left_out(bm, bk, wm, wk, 0))
                 k += must
             elif must or mode == EVERY_POSITION:
                 out_bm[k], out_bk[k], out_wm[k], out_wk[k] = bm, bk, wm, wk

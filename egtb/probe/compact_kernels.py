@@ -35,11 +35,12 @@ from egtb.formats.compact.layout import BLOCK_BYTES, DTZ_KINDS, RULE_KINDS, WDL,
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
 from egtb.positions.material import count_positions
-from egtb.probe.kernels import (BLOCK_MASK, BLOCK_SHIFT, MAX_SEARCH_DEPTH, NO_DTW, S_BEST, absolute,
-                                block_address, next_child, open_level)
+from egtb.probe.kernels import (BLOCK_MASK, BLOCK_SHIFT, LEVEL_WIDTH, MAX_SEARCH_DEPTH, NO_DTW, S_BEST, absolute,
+                                block_address, mark_threat, next_child, open_level, threat_category)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_all, locate_valid
 from egtb.rules.captures import CAPTURE_ROWS, MAX_JUMPS, has_capture
 from egtb.rules.perft import CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, child_positions
+from egtb.rules.threats import threat_left_out
 
 __all__ = ["CompactBatches", "ORDER_ABOVE", "probe_batch", "probe_dtz_batch"]
 
@@ -53,8 +54,10 @@ KIND_NONE = 0
 KIND_MASTER = 1  #: master value codes (mapped by the kernel's value_of_code)
 KIND_COMPACT = 2
 KIND_MASTER_CATEGORY = 3  #: a master rule layer's categories (int8), read as they are
-#: Kernel results beside values: a capture search is due; the batch stopped (see status).
+#: Kernel results beside values: a capture search is due; a threat position's search (one move
+#: deep, :mod:`egtb.rules.threats`) is due; the batch stopped (see status).
 NEEDS_SEARCH = 9
+NEEDS_THREAT_SEARCH = 10
 STOPPED = -9
 
 
@@ -72,7 +75,8 @@ D_DTW = 10  #: address of the block map of a master table's DTW (its layer's DTZ
 D_DTW_WIDE = 11  #: 1 when that DTW (DTZ) is uint16, 0 when uint8
 D_EXCEPTIONS = 12  #: address of a category file's exceptions (int64, ascending; :func:`refined`)
 D_EXCEPTION_COUNT = 13  #: their number (0: a file not coded as exceptions)
-D_WIDTH = 14
+D_THREATS = 14  #: 1 when its WLD file leaves threat positions out (:mod:`egtb.rules.threats`)
+D_WIDTH = 15
 #: Columns of the decoder's memo (int64 each): the last run a compact lookup decoded, from which
 #: the next lookup in the same block continues when it lies at or after it.
 M_ROW = 0  #: the table row (-1: none)
@@ -117,7 +121,8 @@ def _compact_value(row, index, desc, memo, status, value_of):
 @njit(cache=True, inline="always")
 def _table_value(code, index, capture, bm, bk, wm, wk, turn, rows, desc, memo, status, value_of, top):
     """Value (WDL, or category when top is 2) of a located position without search;
-    NEEDS_SEARCH when a capture search must give it, STOPPED when the batch stops (see status).
+    NEEDS_SEARCH when a capture search must give it, NEEDS_THREAT_SEARCH when its file leaves it
+    out as a threat position, STOPPED when the batch stops (see status).
     ``capture``: whether its side to move must capture (1, 0), or -1 to find out."""
     if code == CODE_NO_PIECES:
         return -top
@@ -141,6 +146,8 @@ def _table_value(code, index, capture, bm, bk, wm, wk, turn, rows, desc, memo, s
         return int8_ptr(values)[index & BLOCK_MASK]
     if capture == 1 or (capture < 0 and has_capture(bm, bk, wm, wk, turn)):
         return NEEDS_SEARCH
+    if desc[row, D_THREATS] and threat_left_out(bm, bk, wm, wk, turn):
+        return NEEDS_THREAT_SEARCH
     return _compact_value(row, index, desc, memo, status, value_of)
 
 
@@ -153,6 +160,9 @@ def _search_captures(bm, bk, wm, wk, turn, rows, desc, memo, status, children, s
     level stops at its first winning capture. The children of level L are rows
     L * MAX_CHILDREN.. of `children`, side-relative (:func:`child_positions`);
     ``levels[L]`` holds their number, the next one and the best value so far.
+    A threat position its file leaves out is searched over all its moves the
+    same way (:func:`~egtb.probe.kernels.mark_threat`); so is the position itself
+    when it is one (the caller then finds its category: :func:`threat_category`).
     """
     pm, pk, om, ok = absolute(bm, bk, wm, wk, turn)  # the same swap turns it side-relative
     open_level(pm, pk, om, ok, turn, 0, children, scratch, levels, top)
@@ -168,11 +178,14 @@ def _search_captures(bm, bk, wm, wk, turn, rows, desc, memo, status, children, s
         v = _table_value(code, index, -1, cbm, cbk, cwm, cwk, cturn, rows, desc, memo, status, value_of, top)
         if v == STOPPED:
             return STOPPED
-        if v != NEEDS_SEARCH:
+        if v != NEEDS_SEARCH and v != NEEDS_THREAT_SEARCH:
             levels[level, S_BEST] = max(levels[level, S_BEST], -v)
         else:
             level += 1
             open_level(pm, pk, om, ok, cturn, level, children, scratch, levels, top)
+            if v == NEEDS_THREAT_SEARCH:
+                row = rows[code]
+                mark_threat(levels, level, index, desc[row, D_EXCEPTIONS], desc[row, D_EXCEPTION_COUNT])
 
 
 @njit(cache=True)
@@ -193,12 +206,15 @@ def probe_kernel(bm, bk, wm, wk, turn, order, codes, indices, capture, first, ro
     status = [kind, step, detail, block]: ST_OK, or what stopped the batch at
     which step of ``order`` (the caller loads the table and resumes there).
     Without ``search`` a position whose side must capture keeps the value
-    NEEDS_SEARCH (and distance NO_DTW): the caller probes its captures as a batch.
+    NEEDS_SEARCH (and distance NO_DTW): the caller probes their captures as a batch. A threat
+    position its file leaves out is searched here while every table and block the search
+    reads is in memory (a level stops at its first win), else it keeps NEEDS_THREAT_SEARCH
+    for that batch (no stop: a batch meeting many blocks for the first time would stop at each).
     """
     top = np.int64(max(value_of[1], value_of[2]))
     children = np.empty((MAX_SEARCH_DEPTH * MAX_CHILDREN, 4), dtype=np.int64)
     scratch = np.empty((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
-    levels = np.zeros((MAX_SEARCH_DEPTH, 3), dtype=np.int64)
+    levels = np.zeros((MAX_SEARCH_DEPTH, LEVEL_WIDTH), dtype=np.int64)
     status[0] = ST_OK
     end = order.shape[0]
     flags = capture.shape[0] > 0
@@ -206,7 +222,7 @@ def probe_kernel(bm, bk, wm, wk, turn, order, codes, indices, capture, first, ro
         code, index = np.int64(codes[i]), np.int64(indices[i])
         cap = np.int64(capture[i]) if flags else -1
         pbm = pbk = pwm = pwk = pturn = np.int64(0)
-        if code < 0 or cap < 0:
+        if code < 0 or cap < 0 or (rows[code] >= 0 and desc[rows[code], D_THREATS]):
             j = order[i]
             pbm, pbk, pwm, pwk, pturn = np.int64(bm[j]), np.int64(bk[j]), np.int64(wm[j]), np.int64(wk[j]), turn[j]
         v = _table_value(code, index, cap, pbm, pbk, pwm, pwk, pturn, rows, desc, memo, status, value_of, top)
@@ -220,13 +236,22 @@ def probe_kernel(bm, bk, wm, wk, turn, order, codes, indices, capture, first, ro
         if v == NEEDS_SEARCH and not search:
             out_dist[i] = NO_DTW
             continue
-        if v == NEEDS_SEARCH:
+        if v == NEEDS_SEARCH or v == NEEDS_THREAT_SEARCH:
             j = order[i]
-            v = _search_captures(np.int64(bm[j]), np.int64(bk[j]), np.int64(wm[j]), np.int64(wk[j]), turn[j],
-                                 rows, desc, memo, status, children, scratch, levels, value_of, top)
-            if v == STOPPED:
+            best = _search_captures(np.int64(bm[j]), np.int64(bk[j]), np.int64(wm[j]), np.int64(wk[j]), turn[j],
+                                    rows, desc, memo, status, children, scratch, levels, value_of, top)
+            if best == STOPPED and not search:  # left to the batch of successors
+                status[0] = ST_OK
+                out_dist[i] = NO_DTW
+                continue
+            if best == STOPPED:
                 status[1] = i
                 return
+            if v == NEEDS_THREAT_SEARCH and top == 2:
+                row = rows[codes[i]]
+                best = threat_category(best, np.int64(indices[i]), desc[row, D_EXCEPTIONS],
+                                       desc[row, D_EXCEPTION_COUNT])
+            v = best
             out_value[i] = v
         out_dist[i] = _distance_of(np.int64(codes[i]), np.int64(indices[i]), v, rows, desc)
 
@@ -257,6 +282,17 @@ def capture_children(bm, bk, wm, wk, turn, needs, first, out):
             out[k, 0], out[k, 1], out[k, 2], out[k, 3], out[k, 4], out[k, 5] = cbm, cbk, cwm, cwk, cturn, i
             k += 1
     return bm.shape[0], k
+
+
+@njit(cache=True)
+def threat_categories(values, threat, codes, indices, rows, desc):
+    """The categories of the threat positions (``threat``) of a batch whose searches gave
+    ``values`` (in place): :func:`threat_category` with each one's file's exceptions."""
+    for i in range(values.shape[0]):
+        if threat[i]:
+            row = rows[codes[i]]
+            values[i] = threat_category(values[i], np.int64(indices[i]), desc[row, D_EXCEPTIONS],
+                                        desc[row, D_EXCEPTION_COUNT])
 
 
 @njit(cache=True)
@@ -364,13 +400,17 @@ class CompactBatches:
         self._dtz_pools.clear()
 
 
-def _search_as_a_batch(arrays: tuple[np.ndarray, ...], order: np.ndarray, out_value: np.ndarray,
-                       load: Callable[[int], object], *, batches: CompactBatches, rule: str | None,
-                       top: int) -> None:
-    """Values of the positions left NEEDS_SEARCH in ``out_value`` (the values of ``arrays`` in
-    ``order``): their captures' successors probed as one batch (in the order of their positions,
-    each searched the same way), then the best over each position's captures."""
-    searched = out_value == NEEDS_SEARCH  # in ``order``
+def _search_as_a_batch(arrays: tuple[np.ndarray, ...], order: np.ndarray, located: tuple[np.ndarray, np.ndarray],
+                       out_value: np.ndarray, load: Callable[[int], object], *, state: BatchPool,
+                       batches: CompactBatches) -> None:
+    """Values of the positions left NEEDS_SEARCH or NEEDS_THREAT_SEARCH in ``out_value`` (the
+    values of ``arrays`` in ``order``, located at ``located`` in that order): their moves'
+    successors (captures, where they must capture) probed as one batch (in the order of their
+    positions, each searched the same way), then the best over each position's moves; a
+    threat position's category then looked up (:func:`threat_categories`)."""
+    rule, top = state.kind.rule, int(state.kind.value_of_code.max())
+    threat = out_value == NEEDS_THREAT_SEARCH
+    searched = (out_value == NEEDS_SEARCH) | threat  # in ``order``
     needs = np.zeros(len(order), dtype=np.bool_)  # by position
     needs[order[searched]] = True
     count = int(np.count_nonzero(needs))
@@ -386,7 +426,10 @@ def _search_as_a_batch(arrays: tuple[np.ndarray, ...], order: np.ndarray, out_va
     child_values, _ = probe_batch(child_arrays, load, batches=batches, rule=rule, distances=False)
     values = np.zeros(len(needs), dtype=np.int64)
     best_of_children(np.ascontiguousarray(rows[:, 5]), child_values, top, values)
-    out_value[searched] = values[order[searched]]
+    found = values[order]
+    if top == 2 and threat.any():
+        threat_categories(found, threat, *located, state.rows, state.desc)
+    out_value[searched] = found[searched]
 
 
 class SortedBatch(NamedTuple):
@@ -621,7 +664,6 @@ def _probe_in_order(arrays: tuple[np.ndarray, ...], order: np.ndarray, located: 
     in that order, see :func:`probe_kernel`), the values and distances in that order: capture
     positions searched one by one in the kernel (``search``), or probed as one batch of their
     successors (through the pools of ``batches``)."""
-    rule = state.kind.rule
     n = len(order)
     out_value = np.zeros(n, dtype=np.int8)
     out_dist = np.zeros(n, dtype=np.uint16)
@@ -633,8 +675,7 @@ def _probe_in_order(arrays: tuple[np.ndarray, ...], order: np.ndarray, located: 
         kind, first = int(status[0]), int(status[1])
         if kind == ST_OK:
             if not search:
-                _search_as_a_batch(arrays, order, out_value, load, batches=batches, rule=rule,
-                                   top=int(state.kind.value_of_code.max()))
+                _search_as_a_batch(arrays, order, located, out_value, load, state=state, batches=batches)
             return out_value, out_dist
         if kind == ST_MISSING:
             state.describe_loaded(int(status[2]), load)

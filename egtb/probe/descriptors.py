@@ -27,7 +27,7 @@ import numpy as np
 from egtb.positions.index import NUM_CODES, code_of_material
 from egtb.probe.compact_kernels import (D_BLOCKS, D_DATA, D_DATA_LEN, D_DTW, D_DTW_WIDE, D_EXCEPTION_COUNT,
                                         D_EXCEPTIONS, D_KIND, D_LUT, D_MARK_COUNTS, D_MARKS, D_SIZE, D_STARTS,
-                                        D_WIDTH, KIND_COMPACT)
+                                        D_THREATS, D_WIDTH, KIND_COMPACT)
 from egtb.probe.kernels import (COL_CATEGORY_AT, COL_CODED_AT, COL_DTZ_AT, COL_DTZ_CODED_AT, COL_DTZ_WIDE,
                                 COL_MAX_DTZ, COL_SIZE, ROW_WIDTH)
 
@@ -120,4 +120,5 @@ def compact_batch_row(coded) -> np.ndarray:
     row[D_LUT] = coded.lut.ctypes.data
     row[D_BLOCKS] = coded.n_blocks
     row[D_EXCEPTIONS], row[D_EXCEPTION_COUNT] = coded.exceptions.ctypes.data, len(coded.exceptions)
+    row[D_THREATS] = coded.threats
     return row

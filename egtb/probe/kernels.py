@@ -14,13 +14,14 @@ import numpy as np
 from numba import njit
 
 from egtb.formats import master
-from egtb.formats.compact.codec import lookup_value
+from egtb.formats.compact.codec import L_EXCEPTION_COUNT, L_EXCEPTIONS, L_THREATS, lookup_value, refined
 from egtb.formats.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
-from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, CATEGORY_OF_CODE, INVALID_WDL, NO_DTW, WDL_DRAW,
-                                 WDL_LOSS, WDL_OF_CODE, WDL_WIN)
+from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, CATEGORY_OF_CODE, DRAW, INVALID_WDL, LOSS, NO_DTW,
+                                 WDL_DRAW, WDL_LOSS, WDL_OF_CODE, WDL_WIN, WIN)
 from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate
 from egtb.rules.captures import CAPTURE_ROWS, MAX_JUMPS, has_capture
 from egtb.rules.perft import CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, child_positions
+from egtb.rules.threats import threat_left_out
 
 __all__ = [
     "NO_DTW", "gather", "gather_distance", "gather_rule", "fill_terminal", "fill_terminal_rule", "outcome_at",
@@ -28,6 +29,7 @@ __all__ = [
     "probe_value_one",
     "search_one",
     "terminal_rule",
+    "threat_category",
 ]
 
 #: A position's block is its index >> BLOCK_SHIFT, its place in it index & BLOCK_MASK
@@ -51,6 +53,7 @@ STATUS_NOT_LOADED = 1  #: the material's table (or its layer) is not loaded
 STATUS_INVALID = 2  #: not a position any table could hold
 STATUS_OUT_OF_RANGE = 3  #: the index fell outside the loaded layer
 STATUS_MUST_CAPTURE = 4  #: its side to move must capture and its compact file leaves it out (a leaf's answer)
+STATUS_THREAT = 5  #: a threat position its compact file leaves out (:mod:`egtb.rules.threats`; a leaf's answer)
 
 #: What :func:`_table_index` gives for a position no table holds (a negative code:
 #: one side has no pieces) and for one past the end of its table.
@@ -204,13 +207,16 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
 def _stored_code(bm, bk, wm, wk, turn, row, index):
     """(status, stored code) of a position in a compact file's lookup row: STATUS_OUT_OF_RANGE
     past the table's size, STATUS_MUST_CAPTURE when the side to move must capture (the file
-    leaves it out: a search gives it), STATUS_NOT_LOADED when the block's marks are not in
+    leaves it out: a search gives it), STATUS_THREAT when the file leaves it out as a threat
+    position (a search one move deep gives it), STATUS_NOT_LOADED when the block's marks are not in
     memory, else STATUS_OK and the code (that of a category file coded as exceptions with its
     exceptions applied: :func:`egtb.formats.compact.codec.refined`)."""
     if index >= row[COL_SIZE]:
         return STATUS_OUT_OF_RANGE, np.int64(0)
     if has_capture(bm, bk, wm, wk, turn):
         return STATUS_MUST_CAPTURE, np.int64(0)
+    if int64_ptr(row[COL_CODED_AT])[L_THREATS] and threat_left_out(bm, bk, wm, wk, turn):
+        return STATUS_THREAT, np.int64(0)
     stored = np.int64(lookup_value(row[COL_CODED_AT], index))
     if stored < 0:
         return STATUS_NOT_LOADED, np.int64(0)
@@ -233,9 +239,16 @@ def _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index, ro
         if category == CAT_WIN or category == CAT_LOSS:
             return STATUS_OK, outcome_at(category, 1, counter, limit), category, 1, code
         return STATUS_OK, WDL_DRAW, category, 0 if category == CAT_DRAW else -1, code
-    if status != STATUS_OK:
+    if status == STATUS_THREAT:
+        status, best = search_one(bm, bk, wm, wk, turn, rows_at, np.int64(CAT_WIN))
+        if status != STATUS_OK:
+            return STATUS_NOT_LOADED, 0, 0, 0, code
+        lookup = int64_ptr(row[COL_CODED_AT])
+        category = threat_category(best, index, lookup[L_EXCEPTIONS], lookup[L_EXCEPTION_COUNT])
+    elif status != STATUS_OK:
         return status, 0, 0, 0, code
-    category = np.int64(_CATEGORY_OF_CODE[stored])
+    else:
+        category = np.int64(_CATEGORY_OF_CODE[stored])
     if category != CAT_WIN and category != CAT_LOSS:
         return STATUS_OK, WDL_DRAW, category, -1, code
     if counter == 0 or (row[COL_MAX_DTZ] >= 0 and counter + row[COL_MAX_DTZ] <= limit):
@@ -278,7 +291,7 @@ def probe_value_one(bm, bk, wm, wk, turn, rows_at):
     row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
     if row[COL_CODED_AT] != 0:  # a compact file: no DTW (-1); a capture position searched (:func:`search_one`)
         status, stored = _stored_code(bm, bk, wm, wk, turn, row, index)
-        if status == STATUS_MUST_CAPTURE:
+        if status == STATUS_MUST_CAPTURE or status == STATUS_THREAT:
             status, value = search_one(bm, bk, wm, wk, turn, rows_at, np.int64(WDL_WIN))
             if status != STATUS_OK:
                 return STATUS_NOT_LOADED, 0, 0, code
@@ -365,48 +378,52 @@ def fill_terminal_rule(bm, bk, wm, wk, turn, codes, counters, limit, out_outcome
 
 # ------------------------------------------------------------------ the capture search of single probes
 
-#: Levels of a capture search's stack (each level removes a piece).
+#: Levels of a capture search's stack (each level of captures removes a piece; a threat
+#: position's level is followed by captures).
 MAX_SEARCH_DEPTH = 25
-#: Columns of a search level: its children, the next child to probe, the best value so far.
-S_MOVES = 0
-S_NEXT = 1
-S_BEST = 2
+#: Columns of a search level: its children, the next child to probe, the best value so far;
+#: for a threat position's level (:func:`mark_threat`) 1 in S_THREAT, its index and its file's
+#: exceptions (address, count), from which its category is found when the level closes.
+S_MOVES, S_NEXT, S_BEST, S_THREAT, S_INDEX, S_EXCEPTIONS, S_EXCEPTION_COUNT = range(7)
+LEVEL_WIDTH = 7
 
 
 @njit(cache=True)
 def _leaf(bm, bk, wm, wk, turn, rows_at, top):
-    """(status, value) of a position as its table stores it, for :func:`search_one`: its WDL
-    (``top`` 1; its category at counter 0 with ``top`` 2, ``rows_at`` then a layer's rows);
-    STATUS_MUST_CAPTURE where its compact file leaves it out, another status where the kernel
+    """(status, value, lookup, index) of a position as its table stores it, for :func:`search_one`:
+    its WDL (``top`` 1; its category at counter 0 with ``top`` 2, ``rows_at`` then a layer's rows);
+    STATUS_MUST_CAPTURE or STATUS_THREAT where its compact file leaves it out (then the file's
+    lookup descriptor and the index, for :func:`mark_threat`), another status where the kernel
     cannot read it (not loaded, out of range, invalid)."""
+    none = np.int64(0)
     code, index = locate(bm, bk, wm, wk, turn)
     if code == CODE_INVALID:
-        return STATUS_INVALID, np.int64(0)
+        return STATUS_INVALID, none, none, none
     if code < 0:
         if code == CODE_NO_OPPONENT and has_moves(bm, bk, wm, wk, turn):
-            return STATUS_OK, top
-        return STATUS_OK, -top
+            return STATUS_OK, top, none, none
+        return STATUS_OK, -top, none, none
     row = int64_ptr(rows_at + code * ROW_WIDTH * 8)
     if row[COL_CODED_AT] != 0:
         status, stored = _stored_code(bm, bk, wm, wk, turn, row, index)
         if status != STATUS_OK:
-            return status, np.int64(0)
+            return status, none, row[COL_CODED_AT], index
         if top == CAT_WIN:
-            return STATUS_OK, np.int64(_CATEGORY_OF_CODE[stored])
-        return STATUS_OK, np.int64(_WDL_OF_CODE[stored])
+            return STATUS_OK, np.int64(_CATEGORY_OF_CODE[stored]), none, none
+        return STATUS_OK, np.int64(_WDL_OF_CODE[stored]), none, none
     if row[COL_CATEGORY_AT] == 0:
-        return STATUS_NOT_LOADED, np.int64(0)
+        return STATUS_NOT_LOADED, none, none, none
     if index >= row[COL_SIZE]:
-        return STATUS_OUT_OF_RANGE, np.int64(0)
+        return STATUS_OUT_OF_RANGE, none, none, none
     values = block_address(row[COL_CATEGORY_AT], index)
     if values == 0:
-        return STATUS_NOT_LOADED, np.int64(0)
+        return STATUS_NOT_LOADED, none, none, none
     if top == CAT_WIN:
-        return STATUS_OK, np.int64(int8_ptr(values)[index & BLOCK_MASK])
+        return STATUS_OK, np.int64(int8_ptr(values)[index & BLOCK_MASK]), none, none
     value = np.int64(_WDL_OF_CODE[uint8_ptr(values)[index & BLOCK_MASK]])
     if value == INVALID_WDL:  # an unsolved position: the caller's path names the table
-        return STATUS_NOT_LOADED, np.int64(0)
-    return STATUS_OK, value
+        return STATUS_NOT_LOADED, none, none, none
+    return STATUS_OK, value, none, none
 
 
 @njit(cache=True, inline="always")
@@ -426,6 +443,33 @@ def open_level(pm, pk, om, ok, turn, level, children, scratch, levels, top):
     levels[level, S_MOVES] = child_positions(pm, pk, om, ok, turn, children, level * MAX_CHILDREN, scratch)
     levels[level, S_NEXT] = 0
     levels[level, S_BEST] = -top
+    levels[level, S_THREAT] = 0
+
+
+@njit(cache=True, inline="always")
+def mark_threat(levels, level, index, exceptions, count):
+    """Mark level ``level`` as a threat position's (:mod:`egtb.rules.threats`): its best value is
+    only its WDL's sign in a search of categories, so its category is looked up when it closes
+    (:func:`threat_category`)."""
+    levels[level, S_THREAT] = 1
+    levels[level, S_INDEX] = index
+    levels[level, S_EXCEPTIONS] = exceptions
+    levels[level, S_EXCEPTION_COUNT] = count
+
+
+@njit(cache=True)
+def threat_category(best, index, exceptions, count):
+    """Category at counter 0 of a threat position its WLD file leaves out, from ``best``, the best
+    over its moves of minus the successors' categories: that has the sign of its WDL (a king
+    move does not zero the counter, so the best is not its category), and the win or loss is a
+    cursed win or blessed loss where its category file lists it (:func:`refined`).
+
+    >>> none = np.zeros(1, dtype=np.int64)
+    >>> int(threat_category(1, 0, none.ctypes.data, 0)), int(threat_category(-1, 0, none.ctypes.data, 0))
+    (2, -2)
+    """
+    code = WIN if best > 0 else (DRAW if best == 0 else LOSS)
+    return np.int64(_CATEGORY_OF_CODE[refined(code, index, exceptions, count)])
 
 
 @njit(cache=True, inline="always")
@@ -435,6 +479,9 @@ def next_child(levels, level, top):
     to the level above); (-1, the value) when the search is over."""
     while levels[level, S_NEXT] == levels[level, S_MOVES] or levels[level, S_BEST] == top:
         v = levels[level, S_BEST]
+        if levels[level, S_THREAT] and top == CAT_WIN:
+            v = threat_category(v, levels[level, S_INDEX], levels[level, S_EXCEPTIONS],
+                                levels[level, S_EXCEPTION_COUNT])
         if level == 0:
             return np.int64(-1), v
         level -= 1
@@ -457,7 +504,7 @@ def search_one(bm, bk, wm, wk, turn, rows_at, top):
     loading what is missing)."""
     children = np.empty((MAX_SEARCH_DEPTH * MAX_CHILDREN, 4), dtype=np.int64)
     scratch = np.empty((CAPTURE_ROWS + MAX_JUMPS + 1, 4), dtype=np.int64)
-    levels = np.empty((MAX_SEARCH_DEPTH, 3), dtype=np.int64)
+    levels = np.empty((MAX_SEARCH_DEPTH, LEVEL_WIDTH), dtype=np.int64)
     pm, pk, om, ok = absolute(bm, bk, wm, wk, turn)  # the same swap turns it side-relative
     open_level(pm, pk, om, ok, turn, 0, children, scratch, levels, top)
     level = np.int64(0)
@@ -468,11 +515,14 @@ def search_one(bm, bk, wm, wk, turn, rows_at, top):
         cturn = (turn + level + 1) & 1
         pm, pk, om, ok = children[row, CH_PM], children[row, CH_PK], children[row, CH_OM], children[row, CH_OK]
         cbm, cbk, cwm, cwk = absolute(pm, pk, om, ok, cturn)
-        status, v = _leaf(cbm, cbk, cwm, cwk, cturn, rows_at, top)
+        status, v, lookup, index = _leaf(cbm, cbk, cwm, cwk, cturn, rows_at, top)
         if status == STATUS_OK:
             levels[level, S_BEST] = max(levels[level, S_BEST], -v)
-        elif status != STATUS_MUST_CAPTURE or level + 1 == MAX_SEARCH_DEPTH:
+        elif (status != STATUS_MUST_CAPTURE and status != STATUS_THREAT) or level + 1 == MAX_SEARCH_DEPTH:
             return status, np.int64(0)
         else:
             level += 1
             open_level(pm, pk, om, ok, cturn, level, children, scratch, levels, top)
+            if status == STATUS_THREAT:
+                desc = int64_ptr(lookup)
+                mark_threat(levels, level, index, desc[L_EXCEPTIONS], desc[L_EXCEPTION_COUNT])

@@ -10,7 +10,9 @@ table kinds (:mod:`egtb.probe.tables`); a capture position then is the Tablebase
 capture search (:meth:`~egtb.probe.tablebase.Tablebase.search_captures`), which asks
 the leaf probes here (:func:`value_leaf`, :func:`category_leaf`) for its successors and
 so reads what the kernels missed: a leaf never searches in Python, so no probe calls
-itself.
+itself. A threat position a WLD file leaves out (:mod:`egtb.rules.threats`) is searched the
+same way, over all its moves (:func:`left_out`), its category then found from its WDL
+(:func:`searched_category`).
 
 >>> from egtb.probe.tablebase import Tablebase
 >>> probe_value(Tablebase("/nonexistent"), (1, 0, 0, 0, 1))   # White to move has no pieces
@@ -22,13 +24,15 @@ from __future__ import annotations
 from egtb.errors import InvalidPositionError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats.values import CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DRAW, WDL_LOSS, WDL_WIN, Category
 from egtb.probe.kernels import (STATUS_INVALID, STATUS_OK, STATUS_OUT_OF_RANGE, outcome_at, probe_rule_one,
-                                probe_value_one)
+                                probe_value_one, threat_category)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_capture
 from egtb.rules.board import DrawRule
+from egtb.rules.threats import threat_left_out
 
 # ``tb`` is the egtb.probe.tablebase.Tablebase probing (not imported: it imports this module).
 
-__all__ = ["Key", "category_leaf", "probe_rule", "probe_value", "terminal_value", "value_leaf"]
+__all__ = ["Key", "category_leaf", "left_out", "probe_rule", "probe_value", "searched_category", "terminal_value",
+           "value_leaf"]
 
 #: A position as (bm, bk, wm, wk, turn).
 Key = tuple[int, int, int, int, int]
@@ -54,7 +58,7 @@ def probe_value(tb: "Tablebase", key: Key, *, distance: bool = True) -> tuple[in
     table = tb.table_for(code, key)
     if table is None:
         return WDL_LOSS, 0
-    value = table.stored_value(index, capture)
+    value = table.stored_value(index, left_out(table, key, capture))
     if value is None:
         value = tb.search_captures(key, top=WDL_WIN, leaf=lambda child: value_leaf(tb, child))
     return value, table.distance_at(index) if distance else None
@@ -75,7 +79,35 @@ def value_leaf(tb: "Tablebase", key: Key) -> int | None:
     if code < 0:
         return terminal_value(code, key)[0]
     table = tb.table_for(code, key)
-    return WDL_LOSS if table is None else table.stored_value(index, capture)
+    return WDL_LOSS if table is None else table.stored_value(index, left_out(table, key, capture))
+
+
+def left_out(table, key: Key, capture: bool) -> bool:
+    """Whether ``table``'s file leaves a position out (a search gives it): its side to move must
+    capture (``capture``), or it is a threat position and the file leaves those out.
+
+    >>> from egtb.probe.tables import MasterTable
+    >>> left_out(MasterTable, (0, 1 << 12, 0, 1 << 8, 1), False)   # a master file holds every position
+    False
+    """
+    return capture or (table.threats and bool(threat_left_out(*key)))
+
+
+def searched_category(tb: "Tablebase", key: Key, best: int, rule: DrawRule) -> int:
+    """The category at counter 0 of a position a search gave ``best`` for (the best over its
+    moves of minus their categories): itself, unless the position is a threat position its
+    file leaves out, whose category comes from its WDL and its file's exceptions
+    (:func:`~egtb.probe.kernels.threat_category`)."""
+    code, index, capture = locate_capture(*key)
+    if code < 0 or capture:
+        return best
+    layer = tb.layer_for(code, rule.name)
+    if not left_out(layer, key, False):
+        return best
+    exceptions = getattr(layer.coded, "exceptions", None)
+    if exceptions is None or not len(exceptions):
+        return int(threat_category(best, index, 0, 0))
+    return int(threat_category(best, index, exceptions.ctypes.data, len(exceptions)))
 
 
 def _kernel_value(tb: "Tablebase", key: Key) -> tuple[int, int, int] | None:
@@ -121,9 +153,10 @@ def probe_rule(tb: "Tablebase", key: Key, rule: DrawRule, counter: int, *, unkno
     if found is None:
         return WDL_LOSS, CAT_LOSS, 0  # no move: lost whatever the table holds
     layer, index, capture = found
-    category = layer.stored_value(index, capture)
+    category = layer.stored_value(index, left_out(layer, key, capture))
     if category is None:
-        category = tb.search_captures(key, top=CAT_WIN, leaf=lambda child: category_leaf(tb, child, rule))
+        category = tb.search_captures(key, top=CAT_WIN, leaf=lambda child: category_leaf(tb, child, rule),
+                                      finish=lambda child, best: searched_category(tb, child, best, rule))
     decisive = category in (CAT_WIN, CAT_LOSS)
     late = counter and decisive and not layer.fits(counter, rule.limit_plies)  # the outcome needs the DTZ
     distance = layer.dtz_at(index, category, capture) if want_dtz or late else None
@@ -159,7 +192,7 @@ def category_leaf(tb: "Tablebase", key: Key, rule: DrawRule) -> int | None:
     if found is None:
         return CAT_LOSS
     layer, index, capture = found
-    return layer.stored_value(index, capture)
+    return layer.stored_value(index, left_out(layer, key, capture))
 
 
 def _layer_at(tb: "Tablebase", key: Key, code: int, status: int, rule: DrawRule):

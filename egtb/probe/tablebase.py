@@ -473,12 +473,16 @@ class Tablebase:
 
     # --- the capture search ----------------------------------------------
 
-    def search_captures(self, key: Key, *, top: int, leaf: Callable[[Key], int | None]) -> int:
+    def search_captures(self, key: Key, *, top: int, leaf: Callable[[Key], int | None],
+                        finish: Callable[[Key, int], int] | None = None) -> int:
         """Value of a position whose side to move must capture, from its captures' values.
 
         The best over the captures of minus the successor's value for the opponent: ``leaf(child)``,
         the value its table stores, or None where the child must capture too and its file leaves it
         out (searched the same way, depth-first on an explicit stack: no probe calls itself).
+        A threat position a file leaves out is searched the same way, over all its moves;
+        ``finish(position, best)`` turns each searched position's best into its value (a
+        threat position's category: :func:`egtb.probe.single.searched_category`).
         ``top`` is the best value there is (WDL win 1, category win 2), at which a level stops.
         Captures shrink the material, so the search ends. Under "wcdf" this holds for categories
         too, as a capture resets the counter: the successors are at counter 0, where their
@@ -488,19 +492,21 @@ class Tablebase:
         >>> tb.search_captures((1 << 9, 0, 1 << 13, 0, 1), top=1, leaf=lambda child: -1)   # every successor lost
         1
         """
-        levels = [[_captures(key), -top]]  # each level: its children to come, the best value so far
+        levels = [[_captures(key), -top, key]]  # each level: its children to come, the best so far, itself
         while True:
             level = levels[-1]
             child = next(level[0], None) if level[1] != top else None
             if child is None:
-                value = levels.pop()[1]
+                _, value, searched = levels.pop()
+                if finish is not None:
+                    value = finish(searched, value)
                 if not levels:
                     return value
                 levels[-1][1] = max(levels[-1][1], -value)
                 continue
             value = leaf(child)
             if value is None:
-                levels.append([_captures(child), -top])
+                levels.append([_captures(child), -top, child])
             else:
                 level[1] = max(level[1], -value)
 

@@ -63,6 +63,9 @@ class Layer(Protocol):
     stores_captures: bool
     """Whether a position whose side to move must capture holds its value (master files), or must
     be searched (compact files): which batch kernel reads it."""
+    threats: bool
+    """Whether its file leaves threat positions out too (a WLD file, and the category file coded
+    as exceptions to it: :mod:`egtb.rules.threats`), searched one move deep."""
     holds_distances: bool
     """Whether :meth:`distance_at` answers (no read needed to know)."""
     full: "Table | Layer | None"
@@ -249,6 +252,7 @@ class _InBlocks:
     ``kernel_arrays``)."""
 
     stores_captures = True
+    threats = False
     max_dtz = None  # its distances are in the blocks the kernels read anyway
     dtz_file = None  # no compact DTZ file: its DTZ is in its blocks
     batch_kind: int
@@ -458,6 +462,11 @@ class _Paired:
     def stored_value(self, index: int, capture: bool) -> int | None:
         """The compact file's value, None where the side to move must capture (searched)."""
         return None if capture else self.coded.value_at(index)
+
+    @property
+    def threats(self) -> bool:
+        """Whether the compact file leaves threat positions out."""
+        return self.coded.threats
 
     def batch_row(self, kind, *, distances: bool) -> np.ndarray:
         """The compact file's batch row (the batch kernel's capture search, and the master's

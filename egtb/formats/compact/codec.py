@@ -402,9 +402,11 @@ def decode_from(data, start, stop, lut, mark, offset):
 #: Columns of a compact file's lookup descriptor (int64 each, :attr:`CompactTable.lookup`): the
 #: addresses of its coded blocks, block starts (blocks + 1), blocks' mark addresses (0: none in
 #: memory) and numbers of marks, and decoding table; its bytes of blocks and its blocks; the
-#: address and number of its exceptions (a category file coded as exceptions, :func:`refined`).
-L_DATA, L_STARTS, L_MARKS, L_MARK_COUNTS, L_LUT, L_DATA_LEN, L_BLOCKS, L_EXCEPTIONS, L_EXCEPTION_COUNT = range(9)
-LOOKUP_WIDTH = 9
+#: address and number of its exceptions (a category file coded as exceptions, :func:`refined`);
+#: 1 when its WLD file leaves threat positions out (:mod:`egtb.rules.threats`).
+(L_DATA, L_STARTS, L_MARKS, L_MARK_COUNTS, L_LUT, L_DATA_LEN, L_BLOCKS, L_EXCEPTIONS, L_EXCEPTION_COUNT,
+ L_THREATS) = range(10)
+LOOKUP_WIDTH = 10
 #: The value codes an exception turns into a cursed win or blessed loss (adding EXCEPTION_STEP).
 EXCEPTION_WIN, EXCEPTION_LOSS, EXCEPTION_STEP = 2, 3, 2
 

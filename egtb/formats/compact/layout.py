@@ -32,12 +32,15 @@ from egtb.positions.material import Material
 
 __all__ = [
     "BLOCK_BYTES", "DTZ_KINDS", "FORMAT_VERSION", "FileKind", "KINDS", "MAX_DTZ_CODE", "RULE_KINDS", "SUFFIX",
+    "THREATS_VERSION",
     "WCDF", "WCDF_DTZ", "WDL", "category_codes", "compact_path", "compact_paths", "dtz_codes", "material_counts",
 ]
 
 SUFFIX = ".wld"
 MAGIC = b"EGTBWLD\x00"
 FORMAT_VERSION = 1
+#: The version of a WLD file that also leaves out threat positions (:mod:`egtb.rules.threats`).
+THREATS_VERSION = 2
 #: Bytes of one coded block (the last block of a file may be shorter).
 BLOCK_BYTES = 4096
 BLOCK_BITS = BLOCK_BYTES * 8

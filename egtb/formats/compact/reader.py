@@ -38,11 +38,11 @@ from egtb.errors import MissingRuleLayerError, TableError
 from egtb.formats.cache import TableCache, process_cache
 from egtb.formats.compact.codec import (EXCEPTION_LOSS, EXCEPTION_STEP, EXCEPTION_WIN, L_BLOCKS, L_DATA,
                                         L_DATA_LEN, L_EXCEPTION_COUNT, L_EXCEPTIONS, L_LUT, L_MARK_COUNTS, L_MARKS,
-                                        L_STARTS, LOOKUP_WIDTH, check_blocks, decode_block, decoding_table,
+                                        L_STARTS, L_THREATS, LOOKUP_WIDTH, check_blocks, decode_block, decoding_table,
                                         mark_block, value_at_index)
 from egtb.formats.compact.exceptions import Exceptions, is_exceptions_header, read_exceptions
 from egtb.formats.compact.layout import (BLOCK_BYTES, DTZ_KINDS, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS,
-                                         MAX_CODE_BITS, NUM_BUCKETS, RULE_KINDS, SUFFIX, WCDF, WDL)
+                                         MAX_CODE_BITS, NUM_BUCKETS, RULE_KINDS, SUFFIX, THREATS_VERSION, WCDF, WDL)
 from egtb.formats.compact.sidecar import open_marks
 from egtb.positions.material import Material
 
@@ -118,10 +118,10 @@ class CompactTable:
         """The descriptor the lookup kernels read (L_* columns of :mod:`.codec`): addresses of the
         arrays above, kept alive by the table."""
         self.lookup[[L_DATA, L_STARTS, L_MARKS, L_MARK_COUNTS, L_LUT, L_DATA_LEN, L_BLOCKS, L_EXCEPTIONS,
-                     L_EXCEPTION_COUNT]] = (
+                     L_EXCEPTION_COUNT, L_THREATS]] = (
             self.data.ctypes.data if len(self.data) else 0, self.starts.ctypes.data, self.marks_at.ctypes.data,
             self.mark_counts.ctypes.data, self.lut.ctypes.data, len(self.data), self.n_blocks,
-            self.exceptions.ctypes.data, len(self.exceptions))
+            self.exceptions.ctypes.data, len(self.exceptions), self.threats)
         self._lookup_at = self.lookup.ctypes.data
         self._ends = np.empty(self.max_runs, dtype=np.int64)
         self._vals = np.empty(self.max_runs, dtype=np.uint8)
@@ -177,8 +177,11 @@ class CompactTable:
         self.kind = kind
         (_, version, _, bm, bk, wm, wk, positions, block_bytes, code_bits, n_blocks, max_runs,
          buckets, data_offset, _) = HEADER.unpack(head)
-        if version != FORMAT_VERSION:
-            raise TableError(f"{self.coded_path}: compact format version {version} is not {FORMAT_VERSION}")
+        if version != FORMAT_VERSION and not (version == THREATS_VERSION and kind is WDL):
+            raise TableError(f"{self.coded_path}: compact format version {version} is not {FORMAT_VERSION}"
+                             f"{f' (or {THREATS_VERSION}, a WLD file)' if kind is WDL else ''}")
+        self.threats = version == THREATS_VERSION
+        """Whether the file leaves out threat positions as well (:mod:`egtb.rules.threats`)."""
         if (block_bytes, code_bits, buckets) != (BLOCK_BYTES, MAX_CODE_BITS, NUM_BUCKETS):
             raise TableError(f"{self.coded_path}: unsupported block size, code length or buckets")
         self.material = Material(bm, bk, wm, wk)

@@ -23,13 +23,13 @@ from egtb.formats.compact.codec import (S_ACC, S_ACC_BITS, S_BYTE, S_PREV, canon
                                         encode_blocks, fill_dont_cares, huffman_lengths, length_symbol)
 from egtb.formats.compact.exceptions import exceptions_bytes
 from egtb.formats.compact.layout import (BLOCK_BYTES, DATA_ALIGN, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS,
-                                         MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, RULE_KINDS, WDL, FileKind,
-                                         material_counts)
+                                         MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, RULE_KINDS, THREATS_VERSION, WDL,
+                                         FileKind, material_counts)
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact.sidecar import MARKS_SUFFIX, marks_bytes, marks_path
 from egtb.formats.values import BLESSED_LOSS, CURSED_WIN, DRAW, UNKNOWN
 from egtb.positions.material import Material, count_positions
-from egtb.positions.walk import capture_flags
+from egtb.positions.walk import capture_flags, left_out_flags
 
 __all__ = ["CompactReport", "encode_kinds", "encode_values", "remove_leftovers", "write_compact", "write_marks"]
 
@@ -85,7 +85,8 @@ CHUNK_POSITIONS = 1 << 22
 KEPT_FLAGS_POSITIONS = 1 << 32
 
 
-def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL) -> tuple[bytes, CompactReport]:
+def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
+                  threats: bool = False) -> tuple[bytes, CompactReport]:
     """The compact file's bytes for a material's value codes (uint8, one per position).
 
     The codes are those of ``kind``: DRAW, WIN, LOSS for a WLD file, also
@@ -98,12 +99,13 @@ def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL) 
     if len(wdl) != count_positions(material):
         raise InvalidDataError(f"{material.name}: {len(wdl)} values for "
                                f"{count_positions(material)} positions")
-    return encode_kinds(material, lambda lo, hi: [np.array(wdl[lo:hi], dtype=np.uint8)], (kind,))[0]
+    return encode_kinds(material, lambda lo, hi: [np.array(wdl[lo:hi], dtype=np.uint8)], (kind,),
+                        threats=threats)[0]
 
 
 def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.ndarray]],
                  kinds: Sequence[FileKind], *, chunk: int = CHUNK_POSITIONS, as_exceptions: bool = False,
-                 wdl_crc: int | None = None) -> list[tuple[bytes, CompactReport]]:
+                 wdl_crc: int | None = None, threats: bool = False) -> list[tuple[bytes, CompactReport]]:
     """The compact files' bytes for several kinds of a material's codes, read a chunk at a time.
 
     ``codes_of(lo, hi)`` gives the codes of positions lo..hi for each kind in
@@ -118,6 +120,10 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
     (:mod:`.exceptions`): the one coded in the same call (WDL before it in ``kinds``),
     else the one whose header CRC-32 is ``wdl_crc``.
 
+    With ``threats`` the WLD file also leaves out the threat positions of
+    :func:`egtb.rules.threats.threat_left_out` (format version 2, about half the size at 6
+    pieces and more); its categories as exceptions are those of the true values, as before.
+
     >>> codes = np.r_[np.ones(500, dtype=np.uint8), np.full(492, 2, dtype=np.uint8)]
     >>> whole, = encode_kinds(Material.parse("1k-1k"), lambda lo, hi: [codes[lo:hi].copy()], [WDL])
     >>> whole == encode_kinds(Material.parse("1k-1k"), lambda lo, hi: [codes[lo:hi].copy()], [WDL], chunk=7)[0]
@@ -128,21 +134,28 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
     must = np.empty(min(chunk, positions), dtype=np.bool_)
     lasts = _last_values(counts, positions, codes_of, len(kinds), chunk=chunk, must=must)
     files = [_ExceptionsEncoder(material) if as_exceptions and kind in RULE_KINDS.values()
-             else _FileEncoder(material, kind, min(chunk, positions), last) for kind, last in zip(kinds, lasts)]
+             else _FileEncoder(material, kind, min(chunk, positions), last, threats=threats and kind is WDL)
+             for kind, last in zip(kinds, lasts)]
     runs_coded = not all(isinstance(file, _ExceptionsEncoder) for file in files)  # else one pass
+    threat_file = any(getattr(file, "threats", False) for file in files)
+    left_out = np.empty(len(must) if threat_file else 0, dtype=np.bool_)  # captures and threats: WDL's don't-cares
     flags: list | None = [] if positions <= KEPT_FLAGS_POSITIONS and runs_coded else None  # the first pass's
     for step in ("count", "code") if runs_coded else ("count",):
         for n, lo in enumerate(range(0, positions, chunk)):
             hi = min(lo + chunk, positions)
             if step == "code" and flags is not None:
-                must[:hi - lo] = np.unpackbits(flags[n], count=hi - lo).view(np.bool_)
+                for k, array in enumerate((must, left_out)[:1 + threat_file]):
+                    array[:hi - lo] = np.unpackbits(flags[n][k], count=hi - lo).view(np.bool_)
                 captures = 0
             else:
                 captures = int(capture_flags(counts, lo, hi, must))
+                if threat_file:
+                    left_out_flags(counts, lo, hi, left_out)
                 if flags is not None:
-                    flags.append(np.packbits(must[:hi - lo]))
+                    flags.append([np.packbits(array[:hi - lo]) for array in (must, left_out)[:1 + threat_file]])
             for file, codes in zip(files, codes_of(lo, hi), strict=True):
-                getattr(file, step)(lo, np.ascontiguousarray(codes, dtype=np.uint8), must[:hi - lo], captures)
+                dont_care = left_out if getattr(file, "threats", False) else must
+                getattr(file, step)(lo, np.ascontiguousarray(codes, dtype=np.uint8), dont_care[:hi - lo], captures)
         for file in files:
             getattr(file, step)(positions, None, must[:0], 0)
     blobs = []
@@ -175,8 +188,8 @@ class _FileEncoder:
     material (:meth:`count`), then the runs coded into blocks (:meth:`code`); a call with no
     codes closes the last run."""
 
-    def __init__(self, material: Material, kind: FileKind, chunk: int, last: int) -> None:
-        self.material, self.kind, self.file_last = material, kind, last
+    def __init__(self, material: Material, kind: FileKind, chunk: int, last: int, *, threats: bool = False) -> None:
+        self.material, self.kind, self.file_last, self.threats = material, kind, last, threats
         self.tables = (kind.first_context, kind.context_after, kind.choice_of)
         self.run_vals = np.empty(chunk, dtype=np.uint8)
         self.run_lens = np.empty(chunk, dtype=np.int64)
@@ -252,7 +265,8 @@ class _FileEncoder:
         starts, ctx, runs = np.concatenate(self.starts, axis=1)
         positions = count_positions(self.material)
         blob = _file_bytes(self.material, positions, data, starts, ctx.astype(np.uint8),
-                           int(runs.max(initial=1)), self.lengths, self.kind)
+                           int(runs.max(initial=1)), self.lengths, self.kind,
+                           THREATS_VERSION if self.threats else FORMAT_VERSION)
         return blob, CompactReport(positions, self.captures, self.runs, len(blob), 1)
 
 
@@ -304,7 +318,7 @@ def _code_lengths(hist: np.ndarray, longest: int, kind: FileKind) -> np.ndarray:
 
 
 def _file_bytes(material: Material, positions: int, data: bytes, starts: np.ndarray,
-                ctx: np.ndarray, max_runs: int, lengths: np.ndarray, kind: FileKind) -> bytes:
+                ctx: np.ndarray, max_runs: int, lengths: np.ndarray, kind: FileKind, version: int) -> bytes:
     n_blocks = len(starts)
     index_bytes = INDEX_ENTRY.size * n_blocks
     data_offset = -(-(HEADER.size + kind.lengths_bytes + index_bytes) // DATA_ALIGN) * DATA_ALIGN
@@ -313,7 +327,7 @@ def _file_bytes(material: Material, positions: int, data: bytes, starts: np.ndar
         block = data[k * BLOCK_BYTES:(k + 1) * BLOCK_BYTES]
         index += INDEX_ENTRY.pack(int(starts[k]), zlib.crc32(block), int(ctx[k]))
     table = lengths[1:].astype(np.uint8).tobytes()
-    head = HEADER.pack(kind.magic, FORMAT_VERSION, kind.preset, material.black_men, material.black_kings,
+    head = HEADER.pack(kind.magic, version, kind.preset, material.black_men, material.black_kings,
                        material.white_men, material.white_kings, positions, BLOCK_BYTES,
                        MAX_CODE_BITS, n_blocks, max_runs, NUM_BUCKETS, data_offset, 0)
     crc = zlib.crc32(index, zlib.crc32(table, zlib.crc32(head[:-8])))
