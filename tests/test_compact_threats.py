@@ -17,7 +17,7 @@ from egtb.formats import compact
 from egtb.formats.compact.layout import THREATS_VERSION, WCDF, material_counts
 from egtb.formats.values import BLESSED_LOSS, CURSED_WIN, LOSS, WIN
 from egtb.formats.master import stored_materials
-from egtb.positions.material import Material, count_positions
+from egtb.positions.material import Material, all_materials, count_positions
 from egtb.positions.walk import capture_flags, left_out_flags, unrank_range
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES
@@ -177,9 +177,42 @@ def test_egtb_compact_threats_recodes_a_directory_which_then_answers_the_same(co
     assert {m: compact.compact_path(tmp_path, m).stat().st_mtime_ns for m in materials} == before
 
 
-def test_verify_and_a_build_refuse_what_they_cannot_check_or_read(two_directories):
+def test_a_build_refuses_categories_coded_as_exceptions_to_a_threats_file(two_directories):
     _, threats = two_directories
-    report = verify_compact(threats, materials=[MATERIAL])
-    assert not report.ok and any("leaves threat positions out" in m for m in report.messages), report.messages
-    with pytest.raises(TableError, match="threat positions out"):  # categories coded as exceptions to it
+    with pytest.raises(TableError, match="leaves threat positions out"):
         read_categories(threats, MATERIAL, np.empty(count_positions(MATERIAL), dtype=np.int8))
+
+
+@pytest.fixture()
+def native_threats(compact_tables, tmp_path) -> Path:
+    """The compact files up to 3 pieces alone (a compact-native set), their WLD files re-coded
+    leaving threat positions out."""
+    for path in compact_tables(3).iterdir():
+        if path.suffix in (".wld", ".wcdf", ".dtz", ".marks"):
+            shutil.copy(path, tmp_path / path.name)
+    assert main(["compact", "--tables", str(tmp_path), "--threats", "--quiet"]) == 0
+    return tmp_path
+
+
+def test_verify_checks_a_threats_file_against_the_successors_and_ignores_its_filler(native_threats):
+    materials = all_materials(3)
+    report = verify_compact(native_threats, materials=materials)
+    assert report.ok, report.messages[:3]
+    assert report.checked == report.layer_checked == sum(count_positions(m) for m in materials)
+    material = Material.parse("2k-1k")
+    path = compact.compact_path(native_threats, material)
+    codes = compact.CompactTable(path).values()
+    left_out = np.empty(len(codes), dtype=np.bool_)
+    left_out_flags(material_counts(material), 0, len(codes), left_out)
+    must = np.empty_like(left_out)
+    capture_flags(material_counts(material), 0, len(codes), must)
+    threat, stored = np.flatnonzero(left_out & ~must), np.flatnonzero(~left_out & (codes == WIN))
+    assert len(threat) > 10
+    changed = codes.copy()
+    changed[threat] = LOSS  # filler: a search gives them
+    compact.write_marks(compact.write_compact(path, compact.encode_values(material, changed, threats=True)[0]))
+    assert verify_compact(native_threats, materials=[material]).ok
+    changed[stored[0]] = LOSS
+    compact.write_marks(compact.write_compact(path, compact.encode_values(material, changed, threats=True)[0]))
+    report = verify_compact(native_threats, materials=[material])
+    assert not report.ok and f"2k-1k.wld #{stored[0]}" in report.messages[0], report.messages

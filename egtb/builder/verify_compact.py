@@ -397,12 +397,7 @@ class CompactProber:
                         if master.table_path(self.directory, material).exists() else "")
                 raise MissingTableError(f"no compact table for material {material.name} in "
                                         f"{self.directory} ({path.name} is missing{hint})")
-            found = open_compact(path)  # decoded blocks go to the process's cache
-            if found.threats:
-                found.close()
-                raise TableError(f"{path}: leaves threat positions out (format version 2); egtb verify "
-                                 "cannot check such a file yet")
-            self._tables[material] = found
+            found = self._tables[material] = open_compact(path)  # decoded blocks go to the process's cache
         return found
 
     def probe_batch(self, bm, bk, wm, wk, turn, *, rule: str | None = None

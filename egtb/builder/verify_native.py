@@ -1,6 +1,8 @@
 """A compact-native table checked against its successors, a chunk at a time, from its compact
 files alone (no master): every stored WDL, category and DTZ, and the capture positions' values
-through the capture search (:mod:`egtb.builder.successor_check` holds the kernels).
+through the capture search (:mod:`egtb.builder.successor_check` holds the kernels). A WLD file
+that leaves threat positions out (:mod:`egtb.rules.threats`) has their values from the prober's
+search, checked against their successors like the stored ones (their DTZ is stored).
 
 Memory is bounded by the chunk, not the table: a chunk's positions are unranked
 and its own stored codes decoded from the blocks that hold them
@@ -21,12 +23,13 @@ from egtb.errors import InvalidArgumentError
 from egtb.formats.compact import SUFFIX, CompactTable, material_counts
 from egtb.formats.compact.layout import DTZ_KINDS, RULE_KINDS
 from egtb.formats.values import CAT_WIN
-from egtb.positions.index import material_of_code
+from egtb.positions.index import material_of_code, unrank_positions
 from egtb.positions.material import Material
 from egtb.probe.compact_kernels import best_of_children, capture_children, probe_batch, radix_sort
 from egtb.probe.locate import locate_all
 from egtb.rules.perft import MAX_CHILDREN
 from egtb.rules.draw_rules import DRAW_RULES
+from egtb.rules.threats import threat_flags
 from egtb.builder.successor_check import (FLAG_CATEGORY, FLAG_DTZ, FLAG_SIGN, FLAG_WDL, check_positions,
                                           pack_values, quiet_successors, read_ascending, successor_boards,
                                           successor_ranks, unique_keys, unranked)
@@ -74,6 +77,8 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     layer = table.layer(rule) if rule is not None else None
     if layer is not None:
         category = np.asarray(layer.kind.value_of_code, dtype=np.int64)[layer.codes(lo, hi)]
+    if table.threats:  # the threat positions it leaves out: their values from the search
+        _searched_threats(prober, boards, 0, wdl, category, rule if layer is not None else None)
     full = layer is not None and layer.dtz_file is not None  # without a DTZ file: the categories' signs only
     if full:
         dtz = np.asarray(layer.dtz_file.kind.value_of_code, dtype=np.int64)[layer.dtz_file.codes(lo, hi)]
@@ -144,6 +149,16 @@ def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple
         if rule is not None:
             layer = table.layer(rule)
             category[quiet] = read_ascending(layer, indices[quiet], np.asarray(layer.kind.value_of_code, np.int64))
+        if table.threats:  # those it leaves out: from the search (as normalised, Black to move)
+            held = tuple(np.empty(len(quiet), dtype=np.int64) for _ in range(4))
+            unrank_positions(indices[quiet], material.black_men, material.black_kings, material.white_men,
+                             material.white_kings, *held)
+            threat_wdl, threat_category = wdl[quiet], category[quiet] if rule is not None else category
+            _searched_threats(prober, held, 0, threat_wdl, threat_category, rule)
+            wdl[quiet] = threat_wdl
+            if rule is not None:
+                category[quiet] = threat_category
+        if rule is not None:
             decisive = quiet[np.abs(category[quiet]) == CAT_WIN]
             dtz_file = layer.dtz_file
             dtz[decisive] = read_ascending(dtz_file, indices[decisive],
@@ -156,6 +171,21 @@ def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple
     rows = np.empty((len(searched), 4), dtype=np.int64)
     successor_boards(*boards, parents, ks - offsets[parents], rows)
     return wdl, category, dtz, searched, rows
+
+
+def _searched_threats(prober, boards: tuple[np.ndarray, ...], turn: int, wdl: np.ndarray, category: np.ndarray,
+                      rule: str | None) -> int:
+    """Put into ``wdl`` (and, with ``rule``, ``category``) the values the prober's search gives the
+    threat positions of ``boards`` a WLD file leaves out (:func:`egtb.rules.threats.threat_flags`);
+    return how many. Their stored codes are filler."""
+    threat = np.empty(len(boards[0]), dtype=np.bool_)
+    if not threat_flags(*boards, turn, threat):
+        return 0
+    held = tuple(np.ascontiguousarray(b[threat]) for b in boards)
+    wdl[threat] = prober.probe_batch(*held, turn)[0]
+    if rule is not None:
+        category[threat] = prober.probe_batch(*held, turn, rule=rule)[0]
+    return int(threat.sum())
 
 
 #: Added to a material code in those keys (the codes of no table are negative, -3 the least).

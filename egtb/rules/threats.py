@@ -24,7 +24,7 @@ from numba import njit
 from egtb.rules.captures import has_capture
 from egtb.rules.squares import ALL_SQUARES, BLACK_CROWN_ROW, NEIGHBOUR, WHITE_CROWN_ROW, direction_range
 
-__all__ = ["threat_left_out"]
+__all__ = ["threat_flags", "threat_left_out"]
 
 _NEIGHBOUR = NEIGHBOUR.copy()
 
@@ -70,6 +70,24 @@ def threat_left_out(bm, bk, wm, wk, turn):
             if not has_capture(cbm, cbk, cwm, cwk, 1 - turn) and has_capture(cbm, cbk, cwm, cwk, turn):
                 return False
     return True
+
+
+@njit(cache=True)
+def threat_flags(bm, bk, wm, wk, turn, out):
+    """:func:`threat_left_out` of each position of bitboard arrays (``turn`` to move), into ``out``;
+    returns how many.
+
+    >>> from egtb.rules.squares import bitboard_of
+    >>> out = np.empty(2, dtype=np.bool_)
+    >>> int(threat_flags(np.zeros(2, dtype=np.int64), np.array([bitboard_of([13]), bitboard_of([7])]),
+    ...                  np.zeros(2, dtype=np.int64), np.array([bitboard_of([9]), bitboard_of([2, 8])]), 1, out))
+    1
+    """
+    n = 0
+    for i in range(bm.shape[0]):
+        out[i] = threat_left_out(bm[i], bk[i], wm[i], wk[i], turn)
+        n += out[i]
+    return n
 
 
 @njit(cache=True, inline="always")
