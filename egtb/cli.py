@@ -580,8 +580,7 @@ def _register_compact(p: argparse.ArgumentParser) -> None:
                    help="only re-code the .wld files of --tables leaving out the threat positions too (the "
                         "side to move cannot capture, the opponent could, and every move leads to a capture "
                         "or to no threat: probes search them one move deep): 2.5 times smaller at 4k-4k, "
-                        "batch probes 2-4 times slower. egtb verify refuses such files, and so does a build "
-                        "reading categories coded as exceptions to one (8 pieces or more)")
+                        "batch probes 2-4 times slower; egtb verify, the builder and every probe read them")
     _add_jobs(p)
     p.add_argument("--quiet", action="store_true", help="no per-table lines")
     _add_json(p)

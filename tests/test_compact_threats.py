@@ -177,10 +177,22 @@ def test_egtb_compact_threats_recodes_a_directory_which_then_answers_the_same(co
     assert {m: compact.compact_path(tmp_path, m).stat().st_mtime_ns for m in materials} == before
 
 
-def test_a_build_refuses_categories_coded_as_exceptions_to_a_threats_file(two_directories):
-    _, threats = two_directories
-    with pytest.raises(TableError, match="leaves threat positions out"):
-        read_categories(threats, MATERIAL, np.empty(count_positions(MATERIAL), dtype=np.int8))
+def test_a_build_reads_categories_coded_as_exceptions_to_a_threats_file_as_the_others(two_directories):
+    plain, threats = two_directories
+    n = count_positions(MATERIAL)
+    want, got = np.empty(n, dtype=np.int8), np.empty(n, dtype=np.int8)
+    read_categories(plain, MATERIAL, want)
+    read_categories(threats, MATERIAL, got)
+    assert got.tolist() == want.tolist()
+    assert (np.abs(got) == 1).sum() > 100  # its cursed and blessed ones among them
+    # after a crowning only: those a crowning reaches (a white king on squares 1-4), and the stored ones
+    read_categories(plain, MATERIAL, want, crowned_only=True)
+    read_categories(threats, MATERIAL, got, crowned_only=True)
+    boards = positions(MATERIAL)
+    left_out = np.empty(n, dtype=np.bool_)
+    left_out_flags(material_counts(MATERIAL), 0, n, left_out)
+    meant = ~left_out | ((boards[3] & 0xF) != 0)
+    assert got[meant].tolist() == want[meant].tolist() and (left_out & ~meant).sum() > 100
 
 
 @pytest.fixture()

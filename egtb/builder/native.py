@@ -42,7 +42,9 @@ import numpy as np
 from egtb.builder.contents import LEAN_RULES
 from egtb.builder.dependency_captures import LoadedTables
 from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
-from egtb.positions.walk import unrank_captures
+from egtb.positions.index import unrank_positions
+from egtb.positions.walk import capture_flags, left_out_flags, unrank_captures
+from egtb.rules.squares import WHITE_CROWN_ROW
 from egtb.errors import MissingTableError, SolverError, TableError
 from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, category_codes, compact_path,
                                          dtz_codes, material_counts)
@@ -335,7 +337,9 @@ def category_chunks(directory: os.PathLike | str, material: Material, *, tableba
     blocks of its ``.wcdf`` file that hold them decoded (:meth:`CompactTable.codes`), the
     positions it leaves out (the side to move must capture) answered from the tables a pair has `loaded`
     (:class:`egtb.builder.dependency_captures.LoadedTables`), and those they do not hold (or all,
-    without them) by the prober's capture search. Memory stays at a chunk, however big the table.
+    without them) by the prober's capture search; so are the threat positions a WLD file its
+    categories refine leaves out (:mod:`egtb.rules.threats`), by the prober's search. Memory
+    stays at a chunk, however big the table.
 
     With `crowned_only` only the capture positions a crowning can reach are answered (a white
     king on White's crowning row: the side that just moved crowned a man); the others keep the
@@ -346,10 +350,6 @@ def category_chunks(directory: os.PathLike | str, material: Material, *, tableba
     from egtb.probe.tablebase import Tablebase  # the prober reads the finished tables
     directory = Path(directory)
     table = CompactTable(categories_path(directory, material))
-    if table.threats:
-        table.close()
-        raise TableError(f"{table.path}: its categories refine {table.coded_path.name}, which leaves threat "
-                         "positions out; a build cannot read such a dependency yet")
     own = tablebase is None
     tablebase = Tablebase(directory) if own else tablebase
     try:
@@ -360,6 +360,8 @@ def category_chunks(directory: os.PathLike | str, material: Material, *, tableba
         for lo in range(first, last, READ_CHUNK):
             categories = CATEGORY_OF_CODE[table.codes(lo, min(lo + READ_CHUNK, last))]
             _answer_captures(tablebase, loaded, material, lo, categories, crowned_only=crowned_only)
+            if table.threats:
+                _answer_threats(tablebase, material, lo, categories, crowned_only=crowned_only)
             yield lo, categories
     finally:
         table.close()
@@ -378,6 +380,26 @@ def _answer_captures(tablebase, loaded: LoadedTables | None, material: Material,
     if len(at) and loaded is not None:
         left = loaded.fill(at, tuple(boards), categories, first)
         at, boards = at[left], [board[left] for board in boards]
+    if len(at):
+        _, category, _ = tablebase.probe_batch_rule(*boards, 0, 0, rule=LEAN_RULES)
+        categories[at - first] = category
+
+
+def _answer_threats(tablebase, material: Material, first: int, categories: np.ndarray, *, crowned_only: bool) -> None:
+    """Replace the categories of the positions first.. that are threat positions its WLD file leaves
+    out (with `crowned_only`, those a crowning reaches) by the prober's search."""
+    counts = material_counts(material)
+    last = first + len(categories)
+    left_out, must = np.empty(len(categories), dtype=np.bool_), np.empty(len(categories), dtype=np.bool_)
+    left_out_flags(counts, first, last, left_out)
+    capture_flags(counts, first, last, must)
+    at = first + np.flatnonzero(left_out & ~must)
+    boards = tuple(np.empty(len(at), dtype=np.int64) for _ in range(4))
+    unrank_positions(at, material.black_men, material.black_kings, material.white_men, material.white_kings,
+                     *boards)
+    if crowned_only:
+        crowned = (boards[3] & WHITE_CROWN_ROW) != 0
+        at, boards = at[crowned], tuple(board[crowned] for board in boards)
     if len(at):
         _, category, _ = tablebase.probe_batch_rule(*boards, 0, 0, rule=LEAN_RULES)
         categories[at - first] = category
