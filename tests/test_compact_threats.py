@@ -75,7 +75,7 @@ def test_the_threat_positions_are_those_whose_every_move_a_search_answers():
     rng = np.random.default_rng(5)
     moves = new_move_buffer()
     counted = [0, 0]
-    for _ in range(20000):
+    for _ in range(8000):
         squares = rng.choice(32, size=int(rng.integers(2, 8)), replace=False)
         split = int(rng.integers(1, len(squares)))
         kings = rng.integers(0, 2, size=len(squares)).astype(bool)
@@ -92,7 +92,7 @@ def test_the_threat_positions_are_those_whose_every_move_a_search_answers():
                 want = False  # a move leaves a threat of the mover's: that child could be left out
         assert bool(threat_left_out(bm, bk, wm, wk, turn)) == want
         counted[want] += threat
-    assert min(counted) > 100  # threats of both kinds were met
+    assert min(counted) > 40  # threats of both kinds were met
 
 
 def test_a_threats_file_is_version_2_and_smaller(two_directories):
@@ -127,7 +127,8 @@ def test_batch_probes_answer_as_from_the_files_that_store_every_threat(two_direc
                 assert got.tolist() == want.tolist()
 
 
-@pytest.mark.parametrize("material", PROBED, ids=str)
+@pytest.mark.parametrize("material", [PROBED[0], *(pytest.param(m, marks=pytest.mark.slow) for m in PROBED[1:3]),
+                                      *PROBED[3:]], ids=str)
 def test_single_probes_answer_as_from_the_files_that_store_every_threat(two_directories, material):
     plain, threats = two_directories
     rng = np.random.default_rng(4)
