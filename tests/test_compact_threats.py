@@ -229,3 +229,9 @@ def test_verify_checks_a_threats_file_against_the_successors_and_ignores_its_fil
     compact.write_marks(compact.write_compact(path, compact.encode_values(material, changed, threats=True)[0]))
     report = verify_compact(native_threats, materials=[material])
     assert not report.ok and f"2k-1k.wld #{stored[0]}" in report.messages[0], report.messages
+
+
+def test_verify_against_the_masters_recovers_the_threat_positions_as_the_captures(built_tables, native_threats):
+    report = verify_compact(native_threats, materials=all_materials(3), masters=built_tables(3))
+    assert report.ok, report.messages[:3]
+    assert report.checked == sum(count_positions(m) for m in all_materials(3))

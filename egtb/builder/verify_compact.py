@@ -33,6 +33,7 @@ from egtb.positions.material import Material, count_positions
 from egtb.probe.compact_kernels import CompactBatches, probe_batch
 from egtb.probe.compact_tables import open_compact
 from egtb.rules.notation import Placement, format_fen
+from egtb.rules.threats import threat_flags
 
 __all__ = ["CHUNK", "CompactProber", "CompactVerifyReport", "NO_WIN", "SAVE_EVERY", "rule_outcome",
            "unranked_chunks", "verify_compact"]
@@ -444,6 +445,10 @@ def _verify_one(prober: CompactProber, masters: Path, material: Material, chunk:
     bad, caps, errors = 0, 0, []
     for lo, hi, (bm, bk, wm, wk), cap in unranked_chunks(material, chunk):
         step(hi - lo)
+        if source.threats:  # the threat positions it leaves out: recovered by the search, as captures
+            threat = np.empty(hi - lo, dtype=np.bool_)
+            threat_flags(bm, bk, wm, wk, 0, threat)
+            cap = cap | threat
         got = value_of[source.codes(lo, hi)]  # its blocks' CRCs and decoding
         if reference is not None:
             searched = np.flatnonzero(cap)[::SEARCH_SAMPLE]
