@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from egtb.builder.native import read_categories
+from egtb.builder.native_reference import native_figures
 from egtb.builder.verify_compact import verify_compact
 from egtb.cli import main
 from egtb.errors import TableError
@@ -235,3 +236,8 @@ def test_verify_against_the_masters_recovers_the_threat_positions_as_the_capture
     report = verify_compact(native_threats, materials=all_materials(3), masters=built_tables(3))
     assert report.ok, report.messages[:3]
     assert report.checked == sum(count_positions(m) for m in all_materials(3))
+
+
+def test_the_reference_figures_of_a_threats_file_are_those_of_the_file_before(compact_tables, native_threats):
+    for material in all_materials(3):
+        assert native_figures(native_threats, material) == native_figures(compact_tables(3), material)

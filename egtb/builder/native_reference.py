@@ -4,8 +4,9 @@ A compact-native table (:mod:`egtb.builder.native`) has no master to recompute
 its reference rows from; its stamp carries the figures the builder counted.
 :func:`native_figures` counts them again from the ``.wld``, ``.wcdf`` and
 ``.dtz`` files alone, through the compact prober: every stored position
-decoded, every position the files leave out (the side to move must capture)
-answered by the capture search. The checksums are those a master of the same
+decoded, every position the files leave out (the side to move must capture, or a threat
+position a WLD file of version 2 leaves out) answered by the prober's search. The checksums
+are those a master of the same
 table would carry (:func:`egtb.formats.master.stored_checksums`): CRC-32 of the
 stored value codes (packed four a byte), and of a layer's categories then its DTZ in the stored
 type (a capture position's DTZ 1, a draw's 0, as the solver leaves them).
@@ -31,6 +32,7 @@ from egtb.errors import InvalidArgumentError
 from egtb.formats.master import PER_BYTE, narrow_type, pack_wdl
 from egtb.formats.values import DRAW, LOSS, NO_MAX_DTW, WIN
 from egtb.positions.material import Material
+from egtb.rules.threats import threat_flags
 
 __all__ = ["crc32_combine", "native_figures", "native_reference_lines"]
 
@@ -65,7 +67,12 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
     max_dtz = max_cursed = 0
     for lo, hi, boards, cap in unranked_chunks(material, chunk):
         wdl, category = value_of[table.codes(lo, hi)], category_of[layer.codes(lo, hi)]  # this chunk's blocks
-        searched = np.flatnonzero(cap)
+        left_out = cap
+        if table.threats:  # and the threat positions its WLD file leaves out (their DTZ is stored)
+            left_out = np.empty(hi - lo, dtype=np.bool_)
+            threat_flags(*boards, 0, left_out)
+            left_out |= cap
+        searched = np.flatnonzero(left_out)
         if len(searched):
             found = tuple(a[searched] for a in boards)
             wdl[searched] = prober.probe_batch(*found, 0)[0]
