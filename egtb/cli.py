@@ -270,6 +270,9 @@ def _register_build(p: argparse.ArgumentParser) -> None:
                    help="write every table built as its compact files alone (.wld, .wcdf, .dtz and "
                         "their marks: the values and the wcdf layer), with no master file "
                         "(default: from 8 pieces on)")
+    p.add_argument("--threats", action="store_true",
+                   help="the compact-native .wld files leave threat positions out too (format version 2, "
+                        "as egtb compact --threats writes them: smaller, batch probes slower)")
     p.add_argument("--plan", action="store_true",
                    help="print the plan (pairs, positions, CPU estimate, disk and memory at the "
                         "peak) and stop before any work")
@@ -399,6 +402,7 @@ def run_build(args: argparse.Namespace) -> int:
                        disk=int(args.disk * GB) if args.disk else None,
                        on_disk=args.on_disk, checkpoint_seconds=60 * args.checkpoint_minutes,
                        compact=True if args.compact else None, native=args.compact_native,
+                       threats=args.threats,
                        max_per_side=args.max_per_side, materials=args.materials, plan_only=args.plan,
                        **({"split_pairs": Split(positions=args.split_pairs)} if args.split_pairs else {}),
                        on_plan=None if args.json or (args.quiet and not args.plan) else

@@ -9,15 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from egtb.builder.driver import build
 from egtb.builder.native import read_categories
 from egtb.builder.native_reference import native_figures
 from egtb.builder.verify_compact import verify_compact
 from egtb.cli import main
 from egtb.errors import TableError
 from egtb.formats import compact
-from egtb.formats.compact.layout import THREATS_VERSION, WCDF, material_counts
-from egtb.formats.values import BLESSED_LOSS, CURSED_WIN, LOSS, WIN
+from egtb.formats.compact.layout import THREATS_VERSION, WCDF, WCDF_DTZ, material_counts
 from egtb.formats.master import stored_materials
+from egtb.formats.values import BLESSED_LOSS, CURSED_WIN, LOSS, WIN
 from egtb.positions.material import Material, all_materials, count_positions
 from egtb.positions.walk import capture_flags, left_out_flags, unrank_range
 from egtb.probe.tablebase import Tablebase
@@ -241,3 +242,27 @@ def test_verify_against_the_masters_recovers_the_threat_positions_as_the_capture
 def test_the_reference_figures_of_a_threats_file_are_those_of_the_file_before(compact_tables, native_threats):
     for material in all_materials(3):
         assert native_figures(native_threats, material) == native_figures(compact_tables(3), material)
+
+
+def test_a_compact_native_build_with_threats_writes_them_and_the_same_other_files(tmp_path):
+    plain, threats = tmp_path / "plain", tmp_path / "threats"
+    build(3, directory=plain, jobs=1, progress=False, native=True)
+    build(3, directory=threats, jobs=1, progress=False, native=True, threats=True)
+    materials = all_materials(3)
+    for material in materials:
+        wld = [compact.CompactTable(compact.compact_path(d, material)) for d in (plain, threats)]
+        assert not wld[0].threats and wld[1].threats
+        assert wld[1].values()[~left_out_of(material)].tolist() == wld[0].values()[~left_out_of(material)].tolist()
+        for kind in (WCDF, WCDF_DTZ):  # the categories (coded in full) and the DTZ: byte for byte
+            assert (compact.compact_path(threats, material, kind=kind).read_bytes()
+                    == compact.compact_path(plain, material, kind=kind).read_bytes())
+    assert verify_compact(threats, materials=materials).ok
+    with pytest.raises(ValueError, match="--no-compact-native"):
+        build(3, directory=tmp_path / "none", jobs=1, progress=False, native=False, threats=True)
+
+
+def left_out_of(material: Material) -> np.ndarray:
+    """Whether each position of a material is left out of a WLD file that leaves threats out."""
+    flags = np.empty(count_positions(material), dtype=np.bool_)
+    left_out_flags(material_counts(material), 0, len(flags), flags)
+    return flags

@@ -65,10 +65,12 @@ class BuildConfig:
     """Which pairs run as unit tasks (None: :class:`Split` on a remote executor, none locally)."""
     compact: bool | None = None
     """Write the directory's missing compact files after the pairs (None: from 7 pieces)."""
+    threats: bool = False
+    """Compact-native WLD files leave threat positions out too (:mod:`egtb.rules.threats`)."""
 
     def pair_contents(self, pair: Pair) -> Contents:
         """What the files of `pair` hold under this configuration."""
-        return contents_of(pair, rules=self.rules, dtw=self.dtw, native=self.native)
+        return contents_of(pair, rules=self.rules, dtw=self.dtw, native=self.native, threats=self.threats)
 
     def pairs(self, max_pieces: int) -> tuple[list[Pair], set[str] | None]:
         """Every pair up to `max_pieces` within :attr:`max_per_side` (dependencies included),

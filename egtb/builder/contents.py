@@ -52,6 +52,8 @@ class Contents:
     """The rule layers, in :data:`egtb.builder.rule_layer.PRESETS` order."""
     native: bool = False
     """Written as compact files alone (no master): the values and the ``wcdf`` layer."""
+    threats: bool = False
+    """(Compact-native) its WLD file leaves threat positions out too (:mod:`egtb.rules.threats`)."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -65,10 +67,12 @@ class Contents:
 
 
 def contents_for(pieces: int, *, rules: str | tuple = AUTO, dtw: bool | None = None,
-                 native: bool | None = None) -> Contents:
+                 native: bool | None = None, threats: bool = False) -> Contents:
     """What a file of `pieces` pieces holds for these options (:data:`AUTO` and None: the defaults).
 
-    `native`: compact files alone (None: from :data:`NATIVE_PIECES` pieces on).
+    `native`: compact files alone (None: from :data:`NATIVE_PIECES` pieces on); `threats`: their
+    WLD file leaves threat positions out too (a table with a master keeps them; ValueError with
+    `native` False).
     Raises ValueError for an unknown preset, when nothing would be solved
     (no DTW and no rule layer: the values need one of them), or when a
     compact-native table is asked for more than its files hold.
@@ -81,11 +85,14 @@ def contents_for(pieces: int, *, rules: str | tuple = AUTO, dtw: bool | None = N
     from egtb.builder.rule_layer import parse_presets  # numba: not for `egtb build --help`'s default
 
     full = pieces <= FULL_PIECES
+    if threats and native is False:
+        raise InvalidArgumentError("--threats is for the compact-native tables' WLD files, and "
+                                   "--no-compact-native writes none")
     native = pieces >= NATIVE_PIECES if native is None else native
     if isinstance(rules, str) and rules.strip() == AUTO:
         rules = LEAN_RULES if native else "all" if full else LEAN_RULES
     contents = Contents(False if native and dtw is None else full if dtw is None else dtw,
-                        parse_presets(rules), native)
+                        parse_presets(rules), native, threats and native)
     if contents.tables == 0:
         raise InvalidArgumentError("no DTW and no rule layer: nothing to solve the values with "
                                    "(add --dtw or --rules)")

@@ -118,7 +118,8 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     never, None when the directory holds tables of :data:`COMPACT_FROM_PIECES` or more. The
     disk check before any work counts them. `native`: tables as compact files alone, no master
     (None: from :data:`egtb.builder.contents.NATIVE_PIECES` pieces on; see
-    :mod:`egtb.builder.native`). `max_per_side`: only the materials with at most that many pieces
+    :mod:`egtb.builder.native`); `threats`: their WLD files leave threat positions out too
+    (:mod:`egtb.rules.threats`). `max_per_side`: only the materials with at most that many pieces
     a side (:func:`egtb.builder.plan.plan_pairs`). `materials`: only the pairs of these
     materials (names such as ``"4k-4k"``; :func:`egtb.builder.plan.select_pairs`), whose
     dependencies must be complete or among them.
@@ -133,7 +134,8 @@ def build(max_pieces: int, *, directory: os.PathLike | str | None = None, jobs: 
     """
     config = replace(config or BuildConfig(), **options)
     for pieces in range(config.min_pieces, max_pieces + 1):
-        contents_for(pieces, rules=config.rules, dtw=config.dtw, native=config.native)  # ValueError
+        contents_for(pieces, rules=config.rules, dtw=config.dtw, native=config.native,
+                     threats=config.threats)  # ValueError
     if not isinstance(config.rules, str):
         config = replace(config, rules=tuple(config.rules))
     directory = master.resolve_dir(directory)

@@ -167,7 +167,7 @@ def refuse_unheld(directory: os.PathLike | str, material: Material, contents, *,
 
 
 def write_material(directory: os.PathLike | str, material: Material, category: np.ndarray,
-                   dtz: np.ndarray, *, seconds: float = 0.0) -> dict:
+                   dtz: np.ndarray, *, seconds: float = 0.0, threats: bool = False) -> dict:
     """Write a solved material's compact files (values, ``wcdf`` categories, DTZ), each with its
     marks file, then its summary (last, so that a killed writer leaves the table incomplete);
     return the summary.
@@ -175,7 +175,7 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
     `category` and `dtz`: the ``wcdf`` layer as the solver leaves it (int8 categories, the DTZ of
     every position), arrays or rows read by ranges (:class:`egtb.formats.scratch.ReadOnce`); the
     files are coded a chunk at a time (:func:`egtb.formats.compact.writer.encode_kinds`). Files of
-    another run are replaced.
+    another run are replaced. With `threats` the WLD file leaves threat positions out too.
     """
     directory = Path(directory)
     summary_path(directory, material).unlink(missing_ok=True)
@@ -189,7 +189,7 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
 
     as_exceptions = codes_as_exceptions(material)
     for kind, (blob, _) in zip(NATIVE_KINDS, encode_kinds(material, codes_of, NATIVE_KINDS,
-                                                          as_exceptions=as_exceptions)):
+                                                          as_exceptions=as_exceptions, threats=threats)):
         path = write_compact(compact_path(directory, material, kind=kind), blob)
         if not (as_exceptions and kind in RULE_KINDS.values()):  # one coded as exceptions reads the WLD file's
             write_marks(path)

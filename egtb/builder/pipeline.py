@@ -182,7 +182,7 @@ def write_native(directory: Path, material: Material, tables: FlatTables, *, sec
     part = tables.slice_of(material)
     dtz = scratch.ReadOnce(tables.rdtz[0, part]) if tables.spiller is None else tables.spiller.row(part)
     summary = native.write_material(directory, material, scratch.ReadOnce(tables.rcat[0, part]), dtz,
-                                    seconds=seconds)
+                                    seconds=seconds, threats=tables.contents.threats)
     if count_positions(material) <= process_cache().max_bytes:
         process_cache().put(native_key(directory, material), native.categories_path(directory, material),
                             tables.rcat[0, part].copy())

@@ -170,9 +170,9 @@ def pieces_a_side(material: Material) -> int:
 
 
 def contents_of(pair: Pair, *, rules: str | tuple = DEFAULT_RULES,
-                dtw: bool | None = None, native: bool | None = None) -> Contents:
+                dtw: bool | None = None, native: bool | None = None, threats: bool = False) -> Contents:
     """What the files of a pair hold (:func:`egtb.builder.contents.contents_for` its piece count)."""
-    return contents_for(pair.materials[0].pieces, rules=rules, dtw=dtw, native=native)
+    return contents_for(pair.materials[0].pieces, rules=rules, dtw=dtw, native=native, threats=threats)
 
 
 def dependency_materials(pair: Pair) -> list[Material]:
