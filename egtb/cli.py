@@ -670,20 +670,9 @@ def _recode_categories(directory: Path, args: argparse.Namespace) -> int:
     from egtb.formats.compact.exceptions import codes_as_exceptions
     from egtb.formats.compact.layout import WCDF
 
-    started = time.perf_counter()
-    sizes = {}
-    for material in master.stored_materials(directory, suffix=WCDF.suffix):
-        if codes_as_exceptions(material):
-            sizes[material.name] = before, after = recode_categories(directory, material)
-            if not args.quiet and not args.json:
-                print(f"{material.name}{WCDF.suffix}: {before} bytes, now {after}", flush=True)
-    seconds = time.perf_counter() - started
-    if args.json:
-        _print_json({"recoded": {name: list(pair) for name, pair in sizes.items()}, "seconds": round(seconds, 3)})
-    else:
-        print(f"{len(sizes)} category files coded as exceptions in {seconds:.1f}s: "
-              f"{sum(b for b, _ in sizes.values())} bytes, now {sum(a for _, a in sizes.values())}")
-    return EXIT_OK
+    materials = [m for m in master.stored_materials(directory, suffix=WCDF.suffix) if codes_as_exceptions(m)]
+    return _recode_each(materials, lambda material: recode_categories(directory, material), args,
+                        suffix=WCDF.suffix, done="category files coded as exceptions")
 
 
 def _recode_threats(directory: Path, args: argparse.Namespace) -> int:
@@ -693,18 +682,27 @@ def _recode_threats(directory: Path, args: argparse.Namespace) -> int:
     from egtb.formats.compact import SUFFIX as COMPACT_SUFFIX
     from egtb.positions.material import count_positions
 
+    return _recode_each(master.stored_materials(directory, suffix=COMPACT_SUFFIX),
+                        lambda material: recode_threats(directory, material), args, suffix=COMPACT_SUFFIX,
+                        done="WLD files with threat positions left out",
+                        density=lambda material, after: f" ({count_positions(material) / after:.1f} positions a byte)")
+
+
+def _recode_each(materials: list[Material], recode, args: argparse.Namespace, *, suffix: str, done: str,
+                 density=lambda material, after: "") -> int:
+    """Re-code one file of each material (``recode(material)``: its bytes before and after), a line
+    each unless quiet, then the totals (or JSON)."""
     started = time.perf_counter()
     sizes = {}
-    for material in master.stored_materials(directory, suffix=COMPACT_SUFFIX):
-        sizes[material.name] = before, after = recode_threats(directory, material)
+    for material in materials:
+        sizes[material.name] = before, after = recode(material)
         if not args.quiet and not args.json:
-            print(f"{material.name}{COMPACT_SUFFIX}: {before} bytes, now {after} "
-                  f"({count_positions(material) / after:.1f} positions a byte)", flush=True)
+            print(f"{material.name}{suffix}: {before} bytes, now {after}{density(material, after)}", flush=True)
     seconds = time.perf_counter() - started
     if args.json:
         _print_json({"recoded": {name: list(pair) for name, pair in sizes.items()}, "seconds": round(seconds, 3)})
     else:
-        print(f"{len(sizes)} WLD files with threat positions left out in {seconds:.1f}s: "
+        print(f"{len(sizes)} {done} in {seconds:.1f}s: "
               f"{sum(b for b, _ in sizes.values())} bytes, now {sum(a for _, a in sizes.values())}")
     return EXIT_OK
 

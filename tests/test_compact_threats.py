@@ -108,11 +108,8 @@ def test_a_threats_file_is_version_2_and_smaller(two_directories):
     assert table.threats and table.layer("wcdf").threats and not compact.CompactTable(
         compact.compact_path(plain, MATERIAL)).threats
     assert compact.compact_path(threats, MATERIAL).read_bytes()[8:10] == THREATS_VERSION.to_bytes(2, "little")
-    left_out = np.empty(count_positions(MATERIAL), dtype=np.bool_)
-    must = np.empty_like(left_out)
-    left_out_flags(material_counts(MATERIAL), 0, len(left_out), left_out)
-    capture_flags(material_counts(MATERIAL), 0, len(must), must)
-    assert (left_out & ~must).sum() > 1000  # threat positions left out
+    must, threat = flags_of(MATERIAL)
+    assert threat.sum() > 1000 and not (threat & must).any()  # threat positions left out
 
 
 @pytest.mark.parametrize("material", PROBED, ids=str)
@@ -192,8 +189,7 @@ def test_a_build_reads_categories_coded_as_exceptions_to_a_threats_file_as_the_o
     read_categories(plain, MATERIAL, want, crowned_only=True)
     read_categories(threats, MATERIAL, got, crowned_only=True)
     boards = positions(MATERIAL)
-    left_out = np.empty(n, dtype=np.bool_)
-    left_out_flags(material_counts(MATERIAL), 0, n, left_out)
+    left_out = left_out_of(MATERIAL)
     meant = ~left_out | ((boards[3] & 0xF) != 0)
     assert got[meant].tolist() == want[meant].tolist() and (left_out & ~meant).sum() > 100
 
@@ -217,11 +213,8 @@ def test_verify_checks_a_threats_file_against_the_successors_and_ignores_its_fil
     material = Material.parse("2k-1k")
     path = compact.compact_path(native_threats, material)
     codes = compact.CompactTable(path).values()
-    left_out = np.empty(len(codes), dtype=np.bool_)
-    left_out_flags(material_counts(material), 0, len(codes), left_out)
-    must = np.empty_like(left_out)
-    capture_flags(material_counts(material), 0, len(codes), must)
-    threat, stored = np.flatnonzero(left_out & ~must), np.flatnonzero(~left_out & (codes == WIN))
+    must, threat_flags = flags_of(material)
+    threat, stored = np.flatnonzero(threat_flags), np.flatnonzero(~(must | threat_flags) & (codes == WIN))
     assert len(threat) > 10
     changed = codes.copy()
     changed[threat] = LOSS  # filler: a search gives them
@@ -261,8 +254,15 @@ def test_a_compact_native_build_with_threats_writes_them_and_the_same_other_file
         build(3, directory=tmp_path / "none", jobs=1, progress=False, native=False, threats=True)
 
 
+def flags_of(material: Material) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each position of a material must capture, and whether it is a threat position a WLD
+    file leaves out."""
+    must, threat = (np.empty(count_positions(material), dtype=np.bool_) for _ in range(2))
+    left_out_flags(material_counts(material), 0, len(must), must, threat)
+    return must, threat
+
+
 def left_out_of(material: Material) -> np.ndarray:
     """Whether each position of a material is left out of a WLD file that leaves threats out."""
-    flags = np.empty(count_positions(material), dtype=np.bool_)
-    left_out_flags(material_counts(material), 0, len(flags), flags)
-    return flags
+    must, threat = flags_of(material)
+    return must | threat

@@ -43,15 +43,14 @@ from egtb.builder.contents import LEAN_RULES
 from egtb.builder.dependency_captures import LoadedTables
 from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
 from egtb.positions.index import unrank_positions
-from egtb.positions.walk import capture_flags, left_out_flags, unrank_captures
+from egtb.positions.walk import left_out_flags, unrank_captures
 from egtb.rules.squares import WHITE_CROWN_ROW
 from egtb.errors import MissingTableError, SolverError, TableError
 from egtb.formats.compact.layout import (DTZ_KINDS, HEADER, RULE_KINDS, WDL, category_codes, compact_path,
                                          dtz_codes, material_counts)
 from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact import writer as compact_writer
-from egtb.formats.compact.exceptions import (EXCEPTIONS_HEADER, codes_as_exceptions, exceptions_bytes,
-                                            is_exceptions_header, read_exceptions)
+from egtb.formats.compact.exceptions import codes_as_exceptions, exceptions_bytes, is_exceptions_file, read_exceptions
 from egtb.formats.compact.writer import encode_kinds, write_compact, write_marks
 from egtb.formats.master import narrow_type, table_path
 from egtb.formats.values import CAT_WIN, CATEGORY_OF_CODE
@@ -242,10 +241,7 @@ def recode_categories(directory: os.PathLike | str, material: Material) -> tuple
                                wdl_crc=wdl_crc)[0]
         write_compact(path, blob)
         table = CompactTable(path, use_marks_file=False)
-    summary = read_summary(directory, material)
-    if summary is not None and summary["files"].get(path.name) != [table.file_size, table.header_crc]:
-        summary["files"][path.name] = [table.file_size, table.header_crc]
-        _write_json(summary_path(directory, material), summary)
+    _name_in_summary(directory, material, {path.name: [table.file_size, table.header_crc]})
     return before, table.file_size
 
 
@@ -271,24 +267,24 @@ def recode_threats(directory: os.PathLike | str, material: Material) -> tuple[in
         table = CompactTable(path, use_marks_file=False)
     files = {path.name: [table.file_size, table.header_crc]}
     categories = categories_path(directory, material)
-    if categories.exists() and is_exceptions_header(_head(categories, EXCEPTIONS_HEADER.size)):
+    if categories.exists() and is_exceptions_file(categories):
         found = read_exceptions(categories)
         if found.wdl_crc != table.header_crc:
             write_compact(categories, exceptions_bytes(material, found.positions, found.indices,
                                                        wdl_crc=table.header_crc))
         layer = CompactTable(categories, use_marks_file=False)
         files[categories.name] = [layer.file_size, layer.header_crc]
+    _name_in_summary(directory, material, files)
+    return before, table.file_size
+
+
+def _name_in_summary(directory: os.PathLike | str, material: Material, files: dict[str, list[int]]) -> None:
+    """Name files re-coded (name -> [bytes, header CRC-32]) in a compact-native table's summary, if
+    it has one and names others."""
     summary = read_summary(directory, material)
     if summary is not None and any(summary["files"].get(name) != entry for name, entry in files.items()):
         summary["files"].update(files)
         _write_json(summary_path(directory, material), summary)
-    return before, table.file_size
-
-
-def _head(path: Path, size: int) -> bytes:
-    """The first ``size`` bytes of a file."""
-    with open(path, "rb") as fh:
-        return fh.read(size)
 
 
 def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
@@ -390,10 +386,9 @@ def _answer_threats(tablebase, material: Material, first: int, categories: np.nd
     out (with `crowned_only`, those a crowning reaches) by the prober's search."""
     counts = material_counts(material)
     last = first + len(categories)
-    left_out, must = np.empty(len(categories), dtype=np.bool_), np.empty(len(categories), dtype=np.bool_)
-    left_out_flags(counts, first, last, left_out)
-    capture_flags(counts, first, last, must)
-    at = first + np.flatnonzero(left_out & ~must)
+    must, threat = np.empty(len(categories), dtype=np.bool_), np.empty(len(categories), dtype=np.bool_)
+    left_out_flags(counts, first, last, must, threat)
+    at = first + np.flatnonzero(threat)
     boards = tuple(np.empty(len(at), dtype=np.int64) for _ in range(4))
     unrank_positions(at, material.black_men, material.black_kings, material.white_men, material.white_kings,
                      *boards)

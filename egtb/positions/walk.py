@@ -12,8 +12,8 @@ each position for a capture its side to move must make:
   crowning reaches: a white king on White's crowning row);
 - :func:`capture_flags`: only whether each must capture (the compact writer's
   don't-cares);
-- :func:`left_out_flags`: whether each must capture or is a threat position a WLD file may
-  leave out (:func:`egtb.rules.threats.threat_left_out`).
+- :func:`left_out_flags`: whether each must capture, and whether it is a threat position a WLD
+  file may leave out (:func:`egtb.rules.threats.threat_left_out`).
 
 >>> flags = np.empty(868, dtype=np.bool_)
 >>> int(capture_flags(np.array([0, 1, 1, 0]), 0, 868, flags)), int(flags.sum())   # 1k-1m
@@ -52,7 +52,7 @@ def unrank_range(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
     ([0, 1, 0, 2147483648], [0, 2, 0, 1])
     """
     _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, np.empty(0, dtype=np.int64), EVERY_POSITION,
-          False)
+          False, out_cap)
 
 
 @njit(cache=True)
@@ -72,8 +72,8 @@ def unrank_captures(counts, lo, hi, out_at, out_bm, out_bk, out_wm, out_wk, crow
     >>> n
     0
     """
-    return _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, np.empty(0, dtype=np.bool_), out_at,
-                 CAPTURES_ONLY, crowned_only)
+    none = np.empty(0, dtype=np.bool_)
+    return _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, none, out_at, CAPTURES_ONLY, crowned_only, none)
 
 
 @njit(cache=True)
@@ -86,30 +86,32 @@ def capture_flags(counts, lo, hi, out_cap):
     (0, [False, False])
     """
     none = np.empty(0, dtype=np.int64)
-    return _walk(counts, lo, hi, none, none, none, none, out_cap, none, FLAGS_ONLY, False)
+    return _walk(counts, lo, hi, none, none, none, none, out_cap, none, FLAGS_ONLY, False, out_cap)
 
 
 @njit(cache=True)
-def left_out_flags(counts, lo, hi, out_cap):
-    """Whether each position of lo..hi of a material (Black to move) must capture or is a threat
-    position a WLD file leaves out (:func:`egtb.rules.threats.threat_left_out`), into ``out_cap``;
-    returns how many must capture (the threats not counted).
+def left_out_flags(counts, lo, hi, out_cap, out_threat):
+    """Whether each position of lo..hi of a material (Black to move) must capture, into ``out_cap``,
+    and whether it is a threat position a WLD file leaves out
+    (:func:`egtb.rules.threats.threat_left_out`), into ``out_threat``, in one walk; returns how
+    many must capture.
 
-    >>> out = np.empty(992, dtype=np.bool_)
-    >>> left_out_flags(np.array([0, 1, 0, 1]), 0, 992, out), int(out.sum())   # 1k-1k: 72 captures, 22 threats
-    (72, 94)
+    >>> cap, threat = np.empty(992, dtype=np.bool_), np.empty(992, dtype=np.bool_)
+    >>> left_out_flags(np.array([0, 1, 0, 1]), 0, 992, cap, threat), int(threat.sum())   # 1k-1k
+    (72, 22)
     """
     none = np.empty(0, dtype=np.int64)
-    return _walk(counts, lo, hi, none, none, none, none, out_cap, none, THREAT_FLAGS, False)
+    return _walk(counts, lo, hi, none, none, none, none, out_cap, none, THREAT_FLAGS, False, out_threat)
 
 
 @njit(cache=True)
-def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode, crowned_only):
+def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode, crowned_only, out_threat):
     """:func:`unrank_range`, :func:`unrank_captures` and :func:`capture_flags` by `mode`: every
     position written at its offset from ``lo`` with whether it must capture in ``out_cap``
     (EVERY_POSITION), the capture positions one after the other with their indices in ``out_at``
     (CAPTURES_ONLY), or whether each must capture alone (FLAGS_ONLY); returns how many positions
-    were written (FLAGS_ONLY: how many must capture). With ``crowned_only`` (CAPTURES_ONLY) a
+    were written (FLAGS_ONLY: how many must capture; THREAT_FLAGS: the same, with the threat
+    positions a WLD file leaves out in ``out_threat``). With ``crowned_only`` (CAPTURES_ONLY) a
     position without a white king on White's crowning row is passed over untested."""
     n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
     size = unit_size(n_bm, n_bk, n_wm, n_wk)
@@ -148,7 +150,9 @@ def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode,
             wk = deposit_squares(cw, rest_squares)
             must = (not crowned_only or (wk & WHITE_CROWN_ROW) != 0) and has_capture(bm, bk, wm, wk, 0)
             if mode == FLAGS_ONLY or mode == THREAT_FLAGS:
-                out_cap[i - lo] = must or (mode == THREAT_FLAGS and threat_left_out(bm, bk, wm, wk, 0))
+                out_cap[i - lo] = must
+                if mode == THREAT_FLAGS:
+                    out_threat[i - lo] = not must and threat_left_out(bm, bk, wm, wk, 0)
                 k += must
             elif must or mode == EVERY_POSITION:
                 out_bm[k], out_bk[k], out_wm[k], out_wk[k] = bm, bk, wm, wk

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from egtb.rules.bitboards import lowest_bit64
 from egtb.rules.captures import has_capture
 from egtb.rules.squares import ALL_SQUARES, BLACK_CROWN_ROW, NEIGHBOUR, WHITE_CROWN_ROW, direction_range
 
@@ -49,7 +50,7 @@ def threat_left_out(bm, bk, wm, wk, turn):
     while pieces:
         src = pieces & -pieces
         pieces ^= src
-        frm = _bit_index(src)
+        frm = lowest_bit64(src)
         is_king = (kings & src) != 0
         d_lo, d_hi = direction_range(is_king, turn)
         for d in range(d_lo, d_hi):
@@ -88,13 +89,3 @@ def threat_flags(bm, bk, wm, wk, turn, out):
         out[i] = threat_left_out(bm[i], bk[i], wm[i], wk[i], turn)
         n += out[i]
     return n
-
-
-@njit(cache=True, inline="always")
-def _bit_index(bit):
-    """Index (0-31) of a single set bit."""
-    i = 0
-    while bit > 1:
-        bit >>= 1
-        i += 1
-    return i

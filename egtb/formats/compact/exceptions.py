@@ -48,7 +48,7 @@ from egtb.formats.compact.layout import FORMAT_VERSION, WCDF
 from egtb.positions.material import Material
 
 __all__ = ["EXCEPTIONS_FROM_PIECES", "EXCEPTIONS_HEADER", "EXCEPTIONS_PRESET", "Exceptions", "codes_as_exceptions",
-           "exceptions_bytes", "is_exceptions_header", "read_exceptions"]
+           "exceptions_bytes", "is_exceptions_file", "is_exceptions_header", "read_exceptions"]
 
 #: The header's kind field (offset 10) of a category file coded as exceptions.
 EXCEPTIONS_PRESET = 3
@@ -73,6 +73,16 @@ def is_exceptions_header(head: bytes) -> bool:
     """Whether the first bytes of a file are those of a category file coded as exceptions."""
     return (len(head) >= EXCEPTIONS_HEADER.size and head[:8] == WCDF.magic
             and EXCEPTIONS_HEADER.unpack_from(head)[2] == EXCEPTIONS_PRESET)
+
+
+def is_exceptions_file(path: os.PathLike | str) -> bool:
+    """Whether a compact file is a category file coded as exceptions (TableError names a file that
+    does not open)."""
+    try:
+        with open(path, "rb") as fh:
+            return is_exceptions_header(fh.read(EXCEPTIONS_HEADER.size))
+    except OSError as exc:
+        raise TableError(f"{path}: unreadable compact file ({exc.strerror or exc})") from exc
 
 
 @dataclass(frozen=True)

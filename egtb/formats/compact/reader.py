@@ -40,7 +40,7 @@ from egtb.formats.compact.codec import (EXCEPTION_LOSS, EXCEPTION_STEP, EXCEPTIO
                                         L_DATA_LEN, L_EXCEPTION_COUNT, L_EXCEPTIONS, L_LUT, L_MARK_COUNTS, L_MARKS,
                                         L_STARTS, L_THREATS, LOOKUP_WIDTH, check_blocks, decode_block, decoding_table,
                                         mark_block, value_at_index)
-from egtb.formats.compact.exceptions import Exceptions, is_exceptions_header, read_exceptions
+from egtb.formats.compact.exceptions import Exceptions, is_exceptions_file, read_exceptions
 from egtb.formats.compact.layout import (BLOCK_BYTES, DTZ_KINDS, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS,
                                          MAX_CODE_BITS, NUM_BUCKETS, RULE_KINDS, SUFFIX, THREATS_VERSION, WCDF, WDL)
 from egtb.formats.compact.sidecar import open_marks
@@ -99,7 +99,7 @@ class CompactTable:
         self.exceptions = _NO_EXCEPTIONS
         """int64, ascending: the positions where a win of the coded file is a cursed win and a loss a
         blessed loss (a category file coded as exceptions; none in every other file)."""
-        if is_exceptions_header(_first_bytes(self.path)):
+        if is_exceptions_file(self.path):
             self._read_coded(self.path.with_suffix(SUFFIX))
             self._refine(read_exceptions(self.path))
         else:
@@ -434,15 +434,6 @@ class CompactTable:
             at = at[(codes[at] == EXCEPTION_WIN) | (codes[at] == EXCEPTION_LOSS)]
             codes[at] += EXCEPTION_STEP
         return codes
-
-
-def _first_bytes(path: Path) -> bytes:
-    """A compact file's header bytes (TableError names a file that does not open)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(HEADER.size)
-    except OSError as exc:
-        raise TableError(f"{path}: unreadable compact file ({exc.strerror or exc})") from exc
 
 
 #: The exceptions of every file not coded as exceptions: none.

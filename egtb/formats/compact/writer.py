@@ -139,6 +139,7 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
     runs_coded = not all(isinstance(file, _ExceptionsEncoder) for file in files)  # else one pass
     threat_file = any(getattr(file, "threats", False) for file in files)
     left_out = np.empty(len(must) if threat_file else 0, dtype=np.bool_)  # captures and threats: WDL's don't-cares
+    threat = np.empty_like(left_out)
     flags: list | None = [] if positions <= KEPT_FLAGS_POSITIONS and runs_coded else None  # the first pass's
     for step in ("count", "code") if runs_coded else ("count",):
         for n, lo in enumerate(range(0, positions, chunk)):
@@ -148,9 +149,11 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
                     array[:hi - lo] = np.unpackbits(flags[n][k], count=hi - lo).view(np.bool_)
                 captures = 0
             else:
-                captures = int(capture_flags(counts, lo, hi, must))
-                if threat_file:
-                    left_out_flags(counts, lo, hi, left_out)
+                if threat_file:  # one walk for both
+                    captures = int(left_out_flags(counts, lo, hi, must, threat))
+                    np.logical_or(must[:hi - lo], threat[:hi - lo], out=left_out[:hi - lo])
+                else:
+                    captures = int(capture_flags(counts, lo, hi, must))
                 if flags is not None:
                     flags.append([np.packbits(array[:hi - lo]) for array in (must, left_out)[:1 + threat_file]])
             for file, codes in zip(files, codes_of(lo, hi), strict=True):
