@@ -83,7 +83,7 @@ class TimedKernel:
             elif status == solve.OK:
                 if stepping.shape[0]:
                     self._timed(PHASES[2], predecessors.list_predecessors, n, size, halves, counts, men, bk_arr,
-                                wk_arr, stepping, pred_start, pred)
+                                wk_arr, stepping, pred_start, pred, predecessors.new_sources())
                 else:
                     self._timed(PHASES[2], predecessors.invert_edges, n, succ_start, succ, pred_start, pred)
                 tables = [(node[0], wdl, dtw, -1)] if first else []

@@ -36,41 +36,65 @@ def generates_predecessors(unit: int) -> bool:
     return unit >= PREDECESSORS_GENERATED_FROM
 
 
-@njit(cache=True, _nrt=False)
-def list_predecessors(n, size, halves, counts, men, bk_arr, wk_arr, stepping, pred_start, pred):
-    """Predecessor lists (CSR) of a unit's nodes, made from the nodes themselves.
+#: Room for a node's king-step predecessors (:func:`king_step_sources`): four squares back for
+#: each of a side's pieces at most.
+MAX_SOURCES = 4 * 12
 
-    A king step is reversible: the nodes that step into node j (Black to move,
-    kings ``bk``, ``wk``) are those of the other half whose white kings are
-    ``mirror(bk)`` and whose black kings, before one of them stepped, were
-    ``mirror(wk)`` with that king one square back. Such a node has the step
-    unless it must capture, when it has no king step at all (no bit in
-    `stepping`, :func:`egtb.builder.solve.collect_moves`). Each list is written in node order,
-    so no successor list is kept and none is inverted.
+
+@njit(cache=True)
+def new_sources():
+    """The buffer :func:`king_step_sources` writes a node's predecessors to."""
+    return np.empty(MAX_SOURCES, dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
+def king_step_sources(o, size, counts, men, bk, wk, sources):
+    """The nodes of half `o` whose king steps lead to a node with kings `bk`, `wk` (Black to move):
+    their indices written to `sources` (:func:`new_sources`); return how many.
+
+    A king step is reversible: those nodes' white kings are ``mirror(bk)``, and their black
+    kings, before one of them stepped, were ``mirror(wk)`` with that king one square back.
+    Some of them may have to capture, and then have no king step: the caller tells.
+    """
+    white = np.int64(mirror_bb(bk))  # the predecessor's white kings
+    moved = np.int64(mirror_bb(wk))  # its black kings after the step
+    occupied = men[o, 0] | men[o, 1]
+    taken = occupied | white | moved
+    count = 0
+    rest = moved
+    while rest:
+        to = rest & -rest
+        rest ^= to
+        s = lowest_bit64(to)
+        for direction in range(4):
+            frm = _NEIGHBOUR[s, direction]
+            if frm < 0 or (taken >> frm) & 1:
+                continue
+            sources[count] = o * size + rank_kings(moved ^ to | (np.int64(1) << frm), white, occupied,
+                                                   counts[o, 1], counts[o, 3])
+            count += 1
+    return count
+
+
+@njit(cache=True, _nrt=False)
+def list_predecessors(n, size, halves, counts, men, bk_arr, wk_arr, stepping, pred_start, pred, sources):
+    """Predecessor lists (CSR) of a unit's nodes, made from the nodes themselves
+    (:func:`king_step_sources`; `sources`: its buffer).
+
+    A node that steps into node j has the step unless it must capture, when it has no king
+    step at all (no bit in `stepping`, :func:`egtb.builder.solve.collect_moves`). Each list is
+    written in node order, so no successor list is kept and none is inverted.
     """
     e = 0
     for j in range(n):
         pred_start[j] = e
         h = j // size
         o = (1 - h) if halves == 2 else h
-        white = np.int64(mirror_bb(bk_arr[j]))  # the predecessor's white kings
-        moved = np.int64(mirror_bb(wk_arr[j]))  # its black kings after the step
-        occupied = men[o, 0] | men[o, 1]
-        taken = occupied | white | moved
-        rest = moved
-        while rest:
-            to = rest & -rest
-            rest ^= to
-            s = lowest_bit64(to)
-            for direction in range(4):
-                frm = _NEIGHBOUR[s, direction]
-                if frm < 0 or (taken >> frm) & 1:
-                    continue
-                p = o * size + rank_kings(moved ^ to | (np.int64(1) << frm), white, occupied,
-                                          counts[o, 1], counts[o, 3])
-                if stepping[p >> 3] >> (p & 7) & 1:
-                    pred[e] = p
-                    e += 1
+        for k in range(king_step_sources(o, size, counts, men, bk_arr[j], wk_arr[j], sources)):
+            p = sources[k]
+            if stepping[p >> 3] >> (p & 7) & 1:
+                pred[e] = p
+                e += 1
     pred_start[n] = e
 
 

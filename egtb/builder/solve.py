@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.builder.predecessors import generates_predecessors, invert_edges, list_predecessors
+from egtb.builder.predecessors import generates_predecessors, invert_edges, list_predecessors, new_sources
 from egtb.builder.units import locate_unit
 from egtb.formats.packed import packed_category
 from egtb.positions.index import (BINOM, material_code, popcount, position_index, rank_kings, rank_men,
@@ -246,6 +246,7 @@ def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, quiet_dtz,
     _, men, base = unit_buffers()
     step_base = np.empty((2, STEP_SHIFTS, 32), dtype=np.int64)
     captures = new_capture_buffer()
+    sources = new_sources()
     heads = np.full(MAX_DEPTH + 2, -1, dtype=np.int64)
     for u in range(configs.shape[0]):
         start = progress[P_POSITIONS]
@@ -264,7 +265,8 @@ def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, quiet_dtz,
         else:
             progress[P_POSITIONS] = start + n // 2
             if stepping.shape[0]:
-                list_predecessors(n, size, halves, counts, men, bk_arr, wk_arr, stepping, pred_start, pred)
+                list_predecessors(n, size, halves, counts, men, bk_arr, wk_arr, stepping, pred_start, pred,
+                                  sources)
             else:
                 invert_edges(n, succ_start, succ, pred_start, pred)
             progress[P_POSITIONS] = start + n // 2 + n // 8

@@ -33,18 +33,16 @@ import numpy as np
 from numba import njit
 
 from egtb.rules.movegen import M_CAPTURED, M_CROWNS, generate_moves
-from egtb.rules.squares import NEIGHBOUR
-from egtb.positions.index import lowest_bit_index, rank_kings, unit_size, unrank_kings
-from egtb.positions.material import mirror_bb
+from egtb.positions.index import unit_size, unrank_kings
 from egtb.builder.solve import (ERR_TOO_DEEP, ERR_UNSOLVED_SUCCESSOR, MAX_DEPTH,
                                NO_PIECES, OK, P_POSITIONS, PROGRESS_STEP,
                                UNSOLVED_CATEGORY, category_at, finish_unit, is_king_step,
                                move_successor, rule_exit_value, rule_free_tables, unit_buffers,
                                write_categories, write_values)
+from egtb.builder.predecessors import king_step_sources, new_sources
 from egtb.builder.units import locate_unit
 from egtb.formats.values import LOSS, WIN
 
-_NEIGHBOUR = NEIGHBOUR.copy()
 
 #: "No exit win" in the uint16 exit-win column.
 NO_EXIT_WIN = np.uint16(0xFFFF)
@@ -240,6 +238,7 @@ def propagate_table(counts, halves, size, men, quiet, remaining, exit_win, loss_
     pending = np.zeros(MAX_DEPTH + 2, dtype=np.int64)
     low = np.full(MAX_DEPTH + 2, n, dtype=np.int64)
     high = np.full(MAX_DEPTH + 2, -1, dtype=np.int64)
+    sources = new_sources()
     top = 0
     for i in range(n):
         value[i] = 0
@@ -261,7 +260,7 @@ def propagate_table(counts, halves, size, men, quiet, remaining, exit_win, loss_
                     return ERR_TOO_DEEP
                 top = max(top, tell_predecessors(i, value[i] & V_KIND, d, counts, halves, size,
                                                  men, quiet, remaining, loss_depth, exit_win,
-                                                 flags, value, depth, pending, low, high))
+                                                 flags, value, depth, pending, low, high, sources))
         d += 1
     for i in range(n):
         value[i] &= V_KIND
@@ -270,42 +269,31 @@ def propagate_table(counts, halves, size, men, quiet, remaining, exit_win, loss_
 
 @njit(cache=True, _nrt=False)  # no reference counts: see solve.collect_moves
 def tell_predecessors(i, kind, d, counts, halves, size, men, quiet, remaining, loss_depth,
-                      exit_win, flags, value, depth, pending, low, high):
-    """Node i is fixed as `kind` in d plies: update its predecessors; return the deepest mark.
+                      exit_win, flags, value, depth, pending, low, high, sources):
+    """Node i is fixed as `kind` in d plies: update its predecessors
+    (:func:`egtb.builder.predecessors.king_step_sources`; `sources`: its buffer); return the
+    deepest mark.
 
     A predecessor of a loss wins in d + 1 (unless it already wins sooner); a
     predecessor of a win has one move fewer left, and is lost once none is.
     """
     h, bk, wk = unit_kings(i, size, counts, men)
     o = (1 - h) if halves == 2 else h
-    white = np.int64(mirror_bb(bk))  # the predecessor's white kings
-    moved = np.int64(mirror_bb(wk))  # its black kings after the step
-    occupied = men[o, 0] | men[o, 1]
-    taken = occupied | white | moved
     top = 0
-    rest = moved
-    while rest:
-        to = rest & -rest
-        rest ^= to
-        s = lowest_bit_index(to)
-        for direction in range(4):
-            frm = _NEIGHBOUR[s, direction]
-            if frm < 0 or (taken >> frm) & 1:
-                continue
-            black = moved ^ to | (np.int64(1) << frm)
-            p = o * size + rank_kings(black, white, occupied, counts[o, 1], counts[o, 3])
-            if quiet[p] == 0 or value[p] & V_DONE:
-                continue  # p must capture (no king step), or is fixed already
-            if kind == LOSS:
-                if value[p] != WIN or depth[p] > d + 1:
-                    _mark(p, WIN, d + 1, value, depth, pending, low, high)
-                    top = max(top, d + 1)
-            elif value[p] == 0:
-                remaining[p] -= 1
-                loss_depth[p] = max(np.int64(loss_depth[p]), d + 1)
-                if _can_lose(p, remaining, exit_win, flags):
-                    _mark(p, LOSS, loss_depth[p], value, depth, pending, low, high)
-                    top = max(top, np.int64(loss_depth[p]))
+    for k in range(king_step_sources(o, size, counts, men, bk, wk, sources)):
+        p = sources[k]
+        if quiet[p] == 0 or value[p] & V_DONE:
+            continue  # p must capture (no king step), or is fixed already
+        if kind == LOSS:
+            if value[p] != WIN or depth[p] > d + 1:
+                _mark(p, WIN, d + 1, value, depth, pending, low, high)
+                top = max(top, d + 1)
+        elif value[p] == 0:
+            remaining[p] -= 1
+            loss_depth[p] = max(np.int64(loss_depth[p]), d + 1)
+            if _can_lose(p, remaining, exit_win, flags):
+                _mark(p, LOSS, loss_depth[p], value, depth, pending, low, high)
+                top = max(top, np.int64(loss_depth[p]))
     return top
 
 
