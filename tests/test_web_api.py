@@ -275,23 +275,18 @@ def test_play_options_parse():
 
 
 @pytest.fixture(scope="module")
-def page_process(tables):
-    """The real `tournament play` process: it, its first line and its URL (one process for the module,
-    which its engines' start costs 3-5 CPU s; the module's last test that uses it stops it with Ctrl-C)."""
-    process, first, url = start_tournament_play(tables, stderr=None)  # its log: hostile requests are met
+def served_page(tables):
+    """The real `tournament play` process: its first line and its URL (one process for the module)."""
+    process = subprocess.Popen([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", "0",
+                                "--tables", str(tables)], stdout=subprocess.PIPE, text=True)
     try:
-        yield process, first, url
+        first = process.stdout.readline()
+        url = process.stdout.readline().split()[2]
+        yield first, url
     finally:
-        process.kill()
-        process.communicate()
-
-
-@pytest.fixture()
-def served_page(page_process):
-    """The module's `tournament play` process: its first line and its URL."""
-    process, first, url = page_process
-    assert process.poll() is None, "the module's tournament play process has ended"
-    return first, url
+        process.terminate()
+        process.wait(timeout=30)
+        process.stdout.close()
 
 
 def test_tournament_play_serves_the_page_and_prints_its_url(served_page):
@@ -729,31 +724,33 @@ def test_a_search_whose_client_has_gone_is_stopped(tables):
             sock.close()
 
 
-def start_tournament_play(tables, *, stderr: int | None = subprocess.PIPE) -> tuple[subprocess.Popen, str, str]:
-    """A `tournament play` process, its first line and its URL."""
+def start_tournament_play(tables) -> tuple[subprocess.Popen, str]:
     import signal
     # default signal handling even when the test runner was started with SIGINT ignored (a background job)
     process = subprocess.Popen([sys.executable, "-m", "tournament.cli", "play", "--no-browser", "--port", "0",
-                                "--tables", str(tables)], stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                "--tables", str(tables)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    first = process.stdout.readline()
-    return process, first, process.stdout.readline().split()[2]
+    process.stdout.readline()
+    return process, process.stdout.readline().split()[2]
 
 
-def test_ctrl_c_stops_tournament_play_with_exit_status_130(page_process):
-    # the module's process (the tests above used it): a process of its own cost another engines' start
+def test_ctrl_c_stops_tournament_play_with_exit_status_130(tables):
     import signal
-    process, _, url = page_process
+    process, url = start_tournament_play(tables)
     with urllib.request.urlopen(url + "api/info", timeout=30):
         pass
     process.send_signal(signal.SIGINT)
-    assert process.wait(timeout=30) == 130
+    try:
+        assert process.wait(timeout=30) == 130
+    finally:
+        process.kill()
+        process.communicate()
 
 
 @pytest.mark.slow
 def test_ctrl_c_during_a_search_stops_tournament_play_at_once(tables):
     import signal
-    process, _, url = start_tournament_play(tables)
+    process, url = start_tournament_play(tables)
     answers = []
 
     def ask() -> None:
