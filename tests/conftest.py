@@ -152,6 +152,37 @@ def compact_tables(built_tables, tmp_path_factory) -> Callable[[int], Path]:
     return up_to
 
 
+@pytest.fixture(scope="session")
+def native_dir(tmp_path_factory) -> Path:
+    """Every table up to 4 pieces built compact-native (compact files alone, no master), once per
+    test run and shared as it is, across pytest-xdist workers too (under a file lock): test_native
+    and test_native_split each built it (a 4-piece build, 4-9 CPU s). Read it, never write into it
+    (copy or link what a test alters into a directory of its own)."""
+    root = run_directory(tmp_path_factory)
+    directory = root / "shared-native4"
+    with FileLock(root / "shared-native4.lock"):
+        if not (root / "shared-native4.complete").exists():
+            build(4, directory=directory, jobs=2, progress=False, native=True)
+            (root / "shared-native4.complete").touch()
+    return directory
+
+
+@pytest.fixture(scope="session")
+def shared_lean_tables(tmp_path_factory) -> Path:
+    """Every table up to 4 pieces as the 7-piece tables are stored and built: the values and the wcdf
+    layer, no DTW, each pair solved on disk. Built once a test run and shared as it is (under a file
+    lock): test_build checks it against the full set, test_verify verifies it (each built it, 4-6 CPU
+    s). Read it, never write into it (verify writes its record: link the files into a directory)."""
+    root = run_directory(tmp_path_factory)
+    directory = root / "shared-lean4"
+    with FileLock(root / "shared-lean4.lock"):
+        if not (root / "shared-lean4.complete").exists():
+            build(4, directory=directory, jobs=2, rules="wcdf", dtw=False, progress=False, on_disk=True,
+                  checkpoint_seconds=60)
+            (root / "shared-lean4.complete").touch()
+    return directory
+
+
 @pytest.fixture()
 def tb(tables_dir: Path) -> Iterator[Tablebase]:
     """A Tablebase over the module's ``tables_dir``, closed after the test."""

@@ -63,14 +63,6 @@ def assert_stamps_equal_the_reference(directory: Path, materials: list[Material]
             layer.max_dtz, layer.checksum_crc32), material.name
 
 
-@pytest.fixture(scope="module")
-def native_dir(tmp_path_factory) -> Path:
-    """Every table up to 4 pieces, built compact-native."""
-    directory = tmp_path_factory.mktemp("native4")
-    build(4, directory=directory, jobs=2, progress=False, native=True)
-    return directory
-
-
 def test_a_native_build_writes_no_master_and_the_files_egtb_compact_writes(native_dir, compact_tables):
     expected = compact_files(compact_tables(4))
     assert len(expected) == 41 * 6  # three files and three marks files for each of the 41 tables
@@ -102,21 +94,32 @@ def test_the_stamps_equal_the_reference_rows(native_dir):
     assert all(native.is_complete(native_dir, m) for m in materials)
 
 
-def test_compact_only_smaller_tables_feed_the_next_piece_count(compact_tables, tmp_path):
+# the default run's: a kings-only pair and one with a man which reads it (its captures read four
+# of the 3-piece tables); every 4-piece pair (a 4-piece build more, 4-5 CPU s) is a slow check
+@pytest.mark.parametrize("materials", [("2k-2k", "2k-1m1k"), pytest.param((), marks=pytest.mark.slow)],
+                         ids=["two-pairs", "every-pair"])
+def test_compact_only_smaller_tables_feed_the_next_piece_count(compact_tables, tmp_path, materials):
     # the 3-piece tables as compact files alone: a master build compacted, its masters deleted
     shutil.copytree(compact_tables(3), tmp_path, dirs_exist_ok=True)
     assert stored_materials(tmp_path) == []
-    report = build(4, min_pieces=4, directory=tmp_path, jobs=1, progress=False, native=True)
-    assert len(report.built) == len([m for m in all_materials(4, min_pieces=4)])
-    assert compact_files(tmp_path, 4) == compact_files(compact_tables(4), 4)
+    report = build(4, min_pieces=4, directory=tmp_path, jobs=1, progress=False, native=True, materials=materials)
+    wanted = {"2k-2k", "2k-1m1k", "1m1k-2k"} if materials else {m.name for m in all_materials(4, min_pieces=4)}
+    assert set(report.built) == wanted
+    expected = {name: data for name, data in compact_files(compact_tables(4), 4).items()
+                if name.split(".")[0] in wanted}
+    assert len(expected) == 6 * len(wanted)
+    assert compact_files(tmp_path, 4) == expected
 
 
-def test_a_dependencys_captures_are_answered_from_the_masters_loaded_beside_it(built_tables, tmp_path,
-                                                                               monkeypatch):
-    # masters up to 3 pieces and the 4-piece tables compact-native: what a 5-piece pair reads
+def test_a_dependencys_captures_are_answered_from_the_masters_loaded_beside_it(built_tables, native_dir,
+                                                                               tmp_path, monkeypatch):
+    # masters up to 3 pieces and the 4-piece tables compact-native: what a 5-piece pair reads (the
+    # 4-piece files linked from the shared native set: a build of them here repeated it, 4-6 CPU s)
     for material in all_materials(3):
         shutil.copy(master.table_path(built_tables(3), material), tmp_path)
-    build(4, min_pieces=4, directory=tmp_path, jobs=1, progress=False, native=True)
+    for path in native_dir.iterdir():
+        if "-" in path.name and Material.parse(path.name.split(".")[0]).pieces == 4:
+            os.link(path, tmp_path / path.name)
     natives = set(all_materials(4, min_pieces=4))
     lean = contents_for(4, rules="wcdf", dtw=False, native=False)
     loaded = capture_tables(tmp_path, dataclasses.replace(load_dependencies(tmp_path, [], (), lean),

@@ -1,6 +1,7 @@
 """Compact-native pairs split into unit tasks over the local workers, and their dependencies put in
 by parts: the same files as a pair solved whole (issue 31 items 2 and 8). Apart from
-test_native.py so that the two long builds run beside its tests (pytest-xdist deals out files)."""
+test_native.py so that the long builds run beside its tests (pytest-xdist deals out files); the
+compact-native 4-piece set both compare with is conftest's ``native_dir``, built once a run."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from egtb.errors import SolverError
 from egtb.formats import scratch
 from egtb.formats.packed import unpack
 from egtb.positions.material import all_materials, count_positions
-from test_native import compact_files, native_dir  # noqa: F401 (native_dir: a fixture)
+from test_native import compact_files
 
 
 @pytest.mark.slow  # a 4-piece build as unit tasks on two workers (25 s): keeps make test under 3 minutes

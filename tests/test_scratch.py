@@ -15,6 +15,7 @@ import pytest
 
 from egtb.builder.contents import contents_for
 from egtb.builder import driver as builder
+from egtb.builder import plan as planner
 from egtb.formats import scratch
 from egtb.formats import master
 from egtb.positions.material import Material, all_materials
@@ -43,12 +44,23 @@ def copy_up_to(source: Path, target: Path, pieces: int) -> None:
         shutil.copy(master.table_path(source, m), target)
 
 
-def test_on_disk_build_writes_the_same_tables(tables4, tmp_path):
+# the default run's: a pair with men and kings of both sides (its 4-piece dependencies copied as
+# built in memory) and a kings-only pair; every 4-piece pair on disk (5 CPU s) is a slow check
+@pytest.mark.parametrize("materials", [("1m1k-2m", "2k-2k"), pytest.param((), marks=pytest.mark.slow)],
+                         ids=["two-pairs", "every-pair"])
+def test_on_disk_build_writes_the_same_tables(tables4, tmp_path, materials):
     copy_up_to(tables4, tmp_path, 3)
+    every = {p.key: p for p in planner.plan_pairs(4, min_pieces=4)}
+    pairs = [p for p in every.values() if not materials or {m.name for m in p.materials} & set(materials)]
+    for key in {key for pair in pairs for key in pair.depends} & every.keys() - {p.key for p in pairs}:
+        for m in every[key].materials:
+            shutil.copy(master.table_path(tables4, m), tmp_path)
     report = builder.build(4, directory=tmp_path, jobs=1, progress=False, on_disk=True,
-                           min_pieces=4)
+                           min_pieces=4, materials=materials)
     assert all(record.on_disk for record in report.records)
-    four = [m for m in all_materials(4) if m.pieces == 4]
+    four = [m for p in pairs for m in p.materials]
+    assert sorted(report.built) == sorted(m.name for m in four)
+    assert len(four) == (3 if materials else 25)
     assert file_checksums(tmp_path, four) == file_checksums(tables4, four)
     assert not scratch.scratch_dirs(tmp_path)  # removed once the files are written
     m = Material.parse("1m1k-2m")
