@@ -52,7 +52,7 @@ def unrank_range(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap):
     ([0, 1, 0, 2147483648], [0, 2, 0, 1])
     """
     _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, np.empty(0, dtype=np.int64), EVERY_POSITION,
-          False, out_cap)
+          False, np.empty(0, dtype=np.bool_))
 
 
 @njit(cache=True)
@@ -85,8 +85,8 @@ def capture_flags(counts, lo, hi, out_cap):
     >>> capture_flags(np.array([0, 1, 0, 1]), 30, 32, out), out[:2].tolist()   # 1k-1k: no captures
     (0, [False, False])
     """
-    none = np.empty(0, dtype=np.int64)
-    return _walk(counts, lo, hi, none, none, none, none, out_cap, none, FLAGS_ONLY, False, out_cap)
+    none, no_threats = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.bool_)
+    return _walk(counts, lo, hi, none, none, none, none, out_cap, none, FLAGS_ONLY, False, no_threats)
 
 
 @njit(cache=True)
@@ -111,8 +111,9 @@ def _walk(counts, lo, hi, out_bm, out_bk, out_wm, out_wk, out_cap, out_at, mode,
     (EVERY_POSITION), the capture positions one after the other with their indices in ``out_at``
     (CAPTURES_ONLY), or whether each must capture alone (FLAGS_ONLY); returns how many positions
     were written (FLAGS_ONLY: how many must capture; THREAT_FLAGS: the same, with the threat
-    positions a WLD file leaves out in ``out_threat``). With ``crowned_only`` (CAPTURES_ONLY) a
-    position without a white king on White's crowning row is passed over untested."""
+    positions a WLD file leaves out in ``out_threat``, which the other modes leave empty). With
+    ``crowned_only`` (CAPTURES_ONLY) a position without a white king on White's crowning row is
+    passed over untested."""
     n_bm, n_bk, n_wm, n_wk = counts[0], counts[1], counts[2], counts[3]
     size = unit_size(n_bm, n_bk, n_wm, n_wk)
     free_squares = np.zeros(32, dtype=np.int64)
