@@ -4,7 +4,7 @@ asserts nothing).
 Random blocks of a compact file (default: the largest ``.wld`` of ``--tables``) are decoded
 whole (``decode_block``, the code before and after use it alike); with the marks
 (:func:`egtb.formats.compact.codec.mark_block`, when the checkout has them) the bench also
-prints, for 16, 32 and 64 runs a mark, the time to mark a block, the marks' bytes and the CPU
+prints, for 16, 32, 64 and 128 runs a mark, the time to mark a block, the marks' bytes and the CPU
 time of one lookup from Python (``CompactTable.value``); with a marks file beside the compact
 file, the cost of a block's first lookup from it (its CRC-32 and its marks'). ``--before DIR``
 first runs it with the code of checkout DIR.
@@ -108,7 +108,7 @@ def main() -> None:
     print(f"{path.name}: {table.n_blocks:,} blocks; {args.blocks} random blocks of about {runs:,} runs")
     print(f"decode_block: {ms:.3f} CPU ms a block, {ns:.1f} CPU ns a run")
     if hasattr(codec, "mark_block"):
-        for every in (16, 32, 64):
+        for every in (16, 32, 64, 128):
             mark_figures(path, blocks[:2], every, rng)  # compile
             print(mark_figures(path, blocks, every, rng))
     if hasattr(compact, "marks_path"):

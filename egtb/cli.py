@@ -146,7 +146,15 @@ def _positive_megabytes(text: str) -> float:
 def _non_negative(text: str) -> int:
     value = int(text)
     if value < 0:
-        raise argparse.ArgumentTypeError(f"depth must be 0 or more, not {value}")
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def _mark_spacing(text: str) -> int:
+    from egtb.formats.compact.sidecar import MAX_MARK_EVERY
+    value = int(text)
+    if not 1 <= value <= MAX_MARK_EVERY:
+        raise argparse.ArgumentTypeError(f"runs between marks must be 1 to {MAX_MARK_EVERY}, not {value}")
     return value
 
 
@@ -573,7 +581,11 @@ def _register_compact(p: argparse.ArgumentParser) -> None:
                    help="where to write the .wld files (default: the --tables directory)")
     p.add_argument("--marks", action="store_true",
                    help="only write the marks files (.wld.marks, .wcdf.marks, .dtz.marks) of the compact "
-                        "files of --tables that have none or a stale one (no master needed)")
+                        "files of --tables that have none, a stale one or one of another spacing than "
+                        "--mark-every (no master needed)")
+    p.add_argument("--mark-every", type=_mark_spacing, default=None, metavar="RUNS",
+                   help="with --marks: runs between two marks (default: 32 up to 7 pieces, 128 from 8; "
+                        "more runs, smaller marks files and slower lookups)")
     p.add_argument("--stale", action="store_true",
                    help="only write the compact files that are missing or older than their master "
                         "(what a killed run, or a directory from before .dtz files, lacks)")
@@ -654,7 +666,8 @@ def _write_marks(directory: Path, args: argparse.Namespace) -> int:
             print(f"{marks.name}: {marks.stat().st_size} bytes", flush=True)
 
     started = time.perf_counter()
-    done = write_missing_marks(directory, jobs=args.jobs or os.cpu_count() or 1, on_done=show)
+    done = write_missing_marks(directory, jobs=args.jobs or os.cpu_count() or 1, mark_every=args.mark_every,
+                               on_done=show)
     seconds = time.perf_counter() - started
     if args.json:
         _print_json({"marked": [path.name for path in done], "seconds": round(seconds, 3)})

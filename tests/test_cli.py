@@ -60,7 +60,7 @@ def test_perft_rejects_negative_depth(capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["perft", "--depth", "-1"])
     assert exc.value.code == 2
-    assert "depth must be 0 or more" in capsys.readouterr().err
+    assert "--depth: must be 0 or more, not -1" in capsys.readouterr().err
 
 
 def test_moves_prints_move_and_resulting_fen(capsys):

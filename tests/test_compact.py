@@ -757,6 +757,31 @@ def test_marks_at_another_spacing_than_the_file_are_made_in_memory_without_a_war
     assert table.value(0) in (1, 2, 3)
 
 
+def test_a_reader_takes_its_marks_files_own_spacing_and_egtb_compact_marks_restores_the_default(
+        compact_dir, tmp_path, capsys):
+    path = _copy_with_marks(_largest_compact(compact_dir), tmp_path)
+    written = compact.marks_path(path).read_bytes()
+    want = compact.CompactTable(path, cache=TableCache(), use_marks_file=False).values()
+    assert cli.main(["compact", "--marks", "--mark-every", "64", "--tables", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["marked"] == [path.name]
+    table = compact.CompactTable(path, cache=TableCache())
+    assert table.marks_file is not None and table.mark_every == table.marks_file.every == 64
+    assert len(table.marks_file.marks) < len(written) // 8 // 2 + table.n_blocks  # about half the marks
+    sample = np.arange(0, len(table), 3)
+    assert [table.value(i) for i in sample.tolist()] == want[sample].tolist()
+    assert compact.CompactTable(path, cache=TableCache(), mark_every=32).marks_file is None  # asked for 32
+    assert cli.main(["compact", "--marks", "--tables", str(tmp_path), "--json"]) == 0  # back to 32 runs
+    assert json.loads(capsys.readouterr().out)["marked"] == [path.name]
+    assert compact.marks_path(path).read_bytes() == written
+
+
+@pytest.mark.parametrize("runs", ["0", "65536", "x"])
+def test_egtb_compact_marks_refuses_a_spacing_its_files_cannot_hold(tmp_path, capsys, runs):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["compact", "--marks", "--mark-every", runs, "--tables", str(tmp_path)])
+    assert exc.value.code == 2 and "--mark-every" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("spoil, why", [
     (lambda marks: marks.write_bytes(marks.read_bytes()[:-8]), "truncated"),
     (lambda marks: marks.write_bytes(marks.read_bytes()[:40]), "not a marks file"),

@@ -25,7 +25,7 @@ from egtb.formats import master
 from egtb.formats.cache import TableCache
 from egtb.formats.compact.exceptions import codes_as_exceptions
 from egtb.formats.compact.layout import DTZ_KINDS, KINDS, RULE_KINDS, WDL, FileKind, category_codes, compact_path, dtz_codes
-from egtb.formats.compact.reader import CompactTable
+from egtb.formats.compact.reader import CompactTable, mark_spacing
 from egtb.formats.compact.sidecar import MARKS_SUFFIX
 from egtb.formats.compact.writer import (CompactReport, encode_kinds, encode_values, remove_leftovers, write_compact,
                                          write_marks)
@@ -104,11 +104,13 @@ def stale_materials(tables: os.PathLike | str, *, out: os.PathLike | str | None 
             and _stale_files(master.table_path(tables, material), material, out)]
 
 
-def write_missing_marks(directory: os.PathLike | str, *, jobs: int = 1,
+def write_missing_marks(directory: os.PathLike | str, *, jobs: int = 1, mark_every: int | None = None,
                         on_done: Callable[[Path], None] | None = None) -> list[Path]:
-    """Write the marks file of every compact file (``.wld``, ``.wcdf``) of a directory that has no
-    usable one (missing, stale, foreign or truncated); return the compact files marked, and
-    call ``on_done`` with each as its marks file is written.
+    """Write the marks file of every compact file (``.wld``, ``.wcdf``, ``.dtz``) of a directory
+    that has no usable one (missing, stale, foreign or truncated) or one of another spacing than
+    ``mark_every`` runs (default: :func:`~egtb.formats.compact.reader.mark_spacing` of its
+    material); return the compact files marked, and call ``on_done`` with each as its marks file
+    is written.
 
     >>> write_missing_marks("/nonexistent")
     []
@@ -116,9 +118,9 @@ def write_missing_marks(directory: os.PathLike | str, *, jobs: int = 1,
     directory = Path(directory)
     remove_leftovers(directory)
     todo = [path for kind in KINDS.values() for material in master.stored_materials(directory, suffix=kind.suffix)
-            if not _has_usable_marks(path := compact_path(directory, material, kind=kind))]
+            if not _has_usable_marks(path := compact_path(directory, material, kind=kind), mark_every)]
     todo.sort(key=lambda path: path.stat().st_size, reverse=True)
-    tasks = (Task(f"marks-{path.name}", write_marks, (path,)) for path in todo)
+    tasks = (Task(f"marks-{path.name}", write_marks, (path,), {"mark_every": mark_every}) for path in todo)
     done = []
     for finished in LocalPool(max(1, min(jobs, len(todo) or 1))).run(tasks, window=1):
         marks = finished.result
@@ -128,13 +130,16 @@ def write_missing_marks(directory: os.PathLike | str, *, jobs: int = 1,
     return done
 
 
-def _has_usable_marks(path: Path) -> bool:
-    """Whether a compact file's marks file is there and its own (a stale one is replaced quietly);
-    a category file coded as exceptions needs none of its own (its WLD file's is marked as that)."""
+def _has_usable_marks(path: Path, mark_every: int | None) -> bool:
+    """Whether a compact file's marks file is there, its own (a stale one is replaced quietly) and
+    ``mark_every`` runs apart (None: its material's :func:`mark_spacing`); a category file coded
+    as exceptions needs none of its own (its WLD file's is marked as that)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MarksFileWarning)
         table = CompactTable(path, cache=TableCache(max_bytes=1))
-        return table.coded_path != table.path or table.marks_file is not None
+    if table.coded_path != table.path:
+        return True
+    return table.marks_file is not None and table.mark_every == (mark_every or mark_spacing(table.material))
 
 
 def compact_directory(tables: os.PathLike | str, *, out: os.PathLike | str | None = None,

@@ -2,7 +2,7 @@
 
 A compact file's value at a position is decoded from its block's marks (the
 decoder's state every few runs, :class:`egtb.formats.compact.CompactTable`,
-kept in the process's cache): at most :data:`~egtb.formats.compact.reader.MARK_EVERY`
+kept in the process's cache): at most :func:`~egtb.formats.compact.reader.mark_spacing`
 runs from the mark before it, or fewer when the previous position of the
 batch lay in the same block just before it (the kernel continues from there).
 A block without marks in memory stops the kernel; the caller makes them

@@ -46,12 +46,28 @@ from egtb.formats.compact.layout import (BLOCK_BYTES, DTZ_KINDS, FORMAT_VERSION,
 from egtb.formats.compact.sidecar import open_marks
 from egtb.positions.material import Material
 
-__all__ = ["BlockMarks", "CompactTable", "MARK_EVERY", "MARK_ENTRY_BYTES", "open_compact"]
+__all__ = ["BlockMarks", "CompactTable", "LARGE_PIECES", "MARK_EVERY", "MARK_EVERY_LARGE", "MARK_ENTRY_BYTES",
+           "mark_spacing", "open_compact"]
 
 #: Serial numbers of open compact files (their blocks' keys in a cache shared by many tables).
 _SERIALS = itertools.count(1)
-#: Runs between two marks of a block: a lookup decodes at most this many runs.
+#: Runs between two marks of a block up to 7 pieces: a lookup decodes at most this many runs.
 MARK_EVERY = 32
+#: Runs between two marks of a block from 8 pieces on (:func:`mark_spacing`).
+MARK_EVERY_LARGE = 128
+#: The fewest pieces whose marks are MARK_EVERY_LARGE runs apart.
+LARGE_PIECES = 8
+
+
+def mark_spacing(material: Material) -> int:
+    """Runs between two marks of a material's blocks, when its marks are written or made: MARK_EVERY
+    up to 7 pieces, MARK_EVERY_LARGE from 8 on (there the marks files would otherwise be a quarter
+    of the compact files' bytes; a lookup decodes up to that many runs, about a microsecond).
+
+    >>> mark_spacing(Material.parse("4k-3k")), mark_spacing(Material.parse("4k-4k"))
+    (32, 128)
+    """
+    return MARK_EVERY_LARGE if material.pieces >= LARGE_PIECES else MARK_EVERY
 #: Bytes of Python objects a block's marks take beside the marks themselves (cache entry, key,
 #: array header), counted against the cache's budget.
 MARK_ENTRY_BYTES = 400
@@ -90,7 +106,7 @@ class CompactTable:
     category file by :meth:`layer`."""
 
     def __init__(self, path: os.PathLike | str, *, cache: TableCache | None = None,
-                 mark_every: int = MARK_EVERY, use_marks_file: bool = True) -> None:
+                 mark_every: int | None = None, use_marks_file: bool = True) -> None:
         self.path = Path(path)
         self._layers: dict[str, CompactTable] = {}
         self.coded_path = self.path
@@ -107,8 +123,16 @@ class CompactTable:
         self.cache = cache if cache is not None else process_cache()
         """Where the blocks' marks go (the process's cache unless given)."""
         self.serial = next(_SERIALS)
-        self.mark_every = mark_every
-        """Runs between two marks of a block."""
+        self.marks_file = (open_marks(self.coded_path, mark_every=mark_every, n_blocks=self.n_blocks,
+                                      compact_size=self._coded_size, compact_crc=self._coded_crc)
+                           if use_marks_file else None)
+        """Its marks file (:mod:`.sidecar`; a category file coded as exceptions: its WLD file's) when
+        there is a usable one: a block's marks are then read from it (checked on the block's first
+        lookup), not made in memory. With ``mark_every`` given, only one of that spacing is used."""
+        self.mark_every = (self.marks_file.every if self.marks_file is not None
+                           else mark_every or mark_spacing(self.material))
+        """Runs between two marks of a block: its marks file's, else ``mark_every``, else
+        :func:`mark_spacing`."""
         self._marks: list[BlockMarks | None] = [None] * self.n_blocks
         self.marks_at = np.zeros(max(self.n_blocks, 1), dtype=np.int64)
         """Address of each block's marks (0 while it has none in memory), for the kernels."""
@@ -125,15 +149,9 @@ class CompactTable:
         self._lookup_at = self.lookup.ctypes.data
         self._ends = np.empty(self.max_runs, dtype=np.int64)
         self._vals = np.empty(self.max_runs, dtype=np.uint8)
-        self._scratch_marks = np.empty(self.max_runs // mark_every + 1, dtype=np.int64)
+        self._scratch_marks = np.empty(self.max_runs // self.mark_every + 1, dtype=np.int64)
         self.value_of = tuple(int(v) for v in self.kind.value_of_code)
         """WDL (WLD file) or category (category file) of each value code."""
-        self.marks_file = (open_marks(self.coded_path, mark_every=mark_every, n_blocks=self.n_blocks,
-                                      compact_size=self._coded_size, compact_crc=self._coded_crc)
-                           if use_marks_file else None)
-        """Its marks file (:mod:`.sidecar`; a category file coded as exceptions: its WLD file's) when
-        there is a usable one: a block's marks are then read from it (checked on the block's first
-        lookup), not made in memory."""
         if self.marks_file is not None:
             self._marks_base = self.marks_file.marks.ctypes.data
 

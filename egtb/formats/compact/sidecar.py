@@ -1,7 +1,8 @@
 """Marks files: the marks of every block of a compact file, written once, memory-mapped by the reader.
 
 A compact file's reader decodes a lookup from its block's **marks** (the
-decoder's state every :data:`~egtb.formats.compact.reader.MARK_EVERY` runs).
+decoder's state every few runs: :func:`~egtb.formats.compact.reader.mark_spacing`, or the marks
+file's own spacing).
 Without a marks file it makes them on a block's first lookup, decoding the
 whole block (about 100 us for a 7-piece block); with one, a block's marks are
 a slice of the memory-mapped file, checked (CRC-32) on its first lookup.
@@ -42,12 +43,14 @@ import numpy as np
 
 from egtb.errors import MarksFileWarning
 
-__all__ = ["MARKS_HEADER", "MARKS_MAGIC", "MARKS_SUFFIX", "MARKS_VERSION", "MarksFile", "marks_bytes",
+__all__ = ["MARKS_HEADER", "MARKS_MAGIC", "MARKS_SUFFIX", "MARKS_VERSION", "MAX_MARK_EVERY", "MarksFile", "marks_bytes",
            "marks_path", "open_marks"]
 
 MARKS_SUFFIX = ".marks"
 MARKS_MAGIC = b"EGTBMRK\x00"
 MARKS_VERSION = 1
+#: The most runs between two marks a marks file can hold (its header's field is 16 bits).
+MAX_MARK_EVERY = 0xFFFF
 #: magic, version, runs between marks, (pad), compact file's size, its header CRC-32, blocks, marks,
 #: CRC-32 of the header before it + offsets + marks' CRCs, (pad).
 MARKS_HEADER = struct.Struct("<8sHHIQIxxxxQQI4x")
@@ -64,6 +67,8 @@ class MarksFile:
     """An open marks file: per block, its first mark and the CRC-32 of its marks; the marks."""
 
     path: Path
+    every: int
+    """Runs between two marks of a block (the spacing it was written at)."""
     offsets: np.ndarray
     """int64, blocks + 1: the first mark of each block (the last: the number of marks)."""
     crcs: np.ndarray
@@ -105,11 +110,12 @@ def marks_bytes(per_block: list[np.ndarray], *, mark_every: int, compact_size: i
     return head + tables + marks.tobytes()
 
 
-def open_marks(compact: os.PathLike | str, *, mark_every: int, n_blocks: int, compact_size: int,
-               compact_crc: int) -> MarksFile | None:
+def open_marks(compact: os.PathLike | str, *, n_blocks: int, compact_size: int, compact_crc: int,
+               mark_every: int | None = None) -> MarksFile | None:
     """The marks file of a compact file, checked against it; None when there is none, when its
-    marks are every other number of runs than ``mark_every``, or when it is not usable (foreign,
-    stale, another version, truncated or damaged header: a :class:`MarksFileWarning` says which)."""
+    marks are every other number of runs than ``mark_every`` (None: any spacing will do, the
+    reader takes the file's own), or when it is not usable (foreign, stale, another version,
+    truncated or damaged header: a :class:`MarksFileWarning` says which)."""
     path = marks_path(compact)
     try:
         with open(path, "rb") as fh:
@@ -119,7 +125,7 @@ def open_marks(compact: os.PathLike | str, *, mark_every: int, n_blocks: int, co
             (_, version, every, _, size, crc, blocks, total, stored) = MARKS_HEADER.unpack(head)
             if version != MARKS_VERSION:
                 return _unusable(path, f"marks file version {version} is not {MARKS_VERSION}")
-            if every != mark_every:
+            if mark_every is not None and every != mark_every:
                 return None  # marks at another spacing than the reader's: not an error
             if (size, crc, blocks) != (compact_size, compact_crc, n_blocks):
                 return _unusable(path, "belongs to another compact file (stale or foreign)")
@@ -139,7 +145,7 @@ def open_marks(compact: os.PathLike | str, *, mark_every: int, n_blocks: int, co
         return _unusable(path, "its block offsets are not ascending")
     marks = (np.memmap(path, dtype="<i8", mode="r", offset=marks_at, shape=(total,)).view(np.ndarray)
              if total else np.zeros(0, dtype=np.int64))
-    return MarksFile(path, offsets.astype(np.int64), crcs, marks)
+    return MarksFile(path, every, offsets.astype(np.int64), crcs, marks)
 
 
 def _unusable(path: Path, why: str) -> None:

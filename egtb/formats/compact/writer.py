@@ -402,14 +402,15 @@ def _zombie(pid: int) -> bool:
     return state in (["Z"], ["X"])
 
 
-def write_marks(compact: os.PathLike | str) -> Path:
-    """Write the marks file of a compact file (:mod:`.sidecar`: every block decoded once),
+def write_marks(compact: os.PathLike | str, *, mark_every: int | None = None) -> Path:
+    """Write the marks file of a compact file (:mod:`.sidecar`: every block decoded once), a mark
+    every ``mark_every`` runs (default: :func:`~.reader.mark_spacing` of its material),
     atomically; return its path. A category file coded as exceptions has none of its own: its
     WLD file's is written. TableError names a compact file that does not read or a block that
     does not decode."""
-    table = CompactTable(compact, cache=TableCache(max_bytes=1), use_marks_file=False)
+    table = CompactTable(compact, cache=TableCache(max_bytes=1), mark_every=mark_every, use_marks_file=False)
     if table.coded_path != table.path:
-        return write_marks(table.coded_path)
+        return write_marks(table.coded_path, mark_every=mark_every)
     blob = marks_bytes([table.mark_block(block) for block in range(table.n_blocks)], mark_every=table.mark_every,
                        compact_size=table.file_size, compact_crc=table.header_crc)
     return _write_atomically(marks_path(compact), blob)
