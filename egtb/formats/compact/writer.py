@@ -20,7 +20,7 @@ import numpy as np
 from egtb.errors import InvalidDataError
 from egtb.formats.cache import TableCache
 from egtb.formats.compact.codec import (S_ACC, S_ACC_BITS, S_BYTE, S_PREV, canonical_codes, close_runs, count_symbols,
-                                        encode_blocks, fill_dont_cares, huffman_lengths, length_symbol)
+                                        encode_blocks, huffman_lengths, length_symbol)
 from egtb.formats.compact.exceptions import exceptions_bytes
 from egtb.formats.compact.layout import (BLOCK_BYTES, DATA_ALIGN, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS,
                                          MAX_CODE_BITS, MAX_EXPONENT, NUM_BUCKETS, RULE_KINDS, THREATS_VERSION, WDL,
@@ -109,8 +109,7 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
     """The compact files' bytes for several kinds of a material's codes, read a chunk at a time.
 
     ``codes_of(lo, hi)`` gives the codes of positions lo..hi for each kind in
-    order (as :func:`encode_values` takes them), arrays of its own that the
-    writer overwrites (the don't-cares filled); it is called twice per chunk,
+    order (as :func:`encode_values` takes them), read and not kept; it is called twice per chunk,
     once to count the runs' symbols and once to code them, so that the writer
     holds a chunk's codes and the files' bytes, never a whole material's codes
     or runs (an 8-piece material has up to 11.8 G positions). The positions'
@@ -201,17 +200,17 @@ class _FileEncoder:
         self._start_pass()
 
     def _start_pass(self) -> None:
-        self.open_run = np.zeros(2, dtype=np.int64)  # value, length
-        self.last = self.file_last  # the value a don't-care takes: the one before it
+        # value, length: the file's don't-cares before its first value take its last value
+        self.open_run = np.array([self.file_last, 0], dtype=np.int64)
         self.ctx = -1
 
     def _runs(self, codes: np.ndarray | None, must: np.ndarray) -> int:
-        """Fill a chunk's don't-cares and close its runs (the last with no codes); how many."""
+        """Close a chunk's runs, its don't-cares taking the value before them (the last run with
+        no codes); how many."""
         if codes is None:
             self.run_vals[0], self.run_lens[0] = self.open_run
             return 1
-        self.last = fill_dont_cares(codes, must, self.last)
-        return close_runs(codes, self.open_run, self.run_vals, self.run_lens)
+        return close_runs(codes, must, self.open_run, self.run_vals, self.run_lens)
 
     def count(self, lo: int, codes: np.ndarray | None, must: np.ndarray, captures: int) -> None:
         """First pass: check a chunk's codes and count its runs' symbols."""
