@@ -60,7 +60,8 @@ def main() -> None:
               f"{best / len(category) * 1e9:.1f} CPU ns a position (best of {args.repeats})")
         for written in sorted(Path(directory).iterdir()):
             if written.suffix != ".json":
-                print(f"  {written.name}: {written.stat().st_size:,} bytes, CRC-32 {zlib.crc32(written.read_bytes()):08x}")
+                crc = zlib.crc32(written.read_bytes())
+                print(f"  {written.name}: {written.stat().st_size:,} bytes, CRC-32 {crc:08x}")
         profile = cProfile.Profile()
         profile.runcall(native.write_material, directory, material, category, dtz)
     pstats.Stats(profile).sort_stats("tottime").print_stats(args.top)

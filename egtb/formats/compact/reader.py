@@ -57,6 +57,9 @@ MARK_EVERY = 32
 MARK_EVERY_LARGE = 128
 #: The fewest pieces whose marks are MARK_EVERY_LARGE runs apart.
 LARGE_PIECES = 8
+#: Bytes of Python objects a block's marks take beside the marks themselves (cache entry, key,
+#: array header), counted against the cache's budget.
+MARK_ENTRY_BYTES = 400
 
 
 def mark_spacing(material: Material) -> int:
@@ -68,9 +71,7 @@ def mark_spacing(material: Material) -> int:
     (32, 128)
     """
     return MARK_EVERY_LARGE if material.pieces >= LARGE_PIECES else MARK_EVERY
-#: Bytes of Python objects a block's marks take beside the marks themselves (cache entry, key,
-#: array header), counted against the cache's budget.
-MARK_ENTRY_BYTES = 400
+
 
 
 class BlockMarks:

@@ -43,8 +43,8 @@ import numpy as np
 
 from egtb.errors import MarksFileWarning
 
-__all__ = ["MARKS_HEADER", "MARKS_MAGIC", "MARKS_SUFFIX", "MARKS_VERSION", "MAX_MARK_EVERY", "MarksFile", "marks_bytes",
-           "marks_path", "open_marks"]
+__all__ = ["MARKS_HEADER", "MARKS_MAGIC", "MARKS_SUFFIX", "MARKS_VERSION", "MAX_MARK_EVERY", "MarksFile",
+           "marks_bytes", "marks_path", "open_marks"]
 
 MARKS_SUFFIX = ".marks"
 MARKS_MAGIC = b"EGTBMRK\x00"
