@@ -117,3 +117,17 @@ def test_numba_caches_in_the_directory_of_this_state_of_the_source_unless_told(t
     out = subprocess.run([sys.executable, "-c", code], env=dict(env, NUMBA_CACHE_DIR=str(tmp_path / "mine")),
                          capture_output=True, text=True, check=True).stdout.split()
     assert out == [str(tmp_path / "mine")] * 2
+
+
+def test_a_hub_engine_answers_hub_without_the_kernels_and_loads_at_init_only_what_it_plays_with():
+    # a program listing engines asks only "hub"; "init" loads the move generator (off the first move's
+    # clock), and the random mover loads no searcher, prober or HDF5 (the registry imports them on demand)
+    code = ("import io, sys\nfrom tournament.engines.registry import make_engine\n"
+            "from tournament.engines.hub.server import serve\n"
+            f"heavy = lambda: sorted(name for name in {HEAVY!r} if name in sys.modules)\n"
+            "engine, out = make_engine('random'), io.StringIO()\n"
+            "serve(engine, io.StringIO('hub\\n'), out); print(out.getvalue().splitlines()[-1], *heavy())\n"
+            "serve(engine, io.StringIO('init\\n'), out); print(out.getvalue().splitlines()[-1], *heavy())\n"
+            "print('tournament.engines.search' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == ["wait", "ready numba numpy", "False"]

@@ -44,7 +44,7 @@ from typing import Any, Callable
 
 from tournament.engines.base import Engine
 from tournament.engines.random import RandomEngine
-from tournament.engines.search import STRENGTHS, SearchEngine
+from tournament.engines.strengths import STRENGTHS
 
 __all__ = ["ENTRY_POINT_GROUP", "make_engine", "load_plugin", "builtin_specs"]
 
@@ -109,7 +109,9 @@ _SEARCH_OPTIONS = {"depth", "time", "noise", "tt_bits", "tables", "pv_fill"}
 
 
 def _make_search(kwargs: dict[str, Any], spec: str, seed: int | None, tables_dir: str | Path | None) -> Engine:
-    """The built-in searcher with these keyword arguments (unknown ones raise ValueError)."""
+    """The built-in searcher with these keyword arguments (unknown ones raise ValueError); its module,
+    numba and the search kernels are imported here, when a searcher is asked for."""
+    from tournament.engines.search import SearchEngine
     unknown = sorted(set(kwargs) - _SEARCH_OPTIONS)
     if unknown:
         raise ValueError(f"engine {spec!r}: unknown option {unknown[0]!r} (the searcher takes "

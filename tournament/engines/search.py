@@ -30,7 +30,6 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numba import njit
@@ -47,6 +46,7 @@ from egtb.rules.squares import BLACK_CROWN_ROW, WHITE_CROWN_ROW
 from egtb.positions.index import NUM_CODES
 from egtb.probe.kernels import STATUS_NOT_LOADED, STATUS_OK, probe_rule_one
 from tournament.engines.base import Engine, GameState, Limit, PlayResult
+from tournament.engines.strengths import STRENGTHS
 
 __all__ = ["SearchEngine", "SearchInfo", "STRENGTHS", "MATE", "search_position", "evaluate"]
 
@@ -586,14 +586,6 @@ def _run_kernel(board: Board, depth: int, tables: _Tables, history: list[int], m
                    board.rule.limit_plies, board.rule.man_move_resets,
                    tables.moves, tables.scores, tables.orders, tables.tt, tables.killers,
                    tables.history, tables.path, ZOBRIST, stats, *tb_args)
-
-
-#: Named strengths: keyword arguments of SearchEngine.
-STRENGTHS: dict[str, dict[str, Any]] = {
-    "easy": {"depth": 2, "noise": 60},
-    "medium": {"depth": 6},
-    "hard": {"depth": 10, "time": 5.0},
-}
 
 
 class SearchEngine(Engine):

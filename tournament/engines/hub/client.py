@@ -19,9 +19,8 @@ import shlex
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from egtb.rules.board import Board
-from egtb.rules.notation import is_move_text
 from tournament.engines.base import (
     Engine, EngineError, EngineTimeoutError, GameState, IllegalEngineMoveError, Limit, PlayResult,
 )
@@ -29,6 +28,9 @@ from tournament.engines.hub.protocol import (
     MOVE_RULE_PARAM, level_line, parse_fields, parse_hub_move, parse_score, position_line, quote,
 )
 from tournament.engines.hub.transport import EngineProcess
+
+if TYPE_CHECKING:  # the board loads the move generator's numba kernels; a game's board is made by its GameState
+    from egtb.rules.board import Board
 
 __all__ = ["HANDSHAKE_TIMEOUT", "HubEngine", "QUIT_GRACE", "TIME_MARGIN"]
 
@@ -232,5 +234,6 @@ class HubEngine(Engine):
         try:
             return parse_hub_move(text, board)
         except ValueError as error:
+            from egtb.rules.notation import is_move_text
             fault = IllegalEngineMoveError if is_move_text(text.strip().strip('"')) else EngineError
             raise fault(f"engine {self.name!r} answered 'done move={text}': {error}") from None

@@ -28,9 +28,13 @@ from __future__ import annotations
 import re
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from egtb.rules.board import BLACK, DEFAULT_RULE, DRAW_RULES, Board, Move
+from egtb.rules.draw_rules import DEFAULT_RULE, DRAW_RULES
 from tournament.engines.base import GameState, Limit
+
+if TYPE_CHECKING:  # the board loads the move generator's numba kernels: the functions that make one import it
+    from egtb.rules.board import Board, Move
 
 __all__ = [
     "MOVE_RULE_PARAM", "format_info", "hub_move", "hub_position", "level_line", "limit_from_level",
@@ -57,9 +61,11 @@ def hub_position(board: Board) -> str:
     (1-32): the piece on square 33 - i, with "w"/"W" for a black man/king,
     "b"/"B" for a white man/king, "e" for an empty square.
 
+    >>> from egtb import Board
     >>> hub_position(Board())[:5], hub_position(Board())[-4:]
     ('Wbbbb', 'wwww')
     """
+    from egtb.rules.board import BLACK
     letters = ["W" if board.turn == BLACK else "B"]
     for i in range(1, 33):
         piece = board.piece_at(33 - i)
@@ -77,6 +83,7 @@ def parse_hub_position(text: str, *, rule: str = DEFAULT_RULE, quiet_plies: int 
     >>> parse_hub_position("B:WK18:BK14", rule="crowning", quiet_plies=9).quiet_plies
     9
     """
+    from egtb.rules.board import Board
     text = text.strip().strip('"')
     if ":" in text:
         return Board(text, rule=rule, quiet_plies=quiet_plies)
@@ -96,6 +103,7 @@ def parse_hub_position(text: str, *, rule: str = DEFAULT_RULE, quiet_plies: int 
 def hub_move(move: Move) -> str:
     """A move in hub notation: "11-15", or "22x15x18" (from, to, then the captured squares).
 
+    >>> from egtb import Move
     >>> hub_move(Move((9, 18, 27), captured=frozenset({14, 23})))
     '9x27x14x23'
     """
@@ -107,9 +115,11 @@ def hub_move(move: Move) -> str:
 def parse_hub_move(text: str, board: Board) -> Move:
     """The legal move of ``board`` written in hub notation (or as a PDN path); ValueError if none.
 
+    >>> from egtb import Board
     >>> parse_hub_move("11-15", Board())
     Move.from_pdn('11-15')
     """
+    from egtb.rules.board import Move
     text = text.strip().strip('"')
     separator = "x" if "x" in text else "-"
     try:
@@ -141,6 +151,7 @@ def position_line(state: GameState, *, move_rule: bool = False) -> str:
     >>> position_line(GameState("B:WK18:BK14", rule="crowning", start_quiet_plies=7), move_rule=True)
     'pos pos=WeeeeeeeeeeeeeeBeeeWeeeeeeeeeeeee rule=crowning counter=7'
     """
+    from egtb.rules.board import Board
     board = Board(state.start_fen, rule=state.rule)
     line = f"pos pos={hub_position(board)}"
     moves = [hub_move(board.push_pdn(text)) for text in state.moves]
@@ -275,6 +286,7 @@ def parse_pv(text: str, board: Board) -> list[Move]:
     """The moves of an ``info`` line's ``pv`` (hub moves, or PDN paths) from ``board``, as far as they are
     legal: an engine's line is shown, never trusted.
 
+    >>> from egtb import Board
     >>> [str(m) for m in parse_pv("9x27x14x23 11-15", Board("B:W14,23:B9"))]
     ['9x18x27']
     """

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from egtb.rules.board import DEFAULT_RULE, Board, Move
+from egtb.rules.draw_rules import DEFAULT_RULE
 from tournament.engines.base import Engine, GameState, Limit, PlayResult
 from tournament.engines.hub.protocol import (
     MOVE_RULE_PARAM, format_info, hub_move, limit_from_level, move_rule_param, parse_fields, parse_hub_move,
     parse_hub_position, parse_rule_fields,
 )
+
+if TYPE_CHECKING:  # the board loads the move generator's numba kernels: ``init`` loads them, not ``hub``
+    from egtb.rules.board import Board, Move
 
 __all__ = ["HubServer", "serve"]
 
@@ -34,10 +37,23 @@ class HubServer:
     def __init__(self, engine: Engine, out: IO[str]) -> None:
         self.engine = engine
         self.out = out
-        self.board = Board()
+        self._board: Board | None = None
         self.limit = Limit()
         self.rule = DEFAULT_RULE
         """The move-rule preset of a ``pos`` without ``rule=`` (``set-param name=move-rule``)."""
+
+    @property
+    def board(self) -> Board:
+        """The position of the last ``pos`` (the start before any): made on first use, so that a
+        session that only asks who the engine is (``hub``) loads no numba kernel."""
+        if self._board is None:
+            from egtb.rules.board import Board
+            self._board = Board()
+        return self._board
+
+    @board.setter
+    def board(self, board: Board) -> None:
+        self._board = board
 
     def say(self, line: str) -> None:
         """Write one line to the GUI at once."""
@@ -68,6 +84,7 @@ class HubServer:
 
     def init(self, fields: dict[str, str]) -> None:
         """``init``: load the compiled move generator now, not on the clock of the first move."""
+        from egtb.rules.board import Board
         Board().legal_moves()
         self.say("ready")
 
@@ -111,6 +128,7 @@ class HubServer:
     def hub_line(self, line) -> list[str]:
         """An engine's principal variation (PDN moves from the position searched) in hub notation, as far
         as its moves are legal."""
+        from egtb.rules.board import Move
         replay = self.board.copy()
         moves: list[str] = []
         for text in line:
@@ -139,6 +157,7 @@ class HubServer:
 
     def answer_text(self, answer: Move | str) -> str:
         """The engine's move in hub notation; text that names no legal move is passed on for the client to judge."""
+        from egtb.rules.board import Move
         if isinstance(answer, Move):
             return hub_move(answer)
         try:
