@@ -203,7 +203,7 @@ def probe_rule_one(bm, bk, wm, wk, turn, counter, limit, rows_at):
     return STATUS_OK, outcome_at(category, dtz, counter, limit), category, dtz, code
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _stored_code(bm, bk, wm, wk, turn, row, index):
     """(status, stored code) of a position in a compact file's lookup row: STATUS_OUT_OF_RANGE
     past the table's size, STATUS_MUST_CAPTURE when the side to move must capture (the file

@@ -416,7 +416,7 @@ def block_of(starts, n_blocks, index):
     return last_at_most(starts, n_blocks, index)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def lookup_value(lookup, index):
     """Value code of a position of a compact file (``lookup``: its descriptor, by address), or
     -1 - block when that block's marks are not in memory."""
