@@ -35,7 +35,8 @@ from egtb.positions.material import Material, count_positions
 from egtb.positions.walk import unrank_captures, unrank_range
 from egtb.probe.locate import locate_valid
 from egtb.rules.captures import has_capture
-from egtb.rules.movegen import M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
+from egtb.rules.movegen import (BLACK_TO_MOVE, M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
+                                generate_moves)
 
 __all__ = ["block_firsts", "FLAG_CATEGORY", "FLAG_DTZ", "FLAG_SIGN", "FLAG_WDL", "NO_WIN", "check_positions",
            "lookup_ascending", "pack_values", "quiet_successors", "read_ascending",
@@ -79,7 +80,7 @@ def quiet_successors(bm, bk, wm, wk, cap, man_resets, rank, index_bits, offsets,
         offsets[i] = k
         if cap[i]:
             continue
-        n = generate_moves(bm[i], bk[i], wm[i], wk[i], 0, moves)
+        n = generate_moves(bm[i], bk[i], wm[i], wk[i], BLACK_TO_MOVE, moves)
         if k + n > keys.shape[0]:
             return -1
         for m in range(n):
@@ -197,7 +198,7 @@ def successor_boards(bm, bk, wm, wk, parents, moves_at, out):
     for j in range(parents.shape[0]):
         i = parents[j]
         if i != last:
-            generate_moves(bm[i], bk[i], wm[i], wk[i], 0, moves)
+            generate_moves(bm[i], bk[i], wm[i], wk[i], BLACK_TO_MOVE, moves)
             last = i
         m = moves_at[j]
         out[j, 0], out[j, 1], out[j, 2], out[j, 3] = moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK]

@@ -46,7 +46,7 @@ from egtb.positions.index import (NUM_CODES, code_of_material, material_code, po
                         unit_size, unrank_kings, unrank_men)
 from egtb.formats.values import CAT_DRAW, CAT_LOSS, CAT_WIN, DRAW, LOSS, UNKNOWN, WIN, Wdl
 from egtb.positions.material import Material, count_positions, mirror_bb
-from egtb.rules.movegen import (M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES,
+from egtb.rules.movegen import (BLACK_TO_MOVE, M_BK, M_BM, M_CAPTURED, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES,
                                 MOVE_WIDTH, generate_moves)
 from egtb.rules.notation import Placement, format_fen
 
@@ -111,10 +111,11 @@ def check_positions(counts, start, stop, base, offsets, wdl, dtw, errors):
 
 @njit(cache=True, inline="always")
 def _unrank(counts, size, i):
-    """(bm, bk, wm, wk) of position i of a material (counts: men and kings of each side)."""
+    """(bm, bk, wm, wk) of position i of a material (counts: men and kings of each side), int64
+    as the move generator's other callers pass them (uint32 bitboards compiled it once more)."""
     bm, wm = unrank_men(i // size, counts[0], counts[2])
     bk, wk = unrank_kings(i % size, np.int64(bm) | np.int64(wm), counts[1], counts[3])
-    return bm, bk, wm, wk
+    return np.int64(bm), np.int64(bk), np.int64(wm), np.int64(wk)
 
 
 @njit(cache=True, inline="always")
@@ -130,7 +131,7 @@ def _note_error(errors, found, i, code):
 
 @njit(cache=True)
 def _check_one(bm, bk, wm, wk, value, depth, offsets, wdl, dtw, moves):
-    n = generate_moves(bm, bk, wm, wk, 0, moves)
+    n = generate_moves(bm, bk, wm, wk, BLACK_TO_MOVE, moves)
     if value != WIN and value != LOSS and value != DRAW:
         return ERR_BAD_CODE
     if n == 0:
@@ -204,7 +205,7 @@ def _check_rule_one(bm, bk, wm, wk, value, cat, z, offsets, category, dtz, limit
     want_sign = 1 if value == WIN else (-1 if value == LOSS else 0)
     if (cat > 0) - (cat < 0) != want_sign:
         return ERR_RULE_SIGN
-    n = generate_moves(bm, bk, wm, wk, 0, moves)
+    n = generate_moves(bm, bk, wm, wk, BLACK_TO_MOVE, moves)
     if n == 0:
         if cat != CAT_LOSS:
             return ERR_RULE_CATEGORY

@@ -26,12 +26,12 @@ from numba import njit
 from egtb.rules.bitboards import count_steps, lowest_bit64, popcount64
 from egtb.rules.captures import (C_CAPTURED, C_FROM, C_NJUMPS, C_PATH, C_TO, CAPTURE_ROWS, CAPTURE_WIDTH, MAX_JUMPS,
                                  capture_paths, has_capture, jumping_pieces)
-from egtb.rules.squares import (ALL_SQUARES, BLACK_CROWN_ROW, NEIGHBOUR, START_BM, START_WM, WHITE_CROWN_ROW,
-                                direction_range)
+from egtb.rules.squares import (ALL_SQUARES, BLACK, BLACK_CROWN_ROW, NEIGHBOUR, START_BM, START_WM,
+                                WHITE_CROWN_ROW, direction_range)
 
 # has_capture (from the capture rules) and the start position's bitboards are re-exported:
 # the move generator's users (the prober, the compact codec, the engines, the example above) take them from here.
-__all__ = ["MAX_JUMPS", "MAX_MOVES", "MOVE_WIDTH", "M_BK", "M_BM", "M_CAPTURED", "M_CROWNS", "M_FROM", "M_MAN",
+__all__ = ["BLACK_TO_MOVE", "MAX_JUMPS", "MAX_MOVES", "MOVE_WIDTH", "M_BK", "M_BM", "M_CAPTURED", "M_CROWNS", "M_FROM", "M_MAN",
            "M_NJUMPS", "M_PATH", "M_TO", "M_WK", "M_WM", "START_BM", "START_WM", "count_moves",
            "count_simple_moves", "generate_moves", "has_capture", "new_move_buffer", "popcount"]
 
@@ -53,6 +53,9 @@ M_PATH = 10  #: first of MAX_JUMPS columns: bit indexes of the landing squares
 MOVE_WIDTH = M_PATH + MAX_JUMPS
 
 _NEIGHBOUR = NEIGHBOUR.copy()
+#: ``turn`` for Black to move, as a kernel passes it to these kernels: an int64. A literal 0 is
+#: a type of its own to numba, which compiles the callee (and all it calls) once more for it.
+BLACK_TO_MOVE = np.int64(BLACK)
 
 
 def new_move_buffer() -> np.ndarray:
