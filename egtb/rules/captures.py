@@ -198,7 +198,7 @@ def _jump_sequences(src, at, captured, king, turn, opp, empty, buf, n, record, p
     d_lo, d_hi = direction_range(king, turn)
     crown = 0 if king else (BLACK_CROWN_ROW if turn == 0 else WHITE_CROWN_ROW)
     first = n
-    sp = 0
+    sp = np.int64(0)  # as n in capture_moves: a literal 0 typed the calls below for it too
     buf[CAPTURE_ROWS, S_AT] = at
     buf[CAPTURE_ROWS, S_CAPTURED] = captured
     buf[CAPTURE_ROWS, S_NEXT] = d_lo
@@ -259,7 +259,7 @@ def capture_moves(pm, pk, opp, empty, jumpers, turn, buf):
     (:func:`new_capture_buffer`). Rows come piece by piece from the lowest
     square, each piece's in depth-first order over directions 0-3.
     """
-    n = 0
+    n = np.int64(0)  # a literal 0 would have numba type the call for it first, and compile a variant never run
     while jumpers:
         src = jumpers & -jumpers
         jumpers ^= src
@@ -270,7 +270,7 @@ def capture_moves(pm, pk, opp, empty, jumpers, turn, buf):
 @njit(cache=True)
 def capture_paths(pm, pk, opp, empty, jumpers, turn, buf):
     """:func:`capture_moves` with each capture's path (C_NJUMPS, C_PATH..): buf from ``new_capture_buffer(paths=True)``."""
-    n = 0
+    n = np.int64(0)  # as in capture_moves
     while jumpers:
         src = jumpers & -jumpers
         jumpers ^= src
