@@ -3,9 +3,9 @@ with an empty numba cache, every compile numba makes timed in CPU seconds (print
 
 Run: ``.venv/bin/python bench/profile_compile.py [--top N] [--signatures]``
 
-The warm-up's parts run in this process one after the other (:func:`numba_warmup.run_in_order`),
-with ``NUMBA_CACHE_DIR`` an empty temporary directory, so every ``cache=True`` kernel they reach is
-compiled from scratch, once. A listener on numba's ``numba:compile`` event takes
+The warm-up's parts run in this process one after the other, with ``NUMBA_CACHE_DIR`` an empty
+temporary directory, so every ``cache=True`` kernel they reach is compiled from scratch, once (the
+test run has them side by side with one cache: a kernel both reach at once may compile twice). A listener on numba's ``numba:compile`` event takes
 the process's CPU time at each compile's start and end; a compile that starts inside another's
 (a callee typed by its caller) is subtracted from its caller's, so each row's *self* time is the
 compile's own (typing, lowering, the LLVM passes over what it inlined), *total* with its callees.
@@ -101,8 +101,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30, help="rows to print (default 30)")
     parser.add_argument("--signatures", action="store_true", help="a row per signature, not per function")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache, \
-            tempfile.TemporaryDirectory(prefix="numba-warmup-") as directory:
+    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
         os.environ["NUMBA_CACHE_DIR"] = cache
         sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
         recorder = CompileRecorder()
@@ -110,7 +109,8 @@ def main() -> None:
         import numba_warmup
 
         start = time.process_time()
-        numba_warmup.run_in_order(Path(directory))
+        for part in numba_warmup.PARTS:
+            numba_warmup.main(part)
         elapsed = time.process_time() - start
     compiled = sum(compile_.own for compile_ in recorder.done)
     print(f"warm-up: {elapsed:.1f} CPU s in this process, {compiled:.1f} of them in {len(recorder.done)} "
