@@ -31,8 +31,8 @@ from egtb.rules.squares import (ALL_SQUARES, BLACK, BLACK_CROWN_ROW, NEIGHBOUR, 
 
 # has_capture (from the capture rules) and the start position's bitboards are re-exported:
 # the move generator's users (the prober, the compact codec, the engines, the example above) take them from here.
-__all__ = ["BLACK_TO_MOVE", "MAX_JUMPS", "MAX_MOVES", "MOVE_WIDTH", "M_BK", "M_BM", "M_CAPTURED", "M_CROWNS", "M_FROM", "M_MAN",
-           "M_NJUMPS", "M_PATH", "M_TO", "M_WK", "M_WM", "START_BM", "START_WM", "count_moves",
+__all__ = ["BLACK_TO_MOVE", "MAX_JUMPS", "MAX_MOVES", "MOVE_WIDTH", "M_BK", "M_BM", "M_CAPTURED", "M_CROWNS", "M_FROM",
+           "M_MAN", "M_NJUMPS", "M_PATH", "M_TO", "M_WK", "M_WM", "START_BM", "START_WM", "count_moves",
            "count_simple_moves", "generate_moves", "has_capture", "new_move_buffer", "popcount"]
 
 #: Most legal moves a position can have (12 kings x 4 steps is 48; capture
