@@ -209,6 +209,29 @@ def test_a_file_coded_a_chunk_at_a_time_is_the_file_coded_whole(master_dir, name
     assert sum(made.captures for _, made in whole) > 0
 
 
+@pytest.mark.parametrize("threats", [False, True])
+def test_a_material_over_the_kept_flags_size_finds_them_again_and_codes_the_same_bytes(master_dir, monkeypatch,
+                                                                                      threats):
+    # the second pass walks the positions again for their flags instead of unpacking the first's
+    material = Material.parse("2m-1m1k")
+    path = master.table_path(master_dir, material)
+    kinds = [layout.WDL, layout.WCDF, layout.WCDF_DTZ]
+    codes = [compaction._codes(path, kind) for kind in kinds]
+
+    def coded() -> list:
+        return compact.encode_kinds(material, lambda lo, hi: [c[lo:hi].copy() for c in codes], kinds, chunk=997,
+                                    threats=threats)
+
+    kept = coded()
+    walked = []
+    monkeypatch.setattr(compact.writer, "KEPT_FLAGS_POSITIONS", 0)
+    for name in ("capture_flags", "left_out_flags"):
+        monkeypatch.setattr(compact.writer, name,
+                            lambda *a, walk=getattr(compact.writer, name): walked.append(a[1]) or walk(*a))
+    assert [blob for blob, _ in coded()] == [blob for blob, _ in kept]
+    assert len(walked) > 2 * (count_positions(material) // 997)  # both passes walked every chunk
+
+
 def test_a_range_of_codes_equals_the_blocks_decoded_whole(compact_dir):
     # a range reads only the runs that cover it: within a block, across block starts, one
     # position, whole blocks, a run's first and last position

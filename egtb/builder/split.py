@@ -53,6 +53,7 @@ from egtb.builder.record import PairRecord
 from egtb.builder.units import unit_potentials
 from egtb.executor import Task
 from egtb.formats import master, scratch
+from egtb.formats.compact.writer import kept_flags_bytes
 from egtb.positions.material import Material, count_positions
 
 log = logging.getLogger(__name__)
@@ -255,7 +256,8 @@ def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], conten
     the keys of the tasks the pair waits for; `positions`: what a unit task solves, about;
     `part_positions`: what a load task puts in, at most (:func:`load_tasks`). For the local pool's limits: each task
     takes `memory` bytes while it runs (a worker's share: the pages its units touch), and the
-    pair's scratch files, `disk` bytes, are held from prepare to finish.
+    pair's scratch files, `disk` bytes, are held from prepare to finish; a write task takes the
+    flags its writer keeps between its passes too (:func:`~egtb.formats.compact.writer.kept_flags_bytes`).
 
     >>> from egtb.builder.contents import contents_for
     >>> from egtb.builder.plan import plan_pairs
@@ -266,6 +268,8 @@ def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], conten
     ['egtb-prepare-1k-2m', 'egtb-loaded-1k-2m', 'egtb-units-1k-2m-0', 'egtb-units-1k-2m-6']
     >>> tasks[-1].key, tasks[3].after
     ('egtb-pair-1k-2m', ('egtb-units-1k-2m-0',))
+    >>> [(t.key, t.costs["memory"]) for t in tasks if t.key.startswith("egtb-write")]  # the kept flags
+    [('egtb-write-1k-2m', 1418), ('egtb-write-2m-1k', 1418)]
     """
     common = {"priority": priority, "costs": {"memory": memory}}
     where = (str(directory), pair, dependencies, contents)
@@ -283,7 +287,9 @@ def pair_tasks(directory: Path, pair: Pair, dependencies: list[Material], conten
         units += wave
     started = time.time()
     writes = [Task(f"egtb-write-{material.name}", write, where + (material,), {"started": started},
-                   after=previous, **common) for material in pair.materials]
+                   after=previous, priority=priority,
+                   costs={"memory": memory + kept_flags_bytes(material, threats=contents.threats)})
+              for material in pair.materials]
     finish_task = Task(last, finish, where, {"started": started},
                        after=tuple(t.key for t in loads + units + writes), priority=priority)
     return tasks + loads + units + writes + [finish_task]

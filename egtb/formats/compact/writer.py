@@ -31,7 +31,8 @@ from egtb.formats.values import BLESSED_LOSS, CURSED_WIN, DRAW, UNKNOWN
 from egtb.positions.material import Material, count_positions
 from egtb.positions.walk import capture_flags, left_out_flags
 
-__all__ = ["CompactReport", "encode_kinds", "encode_values", "remove_leftovers", "write_compact", "write_marks"]
+__all__ = ["CompactReport", "KEPT_FLAGS_POSITIONS", "encode_kinds", "encode_values", "kept_flags_bytes",
+           "remove_leftovers", "write_compact", "write_marks"]
 
 @dataclass
 class CompactReport:
@@ -81,8 +82,21 @@ class CompactReport:
 #: Positions whose codes the writer holds at a time (a few bytes each, and 9 a run they close).
 CHUNK_POSITIONS = 1 << 22
 #: Materials up to this many positions keep the first pass's must-capture flags for the second,
-#: a bit each (512 MB at most: every material up to 7 pieces); bigger ones find them again.
-KEPT_FLAGS_POSITIONS = 1 << 32
+#: a bit each (:func:`kept_flags_bytes`: 1.9 GB at most, for every material up to 8 pieces, the
+#: largest 15.4 G positions); bigger ones find them again (the walk: about 25 ns a position).
+KEPT_FLAGS_POSITIONS = 1 << 34
+
+
+def kept_flags_bytes(material: Material, *, threats: bool = False) -> int:
+    """Bytes the writer keeps between its two passes over a material (:func:`encode_kinds`): its
+    must-capture flags, and with ``threats`` the flags of the positions the WLD file leaves out,
+    a bit a position each; 0 for a material of more than KEPT_FLAGS_POSITIONS positions.
+
+    >>> kept_flags_bytes(Material.parse("2m2k-2m2k")) / 1e9, kept_flags_bytes(Material.parse("1k-1k"), threats=True)
+    (1.9297278, 248)
+    """
+    positions = count_positions(material)
+    return 0 if positions > KEPT_FLAGS_POSITIONS else (1 + threats) * -(-positions // 8)
 
 
 def encode_values(material: Material, wdl: np.ndarray, *, kind: FileKind = WDL,
