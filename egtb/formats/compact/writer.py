@@ -153,7 +153,7 @@ def encode_kinds(material: Material, codes_of: Callable[[int, int], Sequence[np.
     threat_file = any(getattr(file, "threats", False) for file in files)
     left_out = np.empty(len(must) if threat_file else 0, dtype=np.bool_)  # captures and threats: WDL's don't-cares
     threat = np.empty_like(left_out)
-    flags: list | None = [] if positions <= KEPT_FLAGS_POSITIONS and runs_coded else None  # the first pass's
+    flags: list | None = [] if runs_coded and kept_flags_bytes(material) else None  # the first pass's
     for step in ("count", "code") if runs_coded else ("count",):
         for n, lo in enumerate(range(0, positions, chunk)):
             hi = min(lo + chunk, positions)
