@@ -615,6 +615,8 @@ def run_compact(args: argparse.Namespace) -> int:
                                                                  ("DTZ", table.dtz_bytes)) if size]
             print(f"{material.name}: {table.positions} positions, {', '.join(written)}", flush=True)
 
+    if args.mark_every is not None and not args.marks:
+        raise InvalidArgumentError("--mark-every spaces the marks files that --marks writes: give --marks too")
     directory = _existing_tables_dir(args)
     if args.marks:
         return _write_marks(directory, args)

@@ -805,6 +805,13 @@ def test_egtb_compact_marks_refuses_a_spacing_its_files_cannot_hold(tmp_path, ca
     assert exc.value.code == 2 and "--mark-every" in capsys.readouterr().err
 
 
+def test_egtb_compact_refuses_a_mark_spacing_without_marks_before_any_work(tmp_path, capsys):
+    (tmp_path / "1k-1k.h5").write_bytes(b"not read")  # nothing is compacted: the options are checked first
+    assert cli.main(["compact", "--mark-every", "64", "--tables", str(tmp_path)]) == 2
+    assert "give --marks too" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["1k-1k.h5"]
+
+
 @pytest.mark.parametrize("spoil, why", [
     (lambda marks: marks.write_bytes(marks.read_bytes()[:-8]), "truncated"),
     (lambda marks: marks.write_bytes(marks.read_bytes()[:40]), "not a marks file"),
