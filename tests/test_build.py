@@ -277,15 +277,21 @@ def test_solve_pair_counts_a_single_unit_in_full(tables4):
 
 
 
-def test_generated_predecessor_lists_solve_as_the_inverted_ones(tables4, monkeypatch):
-    """Every 4-piece pair solved both ways (big units generate their predecessor lists, small
-    ones invert their successor lists): the same values, DTW and every rule layer."""
+# Two pairs in the default run (kings alone; men of both sides, crownings, captures), all 4-piece
+# pairs as a slow check (5 CPU s)
+@pytest.mark.parametrize("keys", [("2k-2k", "1m-2m1k"), pytest.param(None, marks=pytest.mark.slow)],
+                         ids=["two-pairs", "every-pair"])
+def test_generated_predecessor_lists_solve_as_the_inverted_ones(tables4, monkeypatch, keys):
+    """4-piece pairs solved both ways (big units generate their predecessor lists, small ones
+    invert their successor lists): the same values, DTW and every rule layer."""
     from egtb.builder import predecessors
 
+    pairs = [pair for pair in planner.plan_pairs(4, min_pieces=4) if keys is None or pair.key in keys]
+    assert len(pairs) == (len(keys) if keys else 14)
     solved = {}
     for threshold in (0, 1 << 62):  # every unit generates; none does
         monkeypatch.setattr(predecessors, "PREDECESSORS_GENERATED_FROM", threshold)
-        for pair in planner.plan_pairs(4, min_pieces=4):
+        for pair in pairs:
             tables = dependency_load.load_dependencies(tables4, planner.dependency_materials(pair),
                                                        pair.materials, contents_for(4))
             pipeline.solve_pair(pair.materials, tables)

@@ -93,6 +93,7 @@ def test_huffman_code_is_prefix_free_and_length_limited():
 
 # ------------------------------------------------------------------ round trip
 
+@pytest.mark.slow  # 6.4 M positions, 7 CPU s: the sample up to four pieces below is the default run's
 def test_every_position_up_to_four_pieces_matches_the_master_table(master_dir, compact_dir):
     sampled = verify_compact(compact_dir, masters=master_dir)  # a capture position in 64 searched
     assert sampled.ok, sampled.messages

@@ -138,6 +138,8 @@ def lean_tables(shared_lean_tables, tmp_path_factory):
     return directory
 
 
+# 6.4 M positions, as test_verify_passes_up_to_four_pieces: the wrong-category check below is the default run's
+@pytest.mark.slow
 def test_tables_without_dtw_are_verified_and_match_the_reference(lean_tables, capsys):
     assert main(["verify", "--quiet", "--tables", str(lean_tables)]) == 0
     out = capsys.readouterr().out

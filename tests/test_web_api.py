@@ -734,6 +734,7 @@ def start_tournament_play(tables) -> tuple[subprocess.Popen, str]:
     return process, process.stdout.readline().split()[2]
 
 
+@pytest.mark.slow  # a `tournament play` process and its engines; the next test interrupts one searching
 def test_ctrl_c_stops_tournament_play_with_exit_status_130(tables):
     import signal
     process, url = start_tournament_play(tables)
