@@ -51,8 +51,11 @@ AFTER_ROUTE_AND_REPLY = "B:W7,15,22:B18,20,28"
 WON_FEN = "W:WK10,K14:BK1"
 OUTSIDE_FEN = "B:W18,24,27:B12,16"
 
-pytestmark = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-                                reason=INSTALL_HINT)
+# Slow checks (CI's .ci/run runs them): a Chromium, a served page and its engine processes, about
+# 27 CPU s with test_web_browser_review's, which `make test`'s 3 minutes could not hold; the page's
+# API is the default run's (test_web_api, test_web_analysis, test_web_review)
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()), reason=INSTALL_HINT)]
 
 
 @pytest.fixture(scope="module")
