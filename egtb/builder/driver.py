@@ -286,7 +286,7 @@ def _plan_build(todo: list[Pair], directory: Path, config: BuildConfig, *, conte
     log.info("the build needs about %s of disk at its peak", budget.format_bytes(need))
     largest = sorted((plans[p.key].bytes for p in planned), reverse=True)[:jobs]
     files = sum(budget.pair_file_bytes(p, contents[p.key], bits) for p in planned)
-    seconds = {p.key: budget.cpu_seconds(p.positions, contents[p.key],
+    seconds = {p.key: budget.cpu_seconds(p.positions, contents[p.key], pieces=p.materials[0].pieces,
                                         regenerating=p.key in plans and plans[p.key].per_pass > 0) for p in todo}
     split = config.split_pairs
 
