@@ -38,6 +38,7 @@ import numpy as np
 from numba import njit
 
 from egtb.errors import InvalidPositionError
+from egtb.rules.bitboards import lowest_bit64
 from egtb.rules.movegen import popcount
 from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
 from egtb.positions.material import (BLACK_ONLY_MEN_SQUARES, NUM_SHARED, SHARED_MEN_SQUARES, Material,
@@ -190,10 +191,16 @@ def unrank_men(index, n_bm, n_wm):
 
 @njit(cache=True, inline="always")
 def next_combination(c):
-    """Gosper's hack: the next larger integer with as many set bits as c (c > 0)."""
+    """Gosper's hack: the next larger integer with as many set bits as c (c > 0), its division
+    by the lowest bit a shift by that bit's index, the CPU's count of trailing zeros (a 64-bit
+    division took a quarter of a step of the compact writer's capture walk).
+
+    >>> [int(next_combination(c)) for c in (0b0111, 0b1011, 0b1110, 1 << 31)]
+    [11, 13, 19, 4294967296]
+    """
     low = c & -c
     ripple = c + low
-    return ripple | (((ripple ^ c) // low) >> 2)
+    return ripple | ((ripple ^ c) >> (lowest_bit64(c) + 2))
 
 
 @njit(cache=True)
