@@ -41,7 +41,7 @@ import numpy as np
 
 from egtb.builder.contents import LEAN_RULES
 from egtb.builder.dependency_captures import LoadedTables
-from egtb.builder.rule_layer import PRESETS, layer_attrs, values_of
+from egtb.builder.rule_layer import PRESETS, LayerTally, values_of
 from egtb.positions.index import unrank_positions
 from egtb.positions.walk import left_out_flags, unrank_captures
 from egtb.rules.squares import WHITE_CROWN_ROW
@@ -52,7 +52,7 @@ from egtb.formats.compact.reader import CompactTable
 from egtb.formats.compact import writer as compact_writer
 from egtb.formats.compact.exceptions import codes_as_exceptions, exceptions_bytes, is_exceptions_file, read_exceptions
 from egtb.formats.compact.writer import encode_kinds, write_compact, write_marks
-from egtb.formats.master import narrow_type, table_path
+from egtb.formats.master import table_path
 from egtb.formats.values import CAT_WIN, CATEGORY_OF_CODE
 from egtb.positions.material import Material, count_positions
 
@@ -178,12 +178,23 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
     """
     directory = Path(directory)
     summary_path(directory, material).unlink(missing_ok=True)
-    attrs = layer_attrs(PRESETS[LEAN_RULES], category, dtz)
     files = {}
+    positions = count_positions(material)
+    tally, checksum = LayerTally(), LayerChecksum(dtz.dtype)
+    counted = 0  # the positions from the first whose DTZ is checked, counted and summed, in order
+
+    def count(lo: int, hi: int, part: np.ndarray, part_dtz: np.ndarray) -> None:
+        nonlocal counted
+        if lo <= counted < hi:  # the first read of these positions (the encoder reads each twice)
+            new = slice(counted - lo, hi - lo)
+            check_written_dtz(material, counted, part[new], part_dtz[new])
+            tally.add(part[new], part_dtz[new])
+            checksum.add(part[new], part_dtz[new])
+            counted = hi
 
     def codes_of(lo: int, hi: int) -> list[np.ndarray]:
         part, part_dtz = category[lo:hi], dtz[lo:hi]
-        check_written_dtz(material, lo, part, part_dtz)
+        count(lo, hi, part, part_dtz)
         return [values_of(part), category_codes(part), dtz_codes(part, part_dtz)]
 
     as_exceptions = codes_as_exceptions(material)
@@ -193,10 +204,14 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
         if not (as_exceptions and kind in RULE_KINDS.values()):  # one coded as exceptions reads the WLD file's
             write_marks(path)
         files[path.name] = [len(blob), HEADER.unpack_from(blob)[-1]]  # the header's own CRC-32
-    summary = {"material": material.name, "positions": count_positions(material),
+    for lo in range(counted, positions, LAYER_CHECK_SLICE):  # what the encoder did not read in order (none)
+        hi = min(lo + LAYER_CHECK_SLICE, positions)
+        count(lo, hi, category[lo:hi], dtz[lo:hi])
+    attrs = tally.attrs(PRESETS[LEAN_RULES], dtz.dtype)
+    summary = {"material": material.name, "positions": positions,
                "wins": attrs["wins"] + attrs["cursed_wins"],
                "losses": attrs["losses"] + attrs["blessed_losses"], "draws": attrs["draws"],
-               "rules": {LEAN_RULES: dict(attrs, checksum_crc32=layer_checksum(category, dtz))},
+               "rules": {LEAN_RULES: dict(attrs, checksum_crc32=checksum.value())},
                "files": files, "build_seconds": round(seconds, 3)}
     _write_json(summary_path(directory, material), summary)
     return summary
@@ -287,6 +302,10 @@ def _name_in_summary(directory: os.PathLike | str, material: Material, files: di
         _write_json(summary_path(directory, material), summary)
 
 
+#: Positions a slice when :func:`write_material` or :func:`layer_checksum` reads a layer itself.
+LAYER_CHECK_SLICE = 1 << 24
+
+
 def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
     """CRC-32 of the categories' bytes then of the DTZ's in its stored type: the checksum an
     HDF5 master's layer carries (:func:`egtb.formats.master.layer_checksum`), a slice at a time.
@@ -295,15 +314,83 @@ def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
     >>> category, dtz = np.array([2, 0], dtype=np.int8), np.array([3, 0], dtype=np.uint16)
     >>> layer_checksum(category, dtz) == master.layer_checksum(category, dtz.astype(np.uint8))
     True
+    >>> wide = np.array([300, 0], dtype=np.uint16)
+    >>> layer_checksum(category, wide) == master.layer_checksum(category, wide)
+    True
     """
-    step = 1 << 24
-    crc = 0
-    for start in range(0, len(category), step):
-        crc = zlib.crc32(np.ascontiguousarray(category[start:start + step]).view(np.uint8), crc)
-    stored = narrow_type(dtz)
-    for start in range(0, len(dtz), step):
-        crc = zlib.crc32(np.ascontiguousarray(dtz[start:start + step], dtype=stored).view(np.uint8), crc)
-    return crc
+    checksum = LayerChecksum(dtz.dtype)
+    for start in range(0, len(category), LAYER_CHECK_SLICE):
+        checksum.add(category[start:start + LAYER_CHECK_SLICE], dtz[start:start + LAYER_CHECK_SLICE])
+    return checksum.value()
+
+
+class LayerChecksum:
+    """:func:`layer_checksum` of a layer whose slices are added in order: the CRC-32 of the
+    categories and that of the DTZ in each type it may be stored in (:func:`egtb.formats.master.narrow_type`: one
+    byte, or two when a DTZ of 256 or more comes) run side by side, joined at the end
+    (:func:`crc32_combine`), so that the layer is read once."""
+
+    def __init__(self, dtz_type: np.dtype) -> None:
+        one, two = np.dtype(np.uint8), np.dtype("<u2")
+        self.category, self.positions, self.top = 0, 0, 0
+        self.dtz = {one: 0} if dtz_type == one else {one: 0, two: 0}
+
+    def add(self, category: np.ndarray, dtz: np.ndarray) -> None:
+        """Add the next slice's categories and DTZ (of the same positions)."""
+        self.category = zlib.crc32(np.ascontiguousarray(category).view(np.uint8), self.category)
+        if len(self.dtz) > 1 and len(dtz):
+            self.top = max(self.top, int(np.max(dtz)))
+        for stored in self.dtz:
+            self.dtz[stored] = zlib.crc32(np.ascontiguousarray(dtz, dtype=stored).view(np.uint8), self.dtz[stored])
+        self.positions += len(category)
+
+    def value(self) -> int:
+        """The checksum of the slices added."""
+        stored = np.dtype(np.uint8) if len(self.dtz) == 1 or self.top < 256 else np.dtype("<u2")
+        return crc32_combine(self.category, self.dtz[stored], self.positions * stored.itemsize)
+
+
+def crc32_combine(first: int, second: int, length: int) -> int:
+    """CRC-32 of two byte strings one after the other, from their CRCs and the second's `length`
+    (zlib's crc32_combine, which Python's zlib does not expose): the categories' CRC and the
+    DTZ's are computed in one pass, yet a layer's checksum runs over the one then the other.
+
+    >>> crc32_combine(zlib.crc32(b"ab"), zlib.crc32(b"cd"), 2) == zlib.crc32(b"abcd")
+    True
+    """
+    if length <= 0:
+        return first
+    odd = [0xEDB88320] + [1 << n for n in range(31)]  # the operator of one zero bit
+    even = _square(odd)  # two zero bits
+    odd = _square(even)  # four
+    while True:
+        even = _square(odd)  # apply the operator of one zero byte, then doubling, as zlib does
+        if length & 1:
+            first = _times(even, first)
+        length >>= 1
+        if not length:
+            break
+        odd = _square(even)
+        if length & 1:
+            first = _times(odd, first)
+        length >>= 1
+        if not length:
+            break
+    return first ^ second
+
+
+def _times(matrix: list[int], vector: int) -> int:
+    total, row = 0, 0
+    while vector:
+        if vector & 1:
+            total ^= matrix[row]
+        vector >>= 1
+        row += 1
+    return total
+
+
+def _square(matrix: list[int]) -> list[int]:
+    return [_times(matrix, matrix[n]) for n in range(32)]
 
 
 def read_categories(directory: os.PathLike | str, material: Material, out: np.ndarray, *,

@@ -12,8 +12,8 @@ stored value codes (packed four a byte), and of a layer's categories then its DT
 type (a capture position's DTZ 1, a draw's 0, as the solver leaves them).
 ``bench/make_reference.py`` writes the 8-piece rows from them.
 
->>> crc32_combine(zlib.crc32(b"ab"), zlib.crc32(b"cd"), 2) == zlib.crc32(b"abcd")
-True
+>>> native_reference_lines("/nonexistent", [])
+([], [])
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import zlib
 
 import numpy as np
 
-from egtb.builder.native import LEAN_RULES
+from egtb.builder.native import LEAN_RULES, crc32_combine
 from egtb.builder.pipeline import count_codes
 from egtb.builder.reference import ReferenceEntry, RuleReferenceEntry, layer_line, table_line
 from egtb.builder.rule_layer import count_layer
@@ -34,7 +34,7 @@ from egtb.formats.values import DRAW, LOSS, NO_MAX_DTW, WIN
 from egtb.positions.material import Material
 from egtb.rules.threats import threat_flags
 
-__all__ = ["crc32_combine", "native_figures", "native_reference_lines"]
+__all__ = ["native_figures", "native_reference_lines"]
 
 #: Stored value code of each value for the side to move (loss, draw, win), indexed by value + 1.
 CODE_OF_WDL = np.array([LOSS, DRAW, WIN], dtype=np.uint8)
@@ -104,42 +104,3 @@ def native_reference_lines(directory: os.PathLike | str, materials: list[Materia
     figures = [(material, native_figures(directory, material, rule=rule)) for material in materials]
     return ([table_line(material, values) for material, (values, _) in figures],
             [layer_line(material, rule, layer) for material, (_, layer) in figures])
-
-
-def crc32_combine(first: int, second: int, length: int) -> int:
-    """CRC-32 of two byte strings one after the other, from their CRCs and the second's `length`
-    (zlib's crc32_combine, which Python's zlib does not expose): the categories' CRC and the
-    DTZ's are computed in one pass, yet a layer's checksum runs over the one then the other."""
-    if length <= 0:
-        return first
-    odd = [0xEDB88320] + [1 << n for n in range(31)]  # the operator of one zero bit
-    even = _square(odd)  # two zero bits
-    odd = _square(even)  # four
-    while True:
-        even = _square(odd)  # apply the operator of one zero byte, then doubling, as zlib does
-        if length & 1:
-            first = _times(even, first)
-        length >>= 1
-        if not length:
-            break
-        odd = _square(even)
-        if length & 1:
-            first = _times(odd, first)
-        length >>= 1
-        if not length:
-            break
-    return first ^ second
-
-
-def _times(matrix: list[int], vector: int) -> int:
-    total, row = 0, 0
-    while vector:
-        if vector & 1:
-            total ^= matrix[row]
-        vector >>= 1
-        row += 1
-    return total
-
-
-def _square(matrix: list[int]) -> list[int]:
-    return [_times(matrix, matrix[n]) for n in range(32)]

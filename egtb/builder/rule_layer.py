@@ -33,7 +33,7 @@ from egtb.rules.board import DRAW_RULES, DrawRule
 from egtb.formats.master import RuleLayer
 from egtb.formats.values import DRAW, DTZ_SATURATED, LOSS, WIN, Category
 
-__all__ = ["PRESETS", "categories", "codes_of", "layer_attrs", "make_layer",
+__all__ = ["PRESETS", "LayerTally", "categories", "codes_of", "layer_attrs", "make_layer",
            "parse_presets", "values_of", "zeroing_words"]
 
 
@@ -129,19 +129,45 @@ def layer_attrs(preset: DrawRule, category: np.ndarray, dtz: np.ndarray) -> dict
     ...             np.array([7, 0, 90], dtype=np.uint16))["max_dtz_cursed"]
     90
     """
-    counts, max_dtz, max_cursed = np.zeros(5, dtype=np.int64), 0, 0
+    tally = LayerTally()
     for start in range(0, len(category), LAYER_SLICE):  # a slice at a time: dtz may be spilled
         part = slice(start, start + LAYER_SLICE)
-        more, most, most_cursed = count_layer(category[part], dtz[part])
-        counts += more
-        max_dtz, max_cursed = max(max_dtz, int(most)), max(max_cursed, int(most_cursed))
-    if dtz.dtype == np.uint8 and max(max_dtz, max_cursed) >= DTZ_SATURATED:
-        raise SolverError(f"a {preset.name} DTZ of {DTZ_SATURATED} plies or more: the one-byte DTZ "
-                          "array (egtb.formats.scratch.dtz_type) and the compact .dtz file cannot "
-                          "hold it")
-    return dict({COUNT_NAMES[c]: int(counts[c + 2]) for c in Category}, preset=preset.name,
-                limit=preset.limit_plies, zeroing=zeroing_words(preset), max_dtz=int(max_dtz),
-                max_dtz_cursed=int(max_cursed))
+        tally.add(category[part], dtz[part])
+    return tally.attrs(preset, dtz.dtype)
+
+
+class LayerTally:
+    """A layer's counts per category and longest DTZ, its slices added one by one (in any order):
+    what :func:`layer_attrs` gives of the whole, for a writer that reads the layer once.
+
+    >>> tally = LayerTally()
+    >>> tally.add(np.array([2, 0], dtype=np.int8), np.array([7, 0], dtype=np.uint8))
+    >>> tally.add(np.array([-1], dtype=np.int8), np.array([90], dtype=np.uint8))
+    >>> attrs = tally.attrs(PRESETS["wcdf"], np.dtype(np.uint8))
+    >>> attrs["wins"], attrs["draws"], attrs["max_dtz"], attrs["max_dtz_cursed"]
+    (1, 1, 7, 90)
+    """
+
+    def __init__(self) -> None:
+        self.counts = np.zeros(5, dtype=np.int64)
+        self.max_dtz = self.max_cursed = 0
+
+    def add(self, category: np.ndarray, dtz: np.ndarray) -> None:
+        """Count the positions of one slice (`category` and `dtz` of the same positions)."""
+        more, most, most_cursed = count_layer(category, dtz)
+        self.counts += more
+        self.max_dtz, self.max_cursed = max(self.max_dtz, int(most)), max(self.max_cursed, int(most_cursed))
+
+    def attrs(self, preset: DrawRule, dtz_type: np.dtype) -> dict:
+        """The layer's attributes (:func:`layer_attrs`); SolverError when a one-byte DTZ
+        (`dtz_type`) reached its saturated value."""
+        if dtz_type == np.uint8 and max(self.max_dtz, self.max_cursed) >= DTZ_SATURATED:
+            raise SolverError(f"a {preset.name} DTZ of {DTZ_SATURATED} plies or more: the one-byte DTZ "
+                              "array (egtb.formats.scratch.dtz_type) and the compact .dtz file cannot "
+                              "hold it")
+        return dict({COUNT_NAMES[c]: int(self.counts[c + 2]) for c in Category}, preset=preset.name,
+                    limit=preset.limit_plies, zeroing=zeroing_words(preset), max_dtz=int(self.max_dtz),
+                    max_dtz_cursed=int(self.max_cursed))
 
 
 #: Positions :func:`layer_attrs` counts at a time.
