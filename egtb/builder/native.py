@@ -198,16 +198,16 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
         return [values_of(part), category_codes(part), dtz_codes(part, part_dtz)]
 
     as_exceptions = codes_as_exceptions(material)
-    for kind, (blob, _) in zip(NATIVE_KINDS, encode_kinds(material, codes_of, NATIVE_KINDS,
-                                                          as_exceptions=as_exceptions, threats=threats)):
+    blobs = encode_kinds(material, codes_of, NATIVE_KINDS, as_exceptions=as_exceptions, threats=threats)
+    for lo in range(counted, positions, LAYER_CHECK_SLICE):  # what the encoder did not read in order (none)
+        hi = min(lo + LAYER_CHECK_SLICE, positions)
+        count(lo, hi, category[lo:hi], dtz[lo:hi])
+    attrs = tally.attrs(PRESETS[LEAN_RULES], dtz.dtype)  # (refuses a saturated DTZ before any file is written)
+    for kind, (blob, _) in zip(NATIVE_KINDS, blobs):
         path = write_compact(compact_path(directory, material, kind=kind), blob)
         if not (as_exceptions and kind in RULE_KINDS.values()):  # one coded as exceptions reads the WLD file's
             write_marks(path)
         files[path.name] = [len(blob), HEADER.unpack_from(blob)[-1]]  # the header's own CRC-32
-    for lo in range(counted, positions, LAYER_CHECK_SLICE):  # what the encoder did not read in order (none)
-        hi = min(lo + LAYER_CHECK_SLICE, positions)
-        count(lo, hi, category[lo:hi], dtz[lo:hi])
-    attrs = tally.attrs(PRESETS[LEAN_RULES], dtz.dtype)
     summary = {"material": material.name, "positions": positions,
                "wins": attrs["wins"] + attrs["cursed_wins"],
                "losses": attrs["losses"] + attrs["blessed_losses"], "draws": attrs["draws"],
