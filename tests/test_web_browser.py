@@ -832,7 +832,7 @@ def test_explore_of_the_start_shows_the_engines_score_and_line_and_plays_it(driv
     assert score.startswith("Engine (hard): ") and "depth " in score
     assert any(words in score for words in (" for Black", " for White", "even")), score
     moves = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#explore-pv .pv-move")]
-    assert len(moves) >= 4
+    assert len(moves) >= 3  # the plies read below (a 2 s search on a loaded machine may stop at 3)
     board = Board(START_FEN)
     for move in moves:
         board.push_pdn(move)  # the line shown is legal from the start
