@@ -41,7 +41,7 @@ import numpy as np
 
 from egtb.builder.contents import LEAN_RULES
 from egtb.builder.dependency_captures import LoadedTables
-from egtb.builder.rule_layer import PRESETS, LayerTally, values_of
+from egtb.builder.rule_layer import LAYER_SLICE, PRESETS, LayerTally, values_of
 from egtb.positions.index import unrank_positions
 from egtb.positions.walk import left_out_flags, unrank_captures
 from egtb.rules.squares import WHITE_CROWN_ROW
@@ -199,8 +199,8 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
 
     as_exceptions = codes_as_exceptions(material)
     blobs = encode_kinds(material, codes_of, NATIVE_KINDS, as_exceptions=as_exceptions, threats=threats)
-    for lo in range(counted, positions, LAYER_CHECK_SLICE):  # what the encoder did not read in order (none)
-        hi = min(lo + LAYER_CHECK_SLICE, positions)
+    for lo in range(counted, positions, LAYER_SLICE):  # what the encoder did not read in order (none)
+        hi = min(lo + LAYER_SLICE, positions)
         count(lo, hi, category[lo:hi], dtz[lo:hi])
     attrs = tally.attrs(PRESETS[LEAN_RULES], dtz.dtype)  # (refuses a saturated DTZ before any file is written)
     for kind, (blob, _) in zip(NATIVE_KINDS, blobs):
@@ -302,33 +302,23 @@ def _name_in_summary(directory: os.PathLike | str, material: Material, files: di
         _write_json(summary_path(directory, material), summary)
 
 
-#: Positions a slice when :func:`write_material` or :func:`layer_checksum` reads a layer itself.
-LAYER_CHECK_SLICE = 1 << 24
-
-
-def layer_checksum(category: np.ndarray, dtz: np.ndarray) -> int:
-    """CRC-32 of the categories' bytes then of the DTZ's in its stored type: the checksum an
-    HDF5 master's layer carries (:func:`egtb.formats.master.layer_checksum`), a slice at a time.
+class LayerChecksum:
+    """The CRC-32 of a layer's categories' bytes then of its DTZ's in the stored type, the
+    checksum an HDF5 master's layer carries (:func:`egtb.formats.master.layer_checksum`), its
+    slices added in order: the CRC-32 of the categories and that of the DTZ in each type it may be
+    stored in (:func:`egtb.formats.master.narrow_type`: one byte, or two when a DTZ of 256 or more
+    comes) run side by side, joined at the end (:func:`crc32_combine`), so that the layer is read once.
 
     >>> from egtb.formats import master
-    >>> category, dtz = np.array([2, 0], dtype=np.int8), np.array([3, 0], dtype=np.uint16)
-    >>> layer_checksum(category, dtz) == master.layer_checksum(category, dtz.astype(np.uint8))
+    >>> category = np.array([2, 0, -2], dtype=np.int8)
+    >>> for dtz, stored in ((np.array([3, 0, 4], np.uint16), np.uint8), (np.array([300, 0, 4], np.uint16), np.uint16)):
+    ...     checksum = LayerChecksum(dtz.dtype)
+    ...     checksum.add(category[:2], dtz[:2])
+    ...     checksum.add(category[2:], dtz[2:])
+    ...     print(checksum.value() == master.layer_checksum(category, dtz.astype(stored)))
     True
-    >>> wide = np.array([300, 0], dtype=np.uint16)
-    >>> layer_checksum(category, wide) == master.layer_checksum(category, wide)
     True
     """
-    checksum = LayerChecksum(dtz.dtype)
-    for start in range(0, len(category), LAYER_CHECK_SLICE):
-        checksum.add(category[start:start + LAYER_CHECK_SLICE], dtz[start:start + LAYER_CHECK_SLICE])
-    return checksum.value()
-
-
-class LayerChecksum:
-    """:func:`layer_checksum` of a layer whose slices are added in order: the CRC-32 of the
-    categories and that of the DTZ in each type it may be stored in (:func:`egtb.formats.master.narrow_type`: one
-    byte, or two when a DTZ of 256 or more comes) run side by side, joined at the end
-    (:func:`crc32_combine`), so that the layer is read once."""
 
     def __init__(self, dtz_type: np.dtype) -> None:
         one, two = np.dtype(np.uint8), np.dtype("<u2")

@@ -23,13 +23,13 @@ import zlib
 
 import numpy as np
 
-from egtb.builder.native import LEAN_RULES, crc32_combine
+from egtb.builder.native import LEAN_RULES, LayerChecksum
 from egtb.builder.pipeline import count_codes
 from egtb.builder.reference import ReferenceEntry, RuleReferenceEntry, layer_line, table_line
-from egtb.builder.rule_layer import count_layer
+from egtb.builder.rule_layer import LayerTally
 from egtb.builder.verify_compact import CompactProber, unranked_chunks
 from egtb.errors import InvalidArgumentError
-from egtb.formats.master import PER_BYTE, narrow_type, pack_wdl
+from egtb.formats.master import PER_BYTE, pack_wdl
 from egtb.formats.values import DRAW, LOSS, NO_MAX_DTW, WIN
 from egtb.positions.material import Material
 from egtb.rules.threats import threat_flags
@@ -61,10 +61,8 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
     layer = table.layer(rule)
     value_of, category_of = np.array(table.value_of, np.int8), np.array(layer.value_of, np.int8)
     dtz_of = np.asarray(layer.dtz_file.kind.value_of_code)
-    codes, layer_counts = np.zeros(4, dtype=np.int64), np.zeros(5, dtype=np.int64)
-    value_crc = category_crc = 0
-    dtz_crcs = {np.dtype(np.uint8): 0, np.dtype("<u2"): 0}
-    max_dtz = max_cursed = 0
+    codes, tally, checksum = np.zeros(4, dtype=np.int64), LayerTally(), LayerChecksum(np.dtype("<u2"))
+    value_crc = 0
     for lo, hi, boards, cap in unranked_chunks(material, chunk):
         wdl, category = value_of[table.codes(lo, hi)], category_of[layer.codes(lo, hi)]  # this chunk's blocks
         left_out = cap
@@ -81,20 +79,14 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
         count_codes(wdl_codes, codes)
         value_crc = zlib.crc32(pack_wdl(wdl_codes), value_crc)  # chunks of whole bytes
         dtz = np.where(category == 0, 0, np.where(cap, 1, dtz_of[layer.dtz_file.codes(lo, hi)]))
-        part, top, top_cursed = count_layer(category, dtz)
-        layer_counts += part
-        max_dtz, max_cursed = max(max_dtz, int(top)), max(max_cursed, int(top_cursed))
-        category_crc = zlib.crc32(np.ascontiguousarray(category).view(np.uint8), category_crc)
-        for stored in dtz_crcs:
-            dtz_crcs[stored] = zlib.crc32(dtz.astype(stored), dtz_crcs[stored])
-    stored = narrow_type(np.array([max_dtz, max_cursed], dtype=np.int64))  # the whole DTZ's type
-    layer_crc = crc32_combine(category_crc, dtz_crcs[stored], table.positions * stored.itemsize)
-    wins, cursed_wins, draws, blessed_losses, losses = layer_counts[::-1].tolist()
+        tally.add(category, dtz)
+        checksum.add(category, dtz)
+    wins, cursed_wins, draws, blessed_losses, losses = tally.counts[::-1].tolist()
     return (ReferenceEntry(positions=table.positions, wins=int(codes[WIN]), losses=int(codes[LOSS]),
                            draws=int(codes[DRAW]), max_dtw=NO_MAX_DTW, checksum_crc32=value_crc),
             RuleReferenceEntry(wins=wins, cursed_wins=cursed_wins, draws=draws, blessed_losses=blessed_losses,
-                               losses=losses, max_dtz=max_dtz, max_dtz_cursed=max_cursed,
-                               checksum_crc32=layer_crc))
+                               losses=losses, max_dtz=tally.max_dtz, max_dtz_cursed=tally.max_cursed,
+                               checksum_crc32=checksum.value()))
 
 
 def native_reference_lines(directory: os.PathLike | str, materials: list[Material], *,
