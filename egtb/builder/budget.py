@@ -144,10 +144,11 @@ def edge_scratch_bytes(pair, tables: int) -> int:
     unit = slice_unit_size(first)
     kings = first.black_kings + (first.white_kings if nodes == 2 * unit else 0)
     edges = 4 * unit * kings
+    way = predecessors.predecessor_way(unit, tables=tables)
     return (2 * 8 * nodes  # kings
-            + 8 * (nodes + 1) + 4 * edges  # predecessor lists
-            + ((nodes + 7) // 8 if predecessors.generates_predecessors(unit)  # the stepping bits
-               else 8 * (nodes + 1) + 4 * edges)  # or the successor lists
+            + (8 * (nodes + 1) + 4 * edges if way != predecessors.TOLD else 0)  # predecessor lists
+            + (8 * (nodes + 1) + 4 * edges if way == predecessors.INVERTED  # the successor lists
+               else (nodes + 7) // 8)  # or the stepping bits
             + tables * nodes * 5 * np.dtype(solve.NODE_DTYPE).itemsize  # node tables
             + (solve.ENTRIES_PER_NODE * nodes + 1) * 2 * 4  # bucket entries
             + nodes * 6)  # resolved, processed, depth
@@ -170,7 +171,8 @@ def plan_pair(pair, dependencies, *, contents, budget: int, on_disk: bool = Fals
     for mapped in ((True,) if on_disk else (False, True)):
         held = DISK_RESIDENT if mapped else values_bytes(positions, contents, own=pair.positions)
         held += beside
-        options.append(PairPlan(pair.key, mapped, 0, held + edge_scratch_bytes(pair, tables)))
+        if solve.edge_lists_fit(nodes):
+            options.append(PairPlan(pair.key, mapped, 0, held + edge_scratch_bytes(pair, tables)))
         for per_pass in range(tables, 0, -1):
             options.append(PairPlan(pair.key, mapped, per_pass,
                                     held + nodes * solve_regen.node_bytes(per_pass)))

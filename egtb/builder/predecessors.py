@@ -1,13 +1,19 @@
 """Predecessor lists of a unit (CSR) for the bucket-queue propagation of :mod:`egtb.builder.solve`.
 
-A unit's in-unit moves are king steps. A small unit keeps the successor lists
-that :func:`egtb.builder.solve.collect_moves` writes and inverts them
-(:func:`invert_edges`), in the CPU's caches; a big one's inversion would write at
-random over hundreds of MB, so it generates each node's list from the node
-itself (:func:`list_predecessors`): a king step is reversible.
+A unit's in-unit moves are king steps, and a king step is reversible: the nodes
+with a step into a node are found from that node alone (:func:`king_step_sources`).
+A unit solved for one table (the compact-native and 7-piece builds: the ``wcdf``
+layer alone) keeps no list: the propagation finds a node's predecessors when it
+resolves the node (:data:`TOLD`), once, and never for a draw. A unit solved for
+several tables keeps predecessor lists that each table's propagation reads: a
+small unit keeps the successor lists that :func:`egtb.builder.solve.collect_moves`
+writes and inverts them (:func:`invert_edges`, :data:`INVERTED`), in the CPU's
+caches; a big one's inversion would write at random over hundreds of MB, so it
+generates each node's list from the node itself (:func:`list_predecessors`,
+:data:`GENERATED`).
 
->>> generates_predecessors(11_000), generates_predecessors(15_000_000)
-(False, True)
+>>> predecessor_way(11_000, tables=2), predecessor_way(15_000_000, tables=2), predecessor_way(11_000, tables=1)
+('inverted', 'generated', 'told')
 """
 
 from __future__ import annotations
@@ -22,18 +28,23 @@ from egtb.rules.squares import NEIGHBOUR
 
 #: The squares next to each square (a global array, which numba freezes into the kernels).
 _NEIGHBOUR = NEIGHBOUR.copy()
-#: Units of this many nodes (king placements of a half) or more generate their predecessor lists
-#: (:func:`list_predecessors`) instead of inverting their successor lists, whose random writes
-#: then miss the CPU's caches: 3k-1m3k (7 pieces, halves of 14.7 M nodes) inverted in 190 ns a
-#: node and generates in 179, and writes no successor list (moves 228 -> 130 ns a node);
-#: 1m2k-2m1k (6 pieces, halves of 11 K nodes) inverts in 10 ns and would generate in 47.
+#: Units of this many nodes (king placements of a half) or more solved for several tables generate
+#: their predecessor lists (:func:`list_predecessors`) instead of inverting their successor lists,
+#: whose random writes then miss the CPU's caches: 3k-1m3k (7 pieces, halves of 14.7 M nodes)
+#: inverted in 190 ns a node and generates in 179, and writes no successor list (moves 228 -> 130
+#: ns a node); 1m2k-2m1k (6 pieces, halves of 11 K nodes) inverts in 10 ns and would generate in 47.
 PREDECESSORS_GENERATED_FROM = 1 << 20
+#: The ways a unit's propagation finds a node's predecessors (:func:`predecessor_way`).
+INVERTED, GENERATED, TOLD = "inverted", "generated", "told"
 
 
-def generates_predecessors(unit: int) -> bool:
-    """Whether units of `unit` nodes a half generate their predecessor lists
-    (:class:`egtb.builder.solve.Scratch` holds the arrays of one way)."""
-    return unit >= PREDECESSORS_GENERATED_FROM
+def predecessor_way(unit: int, *, tables: int) -> str:
+    """How a unit of `unit` nodes a half, solved for `tables` tables, finds its nodes' predecessors
+    (:class:`egtb.builder.solve.Scratch` holds the arrays of that way): :data:`TOLD` for one table,
+    else :data:`GENERATED` from :data:`PREDECESSORS_GENERATED_FROM` nodes, else :data:`INVERTED`."""
+    if tables == 1:
+        return TOLD
+    return GENERATED if unit >= PREDECESSORS_GENERATED_FROM else INVERTED
 
 
 #: Room for a node's king-step predecessors (:func:`king_step_sources`): four squares back for

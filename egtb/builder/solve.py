@@ -36,7 +36,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.builder.predecessors import generates_predecessors, invert_edges, list_predecessors, new_sources
+from egtb.builder.predecessors import (INVERTED, TOLD, invert_edges, king_step_sources, list_predecessors,
+                                       new_sources, predecessor_way)
 from egtb.builder.units import locate_unit
 from egtb.formats.packed import packed_category
 from egtb.positions.index import (BINOM, material_code, popcount, position_index, rank_kings, rank_men,
@@ -172,24 +173,25 @@ class Scratch:
     number of tables solved (one node table each: the rule-free one and one per
     rule layer).
 
-    A big unit generates its predecessor lists from its nodes (``stepping``
-    holds a bit a node: it has a king step); a smaller one keeps its successor
-    lists (``succ_start``, ``succ``) and inverts them (:mod:`egtb.builder.predecessors`).
-    The arrays of the other way are left empty.
+    The arrays follow the unit's :func:`~egtb.builder.predecessors.predecessor_way`: the
+    successor lists (``succ_start``, ``succ``) of a unit that inverts them, else a bit a node
+    (``stepping``: it has a king step); the predecessor lists (``pred_start``, ``pred``) of a unit
+    solved for several tables. The arrays of the other ways are left empty.
     """
 
     def __init__(self, unit: int, *, halves: int, kings: tuple[int, int],
                  tables: int = 1) -> None:
         n = halves * unit
         edges = 4 * unit * (kings[0] + (kings[1] if halves == 2 else 0))
-        generated = generates_predecessors(unit)
+        way = predecessor_way(unit, tables=tables)
+        inverted, listed = way == INVERTED, way != TOLD
         self.bk = np.zeros(n, dtype=np.int64)
         self.wk = np.zeros(n, dtype=np.int64)
-        self.succ_start = np.zeros(1 if generated else n + 1, dtype=np.int64)
-        self.succ = np.zeros(0 if generated else edges, dtype=np.int32)
-        self.stepping = np.zeros((n + 7) // 8 if generated else 0, dtype=np.uint8)
-        self.pred_start = np.zeros(n + 1, dtype=np.int64)
-        self.pred = np.zeros(edges, dtype=np.int32)
+        self.succ_start = np.zeros(n + 1 if inverted else 1, dtype=np.int64)
+        self.succ = np.zeros(edges if inverted else 0, dtype=np.int32)
+        self.stepping = np.zeros(0 if inverted else (n + 7) // 8, dtype=np.uint8)
+        self.pred_start = np.zeros(n + 1 if listed else 1, dtype=np.int64)
+        self.pred = np.zeros(edges if listed else 0, dtype=np.int32)
         self.node = np.zeros((tables, n, 5), dtype=NODE_DTYPE)
         self.entries = np.zeros((ENTRIES_PER_NODE * n + 1, 2), dtype=np.int32)
 
@@ -201,6 +203,16 @@ class Scratch:
 
 #: Bucket entries per node: an exit seed, one in-unit win and one loss at most.
 ENTRIES_PER_NODE = 3
+
+
+def edge_lists_fit(nodes: int) -> bool:
+    """Whether a unit of `nodes` nodes fits the edge-list kernel's int32 bucket entries (a node's
+    id and kind, the next entry) and lists; the regenerating kernel solves a bigger one.
+
+    >>> edge_lists_fit(235_620_480), edge_lists_fit(736_281_000)  # 3k-4k's one unit, 4k-4k's
+    (True, False)
+    """
+    return ENTRIES_PER_NODE * nodes + 1 <= np.iinfo(np.int32).max
 
 
 # Columns of the per-node table.
@@ -233,7 +245,8 @@ def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, quiet_dtz,
     layer's move-rule limit in plies;
     man_resets: whether a plain man move resets the layer's counter.
     bk_arr .. entries: the :class:`Scratch` arrays (``stepping`` empty: the
-    successor lists are kept and inverted).
+    successor lists are kept and inverted; ``pred`` empty with one table: no predecessor
+    list, :func:`told`).
     progress: int64 counters (:data:`P_POSITIONS`, :data:`P_UNITS`), only ever
     raised: each finished unit adds its positions and 1, and a unit being solved
     is counted in part as it goes (move generation half of its positions, the
@@ -264,7 +277,10 @@ def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, quiet_dtz,
             status = resolve_exits(n, node, size, base, wdl, dtw, rcat, rdtz, limits)
         else:
             progress[P_POSITIONS] = start + n // 2
-            if stepping.shape[0]:
+            steps = (told(node, stepping), halves, size, counts, men, bk_arr, wk_arr, stepping, sources)
+            if steps[0]:
+                pass  # each resolved node's predecessors are found as the queue tells them
+            elif stepping.shape[0]:
                 list_predecessors(n, size, halves, counts, men, bk_arr, wk_arr, stepping, pred_start, pred,
                                   sources)
             else:
@@ -272,12 +288,12 @@ def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, quiet_dtz,
             progress[P_POSITIONS] = start + n // 2 + n // 8
             share = 8 * (layers + first)  # each propagation counts 3/share of a position per node
             if first:
-                status = propagate(n, pred_start, pred, node[0], entries, heads, size, base, wdl,
+                status = propagate(n, pred_start, pred, steps, node[0], entries, heads, size, base, wdl,
                                    dtw, progress, share)
             for layer in range(layers):
                 if status != OK:
                     return status
-                status = propagate(n, pred_start, pred, node[first + layer], entries, heads,
+                status = propagate(n, pred_start, pred, steps, node[first + layer], entries, heads,
                                    size, base, rcat[layer], rdtz[layer], progress, share,
                                    limits[layer])
         if status != OK:
@@ -286,6 +302,13 @@ def solve_units(counts, configs, offsets, wdl, dtw, rcat, rdtz, rdep, quiet_dtz,
         if status != OK:
             return status
     return OK
+
+
+@njit(cache=True, inline="always")
+def told(node, stepping):
+    """Whether a unit's propagation finds each node's predecessors as it resolves it
+    (:data:`egtb.builder.predecessors.TOLD`: one table, the king steps as bits)."""
+    return node.shape[0] == 1 and stepping.shape[0] > 0
 
 
 @njit(cache=True)
@@ -715,29 +738,62 @@ def settle(i, kind, d, resolved, depth):
 
 
 @njit(cache=True, inline="always")
-def tell_predecessors(i, kind, d, pred_start, pred, node, entries, heads, count, top,
+def tell_predecessors(i, kind, d, pred_start, pred, steps, node, entries, heads, count, top,
                       resolved, depth):
     """Node i resolved as `kind` in d plies: update its predecessors; return (count, top, status).
+
+    The predecessors come from the lists (`pred_start`, `pred`), or with ``steps[0]`` from node
+    i itself (:func:`predecessors_from`).
+    """
+    generated, halves, size, counts, men, bk_arr, wk_arr, stepping, sources = steps
+    if generated:
+        listed = predecessors_from(i, halves, size, counts, men, bk_arr, wk_arr, stepping, sources)
+        first = 0
+    else:
+        listed, first = pred_start[i + 1] - pred_start[i], pred_start[i]
+    status = OK
+    for e in range(listed):
+        p = sources[e] if generated else pred[first + e]
+        count, top, status = tell_predecessor(p, kind, d, node, entries, heads, count, top, resolved, depth)
+        if status != OK:
+            return count, top, status
+    return count, top, OK
+
+
+@njit(cache=True, inline="always")
+def predecessors_from(i, halves, size, counts, men, bk_arr, wk_arr, stepping, sources):
+    """The nodes with a king step into node i, written to `sources`; return how many: those
+    :func:`egtb.builder.predecessors.king_step_sources` finds that have a king step (a bit in
+    `stepping`), in place of a predecessor list when the unit solves one table (each node is
+    resolved once; a list costs more to make than the few it saves)."""
+    h = i // size
+    o = (1 - h) if halves == 2 else h
+    found = king_step_sources(o, size, counts, men, bk_arr[i], wk_arr[i], sources)
+    kept = 0
+    for k in range(found):
+        p = sources[k]
+        if stepping[p >> 3] >> (p & 7) & 1:
+            sources[kept] = p
+            kept += 1
+    return kept
+
+
+@njit(cache=True, inline="always")
+def tell_predecessor(p, kind, d, node, entries, heads, count, top, resolved, depth):
+    """Node p has a move to a node resolved as `kind` in d plies; return (count, top, status).
 
     A predecessor of a loss wins in d + 1 (the first loss found is the nearest);
     a predecessor of a win loses one more move, and is lost once all are.
     """
-    status = OK
-    for e in range(pred_start[i], pred_start[i + 1]):
-        p = pred[e]
-        if resolved[p] != 0:
-            continue
-        if kind == LOSS:
-            resolved[p] = WIN
-            depth[p] = d + 1
-            count, top, status = _enqueue(entries, heads, count, top, p, WIN, d + 1)
-        else:
-            node[p, N_REMAINING] -= 1
-            node[p, N_LOSS_DEPTH] = max(node[p, N_LOSS_DEPTH], d + 1)
-            count, top, status = _enqueue_if_lost(node, entries, heads, count, top, p)
-        if status != OK:
-            return count, top, status
-    return count, top, OK
+    if resolved[p] != 0:
+        return count, top, OK
+    if kind == LOSS:
+        resolved[p] = WIN
+        depth[p] = d + 1
+        return _enqueue(entries, heads, count, top, p, WIN, d + 1)
+    node[p, N_REMAINING] -= 1
+    node[p, N_LOSS_DEPTH] = max(node[p, N_LOSS_DEPTH], d + 1)
+    return _enqueue_if_lost(node, entries, heads, count, top, p)
 
 
 @njit(cache=True)
@@ -787,7 +843,7 @@ def write_categories(n, resolved, depth, size, base, rcat, rdtz, limit):
 
 
 @njit(cache=True, _nrt=False)
-def run_queue(n, pred_start, pred, node, entries, heads, resolved, processed, depth, progress,
+def run_queue(n, pred_start, pred, steps, node, entries, heads, resolved, processed, depth, progress,
               share):
     """The bucket queue of :func:`propagate`: fill `resolved` (value codes) and `depth`; a status.
 
@@ -815,7 +871,7 @@ def run_queue(n, pred_start, pred, node, entries, heads, resolved, processed, de
                 progress[P_POSITIONS] = start + done * 3 // share
             if d + 1 > MAX_DEPTH:
                 return ERR_TOO_DEEP
-            count, top, status = tell_predecessors(i, kind, d, pred_start, pred, node, entries,
+            count, top, status = tell_predecessors(i, kind, d, pred_start, pred, steps, node, entries,
                                                    heads, count, top, resolved, depth)
             if status != OK:
                 return status
@@ -824,7 +880,7 @@ def run_queue(n, pred_start, pred, node, entries, heads, resolved, processed, de
 
 
 @njit(cache=True)
-def propagate(n, pred_start, pred, node, entries, heads, size, base, wdl, dtw, progress,
+def propagate(n, pred_start, pred, steps, node, entries, heads, size, base, wdl, dtw, progress,
               share=8, limit=-1):
     """Bucket-queue retrograde over one unit; writes values and distances to the tables.
 
@@ -832,12 +888,15 @@ def propagate(n, pred_start, pred, node, entries, heads, size, base, wdl, dtw, p
     longest), in increasing d; what is never reached is a draw. Writes
     WIN/LOSS/DRAW codes, or with a move-rule `limit` (a rule layer) categories
     (:func:`write_categories`). Counts 3/share of a position in `progress` per
-    node resolved (every :data:`PROGRESS_STEP`).
+    node resolved (every :data:`PROGRESS_STEP`). The predecessors come from the lists
+    `pred_start`, `pred`, or when ``steps[0]`` (:func:`told`) from the nodes themselves:
+    `steps` is (that flag, halves, unit size, counts, men, bk_arr, wk_arr, stepping, the
+    sources buffer), as :func:`solve_units` has them.
     """
     resolved = np.zeros(n, dtype=np.int8)  # value code, set when known (a win may shorten)
     processed = np.zeros(n, dtype=np.bool_)  # predecessors already told
     depth = np.zeros(n, dtype=np.int32)
-    status = run_queue(n, pred_start, pred, node, entries, heads, resolved, processed, depth,
+    status = run_queue(n, pred_start, pred, steps, node, entries, heads, resolved, processed, depth,
                        progress, share)
     if status != OK:
         return status
