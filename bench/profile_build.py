@@ -182,6 +182,10 @@ def main() -> None:
         raise SystemExit(f"no pair {args.pair!r}")
     contents = contents_for(material.pieces, native=True if args.compact_native else None)
     dependencies = planner.dependency_materials(pair)
+    missing = [m.name for m in dependencies
+               if not any((args.tables / f"{m.name}{suffix}").exists() for suffix in (".h5", ".wld"))]
+    if missing:  # before the load, which would stop at the first after minutes
+        raise SystemExit(f"{args.tables} has no table of {', '.join(missing)}, which {pair.key} depends on")
     out = args.out or Path(tempfile.mkdtemp(prefix="egtb-profile-"))
     link_dependencies(args.tables, out, dependencies, material.pieces)
     plan = budget.plan_pair(pair, dependencies, contents=contents, budget=int(args.memory * budget.GB))
@@ -199,6 +203,9 @@ def main() -> None:
         pipeline.build_pair(out, pair, dependencies, contents=contents, plan=plan)
     except UnitsDone:
         pass
+    finally:
+        if args.units is not None and args.out is None:  # the sample's scratch: nothing of it is kept
+            shutil.rmtree(out)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     solved = sum(kernel.seconds.values())
     each, unit = (pair.positions, "position") if args.units is None else (max(kernel.nodes, 1), "node")
@@ -215,8 +222,6 @@ def main() -> None:
         print(f"    {phase:24s} {seconds:9.2f} s  {seconds / each * 1e9:6.1f} ns a {unit}  "
               f"{100 * seconds / max(solved, 1e-9):5.1f}%")
     if args.units is not None:
-        if args.out is None:  # the sample's scratch: nothing of it is kept
-            shutil.rmtree(out)
         return
     written = sum(p.stat().st_size for m in pair.materials
                   for p in out.glob(f"{m.name}.*") if not p.is_symlink() and p.is_file())
