@@ -1,6 +1,6 @@
 """Where a pair's build time goes: one pair built for real, its solve timed phase by phase (prints figures).
 
-Run: ``.venv/bin/python bench/profile_build.py --tables DIR --pair KEY [--out DIR] [--compact-native] [--units N]``
+Run: ``.venv/bin/python bench/profile_build.py --tables DIR --pair KEY [--out DIR] [--compact-native] [--units N [--from-unit K]]``
 
 Builds the pair ``KEY`` (e.g. ``2m1k-2m2k``) into ``--out`` (default a
 temporary directory), reading its dependencies from ``--tables`` (a finished
