@@ -87,25 +87,37 @@ def king_step_sources(o, size, counts, men, bk, wk, sources):
     return count
 
 
+@njit(cache=True, inline="always")
+def predecessors_from(j, halves, size, counts, men, bk_arr, wk_arr, stepping, sources):
+    """The nodes of a unit with a king step into node j, written to `sources` (its buffer,
+    :func:`new_sources`); return how many.
+
+    Those :func:`king_step_sources` finds, less those that must capture: such a node has no
+    king step at all (no bit in `stepping`, :func:`egtb.builder.solve.collect_moves`).
+    """
+    h = j // size
+    o = (1 - h) if halves == 2 else h
+    kept = 0
+    for k in range(king_step_sources(o, size, counts, men, bk_arr[j], wk_arr[j], sources)):
+        p = sources[k]
+        if stepping[p >> 3] >> (p & 7) & 1:
+            sources[kept] = p
+            kept += 1
+    return kept
+
+
 @njit(cache=True, _nrt=False)
 def list_predecessors(n, size, halves, counts, men, bk_arr, wk_arr, stepping, pred_start, pred, sources):
     """Predecessor lists (CSR) of a unit's nodes, made from the nodes themselves
-    (:func:`king_step_sources`; `sources`: its buffer).
-
-    A node that steps into node j has the step unless it must capture, when it has no king
-    step at all (no bit in `stepping`, :func:`egtb.builder.solve.collect_moves`). Each list is
-    written in node order, so no successor list is kept and none is inverted.
+    (:func:`predecessors_from`; `sources`: its buffer). Each list is written in node order, so
+    no successor list is kept and none is inverted.
     """
     e = 0
     for j in range(n):
         pred_start[j] = e
-        h = j // size
-        o = (1 - h) if halves == 2 else h
-        for k in range(king_step_sources(o, size, counts, men, bk_arr[j], wk_arr[j], sources)):
-            p = sources[k]
-            if stepping[p >> 3] >> (p & 7) & 1:
-                pred[e] = p
-                e += 1
+        for k in range(predecessors_from(j, halves, size, counts, men, bk_arr, wk_arr, stepping, sources)):
+            pred[e] = sources[k]
+            e += 1
     pred_start[n] = e
 
 

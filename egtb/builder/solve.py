@@ -36,8 +36,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.builder.predecessors import (INVERTED, TOLD, invert_edges, king_step_sources, list_predecessors,
-                                       new_sources, predecessor_way)
+from egtb.builder.predecessors import (INVERTED, TOLD, invert_edges, list_predecessors, new_sources,
+                                       predecessor_way, predecessors_from)
 from egtb.builder.units import locate_unit
 from egtb.formats.packed import packed_category
 from egtb.positions.index import (BINOM, material_code, popcount, position_index, rank_kings, rank_men,
@@ -743,7 +743,8 @@ def tell_predecessors(i, kind, d, pred_start, pred, steps, node, entries, heads,
     """Node i resolved as `kind` in d plies: update its predecessors; return (count, top, status).
 
     The predecessors come from the lists (`pred_start`, `pred`), or with ``steps[0]`` from node
-    i itself (:func:`predecessors_from`).
+    i itself (:func:`egtb.builder.predecessors.predecessors_from`): when the unit solves one
+    table, each node is resolved once, and a list costs more to make than the reads it saves.
     """
     generated, halves, size, counts, men, bk_arr, wk_arr, stepping, sources = steps
     if generated:
@@ -758,24 +759,6 @@ def tell_predecessors(i, kind, d, pred_start, pred, steps, node, entries, heads,
         if status != OK:
             return count, top, status
     return count, top, OK
-
-
-@njit(cache=True, inline="always")
-def predecessors_from(i, halves, size, counts, men, bk_arr, wk_arr, stepping, sources):
-    """The nodes with a king step into node i, written to `sources`; return how many: those
-    :func:`egtb.builder.predecessors.king_step_sources` finds that have a king step (a bit in
-    `stepping`), in place of a predecessor list when the unit solves one table (each node is
-    resolved once; a list costs more to make than the few it saves)."""
-    h = i // size
-    o = (1 - h) if halves == 2 else h
-    found = king_step_sources(o, size, counts, men, bk_arr[i], wk_arr[i], sources)
-    kept = 0
-    for k in range(found):
-        p = sources[k]
-        if stepping[p >> 3] >> (p & 7) & 1:
-            sources[kept] = p
-            kept += 1
-    return kept
 
 
 @njit(cache=True, inline="always")
