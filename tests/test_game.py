@@ -9,6 +9,7 @@ import pytest
 
 from egtb.rules.board import BLACK, WHITE, Board, Move
 from egtb.rules.notation import START_FEN
+from tournament import game
 from tournament.engines.base import Engine, EngineError, GameState, Limit
 from tournament.engines.random import RandomEngine
 from tournament.adjudicate import MaxLengthAdjudicator
@@ -228,3 +229,9 @@ def test_a_time_forfeit_records_the_clock() -> None:
                        settings=GameSettings(limit=Limit(clock=0.2, increment=0.0), time_margin=0.0))
     assert result.termination is GameTermination.TIME_FORFEIT
     assert result.final_clocks[BLACK] < 0 <= result.final_clocks[WHITE]
+
+
+@pytest.mark.parametrize("remaining, recorded", [(-3e-5, -0.0001), (-0.12344, -0.1235), (0.12344, 0.1234), (0.0, 0.0)])
+def test_a_clock_run_out_by_less_than_the_records_step_is_still_below_zero(remaining, recorded) -> None:
+    # a flag that fell 30 us over was recorded as -0.0, and the test above failed under load
+    assert game._rounded(remaining) == recorded

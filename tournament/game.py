@@ -15,6 +15,7 @@ answer. Every end is a :class:`GameResult` with a winner, a
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -168,8 +169,11 @@ class _MoveLog:
 
 
 def _rounded(seconds: float | None) -> float | None:
-    """Seconds to 0.1 ms for the records (None stays None)."""
-    return None if seconds is None else round(seconds, 4)
+    """Seconds to 0.1 ms for the records (None stays None). A clock run out stays below zero: a flag
+    fell 30 µs over showed -0.0, which reads as a clock that had time left."""
+    if seconds is None:
+        return None
+    return math.floor(seconds * 1e4) / 1e4 if seconds < 0 else round(seconds, 4)
 
 
 def _score_of(answer: PlayResult) -> int | None:
