@@ -367,6 +367,9 @@ def _register_verify(p: argparse.ArgumentParser) -> None:
                    help="only tables of at most N pieces (default: every table)")
     p.add_argument("--min-pieces", type=int, default=2,
                    help="only tables of at least N pieces (e.g. 7 after building them)")
+    p.add_argument("--materials", type=_material_list, default=(), metavar="LIST",
+                   help="only these materials, a comma list such as 2m2k-2m2k,1m3k-3m1k (each must have "
+                        "a table in the directory: a master or compact files)")
     _add_jobs(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--again", action="store_true",
@@ -493,10 +496,16 @@ def run_verify(args: argparse.Namespace) -> int:
     from egtb.builder.verify import verify_directory
     from egtb.formats import master
     from egtb.formats.compact import SUFFIX as COMPACT_SUFFIX
+    from egtb.positions.material import Material
     directory = _existing_tables_dir(args)
+    named = {Material.parse(name) for name in args.materials}
+    missing = sorted(named - set(master.stored_materials(directory))
+                     - set(master.stored_materials(directory, suffix=COMPACT_SUFFIX)), key=str)
+    if missing:
+        raise MissingTableError(f"no table of {', '.join(map(str, missing))} in {directory} (--materials)")
     def wanted(suffix: str = master.SUFFIX) -> list[Material]:
         return [m for m in master.stored_materials(directory, suffix=suffix)
-                if args.min_pieces <= m.pieces <= (args.pieces or m.pieces)]
+                if args.min_pieces <= m.pieces <= (args.pieces or m.pieces) and (not named or m in named)]
     materials = wanted()
     report = verify_directory(directory, materials=materials, jobs=args.jobs or os.cpu_count() or 1,
                               progress=not args.quiet and bool(materials), compact=True,

@@ -13,6 +13,7 @@ from egtb.builder import driver as builder
 from egtb.formats import master
 from egtb.formats.values import DRAW, WIN
 from egtb.cli import main
+from egtb.exit_status import EXIT_FAILED
 from egtb.positions.material import Material
 from egtb.builder.verify import verify_directory
 
@@ -58,9 +59,22 @@ def test_verify_reports_a_wrong_value(tables, tmp_path, capsys, change):
     report = verify_directory(tmp_path, materials=[Material.parse("2k-1k")])
     assert not report.ok and report.errors >= 1
     assert any("2k-1k #%d" % index in m for m in report.messages)
-    assert main(["verify", "--quiet", "--tables", str(tmp_path)]) == 1
+    assert main(["verify", "--quiet", "--materials", "2k-1k", "--tables", str(tmp_path)]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("B:W") and "ERRORS" in out
+    assert out.startswith("B:W") and "verified 1 tables" in out and "ERRORS" in out
+
+
+def test_verify_of_named_materials_checks_those_alone_and_refuses_one_without_a_table(tables, tmp_path, capsys):
+    for path in tables.glob("*.h5"):
+        if Material.parse(path.stem).pieces <= 3:
+            os.link(path, tmp_path / path.name)
+    assert main(["verify", "--quiet", "--no-reference", "--materials", "2k-1k,1m-2k", "--tables", str(tmp_path)]) == 0
+    assert "verified 2 tables, 27900 positions: OK" in capsys.readouterr().out
+    record = (tmp_path / "verified.json").read_text()
+    assert "2k-1k" in record and "1m-2k" in record and "2m-1k" not in record
+    assert main(["verify", "--quiet", "--again", "--materials", "2k-1k,2k-2k", "--tables", str(tmp_path)]) == EXIT_FAILED
+    assert "no table of 2k-2k in" in capsys.readouterr().err
+    assert (tmp_path / "verified.json").read_text() == record  # refused before any check
 
 
 def test_a_resumed_verify_skips_what_passed_with_the_same_files(tables, tmp_path, capsys):
