@@ -7,11 +7,13 @@ for it in its scratch files (a byte a position of the pair and every table its
 exits reach, two more a position of the pair for its DTZ), the largest unit
 (one men configuration pair) with the solver's work arrays (edge lists, or the
 regenerating kernel's 10 bytes a node where those would not fit in 16 GiB),
-the files at the 1.43 bits a position the 7-piece files (values and wcdf
-layer) take, and core-hours at the rate of the whole 7-piece build (0.24 CPU
-microseconds a position over the 47 pairs that ran without a restart;
-``bench/seven_log.py``). With ``--max-per-side 5`` only materials with at most
-five pieces a side count (the usual 10-piece scope).
+and the files and core-hours at the rates measured on this machine (:data:`RATES`): up to 7
+pieces those of the 7-piece masters (1.43 bits a position for the values and the wcdf layer;
+0.24 CPU microseconds a position over the 47 pairs that ran without a restart,
+``bench/seven_log.py``), from 8 pieces on those of the 8-piece tables built compact-native
+(their compact and marks files; CPU as the build log's ``solved`` lines give it, putting the
+dependencies in and writing the files included). With ``--max-per-side 5`` only materials
+with at most five pieces a side count (the usual 10-piece scope).
 
     python bench/plan_distributed.py [--max-per-side K]
 """
@@ -26,8 +28,18 @@ from egtb.builder import solve, solve_regen
 from egtb.positions.material import pair_of, successor_materials
 from egtb.positions.material import all_materials, count_king_placements, count_positions
 
-RATE = 4.18e6  #: positions solved per second per core (the 7-piece build: values and wcdf layer)
-BITS_PER_POSITION = 1.43  #: the 104 7-piece files (values and wcdf layer): 6.13 GB for 34.24 G positions
+#: (CPU seconds a position, bits of files a position) measured here, by piece count: the 7-piece
+#: masters (the 104 files, values and wcdf layer: 6.13 GB for 34.24 G positions), and the 8-piece
+#: tables built compact-native (Dec 7: the last three pairs solved, 4k-3m1k, 2m2k-2m2k and
+#: 1m3k-3m1k, 32.97 G positions in 12,700.7 CPU s; the files of the 13 materials built, 78.22 G
+#: positions, 7.84 GB of .wld, .wcdf and .dtz files and 0.70 GB of marks). A piece count without
+#: its own takes the nearest.
+RATES = {7: (0.24e-6, 1.43), 8: (0.385e-6, 0.874)}
+
+
+def rates(n: int) -> tuple[float, float]:
+    """(CPU seconds, bits of files) a position of n pieces, by :data:`RATES`."""
+    return RATES[min(max(n, min(RATES)), max(RATES))]
 BYTES_PER_POSITION = 1  #: a wcdf category a position of the pair and its dependencies
 BYTES_PER_OWN_POSITION = 2  #: the pair's own DTZ (uint16)
 #: Work arrays of a unit above which the regenerating kernel (10 bytes a node) runs instead.
@@ -65,7 +77,7 @@ def plan(n: int, max_per_side: int) -> dict:
         "largest_unit": largest_unit.name, "unit_positions": 2 * count_king_placements(largest_unit),
         "unit_memory": scratch_bytes(largest_unit)
         + (BYTES_PER_POSITION + BYTES_PER_OWN_POSITION) * 2 * count_king_placements(largest_unit),
-        "disk": positions * BITS_PER_POSITION / 8, "core_hours": positions / RATE / 3600,
+        "disk": positions * rates(n)[1] / 8, "core_hours": positions * rates(n)[0] / 3600,
     }
 
 
@@ -86,7 +98,8 @@ def main() -> None:
         print(f"  largest pair {row['largest_pair']}: {row['pair_memory'] / 2**30:,.1f} GiB of scratch (own + dependencies)")
         print(f"  largest unit {row['largest_unit']}: {row['unit_positions']:,} positions, "
               f"{row['unit_memory'] / 2**20:,.0f} MiB with scratch")
-        print(f"  disk {row['disk'] / 2**30:,.1f} GiB (up to {n}: {cumulative['disk'] / 2**30:,.1f} GiB); "
+        print(f"  at {rates(n)[0] * 1e6:.3f} CPU us and {rates(n)[1]:.3f} bits a position: "
+              f"disk {row['disk'] / 2**30:,.1f} GiB (up to {n}: {cumulative['disk'] / 2**30:,.1f} GiB); "
               f"{row['core_hours']:,.0f} core-hours (up to {n}: {cumulative['core_hours']:,.0f}); "
               f"cores for one week: {cumulative['core_hours'] / WEEK_HOURS:,.0f}")
 

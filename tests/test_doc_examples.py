@@ -235,7 +235,7 @@ def test_the_ten_piece_figures_are_the_plan_s():
     disk = re.search(r"\(up to 10: ([\d,.]+) GiB\)", full)
     assert hours and five_hours and disk
     text = " ".join((ROOT / "docs" / "distributed.md").read_text().split())
-    assert (f"{hours[1]} core-hours at the in-memory rate ({hours[2]} with everything below), "
+    assert (f"{hours[1]} core-hours at the measured 8-piece rate ({hours[2]} with everything below), "
             f"{hours[3]} cores for one week ({five_hours[2]} with at most five pieces a side: "
             f"{five_hours[1]} core-hours)") in text
     assert f"({float(disk[1].replace(',', '')) / 1024:.1f} with everything below)" in text

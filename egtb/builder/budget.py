@@ -329,10 +329,11 @@ CPU_SECONDS_REGENERATING = 1.2e-6
 
 #: CPU seconds a position costs a compact-native pair solved with edge lists, by piece count, where
 #: measured on this machine (the model above says 0.24 us): the 7-piece set 0.36 us a position (52
-#: pairs, 3.41 CPU hours); the 8-piece pairs 0.58 (1m3k-1m3k) and 0.70 (4k-2m2k), on disk:
+#: pairs, 3.41 CPU hours); the 8-piece pairs, on disk, 0.385 (Dec 7: 4k-3m1k, 2m2k-2m2k and
+#: 1m3k-3m1k, 32.97 G positions in 12,700.7 CPU s; 0.58-0.70 on Dec 6, with slower kernels):
 #: putting their dependencies into the scratch, the DTZ spill and the compact write come on top
-#: of the solve.
-CPU_SECONDS_NATIVE = {7: 0.36e-6, 8: 0.65e-6}
+#: of the solve. bench/plan_distributed.py takes the same rate for 8 pieces and more.
+CPU_SECONDS_NATIVE = {7: 0.36e-6, 8: 0.385e-6}
 
 
 def cpu_seconds(positions: int, contents, *, regenerating: bool = False, pieces: int = 0) -> float:
@@ -344,7 +345,7 @@ def cpu_seconds(positions: int, contents, *, regenerating: bool = False, pieces:
     600
     >>> eight = contents_for(8)
     >>> round(cpu_seconds(10**9, eight, pieces=8)), round(cpu_seconds(10**9, eight, regenerating=True))
-    (650, 1200)
+    (385, 1200)
     """
     if regenerating:
         return positions * CPU_SECONDS_REGENERATING * contents.tables
