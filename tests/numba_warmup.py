@@ -4,7 +4,9 @@ The kernels are ``cache=True``: numba keeps them in the cache directory of this 
 (:mod:`egtb.kernel_cache`), which a fresh clone lacks. Without this, each worker that first needs a kernel compiles it, and two workers
 that need it at once (the shared tables' build and a compact-native build, say) both compile it.
 ``python tests/numba_warmup.py PART`` runs one part; tests/conftest.py runs the parts side by side
-(one a core) in the controller, and the workers then load the kernels from the cache.
+in the controller, and the workers then load the kernels from the cache. What the parts leave out
+the workers compile, each that needs it: list the cache's ``*.nbi`` files after the parts alone
+(a cold ``NUMBA_CACHE_DIR``) and after a run of the suite with ``EGTB_TEST_WARMUP=0``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ def probe_all(tables: Path) -> None:
     from egtb.positions.index import unrank_positions
     from egtb.positions.material import Material
     from egtb.probe.tablebase import Tablebase
+    from egtb.rules.draw_rules import DRAW_RULES
 
     material = Material.parse("2k-1k")
     bm, bk, wm, wk = (np.zeros(2000, dtype=np.int64) for _ in range(4))
@@ -33,6 +36,7 @@ def probe_all(tables: Path) -> None:
         tb.probe_batch(bm, bk, wm, wk, 0)
         tb.probe_batch_rule(bm, bk, wm, wk, 0, 0)
         tb.probe_batch_rule(bm, bk, wm, wk, 1, 3)
+        tb.probe_batch_rule(bm, bk, wm, wk, 1, DRAW_RULES["wcdf"].limit_plies - 1)  # the DTZ read too
 
 
 def builder(directory: Path) -> None:
@@ -73,9 +77,23 @@ def native_and_play(directory: Path) -> None:
     build(3, directory=native, jobs=1, progress=False, native=True)
     probe_all(native)
     verify_compact(native)  # no masters: the successor checks
+    # on disk, as the 8-piece pairs: the dependencies' capture positions answered from the loaded
+    # tables, the DTZ spill (kernels the workers compiled after this part, a cold run's cache showed)
+    build(3, directory=directory / "on-disk", jobs=1, progress=False, native=True, on_disk=True)
 
 
-PARTS = {"builder": builder, "native_and_play": native_and_play}
+def test_modules(directory: Path) -> None:
+    """The kernels of the test modules themselves (tests/test_probe_rule.py's oracle,
+    tests/test_index.py's enumeration), which the workers compiled after the other parts."""
+    from egtb.positions.material import Material
+    from test_index import _enumerate
+    from test_probe_rule import Oracle
+
+    Oracle(2, "wcdf")
+    _enumerate(Material.parse("1k-1k"))
+
+
+PARTS = {"builder": builder, "native_and_play": native_and_play, "test_modules": test_modules}
 
 
 def main(part: str) -> None:
