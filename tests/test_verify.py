@@ -72,7 +72,8 @@ def test_verify_of_named_materials_checks_those_alone_and_refuses_one_without_a_
     assert "verified 2 tables, 27900 positions: OK" in capsys.readouterr().out
     record = (tmp_path / "verified.json").read_text()
     assert "2k-1k" in record and "1m-2k" in record and "2m-1k" not in record
-    assert main(["verify", "--quiet", "--again", "--materials", "2k-1k,2k-2k", "--tables", str(tmp_path)]) == EXIT_FAILED
+    refused = main(["verify", "--quiet", "--again", "--materials", "2k-1k,2k-2k", "--tables", str(tmp_path)])
+    assert refused == EXIT_FAILED
     assert "no table of 2k-2k in" in capsys.readouterr().err
     assert (tmp_path / "verified.json").read_text() == record  # refused before any check
 

@@ -169,8 +169,8 @@ class _MoveLog:
 
 
 def _rounded(seconds: float | None) -> float | None:
-    """Seconds to 0.1 ms for the records (None stays None). A clock run out stays below zero: a flag
-    fell 30 µs over showed -0.0, which reads as a clock that had time left."""
+    """Seconds to 0.1 ms for the records (None stays None). A clock run out stays below zero: a flag that
+    fell 30 µs over showed -0.0, which reads as a clock with time left."""
     if seconds is None:
         return None
     return math.floor(seconds * 1e4) / 1e4 if seconds < 0 else round(seconds, 4)
