@@ -24,17 +24,18 @@ import argparse
 
 import numpy as np
 
-from egtb.builder import solve, solve_regen
+from egtb.builder import budget, solve, solve_regen
 from egtb.positions.material import pair_of, successor_materials
 from egtb.positions.material import all_materials, count_king_placements, count_positions
 
 #: (CPU seconds a position, bits of files a position) measured here, by piece count: the 7-piece
-#: masters (the 104 files, values and wcdf layer: 6.13 GB for 34.24 G positions), and the 8-piece
-#: tables built compact-native (Dec 7: the last three pairs solved, 4k-3m1k, 2m2k-2m2k and
-#: 1m3k-3m1k, 32.97 G positions in 12,700.7 CPU s; the files of the 13 materials built, 78.22 G
-#: positions, 7.84 GB of .wld, .wcdf and .dtz files and 0.70 GB of marks). A piece count without
-#: its own takes the nearest.
-RATES = {7: (0.24e-6, 1.43), 8: (0.385e-6, 0.874)}
+#: masters (the build's model for one table, :mod:`egtb.builder.budget`; the 104 files, values and
+#: wcdf layer: 6.13 GB for 34.24 G positions), and the 8-piece tables built compact-native (the
+#: build's own measured rate, ``budget.CPU_SECONDS_NATIVE``; the files of the 13 materials built
+#: by Dec 7, 78.22 G positions, 7.84 GB of .wld, .wcdf and .dtz files and 0.70 GB of marks). A
+#: piece count without its own takes the nearest.
+RATES = {7: (budget.CPU_SECONDS_A_POSITION + budget.CPU_SECONDS_A_TABLE, 1.43),
+         8: (budget.CPU_SECONDS_NATIVE[8], 0.874)}
 
 
 def rates(n: int) -> tuple[float, float]:
