@@ -43,10 +43,10 @@ from pathlib import Path
 
 import numpy as np
 
-from egtb.builder import budget, pipeline, plan as planner, predecessors, solve
+from egtb.builder import budget, native, pipeline, plan as planner, predecessors, solve
 from egtb.builder.contents import contents_for
 from egtb.builder.units import locate_unit
-from egtb.formats import scratch
+from egtb.formats import master, scratch
 from egtb.positions.index import unit_size, unrank_unit
 from egtb.positions.material import Material
 
@@ -182,8 +182,8 @@ def main() -> None:
         raise SystemExit(f"no pair {args.pair!r}")
     contents = contents_for(material.pieces, native=True if args.compact_native else None)
     dependencies = planner.dependency_materials(pair)
-    missing = [m.name for m in dependencies
-               if not any((args.tables / f"{m.name}{suffix}").exists() for suffix in (".h5", ".wld"))]
+    missing = [m.name for m in dependencies  # a dependency is read from its master or its .wcdf file
+               if not (master.table_path(args.tables, m).exists() or native.has_native(args.tables, m))]
     if missing:  # before the load, which would stop at the first after minutes
         raise SystemExit(f"{args.tables} has no table of {', '.join(missing)}, which {pair.key} depends on")
     out = args.out or Path(tempfile.mkdtemp(prefix="egtb-profile-"))

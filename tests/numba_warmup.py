@@ -23,7 +23,7 @@ def probe_all(tables: Path) -> None:
     from egtb.positions.index import unrank_positions
     from egtb.positions.material import Material
     from egtb.probe.tablebase import Tablebase
-    from egtb.rules.draw_rules import DRAW_RULES
+    from egtb.rules.draw_rules import DEFAULT_RULE, DRAW_RULES
 
     material = Material.parse("2k-1k")
     bm, bk, wm, wk = (np.zeros(2000, dtype=np.int64) for _ in range(4))
@@ -36,7 +36,7 @@ def probe_all(tables: Path) -> None:
         tb.probe_batch(bm, bk, wm, wk, 0)
         tb.probe_batch_rule(bm, bk, wm, wk, 0, 0)
         tb.probe_batch_rule(bm, bk, wm, wk, 1, 3)
-        tb.probe_batch_rule(bm, bk, wm, wk, 1, DRAW_RULES["wcdf"].limit_plies - 1)  # the DTZ read too
+        tb.probe_batch_rule(bm, bk, wm, wk, 1, DRAW_RULES[DEFAULT_RULE].limit_plies - 1)  # the DTZ read too
 
 
 def builder(directory: Path) -> None:
