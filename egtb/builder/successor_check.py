@@ -29,10 +29,11 @@ from egtb.formats.compact.codec import (L_BLOCKS, L_DATA, L_DATA_LEN, L_EXCEPTIO
                                         last_mark, refined)
 from egtb.formats.compact.layout import BLOCK_BYTES
 from egtb.formats.pointers import int32_ptr, int64_ptr, uint8_ptr
-from egtb.formats.values import CAT_BLESSED_LOSS, CAT_CURSED_WIN, CAT_DRAW, CAT_LOSS, CAT_WIN, WDL_LOSS
+from egtb.formats.values import CAT_DRAW, CAT_LOSS, CAT_WIN, WDL_LOSS
 from egtb.positions.index import NUM_CODES, code_of_material
 from egtb.positions.material import Material, count_positions
 from egtb.positions.walk import unrank_captures, unrank_range
+from egtb.probe.derived_dtz import NO_WIN, move_plies, rule_outcome
 from egtb.probe.locate import locate_valid
 from egtb.rules.captures import has_capture
 from egtb.rules.movegen import (BLACK_TO_MOVE, M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
@@ -48,8 +49,6 @@ FLAG_WDL = 1  #: the stored WDL is not the best over the successors
 FLAG_CATEGORY = 2  #: the stored category is not the one the successors give
 FLAG_DTZ = 4  #: the stored DTZ of a win or loss is not the one the successors give
 FLAG_SIGN = 8  #: the category's win or loss side is not the WDL (a capture position's, both searched)
-#: What a fastest win is over no winning move.
-NO_WIN = 1 << 30
 
 
 def unranked(counts: np.ndarray, lo: int, hi: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
@@ -155,22 +154,6 @@ def lookup_ascending(lookup, indices, first, value_of, out, status):
     status[0] = -1
 
 
-@njit(cache=True, inline="always")
-def rule_outcome(fastest_win, longest_loss, draws, limit):
-    """(category, DTZ) of a position under a move rule from its moves: the fastest win in plies
-    (NO_WIN: no move wins), else a draw when a move draws, else the slowest loss; a win or loss of
-    more than ``limit`` plies is cursed or blessed.
-
-    >>> rule_outcome(NO_WIN, 90, 0, 80), rule_outcome(7, 0, 1, 80)
-    ((-1, 90), (2, 7))
-    """
-    if fastest_win != NO_WIN:
-        return (CAT_WIN if fastest_win <= limit else CAT_CURSED_WIN), fastest_win
-    if draws:
-        return CAT_DRAW, 0
-    return (CAT_LOSS if longest_loss <= limit else CAT_BLESSED_LOSS), longest_loss
-
-
 #: A successor's values packed in one int64 (:func:`pack_values`): WDL + 1 in bits 0-1, category + 2
 #: in bits 2-4, DTZ from bit 8 (one gather a move in :func:`check_positions`, not three).
 PACK_CATEGORY_SHIFT = 2
@@ -232,11 +215,7 @@ def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, lim
                 if tc == CAT_DRAW:
                     draws += 1
                     continue
-                decisive = tc == CAT_WIN or tc == CAT_LOSS
-                if zeroing[k]:
-                    plies = 1 if decisive else limit + 1
-                else:
-                    plies = (v >> PACK_DTZ_SHIFT) + 1 if decisive else limit + 2
+                plies = move_plies(tc, v >> PACK_DTZ_SHIFT, zeroing[k], limit)
                 if tc < 0:
                     fastest_win = min(fastest_win, plies)
                 else:

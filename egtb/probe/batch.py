@@ -21,6 +21,7 @@ from egtb.errors import InvalidArgumentError, InvalidPositionError, MissingRuleL
 from egtb.formats.values import CAT_LOSS, CAT_WIN, WDL_DRAW, WDL_LOSS, WDL_OF_CODE, WDL_WIN
 from egtb.positions.index import NUM_CODES, code_of_material, material_of_code
 from egtb.probe.compact_kernels import probe_batch as probe_compact_batch, probe_dtz_batch
+from egtb.probe.derived_dtz import derive
 from egtb.probe.descriptors import gather_maps, rows_by_code
 from egtb.probe.inputs import batch_arrays, draw_rule
 from egtb.probe.kernels import (BLOCK_SHIFT, NO_DTW, fill_terminal, fill_terminal_rule, gather, gather_distance,
@@ -31,7 +32,7 @@ from egtb.rules.board import DEFAULT_RULE, DrawRule
 
 # ``tb`` is the egtb.probe.tablebase.Tablebase probing (not imported: it imports this module).
 
-__all__ = ["MASTER_BYTES_A_POSITION", "probe_batch", "probe_batch_rule"]
+__all__ = ["MASTER_BYTES_A_POSITION", "derived_dtz", "probe_batch", "probe_batch_rule"]
 
 #: Bytes a position of a master table takes in the block cache at most (value, DTW or DTZ): a
 #: batch over tables larger than the budget is gathered in the order of its blocks.
@@ -172,6 +173,13 @@ def _probe_batch_rule_compact(tb: "Tablebase", arrays: tuple[np.ndarray, ...],
         rows = rows_by_code(beside)
         _fill_distances(*located, late & (dtz == NO_DTW), beside,
                         lambda c, i, first, out: gather_distance(c, i, first, rows, out), out=dtz)
+    derived = [code_of_material(layer.material) for layer in layers if layer.dtz_derived]
+    if derived:  # the DTZ of a material whose pair holds it on the mirror's side: from its moves
+        with_derived = np.zeros(NUM_CODES, dtype=np.bool_)
+        with_derived[derived] = True
+        chosen = np.flatnonzero(late & (dtz == NO_DTW) & (codes >= 0) & with_derived[np.maximum(codes, 0)])
+        if len(chosen):
+            dtz[chosen] = derived_dtz(tb, tuple(a[chosen] for a in arrays), category[chosen], rule)
     unknown = dtz == NO_DTW
     late = np.flatnonzero(unknown & late)
     if len(late):
@@ -183,6 +191,22 @@ def _probe_batch_rule_compact(tb: "Tablebase", arrays: tuple[np.ndarray, ...],
     outcome = np.where(fits & (category == CAT_WIN), WDL_WIN,
                        np.where(fits & (category == CAT_LOSS), WDL_LOSS, WDL_DRAW)).astype(np.int8)
     return outcome, category, dtz
+
+
+def derived_dtz(tb: "Tablebase", arrays: tuple[np.ndarray, ...], category: np.ndarray, rule: DrawRule) -> np.ndarray:
+    """The DTZ (uint16) under ``rule`` of wins and losses (``category`` at counter 0) of materials
+    whose DTZ is derived from their moves (:mod:`egtb.probe.derived_dtz`), the positions after
+    them probed through ``tb`` (their DTZ read from the mirror's DTZ file).
+
+    >>> from egtb.probe.tablebase import Tablebase
+    >>> from egtb.rules.board import DRAW_RULES
+    >>> no = np.zeros(0, dtype=np.int64)
+    >>> derived_dtz(Tablebase("/nonexistent"), (no,) * 5, no, DRAW_RULES["wcdf"]).tolist()
+    []
+    """
+    return derive(arrays, category, limit=rule.limit_plies, man_resets=rule.man_move_resets,
+                  probe=lambda children, counter: probe_batch_rule(tb, *children, counter, rule=rule.name)[1:],
+                  where=f"{tb.directory} ({rule.name} DTZ derived from the mirrors' files)")
 
 
 def _fill_distances(codes: np.ndarray, indices: np.ndarray, wanted: np.ndarray, fulls: list[Layer],

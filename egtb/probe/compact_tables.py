@@ -88,20 +88,23 @@ class CompactCategories(KnownMaxDtz, _CompactKind):
 
     @property
     def holds_distances(self) -> bool:
-        """Whether it answers DTZ: with its DTZ file."""
+        """Whether it answers DTZ by a read: with its DTZ file."""
         return self.dtz_file is not None
 
     def dtz_at(self, index: int, category: int, capture: bool) -> int | None:
         """0 for a draw; a win's or loss's from the DTZ file (1 where the side to move must
-        capture: its move zeroes the counter); None without a DTZ file, and for a cursed win or
-        blessed loss (the DTZ file holds those of wins and losses only)."""
-        if self.dtz_file is None:
+        capture: its move zeroes the counter); None without a DTZ file (but for those two when its
+        DTZ is derived: the prober derives the others, :mod:`egtb.probe.derived_dtz`), and for a
+        cursed win or blessed loss (the DTZ file holds those of wins and losses only)."""
+        if self.dtz_file is None and not self.dtz_derived:
             return None
         if category == CAT_DRAW:
             return 0
         if category not in (CAT_WIN, CAT_LOSS):
             return None
-        return 1 if capture else self.dtz_file.value_at(index)
+        if capture:
+            return 1
+        return None if self.dtz_file is None else self.dtz_file.value_at(index)
 
     def kernel_row(self) -> np.ndarray:
         """The rule kernel's row: its lookup descriptor, largest DTZ and DTZ file's descriptor."""

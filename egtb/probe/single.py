@@ -21,8 +21,11 @@ same way, over all its moves (:func:`left_out`), its category then found from it
 
 from __future__ import annotations
 
+import numpy as np
+
 from egtb.errors import InvalidPositionError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats.values import CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DRAW, WDL_LOSS, WDL_WIN, Category
+from egtb.probe.batch import derived_dtz
 from egtb.probe.kernels import (STATUS_INVALID, STATUS_OK, STATUS_OUT_OF_RANGE, outcome_at, probe_rule_one,
                                 probe_value_one, threat_category)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_capture
@@ -160,6 +163,9 @@ def probe_rule(tb: "Tablebase", key: Key, rule: DrawRule, counter: int, *, unkno
     decisive = category in (CAT_WIN, CAT_LOSS)
     late = counter and decisive and not layer.fits(counter, rule.limit_plies)  # the outcome needs the DTZ
     distance = layer.dtz_at(index, category, capture) if want_dtz or late else None
+    if distance is None and decisive and (want_dtz or late) and layer.dtz_derived:
+        arrays = tuple(np.array([value], dtype=np.int64) for value in key)
+        distance = int(derived_dtz(tb, arrays, np.array([category], dtype=np.int64), rule)[0])
     if distance is not None:
         return outcome_at(category, distance, counter, rule.limit_plies), category, distance
     if not decisive:

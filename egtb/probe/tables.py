@@ -74,6 +74,9 @@ class Layer(Protocol):
     """(Layers) the largest DTZ of a win or loss when known without reading it."""
     dtz_file: "Layer | None"
     """(Layers) the compact DTZ file the DTZ of a win or loss is read from, if any."""
+    dtz_derived: bool
+    """(Layers) whether the DTZ of a win or loss is derived from its moves instead, one ply into
+    its mirror material's DTZ file (:mod:`egtb.probe.derived_dtz`)."""
 
     def __len__(self) -> int: ...
 
@@ -255,6 +258,7 @@ class _InBlocks:
     threats = False
     max_dtz = None  # its distances are in the blocks the kernels read anyway
     dtz_file = None  # no compact DTZ file: its DTZ is in its blocks
+    dtz_derived = False
     batch_kind: int
     """What the batch kernel reads its blocks as (KIND_MASTER, KIND_MASTER_CATEGORY)."""
 
@@ -450,6 +454,7 @@ class _Paired:
     positions left out), a master file beside it the distances."""
 
     stores_captures = False
+    dtz_derived = False  # the master file beside it holds every DTZ
     coded: Layer
 
     def __len__(self) -> int:

@@ -105,6 +105,10 @@ class CompactTable:
     dtz_file: "CompactTable | None" = None
     """A category file's DTZ file (``<material>.dtz``) when there is one, opened with the
     category file by :meth:`layer`."""
+    mirror_dtz: "CompactTable | None" = None
+    """A category file without a DTZ file of its own: its mirror material's DTZ file, when that
+    one is there (a pair may hold its DTZ on one side alone; the prober derives this side's from
+    its moves, one ply into the mirror's: :mod:`egtb.probe.derived_dtz`)."""
 
     def __init__(self, path: os.PathLike | str, *, cache: TableCache | None = None,
                  mark_every: int | None = None, use_marks_file: bool = True) -> None:
@@ -238,10 +242,19 @@ class CompactTable:
     @property
     def max_dtz(self) -> int | None:
         """The largest DTZ of a win or loss, from its DTZ file's code table (at least 1, the DTZ
-        of a capture position, which the file leaves out); None without a DTZ file."""
-        if self.dtz_file is None:
-            return None
-        return max(self.dtz_file.largest_code - 1, 1)
+        of a capture position, which the file leaves out); with its DTZ derived, a bound: one ply
+        more than its mirror's largest (a move into the mirror adds one, a zeroing move gives 1);
+        None without either file."""
+        if self.dtz_file is not None:
+            return max(self.dtz_file.largest_code - 1, 1)
+        if self.mirror_dtz is not None:
+            return max(self.mirror_dtz.largest_code - 1, 1) + 1
+        return None
+
+    @property
+    def dtz_derived(self) -> bool:
+        """Whether its DTZ is derived from its moves (no DTZ file of its own, its mirror's there)."""
+        return self.dtz_file is None and self.mirror_dtz is not None
 
     def __repr__(self) -> str:
         return f"CompactTable({str(self.path)!r}, blocks={self.n_blocks})"
@@ -275,8 +288,12 @@ class CompactTable:
                 f"as <material>{WCDF.suffix}); probe with rule_free=True")
         found = self._sibling(path, kind)
         dtz_path = path.with_suffix(DTZ_KINDS[rule].suffix)
+        mirrored = self.material.mirrored()
+        mirror_path = dtz_path.with_name(mirrored.name + dtz_path.suffix)
         if dtz_path.exists():
             found.dtz_file = self._sibling(dtz_path, DTZ_KINDS[rule])
+        elif mirrored != self.material and mirror_path.exists():
+            found.mirror_dtz = self._sibling(mirror_path, DTZ_KINDS[rule], material=mirrored)
         self._layers[rule] = found
         return found
 
@@ -284,11 +301,13 @@ class CompactTable:
         """Open another compact file of this material (the prober opens its own kinds of file)."""
         return CompactTable(path, cache=self.cache)
 
-    def _sibling(self, path: Path, kind) -> "CompactTable":
-        """Another compact file of this material (TableError when it is of another material or kind)."""
+    def _sibling(self, path: Path, kind, *, material: Material | None = None) -> "CompactTable":
+        """Another compact file of this material, or of ``material`` (its mirror, as many positions);
+        TableError when it is of another material or kind."""
+        material = material or self.material
         found = self.open_sibling(path)
-        if found.material != self.material or found.positions != self.positions:
-            raise TableError(f"{path}: holds material {found.material.name}, not {self.material.name}")
+        if found.material != material or found.positions != self.positions:
+            raise TableError(f"{path}: holds material {found.material.name}, not {material.name}")
         if found.kind is not kind:
             raise TableError(f"{path}: a {found.kind.suffix} file, not a {kind.suffix} file")
         return found
@@ -417,8 +436,9 @@ class CompactTable:
             self.cache.discard(found.key)
         for layer in self._layers.values():
             layer.close()
-        if self.dtz_file is not None:
-            self.dtz_file.close()
+        for dtz in (self.dtz_file, self.mirror_dtz):
+            if dtz is not None:
+                dtz.close()
 
     def values(self) -> np.ndarray:
         """Stored value codes of every position (uint8), decoding every block (a whole file in
