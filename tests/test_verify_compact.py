@@ -260,3 +260,44 @@ def test_a_successor_with_a_master_and_no_compact_file_is_named_with_the_command
     report = verify_compact(tables, materials=[MATERIAL], resume=False)
     assert not report.ok
     assert any("1k-1k.wld is missing; `egtb compact --stale --tables" in m for m in report.messages), report.messages
+
+
+def drop_dtz(directory: Path, material: Material) -> None:
+    """Remove a material's DTZ file and its marks (its pair's DTZ then held by its mirror alone)."""
+    path = compact.compact_path(directory, material, kind=compact.DTZ_KINDS["wcdf"])
+    path.unlink()
+    Path(f"{path}.marks").unlink()
+
+
+def test_a_pair_with_its_dtz_on_one_side_passes_and_checks_the_kept_sides_dtz(tables):
+    whole = verify_compact(tables, materials=all_materials(3), resume=False)
+    drop_dtz(tables, MATERIAL.mirrored())
+    report = verify_compact(tables, materials=all_materials(3), resume=False)
+    assert report.ok, report.messages[:3]
+    assert report.tables == report.layers == report.dtz_files + 1 == len(all_materials(3))
+    assert report.layer_checked == whole.layer_checked
+    table = CompactTable(compact.compact_path(tables, MATERIAL.mirrored(), kind=compact.WCDF))
+    derived = quiet(MATERIAL.mirrored()) & (np.abs(np.asarray(table.kind.value_of_code)[table.values()]) == CAT_WIN)
+    assert report.dtz_checked == whole.dtz_checked - int(np.count_nonzero(derived)) < whole.dtz_checked
+
+
+@pytest.mark.parametrize("wrong", ["dtz of the kept side", "category of the derived side"])
+def test_a_wrong_code_is_caught_when_the_pairs_dtz_is_on_one_side(tables, wrong):
+    drop_dtz(tables, MATERIAL.mirrored())
+    if wrong == "dtz of the kept side":
+        dtz_kind = compact.DTZ_KINDS["wcdf"]
+        codes = CompactTable(compact.compact_path(tables, MATERIAL, kind=dtz_kind)).values()
+        category = CompactTable(compact.compact_path(tables, MATERIAL, kind=compact.WCDF)).values()
+        decisive = quiet(MATERIAL) & np.isin(category, compact.category_codes(np.array([CAT_WIN, -CAT_WIN])))
+        index = int(np.flatnonzero(decisive & (codes > 3))[5])
+        rewrite(tables, MATERIAL, dtz_kind, index, int(codes[index]) + 2)
+        checked, file = MATERIAL, "2k-1k.dtz"
+    else:
+        codes = compact.category_codes(np.array([-CAT_WIN, -CAT_CURSED_WIN], dtype=np.int8))  # a loss made blessed
+        checked, file = MATERIAL.mirrored(), "1k-2k.wcdf"
+        index = first_quiet(tables, checked, compact.WCDF, int(codes[0]))
+        rewrite(tables, checked, compact.WCDF, index, int(codes[1]))
+    report = verify_compact(tables, materials=[checked], resume=False)
+    assert not report.ok
+    assert any(message.startswith(f"{fen_of(checked, index)} ({file} #{index}): stored ")
+               for message in report.messages), report.messages

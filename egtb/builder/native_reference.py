@@ -30,7 +30,7 @@ from egtb.builder.rule_layer import LayerTally
 from egtb.builder.verify_compact import CompactProber, unranked_chunks
 from egtb.errors import InvalidArgumentError
 from egtb.formats.master import PER_BYTE, pack_wdl
-from egtb.formats.values import DRAW, LOSS, NO_MAX_DTW, WIN
+from egtb.formats.values import CAT_WIN, DRAW, LOSS, NO_MAX_DTW, WIN
 from egtb.positions.material import Material
 from egtb.rules.threats import threat_flags
 
@@ -60,7 +60,6 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
     table = prober.table(material)
     layer = table.layer(rule)
     value_of, category_of = np.array(table.value_of, np.int8), np.array(layer.value_of, np.int8)
-    dtz_of = np.asarray(layer.dtz_file.kind.value_of_code)
     codes, tally, checksum = np.zeros(4, dtype=np.int64), LayerTally(), LayerChecksum(np.dtype("<u2"))
     value_crc = 0
     for lo, hi, boards, cap in unranked_chunks(material, chunk):
@@ -78,7 +77,8 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
         wdl_codes = CODE_OF_WDL[wdl.astype(np.int64) + 1]
         count_codes(wdl_codes, codes)
         value_crc = zlib.crc32(pack_wdl(wdl_codes), value_crc)  # chunks of whole bytes
-        dtz = np.where(category == 0, 0, np.where(cap, 1, dtz_of[layer.dtz_file.codes(lo, hi)]))
+        stored = _stored_dtz(prober, material, layer, lo, hi, category, rule)
+        dtz = np.where(category == 0, 0, np.where(cap, 1, stored))
         tally.add(category, dtz)
         checksum.add(category, dtz)
     wins, cursed_wins, draws, blessed_losses, losses = tally.counts[::-1].tolist()
@@ -87,6 +87,18 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
             RuleReferenceEntry(wins=wins, cursed_wins=cursed_wins, draws=draws, blessed_losses=blessed_losses,
                                losses=losses, max_dtz=tally.max_dtz, max_dtz_cursed=tally.max_cursed,
                                checksum_crc32=checksum.value()))
+
+
+def _stored_dtz(prober: CompactProber, material: Material, layer, lo: int, hi: int, category: np.ndarray,
+                rule: str) -> np.ndarray:
+    """The DTZ of positions lo..hi (meaningful where a win or loss need not capture): from the
+    layer's DTZ file, or derived from their moves where its pair keeps the DTZ on the other side."""
+    if not layer.dtz_derived:
+        return np.asarray(layer.dtz_file.kind.value_of_code)[layer.dtz_file.codes(lo, hi)]
+    dtz = np.zeros(hi - lo, dtype=np.int64)
+    decisive = np.flatnonzero(np.abs(category) == CAT_WIN)
+    dtz[decisive] = prober.derived_dtz(material, lo + decisive, category[decisive], rule)
+    return dtz
 
 
 def native_reference_lines(directory: os.PathLike | str, materials: list[Material], *,

@@ -188,10 +188,10 @@ def successor_boards(bm, bk, wm, wk, parents, moves_at, out):
 
 
 @njit(cache=True)
-def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, limit, signs, rules, flags):
+def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, limit, signs, rules, stored_dtz, flags):
     """Flags (FLAG_*) of every position of a chunk: a quiet one's stored ``wdl`` against the best
     over its successors (no move: a loss), and with ``rules`` its ``category`` and, at a win or
-    loss, ``dtz`` against those its successors give (the fastest win, the slowest loss, a
+    loss with ``stored_dtz`` (not where it is derived from them), ``dtz`` against those its successors give (the fastest win, the slowest loss, a
     zeroing move counting 1 ply; a cursed win's or blessed loss's DTZ is not stored: past the
     limit is all that counts of it), and its category's win or loss side against its WDL; a
     position that must capture is not stored and not checked. Successor s of the chunk has the
@@ -226,7 +226,7 @@ def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, lim
                 want_category, want_dtz = rule_outcome(fastest_win, longest_loss, draws, limit)
                 if want_category != category[i]:
                     f |= FLAG_CATEGORY
-                elif (want_category == CAT_WIN or want_category == CAT_LOSS) and want_dtz != dtz[i]:
+                elif stored_dtz and (want_category == CAT_WIN or want_category == CAT_LOSS) and want_dtz != dtz[i]:
                     f |= FLAG_DTZ
         flags[i] = f
         if f:

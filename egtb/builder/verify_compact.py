@@ -28,10 +28,13 @@ from egtb.executor import LocalPool, Task
 from egtb.formats.compact import (DTZ_KINDS, RULE_KINDS, SUFFIX, WDL, CompactTable, compact_path, compact_paths,
                                   material_counts, remove_leftovers)
 from egtb.formats.values import WDL_OF_CODE
-from egtb.positions.index import global_unrank, material_of_code
+from egtb.positions.index import global_unrank, material_of_code, unrank_positions
 from egtb.positions.material import Material, count_positions
+from egtb.probe.batch import derived_dtz
 from egtb.probe.compact_kernels import CompactBatches, probe_batch
 from egtb.probe.compact_tables import open_compact
+from egtb.probe.tablebase import Tablebase
+from egtb.rules.draw_rules import DRAW_RULES
 from egtb.rules.notation import Placement, format_fen
 from egtb.rules.threats import threat_flags
 
@@ -386,6 +389,7 @@ class CompactProber:
         self.batches = CompactBatches()
         """The batch pools of this prober."""
         self._tables: dict[Material, CompactTable] = {}
+        self._tablebase: Tablebase | None = None
 
     def table(self, material: Material) -> CompactTable:
         """The compact table of a material, opened once (MissingTableError when absent): its blocks'
@@ -409,6 +413,18 @@ class CompactProber:
                                                      (len(arrays[0]),)))
         return probe_batch((*arrays, turns), lambda code: self.table(material_of_code(code)),
                            batches=self.batches, rule=rule)
+
+    def derived_dtz(self, material: Material, indices: np.ndarray, category: np.ndarray, rule: str) -> np.ndarray:
+        """The DTZ of wins and losses (``category`` at counter 0) of a material at ``indices`` (Black to
+        move) whose DTZ file is absent and its mirror's there: from their moves, one ply into the
+        mirror's file (:func:`egtb.probe.batch.derived_dtz`, through a Tablebase of the directory)."""
+        if self._tablebase is None:
+            self._tablebase = Tablebase(self.directory)
+        boards = tuple(np.empty(len(indices), dtype=np.int64) for _ in range(4))
+        unrank_positions(np.ascontiguousarray(indices, dtype=np.int64), material.black_men, material.black_kings,
+                         material.white_men, material.white_kings, *boards)
+        return derived_dtz(self._tablebase, (*boards, np.zeros(len(indices), dtype=np.int64)), category,
+                           DRAW_RULES[rule])
 
 
 def _reference(masters: Path, material: Material, rule: str | None) -> np.ndarray | None:

@@ -79,8 +79,11 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
         category = np.asarray(layer.kind.value_of_code, dtype=np.int64)[layer.codes(lo, hi)]
     if table.threats:  # the threat positions it leaves out: their values from the search
         _searched_threats(prober, boards, 0, wdl, category, rule if layer is not None else None)
-    full = layer is not None and layer.dtz_file is not None  # without a DTZ file: the categories' signs only
-    if full:
+    # without a DTZ file: the categories' signs only; with its DTZ derived from the mirror's (one ply,
+    # egtb.probe.derived_dtz), the categories against the successors and no DTZ of its own to check
+    derived = layer is not None and layer.dtz_derived
+    full = layer is not None and (layer.dtz_file is not None or derived)
+    if full and not derived:
         dtz = np.asarray(layer.dtz_file.kind.value_of_code, dtype=np.int64)[layer.dtz_file.codes(lo, hi)]
     draw_rule = DRAW_RULES[rule or "wcdf"]
     rank, codes, index_bits = successor_ranks(material)
@@ -110,8 +113,8 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     del succ
     flags = np.zeros(hi - lo, dtype=np.uint8)
     check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, draw_rule.limit_plies,
-                    layer is not None, full, flags)
-    decisive = int(np.count_nonzero((np.abs(category) == CAT_WIN) & ~cap)) if full else 0
+                    layer is not None, full, not derived, flags)
+    decisive = int(np.count_nonzero((np.abs(category) == CAT_WIN) & ~cap)) if full and not derived else 0
     return ChunkCheck(flags, int(np.count_nonzero(cap)), decisive, dtz)
 
 
@@ -161,8 +164,11 @@ def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple
         if rule is not None:
             decisive = quiet[np.abs(category[quiet]) == CAT_WIN]
             dtz_file = layer.dtz_file
-            dtz[decisive] = read_ascending(dtz_file, indices[decisive],
-                                           np.asarray(dtz_file.kind.value_of_code, np.int64))
+            if dtz_file is None and layer.dtz_derived:  # from their moves, one ply into the mirror's file
+                dtz[decisive] = prober.derived_dtz(material, indices[decisive], category[decisive], rule)
+            else:
+                dtz[decisive] = read_ascending(dtz_file, indices[decisive],
+                                               np.asarray(dtz_file.kind.value_of_code, np.int64))
         searched.append(lo + np.flatnonzero(must[lo:hi]))
     searched = np.concatenate(searched) if searched else np.zeros(0, dtype=np.int64)
     searched = searched[np.argsort(first[searched])]  # in the order of their parents: each generated once
