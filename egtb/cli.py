@@ -606,6 +606,10 @@ def _register_compact(p: argparse.ArgumentParser) -> None:
                         "side to move cannot capture, the opponent could, and every move leads to a capture "
                         "or to no threat: probes search them one move deep): 2.5 times smaller at 4k-4k, "
                         "batch probes 2-4 times slower; egtb verify, the builder and every probe read them")
+    p.add_argument("--one-sided-dtz", action="store_true",
+                   help="only delete the larger .dtz file (and its marks) of each pair of compact-native "
+                        "tables of 8 pieces or more of --tables, as the build does: that side's DTZ is then "
+                        "derived from its moves, one ply into the other side's file (no master needed)")
     _add_jobs(p)
     p.add_argument("--quiet", action="store_true", help="no per-table lines")
     _add_json(p)
@@ -633,6 +637,8 @@ def run_compact(args: argparse.Namespace) -> int:
         return _recode_categories(directory, args)
     if args.threats:
         return _recode_threats(directory, args)
+    if args.one_sided_dtz:
+        return _one_sided_dtz(directory, args)
     if args.out is not None:
         writable_dir(args.out, option="--out")
     materials = stale_materials(directory, out=args.out, min_pieces=0) if args.stale else None
@@ -663,6 +669,26 @@ def run_compact(args: argparse.Namespace) -> int:
               + (f", DTZ {row['dtz_bytes']} bytes" if row["dtz_bytes"] else ""))
     print(f"compacted {len(materials) if materials else report.tables} tables in {report.seconds:.1f}s"
           + (f": {report.positions / report.bytes:.1f} positions/byte" if report.bytes else ""))
+    return EXIT_OK
+
+
+def _one_sided_dtz(directory: Path, args: argparse.Namespace) -> int:
+    """``egtb compact --one-sided-dtz``: the larger ``.dtz`` of each 8-piece compact-native pair deleted."""
+    from egtb.builder.native import keep_dtz_on_one_side_in
+    from egtb.positions.material import Material
+
+    sizes = {path: path.stat().st_size for path in directory.glob("*.dtz*")}
+    dropped = keep_dtz_on_one_side_in(directory)
+    freed = sum(size for path, size in sizes.items() if not path.exists())
+    if args.json:
+        _print_json({"deleted": [path.name for path in dropped], "bytes_freed": freed})
+        return EXIT_OK
+    if not args.quiet:
+        for path in dropped:
+            mirror = Material.parse(path.stem).mirrored().name
+            print(f"deleted {path.name}: {path.stem}'s DTZ derived from its moves into {mirror}{path.suffix}",
+                  flush=True)
+    print(f"kept {len(dropped)} pairs' DTZ on one side: {freed:,} bytes freed")
     return EXIT_OK
 
 

@@ -62,6 +62,7 @@ def native_and_play(directory: Path) -> None:
     other part has likely cached the solver's kernels, which both builds run), the compact files'
     prober and their check by successors."""
     from egtb.builder.driver import build
+    from egtb.builder.native import keep_dtz_on_one_side_in
     from egtb.builder.verify_compact import verify_compact
     from egtb.cli import main as egtb_main
     from egtb.rules.board import Board
@@ -77,6 +78,9 @@ def native_and_play(directory: Path) -> None:
     build(3, directory=native, jobs=1, progress=False, native=True)
     probe_all(native)
     verify_compact(native)  # no masters: the successor checks
+    keep_dtz_on_one_side_in(native, min_pieces=3)  # and the DTZ derived from the moves, probed and checked
+    probe_all(native)
+    verify_compact(native)
     # on disk, as the 8-piece pairs: the dependencies' capture positions answered from the loaded
     # tables, the DTZ spill (kernels the workers compiled after this part, a cold run's cache showed)
     build(3, directory=directory / "on-disk", jobs=1, progress=False, native=True, on_disk=True)

@@ -66,7 +66,7 @@ def test_batches_of_every_position_answer_as_with_both_files(native_dir, one_sid
     boards = every_position(material)
     with Tablebase(native_dir) as full, Tablebase(one_sided) as part:
         for turn in (0, 1):  # the material itself, and its mirror with White to move
-            for counter in (0, 1, 40, 79, 80):
+            for counter in (0, 79, 80):
                 want = full.probe_batch_rule(*boards, turn, counter)
                 got = part.probe_batch_rule(*boards, turn, counter)
                 assert np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1]), (turn, counter)

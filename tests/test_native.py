@@ -466,3 +466,55 @@ def test_a_dtz_never_written_is_refused_and_the_table_left_incomplete(native_dir
     with pytest.raises(SolverError, match=r"1m1k-2k: [\d,]+ wins? with DTZ 0 from position \d+ on"):
         native.write_material(tmp_path, material, category, np.zeros(len(category), dtype=np.uint8))
     assert not native.is_complete(tmp_path, material) and not native.summary_path(tmp_path, material).exists()
+
+
+def test_a_pairs_dtz_kept_on_one_side_leaves_complete_tables_that_verify(native_dir, tmp_path):
+    directory = tmp_path / "one-sided"
+    shutil.copytree(native_dir, directory)  # a copy: files are deleted
+    sizes = {path.name: path.stat().st_size for path in directory.glob("*.dtz")}
+    dropped = native.keep_dtz_on_one_side_in(directory, min_pieces=3)
+    pairs = {tuple(sorted((m, m.mirrored()))) for m in all_materials(4) if m.pieces >= 3 and m.mirrored() != m}
+    assert len(dropped) == len(pairs) > 10
+    for path in dropped:  # the larger of the two went, the other stayed
+        kept = f"{Material.parse(path.stem).mirrored().name}.dtz"
+        assert not path.exists() and (directory / kept).exists() and sizes[path.name] >= sizes[kept]
+    assert (directory / "1k-1k.dtz").exists() and (directory / "1k-1m.dtz").exists() and (directory / "1m-1k.dtz").exists()
+    assert all(native.is_complete(directory, m) for m in all_materials(4))
+    assert native.keep_dtz_on_one_side_in(directory, min_pieces=3) == []  # done once
+    # killed between the stamp and the delete: the file no stamp names goes on the next call
+    shutil.copy(native_dir / dropped[0].name, dropped[0])
+    assert native.keep_dtz_on_one_side_in(directory, min_pieces=3) == [dropped[0]] and not dropped[0].exists()
+    # the kept file is what the derived side's stamp names: changed, that table is no longer complete
+    kept = directory / f"{Material.parse(dropped[1].stem).mirrored().name}.dtz"
+    pair = f"{dropped[1].stem},{kept.stem}"
+    assert main(["verify", "--tables", str(directory), "--materials", pair, "--quiet"]) == 0
+    kept.rename(tmp_path / kept.name)
+    assert not native.is_complete(directory, Material.parse(dropped[1].stem))
+
+
+def test_the_build_keeps_a_pairs_dtz_on_one_side_from_its_piece_count_on(native_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(native, "ONE_SIDED_DTZ_PIECES", 3)
+    build(3, directory=tmp_path, jobs=1, progress=False, native=True)  # in this process: the patch holds
+    files = compact_files(tmp_path)
+    both = compact_files(native_dir, 3) | compact_files(native_dir, 2)
+    gone = set(both) - set(files)
+    assert gone and all(Material.parse(name.split(".")[0]).pieces == 3 and ".dtz" in name for name in gone)
+    assert all(files[name] == both[name] for name in files)  # every file kept: the same bytes
+    dtz = {name for name in both if name.endswith(".dtz") and Material.parse(name[:-4]).pieces == 3}
+    assert len(gone) == 2 * len(dtz - set(files)) and len(dtz - set(files)) == len(
+        {tuple(sorted((m, m.mirrored()))) for m in all_materials(3) if m.pieces == 3 and m.mirrored() != m})
+
+
+def test_egtb_compact_keeps_each_pairs_dtz_on_one_side(native_dir, tmp_path, monkeypatch, capsys):
+    directory = tmp_path / "tables"
+    shutil.copytree(native_dir, directory)
+    assert main(["compact", "--one-sided-dtz", "--tables", str(directory)]) == 0  # 8 pieces on: none here
+    assert capsys.readouterr().out == "kept 0 pairs' DTZ on one side: 0 bytes freed\n"
+    monkeypatch.setattr(native, "ONE_SIDED_DTZ_PIECES", 4)
+    before = sum(path.stat().st_size for path in directory.glob("*.dtz*"))
+    assert main(["compact", "--one-sided-dtz", "--tables", str(directory)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    freed = before - sum(path.stat().st_size for path in directory.glob("*.dtz*"))
+    assert out[-1] == f"kept {len(out) - 1} pairs' DTZ on one side: {freed:,} bytes freed" and freed > 0
+    assert "deleted 1m1k-2k.dtz: 1m1k-2k's DTZ derived from its moves into 2k-1m1k.dtz" in out or \
+        "deleted 2k-1m1k.dtz: 2k-1m1k's DTZ derived from its moves into 1m1k-2k.dtz" in out

@@ -194,6 +194,8 @@ def _run(pairs: list[Pair], directory: Path, config: BuildConfig, *, jobs: int, 
     if not plan_only:  # a plan changes nothing: another build may be running in the directory
         for tmp in master.remove_temporaries(directory) + native_files.remove_leftovers(directory):
             log.warning("removed unfinished file %s", tmp)
+        for dropped in native_files.keep_dtz_on_one_side_in(directory):  # pairs a kill left with both
+            log.info("deleted %s: its pair's DTZ is kept on the other side", dropped.name)
     checked = master.CheckedFiles(directory)
     found = find_complete(pairs, directory, rules=config.rules, dtw=config.dtw, native=config.native,
                           min_pieces=config.min_pieces, checked=checked, read_only=plan_only)

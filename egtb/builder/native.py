@@ -62,6 +62,9 @@ SUMMARY_SUFFIX = ".native.json"
 READ_CHUNK = 1 << 22
 #: The kinds of compact file a native table has, in the order they are written.
 NATIVE_KINDS = (WDL, RULE_KINDS[LEAN_RULES], DTZ_KINDS[LEAN_RULES])
+#: The fewest pieces whose pairs keep their DTZ on one side (:func:`keep_dtz_on_one_side`); the
+#: tables of fewer keep both files, byte for byte as before.
+ONE_SIDED_DTZ_PIECES = 8
 
 
 def summary_path(directory: os.PathLike | str, material: Material) -> Path:
@@ -215,6 +218,63 @@ def write_material(directory: os.PathLike | str, material: Material, category: n
                "files": files, "build_seconds": round(seconds, 3)}
     _write_json(summary_path(directory, material), summary)
     return summary
+
+
+def keep_dtz_on_one_side(directory: os.PathLike | str, materials: tuple[Material, ...]) -> Path | None:
+    """Delete the larger ``.dtz`` file (with its marks) of a compact-native pair of two materials:
+    the prober derives that side's DTZ from its moves, one ply into the other's file
+    (:mod:`egtb.probe.derived_dtz`). Its summary then names the kept file in its place (so that
+    the table is complete only while that file is the one written), and is written first: a
+    kill between the two leaves a file no summary names, deleted on the next call. Returns the
+    file deleted, None when there is none (a pair of one material, or either table incomplete).
+
+    >>> keep_dtz_on_one_side("/nonexistent", (Material.parse("2k-1k"), Material.parse("1k-2k"))) is None
+    True
+    """
+    directory = Path(directory)
+    if len(materials) != 2 or not all(is_complete(directory, m) for m in materials):
+        return None
+    kind = DTZ_KINDS[LEAN_RULES]
+    paths = [compact_path(directory, m, kind=kind) for m in materials]
+    summaries = [read_summary(directory, m) for m in materials]
+    named = [path.name in summary["files"] for path, summary in zip(paths, summaries)]
+    if all(named):  # the larger goes, its marks counted
+        sizes = [path.stat().st_size + Path(f"{path}.marks").stat().st_size for path in paths]
+        drop = 0 if sizes[0] > sizes[1] else 1  # the pair's second on a tie
+        kept = 1 - drop
+        summary = summaries[drop]
+        del summary["files"][paths[drop].name]
+        summary["files"][paths[kept].name] = summaries[kept]["files"][paths[kept].name]
+        _write_json(summary_path(directory, materials[drop]), summary)
+    elif any(named):  # dropped before: what a kill left of it
+        drop = named.index(False)
+    else:
+        return None
+    found = [path for path in (paths[drop], Path(f"{paths[drop]}.marks")) if path.exists()]
+    for path in found:
+        path.unlink()
+    return paths[drop] if found else None
+
+
+def keep_dtz_on_one_side_in(directory: os.PathLike | str, *, min_pieces: int | None = None) -> list[Path]:
+    """:func:`keep_dtz_on_one_side` for every pair of compact-native tables of at least
+    ``min_pieces`` pieces (default ONE_SIDED_DTZ_PIECES) in `directory` (both built); the files deleted.
+
+    >>> keep_dtz_on_one_side_in("/nonexistent")
+    []
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    stamped = sorted({Material.parse(path.name[:-len(SUMMARY_SUFFIX)])
+                      for path in directory.glob(f"*{SUMMARY_SUFFIX}")}, key=lambda m: m.name)
+    dropped, min_pieces = [], ONE_SIDED_DTZ_PIECES if min_pieces is None else min_pieces
+    for material in stamped:
+        mirrored = material.mirrored()
+        if material.pieces >= min_pieces and material.name < mirrored.name:
+            found = keep_dtz_on_one_side(directory, tuple(sorted((material, mirrored))))
+            dropped += [found] if found is not None else []
+    return dropped
 
 
 def check_written_dtz(material: Material, first: int, category: np.ndarray, dtz: np.ndarray) -> None:

@@ -176,6 +176,16 @@ def write_pair(directory: Path, materials: tuple[Material, ...], tables: FlatTab
     return summaries
 
 
+def keep_dtz_on_one_side(directory: Path, pair: Pair, contents: Contents) -> None:
+    """Keep a written compact-native pair's DTZ in one file from ONE_SIDED_DTZ_PIECES pieces on
+    (:func:`egtb.builder.native.keep_dtz_on_one_side`: the larger ``.dtz`` deleted, that side's
+    DTZ derived from its moves); the tables of fewer pieces keep both."""
+    if contents.native and pair.materials[0].pieces >= native.ONE_SIDED_DTZ_PIECES:
+        dropped = native.keep_dtz_on_one_side(directory, pair.materials)
+        if dropped is not None:
+            log.info("%s: its DTZ kept on one side, %s deleted (derived from its moves)", pair.key, dropped.name)
+
+
 def write_native(directory: Path, material: Material, tables: FlatTables, *, seconds: float) -> dict:
     """Write a solved material of a compact-native pair (:func:`egtb.builder.native.write_material`)
     and keep its categories in this process's table cache; return its summary."""
@@ -250,6 +260,7 @@ def build_pair(directory: Path, pair: Pair, dependencies: list[Material], *,
         units = solve_pair(pair.materials, tables, progress, per_pass=plan.per_pass)
     solved = time.perf_counter()
     summaries = write_pair(directory, pair.materials, tables, seconds=solved - start)
+    keep_dtz_on_one_side(directory, pair, tables.contents)
     del tables
     if plan.on_disk:
         remove_pair_scratch(directory, pair)

@@ -207,6 +207,7 @@ def finish(directory: os.PathLike | str, pair: Pair, dependencies: list[Material
     writes = [t for t in after if "summaries" in t]
     summaries = [summary for t in writes for summary in t["summaries"]]
     cpu = scratch.recorded_cpu(scratch.scratch_dir(directory, pair.key))
+    pipeline.keep_dtz_on_one_side(directory, pair, contents)
     pipeline.remove_pair_scratch(directory, pair)
     pipeline.add_checksums(directory, summaries)
     record = PairRecord(
