@@ -10,7 +10,7 @@ import os
 import numpy as np
 import pytest
 
-from egtb.builder import dependency_load, pipeline, plan as planner
+from egtb.builder import dependency_load, native, pipeline, plan as planner
 from egtb.builder.config import Split
 from egtb.builder.contents import contents_for
 from egtb.builder.dependency_load import load_dependencies
@@ -77,3 +77,16 @@ def test_dependencies_put_in_by_parts_in_any_order_and_resumed_are_the_whole_loa
     # files made anew (another layout) drop the marks of the parts their predecessors held
     scratch.map_arrays(marks, 10, 5, contents=lean, create=True)
     assert scratch.loaded_marks(marks) == set()
+
+
+def test_split_pairs_keep_their_dtz_on_one_side_as_local_ones(tmp_path, monkeypatch):
+    # the split pairs' last task does what a local pair's write does (both in this process: the patch holds)
+    monkeypatch.setattr(native, "ONE_SIDED_DTZ_PIECES", 3)
+    local, split = tmp_path / "local", tmp_path / "split"
+    build(3, directory=local, jobs=1, progress=False, native=True)
+    report = build(3, directory=split, jobs=1, progress=False, native=True,
+                   split_pairs=Split(positions=1, task_positions=20_000, part_positions=30_000))
+    assert all(r.split >= 1 for r in report.records)
+    assert compact_files(split) == compact_files(local)
+    pairs = {tuple(sorted((m, m.mirrored()))) for m in all_materials(3) if m.pieces == 3 and m.mirrored() != m}
+    assert [sum((split / f"{m.name}.dtz").exists() for m in pair) for pair in pairs] == [1] * len(pairs)
