@@ -18,7 +18,7 @@ from egtb.errors import TableError
 from egtb.positions.index import code_of_material, unrank_positions
 from egtb.positions.material import Material, count_positions
 from egtb.probe.derived_dtz import derive
-from egtb.probe.kernels import NO_DTW
+from egtb.probe.kernels import NO_DTW, probe_rule_one
 from egtb.probe.single import probe_rule
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES
@@ -105,3 +105,21 @@ def test_a_derivation_that_contradicts_the_stored_categories_names_the_directory
 
     with pytest.raises(TableError, match=r"^tables here: the category 2 of position .* is not the 0 its moves give"):
         derive(boards, np.array([2]), limit=80, man_resets=True, probe=every_move_draws, where="tables here")
+
+
+def test_the_single_probe_kernel_derives_once_what_its_moves_reach_is_in_memory(native_dir, one_sided):
+    rule = DRAW_RULES["wcdf"]
+    material = Material.parse("1m2k-1k")
+    boards = every_position(material)
+    with Tablebase(native_dir) as full, Tablebase(one_sided) as part:
+        category = full.probe_batch_rule(*boards, 0, 0)[1]
+        chosen = np.flatnonzero(np.abs(category) == 2)[::97]
+        want = full.probe_batch_rule(*(b[chosen] for b in boards), 0, rule.limit_plies)[2]
+        for i in chosen.tolist():  # a first probe of each: the layers and blocks its moves reach are then read
+            probe_rule(part, (*(int(b[i]) for b in boards), 0), rule, rule.limit_plies)
+        rows_at = part.kernel_rows_at(rule.name)
+        for i, dtz in zip(chosen.tolist(), want.tolist()):
+            status, _, got_category, got_dtz, _ = probe_rule_one(*(int(b[i]) for b in boards), 0, rule.limit_plies,
+                                                                 rule.limit_plies, rows_at)
+            assert (status, got_category, got_dtz) == (0, category[i], dtz), i
+    assert len(chosen) > 100

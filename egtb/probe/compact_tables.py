@@ -30,6 +30,7 @@ from egtb.formats.compact.reader import CompactTable
 from egtb.formats.values import CAT_DRAW, CAT_LOSS, CAT_WIN
 from egtb.probe.descriptors import coded_row, compact_batch_row
 from egtb.probe.tables import KnownMaxDtz
+from egtb.rules.draw_rules import DRAW_RULES
 
 __all__ = ["CompactCategories", "CompactDtz", "CompactWdl", "open_compact"]
 
@@ -107,8 +108,10 @@ class CompactCategories(KnownMaxDtz, _CompactKind):
         return None if self.dtz_file is None else self.dtz_file.value_at(index)
 
     def kernel_row(self) -> np.ndarray:
-        """The rule kernel's row: its lookup descriptor, largest DTZ and DTZ file's descriptor."""
-        return coded_row(len(self), self, max_dtz=self.max_dtz, dtz_file=self.dtz_file)
+        """The rule kernel's row: its lookup descriptor, largest DTZ and DTZ file's descriptor (or
+        that its DTZ is derived)."""
+        return coded_row(len(self), self, max_dtz=self.max_dtz, dtz_file=self.dtz_file,
+                         derived=DRAW_RULES[self.kind.rule] if self.dtz_derived else None)
 
 
 class CompactDtz(_CompactKind):

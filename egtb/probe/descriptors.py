@@ -28,8 +28,9 @@ from egtb.positions.index import NUM_CODES, code_of_material
 from egtb.probe.compact_kernels import (D_BLOCKS, D_DATA, D_DATA_LEN, D_DTW, D_DTW_WIDE, D_EXCEPTION_COUNT,
                                         D_EXCEPTIONS, D_KIND, D_LUT, D_MARK_COUNTS, D_MARKS, D_SIZE, D_STARTS,
                                         D_THREATS, D_WIDTH, KIND_COMPACT)
-from egtb.probe.kernels import (COL_CATEGORY_AT, COL_CODED_AT, COL_DTZ_AT, COL_DTZ_CODED_AT, COL_DTZ_WIDE,
-                                COL_MAX_DTZ, COL_SIZE, ROW_WIDTH)
+from egtb.probe.kernels import (COL_CATEGORY_AT, COL_CODED_AT, COL_DERIVED, COL_DTZ_AT, COL_DTZ_CODED_AT,
+                                COL_DTZ_WIDE, COL_MAX_DTZ, COL_SIZE, DERIVED, DERIVED_MAN_RESETS, ROW_WIDTH)
+from egtb.rules.draw_rules import DrawRule
 
 __all__ = ["blocks_row", "coded_row", "compact_batch_row", "gather_maps", "master_batch_row", "rows_by_code"]
 
@@ -40,7 +41,7 @@ def blocks_row(size: int, blocks) -> np.ndarray:
     distances (0 where it holds none), with the distances' width.
 
     >>> blocks_row(0, None).tolist()
-    [0, 0, 0, 0, 0, 0, 0]
+    [0, 0, 0, 0, 0, 0, 0, 0]
     """
     row = np.zeros(ROW_WIDTH, dtype=np.int64)
     if blocks is not None:
@@ -50,14 +51,16 @@ def blocks_row(size: int, blocks) -> np.ndarray:
     return row
 
 
-def coded_row(size: int, coded, *, max_dtz: int | None = None, dtz_file=None, distances=None) -> np.ndarray:
+def coded_row(size: int, coded, *, max_dtz: int | None = None, dtz_file=None, distances=None,
+              derived: DrawRule | None = None) -> np.ndarray:
     """The lookup row of a compact file ``coded`` (capture positions left out): its size, its lookup
     descriptor, the largest DTZ of a win or loss when known (``max_dtz``), the lookup descriptor of
-    its compact DTZ file (``dtz_file``) and the block map of a master layer's DTZ beside it
-    (``distances``, whose values are the DTZ).
+    its compact DTZ file (``dtz_file``), the block map of a master layer's DTZ beside it
+    (``distances``, whose values are the DTZ), and with ``derived`` (the file's rule) whether its
+    DTZ is derived from its moves instead (:mod:`egtb.probe.derived_dtz`).
 
     >>> coded_row(0, None).tolist()
-    [0, 0, 0, 0, 0, -1, 0]
+    [0, 0, 0, 0, 0, -1, 0, 0]
     """
     row = np.zeros(ROW_WIDTH, dtype=np.int64)
     row[COL_SIZE] = size
@@ -66,6 +69,8 @@ def coded_row(size: int, coded, *, max_dtz: int | None = None, dtz_file=None, di
     row[COL_DTZ_CODED_AT] = 0 if dtz_file is None else dtz_file.lookup.ctypes.data
     if distances is not None:
         row[COL_DTZ_AT], row[COL_DTZ_WIDE] = distances.values_at.ctypes.data, distances.value_type is np.uint16
+    if derived is not None:
+        row[COL_DERIVED] = DERIVED_MAN_RESETS if derived.man_move_resets else DERIVED
     return row
 
 

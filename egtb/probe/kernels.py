@@ -18,8 +18,10 @@ from egtb.formats.compact.codec import L_EXCEPTION_COUNT, L_EXCEPTIONS, L_THREAT
 from egtb.formats.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
 from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, CATEGORY_OF_CODE, DRAW, INVALID_WDL, LOSS, NO_DTW,
                                  WDL_DRAW, WDL_LOSS, WDL_OF_CODE, WDL_WIN, WIN)
+from egtb.probe.derived_dtz import NO_WIN, move_plies, rule_outcome
 from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate
 from egtb.rules.captures import CAPTURE_ROWS, MAX_JUMPS, has_capture
+from egtb.rules.movegen import M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
 from egtb.rules.perft import CH_OK, CH_OM, CH_PK, CH_PM, MAX_CHILDREN, child_positions
 from egtb.rules.threats import threat_left_out
 
@@ -46,7 +48,11 @@ _CATEGORY_OF_CODE = CATEGORY_OF_CODE.copy()
 #: instead of the values' block map, the layer's largest DTZ (-1: unknown) and the lookup
 #: descriptor of its compact DTZ file (0: none).
 COL_SIZE, COL_CATEGORY_AT, COL_DTZ_AT, COL_DTZ_WIDE, COL_CODED_AT, COL_MAX_DTZ, COL_DTZ_CODED_AT = range(7)
-ROW_WIDTH = 7
+#: A compact category file whose DTZ is derived from its moves (:mod:`egtb.probe.derived_dtz`):
+#: 0 no, else DERIVED or DERIVED_MAN_RESETS (its rule's man moves zero the counter).
+COL_DERIVED = 7
+ROW_WIDTH = 8
+DERIVED, DERIVED_MAN_RESETS = 1, 2
 #: Status of :func:`probe_rule_one`.
 STATUS_OK = 0  #: found (or a terminal position)
 STATUS_NOT_LOADED = 1  #: the material's table (or its layer) is not loaded
@@ -224,50 +230,122 @@ def _stored_code(bm, bk, wm, wk, turn, row, index):
 
 
 @njit(cache=True, inline="always")
-def _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index, rows_at):
-    """:func:`probe_rule_one` from a compact category file: the category at counter 0, and the
-    DTZ (from its compact DTZ file, else the master's DTZ block map) only when the outcome needs
-    it (-1 when not read); where the side to move must capture, the category from the capture
-    search (:func:`search_one`) and the DTZ 1 of a win or loss (the capture zeroes the counter);
-    STATUS_NOT_LOADED when a block (or its marks) is not in memory, a table the search needs is
-    not loaded or a needed DTZ has no file."""
+def _coded_category(bm, bk, wm, wk, turn, row, index, rows_at):
+    """(status, category at counter 0, whether the side to move must capture) of a position of a
+    compact category file's lookup row: from the capture search (:func:`search_one`) where the side
+    to move must capture or the file leaves it out as a threat position, else the stored code;
+    STATUS_NOT_LOADED when the search could not read a successor."""
     status, stored = _stored_code(bm, bk, wm, wk, turn, row, index)
-    if status == STATUS_MUST_CAPTURE:
-        status, category = search_one(bm, bk, wm, wk, turn, rows_at, np.int64(CAT_WIN))
-        if status != STATUS_OK:
-            return STATUS_NOT_LOADED, 0, 0, 0, code
-        if category == CAT_WIN or category == CAT_LOSS:
-            return STATUS_OK, outcome_at(category, 1, counter, limit), category, 1, code
-        return STATUS_OK, WDL_DRAW, category, 0 if category == CAT_DRAW else -1, code
-    if status == STATUS_THREAT:
-        status, best = search_one(bm, bk, wm, wk, turn, rows_at, np.int64(CAT_WIN))
-        if status != STATUS_OK:
-            return STATUS_NOT_LOADED, 0, 0, 0, code
+    if status == STATUS_MUST_CAPTURE or status == STATUS_THREAT:
+        found, best = search_one(bm, bk, wm, wk, turn, rows_at, np.int64(CAT_WIN))
+        if found != STATUS_OK:
+            return STATUS_NOT_LOADED, np.int64(0), False
+        if status == STATUS_MUST_CAPTURE:
+            return STATUS_OK, best, True
         lookup = int64_ptr(row[COL_CODED_AT])
-        category = threat_category(best, index, lookup[L_EXCEPTIONS], lookup[L_EXCEPTION_COUNT])
-    elif status != STATUS_OK:
-        return status, 0, 0, 0, code
-    else:
-        category = np.int64(_CATEGORY_OF_CODE[stored])
-    if category != CAT_WIN and category != CAT_LOSS:
-        return STATUS_OK, WDL_DRAW, category, -1, code
-    if counter == 0 or (row[COL_MAX_DTZ] >= 0 and counter + row[COL_MAX_DTZ] <= limit):
-        return STATUS_OK, (WDL_WIN if category == CAT_WIN else WDL_LOSS), category, -1, code
+        return STATUS_OK, threat_category(best, index, lookup[L_EXCEPTIONS], lookup[L_EXCEPTION_COUNT]), False
+    if status != STATUS_OK:
+        return status, np.int64(0), False
+    return STATUS_OK, np.int64(_CATEGORY_OF_CODE[stored]), False
+
+
+@njit(cache=True, inline="always")
+def _stored_dtz(row, index):
+    """(status, DTZ) of a quiet win or loss of a layer's lookup row: from its compact DTZ file, else
+    the master's DTZ block map; STATUS_NOT_LOADED when neither is in memory (or the row's DTZ is
+    derived: :func:`_derived_dtz`)."""
     if row[COL_DTZ_CODED_AT] != 0:
         stored = np.int64(lookup_value(row[COL_DTZ_CODED_AT], index))
         if stored < 0:
-            return STATUS_NOT_LOADED, 0, 0, 0, code
-        return STATUS_OK, outcome_at(category, stored - 1, counter, limit), category, stored - 1, code
+            return STATUS_NOT_LOADED, np.int64(0)
+        return STATUS_OK, stored - 1
     if row[COL_DTZ_AT] == 0:
-        return STATUS_NOT_LOADED, 0, 0, 0, code
+        return STATUS_NOT_LOADED, np.int64(0)
     distances = block_address(row[COL_DTZ_AT], index)
     if distances == 0:
-        return STATUS_NOT_LOADED, 0, 0, 0, code
+        return STATUS_NOT_LOADED, np.int64(0)
     if row[COL_DTZ_WIDE]:
-        dtz = np.int64(uint16_ptr(distances)[index & BLOCK_MASK])
+        return STATUS_OK, np.int64(uint16_ptr(distances)[index & BLOCK_MASK])
+    return STATUS_OK, np.int64(uint8_ptr(distances)[index & BLOCK_MASK])
+
+
+@njit(cache=True, inline="always")
+def _probe_coded_rule(bm, bk, wm, wk, turn, counter, limit, row, code, index, rows_at):
+    """:func:`probe_rule_one` from a compact category file: the category at counter 0, and the
+    DTZ (from its compact DTZ file, else the master's DTZ block map, else derived from its moves:
+    :func:`_derived_dtz`) only when the outcome needs it (-1 when not read); where the side to
+    move must capture, the category from the capture search (:func:`search_one`) and the DTZ 1 of
+    a win or loss (the capture zeroes the counter); STATUS_NOT_LOADED when a block (or its marks)
+    is not in memory, a table the search needs is not loaded or a needed DTZ has no file."""
+    status, category, capture = _coded_category(bm, bk, wm, wk, turn, row, index, rows_at)
+    if status != STATUS_OK:
+        return status, 0, 0, 0, code
+    decisive = category == CAT_WIN or category == CAT_LOSS
+    if capture:
+        if decisive:
+            return STATUS_OK, outcome_at(category, 1, counter, limit), category, 1, code
+        return STATUS_OK, WDL_DRAW, category, 0 if category == CAT_DRAW else -1, code
+    if not decisive:
+        return STATUS_OK, WDL_DRAW, category, -1, code
+    if counter == 0 or (row[COL_MAX_DTZ] >= 0 and counter + row[COL_MAX_DTZ] <= limit):
+        return STATUS_OK, (WDL_WIN if category == CAT_WIN else WDL_LOSS), category, -1, code
+    if row[COL_DERIVED]:
+        status, derived, dtz = _derived_dtz(bm, bk, wm, wk, turn, limit, row[COL_DERIVED] == DERIVED_MAN_RESETS,
+                                            rows_at)
+        if derived != category:  # files that disagree: the caller's derivation names them
+            status = STATUS_NOT_LOADED
     else:
-        dtz = np.int64(uint8_ptr(distances)[index & BLOCK_MASK])
+        status, dtz = _stored_dtz(row, index)
+    if status != STATUS_OK:
+        return STATUS_NOT_LOADED, 0, 0, 0, code
     return STATUS_OK, outcome_at(category, dtz, counter, limit), category, dtz, code
+
+
+@njit(cache=True)
+def _derived_dtz(bm, bk, wm, wk, turn, limit, man_resets, rows_at):
+    """(status, category, DTZ) of a quiet position from its moves (:mod:`egtb.probe.derived_dtz`):
+    each position after a move read through ``rows_at`` (its category at counter 0 and, after a
+    move that does not zero the counter, the DTZ of a win or loss, stored: the mirror's file);
+    STATUS_NOT_LOADED when one is not in memory or has no DTZ (the caller derives in Python)."""
+    moves = np.empty((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    n = generate_moves(bm, bk, wm, wk, turn, moves)
+    fastest_win, longest_loss, draws = NO_WIN, 0, 0
+    cturn = 1 - turn
+    for m in range(n):
+        cbm, cbk, cwm, cwk = moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK]
+        zeroing = moves[m, M_CROWNS] != 0 or (man_resets and moves[m, M_MAN] != 0)
+        ccode, cindex = locate(cbm, cbk, cwm, cwk, cturn)
+        if ccode == CODE_INVALID:
+            return STATUS_NOT_LOADED, np.int64(0), np.int64(0)
+        if ccode < 0:
+            category, dtz = terminal_rule(ccode, cbm, cbk, cwm, cwk, cturn)
+        else:
+            crow = int64_ptr(rows_at + ccode * ROW_WIDTH * 8)
+            capture = False
+            if crow[COL_CODED_AT] != 0:
+                status, category, capture = _coded_category(cbm, cbk, cwm, cwk, cturn, crow, cindex, rows_at)
+                dtz = np.int64(1)
+            elif crow[COL_CATEGORY_AT] != 0 and cindex < crow[COL_SIZE]:
+                category, dtz, found = _read_layer(crow, cindex)
+                status = STATUS_OK if found else STATUS_NOT_LOADED
+            else:
+                status = STATUS_NOT_LOADED
+            if status != STATUS_OK:
+                return STATUS_NOT_LOADED, np.int64(0), np.int64(0)
+            if crow[COL_CODED_AT] != 0 and not capture and not zeroing and (category == CAT_WIN or category == CAT_LOSS):
+                status, dtz = _stored_dtz(crow, cindex)
+                if status != STATUS_OK:
+                    return STATUS_NOT_LOADED, np.int64(0), np.int64(0)
+        if category == CAT_DRAW:
+            draws += 1
+            continue
+        plies = move_plies(category, dtz, zeroing, limit)
+        if category < 0:
+            fastest_win = min(fastest_win, plies)
+        else:
+            longest_loss = max(longest_loss, plies)
+    category, dtz = rule_outcome(fastest_win, longest_loss, draws, limit)
+    return STATUS_OK, np.int64(category), np.int64(dtz)
 
 
 @njit(cache=True)

@@ -25,7 +25,7 @@ import numpy as np
 
 from egtb.errors import InvalidPositionError, MissingRuleLayerError, MissingTableError, TableError
 from egtb.formats.values import CAT_LOSS, CAT_WIN, INVALID_WDL, WDL_DRAW, WDL_LOSS, WDL_WIN, Category
-from egtb.probe.batch import derived_dtz
+from egtb.probe.derived_dtz import derive
 from egtb.probe.kernels import (STATUS_INVALID, STATUS_OK, STATUS_OUT_OF_RANGE, outcome_at, probe_rule_one,
                                 probe_value_one, threat_category)
 from egtb.probe.locate import CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate_capture
@@ -146,11 +146,14 @@ def probe_rule(tb: "Tablebase", key: Key, rule: DrawRule, counter: int, *, unkno
     >>> probe_rule(Tablebase("/nonexistent"), (1, 0, 0, 0, 1), DRAW_RULES["wcdf"], 80)
     (-1, -2, 0)
     """
-    status, outcome, category, dtz, code = probe_rule_one(*key, counter, rule.limit_plies, tb._rows_at[rule.name])
+    rows_at = tb._rows_at[rule.name]
+    status, outcome, category, dtz, code = probe_rule_one(*key, counter, rule.limit_plies, rows_at)
     if status == STATUS_OK:
         if code >= 0:
             tb._tables.touch(code)
-        if dtz >= 0 or not want_dtz:
+        if dtz < 0 and want_dtz and category in (CAT_WIN, CAT_LOSS):  # not read: from the limit it is
+            status, _, _, dtz, _ = probe_rule_one(*key, rule.limit_plies, rule.limit_plies, rows_at)
+        if status == STATUS_OK and (dtz >= 0 or not want_dtz):
             return outcome, category, None if dtz < 0 else dtz
     found = _layer_at(tb, key, code, status, rule)
     if found is None:
@@ -164,8 +167,7 @@ def probe_rule(tb: "Tablebase", key: Key, rule: DrawRule, counter: int, *, unkno
     late = counter and decisive and not layer.fits(counter, rule.limit_plies)  # the outcome needs the DTZ
     distance = layer.dtz_at(index, category, capture) if want_dtz or late else None
     if distance is None and decisive and (want_dtz or late) and layer.dtz_derived:
-        arrays = tuple(np.array([value], dtype=np.int64) for value in key)
-        distance = int(derived_dtz(tb, arrays, np.array([category], dtype=np.int64), rule)[0])
+        distance = _derived_distance(tb, key, category, rule, layer)
     if distance is not None:
         return outcome_at(category, distance, counter, rule.limit_plies), category, distance
     if not decisive:
@@ -178,6 +180,21 @@ def probe_rule(tb: "Tablebase", key: Key, rule: DrawRule, counter: int, *, unkno
             f"a {_CATEGORY_OF[category + 2]} from counter {counter} needs the master file "
             f"(it is exact at counter 0)")
     return (WDL_WIN if category == CAT_WIN else WDL_LOSS), category, None
+
+
+def _derived_distance(tb: "Tablebase", key: Key, category: int, rule: DrawRule, layer) -> int:
+    """The DTZ of a quiet win or loss of a layer whose DTZ is derived from its moves (the kernel
+    could not: a table or block it reads was not in memory), each position after a move probed
+    here, so that the layers and blocks they read are the kernel's next time."""
+    def probe_each(children: tuple[np.ndarray, ...], counter: int) -> tuple[np.ndarray, np.ndarray]:
+        found = [probe_rule(tb, tuple(int(a[i]) for a in children), rule, counter, want_dtz=counter > 0)
+                 for i in range(len(children[0]))]
+        return (np.array([f[1] for f in found], dtype=np.int64),
+                np.array([0 if f[2] is None else f[2] for f in found], dtype=np.int64))
+
+    arrays = tuple(np.array([value], dtype=np.int64) for value in key)
+    return int(derive(arrays, np.array([category], dtype=np.int64), limit=rule.limit_plies,
+                      man_resets=rule.man_move_resets, probe=probe_each, where=str(layer.path))[0])
 
 
 def category_leaf(tb: "Tablebase", key: Key, rule: DrawRule) -> int | None:
