@@ -29,11 +29,11 @@ from egtb.formats.compact.codec import (L_BLOCKS, L_DATA, L_DATA_LEN, L_EXCEPTIO
                                         last_mark, refined)
 from egtb.formats.compact.layout import BLOCK_BYTES
 from egtb.formats.pointers import int32_ptr, int64_ptr, uint8_ptr
-from egtb.formats.values import CAT_DRAW, CAT_LOSS, CAT_WIN, WDL_LOSS
+from egtb.formats.values import CAT_LOSS, CAT_WIN, WDL_LOSS
 from egtb.positions.index import NUM_CODES, code_of_material
 from egtb.positions.material import Material, count_positions
 from egtb.positions.walk import unrank_captures, unrank_range
-from egtb.probe.derived_dtz import NO_WIN, move_plies, rule_outcome
+from egtb.probe.derived_dtz import NO_WIN, add_move, rule_outcome
 from egtb.probe.locate import locate_valid
 from egtb.rules.captures import has_capture
 from egtb.rules.movegen import (BLACK_TO_MOVE, M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
@@ -191,9 +191,10 @@ def successor_boards(bm, bk, wm, wk, parents, moves_at, out):
 def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, limit, signs, rules, stored_dtz, flags):
     """Flags (FLAG_*) of every position of a chunk: a quiet one's stored ``wdl`` against the best
     over its successors (no move: a loss), and with ``rules`` its ``category`` and, at a win or
-    loss with ``stored_dtz`` (not where it is derived from them), ``dtz`` against those its successors give (the fastest win, the slowest loss, a
-    zeroing move counting 1 ply; a cursed win's or blessed loss's DTZ is not stored: past the
-    limit is all that counts of it), and its category's win or loss side against its WDL; a
+    loss with ``stored_dtz`` (not where it is derived from them), ``dtz`` against those its
+    successors give (the fastest win, the slowest loss, a zeroing move counting 1 ply; a cursed
+    win's or blessed loss's DTZ is not stored: past the limit is all that counts of it,
+    :func:`egtb.probe.derived_dtz.add_move`), and its category's win or loss side against its WDL; a
     position that must capture is not stored and not checked. Successor s of the chunk has the
     values ``packed[slot[s]]`` (:func:`pack_values`). Returns how many positions are flagged."""
     bad = 0
@@ -211,15 +212,9 @@ def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, lim
                 best = max(best, 1 - (v & 3))
                 if not rules:
                     continue
-                tc = ((v >> PACK_CATEGORY_SHIFT) & 7) - 2
-                if tc == CAT_DRAW:
-                    draws += 1
-                    continue
-                plies = move_plies(tc, v >> PACK_DTZ_SHIFT, zeroing[k], limit)
-                if tc < 0:
-                    fastest_win = min(fastest_win, plies)
-                else:
-                    longest_loss = max(longest_loss, plies)
+                fastest_win, longest_loss, draws = add_move(fastest_win, longest_loss, draws,
+                                                            ((v >> PACK_CATEGORY_SHIFT) & 7) - 2,
+                                                            v >> PACK_DTZ_SHIFT, zeroing[k], limit)
             if best != wdl[i]:
                 f |= FLAG_WDL
             if rules:

@@ -32,7 +32,7 @@ from egtb.formats.values import CAT_BLESSED_LOSS, CAT_CURSED_WIN, CAT_DRAW, CAT_
 from egtb.rules.captures import has_capture
 from egtb.rules.movegen import M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
 
-__all__ = ["NO_WIN", "derive", "fold_moves", "quiet_children", "rule_outcome"]
+__all__ = ["NO_WIN", "add_move", "derive", "fold_moves", "move_plies", "quiet_children", "rule_outcome"]
 
 #: What a fastest win is over no winning move.
 NO_WIN = 1 << 30
@@ -63,6 +63,19 @@ def move_plies(category, dtz, zeroing, limit):
     if zeroing:
         return 1 if decisive else limit + 1
     return dtz + 1 if decisive else limit + 2
+
+
+@njit(cache=True, inline="always")
+def add_move(fastest_win, longest_loss, draws, category, dtz, zeroing, limit):
+    """(fastest win, slowest loss, draws) over a position's moves so far (from NO_WIN, 0, 0) with
+    one more move, into a position of ``category`` and ``dtz`` for its side to move
+    (:func:`move_plies`); :func:`rule_outcome` then gives the position's category and DTZ."""
+    if category == CAT_DRAW:
+        return fastest_win, longest_loss, draws + 1
+    plies = move_plies(category, dtz, zeroing, limit)
+    if category < 0:
+        return min(fastest_win, plies), longest_loss, draws
+    return fastest_win, max(longest_loss, plies), draws
 
 
 @njit(cache=True)
@@ -100,15 +113,8 @@ def fold_moves(parent, category, dtz, zeroing, limit, out_category, out_dtz):
     for i in range(out_category.shape[0]):
         fastest_win, longest_loss, draws = NO_WIN, 0, 0
         while k < parent.shape[0] and parent[k] == i:
-            c = category[k]
-            if c == CAT_DRAW:
-                draws += 1
-            else:
-                plies = move_plies(c, dtz[k], zeroing[k], limit)
-                if c < 0:
-                    fastest_win = min(fastest_win, plies)
-                else:
-                    longest_loss = max(longest_loss, plies)
+            fastest_win, longest_loss, draws = add_move(fastest_win, longest_loss, draws, category[k], dtz[k],
+                                                        zeroing[k], limit)
             k += 1
         out_category[i], out_dtz[i] = rule_outcome(fastest_win, longest_loss, draws, limit)
 

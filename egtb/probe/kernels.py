@@ -18,7 +18,7 @@ from egtb.formats.compact.codec import L_EXCEPTION_COUNT, L_EXCEPTIONS, L_THREAT
 from egtb.formats.pointers import int64_ptr, int8_ptr, uint16_ptr, uint8_ptr
 from egtb.formats.values import (CAT_DRAW, CAT_LOSS, CAT_WIN, CATEGORY_OF_CODE, DRAW, INVALID_WDL, LOSS, NO_DTW,
                                  WDL_DRAW, WDL_LOSS, WDL_OF_CODE, WDL_WIN, WIN)
-from egtb.probe.derived_dtz import NO_WIN, move_plies, rule_outcome
+from egtb.probe.derived_dtz import NO_WIN, add_move, rule_outcome
 from egtb.probe.locate import CODE_INVALID, CODE_NO_OPPONENT, CODE_NO_PIECES, has_moves, locate
 from egtb.rules.captures import CAPTURE_ROWS, MAX_JUMPS, has_capture
 from egtb.rules.movegen import M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
@@ -336,14 +336,7 @@ def _derived_dtz(bm, bk, wm, wk, turn, limit, man_resets, rows_at):
                 status, dtz = _stored_dtz(crow, cindex)
                 if status != STATUS_OK:
                     return STATUS_NOT_LOADED, np.int64(0), np.int64(0)
-        if category == CAT_DRAW:
-            draws += 1
-            continue
-        plies = move_plies(category, dtz, zeroing, limit)
-        if category < 0:
-            fastest_win = min(fastest_win, plies)
-        else:
-            longest_loss = max(longest_loss, plies)
+        fastest_win, longest_loss, draws = add_move(fastest_win, longest_loss, draws, category, dtz, zeroing, limit)
     category, dtz = rule_outcome(fastest_win, longest_loss, draws, limit)
     return STATUS_OK, np.int64(category), np.int64(dtz)
 
