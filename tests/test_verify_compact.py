@@ -106,14 +106,19 @@ def test_a_wrong_category_of_the_right_side_is_caught_against_its_successors(tab
                                "one its successors give"]
 
 
-def test_a_wrong_dtz_is_caught_against_its_successors(tables):
+def write_a_wrong_dtz(tables: Path) -> tuple[int, int]:
+    """Add 2 to the DTZ of a quiet win or loss of MATERIAL's ``.dtz``; (its index, the DTZ now stored)."""
     dtz_kind = compact.DTZ_KINDS["wcdf"]
     codes = CompactTable(compact.compact_path(tables, MATERIAL, kind=dtz_kind)).values()
     category = CompactTable(compact.compact_path(tables, MATERIAL, kind=compact.WCDF)).values()
     decisive = quiet(MATERIAL) & np.isin(category, compact.category_codes(np.array([CAT_WIN, -CAT_WIN])))
     index = int(np.flatnonzero(decisive & (codes > 3))[5])
     rewrite(tables, MATERIAL, dtz_kind, index, int(codes[index]) + 2)
-    stored = int(codes[index]) + 2 - 1  # a DTZ file's code is DTZ + 1
+    return index, int(codes[index]) + 2 - 1  # a DTZ file's code is DTZ + 1
+
+
+def test_a_wrong_dtz_is_caught_against_its_successors(tables):
+    index, stored = write_a_wrong_dtz(tables)
     report = verify_compact(tables, materials=[MATERIAL], resume=False)
     assert report.errors == 1, report.messages
     assert report.messages == [f"{fen_of(MATERIAL, index)} (2k-1k.dtz #{index}): stored DTZ {stored} is not the "
@@ -285,12 +290,7 @@ def test_a_pair_with_its_dtz_on_one_side_passes_and_checks_the_kept_sides_dtz(ta
 def test_a_wrong_code_is_caught_when_the_pairs_dtz_is_on_one_side(tables, wrong):
     drop_dtz(tables, MATERIAL.mirrored())
     if wrong == "dtz of the kept side":
-        dtz_kind = compact.DTZ_KINDS["wcdf"]
-        codes = CompactTable(compact.compact_path(tables, MATERIAL, kind=dtz_kind)).values()
-        category = CompactTable(compact.compact_path(tables, MATERIAL, kind=compact.WCDF)).values()
-        decisive = quiet(MATERIAL) & np.isin(category, compact.category_codes(np.array([CAT_WIN, -CAT_WIN])))
-        index = int(np.flatnonzero(decisive & (codes > 3))[5])
-        rewrite(tables, MATERIAL, dtz_kind, index, int(codes[index]) + 2)
+        index, _ = write_a_wrong_dtz(tables)
         checked, file = MATERIAL, "2k-1k.dtz"
     else:
         codes = compact.category_codes(np.array([-CAT_WIN, -CAT_CURSED_WIN], dtype=np.int8))  # a loss made blessed
