@@ -488,6 +488,8 @@ def test_a_pairs_dtz_kept_on_one_side_leaves_complete_tables_that_verify(native_
     kept = directory / f"{Material.parse(dropped[1].stem).mirrored().name}.dtz"
     pair = f"{dropped[1].stem},{kept.stem}"
     assert main(["verify", "--tables", str(directory), "--materials", pair, "--quiet"]) == 0
+    derived = Material.parse(dropped[1].stem)  # its reference rows from the DTZ derived: the same
+    assert native_figures(directory, derived) == native_figures(native_dir, derived)
     kept.rename(tmp_path / kept.name)
     assert not native.is_complete(directory, Material.parse(dropped[1].stem))
 
