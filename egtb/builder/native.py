@@ -239,7 +239,7 @@ def keep_dtz_on_one_side(directory: os.PathLike | str, materials: tuple[Material
     summaries = [read_summary(directory, m) for m in materials]
     named = [path.name in summary["files"] for path, summary in zip(paths, summaries)]
     if all(named):  # the larger goes, its marks counted
-        sizes = [path.stat().st_size + Path(f"{path}.marks").stat().st_size for path in paths]
+        sizes = [sum(f.stat().st_size for f in (path, Path(f"{path}.marks")) if f.exists()) for path in paths]
         drop = 0 if sizes[0] > sizes[1] else 1  # the pair's second on a tie
         kept = 1 - drop
         summary = summaries[drop]
