@@ -478,7 +478,7 @@ def test_a_pairs_dtz_kept_on_one_side_leaves_complete_tables_that_verify(native_
     for path in dropped:  # the larger of the two went, the other stayed
         kept = f"{Material.parse(path.stem).mirrored().name}.dtz"
         assert not path.exists() and (directory / kept).exists() and sizes[path.name] >= sizes[kept]
-    assert (directory / "1k-1k.dtz").exists() and (directory / "1k-1m.dtz").exists() and (directory / "1m-1k.dtz").exists()
+    assert all((directory / f"{name}.dtz").exists() for name in ("1k-1k", "1k-1m", "1m-1k"))  # own mirror; 2 pieces
     assert all(native.is_complete(directory, m) for m in all_materials(4))
     assert native.keep_dtz_on_one_side_in(directory, min_pieces=3) == []  # done once
     # killed between the stamp and the delete: the file no stamp names goes on the next call

@@ -332,7 +332,8 @@ def _derived_dtz(bm, bk, wm, wk, turn, limit, man_resets, rows_at):
                 status = STATUS_NOT_LOADED
             if status != STATUS_OK:
                 return STATUS_NOT_LOADED, np.int64(0), np.int64(0)
-            if crow[COL_CODED_AT] != 0 and not capture and not zeroing and (category == CAT_WIN or category == CAT_LOSS):
+            decisive = category == CAT_WIN or category == CAT_LOSS
+            if crow[COL_CODED_AT] != 0 and not capture and not zeroing and decisive:
                 status, dtz = _stored_dtz(crow, cindex)
                 if status != STATUS_OK:
                     return STATUS_NOT_LOADED, np.int64(0), np.int64(0)
