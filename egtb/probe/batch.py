@@ -162,9 +162,7 @@ def _probe_batch_rule_compact(tb: "Tablebase", arrays: tuple[np.ndarray, ...],
             & (counters + longest[np.maximum(codes, 0)] > rule.limit_plies))
     files = {code_of_material(layer.material): layer.dtz_file for layer in layers if layer.dtz_file is not None}
     if files:  # the DTZ of wins and losses from compact DTZ files
-        with_file = np.zeros(NUM_CODES, dtype=np.bool_)
-        with_file[list(files)] = True
-        chosen = np.flatnonzero(late & (dtz == NO_DTW) & (codes >= 0) & with_file[np.maximum(codes, 0)])
+        chosen = _wanted_of(codes, late & (dtz == NO_DTW), list(files))
         if len(chosen):
             dtz[chosen] = probe_dtz_batch(tuple(a[chosen] for a in arrays), (codes[chosen], located[1][chosen]),
                                           files, batches=tb.batches, rule=rule.name)
@@ -175,9 +173,7 @@ def _probe_batch_rule_compact(tb: "Tablebase", arrays: tuple[np.ndarray, ...],
                         lambda c, i, first, out: gather_distance(c, i, first, rows, out), out=dtz)
     derived = [code_of_material(layer.material) for layer in layers if layer.dtz_derived]
     if derived:  # the DTZ of a material whose pair holds it on the mirror's side: from its moves
-        with_derived = np.zeros(NUM_CODES, dtype=np.bool_)
-        with_derived[derived] = True
-        chosen = np.flatnonzero(late & (dtz == NO_DTW) & (codes >= 0) & with_derived[np.maximum(codes, 0)])
+        chosen = _wanted_of(codes, late & (dtz == NO_DTW), derived)
         if len(chosen):
             dtz[chosen] = derived_dtz(tb, tuple(a[chosen] for a in arrays), category[chosen], rule)
     unknown = dtz == NO_DTW
@@ -218,9 +214,7 @@ def _fill_distances(codes: np.ndarray, indices: np.ndarray, wanted: np.ndarray, 
 
     The positions go in the order of their blocks, so that each block is read once.
     """
-    mine = np.zeros(NUM_CODES, dtype=np.bool_)
-    mine[[code_of_material(full.material) for full in fulls]] = True
-    chosen = np.flatnonzero(wanted & mine[np.maximum(codes, 0)] & (codes >= 0))
+    chosen = _wanted_of(codes, wanted, [code_of_material(full.material) for full in fulls])
     if len(chosen):
         chosen = chosen[np.argsort((codes[chosen].astype(np.int64) << 40) | indices[chosen])]
         sub_codes = np.ascontiguousarray(codes[chosen])
@@ -231,6 +225,18 @@ def _fill_distances(codes: np.ndarray, indices: np.ndarray, wanted: np.ndarray, 
                     "an index fell outside its master table")
         out[chosen] = got
     return out
+
+
+def _wanted_of(codes: np.ndarray, wanted: np.ndarray, material_codes: list[int]) -> np.ndarray:
+    """The places of the ``wanted`` positions whose material code (``codes``; negative: no table)
+    is one of ``material_codes``.
+
+    >>> _wanted_of(np.array([3, -1, 5, 3]), np.array([True, True, True, False]), [3]).tolist()
+    [0]
+    """
+    mine = np.zeros(NUM_CODES, dtype=np.bool_)
+    mine[material_codes] = True
+    return np.flatnonzero(wanted & (codes >= 0) & mine[np.maximum(codes, 0)])
 
 
 def _in_order(order: np.ndarray | None, inputs: tuple[np.ndarray, ...],
