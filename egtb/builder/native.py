@@ -232,10 +232,12 @@ def keep_dtz_on_one_side(directory: os.PathLike | str, materials: tuple[Material
     True
     """
     directory = Path(directory)
-    if len(materials) != 2 or not all(is_complete(directory, m) for m in materials):
+    if len(materials) != 2:
         return None
-    kind = DTZ_KINDS[LEAN_RULES]
-    paths = [compact_path(directory, m, kind=kind) for m in materials]
+    paths = [compact_path(directory, m, kind=DTZ_KINDS[LEAN_RULES]) for m in materials]
+    # one file or none: nothing to delete (done before, or not built), without reading the tables
+    if not all(path.exists() for path in paths) or not all(is_complete(directory, m) for m in materials):
+        return None
     summaries = [read_summary(directory, m) for m in materials]
     named = [path.name in summary["files"] for path, summary in zip(paths, summaries)]
     if all(named):  # the larger goes, its marks counted
