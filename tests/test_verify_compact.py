@@ -301,3 +301,96 @@ def test_a_wrong_code_is_caught_when_the_pairs_dtz_is_on_one_side(tables, wrong)
     assert not report.ok
     assert any(message.startswith(f"{fen_of(checked, index)} ({file} #{index}): stored ")
                for message in report.messages), report.messages
+
+
+def count_derivations(monkeypatch) -> list[int]:
+    """The positions each derivation of DTZ from its moves (the kept side's successors) was asked for."""
+    from egtb.builder import verify_compact as module
+    calls: list[int] = []
+    derive = module.derived_dtz
+
+    def counted(tb, arrays, category, rule):
+        calls.append(len(category))
+        return derive(tb, arrays, category, rule)
+    monkeypatch.setattr(module, "derived_dtz", counted)
+    return calls
+
+
+def test_the_kept_side_reads_the_dtz_its_mirrors_check_found(tables, monkeypatch):
+    drop_dtz(tables, MATERIAL.mirrored())
+    calls = count_derivations(monkeypatch)
+    alone = verify_compact(tables, materials=[MATERIAL], resume=False, chunk=4096)
+    assert alone.ok and sum(calls) > 0  # its successors' DTZ derived from their moves
+    calls.clear()
+    pair = verify_compact(tables, materials=[MATERIAL, MATERIAL.mirrored()], resume=False, chunk=4096)
+    assert pair.ok and calls == []  # the derived side checked first, its DTZ kept for the kept side
+    assert pair.dtz_checked == alone.dtz_checked and pair.tables == 2
+    assert not list(tables.glob(".verify-*")) and not list(tables.glob("*.verify-dtz*"))  # its room removed
+
+
+def test_a_wrong_kept_dtz_is_caught_through_the_dtz_its_mirrors_check_found(tables, monkeypatch):
+    drop_dtz(tables, MATERIAL.mirrored())
+    index, _ = write_a_wrong_dtz(tables)
+    calls = count_derivations(monkeypatch)
+    report = verify_compact(tables, materials=[MATERIAL, MATERIAL.mirrored()], resume=False)
+    assert calls == [] and not report.ok
+    assert report.messages == [m for m in verify_compact(tables, materials=[MATERIAL], resume=False).messages]
+    assert report.messages[0].startswith(f"{fen_of(MATERIAL, index)} (2k-1k.dtz #{index}): stored ")
+
+
+def test_the_dtz_a_derived_sides_check_found_is_the_one_its_moves_give(tables):
+    from egtb.builder.verify_compact import CompactProber
+    from egtb.builder.verify_derived import derived_path, open_derived
+    derived = MATERIAL.mirrored()
+    drop_dtz(tables, derived)
+    with pytest.raises(KeyboardInterrupt):  # stopped in the kept side's check: the derived side's file kept
+        verify_compact(tables, materials=[MATERIAL, derived], chunk=4096, resume=True, save_every=0,
+                       progress=killed_after(3 + 2 * 4 + 2 + 3 * 2))
+    found = open_derived(tables, derived, "wcdf")
+    assert found is not None and not derived_path(tables, derived, "wcdf", part=True).exists()
+    table = CompactTable(compact.compact_path(tables, derived, kind=compact.WCDF))
+    category = np.asarray(table.kind.value_of_code, dtype=np.int64)[table.values()]
+    decisive = np.flatnonzero(quiet(derived) & (np.abs(category) == CAT_WIN))
+    expected = CompactProber(tables).derived_dtz(derived, decisive, category[decisive], "wcdf")
+    assert len(decisive) > 100 and found[decisive].tolist() == expected.tolist()
+    assert not np.delete(np.asarray(found), decisive).any()  # nothing but at the quiet wins and losses
+    resumed = verify_compact(tables, materials=[MATERIAL, derived], chunk=4096, resume=True)
+    assert resumed.ok and resumed.skipped == [derived.name]
+    assert not derived_path(tables, derived, "wcdf").exists()  # its mirror checked: removed
+
+
+def test_a_killed_derived_sides_check_resumes_its_dtz_file(tables, monkeypatch):
+    from egtb.builder.verify_derived import derived_path
+    derived = MATERIAL.mirrored()
+    drop_dtz(tables, derived)
+    whole = verify_compact(tables, materials=[MATERIAL, derived], chunk=4096, resume=False)
+    with pytest.raises(KeyboardInterrupt):  # in the derived side's third chunk (2 files told each)
+        verify_compact(tables, materials=[MATERIAL, derived], chunk=4096, resume=True, save_every=0,
+                       progress=killed_after(3 + 2 + 2 * 2 + 1))
+    assert derived_path(tables, derived, "wcdf", part=True).exists()
+    calls = count_derivations(monkeypatch)
+    resumed = verify_compact(tables, materials=[MATERIAL, derived], chunk=4096, resume=True)
+    assert report_fields(resumed) == report_fields(whole) and calls == []
+    assert not list(tables.glob("*.verify-dtz*"))
+
+
+def test_without_room_for_the_derived_dtz_the_kept_side_derives_it(tables, monkeypatch):
+    import errno
+    import os
+    drop_dtz(tables, MATERIAL.mirrored())
+
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    calls = count_derivations(monkeypatch)
+    report = verify_compact(tables, materials=[MATERIAL, MATERIAL.mirrored()], resume=False)
+    assert report.ok and sum(calls) > 0 and not list(tables.glob("*.verify-dtz*"))
+
+
+def test_a_pair_checked_side_by_side_waits_for_its_derived_side(tables):
+    drop_dtz(tables, MATERIAL.mirrored())
+    index, _ = write_a_wrong_dtz(tables)
+    materials = all_materials(3)
+    alone = verify_compact(tables, materials=materials, resume=False)
+    together = verify_compact(tables, materials=materials, resume=False, jobs=2)
+    assert report_fields(together) == report_fields(alone) and alone.errors == 1

@@ -188,7 +188,8 @@ def successor_boards(bm, bk, wm, wk, parents, moves_at, out):
 
 
 @njit(cache=True)
-def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, limit, signs, rules, stored_dtz, flags):
+def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, limit, signs, rules, stored_dtz, flags,
+                    found_dtz):
     """Flags (FLAG_*) of every position of a chunk: a quiet one's stored ``wdl`` against the best
     over its successors (no move: a loss), and with ``rules`` its ``category`` and, at a win or
     loss with ``stored_dtz`` (not where it is derived from them), ``dtz`` against those its
@@ -196,10 +197,14 @@ def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, lim
     win's or blessed loss's DTZ is not stored: past the limit is all that counts of it,
     :func:`egtb.probe.derived_dtz.add_move`), and its category's win or loss side against its WDL; a
     position that must capture is not stored and not checked. Successor s of the chunk has the
-    values ``packed[slot[s]]`` (:func:`pack_values`). Returns how many positions are flagged."""
+    values ``packed[slot[s]]`` (:func:`pack_values`). With ``rules``, ``found_dtz`` gets the DTZ the
+    successors give each quiet win or loss (0 elsewhere): a derived side's own (what its mirror's
+    check reads, :mod:`egtb.builder.verify_derived`). Returns how many positions are flagged."""
     bad = 0
     for i in range(wdl.shape[0]):
         f = 0
+        if rules:
+            found_dtz[i] = 0
         if not cap[i]:  # a position that must capture is not stored: nothing to check
             if signs and np.sign(category[i]) != wdl[i]:
                 f |= FLAG_SIGN
@@ -219,6 +224,8 @@ def check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, lim
                 f |= FLAG_WDL
             if rules:
                 want_category, want_dtz = rule_outcome(fastest_win, longest_loss, draws, limit)
+                if want_category == CAT_WIN or want_category == CAT_LOSS:
+                    found_dtz[i] = want_dtz
                 if want_category != category[i]:
                     f |= FLAG_CATEGORY
                 elif stored_dtz and (want_category == CAT_WIN or want_category == CAT_LOSS) and want_dtz != dtz[i]:

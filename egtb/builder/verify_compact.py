@@ -8,10 +8,14 @@ False
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
+import tempfile
 import time
+from contextlib import contextmanager
 from multiprocessing import get_context
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +23,7 @@ import numpy as np
 
 from egtb.builder.successor_check import NO_WIN, rule_outcome, unranked
 from egtb.builder.verify_native import FILE_FLAGS, FLAG_SIGN, check_chunk, error_text
+from egtb.builder.verify_derived import DerivedWriter, derived_sides, open_derived, remove_derived, rule_of
 from egtb.builder.verify_progress import (PROGRESS_SUFFIX, MaterialProgress, files_identity, load_progress,
                                           save_progress)
 from egtb.builder.verify_report import VerifyReport
@@ -37,6 +42,8 @@ from egtb.probe.tablebase import Tablebase
 from egtb.rules.draw_rules import DRAW_RULES
 from egtb.rules.notation import Placement, format_fen
 from egtb.rules.threats import threat_flags
+
+log = logging.getLogger(__name__)
 
 __all__ = ["CHUNK", "CompactProber", "CompactVerifyReport", "NO_WIN", "SAVE_EVERY", "rule_outcome",
            "unranked_chunks", "verify_compact"]
@@ -108,29 +115,62 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     if resume:
         remove_leftovers(directory, also=(PROGRESS_SUFFIX,))  # records a killed check was writing
     natives = [m for m in materials if not _has_master(directory, masters, m)]
-    if jobs > 1 and len(natives) > 1:
-        found = _natives_in_parallel(directory, natives, jobs=jobs, tell=tell,
-                                     options=dict(masters=str(masters), chunk=chunk, max_reported=max_reported,
-                                                  resume=resume, again=again, save_every=save_every))
-    for material in materials:
-        if material not in natives:
-            _verify_against_master(report, prober, masters, material, chunk, max_reported, tell)
-        elif jobs > 1 and len(natives) > 1:
-            _merge(report, found[material], max_reported)
-        else:
-            _verify_native(report, prober, material, chunk=chunk, max_reported=max_reported,
-                           resume=resume, again=again, save_every=save_every, tell=tell)
+    feeds = derived_sides(directory, natives)  # each derived side checked before its mirror
+    materials = _derived_first(materials, feeds)
+    natives = [m for m in materials if m in natives]
+    with _derived_directory(directory, keep=resume, needed=bool(feeds)) as derived_dir:
+        options = dict(chunk=chunk, max_reported=max_reported, resume=resume, again=again, save_every=save_every,
+                       derived=(derived_dir, frozenset(m.name for m in feeds)))
+        if jobs > 1 and len(natives) > 1:
+            found = _natives_in_parallel(directory, natives, feeds, jobs=jobs, tell=tell, options=options)
+        for material in materials:
+            if material not in natives:
+                _verify_against_master(report, prober, masters, material, chunk, max_reported, tell)
+            elif jobs > 1 and len(natives) > 1:
+                _merge(report, found[material], max_reported)
+            else:
+                _verify_native(report, prober, material, tell=tell, **options)
     return report
+
+
+def _derived_first(materials: list[Material], feeds: dict[Material, Material]) -> list[Material]:
+    """``materials`` with each derived side of ``feeds`` moved to just before its mirror."""
+    order = [m for m in materials if m not in feeds]
+    for derived, kept in feeds.items():
+        order.insert(order.index(kept), derived)
+    return order
+
+
+@contextmanager
+def _derived_directory(directory: Path, *, keep: bool, needed: bool) -> Iterator[str | None]:
+    """Where the derived sides' DTZ goes for their mirrors' checks (:mod:`.verify_derived`): the
+    table directory for a resumable check (each file removed once its mirror is checked), else a
+    temporary directory in it, removed at the end; None when no pair needs one, or where the
+    directory cannot be written (the mirrors then derive their successors' DTZ one by one)."""
+    if not needed or keep:
+        yield str(directory) if needed else None
+        return
+    try:
+        made = tempfile.mkdtemp(prefix=".verify-", dir=directory)
+    except OSError as exc:
+        log.warning("%s: no room for the derived DTZ (%s): each derived from its moves instead", directory, exc)
+        yield None
+        return
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 #: Each worker's positions checked so far, by material (a forked pool's shared counters).
 _DONE: list = [None]
 
 
-def _natives_in_parallel(directory: Path, natives: list[Material], *, jobs: int, options: dict,
-                         tell: Callable[[str, int], None]) -> dict[Material, CompactVerifyReport]:
+def _natives_in_parallel(directory: Path, natives: list[Material], feeds: dict[Material, Material], *, jobs: int,
+                         options: dict, tell: Callable[[str, int], None]) -> dict[Material, CompactVerifyReport]:
     """The reports of compact-native materials checked one a worker of a local pool of ``jobs``,
-    their progress told as their workers count it (shared counters, read while the pool waits)."""
+    their progress told as their workers count it (shared counters, read while the pool waits);
+    the mirror of a derived side in ``feeds`` waits for its check."""
     done = get_context("fork").RawArray("q", len(natives))
     told = [0] * len(natives)
     names = [[p.name for p in compact_paths(directory, m) if p.exists()] for m in natives]
@@ -145,8 +185,10 @@ def _natives_in_parallel(directory: Path, natives: list[Material], *, jobs: int,
                 if ahead:
                     tell(name, ahead)
 
+    waits = {kept: (f"verify-{derived.name}",) for derived, kept in feeds.items()}
     tasks = [Task(f"verify-{m.name}", _native_task, (str(directory), m.name, slot, options),
-                  priority=count_positions(m)) for slot, m in enumerate(natives)]  # the largest first
+                  after=waits.get(m, ()), priority=count_positions(m))  # the largest first
+             for slot, m in enumerate(natives)]
     found = {}
     for finished in LocalPool(min(jobs, len(natives)), initializer=_take_counters, initargs=(done,)).run(
             tasks, on_wait=show):
@@ -160,15 +202,18 @@ def _take_counters(done) -> None:
     _DONE[0] = done
 
 
-def _native_task(directory: str, name: str, slot: int, options: dict) -> CompactVerifyReport:
-    """A worker's check of one compact-native material, its positions counted into its slot."""
+def _native_task(directory: str, name: str, slot: int, options: dict, after: list = ()) -> CompactVerifyReport:
+    """A worker's check of one compact-native material, its positions counted into its slot
+    (``after``: the report of the derived side it waited for, if any)."""
     material = Material.parse(name)
     wld = f"{name}{SUFFIX}"
 
     def count(file: str, positions: int) -> None:
         if file == wld and _DONE[0] is not None:
             _DONE[0][slot] += positions
-    return verify_compact(directory, materials=[material], progress=count, **options)
+    report = CompactVerifyReport()
+    _verify_native(report, CompactProber(directory), material, tell=count, **options)
+    return report
 
 
 def _merge(report: CompactVerifyReport, found: CompactVerifyReport, max_reported: int) -> None:
@@ -191,12 +236,14 @@ def _has_master(directory: Path, masters: Path, material: Material) -> bool:
 
 def _verify_native(report: CompactVerifyReport, prober: "CompactProber", material: Material, *, chunk: int,
                    max_reported: int, resume: bool, again: bool, save_every: float,
+                   derived: tuple[str | None, frozenset[str]] = (None, frozenset()),
                    tell: Callable[[str, int], None]) -> None:
     """Check a compact-native material against its successors, a chunk at a time, going on from its
-    record (:mod:`.verify_progress`) with ``resume`` (unless ``again``); into ``report``."""
+    record (:mod:`.verify_progress`) with ``resume`` (unless ``again``); into ``report``.
+    ``derived``: (the directory of the derived sides' DTZ, the derived sides whose mirrors are
+    checked too): such a side writes the DTZ its check finds there, and its mirror reads it."""
     directory = prober.directory
-    rule = next((r for r, kind in RULE_KINDS.items() if compact_path(directory, material, kind=kind).exists()),
-                None)
+    rule = rule_of(directory, material)
     suffixes = [SUFFIX] + ([RULE_KINDS[rule].suffix] + ([DTZ_KINDS[rule].suffix] if compact_path(
         directory, material, kind=DTZ_KINDS[rule]).exists() else []) if rule else [])
     total = count_positions(material)
@@ -219,6 +266,12 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
     report.tables += 1
     report.layers += int(rule is not None)
     report.dtz_files += int(len(suffixes) == 3)
+    derived_dir, feeding = derived
+    writer = _derived_writer(derived_dir, material, rule, fresh=state.next == 0) \
+        if material.name in feeding else None
+    mirror = material.mirrored()
+    if derived_dir is not None and mirror.name in feeding:
+        prober.derived_values[mirror, rule] = open_derived(derived_dir, mirror, rule)
     saved = time.monotonic()
     try:
         for lo in range(state.next, total, chunk):
@@ -228,7 +281,11 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
             told = hi
             found = check_chunk(prober, material, lo, hi, rule=rule)
             _note_chunk(state, found, lo, suffixes, max_reported, f"{material.name}{SUFFIX}")
+            if writer is not None:
+                writer.write(lo, found.derived)
             if resume and (time.monotonic() - saved >= save_every or hi == total):
+                if writer is not None:
+                    writer.flush()  # before the record counts it
                 save_progress(directory, material, state)
                 saved = time.monotonic()
     except (TableError, FileNotFoundError, MissingTableError, MissingRuleLayerError) as exc:
@@ -237,9 +294,15 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
         for name in names:
             tell(name, total - told)
         return
+    finally:
+        prober.derived_values.pop((mirror, rule), None)
     state.done = True
+    if writer is not None:
+        writer.finish()
     if resume:
         save_progress(directory, material, state)
+        if derived_dir is not None and mirror.name in feeding:
+            remove_derived(derived_dir, mirror, rule)  # its mirror's check is what it was kept for
     report.checked += total
     report.captures += state.captures
     report.layer_checked += total if rule is not None else 0
@@ -248,6 +311,20 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
         report.errors += state.bad.get(suffix, 0)
         _report_errors(report, material, _kind_of(suffix), [tuple(e) for e in state.errors.get(suffix, [])],
                        max_reported)
+
+
+def _derived_writer(derived_dir: str | None, material: Material, rule: str, *, fresh: bool
+                    ) -> DerivedWriter | None:
+    """The file a derived side's check writes its DTZ into (``fresh``, or the part a killed check left);
+    None where there is none to go on with or no room (its mirror then derives its successors' DTZ)."""
+    if derived_dir is None:
+        return None
+    try:
+        return DerivedWriter(derived_dir, material, rule, fresh=fresh)
+    except OSError as exc:
+        log.warning("%s: the derived DTZ not kept for its mirror's check (%s)", material.name, exc)
+        remove_derived(derived_dir, material, rule)
+        return None
 
 
 def _note_chunk(state: MaterialProgress, found, lo: int, suffixes: list[str], max_reported: int,
@@ -390,6 +467,9 @@ class CompactProber:
         """The batch pools of this prober."""
         self._tables: dict[Material, CompactTable] = {}
         self._tablebase: Tablebase | None = None
+        self.derived_values: dict[tuple[Material, str], np.ndarray | None] = {}
+        """The DTZ a derived side's check found (a byte a position, :mod:`.verify_derived`), by
+        (material, rule): read by :meth:`derived_dtz` instead of deriving it."""
 
     def table(self, material: Material) -> CompactTable:
         """The compact table of a material, opened once (MissingTableError when absent): its blocks'
@@ -417,7 +497,11 @@ class CompactProber:
     def derived_dtz(self, material: Material, indices: np.ndarray, category: np.ndarray, rule: str) -> np.ndarray:
         """The DTZ of wins and losses (``category`` at counter 0) of a material at ``indices`` (Black to
         move) whose DTZ file is absent and its mirror's there: from their moves, one ply into the
-        mirror's file (:func:`egtb.probe.batch.derived_dtz`, through a Tablebase of the directory)."""
+        mirror's file (:func:`egtb.probe.batch.derived_dtz`, through a Tablebase of the directory),
+        or read from what that material's check found (:attr:`derived_values`)."""
+        found = self.derived_values.get((material, rule))
+        if found is not None:
+            return found[indices].astype(np.uint16)
         if self._tablebase is None:
             self._tablebase = Tablebase(self.directory)
         boards = tuple(np.empty(len(indices), dtype=np.int64) for _ in range(4))

@@ -53,6 +53,10 @@ class ChunkCheck(NamedTuple):
     dtz: np.ndarray
     """The stored DTZ of each position (meaningful at a quiet win or loss; empty without a DTZ
     file), for the messages."""
+    derived: np.ndarray
+    """Where the material's DTZ is derived from its moves: the DTZ its successors give each quiet
+    win or loss, 0 elsewhere (what its mirror's check reads, :mod:`.verify_derived`);
+    else empty."""
 
 
 def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | None) -> ChunkCheck:
@@ -112,10 +116,12 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     pack_values(*succ, packed)
     del succ
     flags = np.zeros(hi - lo, dtype=np.uint8)
+    found_dtz = np.zeros(hi - lo if full else 0, dtype=np.int64)
     check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, draw_rule.limit_plies,
-                    layer is not None, full, not derived, flags)
+                    layer is not None, full, not derived, flags, found_dtz)
     decisive = int(np.count_nonzero((np.abs(category) == CAT_WIN) & ~cap)) if full and not derived else 0
-    return ChunkCheck(flags, int(np.count_nonzero(cap)), decisive, dtz)
+    return ChunkCheck(flags, int(np.count_nonzero(cap)), decisive, dtz,
+                      found_dtz if derived else np.zeros(0, dtype=np.int64))
 
 
 def max_moves(material: Material) -> int:
