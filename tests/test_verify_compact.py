@@ -394,3 +394,14 @@ def test_a_pair_checked_side_by_side_waits_for_its_derived_side(tables):
     alone = verify_compact(tables, materials=materials, resume=False)
     together = verify_compact(tables, materials=materials, resume=False, jobs=2)
     assert report_fields(together) == report_fields(alone) and alone.errors == 1
+
+
+def test_the_figures_of_a_derived_side_refuse_a_category_its_moves_do_not_give(tables):
+    from egtb.errors import TableError
+    derived = MATERIAL.mirrored()
+    drop_dtz(tables, derived)
+    codes = compact.category_codes(np.array([-CAT_WIN, -CAT_CURSED_WIN], dtype=np.int8))  # a loss made blessed
+    index = first_quiet(tables, derived, compact.WCDF, int(codes[0]))
+    rewrite(tables, derived, compact.WCDF, index, int(codes[1]))
+    with pytest.raises(TableError, match=f"position {index} of {derived.name} disagrees with its successors"):
+        native_figures(tables, derived)
