@@ -405,3 +405,25 @@ def test_the_figures_of_a_derived_side_refuse_a_category_its_moves_do_not_give(t
     rewrite(tables, derived, compact.WCDF, index, int(codes[1]))
     with pytest.raises(TableError, match=f"position {index} of {derived.name} disagrees with its successors"):
         native_figures(tables, derived)
+
+
+def test_tables_copied_whole_for_the_capture_search_give_the_report_of_the_search(tables, monkeypatch):
+    from egtb.builder import verify_native
+    from egtb.builder.verify_compact import CompactProber
+    small = Material.parse("1k-1m")  # wrong, and copied whole for the 3-piece tables whose captures reach it
+    rewrite(tables, small, compact.WDL, first_quiet(tables, small, compact.WDL, WIN), DRAW)
+    copied: list[str] = []
+    load = CompactProber.loaded_categories
+
+    def spied(self, material):
+        found = load(self, material)
+        copied.append(material.name if found is not None else "")
+        return found
+    monkeypatch.setattr(CompactProber, "loaded_categories", spied)
+    materials = all_materials(3)
+    with_copies = verify_compact(tables, materials=materials, resume=False)
+    assert {"1k-1k", "1k-1m"} <= set(copied)
+    monkeypatch.setattr(verify_native, "LOAD_SHARE", 2.0)  # no table holds more than all of them
+    copied.clear()
+    searched = verify_compact(tables, materials=materials, resume=False)
+    assert copied == [] and report_fields(with_copies) == report_fields(searched) and searched.errors > 1

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from egtb.builder.native import categories_path, category_chunks
 from egtb.builder.successor_check import NO_WIN, rule_outcome, unranked
 from egtb.builder.verify_native import FILE_FLAGS, FLAG_SIGN, check_chunk, error_text
 from egtb.builder.verify_derived import DerivedWriter, derived_sides, open_derived, remove_derived, rule_of
@@ -51,6 +52,9 @@ __all__ = ["CHUNK", "CompactProber", "CompactVerifyReport", "NO_WIN", "SAVE_EVER
 #: Positions a chunk of a check (about 200 bytes a position while it is checked, its successors
 #: and their sort with it; larger chunks are no faster: measured 1.3 M positions/s at 2**16 to 2**20).
 CHUNK = 1 << 18
+#: Positions of the tables a check's prober copies whole (a byte each; see
+#: :meth:`CompactProber.loaded_categories`), in all.
+LOADED_POSITIONS = 3 << 30
 #: Seconds between two records of a compact-native check's progress.
 SAVE_EVERY = 10.0
 
@@ -212,8 +216,19 @@ def _native_task(directory: str, name: str, slot: int, options: dict, after: lis
         if file == wld and _DONE[0] is not None:
             _DONE[0][slot] += positions
     report = CompactVerifyReport()
-    _verify_native(report, CompactProber(directory), material, tell=count, **options)
+    _verify_native(report, _worker_prober(directory), material, tell=count, **options)
     return report
+
+
+#: A worker's prober, by directory: the tables it copied whole serve its next materials too.
+_PROBERS: dict[str, "CompactProber"] = {}
+
+
+def _worker_prober(directory: str) -> "CompactProber":
+    """The prober of this worker process for a directory, made once."""
+    if directory not in _PROBERS:
+        _PROBERS[directory] = CompactProber(directory)
+    return _PROBERS[directory]
 
 
 def _merge(report: CompactVerifyReport, found: CompactVerifyReport, max_reported: int) -> None:
@@ -467,6 +482,8 @@ class CompactProber:
         """The batch pools of this prober."""
         self._tables: dict[Material, CompactTable] = {}
         self._tablebase: Tablebase | None = None
+        self._loaded: dict[Material, np.ndarray | None] = {}
+        self._loaded_positions = 0
         self.derived_values: dict[tuple[Material, str], np.ndarray | None] = {}
         """The DTZ a derived side's check found (a byte a position, :mod:`.verify_derived`), by
         (material, rule): read by :meth:`derived_dtz` instead of deriving it."""
@@ -484,6 +501,27 @@ class CompactProber:
                                         f"{self.directory} ({path.name} is missing{hint})")
             found = self._tables[material] = open_compact(path)  # decoded blocks go to the process's cache
         return found
+
+    def loaded_categories(self, material: Material) -> np.ndarray | None:
+        """The ``wcdf`` categories at counter 0 of every position of a table (int8, Black to move), its
+        capture positions answered once (:func:`egtb.builder.native.category_chunks`), held for
+        the checks that follow; None for a table without a ``.wcdf`` file, or past
+        :data:`LOADED_POSITIONS` in all."""
+        if material in self._loaded:
+            return self._loaded[material]
+        positions = count_positions(material)
+        loaded = None
+        if categories_path(self.directory, material).exists() and \
+                self._loaded_positions + positions <= LOADED_POSITIONS:
+            start = time.monotonic()
+            loaded = np.empty(positions, dtype=np.int8)
+            for lo, categories in category_chunks(self.directory, material):
+                loaded[lo:lo + len(categories)] = categories
+            self._loaded_positions += positions
+            log.info("%s: copied whole for the capture search, %d positions in %.1fs", material.name, positions,
+                     time.monotonic() - start)
+        self._loaded[material] = loaded
+        return loaded
 
     def probe_batch(self, bm, bk, wm, wk, turn, *, rule: str | None = None
                     ) -> tuple[np.ndarray, np.ndarray]:
