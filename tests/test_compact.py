@@ -403,7 +403,8 @@ def test_compact_results_have_no_dtw_and_moves_are_ranked_by_value(master_dir, c
         assert (got.outcome, got.category, got.dtz) == (want.outcome, want.category, want.dtz) == (0, 2, 15)
         ruled = without_dtz.probe("W:WK10,K14:BK1")
         assert (ruled.category, ruled.outcome, ruled.dtz) == (Category.WIN, 1, None)
-        with pytest.raises(MissingRuleLayerError, match=r"2k-1k\.wcdf: a compact category file holds no DTZ"):
+        with pytest.raises(MissingRuleLayerError, match=r"2k-1k\.wcdf: a compact category file holds no DTZ, so "
+                           r".* needs its DTZ: 2k-1k\.dtz \(or its mirror's\) or the master file"):
             without_dtz.probe("W:WK10,K14:BK1", counter=10)  # whether the win still fits needs the DTZ
         with pytest.raises(MissingRuleLayerError, match=r"2k-1k\.wld: a compact file has no rule layer"):
             tb.probe("W:WK10,K14:BK1", rule="crowning")  # no compact file for that preset

@@ -182,7 +182,8 @@ def _probe_batch_rule_compact(tb: "Tablebase", arrays: tuple[np.ndarray, ...],
         i = int(late[0])
         raise MissingRuleLayerError(
             f"position {i} {tuple(int(a[i]) for a in arrays)}: a compact category file holds "
-            f"no DTZ, so its {rule.name} outcome from counter {int(counters[i])} needs the master file")
+            f"no DTZ, so its {rule.name} outcome from counter {int(counters[i])} needs its DTZ: the "
+            f"material's .dtz file (or its mirror's) or the master file")
     fits = np.where(unknown, 0, dtz) + counters <= rule.limit_plies
     outcome = np.where(fits & (category == CAT_WIN), WDL_WIN,
                        np.where(fits & (category == CAT_LOSS), WDL_LOSS, WDL_DRAW)).astype(np.int8)

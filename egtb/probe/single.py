@@ -177,8 +177,8 @@ def probe_rule(tb: "Tablebase", key: Key, rule: DrawRule, counter: int, *, unkno
     if late:
         raise MissingRuleLayerError(
             f"{layer.path}: a compact category file holds no DTZ, so the {rule.name} outcome of "
-            f"a {_CATEGORY_OF[category + 2]} from counter {counter} needs the master file "
-            f"(it is exact at counter 0)")
+            f"a {_CATEGORY_OF[category + 2]} from counter {counter} needs its DTZ: "
+            f"{layer.path.with_suffix('.dtz').name} (or its mirror's) or the master file (it is exact at counter 0)")
     return (WDL_WIN if category == CAT_WIN else WDL_LOSS), category, None
 
 
