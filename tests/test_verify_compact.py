@@ -427,3 +427,12 @@ def test_tables_copied_whole_for_the_capture_search_give_the_report_of_the_searc
     copied.clear()
     searched = verify_compact(tables, materials=materials, resume=False)
     assert copied == [] and report_fields(with_copies) == report_fields(searched) and searched.errors > 1
+
+
+def test_a_derived_dtz_past_a_byte_is_refused_naming_the_file(tmp_path):
+    from egtb.builder.verify_derived import DerivedWriter
+    from egtb.errors import TableError
+    writer = DerivedWriter(tmp_path, MATERIAL, "wcdf", fresh=True)
+    writer.write(0, np.array([3, 255]))
+    with pytest.raises(TableError, match=r"2k-1k\.wcdf\.verify-dtz\.part: a DTZ of 256 plies does not fit a byte"):
+        writer.write(2, np.array([256]))

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from egtb.errors import TableError
 from egtb.formats.compact import DTZ_KINDS, RULE_KINDS, compact_path
 from egtb.positions.material import Material, count_positions
 
@@ -87,6 +88,7 @@ class DerivedWriter:
     """
 
     def __init__(self, directory: os.PathLike | str, material: Material, rule: str, *, fresh: bool) -> None:
+        self.material = material
         self.path = derived_path(directory, material, rule, part=True)
         self.done_path = derived_path(directory, material, rule)
         size = count_positions(material)
@@ -101,7 +103,8 @@ class DerivedWriter:
     def write(self, lo: int, dtz: np.ndarray) -> None:
         """Put the DTZ of positions lo.. (0 where it has none)."""
         if len(dtz) and int(dtz.max()) > 255:
-            raise ValueError(f"{self.path}: a DTZ of {int(dtz.max())} plies does not fit a byte")
+            raise TableError(f"{self.path}: a DTZ of {int(dtz.max())} plies does not fit a byte "
+                             f"(the DTZ its successors give {self.material.name}'s positions)")
         self._values[lo:lo + len(dtz)] = dtz
 
     def flush(self) -> None:
