@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from egtb.builder.contents import LEAN_RULES
 from egtb.errors import InvalidArgumentError
 from egtb.formats.compact import SUFFIX, CompactTable, material_counts
 from egtb.formats.compact.layout import DTZ_KINDS, RULE_KINDS
@@ -239,7 +240,7 @@ def _searched_values(prober, boards: tuple[np.ndarray, ...], turns: np.ndarray, 
     located = (codes[unique], indices[unique])  # in the order of their tables, each table's ascending
     values = np.empty(len(unique), dtype=np.int64)
     searched = np.ones(len(unique), dtype=np.bool_)
-    if rule is not None:
+    if rule == LEAN_RULES:  # the rule of the copies (native.category_chunks)
         for lo, hi, loaded in _loaded_slices(prober, located[0], checked):
             values[lo:hi] = loaded[located[1][lo:hi]]
             searched[lo:hi] = False
@@ -268,6 +269,8 @@ LOAD_SHARE = 0.1
 def _loaded_slices(prober, codes: np.ndarray, checked: int):
     """(first, end, the table's whole categories) of each run of ``codes`` (grouped by table) whose
     table the prober holds or copies now (:data:`LOAD_RATIO`, :data:`LOAD_SHARE`)."""
+    if not len(codes):
+        return
     bounds = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), len(codes)]
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         code = int(codes[lo])
