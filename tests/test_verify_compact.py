@@ -436,3 +436,28 @@ def test_a_derived_dtz_past_a_byte_is_refused_naming_the_file(tmp_path):
     writer.write(0, np.array([3, 255]))
     with pytest.raises(TableError, match=r"2k-1k\.wcdf\.verify-dtz\.part: a DTZ of 256 plies does not fit a byte"):
         writer.write(2, np.array([256]))
+
+
+def test_successors_coded_as_exceptions_give_the_report_of_those_coded_in_full(compact_tables, tmp_path, monkeypatch):
+    from egtb.cli import main as egtb_main
+    from egtb.formats.compact import exceptions
+    full, coded = tmp_path / "full", tmp_path / "coded"
+    full.mkdir()
+    for path in compact_tables(4).iterdir():
+        if path.suffix in (".wld", ".wcdf", ".dtz", ".marks"):
+            shutil.copy(path, full / path.name)
+    materials = [m for m in all_materials(4, min_pieces=4) if m.black_kings and m.white_kings]
+    loss, blessed = (int(c) for c in compact.category_codes(np.array([-CAT_WIN, -CAT_CURSED_WIN], dtype=np.int8)))
+    for material in materials[:2]:  # losses made blessed (none is at 4 pieces): exceptions, wrong, which
+        table = CompactTable(compact.compact_path(full, material, kind=compact.WCDF))  # their predecessors see
+        codes = table.values()
+        codes[np.flatnonzero(quiet(material) & (codes == loss))[:20]] = blessed
+        blob, _ = compact.encode_values(material, codes, kind=compact.WCDF)
+        compact.write_marks(compact.write_compact(table.path, blob))
+    shutil.copytree(full, coded)
+    monkeypatch.setattr(exceptions, "EXCEPTIONS_FROM_PIECES", 4)
+    assert egtb_main(["compact", "--tables", str(coded), "--recode", "--quiet"]) == 0
+    recoded = [compact.CompactTable(compact.compact_path(coded, m, kind=compact.WCDF)) for m in materials]
+    assert all(t.coded_path != t.path for t in recoded) and sum(len(t.exceptions) for t in recoded) == 40
+    reports = [verify_compact(directory, materials=materials, resume=False) for directory in (full, coded)]
+    assert report_fields(reports[0]) == report_fields(reports[1]) and reports[0].errors > 40
