@@ -362,7 +362,10 @@ def _register_verify(p: argparse.ArgumentParser) -> None:
                      "compact files against their masters). A table without a master (compact-native, "
                      "8 pieces) is checked from its compact files a chunk at a time, its progress kept "
                      "in <material>.verify.json: a verify stopped (Ctrl-C, a kill) goes on where it "
-                     "stopped when run again; --jobs checks that many materials side by side.")
+                     "stopped when run again; --jobs checks that many materials side by side. A pair whose "
+                     "DTZ is on one side is checked derived side first, which keeps the DTZ it finds in "
+                     "<material>.wcdf.verify-dtz (a byte a position) for the other side's check; each process "
+                     "copies the tables the captures reach most whole (up to 3 GB).")
     p.add_argument("--pieces", "-n", type=int, default=None,
                    help="only tables of at most N pieces (default: every table)")
     p.add_argument("--min-pieces", type=int, default=2,
