@@ -155,14 +155,16 @@ def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple
         quiet = lo + np.flatnonzero(must[lo:hi] == 0)
         material = material_of_code(code)
         table = prober.table(material)
-        wdl[quiet] = read_ascending(table, indices[quiet], np.asarray(table.kind.value_of_code, np.int64))
+        value_of = np.asarray(table.kind.value_of_code, np.int64)
+        wld_codes = read_ascending(table, indices[quiet], np.arange(len(value_of)))
+        wdl[quiet] = value_of[wld_codes]
         if rule is not None:
             layer = table.layer(rule)
+            category_of = np.asarray(layer.kind.value_of_code, np.int64)
             if layer.coded_path != layer.path:  # coded as exceptions to the WLD file just read: its blocks
-                category[quiet] = refined_categories(wdl[quiet], indices[quiet], layer.exceptions)
+                category[quiet] = category_of[layer.refined_at(indices[quiet], wld_codes)]
             else:
-                category[quiet] = read_ascending(layer, indices[quiet],
-                                                 np.asarray(layer.kind.value_of_code, np.int64))
+                category[quiet] = read_ascending(layer, indices[quiet], category_of)
         if table.threats:  # those it leaves out: from the search (as normalised, Black to move)
             held = tuple(np.empty(len(quiet), dtype=np.int64) for _ in range(4))
             unrank_positions(indices[quiet], material.black_men, material.black_kings, material.white_men,
@@ -188,21 +190,6 @@ def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple
     rows = np.empty((len(searched), 4), dtype=np.int64)
     successor_boards(*boards, parents, ks - offsets[parents], rows)
     return wdl, category, dtz, searched, rows
-
-
-def refined_categories(wdl: np.ndarray, indices: np.ndarray, exceptions: np.ndarray) -> np.ndarray:
-    """The categories of positions at ascending ``indices`` from their WDL and the ``exceptions`` of a
-    category file coded as exceptions (:mod:`egtb.formats.compact.exceptions`: a win there is a
-    cursed win, a loss a blessed loss), as reading that file gives them.
-
-    >>> refined_categories(np.array([1, 1, 0, -1]), np.array([3, 5, 6, 9]), np.array([5, 9])).tolist()
-    [2, 1, 0, -1]
-    """
-    category = 2 * wdl
-    if len(exceptions) and len(indices):
-        at = exceptions[np.minimum(np.searchsorted(exceptions, indices), len(exceptions) - 1)] == indices
-        category[at] = wdl[at]
-    return category
 
 
 def _searched_threats(prober, boards: tuple[np.ndarray, ...], turn: int, wdl: np.ndarray, category: np.ndarray,

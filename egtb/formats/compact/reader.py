@@ -468,11 +468,31 @@ class CompactTable:
         """The codes of positions lo.. with its exceptions applied (a category file coded as
         exceptions: a win at one is a cursed win, a loss a blessed loss)."""
         if len(self.exceptions):
-            at = self.exceptions[np.searchsorted(self.exceptions, lo):
-                                 np.searchsorted(self.exceptions, lo + len(codes))] - lo
-            at = at[(codes[at] == EXCEPTION_WIN) | (codes[at] == EXCEPTION_LOSS)]
-            codes[at] += EXCEPTION_STEP
+            _step_exceptions(codes, self.exceptions[np.searchsorted(self.exceptions, lo):
+                                                    np.searchsorted(self.exceptions, lo + len(codes))] - lo)
         return codes
+
+    def refined_at(self, indices: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """The codes of positions at ascending ``indices``, given the codes of the WLD file it refines
+        there (``codes``, changed in place), with its exceptions applied; as they are in a file not
+        coded as exceptions. What a lookup of those positions gives, without decoding their blocks
+        again.
+
+        >>> table = CompactTable.__new__(CompactTable); table.exceptions = np.array([5, 9])
+        >>> table.refined_at(np.array([3, 5, 6, 9]), np.array([2, 2, 1, 3])).tolist()
+        [2, 4, 1, 5]
+        """
+        if len(self.exceptions) and len(indices):
+            found = np.minimum(np.searchsorted(self.exceptions, indices), len(self.exceptions) - 1)
+            _step_exceptions(codes, np.flatnonzero(self.exceptions[found] == indices))
+        return codes
+
+
+def _step_exceptions(codes: np.ndarray, at: np.ndarray) -> None:
+    """Make the wins among ``codes[at]`` cursed wins and the losses blessed losses (the exceptions of
+    a category file coded as exceptions; a draw there stays a draw)."""
+    at = at[(codes[at] == EXCEPTION_WIN) | (codes[at] == EXCEPTION_LOSS)]
+    codes[at] += EXCEPTION_STEP
 
 
 #: The exceptions of every file not coded as exceptions: none.
