@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from egtb.errors import TableError
-from egtb.formats.compact import DTZ_KINDS, RULE_KINDS, compact_path
+from egtb.formats.compact import RULE_KINDS, compact_path
+from egtb.formats.compact.layout import mirror_dtz_path
 from egtb.positions.material import Material, count_positions
 
 __all__ = ["DERIVED_SUFFIX", "DerivedWriter", "derived_path", "derived_sides", "open_derived", "remove_derived",
@@ -57,13 +58,9 @@ def derived_sides(directory: os.PathLike | str, materials: list[Material]) -> di
     """
     found, chosen = {}, set(materials)
     for material in materials:
-        mirror, rule = material.mirrored(), rule_of(directory, material)
-        if mirror == material or mirror not in chosen or rule is None:
-            continue
-        kind = DTZ_KINDS[rule]
-        if not compact_path(directory, material, kind=kind).exists() \
-                and compact_path(directory, mirror, kind=kind).exists():
-            found[material] = mirror
+        rule = rule_of(directory, material)
+        if rule is not None and material.mirrored() in chosen and mirror_dtz_path(directory, material, rule):
+            found[material] = material.mirrored()
     return found
 
 

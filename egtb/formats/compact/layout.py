@@ -34,6 +34,7 @@ __all__ = [
     "BLOCK_BYTES", "DTZ_KINDS", "FORMAT_VERSION", "FileKind", "KINDS", "MAX_DTZ_CODE", "RULE_KINDS", "SUFFIX",
     "THREATS_VERSION",
     "WCDF", "WCDF_DTZ", "WDL", "category_codes", "compact_path", "compact_paths", "dtz_codes", "material_counts",
+    "mirror_dtz_path",
 ]
 
 SUFFIX = ".wld"
@@ -177,6 +178,21 @@ def compact_path(directory: os.PathLike | str, material: Material, *, kind: File
     '1k-1k.wcdf'
     """
     return Path(directory) / f"{material.name}{kind.suffix}"
+
+
+def mirror_dtz_path(directory: os.PathLike | str, material: Material, rule: str) -> Path | None:
+    """The mirror's DTZ file a material's DTZ under ``rule`` is derived from (its pair keeps the DTZ on
+    that side: its own file absent, the mirror's there, the material not its own mirror), else None.
+
+    >>> mirror_dtz_path("/nonexistent", Material.parse("1m1k-2k"), "wcdf") is None
+    True
+    """
+    kind = DTZ_KINDS[rule]
+    mirrored = material.mirrored()
+    mirror = compact_path(directory, mirrored, kind=kind)
+    if mirrored == material or compact_path(directory, material, kind=kind).exists() or not mirror.exists():
+        return None
+    return mirror
 
 
 def compact_paths(directory: os.PathLike | str, material: Material) -> list[Path]:

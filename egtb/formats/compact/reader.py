@@ -42,7 +42,8 @@ from egtb.formats.compact.codec import (EXCEPTION_LOSS, EXCEPTION_STEP, EXCEPTIO
                                         mark_block, value_at_index)
 from egtb.formats.compact.exceptions import Exceptions, is_exceptions_file, read_exceptions
 from egtb.formats.compact.layout import (BLOCK_BYTES, DTZ_KINDS, FORMAT_VERSION, HEADER, INDEX_ENTRY, KINDS,
-                                         MAX_CODE_BITS, NUM_BUCKETS, RULE_KINDS, SUFFIX, THREATS_VERSION, WCDF, WDL)
+                                         MAX_CODE_BITS, NUM_BUCKETS, RULE_KINDS, SUFFIX, THREATS_VERSION, WCDF, WDL,
+                                         mirror_dtz_path)
 from egtb.formats.compact.sidecar import open_marks
 from egtb.positions.material import Material
 
@@ -288,12 +289,11 @@ class CompactTable:
                 f"as <material>{WCDF.suffix}); probe with rule_free=True")
         found = self._sibling(path, kind)
         dtz_path = path.with_suffix(DTZ_KINDS[rule].suffix)
-        mirrored = self.material.mirrored()
-        mirror_path = dtz_path.with_name(mirrored.name + dtz_path.suffix)
+        mirror_path = mirror_dtz_path(self.path.parent, self.material, rule)
         if dtz_path.exists():
             found.dtz_file = self._sibling(dtz_path, DTZ_KINDS[rule])
-        elif mirrored != self.material and mirror_path.exists():
-            found.mirror_dtz = self._sibling(mirror_path, DTZ_KINDS[rule], material=mirrored)
+        elif mirror_path is not None:
+            found.mirror_dtz = self._sibling(mirror_path, DTZ_KINDS[rule], material=self.material.mirrored())
         self._layers[rule] = found
         return found
 
