@@ -14,6 +14,10 @@ wall rate and the load average are printed beside them.
 8-piece material is tens of billions of positions): the verify's own step
 (``egtb.builder.verify_native.check_chunk``), timed the same way.
 
+``--figures`` (with ``--chunks``) times, on the same chunks, the check alone, the check
+counting the table's figures (what ``egtb verify`` does, for the reference rows), and the
+check followed by the figures' own pass over the chunk (the reference rows counted apart).
+
 ``--before REV`` first runs the same bench with the code of a git revision (or
 of a checkout directory), in the same run: the old code path's rate against the
 new one's on the same files.
@@ -108,6 +112,40 @@ def check_chunks(directory: Path, material: Material, chunks: int, chunk: int | 
     return positions, time.process_time() - cpu, time.perf_counter() - wall, ok
 
 
+def figures_chunks(directory: Path, material: Material, chunks: int, chunk: int | None) -> dict[str, float]:
+    """CPU s of three ways through the same ``chunks`` chunks from the middle of a material, one
+    chunk each in turn: the check alone; the check counting the figures (``egtb verify`` now); the
+    check and then the reference rows' own pass over the chunk (``native_reference.range_values``,
+    what ``bench/make_reference.py`` ran after the verify before). The first chunk, untimed,
+    each way compiles and opens the tables; a chunk where a table is copied whole (once a
+    check) is timed again after the copy."""
+    from egtb.builder.native_reference import range_values
+    from egtb.builder.verify_compact import CHUNK, CompactProber
+    from egtb.builder.verify_native import check_chunk
+    size = chunk or CHUNK
+    prober = CompactProber(directory)
+    total = count_positions(material)
+    lo = total // 2 // size * size
+    ways = {"check": lambda a, b: check_chunk(prober, material, a, b, rule="wcdf"),
+            "check counting the figures": lambda a, b: check_chunk(prober, material, a, b, rule="wcdf", figures=True),
+            "check, then the figures' own pass": lambda a, b: (check_chunk(prober, material, a, b, rule="wcdf"),
+                                                              range_values(prober, material, a, b))}
+    for way in ways.values():
+        way(lo, lo + size)
+    cpu = dict.fromkeys(ways, 0.0)
+    for k in range(1, chunks + 1):
+        a, b = lo + k * size, min(lo + (k + 1) * size, total)
+        for name, way in ways.items():
+            while True:  # a table copied whole in this chunk: timed again without the copy (a table's once)
+                copies = prober.copies()
+                started = time.process_time()
+                way(a, b)
+                if prober.copies() == copies:
+                    break
+            cpu[name] += time.process_time() - started
+    return cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", default=None, help="a compact-native table directory")
@@ -117,6 +155,9 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=None, help="positions a chunk (default: the code's)")
     parser.add_argument("--chunks", type=int, default=None,
                         help="check only this many chunks of each material, from its middle")
+    parser.add_argument("--figures", action="store_true",
+                        help="with --chunks: the check alone, counting the figures, and with the figures' own "
+                             "pass after it, chunk by chunk in turn")
     parser.add_argument("--before", default=None, metavar="REV",
                         help="first run this bench with the code of a git revision or checkout directory")
     args = parser.parse_args()
@@ -129,6 +170,13 @@ def main() -> None:
     else:
         top = max(m.pieces for m in stored)
         materials = sorted((m for m in stored if m.pieces == top), key=count_positions, reverse=True)[:3]
+    if args.figures:
+        for material in materials:
+            cpu = figures_chunks(directory, material, args.chunks or 4, args.chunk)
+            base = cpu["check"]
+            print(f"{material.name}: " + "; ".join(f"{name} {seconds:.2f} CPU s ({seconds / base:.2f}x)"
+                                                   for name, seconds in cpu.items()), flush=True)
+        return
     options = {"resume": False} if "resume" in inspect.signature(verify_compact).parameters else {}
     if args.chunk:
         options["chunk"] = args.chunk

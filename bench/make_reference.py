@@ -4,7 +4,9 @@ Run it only on tables ``egtb verify`` passed. Each table's counts, longest DTW
 and checksum, and each rule layer's figures, are recomputed from the stored
 bytes (``egtb.builder.reference.reference_lines``), never taken from the files'
 attributes; a compact-native table's (no master, 8 pieces on) from its compact files through
-the compact prober (``egtb.builder.native_reference``). Materials the reference already lists
+the compact prober (``egtb.builder.native_reference``), or taken from the figures a passed
+``egtb verify`` of the same files counted (``verify_compact.passed_figures``): the verify
+counts them from the same files as it checks them. Materials the reference already lists
 are left as they are.
 
     .venv/bin/python bench/make_reference.py --tables /work/egtb --pieces 7 --write

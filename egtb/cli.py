@@ -365,7 +365,10 @@ def _register_verify(p: argparse.ArgumentParser) -> None:
                      "stopped when run again; --jobs checks that many materials side by side. A pair whose "
                      "DTZ is on one side is checked derived side first, which keeps the DTZ it finds in "
                      "<material>.wcdf.verify-dtz (a byte a position) for the other side's check; each process "
-                     "copies the tables the captures reach most whole (up to 3 GB).")
+                     "copies the tables the captures reach most whole (up to 3 GB). The check of a "
+                     "compact-native table also counts its figures (counts, longest DTZ, checksums), kept in its "
+                     "record for bench/make_reference.py, and fails where they differ from its stamp "
+                     "(<material>.native.json) or the shipped reference.")
     p.add_argument("--pieces", "-n", type=int, default=None,
                    help="only tables of at most N pieces (default: every table)")
     p.add_argument("--min-pieces", type=int, default=2,
@@ -513,9 +516,9 @@ def run_verify(args: argparse.Namespace) -> int:
     report = verify_directory(directory, materials=materials, jobs=args.jobs or os.cpu_count() or 1,
                               progress=not args.quiet and bool(materials), compact=True,
                               resume=not args.again)
-    _add_compact_check(report, directory, sorted(set(wanted(COMPACT_SUFFIX)) - set(materials)),
-                       progress=not args.quiet, again=args.again, chunk=args.chunk,
-                       jobs=args.jobs or os.cpu_count() or 1)
+    recounted = _add_compact_check(report, directory, sorted(set(wanted(COMPACT_SUFFIX)) - set(materials)),
+                                   progress=not args.quiet, again=args.again, chunk=args.chunk,
+                                   jobs=args.jobs or os.cpu_count() or 1, reference=not args.no_reference)
     stamped = [m for m in wanted(COMPACT_SUFFIX) if m not in materials  # compact-native tables
                and native_summary_path(directory, m).exists()]
     differing, listed, layers_listed = (([], 0, 0) if args.no_reference or not report.tables
@@ -526,7 +529,7 @@ def run_verify(args: argparse.Namespace) -> int:
                      "skipped": report.skipped,
                      "messages": report.messages, "reference_listed": listed,
                      "reference_rule_layers_listed": layers_listed,
-                     "reference_differing": differing, "ok": ok})
+                     "reference_differing": differing, "figures_recounted": recounted, "ok": ok})
         return EXIT_OK if ok else EXIT_FAILED
     for message in report.messages + differing:
         print(message)
@@ -537,6 +540,9 @@ def run_verify(args: argparse.Namespace) -> int:
     print(f"verified {report.tables} tables, {report.checked} positions: {status}"
           + (f"; {len(report.skipped)} materials passed before with the same files, not checked "
              "again (--again checks them)" if report.skipped else ""))
+    if recounted:
+        print(f"figures recounted from the files of {recounted} compact-native tables (counts, longest DTZ, "
+              "checksums): " + ("equal to their stamps and the reference" if report.ok else "see above"))
     if not args.no_reference:
         layers = [m for m in differing if " rule layer " in m]
         print(f"reference: {listed - len(differing) + len(layers)} of {listed} listed tables "
@@ -546,9 +552,10 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _add_compact_check(report, directory: Path, materials: list[Material], *, progress: bool,
-                       again: bool = False, chunk: int | None = None, jobs: int = 1) -> None:
+                       again: bool = False, chunk: int | None = None, jobs: int = 1, reference: bool = True) -> int:
     """Fold the check of the compact files of `materials`, which have no master, into a verify
-    report (those with a master were checked against it by the verify's workers): a stopped
+    report (those with a master were checked against it by the verify's workers); return how many
+    had their figures recounted (:attr:`egtb.builder.verify_compact.CompactVerifyReport.figures`). A stopped
     check goes on and a passed one is skipped (:mod:`egtb.builder.verify_progress`) unless ``again``,
     ``chunk`` positions at a time, ``jobs`` materials side by side.
 
@@ -561,7 +568,7 @@ def _add_compact_check(report, directory: Path, materials: list[Material], *, pr
     from egtb.formats.compact import compact_paths
     from egtb.positions.material import count_positions
     if not materials:
-        return
+        return 0
     if chunk is not None and chunk <= 0:
         raise InvalidArgumentError(f"--chunk must be positive, not {chunk}")
     total = sum(count_positions(m) * sum(p.exists() for p in compact_paths(directory, m)) for m in materials)
@@ -573,12 +580,13 @@ def _add_compact_check(report, directory: Path, materials: list[Material], *, pr
             if not positions:
                 bar.refresh()
         compact = verify_compact(directory, materials=materials, progress=advance, resume=True, again=again,
-                                 chunk=chunk or CHUNK, jobs=jobs)
+                                 chunk=chunk or CHUNK, jobs=jobs, reference=reference)
     report.tables += compact.tables
     report.checked += compact.checked
     report.errors += compact.errors
     report.messages += compact.messages
     report.skipped += compact.skipped
+    return compact.figures
 
 
 def _register_compact(p: argparse.ArgumentParser) -> None:

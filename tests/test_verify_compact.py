@@ -16,9 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from egtb.builder import native_reference
 from egtb.builder.native_reference import native_figures
+from egtb.builder.reference import load_reference, load_rule_reference
 from egtb.positions.walk import unrank_range
-from egtb.builder.verify_compact import verify_compact
+from egtb.builder.verify_compact import passed_figures, verify_compact
 from egtb.builder.verify_progress import progress_path
 from egtb.cli import main
 from egtb.formats import compact
@@ -90,10 +92,12 @@ def test_a_wrong_value_is_caught_against_its_successors(tables):
     index = first_quiet(tables, MATERIAL, compact.WDL, WIN)
     assert rewrite(tables, MATERIAL, compact.WDL, index, DRAW) == WIN
     report = verify_compact(tables, materials=[MATERIAL], resume=False)
-    assert report.errors == 2, report.messages  # the value, and the category's side that no longer agrees
+    assert report.errors == 3, report.messages  # the value, the category's side that no longer agrees, the counts
     assert report.messages == [
         f"{fen_of(MATERIAL, index)} (2k-1k.wld #{index}): stored value is not the best value over its successors",
-        f"{fen_of(MATERIAL, index)} (2k-1k.wcdf #{index}): stored category disagrees with 2k-1k.wld"]
+        f"{fen_of(MATERIAL, index)} (2k-1k.wcdf #{index}): stored category disagrees with 2k-1k.wld",
+        "2k-1k: figures recounted from its files differ from the reference (tables.tsv): wins 14845 (reference "
+        "14846), draws 35 (reference 34)"]
 
 
 def test_a_wrong_category_of_the_right_side_is_caught_against_its_successors(tables):
@@ -101,9 +105,12 @@ def test_a_wrong_category_of_the_right_side_is_caught_against_its_successors(tab
     index = first_quiet(tables, MATERIAL, compact.WCDF, int(codes[0]), start=1000)
     rewrite(tables, MATERIAL, compact.WCDF, index, int(codes[1]))  # a win made a cursed win: still a win
     report = verify_compact(tables, materials=[MATERIAL], resume=False)
-    assert report.errors == 1, report.messages
-    assert report.messages == [f"{fen_of(MATERIAL, index)} (2k-1k.wcdf #{index}): stored category is not the "
-                               "one its successors give"]
+    assert report.errors == 2, report.messages  # and the counts, against the reference
+    assert report.messages[0] == (f"{fen_of(MATERIAL, index)} (2k-1k.wcdf #{index}): stored category is not the "
+                                  "one its successors give")
+    assert report.messages[1].startswith("2k-1k: figures recounted from its files differ from the reference "
+                                         "(rule_layers.tsv, wcdf): wins 14845 (reference 14846), cursed_wins 1 "
+                                         "(reference 0)")
 
 
 def write_a_wrong_dtz(tables: Path) -> tuple[int, int]:
@@ -120,9 +127,11 @@ def write_a_wrong_dtz(tables: Path) -> tuple[int, int]:
 def test_a_wrong_dtz_is_caught_against_its_successors(tables):
     index, stored = write_a_wrong_dtz(tables)
     report = verify_compact(tables, materials=[MATERIAL], resume=False)
-    assert report.errors == 1, report.messages
-    assert report.messages == [f"{fen_of(MATERIAL, index)} (2k-1k.dtz #{index}): stored DTZ {stored} is not the "
-                               "one its successors give"]
+    assert report.errors == 2, report.messages  # and the layer's checksum, against the reference
+    assert report.messages[0] == (f"{fen_of(MATERIAL, index)} (2k-1k.dtz #{index}): stored DTZ {stored} is not "
+                                  "the one its successors give")
+    assert report.messages[1].startswith("2k-1k: figures recounted from its files differ from the reference "
+                                         "(rule_layers.tsv, wcdf): checksum_crc32 ")
 
 
 def test_a_wrong_successor_value_is_caught_at_its_predecessors(tables):
@@ -162,7 +171,8 @@ def killed_after(calls: int):
 
 def report_fields(report) -> dict:
     return {name: getattr(report, name) for name in ("tables", "checked", "errors", "messages", "captures",
-                                                     "layers", "layer_checked", "dtz_files", "dtz_checked")}
+                                                     "layers", "layer_checked", "dtz_files", "dtz_checked",
+                                                     "figures")}
 
 
 def test_a_killed_check_resumes_to_the_report_of_an_uninterrupted_one(tables, tmp_path):
@@ -171,7 +181,7 @@ def test_a_killed_check_resumes_to_the_report_of_an_uninterrupted_one(tables, tm
                         first_quiet(tables, material, compact.WDL, WIN, start=10000)):
         rewrite(tables, material, compact.WDL, value_index, DRAW)  # errors in two chunks
     whole = verify_compact(tables, materials=[material], chunk=4096, resume=False)
-    assert whole.errors == 4 and len(whole.messages) == 4
+    assert whole.errors == 5 and len(whole.messages) == 5  # four at the positions, one of the counts
     assert not progress_path(tables, material).exists()  # without resume, no record
     with pytest.raises(KeyboardInterrupt):  # 3 files told each chunk: stopped in its 4th chunk
         verify_compact(tables, materials=[material], chunk=4096, resume=True, save_every=0,
@@ -202,7 +212,7 @@ def test_a_passed_check_is_skipped_until_a_file_changes(tables):
     index = first_quiet(tables, MATERIAL, compact.WDL, WIN)
     rewrite(tables, MATERIAL, compact.WDL, index, DRAW)  # rebuilt since: checked again
     third = verify_compact(tables, materials=[MATERIAL], resume=True)
-    assert third.tables == 1 and not third.skipped and third.errors == 2
+    assert third.tables == 1 and not third.skipped and third.errors == 3
 
 
 def test_a_chunk_at_a_time_no_whole_file_is_decoded(tables, monkeypatch):
@@ -250,7 +260,7 @@ def test_materials_checked_side_by_side_give_the_report_of_one_after_the_other(t
     together = verify_compact(tables, materials=materials, resume=False, jobs=2,
                               progress=lambda name, positions: told.__setitem__(name, told.get(name, 0) + positions))
     # its two in 2k-1k, and 1k-2k positions whose moves reach it (a win found where a draw is stored)
-    assert report_fields(together) == report_fields(alone) and alone.errors == 4
+    assert report_fields(together) == report_fields(alone) and alone.errors == 5  # and 2k-1k's counts
     assert any("1k-2k.wld" in m for m in alone.messages) and "(2k-1k.wld #" in alone.messages[0]
     assert told == {f"{m.name}{suffix}": count_positions(m) for m in materials for suffix in (".wld", ".wcdf", ".dtz")}
 
@@ -393,7 +403,7 @@ def test_a_pair_checked_side_by_side_waits_for_its_derived_side(tables):
     materials = all_materials(3)
     alone = verify_compact(tables, materials=materials, resume=False)
     together = verify_compact(tables, materials=materials, resume=False, jobs=2)
-    assert report_fields(together) == report_fields(alone) and alone.errors == 1
+    assert report_fields(together) == report_fields(alone) and alone.errors == 2  # and 2k-1k's layer checksum
 
 
 def test_the_figures_of_a_derived_side_refuse_a_category_its_moves_do_not_give(tables):
@@ -461,3 +471,88 @@ def test_successors_coded_as_exceptions_give_the_report_of_those_coded_in_full(c
     assert all(t.coded_path != t.path for t in recoded) and sum(len(t.exceptions) for t in recoded) == 40
     reports = [verify_compact(directory, materials=materials, resume=False) for directory in (full, coded)]
     assert report_fields(reports[0]) == report_fields(reports[1]) and reports[0].errors > 40
+
+
+# --- the figures the check counts (counts, longest DTZ, checksums), for the reference rows ---
+
+
+def test_a_check_counts_the_figures_native_figures_recounts_and_the_reference_lists(tables):
+    drop_dtz(tables, MATERIAL.mirrored())  # a derived side's DTZ counted from its successors too
+    report = verify_compact(tables, materials=all_materials(3), resume=True, chunk=4096)
+    assert report.ok and report.figures == len(all_materials(3)), report.messages[:3]
+    reference, rule_reference = load_reference(), load_rule_reference()
+    for material in all_materials(3):
+        values, layer = passed_figures(tables, material).entries()
+        assert (values, layer) == native_figures(tables, material), material.name
+        assert layer == rule_reference[material.name, "wcdf"], material.name
+        assert values.wins == reference[material.name].wins, material.name
+
+
+def test_figures_of_a_killed_check_go_on_from_its_record(tables):
+    whole = verify_compact(tables, materials=[MATERIAL], chunk=4096, resume=True)
+    counted = passed_figures(tables, MATERIAL).entries()
+    progress_path(tables, MATERIAL).unlink()
+    with pytest.raises(KeyboardInterrupt):
+        verify_compact(tables, materials=[MATERIAL], chunk=4096, resume=True, save_every=0,
+                       progress=killed_after(3 * 2 + 2))
+    record = json.loads(progress_path(tables, MATERIAL).read_text())
+    assert record["figures"]["checksum"]["positions"] == record["next"] == 4096  # counted as far as checked
+    assert passed_figures(tables, MATERIAL) is None  # not passed yet
+    resumed = verify_compact(tables, materials=[MATERIAL], chunk=4096, resume=True)
+    assert report_fields(resumed) == report_fields(whole) and resumed.figures == 1
+    assert passed_figures(tables, MATERIAL).entries() == counted == native_figures(tables, MATERIAL)
+
+
+def test_a_record_begun_without_figures_is_finished_without_them(tables, monkeypatch):
+    with pytest.raises(KeyboardInterrupt):
+        verify_compact(tables, materials=[MATERIAL], chunk=4096, resume=True, save_every=0,
+                       progress=killed_after(3 * 2 + 2))
+    record = json.loads(progress_path(tables, MATERIAL).read_text())
+    del record["figures"], record["differ"]  # as a check of the code before them left it
+    progress_path(tables, MATERIAL).write_text(json.dumps(record))
+    report = verify_compact(tables, materials=[MATERIAL], chunk=4096, resume=True)
+    assert report.ok and report.figures == 0 and passed_figures(tables, MATERIAL) is None
+    # the reference rows then count them from the files
+    recounted = []
+    monkeypatch.setattr(native_reference, "native_figures",
+                        lambda *args, **kwargs: recounted.append(args[1]) or native_figures(*args, **kwargs))
+    lines = native_reference.native_reference_lines(tables, [MATERIAL, MATERIAL.mirrored()])
+    assert recounted == [MATERIAL, MATERIAL.mirrored()]
+    verify_compact(tables, materials=[MATERIAL, MATERIAL.mirrored()], resume=True, again=True)
+    recounted.clear()
+    assert native_reference.native_reference_lines(tables, [MATERIAL, MATERIAL.mirrored()]) == lines
+    assert recounted == []  # taken from the passed checks' records
+
+
+def test_figures_unlike_the_stamp_fail_the_check_and_name_it(native_dir, tmp_path):
+    directory = tmp_path / "native"
+    shutil.copytree(native_dir, directory)
+    stamp = directory / "2k-1k.native.json"
+    summary = json.loads(stamp.read_text())
+    summary["wins"] += 1
+    summary["rules"]["wcdf"]["max_dtz"] += 2
+    stamp.write_text(json.dumps(summary))
+    report = verify_compact(directory, materials=[MATERIAL, MATERIAL.mirrored()], resume=True)
+    assert report.errors == 2 and report.figures == 2, report.messages
+    wins, max_dtz = summary["wins"], summary["rules"]["wcdf"]["max_dtz"]
+    assert report.messages == [
+        f"2k-1k: figures recounted from its files differ from 2k-1k.native.json: wins {wins - 1} (stamped {wins})",
+        f"2k-1k: figures recounted from its files differ from rule layer wcdf of 2k-1k.native.json: max_dtz "
+        f"{max_dtz - 2} (stamped {max_dtz})"]
+    again = verify_compact(directory, materials=[MATERIAL], resume=True)  # a record that differs did not pass
+    assert not again.skipped and again.errors == 2
+
+
+def test_the_command_line_names_the_figures_it_recounted(tables, capsys):
+    args = ["verify", "--tables", str(tables), "--quiet", "--materials", "2k-1k,1k-2k", "--chunk", "4096"]
+    assert main(args) == 0
+    assert ("figures recounted from the files of 2 compact-native tables (counts, longest DTZ, checksums): "
+            "equal to their stamps and the reference") in capsys.readouterr().out
+    rewrite(tables, MATERIAL, compact.WDL, first_quiet(tables, MATERIAL, compact.WDL, WIN), DRAW)
+    assert main([*args, "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["figures_recounted"] == 2 and not out["ok"]  # 1k-2k too: its successors' file changed
+    assert any("differ from the reference (tables.tsv)" in m for m in out["messages"])
+    assert main([*args, "--json", "--no-reference", "--again"]) == 1  # the check itself still fails
+    messages = json.loads(capsys.readouterr().out)["messages"]
+    assert messages and not any("figures recounted" in m for m in messages)

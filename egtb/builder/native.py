@@ -396,6 +396,20 @@ class LayerChecksum:
             self.dtz[stored] = zlib.crc32(np.ascontiguousarray(dtz, dtype=stored).view(np.uint8), self.dtz[stored])
         self.positions += len(category)
 
+    def state(self) -> dict:
+        """The CRCs so far, as plain JSON types (:meth:`from_state` takes them again)."""
+        return {"category": self.category, "positions": self.positions, "top": self.top,
+                "dtz": {str(stored.itemsize): crc for stored, crc in self.dtz.items()}}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "LayerChecksum":
+        """A checksum that goes on from :meth:`state`'s CRCs."""
+        sizes = sorted(int(size) for size in state["dtz"])
+        checksum = cls(np.dtype(np.uint8) if sizes == [1] else np.dtype("<u2"))
+        checksum.category, checksum.positions, checksum.top = (int(state[k]) for k in ("category", "positions", "top"))
+        checksum.dtz = {stored: int(state["dtz"][str(stored.itemsize)]) for stored in checksum.dtz}
+        return checksum
+
     def value(self) -> int:
         """The checksum of the slices added."""
         stored = np.dtype(np.uint8) if len(self.dtz) == 1 or self.top < 256 else np.dtype("<u2")

@@ -19,27 +19,24 @@ type (a capture position's DTZ 1, a draw's 0, as the solver leaves them).
 from __future__ import annotations
 
 import os
-import zlib
 
 import numpy as np
 
-from egtb.builder.native import LEAN_RULES, LayerChecksum
-from egtb.builder.pipeline import count_codes
+from egtb.builder.figures import TableFigures, slice_dtz
+from egtb.builder.native import LEAN_RULES
 from egtb.builder.reference import ReferenceEntry, RuleReferenceEntry, layer_line, table_line
-from egtb.builder.rule_layer import LayerTally
 from egtb.builder.verify_compact import CHUNK as VERIFY_CHUNK
-from egtb.builder.verify_compact import CompactProber, unranked_chunks
+from egtb.builder.successor_check import unranked
+from egtb.builder.verify_compact import CompactProber, passed_figures
 from egtb.builder.verify_native import check_chunk
 from egtb.errors import InvalidArgumentError, TableError
-from egtb.formats.master import PER_BYTE, pack_wdl
-from egtb.formats.values import DRAW, LOSS, NO_MAX_DTW, WIN
-from egtb.positions.material import Material
+from egtb.formats.master import PER_BYTE
+from egtb.formats.compact import material_counts
+from egtb.positions.material import Material, count_positions
 from egtb.rules.threats import threat_flags
 
-__all__ = ["native_figures", "native_reference_lines"]
+__all__ = ["native_figures", "native_reference_lines", "range_values"]
 
-#: Stored value code of each value for the side to move (loss, draw, win), indexed by value + 1.
-CODE_OF_WDL = np.array([LOSS, DRAW, WIN], dtype=np.uint8)
 #: Positions unranked and probed at a time.
 CHUNK = 1 << 22
 
@@ -59,36 +56,34 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
     if chunk % PER_BYTE:
         raise InvalidArgumentError(f"chunk {chunk} is not a multiple of {PER_BYTE} (the packed values' bytes)")
     prober = CompactProber(directory)
+    figures = TableFigures()
+    total = count_positions(material)
+    for lo in range(0, total, chunk):
+        figures.add(*range_values(prober, material, lo, min(lo + chunk, total), rule=rule))
+    return figures.entries()
+
+
+def range_values(prober: CompactProber, material: Material, lo: int, hi: int, *,
+                 rule: str = LEAN_RULES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(WDL, category, DTZ) of positions lo..hi of a compact-native table as a master holds them
+    (what :class:`egtb.builder.figures.TableFigures` counts): the stored ones decoded, those the
+    files leave out from the prober's search, a derived side's DTZ from its successors."""
     table = prober.table(material)
     layer = table.layer(rule)
+    boards, cap = unranked(material_counts(material), lo, hi)
     value_of, category_of = np.array(table.value_of, np.int8), np.array(layer.value_of, np.int8)
-    codes, tally, checksum = np.zeros(4, dtype=np.int64), LayerTally(), LayerChecksum(np.dtype("<u2"))
-    value_crc = 0
-    for lo, hi, boards, cap in unranked_chunks(material, chunk):
-        wdl, category = value_of[table.codes(lo, hi)], category_of[layer.codes(lo, hi)]  # this chunk's blocks
-        left_out = cap
-        if table.threats:  # and the threat positions its WLD file leaves out (their DTZ is stored)
-            left_out = np.empty(hi - lo, dtype=np.bool_)
-            threat_flags(*boards, 0, left_out)
-            left_out |= cap
-        searched = np.flatnonzero(left_out)
-        if len(searched):
-            found = tuple(a[searched] for a in boards)
-            wdl[searched] = prober.probe_batch(*found, 0)[0]
-            category[searched] = prober.probe_batch(*found, 0, rule=rule)[0]
-        wdl_codes = CODE_OF_WDL[wdl.astype(np.int64) + 1]
-        count_codes(wdl_codes, codes)
-        value_crc = zlib.crc32(pack_wdl(wdl_codes), value_crc)  # chunks of whole bytes
-        stored = _stored_dtz(prober, material, layer, lo, hi, category, rule)
-        dtz = np.where(category == 0, 0, np.where(cap, 1, stored))
-        tally.add(category, dtz)
-        checksum.add(category, dtz)
-    wins, cursed_wins, draws, blessed_losses, losses = tally.counts[::-1].tolist()
-    return (ReferenceEntry(positions=table.positions, wins=int(codes[WIN]), losses=int(codes[LOSS]),
-                           draws=int(codes[DRAW]), max_dtw=NO_MAX_DTW, checksum_crc32=value_crc),
-            RuleReferenceEntry(wins=wins, cursed_wins=cursed_wins, draws=draws, blessed_losses=blessed_losses,
-                               losses=losses, max_dtz=tally.max_dtz, max_dtz_cursed=tally.max_cursed,
-                               checksum_crc32=checksum.value()))
+    wdl, category = value_of[table.codes(lo, hi)], category_of[layer.codes(lo, hi)]  # this range's blocks
+    left_out = cap
+    if table.threats:  # and the threat positions its WLD file leaves out (their DTZ is stored)
+        left_out = np.empty(hi - lo, dtype=np.bool_)
+        threat_flags(*boards, 0, left_out)
+        left_out |= cap
+    searched = np.flatnonzero(left_out)
+    if len(searched):
+        found = tuple(a[searched] for a in boards)
+        wdl[searched] = prober.probe_batch(*found, 0)[0]
+        category[searched] = prober.probe_batch(*found, 0, rule=rule)[0]
+    return wdl, category, slice_dtz(category, cap, _stored_dtz(prober, material, layer, lo, hi, category, rule))
 
 
 def _stored_dtz(prober: CompactProber, material: Material, layer, lo: int, hi: int, category: np.ndarray,
@@ -113,8 +108,16 @@ def _stored_dtz(prober: CompactProber, material: Material, layer, lo: int, hi: i
 
 def native_reference_lines(directory: os.PathLike | str, materials: list[Material], *,
                            rule: str = LEAN_RULES) -> tuple[list[str], list[str]]:
-    """The ``tables.tsv`` and ``rule_layers.tsv`` lines of compact-native `materials`
-    (:func:`native_figures`), as :func:`egtb.builder.reference.reference_lines` gives a master's."""
-    figures = [(material, native_figures(directory, material, rule=rule)) for material in materials]
+    """The ``tables.tsv`` and ``rule_layers.tsv`` lines of compact-native `materials`, as
+    :func:`egtb.builder.reference.reference_lines` gives a master's: the figures ``egtb verify``
+    counted where it passed the files there now (:func:`egtb.builder.verify_compact.passed_figures`),
+    else those :func:`native_figures` counts."""
+    figures = [(material, _figures(directory, material, rule)) for material in materials]
     return ([table_line(material, values) for material, (values, _) in figures],
             [layer_line(material, rule, layer) for material, (_, layer) in figures])
+
+
+def _figures(directory: os.PathLike | str, material: Material, rule: str) -> tuple[ReferenceEntry, RuleReferenceEntry]:
+    """A compact-native table's figures: those its passed check recorded, else counted now."""
+    recorded = passed_figures(directory, material) if rule == LEAN_RULES else None
+    return recorded.entries() if recorded is not None else native_figures(directory, material, rule=rule)

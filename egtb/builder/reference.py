@@ -19,7 +19,7 @@ True
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -252,6 +252,50 @@ def _compare_native(directory: os.PathLike | str, material: Material, reference:
             problems.append(f"{path}: rule layer {native.LEAN_RULES} differs from the reference: "
                             f"{', '.join(differ)}")
     return problems
+
+
+def recounted_differences(directory: os.PathLike | str, material: Material, values: ReferenceEntry,
+                          layer: RuleReferenceEntry, *, rule: str = native.LEAN_RULES,
+                          reference: dict[str, ReferenceEntry] | None = None,
+                          rule_reference: dict | None = None) -> list[str]:
+    """One message for each place where a compact-native table's figures recounted from its files
+    (``values`` and its ``rule`` layer's, :mod:`egtb.builder.figures`) differ from its summary (what
+    the builder counted) or from the shipped reference (when it lists the material).
+
+    >>> from dataclasses import replace
+    >>> found = ReferenceEntry(positions=4, wins=1, losses=1, draws=2, max_dtw=NO_MAX_DTW, checksum_crc32=7)
+    >>> recounted_differences("/nonexistent", Material.parse("1k-1k"), found, None,
+    ...                       reference={"1k-1k": replace(found, wins=2)}, rule_reference={})
+    ['1k-1k: figures recounted from its files differ from the reference (tables.tsv): wins 1 (reference 2)']
+    """
+    reference = load_reference() if reference is None else reference
+    rule_reference = load_rule_reference() if rule_reference is None else rule_reference
+    problems = []
+    summary = native.read_summary(directory, material)
+    if summary is not None:
+        stamped = native.summary_path(directory, material).name
+        problems += _differing(material, values, summary, _VALUE_FIELDS, stamped, "stamped")
+        if rule in summary.get("rules", {}):
+            problems += _differing(material, layer, summary["rules"][rule], _RULE_FIELDS,
+                                   f"rule layer {rule} of {stamped}", "stamped")
+    expected = reference.get(material.name)
+    if expected is not None:  # a reference row with DTW has a checksum over the DTW too
+        fields = _FIELDS if expected.max_dtw == NO_MAX_DTW else _VALUE_FIELDS
+        problems += _differing(material, values, asdict(expected), fields, "the reference (tables.tsv)", "reference")
+    expected_layer = rule_reference.get((material.name, rule))
+    if expected_layer is not None:
+        problems += _differing(material, layer, asdict(expected_layer), _RULE_FIELDS,
+                               f"the reference (rule_layers.tsv, {rule})", "reference")
+    return problems
+
+
+def _differing(material: Material, found, expected: dict, fields: tuple[str, ...], source: str,
+               label: str) -> list[str]:
+    """The message naming the figures of ``found`` that differ from ``expected``'s, or none."""
+    differ = [f"{name} {getattr(found, name)} ({label} {expected[name]})" for name in fields
+              if getattr(found, name) != expected[name]]
+    return [f"{material.name}: figures recounted from its files differ from {source}: {', '.join(differ)}"] \
+        if differ else []
 
 
 def _compare_layers(directory: os.PathLike | str, materials: list[Material],

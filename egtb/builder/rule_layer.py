@@ -158,6 +158,18 @@ class LayerTally:
         self.counts += more
         self.max_dtz, self.max_cursed = max(self.max_dtz, int(most)), max(self.max_cursed, int(most_cursed))
 
+    def state(self) -> dict:
+        """The counts so far, as plain JSON types (:meth:`from_state` takes them again)."""
+        return {"counts": self.counts.tolist(), "max_dtz": int(self.max_dtz), "max_cursed": int(self.max_cursed)}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "LayerTally":
+        """A tally that goes on from :meth:`state`'s counts."""
+        tally = cls()
+        tally.counts = np.array(state["counts"], dtype=np.int64)
+        tally.max_dtz, tally.max_cursed = int(state["max_dtz"]), int(state["max_cursed"])
+        return tally
+
     def attrs(self, preset: DrawRule, dtz_type: np.dtype) -> dict:
         """The layer's attributes (:func:`layer_attrs`); SolverError when a one-byte DTZ
         (`dtz_type`) reached its saturated value."""

@@ -21,8 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from egtb.builder.figures import TableFigures
 from egtb.builder.native import categories_path, category_chunks
 from egtb.builder.successor_check import NO_WIN, rule_outcome, unranked
+from egtb.builder.reference import recounted_differences
 from egtb.builder.verify_native import FILE_FLAGS, FLAG_SIGN, check_chunk, error_text
 from egtb.builder.verify_derived import DerivedWriter, derived_sides, open_derived, remove_derived, rule_of
 from egtb.builder.verify_progress import (PROGRESS_SUFFIX, MaterialProgress, files_identity, load_progress,
@@ -76,12 +78,16 @@ class CompactVerifyReport(VerifyReport):
     """DTZ files (``.dtz``) checked."""
     dtz_checked: int = 0
     """Wins and losses whose DTZ was checked (against the master's, or against their successors)."""
+    figures: int = 0
+    """Compact-native tables whose figures (counts, longest DTZ, checksums) were recounted from their
+    files and compared with their stamps and the reference."""
 
 
 def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | None = None,
                    masters: os.PathLike | str | None = None, chunk: int = CHUNK,
                    max_reported: int = 20, resume: bool = False, again: bool = False,
-                   save_every: float = SAVE_EVERY, jobs: int = 1, progress: Callable[[str, int], None] | None = None) -> CompactVerifyReport:
+                   save_every: float = SAVE_EVERY, jobs: int = 1, progress: Callable[[str, int], None] | None = None,
+                   reference: bool = True) -> CompactVerifyReport:
     """Check the compact files of a directory, probing through them alone.
 
     A material with a master table in ``masters`` (default: the same
@@ -104,6 +110,10 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     (and recorded anew); without ``resume`` nothing is read or written. With
     ``jobs`` above 1 the compact-native materials are checked side by side, one a worker of a
     local pool (the report the same as one after the other).
+    The check of a compact-native table counts its figures as it goes (counts, longest DTZ,
+    checksums: :mod:`egtb.builder.figures`, recorded with its progress for the reference rows,
+    :func:`passed_figures`) and compares them at its end with its stamp (what the builder counted)
+    and, with ``reference``, the shipped reference rows: where they differ is an error.
     Damaged blocks and missing files count as errors, named in the messages.
     ``progress(file name, positions)`` is called when the check of a file starts (0), as each
     chunk of its positions is taken up (their count) and when it ends (the rest): a command line's progress
@@ -126,7 +136,7 @@ def verify_compact(directory: os.PathLike | str, *, materials: list[Material] | 
     natives = [m for m in materials if m in natives]
     with _derived_directory(directory, keep=resume, needed=bool(feeds)) as derived_dir:
         options = dict(chunk=chunk, max_reported=max_reported, resume=resume, again=again, save_every=save_every,
-                       derived=(derived_dir, frozenset(m.name for m in feeds)))
+                       derived=(derived_dir, frozenset(m.name for m in feeds)), reference=reference)
         if jobs > 1 and len(natives) > 1:
             found = _natives_in_parallel(directory, natives, feeds, jobs=jobs, tell=tell, options=options)
         for material in materials:
@@ -235,7 +245,8 @@ def _worker_prober(directory: str) -> "CompactProber":
 
 def _merge(report: CompactVerifyReport, found: CompactVerifyReport, max_reported: int) -> None:
     """Count a material's report into the whole one, as checking it here would have."""
-    for name in ("tables", "checked", "errors", "captures", "layers", "layer_checked", "dtz_files", "dtz_checked"):
+    for name in ("tables", "checked", "errors", "captures", "layers", "layer_checked", "dtz_files", "dtz_checked",
+                 "figures"):
         setattr(report, name, getattr(report, name) + getattr(found, name))
     report.messages += found.messages[:max(0, max_reported - len(report.messages))]
     report.skipped += found.skipped
@@ -253,7 +264,7 @@ def _has_master(directory: Path, masters: Path, material: Material) -> bool:
 
 def _verify_native(report: CompactVerifyReport, prober: "CompactProber", material: Material, *, chunk: int,
                    max_reported: int, resume: bool, again: bool, save_every: float,
-                   derived: tuple[str | None, frozenset[str]] = (None, frozenset()),
+                   derived: tuple[str | None, frozenset[str]] = (None, frozenset()), reference: bool = True,
                    tell: Callable[[str, int], None]) -> None:
     """Check a compact-native material against its successors, a chunk at a time, going on from its
     record (:mod:`.verify_progress`) with ``resume`` (unless ``again``); into ``report``.
@@ -264,7 +275,7 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
     suffixes = [SUFFIX] + ([RULE_KINDS[rule].suffix] + ([DTZ_KINDS[rule].suffix] if compact_path(
         directory, material, kind=DTZ_KINDS[rule]).exists() else []) if rule else [])
     total = count_positions(material)
-    identity = files_identity(directory, [material, *_successor_materials(material)])
+    identity = _check_identity(directory, material)
     state = load_progress(directory, material, identity) if resume and not again else None
     if state is not None and state.passed:
         report.skipped.append(material.name)
@@ -289,6 +300,7 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
     mirror = material.mirrored()
     if derived_dir is not None and mirror.name in feeding:
         prober.derived_values[mirror, rule] = open_derived(derived_dir, mirror, rule)
+    figures = _figures_so_far(state)
     saved = time.monotonic()
     try:
         for lo in range(state.next, total, chunk):
@@ -296,8 +308,9 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
             for name in names:
                 tell(name, hi - lo)
             told = hi
-            found = check_chunk(prober, material, lo, hi, rule=rule)
+            found = check_chunk(prober, material, lo, hi, rule=rule, figures=figures is not None)
             _note_chunk(state, found, lo, suffixes, max_reported, f"{material.name}{SUFFIX}")
+            figures = _count_figures(state, figures, found)
             if writer is not None:
                 writer.write(lo, found.derived)
             if resume and (time.monotonic() - saved >= save_every or hi == total):
@@ -313,6 +326,9 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
         return
     finally:
         prober.derived_values.pop((mirror, rule), None)
+    if figures is not None:
+        state.differ = recounted_differences(directory, material, *figures.entries(), rule=rule,
+                                             **({} if reference else {"reference": {}, "rule_reference": {}}))
     state.done = True
     if writer is not None:
         writer.finish()
@@ -328,6 +344,27 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
         report.errors += state.bad.get(suffix, 0)
         _report_errors(report, material, _kind_of(suffix), [tuple(e) for e in state.errors.get(suffix, [])],
                        max_reported)
+    report.errors += len(state.differ)
+    report.messages.extend(state.differ)
+    report.figures += figures is not None
+
+
+def _figures_so_far(state: MaterialProgress) -> TableFigures | None:
+    """The figures a check counts as it goes: from the start, or from its record where one begun with
+    them is resumed (None where the record was begun without them: they would miss its first chunks)."""
+    if state.next == 0:
+        return TableFigures()
+    return TableFigures.from_state(state.figures) if state.figures is not None else None
+
+
+def _count_figures(state: MaterialProgress, figures: TableFigures | None, found) -> TableFigures | None:
+    """Add a checked chunk's figures (None from then on where the chunk has none: no DTZ to count)."""
+    if figures is not None and found.figures is not None:
+        figures.add(*found.figures)
+        state.figures = figures.state()
+        return figures
+    state.figures = None
+    return None
 
 
 def _derived_writer(derived_dir: str | None, material: Material, rule: str, *, fresh: bool
@@ -366,6 +403,26 @@ def _note_chunk(state: MaterialProgress, found, lo: int, suffixes: list[str], ma
 def _kind_of(suffix: str):
     """The file kind of a suffix (.wld, .wcdf, .dtz)."""
     return next(kind for kind in (WDL, *RULE_KINDS.values(), *DTZ_KINDS.values()) if kind.suffix == suffix)
+
+
+def passed_figures(directory: os.PathLike | str, material: Material) -> TableFigures | None:
+    """The figures a check of a compact-native material counted (:mod:`egtb.builder.figures`) when
+    its record says it passed with the files there now, else None (never checked, stopped, failed,
+    a file changed since, or checked before the figures were counted).
+
+    >>> passed_figures("/nonexistent", Material.parse("1k-1k")) is None
+    True
+    """
+    state = load_progress(directory, material, _check_identity(directory, material))
+    if state is None or not state.passed or state.figures is None:
+        return None
+    return TableFigures.from_state(state.figures)
+
+
+def _check_identity(directory: os.PathLike | str, material: Material) -> dict:
+    """The identity (:func:`files_identity`) of the files the check of a material reads: its own and
+    those of the tables its quiet moves reach."""
+    return files_identity(directory, [material, *_successor_materials(material)])
 
 
 def _successor_materials(material: Material) -> list[Material]:
@@ -526,6 +583,10 @@ class CompactProber:
                      time.monotonic() - start)
         self._loaded[material] = loaded
         return loaded
+
+    def copies(self) -> int:
+        """How many tables :meth:`loaded_categories` was asked for (copied whole, or found too large)."""
+        return len(self._loaded)
 
     def probe_batch(self, bm, bk, wm, wk, turn, *, rule: str | None = None
                     ) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from egtb.builder.contents import LEAN_RULES
+from egtb.builder.figures import slice_dtz
 from egtb.errors import InvalidArgumentError
 from egtb.formats.compact import SUFFIX, CompactTable, material_counts
 from egtb.formats.compact.layout import DTZ_KINDS, RULE_KINDS
@@ -58,15 +59,20 @@ class ChunkCheck(NamedTuple):
     """Where the material's DTZ is derived from its moves: the DTZ its successors give each quiet
     win or loss, 0 elsewhere (what its mirror's check reads, :mod:`.verify_derived`);
     else empty."""
+    figures: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    """When asked for: the WDL, category and DTZ of every position of the chunk as a master holds
+    them (:mod:`.figures`), the capture positions answered by the search; None without a DTZ."""
 
 
-def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | None) -> ChunkCheck:
+def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | None,
+                figures: bool = False) -> ChunkCheck:
     """Check positions lo..hi of a material against their successors, through ``prober`` (a
     :class:`egtb.builder.verify_compact.CompactProber`): the WDL of its WLD file and, with
     ``rule``, the category of its category file and the DTZ of its DTZ file (without a DTZ file,
     only the categories' win or loss sides against the WDL). The positions whose side to move must
     capture are not stored (the files hold filler there): nothing of theirs is checked. The
-    successors that must capture have their values from the capture search.
+    successors that must capture have their values from the capture search; with ``figures`` the
+    chunk's own capture positions too, for the table's figures (``ChunkCheck.figures``).
     TableError names a damaged block; MissingTableError a table the successors need.
 
     >>> from egtb.builder.verify_compact import CompactProber
@@ -121,8 +127,25 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, draw_rule.limit_plies,
                     layer is not None, full, not derived, flags, found_dtz)
     decisive = int(np.count_nonzero((np.abs(category) == CAT_WIN) & ~cap)) if full and not derived else 0
+    complete = _complete_values(prober, table, boards, cap, wdl, category, found_dtz if derived else dtz,
+                                rule) if figures and full else None
     return ChunkCheck(flags, int(np.count_nonzero(cap)), decisive, dtz,
-                      found_dtz if derived else np.zeros(0, dtype=np.int64))
+                      found_dtz if derived else np.zeros(0, dtype=np.int64), complete)
+
+
+def _complete_values(prober, table: CompactTable, boards: tuple[np.ndarray, ...], cap: np.ndarray, wdl: np.ndarray,
+                     category: np.ndarray, dtz: np.ndarray, rule: str) -> tuple[np.ndarray, ...]:
+    """(WDL, category, DTZ) of every position of a checked chunk as a master holds them: the
+    stored ones as read (or, on a derived side, the DTZ its successors give), those whose side to
+    move must capture (left out of the files) from the capture search, the DTZ by :func:`slice_dtz`."""
+    at = np.flatnonzero(cap)
+    if len(at):
+        found_wdl, found_category = _searched_values(prober, tuple(np.ascontiguousarray(b[at]) for b in boards),
+                                                     np.zeros(len(at), dtype=np.int64), rule=rule,
+                                                     checked=table.positions)
+        wdl, category = wdl.copy(), category.copy()
+        wdl[at], category[at] = found_wdl, found_category
+    return wdl, category, slice_dtz(category, cap, dtz)
 
 
 def max_moves(material: Material) -> int:

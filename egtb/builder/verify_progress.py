@@ -49,13 +49,18 @@ class MaterialProgress:
     """Positions found wrong, by file suffix."""
     errors: dict[str, list[list]] = field(default_factory=dict)
     """The first of them, by file suffix: [position index, what is wrong]."""
+    figures: dict | None = None
+    """The table's figures counted so far (:meth:`egtb.builder.figures.TableFigures.state`); None where
+    they are not counted (no DTZ, or a record begun before they were)."""
+    differ: list[str] = field(default_factory=list)
+    """Where the figures, once all counted, differ from the table's stamp or the reference."""
     done: bool = False
     version: int = PROGRESS_VERSION
 
     @property
     def passed(self) -> bool:
         """Whether the check finished and found nothing wrong."""
-        return self.done and not any(self.bad.values())
+        return self.done and not any(self.bad.values()) and not self.differ
 
 
 def progress_path(directory: os.PathLike | str, material: Material) -> Path:
