@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,9 @@ import pytest
 
 from egtb.builder import native_reference
 from egtb.builder.native_reference import native_figures
-from egtb.builder.reference import load_reference, load_rule_reference
+from egtb.builder.figures import TableFigures
+from egtb.builder.reference import load_reference, load_rule_reference, recounted_differences
+from egtb.errors import TableError
 from egtb.positions.walk import unrank_range
 from egtb.builder.verify_compact import passed_figures, verify_compact
 from egtb.builder.verify_progress import progress_path
@@ -513,9 +516,9 @@ def test_a_record_begun_without_figures_is_finished_without_them(tables, monkeyp
     report = verify_compact(tables, materials=[MATERIAL], chunk=4096, resume=True)
     assert report.ok and report.figures == 0 and passed_figures(tables, MATERIAL) is None
     # the reference rows then count them from the files
-    recounted = []
-    monkeypatch.setattr(native_reference, "native_figures",
-                        lambda *args, **kwargs: recounted.append(args[1]) or native_figures(*args, **kwargs))
+    recounted, count = [], native_reference._counted
+    monkeypatch.setattr(native_reference, "_counted",
+                        lambda *args, **kwargs: recounted.append(args[1]) or count(*args, **kwargs))
     lines = native_reference.native_reference_lines(tables, [MATERIAL, MATERIAL.mirrored()])
     assert recounted == [MATERIAL, MATERIAL.mirrored()]
     verify_compact(tables, materials=[MATERIAL, MATERIAL.mirrored()], resume=True, again=True)
@@ -556,3 +559,34 @@ def test_the_command_line_names_the_figures_it_recounted(tables, capsys):
     assert main([*args, "--json", "--no-reference", "--again"]) == 1  # the check itself still fails
     messages = json.loads(capsys.readouterr().out)["messages"]
     assert messages and not any("figures recounted" in m for m in messages)
+
+
+def test_a_quiet_cursed_wins_dtz_no_file_holds_is_taken_from_the_stamp_for_the_reference_rows(tables, monkeypatch):
+    # no table of 4 pieces or fewer has a quiet cursed win under wcdf (the first are of 6 pieces: 3k-3m,
+    # 1m2k-3k): a count with one stands for a check's record
+    figures = TableFigures()
+    figures.add(np.array([1, 1, 0, 1]), np.array([2, 1, 0, 1]), np.array([5, 0, 0, 0]),
+                np.array([False, False, False, True]))
+    assert figures.dtz_unknown == 1  # the quiet one; the capture position's DTZ is 1
+    monkeypatch.setattr(native_reference, "passed_figures", lambda directory, material: figures)
+    with pytest.raises(TableError, match="2k-1k: 1 quiet cursed wins or blessed losses, whose DTZ no compact file "
+                                         "holds, and no wcdf layer in 2k-1k.native.json"):
+        native_reference.native_reference_lines(tables, [MATERIAL])
+    (tables / "2k-1k.native.json").write_text(json.dumps({"rules": {"wcdf": {"max_dtz_cursed": 99,
+                                                                             "checksum_crc32": 1234}}}))
+    _, layer_lines = native_reference.native_reference_lines(tables, [MATERIAL])
+    assert layer_lines == ["2k-1k\twcdf\t1\t2\t1\t0\t0\t5\t99\t1234"]  # the counts recounted, the rest stamped
+    # and the check compares the counts only
+    values, layer = figures.entries()
+    stamp = {"positions": 4, "wins": 3, "losses": 0, "draws": 1,
+             "rules": {"wcdf": {**asdict(layer), "max_dtz_cursed": 99, "checksum_crc32": 1234}}}
+    (tables / "2k-1k.native.json").write_text(json.dumps(stamp))
+    assert recounted_differences(tables, MATERIAL, values, layer, dtz_known=False, reference={},
+                                 rule_reference={}) == []
+    assert len(recounted_differences(tables, MATERIAL, values, layer, reference={}, rule_reference={})) == 1
+    stamp["rules"]["wcdf"]["cursed_wins"] += 1
+    (tables / "2k-1k.native.json").write_text(json.dumps(stamp))
+    assert recounted_differences(tables, MATERIAL, values, layer, dtz_known=False, reference={},
+                                 rule_reference={}) == [
+        "2k-1k: figures recounted from its files differ from rule layer wcdf of 2k-1k.native.json: cursed_wins 2 "
+        "(stamped 3)"]

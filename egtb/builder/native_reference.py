@@ -9,7 +9,10 @@ position a WLD file of version 2 leaves out) answered by the prober's search. Th
 are those a master of the same
 table would carry (:func:`egtb.formats.master.stored_checksums`): CRC-32 of the
 stored value codes (packed four a byte), and of a layer's categories then its DTZ in the stored
-type (a capture position's DTZ 1, a draw's 0, as the solver leaves them).
+type (a capture position's DTZ 1, a draw's 0, as the solver leaves them). A quiet cursed win or
+blessed loss has its DTZ (past the limit) in no compact file: where a table has any, its row's
+longest DTZ of a cursed win or blessed loss and its layer checksum are the stamp's (what the
+builder counted from the DTZ it solved), every other figure recounted.
 ``bench/make_reference.py`` writes the 8-piece rows from them.
 
 >>> native_reference_lines("/nonexistent", [])
@@ -19,11 +22,12 @@ type (a capture position's DTZ 1, a draw's 0, as the solver leaves them).
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 
-from egtb.builder.figures import TableFigures, slice_dtz
-from egtb.builder.native import LEAN_RULES
+from egtb.builder.figures import TableFigures
+from egtb.builder.native import LEAN_RULES, read_summary, summary_path
 from egtb.builder.reference import ReferenceEntry, RuleReferenceEntry, layer_line, table_line
 from egtb.builder.verify_compact import CHUNK as VERIFY_CHUNK
 from egtb.builder.successor_check import unranked
@@ -53,6 +57,11 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
     ...
     egtb.errors.InvalidArgumentError: chunk 3 is not a multiple of 4 (the packed values' bytes)
     """
+    return _counted(directory, material, rule=rule, chunk=chunk).entries()
+
+
+def _counted(directory: os.PathLike | str, material: Material, *, rule: str, chunk: int = CHUNK) -> TableFigures:
+    """:func:`native_figures`' count (with its quiet cursed wins and blessed losses, whose DTZ no file holds)."""
     if chunk % PER_BYTE:
         raise InvalidArgumentError(f"chunk {chunk} is not a multiple of {PER_BYTE} (the packed values' bytes)")
     prober = CompactProber(directory)
@@ -60,13 +69,13 @@ def native_figures(directory: os.PathLike | str, material: Material, *, rule: st
     total = count_positions(material)
     for lo in range(0, total, chunk):
         figures.add(*range_values(prober, material, lo, min(lo + chunk, total), rule=rule))
-    return figures.entries()
+    return figures
 
 
 def range_values(prober: CompactProber, material: Material, lo: int, hi: int, *,
-                 rule: str = LEAN_RULES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(WDL, category, DTZ) of positions lo..hi of a compact-native table as a master holds them
-    (what :class:`egtb.builder.figures.TableFigures` counts): the stored ones decoded, those the
+                 rule: str = LEAN_RULES) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(WDL, category, DTZ, must capture) of positions lo..hi of a compact-native table (what
+    :meth:`egtb.builder.figures.TableFigures.add` counts): the stored ones decoded, those the
     files leave out from the prober's search, a derived side's DTZ from its successors."""
     table = prober.table(material)
     layer = table.layer(rule)
@@ -83,7 +92,7 @@ def range_values(prober: CompactProber, material: Material, lo: int, hi: int, *,
         found = tuple(a[searched] for a in boards)
         wdl[searched] = prober.probe_batch(*found, 0)[0]
         category[searched] = prober.probe_batch(*found, 0, rule=rule)[0]
-    return wdl, category, slice_dtz(category, cap, _stored_dtz(prober, material, layer, lo, hi, category, rule))
+    return wdl, category, _stored_dtz(prober, material, layer, lo, hi, category, rule), cap
 
 
 def _stored_dtz(prober: CompactProber, material: Material, layer, lo: int, hi: int, category: np.ndarray,
@@ -118,6 +127,18 @@ def native_reference_lines(directory: os.PathLike | str, materials: list[Materia
 
 
 def _figures(directory: os.PathLike | str, material: Material, rule: str) -> tuple[ReferenceEntry, RuleReferenceEntry]:
-    """A compact-native table's figures: those its passed check recorded, else counted now."""
-    recorded = passed_figures(directory, material) if rule == LEAN_RULES else None
-    return recorded.entries() if recorded is not None else native_figures(directory, material, rule=rule)
+    """A compact-native table's reference figures: those its passed check recorded, else counted
+    now; with quiet cursed wins or blessed losses, the longest DTZ of one and the layer checksum
+    from its stamp (TableError when it has none)."""
+    figures = passed_figures(directory, material) if rule == LEAN_RULES else None
+    if figures is None:
+        figures = _counted(directory, material, rule=rule)
+    values, layer = figures.entries()
+    if figures.dtz_unknown:
+        stamped = (read_summary(directory, material) or {}).get("rules", {}).get(rule)
+        if stamped is None:
+            raise TableError(f"{material.name}: {figures.dtz_unknown} quiet cursed wins or blessed losses, whose DTZ "
+                             f"no compact file holds, and no {rule} layer in {summary_path(directory, material).name} "
+                             "to take their longest DTZ and the layer checksum from")
+        layer = replace(layer, max_dtz_cursed=stamped["max_dtz_cursed"], checksum_crc32=stamped["checksum_crc32"])
+    return values, layer

@@ -328,6 +328,7 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
         prober.derived_values.pop((mirror, rule), None)
     if figures is not None:
         state.differ = recounted_differences(directory, material, *figures.entries(), rule=rule,
+                                             dtz_known=not figures.dtz_unknown,
                                              **({} if reference else {"reference": {}, "rule_reference": {}}))
     state.done = True
     if writer is not None:

@@ -20,7 +20,6 @@ from typing import NamedTuple
 import numpy as np
 
 from egtb.builder.contents import LEAN_RULES
-from egtb.builder.figures import slice_dtz
 from egtb.errors import InvalidArgumentError
 from egtb.formats.compact import SUFFIX, CompactTable, material_counts
 from egtb.formats.compact.layout import DTZ_KINDS, RULE_KINDS
@@ -59,9 +58,10 @@ class ChunkCheck(NamedTuple):
     """Where the material's DTZ is derived from its moves: the DTZ its successors give each quiet
     win or loss, 0 elsewhere (what its mirror's check reads, :mod:`.verify_derived`);
     else empty."""
-    figures: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-    """When asked for: the WDL, category and DTZ of every position of the chunk as a master holds
-    them (:mod:`.figures`), the capture positions answered by the search; None without a DTZ."""
+    figures: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    """When asked for: the WDL, category and stored (or derived) DTZ of every position of the chunk
+    and whether it must capture, what :meth:`egtb.builder.figures.TableFigures.add` counts (the
+    capture positions' values answered by the search); None without a DTZ."""
 
 
 def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | None,
@@ -135,9 +135,9 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
 
 def _complete_values(prober, table: CompactTable, boards: tuple[np.ndarray, ...], cap: np.ndarray, wdl: np.ndarray,
                      category: np.ndarray, dtz: np.ndarray, rule: str) -> tuple[np.ndarray, ...]:
-    """(WDL, category, DTZ) of every position of a checked chunk as a master holds them: the
-    stored ones as read (or, on a derived side, the DTZ its successors give), those whose side to
-    move must capture (left out of the files) from the capture search, the DTZ by :func:`slice_dtz`."""
+    """(WDL, category, DTZ, must capture) of every position of a checked chunk: the stored ones as
+    read (or, on a derived side, the DTZ its successors give), the values of those whose side to
+    move must capture (left out of the files) from the capture search."""
     at = np.flatnonzero(cap)
     if len(at):
         found_wdl, found_category = _searched_values(prober, tuple(np.ascontiguousarray(b[at]) for b in boards),
@@ -145,7 +145,7 @@ def _complete_values(prober, table: CompactTable, boards: tuple[np.ndarray, ...]
                                                      checked=table.positions)
         wdl, category = wdl.copy(), category.copy()
         wdl[at], category[at] = found_wdl, found_category
-    return wdl, category, slice_dtz(category, cap, dtz)
+    return wdl, category, dtz, cap
 
 
 def max_moves(material: Material) -> int:
