@@ -542,7 +542,8 @@ def run_verify(args: argparse.Namespace) -> int:
              "again (--again checks them)" if report.skipped else ""))
     if recounted:
         print(f"figures recounted from the files of {recounted} compact-native tables (counts, longest DTZ, "
-              "checksums): " + ("equal to their stamps and the reference" if report.ok else "see above"))
+              "checksums): " + (("equal to their stamps" + ("" if args.no_reference else " and the reference"))
+                                if report.ok else "see above"))
     if not args.no_reference:
         layers = [m for m in differing if " rule layer " in m]
         print(f"reference: {listed - len(differing) + len(layers)} of {listed} listed tables "
