@@ -175,8 +175,9 @@ def test_without_masters_every_dtz_up_to_four_pieces_is_checked_against_its_succ
                                      for m in all_materials(MAX_PIECES))
     wrong, dtz = write_a_wrong_dtz(master_dir, tmp_path)
     alone = verify_compact(tmp_path, masters=tmp_path / "none", materials=[Material.parse("2k-1k")])
-    assert alone.errors == 1, alone.messages
+    assert alone.errors == 2, alone.messages  # the position, and the layer checksum recounted from the files
     assert f"2k-1k.dtz #{wrong}): stored DTZ {int(dtz[wrong])} is not the one its successors give" in alone.messages[0]
+    assert "differ from the reference (rule_layers.tsv, wcdf): checksum_crc32" in alone.messages[1]
 
 
 def test_a_dtz_file_of_another_material_is_refused(compact_dir, tmp_path):
