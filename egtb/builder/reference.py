@@ -221,8 +221,7 @@ def compare_with_reference(directory: os.PathLike | str, materials: list[Materia
         # a file without DTW beside a reference with it (or the reverse): the values' counts
         fields = _FIELDS if (found.max_dtw == NO_MAX_DTW) == (expected.max_dtw == NO_MAX_DTW) \
             else _VALUE_FIELDS
-        differ = [f"{name} {getattr(found, name)} (reference {getattr(expected, name)})"
-                  for name in fields if getattr(found, name) != getattr(expected, name)]
+        differ = _field_differences(asdict(found), asdict(expected), fields, "reference")
         if differ:
             problems.append(f"{path}: differs from the reference: {', '.join(differ)}")
     return problems
@@ -241,15 +240,12 @@ def _compare_native(directory: os.PathLike | str, material: Material, reference:
         f"{path}: its compact files are not those it names (changed or cut since the build)"]
     expected = reference.get(material.name)
     if expected is not None:
-        differ = [f"{name} {summary[name]} (reference {getattr(expected, name)})"
-                  for name in _VALUE_FIELDS if summary[name] != getattr(expected, name)]
+        differ = _field_differences(summary, asdict(expected), _VALUE_FIELDS, "reference")
         if differ:
             problems.append(f"{path}: differs from the reference: {', '.join(differ)}")
     layer = rule_reference.get((material.name, native.LEAN_RULES))
     if layer is not None:
-        found = summary["rules"][native.LEAN_RULES]
-        differ = [f"{name} {found[name]} (reference {getattr(layer, name)})"
-                  for name in _RULE_FIELDS if found[name] != getattr(layer, name)]
+        differ = _field_differences(summary["rules"][native.LEAN_RULES], asdict(layer), _RULE_FIELDS, "reference")
         if differ:
             problems.append(f"{path}: rule layer {native.LEAN_RULES} differs from the reference: "
                             f"{', '.join(differ)}")
@@ -297,10 +293,18 @@ def recounted_differences(directory: os.PathLike | str, material: Material, valu
 def _differing(material: Material, found, expected: dict, fields: tuple[str, ...], source: str,
                label: str) -> list[str]:
     """The message naming the figures of ``found`` that differ from ``expected``'s, or none."""
-    differ = [f"{name} {getattr(found, name)} ({label} {expected[name]})" for name in fields
-              if getattr(found, name) != expected[name]]
+    differ = _field_differences(asdict(found), expected, fields, label)
     return [f"{material.name}: figures recounted from its files differ from {source}: {', '.join(differ)}"] \
         if differ else []
+
+
+def _field_differences(found: dict, expected: dict, fields: tuple[str, ...], label: str) -> list[str]:
+    """``name found (label expected)`` for each of ``fields`` whose figures differ.
+
+    >>> _field_differences({"wins": 3, "draws": 1}, {"wins": 4, "draws": 1}, ("wins", "draws"), "reference")
+    ['wins 3 (reference 4)']
+    """
+    return [f"{name} {found[name]} ({label} {expected[name]})" for name in fields if found[name] != expected[name]]
 
 
 def _compare_layers(directory: os.PathLike | str, materials: list[Material],
@@ -314,9 +318,7 @@ def _compare_layers(directory: os.PathLike | str, materials: list[Material],
                 continue
             found = RuleReferenceEntry(*(int(attrs[name]) for name in _RULE_FIELDS))
             if found != expected:
-                differ = [f"{name} {getattr(found, name)} (reference {getattr(expected, name)})"
-                          for name in _RULE_FIELDS
-                          if getattr(found, name) != getattr(expected, name)]
+                differ = _field_differences(asdict(found), asdict(expected), _RULE_FIELDS, "reference")
                 problems.append(f"{path}: rule layer {preset} differs from the reference: "
                                 f"{', '.join(differ)}")
     return problems

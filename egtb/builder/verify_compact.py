@@ -328,8 +328,8 @@ def _verify_native(report: CompactVerifyReport, prober: "CompactProber", materia
         prober.derived_values.pop((mirror, rule), None)
     if figures is not None:
         state.differ = recounted_differences(directory, material, *figures.entries(), rule=rule,
-                                             dtz_known=not figures.dtz_unknown,
-                                             **({} if reference else {"reference": {}, "rule_reference": {}}))
+                                             dtz_known=not figures.dtz_unknown, reference=None if reference else {},
+                                             rule_reference=None if reference else {})
     state.done = True
     if writer is not None:
         writer.finish()
