@@ -91,6 +91,40 @@ def test_huffman_code_is_prefix_free_and_length_limited():
     assert sum(2.0 ** -int(n) for n in lengths) <= 1.0  # Kraft: a prefix code exists
 
 
+@pytest.mark.parametrize("kind", [layout.WDL, layout.WCDF, layout.WCDF_DTZ], ids=lambda kind: kind.suffix)
+def test_codes_longer_than_the_decoding_tables_first_level_decode_through_its_second(kind):
+    # a bit stream of random tokens coded with skewed code lengths up to 12 bits, written here
+    # bit by bit: the decoder reads codes of 8 bits or fewer in one lookup, longer ones in two
+    rng = np.random.default_rng(31)
+    lengths = np.zeros((kind.contexts + 1, kind.symbols), dtype=np.int64)
+    for ctx in range(1, kind.contexts + 1):  # at most 1,500 symbols in use (a DTZ file has 24,257)
+        freqs = np.zeros(kind.symbols)
+        used = rng.choice(kind.symbols, min(kind.symbols, 1500), replace=False)
+        freqs[used] = rng.pareto(0.7, len(used)) + 1e-3
+        lengths[ctx] = codec.huffman_lengths(freqs)
+    assert lengths.max() == layout.MAX_CODE_BITS and (lengths[1:] > 8).sum() > 10
+    codes = [codec.canonical_codes(row) for row in lengths]
+    lut = codec.decoding_table(lengths, kind)
+    assert len(lut) < (kind.contexts + 1) << layout.MAX_CODE_BITS  # two levels take less than one
+    bits, n_bits, ctx, ends, values, position = 0, 0, 1, [], [], 0
+    while n_bits < 8 * layout.BLOCK_BYTES - 64:
+        symbol = int(rng.choice(np.flatnonzero(lengths[ctx])))
+        choice, bucket = divmod(symbol, layout.NUM_BUCKETS)
+        xb = int(codec.extra_bits(bucket))
+        extra = int(rng.integers(0, 1 << xb))
+        bits |= (int(codes[ctx][symbol]) | extra << int(lengths[ctx, symbol])) << n_bits
+        n_bits += int(lengths[ctx, symbol]) + xb
+        position += int(codec.length_of(bucket, xb, extra))
+        value = int(kind.value_of_choice[ctx, choice])
+        ends.append(position)
+        values.append(value)
+        ctx = int(kind.context_after[value])
+    data = np.frombuffer(bits.to_bytes(layout.BLOCK_BYTES, "little"), dtype=np.uint8)
+    out_ends, out_values = np.empty(len(ends), dtype=np.int64), np.empty(len(ends), dtype=np.uint8)
+    assert codec.decode_block(data, 0, len(data), position, 1, lut, out_ends, out_values) == len(ends)
+    assert out_ends.tolist() == ends and out_values.tolist() == values
+
+
 # ------------------------------------------------------------------ round trip
 
 @pytest.mark.slow  # 6.4 M positions, 7 CPU s: the sample up to four pieces below is the default run's

@@ -24,7 +24,7 @@ from numba import njit
 
 from egtb.formats.compact.layout import (BLOCK_BITS, BLOCK_BYTES, EXACT_LENGTHS, MANTISSA_BITS, MAX_CODE_BITS,
                                          NUM_BUCKETS, FileKind)
-from egtb.formats.pointers import int32_ptr, int64_ptr, uint8_ptr
+from egtb.formats.pointers import as_int32_ptr, int32_ptr, int64_ptr, uint8_ptr
 from egtb.formats.values import UNKNOWN
 
 __all__ = [
@@ -269,12 +269,17 @@ def _next_token(data, p, stop, acc, acc_bits, ctx, lut):
     """Decode one token in context ``ctx`` at the accumulator's low bits (refilled from
     data[p:stop] first).
 
-    One lookup gives everything (see :func:`decoding_table`); returns (run
-    length, its value code, the next run's context, p, acc, acc_bits); length 0
-    when the bits are no code.
+    One lookup gives everything for a code of at most LUT_FIRST_BITS bits, two for a longer one
+    (see :func:`decoding_table`); returns (run length, its value code, the next run's context, p,
+    acc, acc_bits); length 0 when the bits are no code.
     """
     p, acc, acc_bits = _refill(data, p, stop, acc, acc_bits)
-    entry = np.int64(lut[np.int64(ctx) * (1 << MAX_CODE_BITS) + np.int64(acc & np.uint64((1 << MAX_CODE_BITS) - 1))])
+    table = as_int32_ptr(lut)  # through an array, the decode took twice as long
+    first_bits = np.int64(acc & np.uint64((1 << LUT_FIRST_BITS) - 1))
+    entry = np.int64(table[np.int64(ctx) * (1 << LUT_FIRST_BITS) + first_bits])
+    if entry < 0:  # a longer code: its entry among those of the next bits
+        entry = np.int64(table[(entry & LUT_OFFSET_MASK)
+                               + np.int64((acc >> np.uint64(LUT_FIRST_BITS)) & np.uint64(LUT_SECOND_MASK))])
     n = entry & 15
     xb = (entry >> LUT_EXTRA_SHIFT) & 63
     acc >>= np.uint64(n)
@@ -290,8 +295,8 @@ def decode_block(data, start, stop, count, ctx, lut, out_ends, out_vals):
     """Decode the runs of one block (bytes data[start:stop], `count` positions, its first run in
     context ``ctx``).
 
-    `data` and `lut` (the :func:`decoding_table` flattened by rows of
-    2**MAX_CODE_BITS) are arrays or raw pointers (the batch kernel's block pool).
+    `data` and `lut` (the :func:`decoding_table`) are arrays or raw pointers (the batch kernel's
+    block pool).
 
     Fills out_ends (run end offsets in the block) and out_vals (value codes);
     returns the number of runs, or -1 when the bits do not decode to exactly
@@ -499,18 +504,29 @@ LUT_VALUE_SHIFT = 4
 LUT_EXTRA_SHIFT = 11
 LUT_LEAD_SHIFT = 17
 LUT_CONTEXT_SHIFT = 21
+#: The decoding table's first level reads this many bits (:func:`decoding_table`) ...
+LUT_FIRST_BITS = 8
+#: ... and an entry with this bit (the sign of an int32) sends a longer code to its second level.
+LUT_LONG = -(1 << 31)
+LUT_OFFSET_MASK = (1 << 31) - 1
+LUT_SECOND_MASK = (1 << (MAX_CODE_BITS - LUT_FIRST_BITS)) - 1
 
 
 def decoding_table(lengths: np.ndarray, kind: FileKind) -> np.ndarray:
-    """Lookup table [context, next MAX_CODE_BITS bits] -> the token (see LUT_*_SHIFT; 0: no code)
-    of a file of ``kind`` whose code lengths are ``lengths[context, symbol]``.
+    """Lookup table of the tokens (see LUT_*_SHIFT; 0: no code) of a file of ``kind`` whose code
+    lengths are ``lengths[context, symbol]``, in two levels so that what a decode mostly reads stays
+    in the CPU's first cache: ``2**LUT_FIRST_BITS`` entries a context, at ``context <<
+    LUT_FIRST_BITS`` plus the next bits; where those begin a longer code the entry is negative,
+    and ``entry & LUT_OFFSET_MASK`` is where the ``2**(MAX_CODE_BITS - LUT_FIRST_BITS)`` entries of
+    the bits after them begin (the 95-97% of an 8-piece WLD file's tokens that take 8 bits or
+    fewer are one lookup).
 
     >>> from egtb.formats.compact.layout import WDL
     >>> lut = decoding_table(np.array([[0, 0], [1, 1]]), WDL)   # context 1: two symbols of 1 bit
-    >>> [(e & 15, e >> LUT_VALUE_SHIFT & 127, e >> LUT_LEAD_SHIFT & 15) for e in lut[1, :2].tolist()]
+    >>> [(e & 15, e >> LUT_VALUE_SHIFT & 127, e >> LUT_LEAD_SHIFT & 15) for e in lut[256:258].tolist()]
     [(1, 2, 1), (1, 2, 2)]
     """
-    lut = np.zeros((len(lengths), 1 << MAX_CODE_BITS), dtype=np.int32)
+    full = np.zeros((len(lengths), 1 << MAX_CODE_BITS), dtype=np.int32)
     for ctx in range(1, len(lengths)):
         row_lengths = lengths[ctx]
         codes = canonical_codes(row_lengths)
@@ -520,6 +536,12 @@ def decoding_table(lengths: np.ndarray, kind: FileKind) -> np.ndarray:
             xb = int(extra_bits(bucket))
             lead = int(length_of(bucket, xb, 0)) >> xb
             value = int(kind.value_of_choice[ctx, choice])
-            lut[ctx, int(codes[s])::1 << n] = (int(kind.context_after[value]) << LUT_CONTEXT_SHIFT) | (
+            full[ctx, int(codes[s])::1 << n] = (int(kind.context_after[value]) << LUT_CONTEXT_SHIFT) | (
                 lead << LUT_LEAD_SHIFT) | (xb << LUT_EXTRA_SHIFT) | (value << LUT_VALUE_SHIFT) | n
-    return lut
+    first = 1 << LUT_FIRST_BITS
+    # the entries of each context's first bits, by the bits after them (index: first bits + first * next bits)
+    groups = full.reshape(len(lengths), 1 << (MAX_CODE_BITS - LUT_FIRST_BITS), first).transpose(0, 2, 1)
+    longer = (groups != groups[:, :, :1]).any(axis=2)  # a code of more than LUT_FIRST_BITS bits begins there
+    table = groups[:, :, 0].astype(np.int64)
+    table[longer] = (len(lengths) * first + groups.shape[2] * np.arange(int(longer.sum()))) | LUT_LONG
+    return np.concatenate([table.reshape(-1).astype(np.int32), groups[longer].reshape(-1)])

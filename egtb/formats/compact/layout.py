@@ -47,7 +47,7 @@ BLOCK_BYTES = 4096
 BLOCK_BITS = BLOCK_BYTES * 8
 #: The blocks start at a multiple of this many bytes from the start of the file.
 DATA_ALIGN = 64
-#: Longest Huffman code; the decoding table has 2**MAX_CODE_BITS entries per context.
+#: Longest Huffman code (the decoding table reads its first 8 bits, then the rest: codec.decoding_table).
 MAX_CODE_BITS = 12
 #: Run lengths 1..EXACT_LENGTHS have a bucket each; longer ones share buckets.
 EXACT_LENGTHS = 15
