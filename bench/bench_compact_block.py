@@ -31,7 +31,7 @@ from egtb.formats.compact import codec  # noqa: E402
 
 def decode_rate(table: compact.CompactTable, blocks: np.ndarray) -> tuple[float, float]:
     """(CPU ms a block, ns a run) of decode_block over the blocks."""
-    lut = table.lut.reshape(-1)
+    lut = table.lut
     ends, vals = np.empty(table.max_runs, dtype=np.int64), np.empty(table.max_runs, dtype=np.uint8)
     runs, start = 0, time.process_time()
     for block in blocks.tolist():

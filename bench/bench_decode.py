@@ -35,7 +35,7 @@ def lookups_ns(table, lookups: int, span: int, rng: np.random.Generator) -> floa
 def decode_ns(table, blocks: int) -> float:
     """CPU ns a run of ``blocks`` blocks from the middle of a table decoded whole."""
     ends, values = np.empty(table.max_runs, dtype=np.int64), np.empty(table.max_runs, dtype=np.uint8)
-    lut, first = table.lut.reshape(-1), max(0, table.n_blocks // 2 - blocks // 2)
+    lut, first = table.lut, max(0, table.n_blocks // 2 - blocks // 2)
     runs, started = 0, time.process_time()
     for block in range(first, min(first + blocks, table.n_blocks)):
         lo = block * BLOCK_BYTES

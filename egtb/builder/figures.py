@@ -34,7 +34,7 @@ from egtb.builder.pipeline import count_codes
 from egtb.builder.reference import ReferenceEntry, RuleReferenceEntry
 from egtb.builder.rule_layer import LayerTally
 from egtb.formats.master import pack_wdl
-from egtb.formats.values import CAT_WIN, DRAW, LOSS, NO_MAX_DTW, WIN
+from egtb.formats.values import CAT_CURSED_WIN, CAT_WIN, DRAW, LOSS, NO_MAX_DTW, WIN
 
 __all__ = ["TableFigures", "slice_dtz"]
 
@@ -82,7 +82,7 @@ class TableFigures:
         dtz = slice_dtz(category, capture, dtz)
         self.tally.add(category, dtz)
         self.checksum.add(category, dtz)
-        self.dtz_unknown += int(np.count_nonzero((np.abs(category) == 1) & ~capture))
+        self.dtz_unknown += int(np.count_nonzero((np.abs(category) == CAT_CURSED_WIN) & ~capture))
 
     def entries(self) -> tuple[ReferenceEntry, RuleReferenceEntry]:
         """The table's ``tables.tsv`` figures (no DTW: a compact table holds none) and its layer's

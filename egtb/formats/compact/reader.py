@@ -322,7 +322,7 @@ class CompactTable:
         """(run ends, run values) of a block, checked; TableError names a damaged block. A category
         file coded as exceptions gives its WLD file's runs (:meth:`codes` applies the exceptions)."""
         lo, hi, count = self._checked_block(block)
-        n = decode_block(self.data, lo, hi, count, self.ctx[block], self.lut.reshape(-1),
+        n = decode_block(self.data, lo, hi, count, self.ctx[block], self.lut,
                          self._ends, self._vals)
         self._check_decoded(block, n)
         return self._ends[:n].copy(), self._vals[:n].copy()
@@ -349,7 +349,7 @@ class CompactTable:
         """The marks of a block made from its bits (a new array), its CRC-32 checked; TableError
         names a damaged block."""
         lo, hi, count = self._checked_block(block)
-        n = mark_block(self.data, lo, hi, count, self.ctx[block], self.lut.reshape(-1), self.mark_every,
+        n = mark_block(self.data, lo, hi, count, self.ctx[block], self.lut, self.mark_every,
                        self._scratch_marks)
         self._check_decoded(block, n)
         return self._scratch_marks[:n].copy()
