@@ -205,6 +205,37 @@ def test_lookups_from_the_marks_inside_a_block_equal_the_whole_block_decoded(com
         assert max(table.block_marks(b).count for b in range(table.n_blocks)) == -(-runs // every)
 
 
+@pytest.mark.parametrize("every", [1, 4, 32])
+def test_ascending_lookups_that_skip_the_search_of_marks_equal_the_whole_table(compact_dir, every):
+    # read_ascending goes on from the last mark it used while the next mark lies beyond the
+    # position; strides below, about and far above a mark's span reach every case
+    from egtb.builder.successor_check import read_ascending
+    largest = max(all_materials(MAX_PIECES), key=count_positions)
+    rng = np.random.default_rng(every)
+    for kind in (layout.WDL, layout.WCDF):
+        table = compact.CompactTable(compact.compact_path(compact_dir, largest, kind=kind), mark_every=every,
+                                     cache=TableCache())
+        want = table.values()
+        value_of = np.arange(int(want.max()) + 1)
+        for stride in (1, 5, 37, 1001):
+            indices = np.arange(int(rng.integers(stride)), len(table), stride, dtype=np.int64)
+            assert read_ascending(table, indices, value_of).tolist() == want[indices].tolist(), (kind.suffix,
+                                                                                               stride)
+        indices = np.unique(rng.integers(0, len(table), 5000))
+        assert read_ascending(table, indices, value_of).tolist() == want[indices].tolist(), kind.suffix
+
+
+@pytest.mark.parametrize("n, bits", [(0, 5), (1, 0), (9, 1), (5000, 22), (5000, 41), (3000, 63), (70000, 33)])
+def test_the_radix_sort_orders_keys_as_a_stable_sort(n, bits):
+    # keys and places packed in one word up to 63 bits, two arrays beyond; equal digits skipped
+    rng = np.random.default_rng(n + bits)
+    keys = rng.integers(0, 1 << bits, n) if bits else np.zeros(n, dtype=np.int64)
+    keys[: n // 3] = keys[0] if n else 0  # many equal keys: stability shows
+    order, ordered = ck.radix_sort(keys, bits)
+    want = np.argsort(keys, kind="stable")
+    assert order.tolist() == want.tolist() and ordered.tolist() == keys[want].tolist()
+
+
 @pytest.mark.parametrize("name", ["1k-1k", "2m1k-1m", "1m2k-2k", "2m-1m1k"])
 def test_the_capture_positions_of_a_range_are_those_the_whole_unranking_flags(name):
     material = Material.parse(name)

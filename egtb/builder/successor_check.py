@@ -26,7 +26,7 @@ from numba import njit
 from egtb.formats.compact import CompactTable
 from egtb.formats.compact.codec import (L_BLOCKS, L_DATA, L_DATA_LEN, L_EXCEPTION_COUNT, L_EXCEPTIONS, L_LUT,
                                         L_MARK_COUNTS, L_MARKS, L_STARTS, MARK_SHIFT, block_of, decode_from,
-                                        last_mark, refined)
+                                        last_mark_from, refined)
 from egtb.formats.compact.layout import BLOCK_BYTES
 from egtb.formats.pointers import int32_ptr, int64_ptr, uint8_ptr
 from egtb.formats.values import CAT_LOSS, CAT_WIN, WDL_LOSS
@@ -133,18 +133,20 @@ def lookup_ascending(lookup, indices, first, value_of, out, status):
     block = np.int64(-1)
     run_start = run_next = np.int64(0)
     value = np.int64(0)
+    at_mark = np.int64(-1)  # the place of the last mark used in the block
     for i in range(first, indices.shape[0]):
         index = np.int64(indices[i])
         if block < 0 or index >= starts[block + 1]:
             block = block_of(starts, n_blocks, index)
-            run_start, run_next = np.int64(-1), np.int64(0)
+            run_start, run_next, at_mark = np.int64(-1), np.int64(0), np.int64(-1)
         marks = marks_at[block]
         if marks == 0:
             status[0], status[1] = i, block
             return
         offset = index - starts[block]
         if run_start < 0 or offset >= run_next >> MARK_SHIFT:  # not in the run decoded last
-            mark = last_mark(int64_ptr(marks), mark_counts[block], offset)
+            at_mark = last_mark_from(int64_ptr(marks), mark_counts[block], offset, at_mark)
+            mark = int64_ptr(marks)[at_mark]
             if run_start >= 0 and run_next > mark:
                 mark = run_next  # on from the last run, no further back than the mark
             start = block * BLOCK_BYTES

@@ -207,7 +207,8 @@ def _successor_values(prober, keys: np.ndarray, first: np.ndarray, boards: tuple
                                                np.asarray(dtz_file.kind.value_of_code, np.int64))
         searched.append(lo + np.flatnonzero(must[lo:hi]))
     searched = np.concatenate(searched) if searched else np.zeros(0, dtype=np.int64)
-    searched = searched[np.argsort(first[searched])]  # in the order of their parents: each generated once
+    if len(searched):  # in the order of their parents: each generated once
+        searched = searched[radix_sort(first[searched], int(first.max()).bit_length())[0]]
     ks = first[searched]
     parents = parent[ks].astype(np.int64)
     rows = np.empty((len(searched), 4), dtype=np.int64)

@@ -30,7 +30,7 @@ from egtb.formats.values import UNKNOWN
 __all__ = [
     "LOOKUP_WIDTH", "MARK_SHIFT", "block_of", "canonical_codes", "close_runs", "count_symbols", "crc32",
     "decode_block", "decode_from", "decoding_table", "encode_blocks",
-    "huffman_lengths", "last_mark", "length_of", "length_symbol", "lookup_value", "mark_block", "refined",
+    "huffman_lengths", "last_mark", "last_mark_from", "length_of", "length_symbol", "lookup_value", "mark_block", "refined",
     "value_at_index",
 ]
 
@@ -371,6 +371,17 @@ def last_at_most(values, n, key):
 def last_mark(marks, n_marks, offset):
     """The last of marks[0:n_marks] at or before a block offset."""
     return marks[last_at_most(marks, n_marks, (offset << MARK_SHIFT) | ((1 << MARK_SHIFT) - 1))]
+
+
+@njit(cache=True, inline="always")
+def last_mark_from(marks, n_marks, offset, known):
+    """The place of the last of marks[0:n_marks] at or before a block offset, given ``known``: that
+    of an offset before it (-1: none). Ascending lookups close together mostly stay before the
+    next mark, and skip the search."""
+    key = (offset << MARK_SHIFT) | ((1 << MARK_SHIFT) - 1)
+    if known >= 0 and (known + 1 >= n_marks or marks[known + 1] > key):
+        return known
+    return last_at_most(marks, n_marks, key)
 
 
 @njit(cache=True, inline="always")
