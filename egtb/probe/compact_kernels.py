@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from egtb.errors import MissingRuleLayerError, TableError
-from egtb.formats.compact.codec import MARK_SHIFT, block_of, decode_from, last_mark, refined
+from egtb.formats.compact.codec import MARK_SHIFT, block_of, decode_from, last_mark_from, refined
 from egtb.formats.compact.layout import BLOCK_BYTES, DTZ_KINDS, RULE_KINDS, WDL, FileKind
 from egtb.formats.pointers import int8_ptr, int32_ptr, int64_ptr, uint16_ptr, uint8_ptr
 from egtb.positions.index import NUM_CODES, material_of_code
@@ -84,7 +84,8 @@ M_BLOCK = 1  #: the block
 M_START = 2  #: the run's first offset in the block
 M_NEXT = 3  #: the next run's mark (its first offset, token's bit offset and context, as a block's marks)
 M_VALUE = 4  #: the run's value code
-M_WIDTH = 5
+M_MARK = 5  #: the place of the last mark at or before it in the block's marks
+M_WIDTH = 6
 #: A batch over tables of more positions than this is probed in the order of its positions.
 ORDER_ABOVE = 1 << 28
 
@@ -104,17 +105,20 @@ def _compact_value(row, index, desc, memo, status, value_of):
         status[0], status[2], status[3] = ST_MISSING_BLOCK, row, block
         return STOPPED
     offset = index - starts[block]
-    mark = last_mark(int64_ptr(marks), int64_ptr(desc[row, D_MARK_COUNTS])[block], offset)
-    if memo[M_ROW] == row and memo[M_BLOCK] == block and memo[M_START] <= offset:
-        if offset < memo[M_NEXT] >> MARK_SHIFT:
-            return value_of[refined(memo[M_VALUE], index, desc[row, D_EXCEPTIONS], desc[row, D_EXCEPTION_COUNT])]
-        if memo[M_NEXT] >= mark:  # continue from the memo's run: no further back than the mark
-            mark = memo[M_NEXT]
+    ahead = memo[M_ROW] == row and memo[M_BLOCK] == block and memo[M_START] <= offset
+    if ahead and offset < memo[M_NEXT] >> MARK_SHIFT:  # in the memo's run
+        return value_of[refined(memo[M_VALUE], index, desc[row, D_EXCEPTIONS], desc[row, D_EXCEPTION_COUNT])]
+    at = last_mark_from(int64_ptr(marks), int64_ptr(desc[row, D_MARK_COUNTS])[block], offset,
+                        memo[M_MARK] if ahead else -1)
+    mark = int64_ptr(marks)[at]
+    if ahead and memo[M_NEXT] >= mark:  # continue from the memo's run: no further back than the mark
+        mark = memo[M_NEXT]
     start = block * BLOCK_BYTES
     stop = min(start + BLOCK_BYTES, desc[row, D_DATA_LEN])
     value, run_start, next_mark = decode_from(uint8_ptr(desc[row, D_DATA]), start, stop,
                                               int32_ptr(desc[row, D_LUT]), mark, offset)
     memo[M_ROW], memo[M_BLOCK], memo[M_START], memo[M_NEXT], memo[M_VALUE] = row, block, run_start, next_mark, value
+    memo[M_MARK] = at
     return value_of[refined(value, index, desc[row, D_EXCEPTIONS], desc[row, D_EXCEPTION_COUNT])]
 
 
