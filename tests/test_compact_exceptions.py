@@ -78,6 +78,20 @@ def test_its_codes_are_those_of_the_file_coded_in_full_at_every_stored_position(
     assert [b.value(int(i)) for i in picked] == codes[picked].tolist()  # the lookup kernel
 
 
+def test_the_wld_codes_refined_at_ascending_positions_are_the_categories_coded_in_full(two_codings):
+    # what the verify reads: its WLD file's codes at a chunk's successors, refined by the exceptions;
+    # ranges that start and end inside the exceptions' span, and positions given twice
+    full, refined, codes = two_codings
+    keep = np.flatnonzero(stored(MATERIAL))
+    table = compact.CompactTable(compact.compact_path(refined, MATERIAL)).layer("wcdf")
+    wld = compact.CompactTable(compact.compact_path(refined, MATERIAL))
+    rng = np.random.default_rng(5)
+    for picked in (keep, keep[len(keep) // 3:len(keep) // 2], np.sort(rng.choice(keep, 400)), keep[7:8],
+                   np.repeat(keep[::9], 2)):
+        got = table.refined_at(picked, wld.codes(0, len(wld))[picked])
+        assert got.tolist() == codes[picked].tolist()
+
+
 def test_probes_through_either_coding_agree_at_every_counter(two_codings):
     full, refined, _ = two_codings
     rng = np.random.default_rng(11)

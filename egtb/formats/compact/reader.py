@@ -481,10 +481,19 @@ class CompactTable:
         >>> table = CompactTable.__new__(CompactTable); table.exceptions = np.array([5, 9])
         >>> table.refined_at(np.array([3, 5, 6, 9]), np.array([2, 2, 1, 3])).tolist()
         [2, 4, 1, 5]
+        >>> table.refined_at(np.array([5, 5, 7, 9, 9, 9]), np.array([2, 1, 2, 3, 3, 2])).tolist()
+        [4, 1, 2, 5, 5, 4]
         """
         if len(self.exceptions) and len(indices):
-            found = np.minimum(np.searchsorted(self.exceptions, indices), len(self.exceptions) - 1)
-            _step_exceptions(codes, np.flatnonzero(self.exceptions[found] == indices))
+            # the exceptions within the indices' range searched among them: far fewer searches than
+            # the indices among the exceptions (a verify's chunk reads a million successors)
+            near = self.exceptions[np.searchsorted(self.exceptions, indices[0]):
+                                   np.searchsorted(self.exceptions, indices[-1], side="right")]
+            first, end = np.searchsorted(indices, near), np.searchsorted(indices, near, side="right")
+            hits = end - first  # an index given more than once is refined at each place
+            if hits.any():
+                places = np.arange(int(hits.sum())) + np.repeat(first - np.cumsum(hits) + hits, hits)
+                _step_exceptions(codes, places)
         return codes
 
 
