@@ -1,8 +1,9 @@
 #!/bin/bash
 # The 8-piece build on one 2-core, 24 GB machine, step by step, from whatever the table directory
 # holds (each step resumes from its checkpoints and skips what is complete): up to 6 pieces as
-# masters, 7 pieces compact-native, then the 4-4 set in three steps and the 5-3 set, each step
-# planned alone so that its disk peak fits under 60 GB (docs/performance.md, "Eight pieces").
+# masters and their compact files (what `egtb verify` of the compact-native tables reads), 7
+# pieces compact-native, then the 4-4 set in three steps and the 5-3 set, each step planned alone
+# so that its disk peak fits under 60 GB (docs/performance.md, "Eight pieces").
 # Every step runs under bench/peak_memory.py, which logs the summed RSS and the directory's size
 # to MONITOR every 30 s.
 #
@@ -18,6 +19,7 @@ step() {
     "$R/.venv/bin/egtb" build --tables "$T" --memory 20 --jobs 2 --disk 60 "$@"
 }
 step -n 6
+"$R/.venv/bin/egtb" compact --stale --tables "$T" --jobs 2   # only the files missing or stale
 step -n 7 --min-pieces 7 --compact-native
 E8="-n 8 --min-pieces 8 --split-pairs 5e9"
 step $E8 --max-per-side 4 --materials 4k-4k,4k-1m3k,4k-2m2k,1m3k-1m3k,1m3k-2m2k
