@@ -238,15 +238,15 @@ CODE_OFFSET = 4
 def _searched_values(prober, boards: tuple[np.ndarray, ...], turns: np.ndarray, *, rule: str | None,
                      checked: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
     """(WDL, with ``rule`` the category) of positions (``turns`` to move) whose side to move must
-    capture: the best over their captures, the positions after them probed from their tables once
-    each, in the order of their tables and indices (each lookup on from the one before), those
-    that must capture again searched by the prober. With ``rule`` only the categories are
+    capture: the best over their captures, the positions after them read from the prober's whole
+    copy of their table where it holds one, the others probed once each (:func:`_probed_once`),
+    those that must capture again searched by the prober. With ``rule`` only the categories are
     searched, and the WDL is their sign: a category file's win or loss side is its WLD file's
     value at every stored position, which the check of the tables holding them asserts
     (FLAG_SIGN), so it is at every searched one too; and a table that holds a tenth of the
     positions after the captures or more, of at most :data:`LOAD_RATIO` times the ``checked``
     material's positions, is read from the prober's whole copy
-    (:meth:`egtb.builder.verify_compact.CompactProber.loaded_categories`)."""
+    (:meth:`egtb.builder.verify_compact.CompactProber.loaded_categories`), gathered as they come."""
     n = len(boards[0])
     needs = np.ones(n, dtype=np.bool_)
     parts, first = [], 0
@@ -258,31 +258,19 @@ def _searched_values(prober, boards: tuple[np.ndarray, ...], turns: np.ndarray, 
     children = tuple(np.ascontiguousarray(rows[:, k]) for k in range(5))
     codes, indices = np.empty(len(rows), dtype=np.int32), np.empty(len(rows), dtype=np.int64)
     locate_all(*children, codes, indices)
-    present = np.flatnonzero(np.bincount(codes + CODE_OFFSET))  # a few tables: their ranks sort
-    rank = np.zeros(present[-1] + 1, dtype=np.int64)
-    rank[present] = np.arange(len(present))
-    index_bits = max(int(indices.max()).bit_length(), 1)
-    keys = (rank[codes + CODE_OFFSET] << index_bits) | indices
-    order, sorted_keys = radix_sort(keys, len(present).bit_length() + index_bits)
-    slot, first_of = np.empty(len(rows), dtype=np.int64), np.empty(len(rows), dtype=np.int64)
-    unique = first_of[:int(unique_keys(order, sorted_keys, slot, first_of))]
-    del order, sorted_keys, keys
-    located = (codes[unique], indices[unique])  # in the order of their tables, each table's ascending
-    values = np.empty(len(unique), dtype=np.int64)
-    searched = np.ones(len(unique), dtype=np.bool_)
-    if rule == LEAN_RULES:  # the rule of the copies (native.category_chunks)
-        for lo, hi, loaded in _loaded_slices(prober, located[0], checked):
-            values[lo:hi] = loaded[located[1][lo:hi]]
-            searched[lo:hi] = False
-    rest = unique[searched]
+    values = np.empty(len(rows), dtype=np.int64)
+    rest = np.arange(len(rows))  # the children no whole copy answers
+    if rule == LEAN_RULES:  # the rule of the copies (native.category_chunks): gathered, no sort
+        copied = np.zeros(len(rows), dtype=np.bool_)
+        for at, loaded in _loaded_children(prober, codes, checked):
+            values[at] = loaded[indices[at]]
+            copied[at] = True
+        rest = np.flatnonzero(~copied)
     if len(rest):
-        distinct = tuple(np.ascontiguousarray(a[rest]) for a in children)
-        values[searched], _ = probe_batch(distinct, lambda code: prober.table(material_of_code(code)),
-                                          batches=prober.batches, rule=rule,
-                                          located=(located[0][searched], located[1][searched]), distances=False)
+        values[rest] = _probed_once(prober, tuple(a[rest] for a in children), codes[rest], indices[rest], rule)
     parents = np.ascontiguousarray(rows[:, 5])
     best = np.zeros(n, dtype=np.int64)
-    best_of_children(parents, values[slot], 1 if rule is None else CAT_WIN, best)
+    best_of_children(parents, values, 1 if rule is None else CAT_WIN, best)
     if rule is None:
         return best, None
     return np.sign(best), best  # a category's win or loss side is its WDL (a cursed win is a win)
@@ -296,21 +284,38 @@ LOAD_RATIO = 0.5
 LOAD_SHARE = 0.1
 
 
-def _loaded_slices(prober, codes: np.ndarray, checked: int):
-    """(first, end, the table's whole categories) of each run of ``codes`` (grouped by table) whose
-    table the prober holds or copies now (:data:`LOAD_RATIO`, :data:`LOAD_SHARE`)."""
-    if not len(codes):
-        return
-    bounds = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), len(codes)]
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        code = int(codes[lo])
-        if code < 0 or hi - lo < LOAD_SHARE * len(codes):
+def _probed_once(prober, children: tuple[np.ndarray, ...], codes: np.ndarray, indices: np.ndarray,
+                 rule: str | None) -> np.ndarray:
+    """The values (with ``rule`` the categories) of positions located at ``codes`` and ``indices``
+    (``children``: their bitboards and turns), each distinct one probed once, in the order of
+    their tables and indices (each lookup on from the one before)."""
+    present = np.flatnonzero(np.bincount(codes + CODE_OFFSET))  # a few tables: their ranks sort
+    rank = np.zeros(present[-1] + 1, dtype=np.int64)
+    rank[present] = np.arange(len(present))
+    index_bits = max(int(indices.max()).bit_length(), 1)
+    keys = (rank[codes + CODE_OFFSET] << index_bits) | indices
+    order, sorted_keys = radix_sort(keys, len(present).bit_length() + index_bits)
+    slot, first_of = np.empty(len(keys), dtype=np.int64), np.empty(len(keys), dtype=np.int64)
+    unique = first_of[:int(unique_keys(order, sorted_keys, slot, first_of))]
+    del order, sorted_keys, keys
+    distinct = tuple(np.ascontiguousarray(a[unique]) for a in children)
+    values, _ = probe_batch(distinct, lambda code: prober.table(material_of_code(code)), batches=prober.batches,
+                            rule=rule, located=(codes[unique], indices[unique]), distances=False)
+    return values[slot]
+
+
+def _loaded_children(prober, codes: np.ndarray, checked: int):
+    """(the places in ``codes`` of one table's positions, the table's whole categories) of each table
+    that the prober holds or copies now (:data:`LOAD_RATIO`, :data:`LOAD_SHARE`)."""
+    counts = np.bincount(codes + CODE_OFFSET)
+    for code in (np.flatnonzero(counts >= max(LOAD_SHARE * len(codes), 1)) - CODE_OFFSET).tolist():
+        if code < 0:
             continue
         material = material_of_code(code)
         if count_positions(material) <= LOAD_RATIO * checked:
             loaded = prober.loaded_categories(material)
             if loaded is not None:
-                yield lo, hi, loaded
+                yield np.flatnonzero(codes == code), loaded
 
 
 def error_text(flag: int, *, dtz: int, wld_name: str) -> str:
