@@ -30,8 +30,8 @@ from egtb.formats.values import UNKNOWN
 __all__ = [
     "LOOKUP_WIDTH", "MARK_SHIFT", "block_of", "canonical_codes", "close_runs", "count_symbols", "crc32",
     "decode_block", "decode_from", "decoding_table", "encode_blocks",
-    "huffman_lengths", "last_mark", "last_mark_from", "length_of", "length_symbol", "lookup_value", "mark_block", "refined",
-    "value_at_index",
+    "huffman_lengths", "last_mark", "last_mark_from", "length_of", "length_symbol", "lookup_value", "mark_block",
+    "refined", "value_at_index",
 ]
 
 def _crc_table() -> np.ndarray:
