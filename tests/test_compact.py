@@ -18,6 +18,7 @@ from egtb.errors import MissingRuleLayerError, MissingTableError, TableError
 from egtb.probe.tablebase import Tablebase
 from egtb.rules.board import DRAW_RULES, Board
 from egtb.positions.walk import capture_flags, unrank_captures, unrank_range
+from egtb.builder.successor_check import read_ascending
 from egtb.builder.verify_compact import verify_compact
 from egtb.builder import compaction
 from egtb.formats import compact, values
@@ -209,7 +210,6 @@ def test_lookups_from_the_marks_inside_a_block_equal_the_whole_block_decoded(com
 def test_ascending_lookups_that_skip_the_search_of_marks_equal_the_whole_table(compact_dir, every):
     # read_ascending goes on from the last mark it used while the next mark lies beyond the
     # position; strides below, about and far above a mark's span reach every case
-    from egtb.builder.successor_check import read_ascending
     largest = max(all_materials(MAX_PIECES), key=count_positions)
     rng = np.random.default_rng(every)
     for kind in (layout.WDL, layout.WCDF):
