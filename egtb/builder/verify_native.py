@@ -267,7 +267,7 @@ def _searched_values(prober, boards: tuple[np.ndarray, ...], turns: np.ndarray, 
             copied[at] = True
         rest = np.flatnonzero(~copied)
     if len(rest):
-        values[rest] = _probed_once(prober, tuple(a[rest] for a in children), codes[rest], indices[rest], rule)
+        values[rest] = _probed_once(prober, children, codes, indices, rest, rule)
     parents = np.ascontiguousarray(rows[:, 5])
     best = np.zeros(n, dtype=np.int64)
     best_of_children(parents, values, 1 if rule is None else CAT_WIN, best)
@@ -285,10 +285,11 @@ LOAD_SHARE = 0.1
 
 
 def _probed_once(prober, children: tuple[np.ndarray, ...], codes: np.ndarray, indices: np.ndarray,
-                 rule: str | None) -> np.ndarray:
-    """The values (with ``rule`` the categories) of positions located at ``codes`` and ``indices``
-    (``children``: their bitboards and turns), each distinct one probed once, in the order of
-    their tables and indices (each lookup on from the one before)."""
+                 at: np.ndarray, rule: str | None) -> np.ndarray:
+    """The values (with ``rule`` the categories) of the positions ``at`` of ``children`` (their
+    bitboards and turns, located at ``codes`` and ``indices``), each distinct one probed once, in
+    the order of their tables and indices (each lookup on from the one before)."""
+    codes, indices = codes[at], indices[at]
     present = np.flatnonzero(np.bincount(codes + CODE_OFFSET))  # a few tables: their ranks sort
     rank = np.zeros(present[-1] + 1, dtype=np.int64)
     rank[present] = np.arange(len(present))
@@ -298,7 +299,7 @@ def _probed_once(prober, children: tuple[np.ndarray, ...], codes: np.ndarray, in
     slot, first_of = np.empty(len(keys), dtype=np.int64), np.empty(len(keys), dtype=np.int64)
     unique = first_of[:int(unique_keys(order, sorted_keys, slot, first_of))]
     del order, sorted_keys, keys
-    distinct = tuple(np.ascontiguousarray(a[unique]) for a in children)
+    distinct = tuple(np.ascontiguousarray(a[at[unique]]) for a in children)
     values, _ = probe_batch(distinct, lambda code: prober.table(material_of_code(code)), batches=prober.batches,
                             rule=rule, located=(codes[unique], indices[unique]), distances=False)
     return values[slot]

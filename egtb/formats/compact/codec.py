@@ -370,7 +370,7 @@ def last_at_most(values, n, key):
 @njit(cache=True, inline="always")
 def last_mark(marks, n_marks, offset):
     """The last of marks[0:n_marks] at or before a block offset."""
-    return marks[last_at_most(marks, n_marks, (offset << MARK_SHIFT) | ((1 << MARK_SHIFT) - 1))]
+    return marks[last_mark_from(marks, n_marks, offset, -1)]
 
 
 @njit(cache=True, inline="always")
