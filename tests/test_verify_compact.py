@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import njit
 
 from egtb.builder import native_reference
 from egtb.builder.native_reference import native_figures
@@ -24,6 +25,8 @@ from egtb.builder.reference import load_reference, load_rule_reference, recounte
 from egtb.errors import TableError
 from egtb.positions.walk import unrank_range
 from egtb.builder.verify_compact import passed_figures, verify_compact
+from egtb.builder.successor_check import quiet_successors, successor_ranks, unranked
+from egtb.builder.verify_native import max_moves
 from egtb.builder.verify_progress import progress_path
 from egtb.cli import main
 from egtb.formats import compact
@@ -31,6 +34,8 @@ from egtb.formats.compact import CompactTable
 from egtb.formats.values import CAT_CURSED_WIN, CAT_WIN, DRAW, LOSS, WIN
 from egtb.positions.index import global_unrank
 from egtb.positions.material import Material, all_materials, count_positions
+from egtb.probe.locate import locate_valid
+from egtb.rules.movegen import BLACK_TO_MOVE, M_BK, M_BM, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH, generate_moves
 
 MATERIAL = Material.parse("2k-1k")
 
@@ -590,3 +595,37 @@ def test_a_quiet_cursed_wins_dtz_no_file_holds_is_taken_from_the_stamp_for_the_r
                                  rule_reference={}) == [
         "2k-1k: figures recounted from its files differ from rule layer wcdf of 2k-1k.native.json: cursed_wins 2 "
         "(stamped 3)"]
+
+
+@njit(cache=True)
+def _located_moves(bm, bk, wm, wk, cap, out_codes, out_indices):
+    """Every simple move's successor located the plain way (locate_valid), in the check's order."""
+    moves = np.zeros((MAX_MOVES, MOVE_WIDTH), dtype=np.int64)
+    k = 0
+    for i in range(bm.shape[0]):
+        if cap[i]:
+            continue
+        for m in range(generate_moves(bm[i], bk[i], wm[i], wk[i], BLACK_TO_MOVE, moves)):
+            out_codes[k], out_indices[k] = locate_valid(moves[m, M_BM], moves[m, M_BK], moves[m, M_WM],
+                                                        moves[m, M_WK], 1)
+            k += 1
+    return k
+
+
+@pytest.mark.parametrize("name", ["4k-4k", "1m3k-2m2k", "2m2k-3m1k", "3k-3k", "2m1k-2m1k", "1k-5m"])
+def test_the_successors_of_king_steps_are_located_as_every_other_position(name):
+    """quiet_successors locates a position's king steps from what they share (king_step_frame):
+    every successor's table and index equal locate_valid's, over random ranges of 8- to 6-piece
+    materials (no table needed)."""
+    material = Material.parse(name)
+    rank, codes, index_bits = successor_ranks(material)
+    rng = np.random.default_rng(7)
+    for lo in rng.integers(0, count_positions(material) - 4096, size=4).tolist():
+        boards, cap = unranked(compact.material_counts(material), lo, lo + 4096)
+        rows = 4096 * max_moves(material)
+        keys, zeroing, parent = np.empty(rows, np.int64), np.empty(rows, np.bool_), np.empty(rows, np.int32)
+        k = quiet_successors(*boards, cap, True, rank, index_bits, np.empty(4097, np.int64), keys, zeroing, parent)
+        want_codes, want_indices = np.empty(rows, np.int64), np.empty(rows, np.int64)
+        assert _located_moves(*boards, cap, want_codes, want_indices) == k > 0
+        assert (np.asarray(codes)[keys[:k] >> (index_bits + 1)] == want_codes[:k]).all()
+        assert ((keys[:k] >> 1) & ((1 << index_bits) - 1) == want_indices[:k]).all()

@@ -34,7 +34,7 @@ from egtb.positions.index import NUM_CODES, code_of_material
 from egtb.positions.material import Material, count_positions
 from egtb.positions.walk import unrank_captures, unrank_range
 from egtb.probe.derived_dtz import NO_WIN, add_move, rule_outcome
-from egtb.probe.locate import locate_valid
+from egtb.probe.locate import king_step_frame, king_step_index, locate_valid
 from egtb.rules.captures import has_capture
 from egtb.rules.movegen import (BLACK_TO_MOVE, M_BK, M_BM, M_CROWNS, M_MAN, M_WK, M_WM, MAX_MOVES, MOVE_WIDTH,
                                 generate_moves)
@@ -82,9 +82,16 @@ def quiet_successors(bm, bk, wm, wk, cap, man_resets, rank, index_bits, offsets,
         n = generate_moves(bm[i], bk[i], wm[i], wk[i], BLACK_TO_MOVE, moves)
         if k + n > keys.shape[0]:
             return -1
+        step_code = np.int64(-1)  # a king step keeps the men and White's kings: located once a position
+        step_base = step_free = np.int64(0)
         for m in range(n):
             sbm, sbk, swm, swk = moves[m, M_BM], moves[m, M_BK], moves[m, M_WM], moves[m, M_WK]
-            code, index = locate_valid(sbm, sbk, swm, swk, 1)
+            if moves[m, M_MAN] == 0:
+                if step_code < 0:
+                    step_code, step_base, step_free = king_step_frame(bm[i], bk[i], wm[i], wk[i])
+                code, index = step_code, king_step_index(step_base, step_free, sbk)
+            else:
+                code, index = locate_valid(sbm, sbk, swm, swk, 1)
             must = 1 if has_capture(sbm, sbk, swm, swk, 1) else 0
             keys[k] = (rank[code] << (index_bits + 1)) | (index << 1) | must
             zeroing[k] = moves[m, M_CROWNS] != 0 or (man_resets and moves[m, M_MAN] != 0)

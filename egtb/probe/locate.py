@@ -16,15 +16,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.positions.index import material_code, popcount, position_index
+from egtb.positions.index import BINOM, MASK32, material_code, popcount, position_index, rank_men, rank_subset, unit_size
 from egtb.positions.material import mirror_bb
 from egtb.rules.captures import has_capture
 from egtb.rules.movegen import count_simple_moves
 from egtb.rules.squares import ALL_SQUARES, BLACK_MEN_SQUARES, MAX_PER_SIDE, WHITE_MEN_SQUARES
 
 __all__ = [
-    "CODE_INVALID", "CODE_NO_OPPONENT", "CODE_NO_PIECES", "has_moves", "locate", "locate_all", "locate_batch",
-    "locate_capture", "locate_valid",
+    "CODE_INVALID", "CODE_NO_OPPONENT", "CODE_NO_PIECES", "has_moves", "king_step_frame", "king_step_index", "locate",
+    "locate_all", "locate_batch", "locate_capture", "locate_valid",
 ]
 
 #: Special codes of :func:`locate` for positions no table holds.
@@ -58,6 +58,35 @@ def locate_valid(bm, bk, wm, wk, turn):
     if n_wm + n_wk == 0:
         return CODE_NO_OPPONENT, np.int64(0)
     return material_code(n_bm, n_bk, n_wm, n_wk), position_index(bm, bk, wm, wk)
+
+
+@njit(cache=True, inline="always")
+def king_step_frame(bm, bk, wm, wk):
+    """What the positions after Black's king steps from a position (Black to move, both sides with
+    pieces) share, located as :func:`locate_valid` locates them (White to move, mirrored): the men,
+    so the material and the unit, and White's kings, ranked first. Returns (material code, the
+    index less the moved kings' rank, the squares they are ranked among), for :func:`king_step_index`.
+
+    >>> bm, bk, wm, wk = 0, 0b11, 1 << 20, 1 << 31   # kings on 1 and 2, a white man on 21 and king on 32
+    >>> after = 0b100001                              # the king on 2 steps to 6
+    >>> code, base, free = king_step_frame(bm, bk, wm, wk)
+    >>> (code, king_step_index(base, free, after)) == locate_valid(bm, after, wm, wk, 1)
+    True
+    """
+    sbm, sbk, swm = np.int64(mirror_bb(wm)), np.int64(mirror_bb(wk)), np.int64(mirror_bb(bm))
+    n_bm, n_bk, n_wm, n_wk = popcount(sbm), popcount(sbk), popcount(swm), popcount(bk)
+    free = ~(sbm | swm) & MASK32
+    moved_free = free & ~sbk
+    base = (rank_men(sbm, swm, n_bm, n_wm) * unit_size(n_bm, n_bk, n_wm, n_wk)
+            + rank_subset(sbk, free) * BINOM[popcount(moved_free), n_wk])
+    return material_code(n_bm, n_bk, n_wm, n_wk), base, moved_free
+
+
+@njit(cache=True, inline="always")
+def king_step_index(base, moved_free, bk_after):
+    """The index of the position after a king step of Black, Black's kings then ``bk_after``, from
+    its :func:`king_step_frame`."""
+    return base + rank_subset(np.int64(mirror_bb(bk_after)), moved_free)
 
 
 @njit(cache=True)
