@@ -254,8 +254,21 @@ def check_blocks(blocks, data, crcs, marks, offsets, marks_crcs):
 
 @njit(cache=True, inline="always")
 def _refill(data, p, stop, acc, acc_bits):
-    """The bit accumulator topped up to more than 56 bits from data[p:stop] (zeros past
-    ``stop``): (p, acc, acc_bits)."""
+    """The bit accumulator topped up to at least 56 bits from data[p:stop] (zeros past
+    ``stop``): (p, acc, acc_bits). A token's code takes at most 12 bits; its extra bits take the
+    rest, but for runs of more than 2**45 positions, which no table has (a table of ten pieces
+    holds fewer than 2**39): :func:`_next_token` refills again for those.
+
+    Eight bytes go in at once where the block has them (a byte at a time, a loop whose end the
+    CPU mispredicts, took 10-15% more a token): the accumulator takes what fits above its bits, and
+    ``p`` counts the whole bytes that went in; the bits of the byte after them are the stream's
+    own, as the next refill puts them again (Giesen's refill, "Reading bits in far too many ways")."""
+    if acc_bits < 64 and p + 8 <= stop:
+        word = (np.uint64(data[p]) | (np.uint64(data[p + 1]) << np.uint64(8))
+                | (np.uint64(data[p + 2]) << np.uint64(16)) | (np.uint64(data[p + 3]) << np.uint64(24))
+                | (np.uint64(data[p + 4]) << np.uint64(32)) | (np.uint64(data[p + 5]) << np.uint64(40))
+                | (np.uint64(data[p + 6]) << np.uint64(48)) | (np.uint64(data[p + 7]) << np.uint64(56)))
+        return p + ((63 - acc_bits) >> 3), acc | (word << np.uint64(acc_bits)), acc_bits | 56
     while acc_bits <= 56:
         if p < stop:
             acc |= np.uint64(data[p]) << np.uint64(acc_bits)
@@ -283,9 +296,12 @@ def _next_token(data, p, stop, acc, acc_bits, ctx, lut):
     n = entry & 15
     xb = (entry >> LUT_EXTRA_SHIFT) & 63
     acc >>= np.uint64(n)
+    acc_bits -= n
+    if xb > acc_bits:  # extra bits of a run of more than 2**45 positions
+        p, acc, acc_bits = _refill(data, p, stop, acc, acc_bits)
     extra = np.int64(acc & ((np.uint64(1) << np.uint64(xb)) - np.uint64(1)))
     acc >>= np.uint64(xb)
-    acc_bits -= n + xb
+    acc_bits -= xb
     return ((((entry >> LUT_LEAD_SHIFT) & 15) << xb) | extra, (entry >> LUT_VALUE_SHIFT) & 127,
             (entry >> LUT_CONTEXT_SHIFT) & 127, p, acc, acc_bits)
 
