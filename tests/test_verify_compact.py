@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from egtb.builder import native_reference
+from egtb.builder import dense_units, native_reference
 from egtb.builder.native_reference import native_figures
 from egtb.builder.figures import TableFigures
 from egtb.builder.reference import load_reference, load_rule_reference, recounted_differences
@@ -142,7 +142,39 @@ def test_a_wrong_dtz_is_caught_against_its_successors(tables):
                                          "(rule_layers.tsv, wcdf): checksum_crc32 ")
 
 
-def test_a_wrong_successor_value_is_caught_at_its_predecessors(tables):
+@pytest.fixture()
+def decoded_units(monkeypatch) -> list[int]:
+    """Every unit of 1,000 positions or more that the successors reach read decoded whole
+    (:mod:`egtb.builder.dense_units`), however few its successors: the sizes of the units decoded,
+    as they are."""
+    monkeypatch.setattr(dense_units, "MIN_UNIT", 1000)
+    monkeypatch.setattr(dense_units, "POSITIONS_A_SUCCESSOR", 1 << 40)
+    sizes = []
+    packed = dense_units.DenseUnits.packed
+
+    def counted(self, table, material, unit, size, rule):
+        sizes.append(size)
+        return packed(self, table, material, unit, size, rule)
+    monkeypatch.setattr(dense_units.DenseUnits, "packed", counted)
+    return sizes
+
+
+def test_successors_read_from_decoded_units_give_the_report_of_those_looked_up(compact_tables, decoded_units,
+                                                                               monkeypatch, tmp_path):
+    materials = [Material.parse(name) for name in ("2k-2k", "1m1k-2k", "2k-1m1k", "3k-1k")]
+    for path in compact_tables(4).iterdir():
+        if path.suffix in (".wld", ".wcdf", ".dtz", ".marks"):
+            shutil.copy(path, tmp_path / path.name)
+    decoded = verify_compact(tmp_path, materials=materials, resume=False)
+    assert {215_760, 143_840, 13_485} <= set(decoded_units)  # the units of 2k-2k, 3k-1k, 2k-1m1k
+    monkeypatch.setattr(dense_units, "MIN_UNIT", 1 << 62)  # none
+    looked_up = verify_compact(tmp_path, materials=materials, resume=False)
+    assert decoded.ok and report_fields(decoded) == report_fields(looked_up)
+
+
+@pytest.mark.parametrize("units", ["looked up", "decoded"])
+def test_a_wrong_successor_value_is_caught_at_its_predecessors(tables, units, request):
+    decoded = request.getfixturevalue("decoded_units") if units == "decoded" else []
     # a drawn 2k-1k position whose move reaches a drawn 1k-2k one: that one made a loss (for its
     # side to move) gives the 2k-1k position a win its stored draw does not have
     from egtb.probe.locate import locate_capture
@@ -164,6 +196,7 @@ def test_a_wrong_successor_value_is_caught_at_its_predecessors(tables):
     rewrite(tables, successor, compact.WDL, target, LOSS)
     report = verify_compact(tables, materials=[MATERIAL], resume=False)
     assert f"(2k-1k.wld #{index}): stored value is not the best value over its successors" in report.messages[0]
+    assert bool(decoded) == (units == "decoded")
 
 
 def killed_after(calls: int):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from egtb.builder.dense_units import DenseUnits
 from egtb.builder.figures import TableFigures
 from egtb.builder.native import categories_path, category_chunks
 from egtb.builder.successor_check import NO_WIN, rule_outcome, unranked
@@ -540,6 +541,8 @@ class CompactProber:
         self.directory = Path(directory)
         self.batches = CompactBatches()
         """The batch pools of this prober."""
+        self.units = DenseUnits()
+        """The units of the checked tables' mirrors decoded whole (:mod:`egtb.builder.dense_units`)."""
         self._tables: dict[Material, CompactTable] = {}
         self._tablebase: Tablebase | None = None
         self._loaded: dict[Material, np.ndarray | None] = {}

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from egtb.builder.contents import LEAN_RULES
+from egtb.builder.dense_units import dense_successors
 from egtb.errors import InvalidArgumentError
 from egtb.formats.compact import SUFFIX, CompactTable, material_counts
 from egtb.formats.compact.layout import DTZ_KINDS, RULE_KINDS
@@ -106,11 +107,19 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     if k < 0:
         raise InvalidArgumentError(f"a position of {material.name} with more than {max_moves(material)} moves")
     keys, zeroing, parent = keys[:k], zeroing[:k], parent[:k]
+    dense_at, dense_packed = dense_successors(prober, keys, codes, index_bits, rule if full else None, prober.units)
+    rest = None  # the successors looked up one by one (all of them when no unit was decoded)
+    if len(dense_at):
+        looked_up = np.ones(k, dtype=np.bool_)
+        looked_up[dense_at] = False
+        rest = np.flatnonzero(looked_up)
+        keys = keys[rest]
     order, sorted_keys = radix_sort(keys, len(codes).bit_length() + index_bits + 1)
-    slot, first_of = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    slot, first_of = np.empty(len(keys), dtype=np.int64), np.empty(len(keys), dtype=np.int64)
     unique = int(unique_keys(order, sorted_keys, slot, first_of))
     del order, sorted_keys
-    *succ, capturing, rows = _successor_values(prober, keys[first_of[:unique]], first_of[:unique], boards, offsets,
+    first = first_of[:unique] if rest is None else rest[first_of[:unique]]
+    *succ, capturing, rows = _successor_values(prober, keys[first_of[:unique]], first, boards, offsets,
                                                parent, codes, index_bits, rule if full else None)
     if len(capturing):  # the successors that must capture: their values from the capture search
         found_wdl, found_category = _searched_values(prober, tuple(np.ascontiguousarray(rows[:, c]) for c in range(4)),
@@ -122,6 +131,11 @@ def check_chunk(prober, material: Material, lo: int, hi: int, *, rule: str | Non
     packed = np.empty(unique, dtype=np.int64)
     pack_values(*succ, packed)
     del succ
+    if rest is not None:  # the decoded units' successors first, then the others' distinct values
+        slot_of = np.empty(k, dtype=np.int64)
+        slot_of[dense_at] = np.arange(len(dense_at))
+        slot_of[rest] = slot + len(dense_at)
+        slot, packed = slot_of, np.concatenate([dense_packed, packed])
     flags = np.zeros(hi - lo, dtype=np.uint8)
     found_dtz = np.zeros(hi - lo if full else 0, dtype=np.int64)
     check_positions(cap, wdl, category, dtz, offsets, slot, zeroing, packed, draw_rule.limit_plies,
