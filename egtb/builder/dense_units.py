@@ -57,8 +57,6 @@ class DenseUnits:
         self._units: OrderedDict[tuple[Material, int, str | None], np.ndarray] = OrderedDict()
         self.positions = 0
         """Positions held now."""
-        self.decoded = 0
-        """Units decoded so far (a unit met again after it was dropped counts again)."""
 
     def packed(self, table: CompactTable, material: Material, unit: int, size: int, rule: str | None) -> np.ndarray:
         """The packed values of the positions of one unit of ``table`` (``size`` positions from
@@ -74,7 +72,6 @@ class DenseUnits:
             self.positions -= len(self._units.popitem(last=False)[1])
         self._units[key] = found
         self.positions += size
-        self.decoded += 1
         return found
 
 
@@ -127,9 +124,9 @@ def dense_successors(prober, keys: np.ndarray, codes: list[int], index_bits: int
     materials = [material_of_code(code) for code in codes]
     sizes = np.array([unit_size(m.black_men, m.black_kings, m.white_men, m.white_kings) for m in materials],
                      dtype=np.int64)
-    decoded = np.where((sizes >= MIN_UNIT) & (sizes <= units.budget), sizes, 0)  # the tables whose units may be
+    decoded = (sizes >= MIN_UNIT) & (sizes <= units.budget)  # the tables whose units may be decoded
     low, high = np.full(len(codes), -1, dtype=np.int64), np.full(len(codes), -1, dtype=np.int64)
-    _unit_range(keys, index_bits, sizes, decoded > 0, low, high)
+    _unit_range(keys, index_bits, sizes, decoded, low, high)
     places, values = [], []
     for r, material in enumerate(materials):
         size = int(sizes[r])

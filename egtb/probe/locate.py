@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from egtb.positions.index import BINOM, MASK32, material_code, popcount, position_index, rank_men, rank_subset, unit_size
+from egtb.positions.index import (BINOM, MASK32, material_code, popcount, position_index, rank_men, rank_subset,
+                                  unit_size)
 from egtb.positions.material import mirror_bb
 from egtb.rules.captures import has_capture
 from egtb.rules.movegen import count_simple_moves

@@ -259,8 +259,8 @@ def _refill(data, p, stop, acc, acc_bits):
     rest, but for runs of more than 2**45 positions, which no table has (a table of ten pieces
     holds fewer than 2**39): :func:`_next_token` refills again for those.
 
-    Eight bytes go in at once where the block has them (a byte at a time, a loop whose end the
-    CPU mispredicts, took 10-15% more a token): the accumulator takes what fits above its bits, and
+    Eight bytes go in at once where the block has them (a byte at a time, in a loop whose end the
+    CPU mispredicts, a sparse lookup took 4-14% longer): the accumulator takes what fits above its bits, and
     ``p`` counts the whole bytes that went in; the bits of the byte after them are the stream's
     own, as the next refill puts them again (Giesen's refill, "Reading bits in far too many ways")."""
     if acc_bits < 64 and p + 8 <= stop:
