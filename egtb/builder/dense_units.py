@@ -75,14 +75,10 @@ class DenseUnits:
         return found
 
 
-#: A decoded unit's DTZ shift (a position's WDL + 1 and category + 2 below it): a unit of a layer whose
-#: DTZ stays under 2**10 is held in 16 bits a position, the rest in 32, a WLD file alone in 8.
-HELD_DTZ_SHIFT = 5
-
-
 def _decoded(table: CompactTable, lo: int, hi: int, rule: str | None) -> np.ndarray:
-    """Positions lo..hi of a table packed (WDL + 1, category + 2 shifted, DTZ by HELD_DTZ_SHIFT), in
-    the fewest bytes that hold them."""
+    """Positions lo..hi of a table packed as a successor's values are (PACK_*_SHIFT), in the fewest
+    bytes that hold them: a unit of a layer whose DTZ stays under 2**10 in 16 bits a position, the
+    rest in 32, a WLD file alone in 8."""
     wdl = (table.codes(lo, hi), np.asarray(table.kind.value_of_code, dtype=np.int32))
     if rule is None:
         packed = np.empty(hi - lo, dtype=np.int8)
@@ -91,7 +87,7 @@ def _decoded(table: CompactTable, lo: int, hi: int, rule: str | None) -> np.ndar
         return packed
     layer = table.layer(rule)
     dtz_file = layer.dtz_file
-    packed = np.empty(hi - lo, dtype=np.int16 if layer.max_dtz < 1 << (15 - HELD_DTZ_SHIFT) else np.int32)
+    packed = np.empty(hi - lo, dtype=np.int16 if layer.max_dtz < 1 << (15 - PACK_DTZ_SHIFT) else np.int32)
     _pack(*wdl, layer.codes(lo, hi), np.asarray(layer.kind.value_of_code, dtype=np.int32),
           dtz_file.codes(lo, hi), np.asarray(dtz_file.kind.value_of_code, dtype=np.int32), packed)
     return packed
@@ -105,7 +101,7 @@ def _pack(wdl, wdl_of, category, category_of, dtz, dtz_of, out):
     for i in range(out.shape[0]):
         c = category_of[category[i]] if rule else 0
         d = dtz_of[dtz[i]] if rule and (c == CAT_WIN or c == -CAT_WIN) else 0
-        out[i] = (wdl_of[wdl[i]] + 1) | ((c + 2) << PACK_CATEGORY_SHIFT) | (d << HELD_DTZ_SHIFT)
+        out[i] = (wdl_of[wdl[i]] + 1) | ((c + 2) << PACK_CATEGORY_SHIFT) | (d << PACK_DTZ_SHIFT)
 
 
 def _unit_worth_it(table: CompactTable, rule: str | None) -> bool:
@@ -212,5 +208,4 @@ def _gather(keys, index_bits, rank, size, unit, packed, places, out):
         places[k] = s
         k = min(k + (((key & 1) == 0) & ((key >> (index_bits + 1)) == rank) & (offset >= 0) & (offset < size)), last)
     for j in range(k):
-        held = np.int64(packed[((keys[places[j]] >> 1) & mask) - first])
-        out[j] = (held & ((1 << HELD_DTZ_SHIFT) - 1)) | ((held >> HELD_DTZ_SHIFT) << PACK_DTZ_SHIFT)
+        out[j] = packed[((keys[places[j]] >> 1) & mask) - first]

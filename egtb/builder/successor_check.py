@@ -164,9 +164,11 @@ def lookup_ascending(lookup, indices, first, value_of, out, status):
 
 
 #: A successor's values packed in one int64 (:func:`pack_values`): WDL + 1 in bits 0-1, category + 2
-#: in bits 2-4, DTZ from bit 8 (one gather a move in :func:`check_positions`, not three).
+#: in bits 2-4, DTZ from bit 5 (one gather a move in :func:`check_positions`, not three; a unit
+#: decoded whole holds its positions so, in 16 bits where its DTZ stays under 2**10:
+#: :mod:`egtb.builder.dense_units`).
 PACK_CATEGORY_SHIFT = 2
-PACK_DTZ_SHIFT = 8
+PACK_DTZ_SHIFT = 5
 
 
 @njit(cache=True)
